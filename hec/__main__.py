@@ -1,0 +1,7 @@
+"""Allows `python -m hec`."""
+
+import sys
+
+from hec.cli import main
+
+sys.exit(main())
