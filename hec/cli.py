@@ -70,6 +70,36 @@ def _env_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _file_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a .hec program")
+
+
+def _check_run(args: argparse.Namespace) -> int:
+    from dsl.checker import check
+    from dsl.parser import parse_file
+
+    checked = check(parse_file(args.file))
+    print(checked.summary())
+    return 0
+
+
+def _ir_arguments(parser: argparse.ArgumentParser) -> None:
+    _file_argument(parser)
+    parser.add_argument(
+        "--generic", action="store_true", help="print the generic MLIR form of every op"
+    )
+
+
+def _ir_run(args: argparse.Namespace) -> int:
+    from dsl.checker import check
+    from dsl.lower import lower, print_ir
+    from dsl.parser import parse_file
+
+    module = lower(check(parse_file(args.file)))
+    sys.stdout.write(print_ir(module, generic=args.generic))
+    return 0
+
+
 COMMANDS: list[Command] = [
     Command(
         "env",
@@ -77,6 +107,13 @@ COMMANDS: list[Command] = [
         _env_arguments,
         _env_run,
     ),
+    Command(
+        "check",
+        "check a program (names, shapes, secrecy, domains) and summarize it",
+        _file_argument,
+        _check_run,
+    ),
+    Command("ir", "print a program's stat IR (MLIR text)", _ir_arguments, _ir_run),
 ]
 
 

@@ -1,0 +1,674 @@
+"""Checks a parsed hec program: names, shapes, broadcasting, secrecy, value domains, reveals
+and the client block, and annotates every expression with its `ValueType`.
+
+Rules (each violation is a located `UserError` with a next step; all errors of a program are
+reported together as one `ProgramErrors`):
+- every name is declared before use, once; size parameters have a whole-number bound >= 1;
+- shapes follow `dsl/shapes.py` for elementwise operations and vector/matrix rules for `@`;
+- division, sqrt, abs, exp, log and the distribution functions need public operands outside
+  the client block (the divisor of `/` must be public; the numerator may be secret);
+- every secret value has a finite domain: secret inputs declare one (`in {..}` / `in [..]`)
+  and secret values may not be computed from unbounded public values (for example a public
+  input without a domain, or a division whose divisor can be zero). The numeric range of each
+  secret value is the range-analysis pass's job; the checker only guarantees one exists;
+- a name is revealed at most once; the client block sees revealed values, public values and
+  its own bindings, never an unrevealed secret.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from compiler.errors import UserError
+from compiler.types import (
+    Dim,
+    Domain,
+    FiniteSet,
+    Interval,
+    Shape,
+    dim_bound,
+    domain_interval,
+    format_shape,
+)
+from dsl import ast
+from dsl.shapes import BroadcastError, broadcast_plan
+
+MAX_SMALL_MATRIX = 6
+MAX_RANK = 2
+RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
+PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
+FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "row", "col"} | PUBLIC_FUNCTIONS
+UNBOUNDED = Interval(-math.inf, math.inf)
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """What the checker knows about a value.
+
+    `interval` is a sound but loose numeric range (used to see whether a divisor can be zero);
+    `bounded` says whether a finite range exists at all; `unbounded_why` names the cause when
+    it does not; `const` is the value of a compile-time scalar constant.
+    """
+
+    shape: Shape
+    secret: bool
+    bounded: bool = True
+    interval: Interval = UNBOUNDED
+    const: float | None = None
+    unbounded_why: str = ""
+
+
+@dataclass
+class Binding:
+    kind: str  # "param", "input", "let", "client"
+    ty: ValueType
+    span: ast.Span
+    revealed_at: ast.Span | None = None
+    domain: Domain | None = None
+
+
+@dataclass
+class CheckedProgram:
+    """A program that passed every check; expressions carry their `ty`."""
+
+    program: ast.Program
+    params: dict[str, int]
+    bindings: dict[str, Binding]
+    reveals: list[ast.Reveal] = field(default_factory=list)
+    client: ast.ClientBlock | None = None
+
+    @property
+    def source(self) -> ast.Source:
+        return self.program.source
+
+    def summary(self) -> str:
+        secret = [n for n, b in self.bindings.items() if b.kind == "input" and b.ty.secret]
+        public = [n for n, b in self.bindings.items() if b.kind == "input" and not b.ty.secret]
+        outputs = len(self.client.lets) if self.client else 0
+        return (
+            f"{self.source.filename}: ok: {len(self.params)} size parameters, "
+            f"{len(secret)} secret and {len(public)} public inputs, "
+            f"{len(self.reveals)} revealed values, {outputs} client outputs"
+        )
+
+
+class ProgramErrors(UserError):  # noqa: N818 (a UserError, named for what it holds)
+    """All the errors found in one program, printed one after another."""
+
+    def __init__(self, errors: list[UserError]):
+        super().__init__(errors[0].message, errors[0].location, errors[0].hint)
+        self.errors = errors
+
+    def __str__(self) -> str:
+        count = len(self.errors)
+        tail = f"\n{count} errors" if count > 1 else ""
+        return "\n".join(UserError.__str__(e) for e in self.errors) + tail
+
+
+class _PoisonedError(Exception):
+    """A statement uses a name whose definition already failed: no second error."""
+
+
+def _safe(make: Callable[[], Interval]) -> Interval:
+    try:
+        return make()
+    except (ValueError, OverflowError):
+        return UNBOUNDED
+
+
+def _describe(ty: ValueType) -> str:
+    kind = "secret" if ty.secret else "public"
+    return f"{kind} {format_shape(ty.shape)}"
+
+
+def _whole(value: float) -> int | None:
+    return int(value) if value == int(value) and math.isfinite(value) else None
+
+
+class Checker:
+    def __init__(self, program: ast.Program):
+        self.program = program
+        self.source = program.source
+        self.params: dict[str, int] = {}
+        self.bindings: dict[str, Binding] = {}
+        self.poisoned: set[str] = set()
+        self.errors: list[UserError] = []
+        self.reveals: list[ast.Reveal] = []
+        self.client: ast.ClientBlock | None = None
+        self.in_client = False
+
+    # ------------------------------------------------------------------------------ errors
+    def error(self, span: ast.Span, message: str, hint: str = "") -> UserError:
+        return UserError(message, self.source.location(span), hint)
+
+    # --------------------------------------------------------------------------- program
+    def run(self) -> CheckedProgram:
+        for stmt in self.program.statements:
+            if self.client is not None:
+                self.errors.append(
+                    self.error(
+                        stmt.span,
+                        "statement after the client block",
+                        "the client block comes last: move this statement above it",
+                    )
+                )
+                break
+            try:
+                self.statement(stmt)
+            except UserError as err:
+                self.errors.append(err)
+                self._poison(stmt)
+            except _PoisonedError:
+                self._poison(stmt)
+        if self.errors:
+            raise ProgramErrors(self.errors)
+        return CheckedProgram(self.program, self.params, self.bindings, self.reveals, self.client)
+
+    def _poison(self, stmt: ast.Statement) -> None:
+        name = getattr(stmt, "name", None)
+        if isinstance(name, str) and name not in self.bindings:
+            self.poisoned.add(name)
+
+    def statement(self, stmt: ast.Statement) -> None:
+        match stmt:
+            case ast.ParamDecl():
+                self.param(stmt)
+            case ast.InputDecl():
+                self.input(stmt)
+            case ast.Let():
+                self.let(stmt, kind="let")
+            case ast.Reveal():
+                self.reveal(stmt)
+            case ast.ClientBlock():
+                self.client_block(stmt)
+
+    def define(self, name: str, span: ast.Span, binding: Binding) -> None:
+        if name in RESERVED:
+            raise self.error(span, f"'{name}' is a reserved word", "choose another name")
+        if name in FUNCTIONS:
+            raise self.error(span, f"'{name}' is the name of a function", "choose another name")
+        if name in self.bindings:
+            first = self.bindings[name].span
+            raise self.error(
+                span,
+                f"'{name}' is already defined (line {first.line})",
+                "every name is defined once: choose another name",
+            )
+        self.bindings[name] = binding
+
+    def param(self, stmt: ast.ParamDecl) -> None:
+        bound = _whole(stmt.bound)
+        if bound is None or bound < 1:
+            raise self.error(
+                stmt.bound_span,
+                f"the bound of size parameter '{stmt.name}' must be a whole number >= 1, "
+                f"got {stmt.bound:g}",
+                f"for example: param {stmt.name} <= 100000",
+            )
+        ty = ValueType((), False, True, Interval(1.0, float(bound)))
+        self.define(stmt.name, stmt.span, Binding("param", ty, stmt.span))
+        self.params[stmt.name] = bound
+
+    def dim(self, ref: ast.DimRef) -> Dim:
+        if isinstance(ref.value, str):
+            if ref.value not in self.params:
+                hint = "declare it first: param NAME <= BOUND"
+                if ref.value in self.bindings:
+                    hint = f"'{ref.value}' is not a size parameter; {hint}"
+                raise self.error(ref.span, f"unknown size parameter '{ref.value}'", hint)
+            return ref.value
+        size = _whole(ref.value)
+        if size is None or size < 1:
+            raise self.error(
+                ref.span,
+                f"a dimension must be a size parameter or a whole number >= 1, got {ref.value:g}",
+            )
+        return size
+
+    def input(self, stmt: ast.InputDecl) -> None:
+        if len(stmt.shape) > MAX_RANK:
+            raise self.error(
+                stmt.span,
+                f"input '{stmt.name}' has {len(stmt.shape)} dimensions; at most {MAX_RANK}",
+                "inputs are scalars, vectors [N] or matrices [N, M]",
+            )
+        shape = tuple(self.dim(d) for d in stmt.shape)
+        domain: Domain | None = None
+        if stmt.domain is not None:
+            domain = self.domain(stmt.domain)
+        elif stmt.secret:
+            # Bind the input anyway so that later uses are checked, not reported again.
+            ty = ValueType(shape, True, True, UNBOUNDED)
+            self.define(stmt.name, stmt.span, Binding("input", ty, stmt.span))
+            example = f"input {stmt.name}: secret{format_shape(shape) if shape else ''}"
+            raise self.error(
+                stmt.span,
+                f"secret input '{stmt.name}' has no value domain, so no precision can be "
+                "promised for anything computed from it",
+                f"declare its values: `{example} in [lo, hi]` or a finite set `in {{0, 1, 2}}`",
+            )
+        if domain is None:
+            ty = ValueType(
+                shape, stmt.secret, False, UNBOUNDED, None, f"'{stmt.name}' has no domain"
+            )
+        else:
+            ty = ValueType(shape, stmt.secret, True, domain_interval(domain))
+        self.define(stmt.name, stmt.span, Binding("input", ty, stmt.span, domain=domain))
+
+    def domain(self, decl: ast.DomainDecl) -> Domain:
+        if any(not math.isfinite(v) for v in decl.values):
+            raise self.error(decl.span, "domain bounds must be finite numbers")
+        if decl.kind == "interval":
+            lo, hi = decl.values
+            if lo > hi:
+                raise self.error(
+                    decl.span,
+                    f"empty interval [{lo:g}, {hi:g}]: the lower bound exceeds the upper",
+                    f"write [{hi:g}, {lo:g}]",
+                )
+            return Interval(lo, hi)
+        return FiniteSet(tuple(sorted(set(decl.values))))
+
+    def let(self, stmt: ast.Let, kind: str) -> None:
+        ty = self.expr(stmt.expr)
+        self.define(stmt.name, stmt.name_span, Binding(kind, ty, stmt.name_span))
+
+    def reveal(self, stmt: ast.Reveal) -> None:
+        if stmt.expr is not None:
+            self.let(ast.Let(stmt.span, stmt.name, stmt.name_span, stmt.expr), kind="let")
+        binding = self.lookup(stmt.name, stmt.name_span)
+        if binding.kind == "param":
+            raise self.error(
+                stmt.name_span,
+                f"'{stmt.name}' is a size parameter; it is public and needs no reveal",
+            )
+        if binding.revealed_at is not None:
+            raise self.error(
+                stmt.name_span,
+                f"'{stmt.name}' is already revealed (line {binding.revealed_at.line})",
+                "reveal each value once; the client block may use it as often as needed",
+            )
+        binding.revealed_at = stmt.name_span
+        self.reveals.append(stmt)
+
+    def client_block(self, stmt: ast.ClientBlock) -> None:
+        if self.client is not None:
+            raise self.error(stmt.span, "a program has one client block")
+        self.client = stmt
+        self.in_client = True
+        for let in stmt.lets:
+            try:
+                self.let(let, kind="client")
+            except UserError as err:
+                self.errors.append(err)
+                self._poison(let)
+            except _PoisonedError:
+                self._poison(let)
+
+    # ------------------------------------------------------------------------- expressions
+    def lookup(self, name: str, span: ast.Span) -> Binding:
+        if name in self.poisoned:
+            raise _PoisonedError()
+        binding = self.bindings.get(name)
+        if binding is None:
+            close = difflib.get_close_matches(name, [*self.bindings, *FUNCTIONS], n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            hint += f"define '{name}' before this line (`input {name}: ...` or `{name} = ...`)"
+            raise self.error(span, f"unknown name '{name}'", hint)
+        return binding
+
+    def expr(self, e: ast.Expr) -> ValueType:
+        ty = self._expr(e)
+        if ty.secret and not ty.bounded:
+            raise self.error(
+                e.span,
+                f"this secret value has no finite bound ({ty.unbounded_why}), so no precision "
+                "can be promised",
+                "give every public input used here a domain (`in [lo, hi]`), and divide only "
+                "by values that cannot be zero",
+            )
+        e.ty = ty
+        return ty
+
+    def _expr(self, e: ast.Expr) -> ValueType:
+        match e:
+            case ast.Number():
+                return ValueType((), False, True, Interval.point(e.value), e.value)
+            case ast.Name():
+                return self.name(e)
+            case ast.Binary():
+                return self.binary(e)
+            case ast.Neg():
+                t = self.expr(e.operand)
+                const = None if t.const is None else -t.const
+                return ValueType(t.shape, t.secret, t.bounded, -t.interval, const, t.unbounded_why)
+            case ast.Pow():
+                return self.power(e)
+            case ast.Transpose():
+                t = self.expr(e.operand)
+                if len(t.shape) != 2:
+                    raise self.error(
+                        e.span,
+                        f"'.T' needs a matrix, but the operand is {_describe(t)}",
+                        "`@` uses a vector as a row or a column as needed; "
+                        "row(v) and col(v) make 1 x n and n x 1 matrices",
+                    )
+                return ValueType(
+                    t.shape[::-1], t.secret, t.bounded, t.interval, None, t.unbounded_why
+                )
+            case ast.Call():
+                return self.call(e)
+            case ast.ListLit():
+                raise self.error(
+                    e.span,
+                    "a list [...] is only allowed as the coefficients of poly(x, [c0, c1, ...])",
+                )
+            case _:
+                raise AssertionError(f"unknown expression {e!r}")
+
+    def name(self, e: ast.Name) -> ValueType:
+        binding = self.lookup(e.name, e.span)
+        if self.in_client and binding.ty.secret and binding.kind != "client":
+            if binding.revealed_at is None:
+                raise self.error(
+                    e.span,
+                    f"the client block cannot use '{e.name}': it is secret and was not revealed",
+                    f"reveal it before the client block: `reveal {e.name}`",
+                )
+            t = binding.ty
+            return ValueType(t.shape, False, t.bounded, t.interval, t.const, t.unbounded_why)
+        return binding.ty
+
+    def _combine(self, a: ValueType, b: ValueType, shape: Shape, interval: Interval) -> ValueType:
+        bounded = a.bounded and b.bounded
+        why = a.unbounded_why or b.unbounded_why
+        return ValueType(shape, a.secret or b.secret, bounded, interval, None, why)
+
+    def binary(self, e: ast.Binary) -> ValueType:
+        a = self.expr(e.lhs)
+        b = self.expr(e.rhs)
+        if e.op == "@":
+            return self.matmul(e, a, b)
+        if e.op == "/" and b.secret and not self.in_client:
+            raise self.error(
+                e.rhs.span,
+                "division by a secret value is not possible under encryption",
+                "reveal the numerator and the denominator (`reveal num = ...`, "
+                "`reveal den = ...`) and divide in the client block: "
+                "`client { ratio = num / den }`",
+            )
+        try:
+            plan = broadcast_plan(a.shape, b.shape)
+        except BroadcastError as err:
+            if err.ambiguous:
+                vec = a if len(a.shape) == 1 else b
+                raise self.error(
+                    e.span,
+                    f"ambiguous broadcast in '{e.op}': the vector {format_shape(vec.shape)} "
+                    f"matches both the rows and the columns of the matrix "
+                    f"{format_shape((b if vec is a else a).shape)}",
+                    "say which one you mean: row(v) repeats v along every row (one value per "
+                    "column), col(v) repeats it along every column (one value per row)",
+                ) from None
+            raise self.error(
+                e.span,
+                f"shape mismatch in '{e.op}': left is {_describe(a)}, right is {_describe(b)}",
+                "elementwise operations need equal shapes, a scalar on one side, or a vector "
+                "whose length matches the rows or the columns of the matrix",
+            ) from None
+        ia, ib = a.interval, b.interval
+        if e.op == "/":
+            recip = ib.reciprocal()
+            if recip is None:
+                why = f"the divisor can be zero: its range is [{ib.lo:g}, {ib.hi:g}]"
+                return ValueType(plan.shape, a.secret, False, UNBOUNDED, None, why)
+            interval = _safe(lambda: ia * recip)
+        elif e.op == "+":
+            interval = _safe(lambda: ia + ib)
+        elif e.op == "-":
+            interval = _safe(lambda: ia - ib)
+        else:
+            interval = _safe(lambda: ia * ib)
+        ty = self._combine(a, b, plan.shape, interval)
+        if a.const is not None and b.const is not None:
+            value = {"+": a.const + b.const, "-": a.const - b.const, "*": a.const * b.const}
+            const = value.get(e.op, a.const / b.const if b.const else None)
+            if const is not None and math.isfinite(const):
+                ty = ValueType((), False, True, Interval.point(const), const)
+        return ty
+
+    def matmul(self, e: ast.Binary, a: ValueType, b: ValueType) -> ValueType:
+        if not a.shape or not b.shape:
+            raise self.error(
+                e.span,
+                f"'@' needs vectors or matrices, got {_describe(a)} @ {_describe(b)}",
+                "use '*' to multiply by a scalar",
+            )
+        inner_a, inner_b = a.shape[-1], b.shape[0]
+        if inner_a != inner_b:
+            raise self.error(
+                e.span,
+                f"shape mismatch in '@': left is {_describe(a)}, right is {_describe(b)}; "
+                f"the inner sizes {inner_a} and {inner_b} differ",
+                "the last size on the left must equal the first size on the right; "
+                "transpose a matrix with '.T' if needed",
+            )
+        shape = a.shape[:-1] + b.shape[1:]
+        count = dim_bound(inner_a, self.params)
+        interval = _safe(lambda: (a.interval * b.interval).scaled_sum(count))
+        return self._combine(a, b, shape, interval)
+
+    def power(self, e: ast.Pow) -> ValueType:
+        t = self.expr(e.base)
+        k = _whole(e.exponent)
+        if k is None or k < 1:
+            raise self.error(
+                e.exponent_span,
+                f"the exponent must be a whole number >= 1, got {e.exponent:g}",
+                "write x^2, x^3, ...; for other powers reveal x and use exp/log in the client",
+            )
+        const = None
+        if t.const is not None:
+            const = t.const**k
+            if not math.isfinite(const):
+                const = None
+        interval = _safe(lambda: t.interval.power(k))
+        return ValueType(t.shape, t.secret, t.bounded, interval, const, t.unbounded_why)
+
+    # --------------------------------------------------------------------------- functions
+    def call(self, e: ast.Call) -> ValueType:
+        if e.func not in FUNCTIONS:
+            close = difflib.get_close_matches(e.func, sorted(FUNCTIONS), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise self.error(
+                e.func_span,
+                f"unknown function '{e.func}'",
+                hint + "functions: " + ", ".join(sorted(FUNCTIONS)),
+            )
+        allowed_kwargs = {"sum": {"axis"}, "mean": {"axis"}, "chi2_sf": {"df"}}.get(e.func, set())
+        for kw in e.kwargs:
+            if kw.name not in allowed_kwargs:
+                raise self.error(
+                    kw.span,
+                    f"{e.func}() has no argument '{kw.name}'",
+                    f"{e.func}() takes: {', '.join(sorted(allowed_kwargs)) or 'no keywords'}",
+                )
+        arity = 2 if e.func == "poly" else 1
+        if len(e.args) != arity:
+            raise self.error(
+                e.span,
+                f"{e.func}() takes {arity} argument{'s' if arity > 1 else ''}, got {len(e.args)}",
+                self._usage(e.func),
+            )
+        if e.func == "poly":
+            return self.poly(e)
+        x = self.expr(e.args[0])
+        if e.func in ("sum", "mean"):
+            return self.reduce(e, x)
+        if e.func in ("det", "adj"):
+            return self.small_matrix(e, x)
+        if e.func in ("row", "col"):
+            if len(x.shape) != 1:
+                raise self.error(
+                    e.args[0].span,
+                    f"{e.func}() needs a vector, got {_describe(x)}",
+                    self._usage(e.func),
+                )
+            shape: Shape = (1, x.shape[0]) if e.func == "row" else (x.shape[0], 1)
+            return ValueType(shape, x.secret, x.bounded, x.interval, None, x.unbounded_why)
+        return self.public_function(e, x)
+
+    @staticmethod
+    def _usage(func: str) -> str:
+        return {
+            "sum": "sum(x) adds every element; sum(x, axis=0) adds down the columns",
+            "mean": "mean(x) or mean(x, axis=0)",
+            "poly": "poly(x, [c0, c1, c2]) is c0 + c1*x + c2*x^2",
+            "det": "det(A) for a k x k matrix, k <= 6",
+            "adj": "adj(A) for a k x k matrix, k <= 6",
+            "row": "row(v) is v as a 1 x n matrix",
+            "col": "col(v) is v as an n x 1 matrix",
+            "chi2_sf": "chi2_sf(x, df=1)",
+        }.get(func, f"{func}(x)")
+
+    def const_int(self, e: ast.Expr, what: str) -> int:
+        t = self.expr(e)
+        k = None if t.const is None else _whole(t.const)
+        if k is None:
+            raise self.error(e.span, f"{what} must be a constant whole number")
+        return k
+
+    def reduce(self, e: ast.Call, x: ValueType) -> ValueType:
+        axes = tuple(range(len(x.shape)))
+        for kw in e.kwargs:
+            axis = self.const_int(kw.value, "the axis")
+            if not 0 <= axis < len(x.shape):
+                raise self.error(
+                    kw.value.span,
+                    f"axis {axis} is out of range for {_describe(x)}",
+                    f"axes of a {len(x.shape)}-d value are 0..{len(x.shape) - 1}"
+                    if x.shape
+                    else "a scalar has no axes",
+                )
+            axes = (axis,)
+        if not x.shape:
+            raise self.error(e.args[0].span, f"{e.func}() of a scalar", "drop the call")
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        count = math.prod(dim_bound(x.shape[i], self.params) for i in axes)
+        interval = x.interval
+        if e.func == "sum":
+            interval = _safe(lambda: x.interval.scaled_sum(count))
+        return ValueType(shape, x.secret, x.bounded, interval, None, x.unbounded_why)
+
+    def small_matrix(self, e: ast.Call, x: ValueType) -> ValueType:
+        if len(x.shape) != 2 or x.shape[0] != x.shape[1]:
+            raise self.error(
+                e.args[0].span,
+                f"{e.func}() needs a square k x k matrix, got {_describe(x)}",
+                self._usage(e.func),
+            )
+        k = x.shape[0]
+        bound = dim_bound(k, self.params)
+        if bound > MAX_SMALL_MATRIX:
+            raise self.error(
+                e.args[0].span,
+                f"{e.func}() needs k <= {MAX_SMALL_MATRIX}, but the matrix is {k} x {k}"
+                + (f" with {k} <= {bound}" if isinstance(k, str) else ""),
+                "det and adj expand into k! products; use them on small covariate matrices",
+            )
+        # Hadamard-style bound: |det| <= k! * max|a|^k, |adj entries| <= (k-1)! max|a|^(k-1).
+        mag = max(abs(x.interval.lo), abs(x.interval.hi))
+        if e.func == "det":
+            m = _safe(
+                lambda: Interval(-1.0, 1.0) * Interval.point(math.factorial(bound) * mag**bound)
+            )
+            return ValueType((), x.secret, x.bounded, m, None, x.unbounded_why)
+        m = _safe(
+            lambda: (
+                Interval(-1.0, 1.0)
+                * Interval.point(math.factorial(bound - 1) * mag ** max(bound - 1, 0))
+            )
+        )
+        return ValueType(x.shape, x.secret, x.bounded, m, None, x.unbounded_why)
+
+    def poly(self, e: ast.Call) -> ValueType:
+        x = self.expr(e.args[0])
+        coeffs = e.args[1]
+        if not isinstance(coeffs, ast.ListLit) or not coeffs.items:
+            raise self.error(
+                coeffs.span,
+                "the second argument of poly() must be a non-empty list of constants",
+                self._usage("poly"),
+            )
+        values = []
+        for item in coeffs.items:
+            t = self.expr(item)
+            if t.const is None:
+                raise self.error(
+                    item.span,
+                    "poly() coefficients must be constants (numbers or names bound to numbers)",
+                    self._usage("poly"),
+                )
+            values.append(t.const)
+        interval = Interval.point(0.0)
+        for i, c in enumerate(values):
+            term = _safe(
+                lambda c=c, i=i: (
+                    Interval.point(c) * (x.interval.power(i) if i else Interval.point(1.0))
+                )
+            )
+            interval = _safe(lambda term=term, interval=interval: interval + term)
+        return ValueType(x.shape, x.secret, x.bounded, interval, None, x.unbounded_why)
+
+    def public_function(self, e: ast.Call, x: ValueType) -> ValueType:
+        if x.secret:
+            raise self.error(
+                e.args[0].span,
+                f"{e.func}() needs a public value, but its argument is secret",
+                f"reveal the argument and call {e.func}() in the client block "
+                "(or approximate it with poly())",
+            )
+        if e.func == "chi2_sf":
+            df_kw = [kw for kw in e.kwargs if kw.name == "df"]
+            if not df_kw:
+                raise self.error(
+                    e.span, "chi2_sf() needs its degrees of freedom", "chi2_sf(x, df=1)"
+                )
+            df = self.const_int(df_kw[0].value, "df")
+            if df < 1:
+                raise self.error(df_kw[0].value.span, f"df must be >= 1, got {df}")
+        i = x.interval
+        bounded = x.bounded
+        why = x.unbounded_why
+        if e.func in ("norm_sf", "norm_cdf", "chi2_sf"):
+            interval, bounded, why = Interval(0.0, 1.0), True, ""
+        elif e.func == "abs":
+            interval = Interval(
+                0.0 if i.contains(0.0) else min(abs(i.lo), abs(i.hi)), max(abs(i.lo), abs(i.hi))
+            )
+        elif e.func == "sqrt":
+            interval = _safe(lambda: Interval(math.sqrt(max(i.lo, 0.0)), math.sqrt(max(i.hi, 0.0))))
+        elif e.func == "exp":
+            interval = _safe(lambda: Interval(_exp(i.lo), _exp(i.hi)))
+        else:  # log
+            if i.lo <= 0.0:
+                interval, bounded = UNBOUNDED, False
+                why = f"log of a value that can be <= 0: its range is [{i.lo:g}, {i.hi:g}]"
+            else:
+                interval = _safe(lambda: Interval(math.log(i.lo), math.log(i.hi)))
+        return ValueType(x.shape, False, bounded, interval, None, why)
+
+
+def _exp(v: float) -> float:
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+def check(program: ast.Program) -> CheckedProgram:
+    """Check a parsed program; raises `ProgramErrors` listing every error found."""
+    return Checker(program).run()

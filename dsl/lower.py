@@ -1,0 +1,216 @@
+"""Lowers a checked hec program to the `stat` dialect (`compiler/dialects/stat.py`).
+
+One stat op per language operation; implicit broadcasts of the language become explicit
+`stat.broadcast` ops (rules in `dsl/shapes.py`); compile-time scalar constants fold to one
+`stat.constant`; let-bound names become SSA name hints (`%n11`). The result is a
+`builtin.module` holding one `stat.program`, verified before it is returned.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from compiler.dialects import stat
+from compiler.types import Shape
+from dsl import ast
+from dsl.checker import CheckedProgram, ValueType
+from dsl.shapes import broadcast_plan
+
+_BINARY: dict[str, type[stat.AddOp | stat.SubOp | stat.MulOp | stat.DivOp]] = {
+    "+": stat.AddOp,
+    "-": stat.SubOp,
+    "*": stat.MulOp,
+    "/": stat.DivOp,
+}
+_PUBLIC_UNARY: dict[str, type[stat._Unary]] = {
+    "sqrt": stat.SqrtOp,
+    "abs": stat.AbsOp,
+    "exp": stat.ExpOp,
+    "log": stat.LogOp,
+    "norm_sf": stat.NormSfOp,
+    "norm_cdf": stat.NormCdfOp,
+}
+
+
+def _ty(e: ast.Expr) -> ValueType:
+    assert e.ty is not None, "lowering needs a checked program"
+    return e.ty
+
+
+class _Lowering:
+    def __init__(self, checked: CheckedProgram):
+        self.checked = checked
+        self.block: Block = Block()
+        self.values: dict[str, SSAValue] = {}
+        self.sizes: dict[str, SSAValue] = {}
+        self.revealed: dict[str, SSAValue] = {}
+        self.in_client = False
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else SSAValue.get(op)  # type: ignore[arg-type]
+
+    def add(self, op: Operation) -> None:
+        self.block.add_op(op)
+
+    def run(self, name: str) -> ModuleOp:
+        program = stat.ProgramOp(name)
+        self.block = program.block
+        for stmt in self.checked.program.statements:
+            match stmt:
+                case ast.ParamDecl():
+                    self.add(stat.ParamOp(stmt.name, self.checked.params[stmt.name]))
+                case ast.InputDecl():
+                    binding = self.checked.bindings[stmt.name]
+                    ty = stat.TensorType.get(binding.ty.shape, stmt.secret)
+                    op = stat.InputOp(stmt.name, ty, binding.domain)
+                    op.result.name_hint = stmt.name
+                    self.add(op)
+                    self.values[stmt.name] = op.result
+                case ast.Let():
+                    self.let(stmt.name, stmt.expr)
+                case ast.Reveal():
+                    if stmt.expr is not None:
+                        self.let(stmt.name, stmt.expr)
+                    reveal = stat.RevealOp(stmt.name, self.values[stmt.name])
+                    reveal.result.name_hint = f"{stmt.name}_revealed"
+                    self.add(reveal)
+                    self.revealed[stmt.name] = reveal.result
+                case ast.ClientBlock():
+                    self.client(stmt)
+        module = ModuleOp([program])
+        module.verify()
+        return module
+
+    def let(self, name: str, expr: ast.Expr) -> None:
+        value = self.expr(expr)
+        if value.name_hint is None:
+            value.name_hint = name
+        self.values[name] = value
+
+    def client(self, block: ast.ClientBlock) -> None:
+        client = stat.ClientOp()
+        self.add(client)
+        server_block = self.block
+        self.block = client.block
+        self.in_client = True
+        for let in block.lets:
+            self.let(let.name, let.expr)
+            self.add(stat.OutputOp(let.name, self.values[let.name]))
+        self.in_client = False
+        self.block = server_block
+
+    # --------------------------------------------------------------------------- values
+    def broadcast(self, value: SSAValue, shape: Shape, dims: tuple[int, ...] | None) -> SSAValue:
+        if dims is None:
+            return value
+        return self.emit(stat.BroadcastOp(value, shape, dims))
+
+    def name(self, e: ast.Name) -> SSAValue:
+        if e.name in self.checked.params:
+            if e.name not in self.sizes or self.in_client:
+                # Client-block values live in the client region; sizes used there are
+                # re-materialized so the region reads no server op but revealed and public ones.
+                size = self.emit(stat.SizeOp(e.name))
+                if not self.in_client:
+                    self.sizes[e.name] = size
+                return size
+            return self.sizes[e.name]
+        if self.in_client and e.name in self.revealed:
+            return self.revealed[e.name]
+        return self.values[e.name]
+
+    def expr(self, e: ast.Expr) -> SSAValue:
+        ty = _ty(e)
+        if ty.const is not None and not isinstance(e, ast.Name):
+            return self.emit(stat.ConstantOp(ty.const))
+        match e:
+            case ast.Name():
+                return self.name(e)
+            case ast.Binary():
+                lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+                if e.op == "@":
+                    return self.emit(stat.MatmulOp(lhs, rhs))
+                plan = broadcast_plan(_ty(e.lhs).shape, _ty(e.rhs).shape)
+                lhs = self.broadcast(lhs, plan.shape, plan.lhs_dims)
+                rhs = self.broadcast(rhs, plan.shape, plan.rhs_dims)
+                return self.emit(_BINARY[e.op](lhs, rhs))
+            case ast.Neg():
+                return self.emit(stat.NegOp(self.expr(e.operand)))
+            case ast.Pow():
+                return self.emit(stat.PowOp(self.expr(e.base), int(e.exponent)))
+            case ast.Transpose():
+                return self.emit(stat.TransposeOp(self.expr(e.operand)))
+            case ast.Call():
+                return self.call(e)
+            case _:
+                raise AssertionError(f"cannot lower {e!r}")
+
+    def call(self, e: ast.Call) -> SSAValue:
+        x = self.expr(e.args[0])
+        arg_shape = _ty(e.args[0]).shape
+        match e.func:
+            case "sum" | "mean":
+                axes = tuple(range(len(arg_shape)))
+                for kw in e.kwargs:
+                    axes = (int(_ty(kw.value).const or 0),)
+                op_type = stat.SumOp if e.func == "sum" else stat.MeanOp
+                return self.emit(op_type(x, axes))
+            case "poly":
+                coeffs = e.args[1]
+                assert isinstance(coeffs, ast.ListLit)
+                values = [_ty(item).const for item in coeffs.items]
+                return self.emit(stat.PolyOp(x, [v for v in values if v is not None]))
+            case "det":
+                return self.emit(stat.DetOp(x))
+            case "adj":
+                return self.emit(stat.AdjOp(x))
+            case "row":
+                return self.emit(stat.BroadcastOp(x, (1, arg_shape[0]), (1,)))
+            case "col":
+                return self.emit(stat.BroadcastOp(x, (arg_shape[0], 1), (0,)))
+            case "chi2_sf":
+                df = int(_ty(e.kwargs[0].value).const or 1)
+                return self.emit(stat.Chi2SfOp(x, df))
+            case func:
+                return self.emit(_PUBLIC_UNARY[func](x))
+
+
+def program_name(filename: str) -> str:
+    stem = Path(filename).stem
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
+    return cleaned or "program"
+
+
+def lower(checked: CheckedProgram, name: str | None = None) -> ModuleOp:
+    """Lower a checked program to a verified module holding one `stat.program`."""
+    return _Lowering(checked).run(name or program_name(checked.source.filename))
+
+
+def stat_context() -> Context:
+    """An xDSL context that parses builtin + stat MLIR text."""
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(stat.Stat)
+    return ctx
+
+
+def print_ir(module: Operation, generic: bool = False) -> str:
+    """MLIR text of `module`: the custom assembly forms, or the generic form of every op."""
+    buffer = io.StringIO()
+    Printer(stream=buffer, print_generic_format=generic).print_op(module)
+    return buffer.getvalue() + "\n"
+
+
+def parse_ir(text: str) -> ModuleOp:
+    """Parse stat MLIR text (custom or generic form) and verify it."""
+    module = Parser(stat_context(), text).parse_module()
+    module.verify()
+    return module

@@ -1,0 +1,255 @@
+"""Parses hec source text into the syntax tree of `dsl/ast.py` with the lark grammar
+`dsl/grammar.lark` (LALR(1)); every lark error becomes a located `UserError`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import (
+    LarkError,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
+from lark.lexer import PatternStr
+from lark.tree import Meta
+
+from compiler.errors import SourceLocation, UserError
+from dsl import ast
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+# How terminals are named in "expected ..." messages.
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "SECRECY": "'secret' or 'public'",
+    "TRANSPOSE": "'.T'",
+    "MINUS": "'-'",
+    "$END": "end of file",
+}
+
+
+@cache
+def _lark() -> Lark:
+    return Lark(
+        GRAMMAR.read_text(),
+        parser="lalr",
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+def _span(meta: Meta | Token) -> ast.Span:
+    line = meta.line or 1
+    column = meta.column or 1
+    end_line = meta.end_line or line
+    end_column = meta.end_column or column + 1
+    return ast.Span(line, column, end_line, end_column)
+
+
+def _join(a: ast.Span, b: ast.Span) -> ast.Span:
+    return ast.Span(a.line, a.column, b.end_line, b.end_column)
+
+
+@v_args(meta=True)
+class _Builder(Transformer[Token, Any]):
+    """Turns the lark tree into `dsl.ast` nodes."""
+
+    def start(self, meta: Meta, items: list[ast.Statement]) -> list[ast.Statement]:
+        return items
+
+    # statements ---------------------------------------------------------------------------
+    def param_decl(self, meta: Meta, items: list[Token]) -> ast.ParamDecl:
+        name, bound = items
+        return ast.ParamDecl(_span(meta), str(name), float(bound), _span(bound))
+
+    def input_decl(self, meta: Meta, items: list[Any]) -> ast.InputDecl:
+        name, secrecy, *rest = items
+        shape: list[ast.DimRef] = []
+        domain: ast.DomainDecl | None = None
+        for item in rest:
+            if isinstance(item, ast.DomainDecl):
+                domain = item
+            else:
+                shape = item
+        return ast.InputDecl(_span(meta), str(name), str(secrecy) == "secret", shape, domain)
+
+    def shape(self, meta: Meta, items: list[ast.DimRef]) -> list[ast.DimRef]:
+        return items
+
+    def dim(self, meta: Meta, items: list[Token]) -> ast.DimRef:
+        (tok,) = items
+        value: float | str = float(tok) if tok.type == "NUMBER" else str(tok)
+        return ast.DimRef(_span(tok), value)
+
+    def set_domain(self, meta: Meta, items: list[float]) -> ast.DomainDecl:
+        return ast.DomainDecl(_span(meta), "set", items)
+
+    def interval_domain(self, meta: Meta, items: list[float]) -> ast.DomainDecl:
+        return ast.DomainDecl(_span(meta), "interval", items)
+
+    def signed(self, meta: Meta, items: list[Token]) -> float:
+        value = float(items[-1])
+        return -value if len(items) == 2 else value
+
+    def let_stmt(self, meta: Meta, items: list[Any]) -> ast.Let:
+        name, expr = items
+        return ast.Let(_span(meta), str(name), _span(name), expr)
+
+    def reveal_stmt(self, meta: Meta, items: list[Any]) -> ast.Reveal:
+        name = items[0]
+        expr = items[1] if len(items) > 1 else None
+        return ast.Reveal(_span(meta), str(name), _span(name), expr)
+
+    def client_block(self, meta: Meta, items: list[ast.Let]) -> ast.ClientBlock:
+        return ast.ClientBlock(_span(meta), items)
+
+    # expressions --------------------------------------------------------------------------
+    def _binary(self, op: str, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        lhs, rhs = items
+        return ast.Binary(_join(lhs.span, rhs.span), op, lhs, rhs)
+
+    def add(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("+", meta, items)
+
+    def sub(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("-", meta, items)
+
+    def mul(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("*", meta, items)
+
+    def div(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("/", meta, items)
+
+    def matmul(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("@", meta, items)
+
+    def neg(self, meta: Meta, items: list[ast.Expr]) -> ast.Neg:
+        return ast.Neg(_span(meta), items[0])
+
+    def pow(self, meta: Meta, items: list[Any]) -> ast.Pow:
+        base, exponent = items
+        return ast.Pow(_span(meta), base, float(exponent), _span(exponent))
+
+    def transpose(self, meta: Meta, items: list[Any]) -> ast.Transpose:
+        return ast.Transpose(_span(meta), items[0])
+
+    def number(self, meta: Meta, items: list[Token]) -> ast.Number:
+        return ast.Number(_span(items[0]), float(items[0]))
+
+    def name(self, meta: Meta, items: list[Token]) -> ast.Name:
+        return ast.Name(_span(items[0]), str(items[0]))
+
+    def list(self, meta: Meta, items: list[ast.Expr]) -> ast.ListLit:
+        return ast.ListLit(_span(meta), items)
+
+    def kwarg(self, meta: Meta, items: list[Any]) -> ast.Kwarg:
+        name, value = items
+        return ast.Kwarg(_span(meta), str(name), value)
+
+    def call(self, meta: Meta, items: list[Any]) -> ast.Call:
+        func, *args = items
+        positional = [a for a in args if isinstance(a, ast.Expr)]
+        keywords = [a for a in args if isinstance(a, ast.Kwarg)]
+        return ast.Call(_span(meta), str(func), _span(func), positional, keywords)
+
+
+def _describe_expected(expected: set[str]) -> str:
+    words = []
+    for name in sorted(expected):
+        if name in _TERMINAL_WORDS:
+            words.append(_TERMINAL_WORDS[name])
+            continue
+        try:
+            pattern = _lark().get_terminal(name).pattern
+        except KeyError:
+            words.append(name)
+            continue
+        words.append(f"'{pattern.value}'" if isinstance(pattern, PatternStr) else name)
+    words = sorted(set(words))
+    if len(words) > 8:
+        words = [*words[:8], "..."]
+    return ", ".join(words)
+
+
+def _located(source: ast.Source, line: int, column: int, length: int = 1) -> SourceLocation:
+    span = ast.Span(line, column, line, column + length)
+    return source.location(span)
+
+
+def _syntax_error(source: ast.Source, err: UnexpectedInput) -> UserError:
+    hint = "the statements of the language are listed in docs/language.md"
+    if isinstance(err, UnexpectedCharacters):
+        char = source.text[err.pos_in_stream] if err.pos_in_stream < len(source.text) else ""
+        return UserError(
+            f"unexpected character {char!r}",
+            _located(source, err.line, err.column),
+            "names use letters, digits and '_'; comments start with '#'",
+        )
+    if isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        tok = err.token
+        expected = _describe_expected(set(err.expected))
+        return UserError(
+            f"unexpected {str(tok)!r}; expected {expected}",
+            _located(source, tok.line or 1, tok.column or 1, len(str(tok))),
+            hint,
+        )
+    # End of input in the middle of a statement: point just past the last character.
+    expected_names: set[str] = set(getattr(err, "expected", None) or ())
+    lines = source.text.splitlines() or [""]
+    line = len(lines)
+    while line > 1 and not lines[line - 1].strip():
+        line -= 1
+    column = len(lines[line - 1]) + 1
+    expected = _describe_expected(expected_names) if expected_names else "more input"
+    return UserError(
+        f"unexpected end of file; expected {expected}", _located(source, line, column), hint
+    )
+
+
+def parse_program(text: str, filename: str = "<input>") -> ast.Program:
+    """Parse hec source text; raises a located `UserError` on any syntax error."""
+    source = ast.Source(filename, text)
+    try:
+        tree: Tree[Token] = _lark().parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(source, err) from None
+    except LarkError as err:  # any other lark failure is still a problem with the text
+        raise UserError(f"cannot parse {filename}: {err}") from None
+    try:
+        statements = _Builder().transform(tree)
+    except VisitError as err:
+        raise err.orig_exc from None
+    return ast.Program(source, statements)
+
+
+def parse_file(path: str | Path) -> ast.Program:
+    """Read and parse a `.hec` file (UTF-8)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise UserError(f"cannot read {path}: {err.strerror}") from None
+    return parse_bytes(data, str(path))
+
+
+def parse_bytes(data: bytes, filename: str = "<input>") -> ast.Program:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise UserError(
+            f"{filename}:{line}: the file is not UTF-8 text (byte {err.start})",
+            hint="save the program as UTF-8",
+        ) from None
+    return parse_program(text, filename)
+
+
+__all__ = ["UnexpectedEOF", "parse_bytes", "parse_file", "parse_program"]
