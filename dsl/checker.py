@@ -295,8 +295,6 @@ class Checker:
         self.reveals.append(stmt)
 
     def client_block(self, stmt: ast.ClientBlock) -> None:
-        if self.client is not None:
-            raise self.error(stmt.span, "a program has one client block")
         self.client = stmt
         self.in_client = True
         for let in stmt.lets:

@@ -96,6 +96,8 @@ class _Lowering:
         self.values[name] = value
 
     def client(self, block: ast.ClientBlock) -> None:
+        if not block.lets:
+            return  # an empty client block computes nothing
         client = stat.ClientOp()
         self.add(client)
         server_block = self.block
@@ -212,5 +214,8 @@ def print_ir(module: Operation, generic: bool = False) -> str:
 def parse_ir(text: str) -> ModuleOp:
     """Parse stat MLIR text (custom or generic form) and verify it."""
     module = Parser(stat_context(), text).parse_module()
+    for op in module.walk():
+        if isinstance(op, stat.ProgramOp | stat.ClientOp):
+            op.block  # noqa: B018 (gives an empty `{}` region its block back)
     module.verify()
     return module

@@ -147,6 +147,12 @@ class _Builder(Transformer[Token, Any]):
     def name(self, meta: Meta, items: list[Token]) -> ast.Name:
         return ast.Name(_span(items[0]), str(items[0]))
 
+    def paren(self, meta: Meta, items: list[ast.Expr]) -> ast.Expr:
+        # A parenthesized expression is reported with its parentheses.
+        inner = items[0]
+        inner.span = _span(meta)
+        return inner
+
     def list(self, meta: Meta, items: list[ast.Expr]) -> ast.ListLit:
         return ast.ListLit(_span(meta), items)
 

@@ -800,7 +800,7 @@ class ClientOp(IRDLOperation):
 
     name = "stat.client"
 
-    body = region_def("single_block")
+    body = region_def()
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$body attr-dict"
@@ -811,10 +811,16 @@ class ClientOp(IRDLOperation):
 
     @property
     def block(self) -> Block:
-        return self.body.block
+        # An empty region prints as `{}` and parses back without a block: add it on demand.
+        if not self.body.blocks:
+            self.body.add_block(Block())
+        return self.body.blocks[0]
+
+    def _ops(self) -> list[Operation]:
+        return list(self.body.blocks[0].ops) if self.body.blocks else []
 
     def outputs(self) -> list[OutputOp]:
-        return [op for op in self.block.ops if isinstance(op, OutputOp)]
+        return [op for op in self._ops() if isinstance(op, OutputOp)]
 
     def verify_(self) -> None:
         inside = {id(op) for op in self.body.walk()}
@@ -838,7 +844,7 @@ class ProgramOp(IRDLOperation):
     name = "stat.program"
 
     sym_name = prop_def(StringAttr)
-    body = region_def("single_block")
+    body = region_def()
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name $body attr-dict"
@@ -851,28 +857,34 @@ class ProgramOp(IRDLOperation):
 
     @property
     def block(self) -> Block:
-        return self.body.block
+        # An empty region prints as `{}` and parses back without a block: add it on demand.
+        if not self.body.blocks:
+            self.body.add_block(Block())
+        return self.body.blocks[0]
+
+    def _ops(self) -> list[Operation]:
+        return list(self.body.blocks[0].ops) if self.body.blocks else []
 
     def params(self) -> dict[str, int]:
-        return {op.sym_value: op.bound_value for op in self.block.ops if isinstance(op, ParamOp)}
+        return {op.sym_value: op.bound_value for op in self._ops() if isinstance(op, ParamOp)}
 
     def inputs(self) -> list[InputOp]:
-        return [op for op in self.block.ops if isinstance(op, InputOp)]
+        return [op for op in self._ops() if isinstance(op, InputOp)]
 
     def reveals(self) -> list[RevealOp]:
-        return [op for op in self.block.ops if isinstance(op, RevealOp)]
+        return [op for op in self._ops() if isinstance(op, RevealOp)]
 
     def client(self) -> ClientOp | None:
-        found = [op for op in self.block.ops if isinstance(op, ClientOp)]
+        found = [op for op in self._ops() if isinstance(op, ClientOp)]
         return found[0] if found else None
 
     def server_ops(self) -> Iterator[Operation]:
         """The ops the server evaluates (everything but the client block)."""
-        return (op for op in self.block.ops if not isinstance(op, ClientOp))
+        return (op for op in self._ops() if not isinstance(op, ClientOp))
 
     def verify_(self) -> None:
         params = self.params()
-        ops = list(self.block.ops)
+        ops = self._ops()
         names: set[str] = set()
         for op in ops:
             if isinstance(op, ParamOp | InputOp | RevealOp):
