@@ -3,14 +3,12 @@
 The first leg of the three-way oracle (DESIGN.md §9: plaintext / simulator / encrypted). It
 follows the source program, not the IR, so that it checks the lowering and the passes rather
 than repeating them. Given concrete sizes and input arrays it returns the revealed values and
-the client-block results, in float64. `det`/`adj` use cofactor expansion (the same polynomial
-the HE program computes, defined also for singular matrices); `chi2_sf`, `norm_sf` and
-`norm_cdf` come from scipy.
+the client-block results, in float64. `det`/`adj` use numpy's LU factorization;
+`chi2_sf`, `norm_sf` and `norm_cdf` come from scipy.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -19,6 +17,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from compiler.errors import UserError
+from compiler.stat_numpy import adj_cofactor
 from compiler.types import FiniteSet, Interval, Shape
 from dsl import ast
 from dsl.checker import CheckedProgram
@@ -43,28 +42,16 @@ def _place(value: Array, shape: Shape, dims: tuple[int, ...] | None) -> Array:
     return value.reshape(target)
 
 
-def cofactor_det(a: Array) -> float:
-    """Determinant by Laplace expansion along the first row (k <= 6, so k! terms is fine)."""
-    k = a.shape[0]
-    if k == 1:
-        return float(a[0, 0])
-    total = 0.0
-    for j in range(k):
-        minor = np.delete(a[1:], j, axis=1)
-        total += (-1) ** j * float(a[0, j]) * cofactor_det(minor)
-    return total
+def _det(a: Array) -> Array:
+    return np.asarray(np.linalg.det(a), dtype=np.float64)
 
 
-def cofactor_adj(a: Array) -> Array:
-    """Adjugate: adj(A)[j, i] = (-1)^(i+j) det(A without row i and column j)."""
-    k = a.shape[0]
-    if k == 1:
-        return np.ones((1, 1))
-    out = np.empty((k, k))
-    for i, j in itertools.product(range(k), repeat=2):
-        minor = np.delete(np.delete(a, i, axis=0), j, axis=1)
-        out[j, i] = (-1) ** (i + j) * cofactor_det(minor)
-    return out
+def _adj(a: Array) -> Array:
+    """adj(A) = det(A) inverse(A) by LU when A is well conditioned: a different algorithm from
+    the cofactor expansion of `compiler.stat_numpy`, so that each checks the other."""
+    if np.linalg.cond(a) < 1e8:
+        return np.linalg.det(a) * np.linalg.inv(a)
+    return adj_cofactor(a)
 
 
 class _Evaluator:
@@ -126,9 +113,9 @@ class _Evaluator:
                     result = result * x + item.ty.const
                 return result
             case "det":
-                return np.asarray(cofactor_det(x))
+                return _det(x)
             case "adj":
-                return cofactor_adj(x)
+                return _adj(x)
             case "row":
                 return x.reshape(1, -1)
             case "col":

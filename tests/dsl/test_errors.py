@@ -2,8 +2,6 @@
 name the file, line and column, show the line with a caret under the culprit, and say what
 to do."""
 
-
-
 from __future__ import annotations
 
 import pytest
