@@ -6,6 +6,9 @@ the lowering (`dsl/lower.py`) and the reference evaluator (`dsl/reference.py`) r
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -172,3 +175,48 @@ Statement = ParamDecl | InputDecl | Let | Reveal | ClientBlock
 class Program:
     source: Source
     statements: list[Statement]
+
+
+# Expressions nest at most this deep (parentheses, operator chains): the checker, the lowering
+# and the reference evaluator recurse over expressions, a few Python frames per level.
+MAX_NESTING = 1000
+_FRAMES_PER_LEVEL = 8
+
+
+def children(e: Expr) -> list[Expr]:
+    match e:
+        case Binary():
+            return [e.lhs, e.rhs]
+        case Neg() | Transpose():
+            return [e.operand]
+        case Pow():
+            return [e.base]
+        case ListLit():
+            return list(e.items)
+        case Call():
+            return [*e.args, *(kw.value for kw in e.kwargs)]
+        case _:
+            return []
+
+
+def nesting(e: Expr) -> tuple[int, Expr]:
+    """The depth of `e` and its deepest sub-expression, computed without recursion."""
+    deepest, where = 0, e
+    stack = [(e, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest, where = depth, node
+        stack.extend((child, depth + 1) for child in children(node))
+    return deepest, where
+
+
+@contextmanager
+def recursion_room() -> Iterator[None]:
+    """Enough Python stack for expressions nested MAX_NESTING deep."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, MAX_NESTING * _FRAMES_PER_LEVEL + 1000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)

@@ -669,4 +669,5 @@ def _exp(v: float) -> float:
 
 def check(program: ast.Program) -> CheckedProgram:
     """Check a parsed program; raises `ProgramErrors` listing every error found."""
-    return Checker(program).run()
+    with ast.recursion_room():
+        return Checker(program).run()

@@ -193,7 +193,8 @@ def program_name(filename: str) -> str:
 
 def lower(checked: CheckedProgram, name: str | None = None) -> ModuleOp:
     """Lower a checked program to a verified module holding one `stat.program`."""
-    return _Lowering(checked).run(name or program_name(checked.source.filename))
+    with ast.recursion_room():
+        return _Lowering(checked).run(name or program_name(checked.source.filename))
 
 
 def stat_context() -> Context:

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Tree, v_args
 from lark.exceptions import (
     LarkError,
     UnexpectedCharacters,
@@ -19,6 +19,7 @@ from lark.exceptions import (
 )
 from lark.lexer import PatternStr
 from lark.tree import Meta
+from lark.visitors import Transformer_NonRecursive
 
 from compiler.errors import SourceLocation, UserError
 from dsl import ast
@@ -59,7 +60,7 @@ def _join(a: ast.Span, b: ast.Span) -> ast.Span:
 
 
 @v_args(meta=True)
-class _Builder(Transformer[Token, Any]):
+class _Builder(Transformer_NonRecursive):
     """Turns the lark tree into `dsl.ast` nodes."""
 
     def start(self, meta: Meta, items: list[ast.Statement]) -> list[ast.Statement]:
@@ -230,10 +231,29 @@ def parse_program(text: str, filename: str = "<input>") -> ast.Program:
     except LarkError as err:  # any other lark failure is still a problem with the text
         raise UserError(f"cannot parse {filename}: {err}") from None
     try:
-        statements = _Builder().transform(tree)
+        statements: list[ast.Statement] = _Builder().transform(tree)
     except VisitError as err:
         raise err.orig_exc from None
+    for stmt in statements:
+        for expr in _statement_exprs(stmt):
+            depth, _ = ast.nesting(expr)
+            if depth > ast.MAX_NESTING:
+                raise UserError(
+                    f"expression nested {depth} levels deep; at most {ast.MAX_NESTING}",
+                    source.location(expr.span),
+                    "split it into named steps: `part1 = ...` then `part2 = part1 + ...`",
+                )
     return ast.Program(source, statements)
+
+
+def _statement_exprs(stmt: ast.Statement) -> list[ast.Expr]:
+    match stmt:
+        case ast.Let() | ast.Reveal():
+            return [stmt.expr] if stmt.expr is not None else []
+        case ast.ClientBlock():
+            return [let.expr for let in stmt.lets]
+        case _:
+            return []
 
 
 def parse_file(path: str | Path) -> ast.Program:

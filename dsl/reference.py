@@ -169,6 +169,15 @@ def evaluate(
             raise UserError(f"no value given for size parameter '{name}'")
         if not 1 <= sizes[name] <= bound:
             raise UserError(f"size parameter {name} = {sizes[name]} is outside [1, {bound}]")
+    with ast.recursion_room():
+        return _evaluate(checked, sizes, inputs)
+
+
+def _evaluate(
+    checked: CheckedProgram,
+    sizes: Mapping[str, int],
+    inputs: Mapping[str, npt.ArrayLike],
+) -> ReferenceResult:
     ev = _Evaluator(checked, sizes)
     for name in checked.params:
         ev.env[name] = np.asarray(float(sizes[name]))

@@ -242,3 +242,16 @@ def test_non_utf8_file_is_a_user_error(tmp_path: pytest.TempPathFactory) -> None
         parse_file(path)
     with pytest.raises(UserError, match="cannot read"):
         parse_file(Path(str(tmp_path)) / "missing.hec")
+
+
+def test_deeply_nested_expressions_are_refused_or_handled() -> None:
+    with pytest.raises(UserError, match="nested 3000 levels deep; at most 1000") as info:
+        parse_program("x = " + " + ".join(["1"] * 3000) + "\n", "deep.hec")
+    assert str(info.value).startswith("deep.hec:1:5: error:")
+    # Just under the limit, the whole front end copes (no RecursionError).
+    text = "param N <= 5\ninput y: secret[N] in [0, 1]\nreveal x = " + " + ".join(["y"] * 999)
+    from dsl.lower import lower
+
+    lower(check(parse_program(text)))
+    # Parentheses alone do not nest expressions.
+    check(parse_program("x = " + "(" * 3000 + "1" + ")" * 3000))
