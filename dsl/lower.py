@@ -3,21 +3,20 @@
 One stat op per language operation; implicit broadcasts of the language become explicit
 `stat.broadcast` ops (rules in `dsl/shapes.py`); compile-time scalar constants fold to one
 `stat.constant`; let-bound names become SSA name hints (`%n11`). The result is a
-`builtin.module` holding one `stat.program`, verified before it is returned.
+`builtin.module` holding one `stat.program`, verified before it is returned. `print_ir` and
+`parse_ir` (from `compiler/ir_text.py`) are re-exported for the CLI and tests.
 """
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 from compiler.dialects import stat
+from compiler.ir_text import ir_context, parse_ir, print_ir
 from compiler.types import Shape
 from dsl import ast
 from dsl.checker import CheckedProgram, ValueType
@@ -199,24 +198,7 @@ def lower(checked: CheckedProgram, name: str | None = None) -> ModuleOp:
 
 def stat_context() -> Context:
     """An xDSL context that parses builtin + stat MLIR text."""
-    ctx = Context()
-    ctx.load_dialect(Builtin)
-    ctx.load_dialect(stat.Stat)
-    return ctx
+    return ir_context()
 
 
-def print_ir(module: Operation, generic: bool = False) -> str:
-    """MLIR text of `module`: the custom assembly forms, or the generic form of every op."""
-    buffer = io.StringIO()
-    Printer(stream=buffer, print_generic_format=generic).print_op(module)
-    return buffer.getvalue() + "\n"
-
-
-def parse_ir(text: str) -> ModuleOp:
-    """Parse stat MLIR text (custom or generic form) and verify it."""
-    module = Parser(stat_context(), text).parse_module()
-    for op in module.walk():
-        if isinstance(op, stat.ProgramOp | stat.ClientOp):
-            op.block  # noqa: B018 (gives an empty `{}` region its block back)
-    module.verify()
-    return module
+__all__ = ["lower", "parse_ir", "print_ir", "program_name", "stat_context"]

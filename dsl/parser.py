@@ -37,6 +37,9 @@ _TERMINAL_WORDS = {
 }
 
 
+_STATEMENT_KEYWORDS = {"param", "input", "reveal", "client"}
+
+
 @cache
 def _lark() -> Lark:
     return Lark(
@@ -203,6 +206,15 @@ def _syntax_error(source: ast.Source, err: UnexpectedInput) -> UserError:
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
         tok = err.token
         expected = _describe_expected(set(err.expected))
+        line_text = source.text.splitlines()[(tok.line or 1) - 1]
+        before = line_text[: (tok.column or 1) - 1].split()
+        if before and before[-1] in _STATEMENT_KEYWORDS and expected == "'='":
+            # The contextual lexer read a keyword as a name where that statement is not
+            # allowed (for example `reveal` inside the client block).
+            hint = (
+                f"'{before[-1]}' cannot start a statement here; the client block holds only "
+                "`name = expression` lines, and reveals go before it"
+            )
         return UserError(
             f"unexpected {str(tok)!r}; expected {expected}",
             _located(source, tok.line or 1, tok.column or 1, len(str(tok))),

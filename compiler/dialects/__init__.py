@@ -1,2 +1,2 @@
-"""xDSL dialects of the hec IR: `stat` (array level) and the scheme dialects, and a context
-that parses their MLIR text (`stat_context()`)."""
+"""xDSL dialects of the hec IR: `stat` (array level, `stat.py`) and the scheme dialects.
+`compiler/ir_text.py` parses and prints their MLIR text."""

@@ -6,41 +6,52 @@ as `N`, `M`) or small literals, so the IR is the same size for N = 10 and N = 10
 Types and attributes
 --------------------
 - `!stat.tensor<[N, M], secret>`: a real-valued tensor. `dims` is a tuple of `int | str`
-  (a literal size or a size-parameter name; rank 0 to 2); `secrecy` is `secret` (encrypted,
-  never seen by the server) or `public` (known to every party). Python: `TensorType.get(dims,
-  secret)`, `.dims`, `.is_secret`, `.rank`.
+  (a literal size or a size-parameter name; rank 0 to 2; `[]` is a scalar); `secrecy` is
+  `secret` (encrypted, never seen by the server) or `public` (known to every party).
+  Python: `TensorType.get(dims, secret)`, `.dims`, `.is_secret`, `.rank`.
 - `#stat.interval<-4.0, 4.0>` and `#stat.set<0.0, 1.0, 2.0>`: the declared value domain of an
   input. Python: `.to_domain()` gives a `compiler.types.Interval` / `FiniteSet`.
 
-Ops (all elementwise ops take operands of the SAME shape: the front end inserts explicit
-`stat.broadcast` ops, so no op below broadcasts implicitly; an op's result is secret when any
-operand is secret)
+Ops (elementwise ops take operands of the SAME shape: the front end inserts explicit
+`stat.broadcast` ops, so no op below broadcasts implicitly; a result is secret when any
+operand is secret). Source names are in a `sym` string property (`.sym_value`).
 ------------------------------------------------------------------------------------------
-- `stat.program @name { ... }`: the whole program, one block, no terminator. Holds, in order:
-  `stat.param`, `stat.input`, computation, `stat.reveal`, and at most one `stat.client`, last.
-- `stat.param "N" {bound = 200000}`: a size parameter with its upper bound (`.bound_value`).
+- `stat.program "name" { ... }`: the whole program, one block, no terminator. Holds, in
+  source order, `stat.param`, `stat.input`, the computation and `stat.reveal` ops, and at
+  most one `stat.client`, last. `.params()` -> {name: bound}, `.inputs()`, `.reveals()`,
+  `.client()`, `.server_ops()`.
+- `stat.param "N" {bound = 200000}`: a size parameter, 1 <= N <= bound (`.bound_value`).
 - `%v = stat.size "N"`: the value of a size parameter, a public scalar.
-- `%x = stat.input "S" {domain = #stat.set<...>}`: an input array; secret inputs always carry
-  a domain (the verifier checks it), public inputs may omit it.
-- `%c = stat.constant {value = 2.0 : f64}`: a public scalar constant.
-- `stat.add`, `stat.sub`, `stat.mul`: elementwise binary.
-- `stat.div`: elementwise division; the divisor must be public.
-- `stat.neg`: elementwise negation.
-- `stat.pow {exponent = k}`: elementwise x^k, k >= 1 a constant integer.
+- `%x = stat.input "S" {domain = #stat.set<...>}`: an input array (`.domain_value`); secret
+  inputs always carry a domain (verified), public inputs may omit it.
+- `%c = stat.constant {value = 2.0 : f64}`: a public scalar constant (`.float_value`).
+- `stat.add`, `stat.sub`, `stat.mul`: elementwise binary (`.lhs`, `.rhs`, `.result`).
+- `stat.div`: elementwise division; the divisor must be public (a secret numerator is fine:
+  it is a product with the public reciprocal).
+- `stat.neg`: elementwise negation (`.input`, `.result`, as for every one-operand op).
+- `stat.pow {exponent = k}`: elementwise x^k, k >= 1 (`.exponent_value`).
 - `stat.poly {coefficients = array<f64: c0, c1, ...>}`: elementwise c0 + c1 x + c2 x^2 + ...
+  (`.coefficient_values`, lowest degree first).
 - `stat.broadcast {dims = array<i64: ...>}`: operand axis i becomes result axis dims[i]
-  (strictly increasing); an operand axis of size 1 may stretch to any size (`row`/`col`).
+  (strictly increasing, `.dims_tuple`); the other result axes replicate the operand; an
+  operand axis of literal size 1 may stretch to any size (this is how `row`/`col` work).
 - `stat.matmul`: [K]x[K,M]->[M], [N,K]x[K]->[N], [N,K]x[K,M]->[N,M], [K]x[K]->scalar.
-- `stat.sum {axes = array<i64: ...>}`, `stat.mean {axes = ...}`: reduce the listed axes.
+- `stat.sum {axes = array<i64: ...>}`: sum over the listed axes (`.axes_tuple`);
+  `stat.mean` is the same divided by the product of the reduced sizes.
 - `stat.transpose`: [A,B] -> [B,A].
-- `stat.det`, `stat.adj`: determinant (scalar) and adjugate ([k,k]) of a k x k matrix with
-  k <= 6 (a literal, or a size parameter whose bound is at most 6).
+- `stat.det`, `stat.adj`: determinant (scalar) and adjugate ([k,k], det(A) inverse(A)) of a
+  k x k matrix with k <= 6: a literal, or a size parameter whose bound is at most 6.
 - `%r = stat.reveal "name" %x`: the coordinator decrypts %x; %r is public and may be used only
   inside the `stat.client` region (the server never sees it).
-- public-only elementwise functions (operand and result public): `stat.sqrt`, `stat.abs`,
-  `stat.exp`, `stat.log`, `stat.norm_sf`, `stat.norm_cdf`, `stat.chi2_sf {df = k}`.
-- `stat.client { ... }`: the client block, run by the coordinator with numpy on revealed values;
-  every value inside is public; `stat.output "name" %v` names a client result.
+- Public-only elementwise functions (operand and result public): `stat.sqrt`, `stat.abs`,
+  `stat.exp`, `stat.log`, `stat.norm_sf` (1 - Phi), `stat.norm_cdf` (Phi),
+  `stat.chi2_sf {df = k}` (`.df_value`).
+- `stat.client { ... }`: the client block, run by the coordinator on decrypted values (numpy
+  and scipy: `compiler/stat_numpy.py`, `run_client`). Every value inside is public; it reads
+  reveal results and public server values from above; `stat.output "name" %v` names each
+  client result (`.outputs()`).
+
+`tensor_type(value)` returns the `TensorType` of any SSA value of the dialect.
 """
 
 from __future__ import annotations

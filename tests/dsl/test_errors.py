@@ -216,6 +216,7 @@ SYNTAX = [
     ("x = (1 + 2\ny = 3\n", 2, 1, "unexpected 'y'; expected ')'"),
     ("input y: hidden[N]\n", 1, 10, "expected 'secret' or 'public'"),
     ("x = 1\n  }\n", 2, 3, "unexpected '}'"),
+    ("client {\n  reveal x\n}\n", 2, 10, "unexpected 'x'; expected '='"),
 ]
 
 
@@ -229,6 +230,8 @@ def test_syntax_error_is_located(text: str, line: int, column: int, message: str
     assert (err.location.line, err.location.column) == (line, column), str(err)
     assert str(err).startswith(f"bad.hec:{line}:{column}: error: ")
     assert "^" in str(err)
+    if "reveal x" in text:
+        assert "'reveal' cannot start a statement here" in err.hint
 
 
 def test_non_utf8_file_is_a_user_error(tmp_path: pytest.TempPathFactory) -> None:

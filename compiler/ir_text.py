@@ -1,0 +1,43 @@
+"""MLIR text in and out for the hec IR: a parsing context with our dialects registered, the
+printer, and the parser (which verifies what it reads).
+
+Layers above `compiler/` (passes, targets, tests) use these so that every stage reads and
+writes the same text; a scheme dialect is added with `parse_ir(text, Ckks)`.
+"""
+
+from __future__ import annotations
+
+import io
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.ir import Dialect, Operation
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from compiler.dialects import stat
+
+
+def ir_context(*dialects: Dialect) -> Context:
+    """A context that parses builtin, stat and the given dialects."""
+    ctx = Context()
+    for dialect in (Builtin, stat.Stat, *dialects):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def print_ir(op: Operation, generic: bool = False) -> str:
+    """MLIR text of `op`: the custom assembly forms, or the generic form of every op."""
+    buffer = io.StringIO()
+    Printer(stream=buffer, print_generic_format=generic).print_op(op)
+    return buffer.getvalue() + "\n"
+
+
+def parse_ir(text: str, *dialects: Dialect) -> ModuleOp:
+    """Parse MLIR text (custom or generic form) into a verified module."""
+    module = Parser(ir_context(*dialects), text).parse_module()
+    for op in module.walk():
+        if isinstance(op, stat.ProgramOp | stat.ClientOp):
+            op.block  # noqa: B018 (gives an empty `{}` region its block back)
+    module.verify()
+    return module
