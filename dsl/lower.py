@@ -51,6 +51,10 @@ class _Lowering:
         self.sizes: dict[str, SSAValue] = {}
         self.revealed: dict[str, SSAValue] = {}
         self.in_client = False
+        # Identical constants and broadcasts are emitted once per region, so the IR shows
+        # each replicated value once (the layout pass decides how to materialize it).
+        self.constants: dict[float, SSAValue] = {}
+        self.broadcasts: dict[tuple[SSAValue, tuple[object, ...], tuple[int, ...]], SSAValue] = {}
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -102,6 +106,7 @@ class _Lowering:
         server_block = self.block
         self.block = client.block
         self.in_client = True
+        self.constants, self.broadcasts = {}, {}
         for let in block.lets:
             self.let(let.name, let.expr)
             self.add(stat.OutputOp(let.name, self.values[let.name]))
@@ -112,7 +117,10 @@ class _Lowering:
     def broadcast(self, value: SSAValue, shape: Shape, dims: tuple[int, ...] | None) -> SSAValue:
         if dims is None:
             return value
-        return self.emit(stat.BroadcastOp(value, shape, dims))
+        key = (value, tuple(shape), dims)
+        if key not in self.broadcasts:
+            self.broadcasts[key] = self.emit(stat.BroadcastOp(value, shape, dims))
+        return self.broadcasts[key]
 
     def name(self, e: ast.Name) -> SSAValue:
         if e.name in self.checked.params:
@@ -131,7 +139,9 @@ class _Lowering:
     def expr(self, e: ast.Expr) -> SSAValue:
         ty = _ty(e)
         if ty.const is not None and not isinstance(e, ast.Name):
-            return self.emit(stat.ConstantOp(ty.const))
+            if ty.const not in self.constants:
+                self.constants[ty.const] = self.emit(stat.ConstantOp(ty.const))
+            return self.constants[ty.const]
         match e:
             case ast.Name():
                 return self.name(e)

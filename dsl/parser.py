@@ -46,7 +46,6 @@ def _lark() -> Lark:
         GRAMMAR.read_text(),
         parser="lalr",
         propagate_positions=True,
-        maybe_placeholders=False,
     )
 
 
@@ -157,8 +156,9 @@ class _Builder(Transformer_NonRecursive):
         inner.span = _span(meta)
         return inner
 
-    def list(self, meta: Meta, items: list[ast.Expr]) -> ast.ListLit:
-        return ast.ListLit(_span(meta), items)
+    def list(self, meta: Meta, items: list[ast.Expr | None]) -> ast.ListLit:
+        # An empty optional group `[...]` in the grammar arrives as None.
+        return ast.ListLit(_span(meta), [item for item in items if item is not None])
 
     def kwarg(self, meta: Meta, items: list[Any]) -> ast.Kwarg:
         name, value = items
