@@ -129,6 +129,8 @@ def _whole(value: float) -> int | None:
 
 
 class Checker:
+    """One pass over the statements in order; see the module docstring for the rules."""
+
     def __init__(self, program: ast.Program):
         self.program = program
         self.source = program.source
@@ -214,6 +216,8 @@ class Checker:
 
     def dim(self, ref: ast.DimRef) -> Dim:
         if isinstance(ref.value, str):
+            if ref.value in self.poisoned:
+                raise _PoisonedError()
             if ref.value not in self.params:
                 hint = "declare it first: param NAME <= BOUND"
                 if ref.value in self.bindings:
