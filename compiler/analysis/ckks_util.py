@@ -1,0 +1,54 @@
+"""Small helpers the ckks passes share: finding programs, inserting ops next to a value,
+retyping a program forward after a change, and recognising scale-alignment multiplies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from compiler.dialects import ckks
+
+
+def ckks_programs(module: ModuleOp) -> Iterator[ckks.ProgramOp]:
+    for op in list(module.body.block.ops):
+        if isinstance(op, ckks.ProgramOp):
+            yield op
+
+
+def insert_after_value(value: SSAValue, op: Operation) -> SSAValue:
+    """Insert `op` right after the definition of `value` (which `op` presumably uses)."""
+    owner = value.owner
+    assert isinstance(owner, Operation)
+    block = owner.parent_block()
+    assert block is not None
+    block.insert_op_after(op, owner)
+    return op.results[0]
+
+
+def retype_all(program: ckks.ProgramOp) -> None:
+    for op in program.block.ops:
+        ckks.retype(op)
+
+
+def is_lift(op: Operation) -> bool:
+    """A scale-alignment multiply: mul_const by the public constant 1 (marked `align`)."""
+    return isinstance(op, ckks.MulConstOp) and "align" in op.attributes
+
+
+def ct_uses(value: SSAValue) -> list[tuple[Operation, int]]:
+    return [(use.operation, use.index) for use in value.uses]
+
+
+MUL_OPS: tuple[type[Operation], ...] = (ckks.MulOp, ckks.DotOp, ckks.MulPlainOp)
+
+
+def make_lift(x: SSAValue, one: SSAValue, bits: float) -> ckks.MulConstOp:
+    """A multiply by the constant 1 encoded at scale 2^bits: raises x's scale by `bits` so it
+    can be added to a value of that scale (no level: the product is exact)."""
+    from xdsl.dialects.builtin import UnitAttr
+
+    op = ckks.MulConstOp(x, one, bits)
+    op.attributes["align"] = UnitAttr()
+    return op

@@ -1,0 +1,220 @@
+"""Range analysis: the interval of every value, from the declared input domains and the size
+bounds (interval arithmetic, DESIGN.md §5 `range-analysis`).
+
+Works on both dialects: `stat_ranges` on a `stat.program` (what the user wrote) and
+`ckks_ranges` on a `ckks.program` (what is executed, including the scheme's own ops). A sum of
+K terms each in [lo, hi] lies in [K·lo, K·hi] (with K from 1 to its bound); sizes are taken at
+their bounds, which callers may tighten with the sizes of one run (`--size N=5000`). Public
+scalars also carry whether they are integers: multiplying by an integer costs no level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from xdsl.ir import SSAValue
+
+from compiler.dialects import ckks, stat
+from compiler.errors import UserError
+from compiler.types import Dim, Interval, dim_bound, domain_interval
+
+
+@dataclass(frozen=True)
+class PublicValue:
+    """A public scalar: its range and whether it is always an integer."""
+
+    interval: Interval
+    integer: bool
+
+
+def _size_interval(bound: int) -> Interval:
+    return Interval(1.0, float(bound))
+
+
+def _div(a: Interval, b: Interval) -> Interval:
+    inv = b.reciprocal()
+    if inv is None:
+        raise UserError(f"a public divisor may be zero (range [{b.lo}, {b.hi}])")
+    return a * inv
+
+
+def _dim(d: Dim, bounds: Mapping[str, int]) -> int:
+    return dim_bound(d, dict(bounds))
+
+
+def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAValue, Interval]:
+    """Interval of every server value of a stat program (the client block is not analysed)."""
+    out: dict[SSAValue, Interval] = {}
+
+    def g(v: SSAValue) -> Interval:
+        return out[v]
+
+    for op in program.server_ops():
+        if not op.results:
+            continue
+        r: Interval
+        match op:
+            case stat.InputOp():
+                dom = op.domain_value
+                if dom is None:
+                    raise UserError(f"input {op.sym_value} has no value domain")
+                r = domain_interval(dom)
+            case stat.ConstantOp():
+                r = Interval.point(op.float_value)
+            case stat.SizeOp():
+                r = _size_interval(bounds[op.sym_value])
+            case stat.AddOp():
+                r = g(op.lhs) + g(op.rhs)
+            case stat.SubOp():
+                r = g(op.lhs) - g(op.rhs)
+            case stat.MulOp():
+                r = g(op.lhs) * g(op.rhs)
+            case stat.DivOp():
+                r = _div(g(op.lhs), g(op.rhs))
+            case stat.NegOp():
+                r = -g(op.input)
+            case stat.PowOp():
+                r = g(op.input).power(op.exponent_value)
+            case stat.PolyOp():
+                x = g(op.input)
+                r = Interval.point(0.0)
+                for c in reversed(op.coefficient_values):
+                    r = r * x + Interval.point(c)
+            case stat.BroadcastOp() | stat.TransposeOp() | stat.RevealOp():
+                r = g(op.input)
+            case stat.MatmulOp():
+                k = stat.tensor_type(op.lhs).dims[-1]
+                r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
+            case stat.SumOp() | stat.MeanOp():
+                dims = stat.tensor_type(op.input).dims
+                count = 1
+                for a in op.axes_tuple:
+                    count *= _dim(dims[a], bounds)
+                # A mean lies within the range of its terms.
+                r = g(op.input) if isinstance(op, stat.MeanOp) else g(op.input).scaled_sum(count)
+            case stat.DetOp() | stat.AdjOp():
+                k = _dim(stat.tensor_type(op.input).dims[0], bounds)
+                x = g(op.input)
+                m = max(abs(x.lo), abs(x.hi))
+                # Hadamard: |det| <= (sqrt(k) m)^k; an adjugate entry is a (k-1) minor.
+                kk = k if isinstance(op, stat.DetOp) else k - 1
+                bound = (kk**0.5 * m) ** kk if kk > 0 else 1.0
+                r = Interval(-bound, bound)
+            case _:
+                raise UserError(f"range analysis does not handle {op.name}")
+        out[op.results[0]] = r
+    return out
+
+
+def public_values(
+    program: ckks.ProgramOp, bounds: Mapping[str, int]
+) -> dict[SSAValue, PublicValue]:
+    out: dict[SSAValue, PublicValue] = {}
+    for op in program.block.ops:
+        match op:
+            case ckks.SizeOp():
+                out[op.result] = PublicValue(_size_interval(bounds[op.sym_value]), True)
+            case ckks.ConstantOp():
+                v = op.float_value
+                out[op.result] = PublicValue(Interval.point(v), float(v).is_integer())
+            case ckks.PublicArithOp():
+                a, b = out[op.lhs], out[op.rhs]
+                kind = op.kind.data
+                if kind == "add":
+                    out[op.result] = PublicValue(a.interval + b.interval, a.integer and b.integer)
+                elif kind == "sub":
+                    out[op.result] = PublicValue(a.interval - b.interval, a.integer and b.integer)
+                elif kind == "mul":
+                    out[op.result] = PublicValue(a.interval * b.interval, a.integer and b.integer)
+                else:
+                    out[op.result] = PublicValue(_div(a.interval, b.interval), False)
+            case _:
+                pass
+    return out
+
+
+def evaluate_public(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> dict[SSAValue, float]:
+    """The exact value of every public scalar for concrete sizes."""
+    out: dict[SSAValue, float] = {}
+    for op in program.block.ops:
+        match op:
+            case ckks.SizeOp():
+                out[op.result] = float(sizes[op.sym_value])
+            case ckks.ConstantOp():
+                out[op.result] = op.float_value
+            case ckks.PublicArithOp():
+                a, b = out[op.lhs], out[op.rhs]
+                kind = op.kind.data
+                out[op.result] = (
+                    (a + b if kind == "add" else a - b if kind == "sub" else a * b)
+                    if kind != "div"
+                    else a / b
+                )
+            case _:
+                pass
+    return out
+
+
+def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAValue, Interval]:
+    """Interval of every ciphertext / plaintext value of a ckks program."""
+    pub = public_values(program, bounds)
+    out: dict[SSAValue, Interval] = {}
+
+    def g(v: SSAValue) -> Interval:
+        return out[v]
+
+    for op in program.block.ops:
+        if not op.results or isinstance(op.results[0].type, ckks.PublicType):
+            continue
+        r: Interval
+        match op:
+            case ckks.EncodeOp():
+                dom = op.domain_value
+                if dom is None:
+                    raise UserError(f"input {op.sym_value} has no value domain")
+                r = domain_interval(dom)
+            case ckks.AddOp():
+                r = g(op.lhs) + g(op.rhs)
+            case ckks.SubOp():
+                r = g(op.lhs) - g(op.rhs)
+            case ckks.MulOp():
+                r = g(op.lhs) * g(op.rhs)
+            case ckks.MulPlainOp():
+                r = g(op.input) * g(op.plain)
+            case ckks.AddPlainOp():
+                r = g(op.input) + g(op.plain)
+            case ckks.NegateOp():
+                r = -g(op.input)
+            case ckks.MulConstOp():
+                r = g(op.input) * pub[op.value].interval
+            case ckks.AddConstOp():
+                r = g(op.input) + pub[op.value].interval
+            case ckks.DotOp():
+                k = ckks.ct_type(op.lhs).dims[op.axis_value]
+                r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
+            case ckks.ReduceOp():
+                k = ckks.ct_type(op.input).dims[op.axis_value]
+                r = g(op.input).scaled_sum(_dim(k, bounds))
+            case ckks.SumSlotsOp():
+                k = ckks.ct_type(op.input).dims[-1]
+                r = g(op.input).scaled_sum(_dim(k, bounds))
+            case ckks.RotateOp():
+                r = g(op.input).union(Interval.point(0.0))  # padding slots rotate in
+            case (
+                ckks.EncryptOp()
+                | ckks.RescaleOp()
+                | ckks.LevelDownOp()
+                | ckks.RelinearizeOp()
+                | ckks.BroadcastOp()
+                | ckks.TransposeOp()
+            ):
+                r = g(op.operands[0])
+            case _:
+                raise UserError(f"range analysis does not handle {op.name}")
+        out[op.results[0]] = r
+    return out
+
+
+def magnitude(interval: Interval) -> float:
+    return max(abs(interval.lo), abs(interval.hi))

@@ -1,0 +1,107 @@
+"""128-bit security for RLWE parameters, and NTT-friendly primes for the modulus chain.
+
+The table is the Homomorphic Encryption Standard (Albrecht et al., HomomorphicEncryption.org,
+v1.1, 2018), Table 1: the largest log2(Q·P) for a ring dimension n at 128-bit classical
+security with a ternary secret and error sigma = 3.2 (the same numbers SEAL ships in
+`hestdparms.h`: 27, 54, 109, 218, 438, 881); n = 2^16 and 2^17 extend it with the values of
+the standard's later estimates (1761, 3524). A parameter set is secure when its total modulus
+bits, special primes included, are at most the entry for its n.
+
+Primes: RNS-CKKS needs q = 1 (mod 2n) so the negacyclic NTT of size n exists; a prime is
+taken as the one of that form closest to the wanted size (deterministic Miller-Rabin on
+64-bit-and-larger integers with the first 12 primes as bases is exact below 3.3e24).
+"""
+
+from __future__ import annotations
+
+import math
+
+# log2(n) -> max log2(QP) at 128-bit security, ternary secret, sigma = 3.2.
+HE_STANDARD_128: dict[int, int] = {
+    10: 27,
+    11: 54,
+    12: 109,
+    13: 218,
+    14: 438,
+    15: 881,
+    16: 1761,
+    17: 3524,
+}
+MIN_LOG_N = min(HE_STANDARD_128)
+MAX_LOG_N = max(HE_STANDARD_128)
+# The error distribution of the standard (and of our runtime).
+ERROR_SIGMA = 3.2
+# The largest prime size the runtime's 64-bit modular arithmetic takes.
+MAX_PRIME_BITS = 60
+MIN_PRIME_BITS = 20
+
+
+def max_log_qp(log_n: int) -> int:
+    return HE_STANDARD_128[log_n]
+
+
+def smallest_secure_log_n(log_qp: float) -> int | None:
+    """The smallest ring dimension (log2) whose 128-bit bound holds log_qp bits."""
+    for log_n in sorted(HE_STANDARD_128):
+        if log_qp <= HE_STANDARD_128[log_n]:
+            return log_n
+    return None
+
+
+def security_bits(log_n: int, log_qp: float) -> int:
+    """128 when the parameters are within the table, else 0 (not certified by the table)."""
+    return 128 if log_n in HE_STANDARD_128 and log_qp <= HE_STANDARD_128[log_n] else 0
+
+
+_MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+
+
+def is_prime(n: int) -> bool:
+    if n < 2:
+        return False
+    for p in _MR_BASES:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d //= 2
+        r += 1
+    for a in _MR_BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def ntt_primes(bits: float, log_n: int, count: int, avoid: set[int] | None = None) -> list[int]:
+    """`count` distinct primes q = 1 (mod 2n), alternately just above and just below 2^bits
+    (so that a chain of rescales by them keeps the scale close to its nominal value)."""
+    avoid = set(avoid or ())
+    step = 2 << log_n
+    target = round(2.0**bits)
+    centre = target - (target % step) + 1
+    found: list[int] = []
+    up, down = centre, centre - step
+    take_up = True
+    while len(found) < count:
+        if take_up:
+            candidate, up = up, up + step
+        else:
+            candidate, down = down, down - step
+        if candidate > 2 and candidate not in avoid and is_prime(candidate):
+            found.append(candidate)
+            avoid.add(candidate)
+            take_up = not take_up
+        if down < step and up > 4 * target:
+            raise ValueError(f"no NTT-friendly primes near 2^{bits} for n = 2^{log_n}")
+    return found
+
+
+def log2_product(values: list[int] | tuple[int, ...]) -> float:
+    return sum(math.log2(v) for v in values)

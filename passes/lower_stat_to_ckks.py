@@ -1,0 +1,387 @@
+"""Lowering of a `stat` program to a `ckks` program with explicit ciphertext layouts.
+
+Layouts (DESIGN.md §5 `layout-assignment`, in its first form):
+- a secret matrix [N, M] is row-packed: one ciphertext per row and block of `slots` columns
+  (each individual encrypts its own row);
+- a vector whose length is a column dimension of a secret matrix ([M]) is packed; any other
+  vector ([N], one entry per individual) and every scalar is replicated (one value in every
+  slot), so that it multiplies a packed row with no rotation;
+- a value is lowered on demand in the layout its consumer needs; an input needed in two
+  layouts is encrypted twice by its owner (a layout conversion on the server would cost
+  rotations, a second encryption costs one more upload). Per-row quantities are thus computed
+  directly in replicated form (the mean/covariance scatter matrix needs no rotation).
+
+Sums over rows become `ckks.reduce`; `y @ S` becomes the fused `ckks.dot`; sums over the
+packed axis become `ckks.sum_slots` (rotations, after a relinearization); `x^k` and `poly`
+become balanced power trees (x^k at depth ceil(log2 k)). Multiplication by an integer public
+scalar is `mul_const` with const_scale 0 (no level); by a real one it carries the nominal
+constant scale, which scale-management later sets exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from compiler.analysis.ckks_util import make_lift
+from compiler.analysis.sizes import parse_sizes
+from compiler.dialects import ckks, stat
+from compiler.errors import UserError
+from compiler.types import Dim
+
+PACKED, REPLICATED = ckks.PACKED, ckks.REPLICATED
+# Nominal log2 scale of real constants until scale-management chooses it.
+NOMINAL_CONST_SCALE = 40.0
+# Nominal log2 scale of encoded inputs until scale-management chooses it.
+NOMINAL_INPUT_SCALE = 40.0
+
+
+def _is_public(v: SSAValue) -> bool:
+    return not stat.tensor_type(v).is_secret
+
+
+class _Lowering:
+    def __init__(self, program: stat.ProgramOp, sizes: dict[str, int]):
+        self.src = program
+        self.sizes = sizes
+        self.out = ckks.ProgramOp(program.sym_name.data)
+        self.block: Block = self.out.block
+        self.memo: dict[tuple[SSAValue, str], SSAValue] = {}
+        self.pub: dict[SSAValue, SSAValue] = {}
+        self.pub_int: dict[SSAValue, bool] = {}
+        self.columns: set[Dim] = {
+            stat.tensor_type(op.result).dims[-1]
+            for op in program.inputs()
+            if stat.tensor_type(op.result).rank == 2 and stat.tensor_type(op.result).is_secret
+        }
+
+    # ------------------------------------------------------------------------- helpers
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def default_layout(self, v: SSAValue) -> str:
+        dims = stat.tensor_type(v).dims
+        if not dims:
+            return REPLICATED
+        if len(dims) >= 2:
+            return PACKED
+        return PACKED if dims[0] in self.columns else REPLICATED
+
+    def const(self, value: float) -> SSAValue:
+        return self.emit(ckks.ConstantOp(value))
+
+    def is_integer(self, pub: SSAValue) -> bool:
+        return self.pub_int.get(pub, False)
+
+    def _pub_op(self, op: Operation, integer: bool) -> SSAValue:
+        v = self.emit(op)
+        self.pub_int[v] = integer
+        return v
+
+    def public(self, v: SSAValue) -> SSAValue:
+        """The ckks public scalar of a public stat value (scalars and their broadcasts)."""
+        if v in self.pub:
+            return self.pub[v]
+        op = v.owner
+        r: SSAValue
+        match op:
+            case stat.ConstantOp():
+                r = self._pub_op(ckks.ConstantOp(op.float_value), op.float_value.is_integer())
+            case stat.SizeOp():
+                r = self._pub_op(ckks.SizeOp(op.sym_value), True)
+            case stat.BroadcastOp():
+                r = self.public(op.input)
+            case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
+                a, b = self.public(op.lhs), self.public(op.rhs)
+                kind = {
+                    stat.AddOp: "add",
+                    stat.SubOp: "sub",
+                    stat.MulOp: "mul",
+                    stat.DivOp: "div",
+                }[type(op)]
+                integer = kind != "div" and self.is_integer(a) and self.is_integer(b)
+                r = self._pub_op(ckks.PublicArithOp(kind, a, b), integer)
+            case stat.NegOp():
+                zero = self._pub_op(ckks.ConstantOp(0.0), True)
+                x = self.public(op.input)
+                r = self._pub_op(ckks.PublicArithOp("sub", zero, x), self.is_integer(x))
+            case _:
+                name = op.name if isinstance(op, Operation) else "a block argument"
+                raise UserError(
+                    f"public arrays ({name}) are not supported in ckks programs yet; "
+                    "only public scalars (sizes, constants and arithmetic on them)"
+                )
+        self.pub[v] = r
+        return r
+
+    def mul_const(self, x: SSAValue, c: SSAValue) -> SSAValue:
+        scale = 0.0 if self.is_integer(c) else NOMINAL_CONST_SCALE
+        return self.emit(ckks.MulConstOp(x, c, scale))
+
+    def align(self, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Make two ciphertexts addable: lift the lower scale by a constant-1 multiply."""
+        sa, sb = ckks.ct_type(a).scale_bits, ckks.ct_type(b).scale_bits
+        if ckks.same_scale(sa, sb):
+            return a, b
+        one = self._pub_op(ckks.ConstantOp(1.0), True)
+        if sa < sb:
+            return self.emit(make_lift(a, one, sb - sa)), b
+        return a, self.emit(make_lift(b, one, sa - sb))
+
+    def add(self, a: SSAValue, b: SSAValue, sub: bool = False) -> SSAValue:
+        a, b = self.align(a, b)
+        return self.emit(ckks.SubOp(a, b) if sub else ckks.AddOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(ckks.MulOp(a, b))
+
+    def relin_if_needed(self, x: SSAValue) -> SSAValue:
+        if ckks.ct_type(x).degree_value > 1:
+            return self.emit(ckks.RelinearizeOp(x))
+        return x
+
+    def bcast(self, x: SSAValue, shape: tuple[Dim, ...], dims: tuple[int, ...], layout: str):
+        src = ckks.ct_type(x)
+        if src.dims == shape and src.layout_name == layout:
+            return x
+        return self.emit(ckks.BroadcastOp(x, shape, dims, layout))
+
+    # ------------------------------------------------------------------------- lowering
+    def run(self) -> ckks.ProgramOp:
+        for op in self.src.server_ops():
+            if isinstance(op, stat.ParamOp):
+                bound = min(op.bound_value, self.sizes.get(op.sym_value, op.bound_value))
+                self.block.add_op(ckks.ParamOp(op.sym_value, bound))
+        for reveal in self.src.reveals():
+            x = self.lower(reveal.input, self.default_layout(reveal.input))
+            self.block.add_op(ckks.DecryptOp(reveal.sym_value, x))
+        return self.out
+
+    def lower(self, v: SSAValue, layout: str) -> SSAValue:
+        """`v` as a ciphertext array in `layout`."""
+        if _is_public(v):
+            raise UserError("internal: public value lowered as a ciphertext")
+        key = (v, layout)
+        if key not in self.memo:
+            result = self._lower(v, layout)
+            if result.name_hint is None and v.name_hint is not None:
+                result.name_hint = v.name_hint
+            self.memo[key] = result
+        return self.memo[key]
+
+    def _lower(self, v: SSAValue, layout: str) -> SSAValue:
+        op = v.owner
+        ty = stat.tensor_type(v)
+        if not ty.dims:
+            layout = REPLICATED
+        match op:
+            case stat.InputOp():
+                pt = ckks.PtType.get(ty.dims, layout, 0, NOMINAL_INPUT_SCALE)
+                enc = self.emit(ckks.EncodeOp(op.sym_value, pt, op.domain_value))
+                enc.name_hint = f"{op.sym_value}_pt"
+                return self.emit(ckks.EncryptOp(enc))
+            case stat.AddOp() | stat.SubOp():
+                return self.lower_add(op, layout, isinstance(op, stat.SubOp))
+            case stat.MulOp():
+                return self.lower_mul(op, layout)
+            case stat.NegOp():
+                return self.emit(ckks.NegateOp(self.lower(op.input, layout)))
+            case stat.BroadcastOp():
+                return self.lower_broadcast(op, layout)
+            case stat.PowOp():
+                x = self.lower(op.input, layout)
+                return self.power_tree(x, op.exponent_value)[op.exponent_value]
+            case stat.PolyOp():
+                return self.lower_poly(op, layout)
+            case stat.MatmulOp():
+                return self.lower_matmul(op, layout)
+            case stat.SumOp() | stat.MeanOp():
+                return self.lower_sum(op, layout)
+            case stat.TransposeOp():
+                if layout != REPLICATED:
+                    raise UserError(
+                        "a transposed secret matrix is only supported as the left factor "
+                        "of a matrix product (packed transposes need rotations)"
+                    )
+                return self.emit(ckks.TransposeOp(self.lower(op.input, REPLICATED)))
+            case _:
+                name = op.name if isinstance(op, Operation) else "a block argument"
+                raise UserError(f"{name} on secret values is not supported by the ckks lowering")
+
+    def lower_add(self, op: stat.AddOp | stat.SubOp, layout: str, sub: bool) -> SSAValue:
+        lp, rp = _is_public(op.lhs), _is_public(op.rhs)
+        if not lp and not rp:
+            return self.add(self.lower(op.lhs, layout), self.lower(op.rhs, layout), sub)
+        if rp:
+            x, c = self.lower(op.lhs, layout), self.public(op.rhs)
+            if sub:
+                zero = self._pub_op(ckks.ConstantOp(0.0), True)
+                c = self._pub_op(ckks.PublicArithOp("sub", zero, c), self.is_integer(c))
+            return self.emit(ckks.AddConstOp(x, c))
+        x, c = self.lower(op.rhs, layout), self.public(op.lhs)
+        if sub:
+            x = self.emit(ckks.NegateOp(x))
+        return self.emit(ckks.AddConstOp(x, c))
+
+    def lower_mul(self, op: stat.MulOp, layout: str) -> SSAValue:
+        lp, rp = _is_public(op.lhs), _is_public(op.rhs)
+        if not lp and not rp:
+            return self.mul(self.lower(op.lhs, layout), self.lower(op.rhs, layout))
+        secret, public = (op.lhs, op.rhs) if rp else (op.rhs, op.lhs)
+        return self.mul_const(self.lower(secret, layout), self.public(public))
+
+    def lower_broadcast(self, op: stat.BroadcastOp, layout: str) -> SSAValue:
+        res = stat.tensor_type(op.result)
+        src = stat.tensor_type(op.input)
+        dims = op.dims_tuple
+        last = len(res.dims) - 1
+        fed = last in dims and src.dims[dims.index(last)] == res.dims[last]
+        src_layout = layout if (layout == REPLICATED or fed) else REPLICATED
+        x = self.lower(op.input, src_layout)
+        return self.bcast(x, res.dims, dims, layout)
+
+    def power_tree(self, x: SSAValue, degree: int) -> dict[int, SSAValue]:
+        """x^1..x^degree, each x^k at multiplicative depth ceil(log2 k): x^(2^j) by squaring,
+        x^k = x^(2^j) * x^(k - 2^j) for the largest 2^j < k."""
+        powers = {1: x}
+        for k in range(2, degree + 1):
+            high = 1 << (k.bit_length() - 1)
+            if high == k:
+                half = powers[k // 2]
+                powers[k] = self.mul(half, half)
+            else:
+                powers[k] = self.mul(powers[high], powers[k - high])
+        return powers
+
+    def lower_poly(self, op: stat.PolyOp, layout: str) -> SSAValue:
+        coeffs = op.coefficient_values
+        x = self.lower(op.input, layout)
+        degree = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
+        if degree == 0:
+            raise UserError("a constant polynomial of a secret value is public; write the constant")
+        powers = self.power_tree(x, degree)
+        acc: SSAValue | None = None
+        for k in range(1, degree + 1):
+            if coeffs[k] == 0.0:
+                continue
+            term = powers[k]
+            if coeffs[k] != 1.0:
+                c = self._pub_op(ckks.ConstantOp(coeffs[k]), coeffs[k].is_integer())
+                term = self.mul_const(term, c)
+            acc = term if acc is None else self.add(acc, term)
+        assert acc is not None
+        if coeffs[0] != 0.0:
+            c0 = self._pub_op(ckks.ConstantOp(coeffs[0]), coeffs[0].is_integer())
+            acc = self.emit(ckks.AddConstOp(acc, c0))
+        return acc
+
+    def lower_matmul(self, op: stat.MatmulOp, layout: str) -> SSAValue:
+        lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
+        if _is_public(op.lhs) or _is_public(op.rhs):
+            raise UserError("a product with a public matrix is not supported by ckks yet")
+        k = lt.dims[-1]
+        if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, M] -> [M]
+            m = rt.dims[1]
+            y = self.lower(op.lhs, REPLICATED)
+            y = self.bcast(y, (k, m), (0,), layout)
+            s = self.lower(op.rhs, layout)
+            return self.emit(ckks.DotOp(y, s, 0))
+        if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
+            if layout == PACKED or k not in self.columns:
+                raise UserError(
+                    f"matrix-vector product with a {'packed result' if layout == PACKED else k}"
+                    " layout is not supported yet"
+                )
+            n = lt.dims[0]
+            g = self.lower(op.lhs, PACKED)
+            w = self.bcast(self.lower(op.rhs, PACKED), (n, k), (1,), PACKED)
+            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(self.mul(g, w))))
+        if lt.rank == 2 and rt.rank == 2:  # [A, K] @ [K, B] -> [A, B]
+            a, b = lt.dims[0], rt.dims[1]
+            lhs_src = op.lhs.owner
+            if isinstance(lhs_src, stat.TransposeOp):
+                left = self.lower(lhs_src.input, REPLICATED)  # [K, A]
+            else:
+                left = self.emit(ckks.TransposeOp(self.lower(op.lhs, REPLICATED)))
+            left = self.bcast(left, (k, a, b), (0, 1), layout)
+            right = self.bcast(self.lower(op.rhs, layout), (k, a, b), (0, 2), layout)
+            return self.emit(ckks.DotOp(left, right, 0))
+        # [K] @ [K] -> scalar
+        if k in self.columns:
+            prod = self.mul(self.lower(op.lhs, PACKED), self.lower(op.rhs, PACKED))
+            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(prod)))
+        return self.emit(
+            ckks.DotOp(self.lower(op.lhs, REPLICATED), self.lower(op.rhs, REPLICATED), 0)
+        )
+
+    def lower_sum(self, op: stat.SumOp | stat.MeanOp, layout: str) -> SSAValue:
+        src = stat.tensor_type(op.input)
+        axes = op.axes_tuple
+        last = src.rank - 1
+        src_layout = self.default_layout(op.input) if last in axes else layout
+        x = self.lower(op.input, src_layout)
+        for axis in sorted(axes, reverse=True):
+            if axis == last and ckks.ct_type(x).layout_name == PACKED:
+                x = self.emit(ckks.SumSlotsOp(self.relin_if_needed(x)))
+            else:
+                x = self.emit(ckks.ReduceOp(x, axis))
+        if isinstance(op, stat.MeanOp):
+            count: SSAValue | None = None
+            for axis in axes:
+                d = src.dims[axis]
+                size = self._pub_op(
+                    ckks.SizeOp(d) if isinstance(d, str) else ckks.ConstantOp(float(d)), True
+                )
+                count = (
+                    size
+                    if count is None
+                    else self._pub_op(ckks.PublicArithOp("mul", count, size), True)
+                )
+            assert count is not None
+            one = self._pub_op(ckks.ConstantOp(1.0), True)
+            inv = self._pub_op(ckks.PublicArithOp("div", one, count), False)
+            x = self.mul_const(x, inv)
+        got = ckks.ct_type(x).layout_name
+        if got != layout:
+            if got == REPLICATED and ckks.ct_type(x).dims == ():
+                return x  # a replicated scalar serves every layout through broadcast
+            raise UserError(
+                f"the sum over axes {list(axes)} gives a {got} array, but a {layout} one is "
+                "needed; this layout conversion is not supported yet"
+            )
+        return x
+
+
+def lower_program(program: stat.ProgramOp, sizes: dict[str, int]) -> ckks.ProgramOp:
+    return _Lowering(program, sizes).run()
+
+
+@dataclass(frozen=True)
+class LowerStatToCkksPass(ModulePass):
+    """Lower every `stat.program` of the module to a `ckks.program` (replacing it).
+
+    Assumes: a verified stat program (after range-analysis and depth-minimization).
+    Establishes: a verified ckks program in which every value is a ciphertext array with a
+    layout, all at level 0 at nominal scales (2^40 for inputs and real constants), so the later
+    passes (lazy-relinearization, rescale-placement, level-assignment, scale-management) own
+    those decisions. Options: `sizes` ("N=5000,M=16384"): compile for these sizes (each
+    parameter's bound becomes min(declared bound, size)).
+    """
+
+    name = "lower-stat-to-ckks"
+
+    sizes: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        sizes = parse_sizes(self.sizes)
+        for program in list(op.body.block.ops):
+            if isinstance(program, stat.ProgramOp):
+                lowered = lower_program(program, sizes)
+                op.body.block.insert_op_before(lowered, program)
+                program.detach()
+                program.erase()
