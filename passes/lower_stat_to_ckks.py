@@ -158,9 +158,24 @@ class _Lowering:
                 bound = min(op.bound_value, self.sizes.get(op.sym_value, op.bound_value))
                 self.block.add_op(ckks.ParamOp(op.sym_value, bound))
         for reveal in self.src.reveals():
-            x = self.lower(reveal.input, self.default_layout(reveal.input))
-            self.block.add_op(ckks.DecryptOp(reveal.sym_value, x))
+            value, factor = self.split_public_factor(reveal.input)
+            x = self.lower(value, self.default_layout(reveal.input))
+            self.block.add_op(ckks.DecryptOp(reveal.sym_value, x, factor))
         return self.out
+
+    def split_public_factor(self, v: SSAValue) -> tuple[SSAValue, SSAValue | None]:
+        """A revealed `c * x` with c a public integer scalar: x is computed under encryption
+        and the coordinator multiplies by c after decryption (the factor is public)."""
+        op = v.owner
+        if isinstance(op, stat.MulOp):
+            for pub, sec in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+                if _is_public(pub) and not _is_public(sec):
+                    if stat.tensor_type(sec).dims != stat.tensor_type(v).dims:
+                        continue
+                    factor = self.public(pub)
+                    if self.is_integer(factor):
+                        return sec, factor
+        return v, None
 
     def lower(self, v: SSAValue, layout: str) -> SSAValue:
         """`v` as a ciphertext array in `layout`."""

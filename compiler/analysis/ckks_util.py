@@ -52,3 +52,10 @@ def make_lift(x: SSAValue, one: SSAValue, bits: float) -> ckks.MulConstOp:
     op = ckks.MulConstOp(x, one, bits)
     op.attributes["align"] = UnitAttr()
     return op
+
+
+def sum_slots_offsets(slots: int) -> list[int]:
+    """Offsets of the rotate-and-add tree of `ckks.sum_slots`: 1, 2, ..., slots/2. All
+    log2(slots) steps are needed for the total to land in every slot (a replicated result);
+    the zero padding of the packed axis keeps the extra slots out of the sum."""
+    return [1 << k for k in range(slots.bit_length() - 1)]

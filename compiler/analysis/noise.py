@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
-from compiler.analysis.ranges import ckks_ranges, magnitude, public_values
+from compiler.analysis.ranges import ckks_ranges, magnitude, public_values, range_of
 from compiler.analysis.security import ERROR_SIGMA
 from compiler.dialects import ckks
-from compiler.types import dim_bound
+from compiler.types import Interval, dim_bound
 
 SIGMAS = 6.0
 
@@ -65,10 +65,13 @@ class NoiseModel:
 
 
 def error_variances(
-    program: ckks.ProgramOp, bounds: Mapping[str, int], model: NoiseModel
+    program: ckks.ProgramOp,
+    bounds: Mapping[str, int],
+    model: NoiseModel,
+    ranges: Mapping[SSAValue, Interval] | None = None,
 ) -> dict[SSAValue, float]:
     """Var(error / scale) of every ciphertext value (plaintexts: encoding error only)."""
-    rng = ckks_ranges(program, bounds)
+    rng = ranges if ranges is not None else ckks_ranges(program, bounds)
     pub = public_values(program, bounds)
     var: dict[SSAValue, float] = {}
 
@@ -78,7 +81,7 @@ def error_variances(
         return 2.0**ty.scale_bits
 
     def prod(a: SSAValue, b: SSAValue) -> float:
-        ma, mb = magnitude(rng[a]), magnitude(rng[b])
+        ma, mb = magnitude(range_of(rng, a)), magnitude(range_of(rng, b))
         return mb**2 * var[a] + ma**2 * var[b] + var[a] * var[b]
 
     for op in program.block.ops:
@@ -119,7 +122,7 @@ def error_variances(
                 v = c**2 * var[op.input]
                 if not op.is_integer:
                     # The constant is rounded to an integer multiple of 2^-const_scale.
-                    v += magnitude(rng[op.input]) ** 2 / 12.0 / 4.0**op.const_scale_bits
+                    v += magnitude(range_of(rng, op.input)) ** 2 / 12.0 / 4.0**op.const_scale_bits
             case ckks.NegateOp() | ckks.AddConstOp() | ckks.LevelDownOp():
                 v = var[op.operands[0]]
             case ckks.BroadcastOp() | ckks.TransposeOp():
@@ -144,11 +147,14 @@ class OutputPrecision:
 
 
 def output_precision(
-    program: ckks.ProgramOp, bounds: Mapping[str, int], model: NoiseModel
+    program: ckks.ProgramOp,
+    bounds: Mapping[str, int],
+    model: NoiseModel,
+    ranges: Mapping[SSAValue, Interval] | None = None,
 ) -> list[OutputPrecision]:
-    rng = ckks_ranges(program, bounds)
-    var = error_variances(program, bounds, model)
+    rng = ranges if ranges is not None else ckks_ranges(program, bounds)
+    var = error_variances(program, bounds, model, rng)
     return [
-        OutputPrecision(d.sym_value, magnitude(rng[d.input]), math.sqrt(var[d.input]))
+        OutputPrecision(d.sym_value, magnitude(range_of(rng, d.input)), math.sqrt(var[d.input]))
         for d in program.decrypts()
     ]

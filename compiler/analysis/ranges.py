@@ -218,3 +218,17 @@ def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
 
 def magnitude(interval: Interval) -> float:
     return max(abs(interval.lo), abs(interval.hi))
+
+
+def range_of(ranges: Mapping[SSAValue, Interval], v: SSAValue) -> Interval:
+    """The range of `v`, looking through ops inserted after the analysis that keep the value
+    (scale-alignment multiplies by 1, level drops, rescales)."""
+    found = ranges.get(v)
+    if found is not None:
+        return found
+    owner = v.owner
+    if isinstance(owner, ckks.MulConstOp | ckks.LevelDownOp | ckks.RescaleOp):
+        if isinstance(owner, ckks.MulConstOp) and "align" not in owner.attributes:
+            raise KeyError(v)
+        return range_of(ranges, owner.operands[0])
+    raise KeyError(v)

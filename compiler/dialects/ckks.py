@@ -71,6 +71,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -847,20 +848,24 @@ class EncryptOp(CkksOp):
 
 @irdl_op_definition
 class DecryptOp(_Named):
-    """Decryption of a revealed value by the coordinator (the only holder of the secret key)."""
+    """Decryption of a revealed value by the coordinator (the only holder of the secret key).
+    With `factor`, the coordinator multiplies the decoded value by that public scalar: a last
+    multiplication by a public constant reveals nothing new, and done in the clear it does not
+    make the value (and so the output modulus) any larger."""
 
     name = "ckks.decrypt"
 
     input = operand_def(CtType)
+    factor = opt_operand_def(PublicType)
     party = prop_def(StringAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym $input attr-dict `:` type($input)"
+    assembly_format = "$sym $input (`times` $factor^)? attr-dict `:` type($input)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
 
-    def __init__(self, sym: str, operand: SSAValue):
+    def __init__(self, sym: str, operand: SSAValue, factor: SSAValue | None = None):
         super().__init__(
-            operands=[operand],
+            operands=[operand, [factor] if factor is not None else []],
             properties={"sym": StringAttr(sym), "party": StringAttr("coordinator")},
         )
 
@@ -1044,7 +1049,7 @@ class ProgramOp(IRDLOperation):
             special_moduli=ints("special_moduli"),
             dnum=one("dnum"),
             security_bits=one("security_bits"),
-            insecure=isinstance(insecure, BoolAttr) and bool(insecure.value.data),
+            insecure=isinstance(insecure, IntegerAttr) and insecure.value.data != 0,
         )
 
     def set_parameters(self, p: Parameters) -> None:

@@ -1,0 +1,188 @@
+"""Operation counts and sizes of a ckks program: static (per IR op) and executed (per
+ciphertext, for concrete sizes), key sets and byte sizes per party.
+
+Executed counts follow the layouts: an op on an array of k ciphertexts does k ciphertext
+operations; `dot` over an axis of length K does K products per result ciphertext (and K - 1
+additions); `sum_slots` adds the column blocks and then does log2(slots) rotations (key
+switches) per result ciphertext; broadcasts and level drops move no data. A ciphertext of
+degree d at level l is (d + 1)·n·(primes of Q_l) 64-bit words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from xdsl.ir import SSAValue
+
+from compiler.dialects import ckks
+from compiler.types import Dim
+
+COUNT_KEYS = ("ct_mul", "pt_mul", "const_mul", "relin", "rotate", "key_switch", "rescale", "add")
+
+
+def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str, int]:
+    """Counts of IR ops (sum_slots counts its log2(slots) rotations when slots is known)."""
+    c: Counter[str] = Counter(dict.fromkeys(COUNT_KEYS, 0))
+    steps = int(math.log2(slots)) if slots else 1
+    for op in program.block.ops:
+        match op:
+            case ckks.MulOp() | ckks.DotOp():
+                c["ct_mul"] += 1
+            case ckks.MulPlainOp():
+                c["pt_mul"] += 1
+            case ckks.MulConstOp():
+                c["const_mul" if op.is_integer else "pt_mul"] += 1
+            case ckks.RelinearizeOp():
+                c["relin"] += 1
+                c["key_switch"] += 1
+            case ckks.RotateOp():
+                c["rotate"] += 1
+                c["key_switch"] += 1
+            case ckks.SumSlotsOp():
+                c["rotate"] += steps
+                c["key_switch"] += steps
+            case ckks.RescaleOp():
+                c["rescale"] += 1
+            case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():
+                c["add"] += 1
+            case ckks.ReduceOp():
+                c["add"] += 1
+            case _:
+                pass
+    return dict(c)
+
+
+@dataclass
+class Executed:
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class Shapes:
+    """Ciphertext counts of arrays for concrete sizes and a slot count."""
+
+    def __init__(self, sizes: Mapping[str, int], slots: int):
+        self.sizes = dict(sizes)
+        self.slots = slots
+
+    def dim(self, d: Dim) -> int:
+        return d if isinstance(d, int) else self.sizes[d]
+
+    def count(self, ty: ckks.CtType | ckks.PtType) -> int:
+        dims = [self.dim(d) for d in ty.dims]
+        if ty.layout_name == ckks.PACKED:
+            return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)
+        return math.prod(dims)
+
+
+def executed_counts(
+    program: ckks.ProgramOp, sizes: Mapping[str, int], slots: int
+) -> dict[str, int]:
+    s = Shapes(sizes, slots)
+    c: Counter[str] = Counter(dict.fromkeys(COUNT_KEYS, 0))
+    steps = int(math.log2(slots))
+    for op in program.block.ops:
+        if not op.results or not isinstance(op.results[0].type, ckks.CtType):
+            continue
+        out = s.count(ckks.ct_type(op.results[0]))
+        match op:
+            case ckks.MulOp():
+                c["ct_mul"] += out
+            case ckks.DotOp():
+                k = s.count(ckks.ct_type(op.lhs))
+                c["ct_mul"] += k
+                c["add"] += k - out
+            case ckks.MulPlainOp():
+                c["pt_mul"] += out
+            case ckks.MulConstOp():
+                c["const_mul" if op.is_integer else "pt_mul"] += out
+            case ckks.RelinearizeOp():
+                c["relin"] += out
+                c["key_switch"] += out
+            case ckks.RotateOp():
+                c["rotate"] += out
+                c["key_switch"] += out
+            case ckks.SumSlotsOp():
+                blocks = s.count(ckks.ct_type(op.input))
+                c["add"] += blocks - out + steps * out
+                c["rotate"] += steps * out
+                c["key_switch"] += steps * out
+            case ckks.RescaleOp():
+                c["rescale"] += out
+            case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():
+                c["add"] += out
+            case ckks.ReduceOp():
+                c["add"] += s.count(ckks.ct_type(op.input)) - out
+            case _:
+                pass
+    return dict(c)
+
+
+def ciphertext_bytes(params: ckks.Parameters, level: int, degree: int = 1) -> int:
+    primes = len(params.output_moduli) + level
+    return (degree + 1) * (1 << params.log_n) * primes * 8
+
+
+def key_bytes(params: ckks.Parameters, key_level: int) -> int:
+    """One switching key: dnum digits, each a degree-1 ciphertext over Q_key_level·P."""
+    primes = len(params.output_moduli) + key_level + len(params.special_moduli)
+    return max(params.dnum, 1) * 2 * (1 << params.log_n) * primes * 8
+
+
+@dataclass(frozen=True)
+class PartySizes:
+    upload_per_individual: int
+    upload_other: int
+    server_working_set: int
+    download: int
+
+
+def individual_axes(program: ckks.ProgramOp) -> set[Dim]:
+    """The dimensions indexing individuals: the row axis of every secret input matrix."""
+    axes: set[Dim] = set()
+    for op in program.block.ops:
+        if isinstance(op, ckks.EncodeOp):
+            dims = ckks.pt_type(op.result).dims
+            if len(dims) >= 2:
+                axes.add(dims[0])
+    return axes
+
+
+def party_sizes(
+    program: ckks.ProgramOp, params: ckks.Parameters, sizes: Mapping[str, int]
+) -> PartySizes:
+    s = Shapes(sizes, params.slots)
+    people = individual_axes(program)
+    per_person = other = 0
+    for op in program.encrypts():
+        ty = ckks.ct_type(op.result)
+        total = s.count(ty) * ciphertext_bytes(params, ty.level_value)
+        if ty.dims and ty.dims[0] in people:
+            per_person += total // s.dim(ty.dims[0])
+        else:
+            other += total
+    # Working set: the bytes of live ciphertext values, at their peak along program order.
+    ops = list(program.block.ops)
+    last_use: dict[SSAValue, int] = {}
+    for i, op in enumerate(ops):
+        for v in op.operands:
+            last_use[v] = i
+    live: dict[SSAValue, int] = {}
+    peak = 0
+    for i, op in enumerate(ops):
+        for r in op.results:
+            ty = r.type
+            if isinstance(ty, ckks.CtType) and not isinstance(
+                op, ckks.BroadcastOp | ckks.LevelDownOp | ckks.TransposeOp
+            ):
+                live[r] = s.count(ty) * ciphertext_bytes(params, ty.level_value, ty.degree_value)
+        peak = max(peak, sum(live.values()))
+        for v in [v for v in live if last_use.get(v, -1) <= i]:
+            del live[v]
+    download = 0
+    for d in program.decrypts():
+        ty = ckks.ct_type(d.input)
+        download += s.count(ty) * ciphertext_bytes(params, ty.level_value, ty.degree_value)
+    return PartySizes(per_person, other, peak, download)

@@ -1,0 +1,141 @@
+"""Exact scales of a ckks program under a scale plan, and the chain a plan needs.
+
+A plan fixes the encoding scale Delta of inputs at the top level L and the divisor (log2 of
+the rescale prime) of every level. An exponent-1 value at level l then has the scale
+S_l: S_L = Delta and S_(l-1) = 2·S_l - log2(q_l) (a product of two exponent-1 values
+rescaled by q_l). Inputs first used at level l are encoded at S_l, real constants at S_l, and
+where an addition still meets two different scales the smaller operand is multiplied by the
+constant 1 encoded at 2^(difference) ("lift", exact for an integer difference). `apply_plan`
+rewrites the program so every type carries its exact scale; `chain_needs` then reads off the
+modulus each level must have: every value x at level l needs log2|x|max + scale + 1 bits
+(the sign) in Q_l, and Q_0 = the output modulus is sized from that.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import FloatAttr, f64
+from xdsl.ir import Operation, SSAValue
+
+from compiler.analysis.ckks_util import is_lift, make_lift
+from compiler.analysis.ranges import magnitude, range_of
+from compiler.dialects import ckks
+from compiler.errors import InternalError
+from compiler.types import Interval
+
+
+@dataclass(frozen=True)
+class ScalePlan:
+    input_scale: float
+    divisors: tuple[float, ...]  # divisors[l - 1] = log2 q_l for l = 1..L
+
+    def level_scales(self) -> list[float]:
+        """S_0..S_L."""
+        top = len(self.divisors)
+        scales = [0.0] * (top + 1)
+        scales[top] = self.input_scale
+        for level in range(top, 0, -1):
+            scales[level - 1] = 2.0 * scales[level] - self.divisors[level - 1]
+        return scales
+
+
+def top_level(program: ckks.ProgramOp) -> int:
+    levels = [
+        ty.level_value
+        for op in program.block.ops
+        for r in op.results
+        if isinstance(ty := r.type, ckks.CtType | ckks.PtType)
+    ]
+    return max(levels, default=0)
+
+
+def _one(program: ckks.ProgramOp) -> SSAValue:
+    for op in program.block.ops:
+        if isinstance(op, ckks.ConstantOp) and op.float_value == 1.0:
+            return op.result
+    const = ckks.ConstantOp(1.0)
+    first = program.block.first_op
+    assert first is not None
+    program.block.insert_op_before(const, first)
+    return const.result
+
+
+def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
+    """Give every value its exact scale under `plan` (see the module docstring)."""
+    for op in list(program.block.ops):
+        if is_lift(op):
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.detach()
+            op.erase()
+    scales = plan.level_scales()
+    one = _one(program)
+    for op in list(program.block.ops):
+        if isinstance(op, ckks.EncodeOp):
+            ty = op.result.type
+            assert isinstance(ty, ckks.PtType)
+            op.result._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
+                ty.dims, ty.layout_name, ty.level_value, scales[ty.level_value]
+            )
+            continue
+        if isinstance(op, ckks.RescaleOp):
+            level = ckks.ct_type(op.input).level_value
+            op.divisor = FloatAttr(plan.divisors[level - 1], f64)
+        elif isinstance(op, ckks.MulConstOp) and not op.is_integer:
+            level = ckks.ct_type(op.input).level_value
+            op.const_scale = FloatAttr(scales[level], f64)
+        elif isinstance(op, ckks.AddOp | ckks.SubOp | ckks.AddPlainOp):
+            _align(op, 0, 1, one)
+        ckks.retype(op)
+
+
+def _scale_of(v: SSAValue) -> float:
+    ty = v.type
+    assert isinstance(ty, ckks.CtType | ckks.PtType)
+    return ty.scale_bits
+
+
+def _align(op: Operation, i: int, j: int, one: SSAValue) -> None:
+    a, b = op.operands[i], op.operands[j]
+    sa, sb = _scale_of(a), _scale_of(b)
+    if ckks.same_scale(sa, sb):
+        return
+    low, diff = (i, sb - sa) if sa < sb else (j, sa - sb)
+    if not isinstance(op.operands[low].type, ckks.CtType):
+        raise InternalError("a plaintext operand cannot be lifted; encode it at the scale")
+    lift = make_lift(op.operands[low], one, diff)
+    block = op.parent_block()
+    assert block is not None
+    block.insert_op_before(lift, op)
+    op.operands[low] = lift.result
+
+
+@dataclass(frozen=True)
+class ChainNeeds:
+    """What a scaled program asks of the chain: Q_0 bits, and the smallest scale."""
+
+    output_bits: float
+    min_scale: float
+
+
+def chain_needs(
+    program: ckks.ProgramOp, divisors: tuple[float, ...], ranges: Mapping[SSAValue, Interval]
+) -> ChainNeeds:
+    """The bits Q_0 must have so that every value fits its level's modulus."""
+    above = [0.0]
+    for d in divisors:
+        above.append(above[-1] + d)
+    need = 0.0
+    min_scale = math.inf
+    for op in program.block.ops:
+        for r in op.results:
+            ty = r.type
+            if not isinstance(ty, ckks.CtType):
+                continue
+            bound = max(magnitude(range_of(ranges, r)), 1.0)
+            bits = math.log2(bound) + ty.scale_bits + 1.0
+            need = max(need, bits - above[ty.level_value])
+            min_scale = min(min_scale, ty.scale_bits)
+    return ChainNeeds(need, min_scale)

@@ -1,0 +1,203 @@
+"""Scale management: exact scales, input and constant encoding scales, and the chain they need.
+
+This is the computed form of the PNAS authors' hand-chosen scaling factor gamma. The choice is
+a small search over two numbers, the encoding scale Delta of the inputs and the size r of the
+rescale primes, for the smallest ring dimension that is 128-bit secure:
+
+- every output must keep `precision_bits` correct bits relative to its largest possible value
+  (range analysis), with the error predicted by `compiler.analysis.noise` (fresh encryption,
+  rescale and key-switch errors propagated through the program, 6 sigma);
+- every value must fit its level's modulus (log2|x|max + scale + 1 <= log2 Q_l); Q_0, the
+  output modulus, is as large as the largest output needs (so it may hold several primes);
+- among feasible plans, the fewest primes, then the fewest modulus bits.
+
+Why a rescale prime larger than the scale helps (the chi-square kernel, N = 5000): the
+inputs need Delta ~ 2^40 for the fresh-encryption error summed over N individuals and
+multiplied by d = 2N to stay below the precision target; a product has scale Delta^2 = 2^80;
+rescaling by a 60-bit prime leaves scale 2^20..2^26 for the squared term, whose output
+(n11·d - c1·r1)^2·d < (2N)^5 ~ 2^66 then needs a Q_0 of ~2^120, two 60-bit primes: three
+primes in all, one rescale. Rescaling by a prime equal to the scale would keep 2^40 and need a
+Q_0 of ~2^147 (three primes, four in all).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, f64, i64
+from xdsl.passes import ModulePass
+
+from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.ranges import ckks_ranges
+from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
+from compiler.analysis.security import (
+    HE_STANDARD_128,
+    MAX_LOG_N,
+    MAX_PRIME_BITS,
+    MIN_LOG_N,
+    MIN_PRIME_BITS,
+)
+from compiler.analysis.sizes import parse_sizes
+from compiler.dialects import ckks
+from compiler.errors import UserError
+
+# The smallest scale any value may have (below it, rounding swamps the value).
+MIN_SCALE_BITS = 8.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    log_n: int
+    input_scale: float
+    rescale_bits: float
+    output_bits: int
+    special_bits: int
+    levels: int
+    precision: float
+
+    @property
+    def output_primes(self) -> int:
+        return math.ceil(self.output_bits / MAX_PRIME_BITS)
+
+    @property
+    def primes(self) -> int:
+        return self.output_primes + self.levels + (1 if self.special_bits else 0)
+
+    @property
+    def total_bits(self) -> float:
+        return self.output_bits + self.levels * self.rescale_bits + self.special_bits
+
+    def cost(self) -> tuple[float, float, float]:
+        return (self.primes, self.total_bits, -self.precision)
+
+
+def plan_of(program: ckks.ProgramOp) -> Candidate | None:
+    attrs = program.attributes
+    if "plan_log_n" not in attrs:
+        return None
+
+    def num(key: str) -> float:
+        a = attrs[key]
+        assert isinstance(a, IntegerAttr | FloatAttr)
+        return float(a.value.data)
+
+    return Candidate(
+        log_n=int(num("plan_log_n")),
+        input_scale=num("plan_input_scale"),
+        rescale_bits=num("plan_rescale_bits"),
+        output_bits=int(num("plan_output_bits")),
+        special_bits=int(num("plan_special_bits")),
+        levels=top_level(program),
+        precision=num("plan_precision"),
+    )
+
+
+def needs_key_switch(program: ckks.ProgramOp) -> bool:
+    return any(isinstance(op, ckks.KEY_SWITCH_OPS) for op in program.block.ops)
+
+
+@dataclass(frozen=True)
+class ScaleManagementPass(ModulePass):
+    """Choose input/constant encoding scales and rescale-prime sizes; set every exact scale.
+
+    What it does: searches (Delta, r) on a grid of whole bits (module docstring), for each ring
+    dimension from the smallest up (or only `log_n` when given); applies the best plan: exact
+    scales on every type, real constants encoded at their level's scale, scale-alignment
+    multiplies by 1 where additions meet different scales; records the plan as program
+    attributes `plan_*` for parameter-selection.
+    Assumes: levels are assigned. Establishes: every addition has equal operand scales, every
+    value fits its level's modulus under the plan, every output meets `precision_bits`; the
+    module verifies. Options: `precision_bits` (default 19: bits relative to the output's
+    range bound, at 6 sigma), `precision` ("chi2_num=33": per-output targets overriding
+    `precision_bits`; a difference of large terms that is later squared, as in the chi-square
+    numerator, needs more bits than its range suggests), `log_n` (0: search),
+    `insecure` (allow ring dimensions below the 128-bit table).
+    Reference: EVA's scale/waterline analysis; Blatt et al. PNAS 2020 (gamma).
+    """
+
+    name = "scale-management"
+
+    precision_bits: float = 19.0
+    precision: str = ""
+    log_n: int = 0
+    insecure: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for program in ckks_programs(op):
+            self.run(program)
+
+    def run(self, program: ckks.ProgramOp) -> None:
+        bounds = program.params()
+        ranges = ckks_ranges(program, bounds)
+        levels = top_level(program)
+        key_switch = needs_key_switch(program)
+        targets = {k: float(v) for k, v in parse_sizes(self.precision).items()}
+
+        def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
+            plan = ScalePlan(delta, tuple([r] * levels))
+            if min(plan.level_scales()) < MIN_SCALE_BITS:
+                return None
+            apply_plan(program, plan)
+            needs = chain_needs(program, plan.divisors, ranges)
+            if needs.min_scale < MIN_SCALE_BITS:
+                return None
+            out_bits = max(MIN_PRIME_BITS, math.ceil(needs.output_bits))
+            dnum = math.ceil(out_bits / MAX_PRIME_BITS) + levels
+            model = NoiseModel(log_n, dnum)
+            margins = [
+                (p.precision_bits, p.precision_bits - targets.get(p.name, self.precision_bits))
+                for p in output_precision(program, bounds, model, ranges)
+            ]
+            if any(margin < 0 for _, margin in margins):
+                return None
+            precision = min((bits for bits, _ in margins), default=math.inf)
+            q0_prime_bits = math.ceil(out_bits / math.ceil(out_bits / MAX_PRIME_BITS))
+            special = min(MAX_PRIME_BITS, max(math.ceil(r), q0_prime_bits)) if key_switch else 0
+            cand = Candidate(log_n, delta, r, out_bits, special, levels, precision)
+            if not self.insecure and cand.total_bits > HE_STANDARD_128[log_n]:
+                return None
+            return cand
+
+        rs = [float(r) for r in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)] if levels else [0.0]
+        deltas = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
+        ring_sizes = [self.log_n] if self.log_n else list(range(MIN_LOG_N, MAX_LOG_N + 1))
+        best: Candidate | None = None
+        for log_n in ring_sizes:
+            # Coarse grid, then the neighbourhood of the best coarse point.
+            for delta in deltas[::3]:
+                for r in rs[::3]:
+                    cand = evaluate(log_n, delta, r)
+                    if cand and (best is None or cand.cost() < best.cost()):
+                        best = cand
+            if best is not None:
+                centre = best
+                for delta in deltas:
+                    if abs(delta - centre.input_scale) > 3:
+                        continue
+                    for r in rs:
+                        if levels and abs(r - centre.rescale_bits) > 3:
+                            continue
+                        cand = evaluate(log_n, delta, r)
+                        if cand and cand.cost() < best.cost():
+                            best = cand
+                break
+        if best is None:
+            raise UserError(
+                f"no CKKS parameters give {self.precision_bits} bits of precision (per-output "
+                f"targets: {self.precision or 'none'}) on every output within 128-bit "
+                f"security (ring dimensions 2^{ring_sizes[0]}..2^{ring_sizes[-1]}, primes of "
+                f"{MIN_PRIME_BITS}-{MAX_PRIME_BITS} bits)",
+                hint="lower --precision-bits, tighten the input domains or size bounds, "
+                "or split the computation",
+            )
+        apply_plan(program, ScalePlan(best.input_scale, tuple([best.rescale_bits] * levels)))
+        attrs = program.attributes
+        attrs["plan_log_n"] = IntegerAttr(best.log_n, i64)
+        attrs["plan_input_scale"] = FloatAttr(best.input_scale, f64)
+        attrs["plan_rescale_bits"] = FloatAttr(best.rescale_bits, f64)
+        attrs["plan_output_bits"] = IntegerAttr(best.output_bits, i64)
+        attrs["plan_special_bits"] = IntegerAttr(best.special_bits, i64)
+        attrs["plan_precision"] = FloatAttr(best.precision, f64)

@@ -1,0 +1,1 @@
+"""Reports of compiled programs: costs, parameters, precision and what is revealed."""

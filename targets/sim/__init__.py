@@ -1,0 +1,1 @@
+"""The reference simulator of `ckks` programs (numpy), exact and noisy."""

@@ -1,0 +1,264 @@
+"""Reference simulator for `ckks` programs: runs the IR on numpy arrays (DESIGN.md §2, §9).
+
+Every ciphertext array is held as its slot values with the layout of its type: a packed
+array of logical shape [..., W] as [..., ceil(W / slots), slots] (zero padded), a replicated
+array as [..., 1] (one value standing for every slot). Each op does on these arrays what the
+scheme does on ciphertexts: `sum_slots` adds the blocks and then rotates and adds with the
+offsets 1, 2, ..., slots/2, `rotate` rolls each ciphertext's slots, `broadcast` reuses
+ciphertexts, and the value of every ciphertext is checked against the modulus of its level
+(|x|·scale < Q_l / 2, else decryption would wrap), with the exact scales of the types.
+
+Two modes:
+- exact: real arithmetic in float64, no rounding, no noise: agreement with the plaintext
+  reference shows that the passes kept the meaning;
+- noisy: the errors of the scheme at their analytic magnitudes (`compiler.analysis.noise`),
+  drawn as Gaussians and divided by the scale at which they occur: encoding rounding, fresh
+  public-key encryption, rescale rounding (growing with the ciphertext degree), key switches;
+  real constants are rounded to their encoding scale. A replicated ciphertext carries one
+  error sample for all its slots (the real slots' errors are independent, with the same
+  variance). The precision the report promises is checked against this mode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from xdsl.ir import SSAValue
+
+from compiler.analysis.ckks_util import sum_slots_offsets
+from compiler.analysis.noise import NoiseModel
+from compiler.analysis.ranges import evaluate_public
+from compiler.dialects import ckks
+from compiler.errors import InternalError, UserError
+from compiler.types import Dim
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass
+class SimulationResult:
+    outputs: dict[str, Array]
+
+
+class _Sim:
+    def __init__(
+        self,
+        program: ckks.ProgramOp,
+        sizes: Mapping[str, int],
+        noisy: bool,
+        seed: int,
+    ):
+        params = program.parameters()
+        if params is None:
+            raise InternalError("the simulator needs a program with parameters")
+        self.params = params
+        self.slots = params.slots
+        self.sizes = dict(sizes)
+        self.noisy = noisy
+        self.rng = np.random.default_rng(seed)
+        self.model = NoiseModel(params.log_n, max(params.dnum, 1))
+        self.values: dict[SSAValue, Array] = {}
+        self.public = evaluate_public(program, self.sizes)
+        bounds = program.params()
+        for name, size in self.sizes.items():
+            if name in bounds and size > bounds[name]:
+                raise UserError(
+                    f"size {name} = {size} exceeds the bound {bounds[name]} the program was "
+                    "compiled for",
+                    hint=f"recompile with --size {name}={size}",
+                )
+
+    # ------------------------------------------------------------------ layouts
+    def dim(self, d: Dim) -> int:
+        return d if isinstance(d, int) else self.sizes[d]
+
+    def blocks(self, width: int) -> int:
+        return -(-width // self.slots)
+
+    def to_layout(self, logical: Array, ty: ckks.CtType | ckks.PtType) -> Array:
+        dims = tuple(self.dim(d) for d in ty.dims)
+        x = np.asarray(logical, dtype=np.float64).reshape(dims)
+        if ty.layout_name == ckks.REPLICATED:
+            return x.reshape((*dims, 1))
+        width = dims[-1]
+        padded = np.zeros((*dims[:-1], self.blocks(width) * self.slots))
+        padded[..., :width] = x
+        return padded.reshape((*dims[:-1], self.blocks(width), self.slots))
+
+    def from_layout(self, x: Array, ty: ckks.CtType) -> Array:
+        dims = tuple(self.dim(d) for d in ty.dims)
+        if ty.layout_name == ckks.REPLICATED:
+            return np.broadcast_to(x, (*dims, 1))[..., 0].copy()
+        width = dims[-1]
+        flat = np.broadcast_to(x, (*dims[:-1], self.blocks(width), self.slots))
+        return flat.reshape((*dims[:-1], -1))[..., :width].copy()
+
+    # ------------------------------------------------------------------ noise
+    def noise(self, shape: tuple[int, ...], slot_variance: float, log_scale: float) -> Array:
+        if not self.noisy:
+            return np.zeros(())
+        sigma = math.sqrt(slot_variance) / 2.0**log_scale
+        return self.rng.normal(0.0, sigma, size=shape)
+
+    def round_const(self, c: float, log_scale: float) -> float:
+        if not self.noisy:
+            return c
+        unit = 2.0**log_scale
+        return round(c * unit) / unit
+
+    def check_fits(self, x: Array, ty: ckks.CtType, what: str) -> None:
+        peak = float(np.max(np.abs(x))) if x.size else 0.0
+        if peak == 0.0:
+            return
+        bits = math.log2(peak) + ty.scale_bits + 1.0
+        have = self.params.modulus_bits(ty.level_value)
+        if bits > have:
+            raise InternalError(
+                f"{what}: |x| = {peak:.3g} at scale 2^{ty.scale_bits:.1f} needs {bits:.1f} bits "
+                f"but Q_{ty.level_value} has {have:.1f}: decryption would wrap around"
+            )
+
+    # ------------------------------------------------------------------ ops
+    def run(self, program: ckks.ProgramOp, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
+        outputs: dict[str, Array] = {}
+        for op in program.block.ops:
+            if isinstance(op, ckks.DecryptOp):
+                x = self.from_layout(self.values[op.input], ckks.ct_type(op.input))
+                if op.factor is not None:
+                    x = x * self.public[op.factor]
+                outputs[op.sym_value] = x
+                continue
+            if not op.results or isinstance(op.results[0].type, ckks.PublicType):
+                continue
+            out = op.results[0]
+            value = self.step(op, inputs)
+            ty = out.type
+            if isinstance(ty, ckks.CtType):
+                self.check_fits(value, ty, op.name)
+            self.values[out] = value
+        return outputs
+
+    def step(self, op: ckks.CkksOp | object, inputs: Mapping[str, npt.ArrayLike]) -> Array:
+        g = self.values.__getitem__
+        match op:
+            case ckks.EncodeOp():
+                ty = ckks.pt_type(op.result)
+                if op.sym_value not in inputs:
+                    raise UserError(f"no data for input {op.sym_value}")
+                x = self.to_layout(np.asarray(inputs[op.sym_value], dtype=np.float64), ty)
+                return x + self.noise(x.shape, self.model.encoding(), ty.scale_bits)
+            case ckks.EncryptOp():
+                ty = ckks.ct_type(op.result)
+                x = g(op.input)
+                return x + self.noise(x.shape, self.model.fresh(), ty.scale_bits)
+            case ckks.AddOp():
+                return g(op.lhs) + g(op.rhs)
+            case ckks.SubOp():
+                return g(op.lhs) - g(op.rhs)
+            case ckks.NegateOp():
+                return -g(op.input)
+            case ckks.MulOp():
+                return g(op.lhs) * g(op.rhs)
+            case ckks.MulPlainOp():
+                return g(op.input) * g(op.plain)
+            case ckks.AddPlainOp():
+                return g(op.input) + g(op.plain)
+            case ckks.MulConstOp():
+                c = self.public[op.value]
+                if not op.is_integer:
+                    c = self.round_const(c, op.const_scale_bits)
+                return g(op.input) * c
+            case ckks.AddConstOp():
+                c = self.round_const(self.public[op.value], ckks.ct_type(op.input).scale_bits)
+                return g(op.input) + c
+            case ckks.DotOp():
+                a, b = g(op.lhs), g(op.rhs)
+                shape = np.broadcast_shapes(a.shape, b.shape)
+                a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+                return (
+                    np.einsum(a, [0, ...], b, [0, ...], [...])
+                    if op.axis_value == 0
+                    else (np.sum(a * b, axis=op.axis_value))
+                )
+            case ckks.ReduceOp():
+                return np.sum(g(op.input), axis=op.axis_value)
+            case ckks.SumSlotsOp():
+                return self.sum_slots(op)
+            case ckks.RotateOp():
+                ty = ckks.ct_type(op.result)
+                x = np.roll(g(op.input), -op.offset_value, axis=-1)
+                return x + self.noise(x.shape, self.model.key_switch(), ty.scale_bits)
+            case ckks.RelinearizeOp():
+                ty = ckks.ct_type(op.result)
+                x = g(op.input)
+                return x + self.noise(x.shape, self.model.key_switch(), ty.scale_bits)
+            case ckks.RescaleOp():
+                src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
+                x = g(op.input)
+                return x + self.noise(x.shape, self.model.rescale(src.degree_value), ty.scale_bits)
+            case ckks.LevelDownOp():
+                return g(op.input)
+            case ckks.TransposeOp():
+                return np.swapaxes(g(op.input), 0, 1)
+            case ckks.BroadcastOp():
+                return self.broadcast(op)
+            case _:
+                raise InternalError(f"the simulator does not handle {getattr(op, 'name', op)}")
+
+    def sum_slots(self, op: ckks.SumSlotsOp) -> Array:
+        src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
+        x = np.broadcast_to(
+            self.values[op.input],
+            (
+                *(self.dim(d) for d in src.dims[:-1]),
+                self.blocks(self.dim(src.dims[-1])),
+                self.slots,
+            ),
+        )
+        width = self.dim(src.dims[-1])
+        padding = x.reshape((*x.shape[:-2], -1))[..., width:]
+        if not self.noisy and padding.size and np.any(padding != 0.0):
+            raise InternalError("sum_slots on a packed array whose padding slots are not zero")
+        acc = np.sum(x, axis=-2)
+        for offset in sum_slots_offsets(self.slots):
+            acc = acc + np.roll(acc, -offset, axis=-1)
+            acc = acc + self.noise(acc.shape, self.model.key_switch(), ty.scale_bits)
+        if not self.noisy and not np.allclose(acc, acc[..., :1], rtol=1e-12, atol=1e-9):
+            raise InternalError("sum_slots did not leave the same total in every slot")
+        return acc[..., :1].copy()
+
+    def broadcast(self, op: ckks.BroadcastOp) -> Array:
+        src, res = ckks.ct_type(op.input), ckks.ct_type(op.result)
+        x = self.values[op.input]
+        res_dims = [self.dim(d) for d in res.dims]
+        # Array axes of the result (the packed axis becomes its block axis), then the slots.
+        if res.layout_name == ckks.PACKED:
+            arr = [*res_dims[:-1], self.blocks(res_dims[-1])]
+        else:
+            arr = list(res_dims)
+        target = [1] * len(arr)
+        src_arr_axes = x.shape[:-1]
+        for i, d in enumerate(op.dims_tuple):
+            if i < len(src_arr_axes):
+                target[d] = src_arr_axes[i]
+        if src.layout_name == ckks.REPLICATED and res.layout_name == ckks.PACKED:
+            # The last result axis is new or stretched: its block axis broadcasts.
+            target[-1] = 1
+        shaped = x.reshape((*target, x.shape[-1]))
+        return np.broadcast_to(shaped, (*arr, x.shape[-1]))
+
+
+def simulate(
+    program: ckks.ProgramOp,
+    sizes: Mapping[str, int],
+    inputs: Mapping[str, npt.ArrayLike],
+    noisy: bool = False,
+    seed: int = 0,
+) -> SimulationResult:
+    """Run `program` on `inputs` (logical arrays by input name) for concrete `sizes`."""
+    sim = _Sim(program, sizes, noisy, seed)
+    return SimulationResult(sim.run(program, inputs))
