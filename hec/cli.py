@@ -100,6 +100,90 @@ def _ir_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compile_arguments(parser: argparse.ArgumentParser) -> None:
+    _file_argument(parser)
+    parser.add_argument(
+        "--size", default="", metavar="N=5000,M=16384", help="sizes to compile (and run) for"
+    )
+    parser.add_argument(
+        "--precision-bits",
+        type=float,
+        default=19.0,
+        help="bits of precision every output keeps, relative to its range (default 19)",
+    )
+    parser.add_argument(
+        "--precision", default="", metavar="NAME=BITS,...", help="per-output precision targets"
+    )
+    parser.add_argument("--log-n", type=int, default=0, help="force the ring dimension 2^LOG_N")
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="accept parameters beyond the 128-bit table (stamped on every output)",
+    )
+    parser.add_argument("--print-ir-after-all", action="store_true", help="print IR after passes")
+    parser.add_argument(
+        "--print-ir-after", action="append", default=[], metavar="PASS", help="print IR after PASS"
+    )
+    parser.add_argument("--json", action="store_true", help="print as JSON")
+
+
+def _compile(args: argparse.Namespace):
+    from hec.pipeline import Options, compile_file
+
+    options = Options(
+        sizes=args.size,
+        precision_bits=args.precision_bits,
+        precision=args.precision,
+        log_n=args.log_n,
+        insecure=args.insecure,
+        print_ir_after_all=args.print_ir_after_all,
+        print_ir_after=tuple(args.print_ir_after),
+    )
+    return compile_file(args.file, options, out=sys.stderr if args.json else sys.stdout)
+
+
+def _report_run(args: argparse.Namespace) -> int:
+    import json
+
+    from hec.pipeline import report_of
+    from targets.report.report import render_text
+
+    report = report_of(_compile(args))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        sys.stdout.write(render_text(report))
+    return 0
+
+
+def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
+    _compile_arguments(parser)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs and noise")
+    parser.add_argument(
+        "--noisy", action="store_true", help="also run the noisy mode (analytic CKKS errors)"
+    )
+
+
+def _simulate_run(args: argparse.Namespace) -> int:
+    import json
+
+    from hec.pipeline import simulate_against_reference
+
+    comp = _compile(args)
+    result = simulate_against_reference(comp, seed=args.seed, noisy=args.noisy)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"program {comp.program.sym_name.data} at sizes {result['sizes']} (seed {args.seed})")
+    print(f"  {'value':<14} {'mode':<6} {'max rel. error':>16} {'median':>12}  vs plaintext")
+    for row in result["rows"]:
+        print(
+            f"  {row['name']:<14} {row['mode']:<6} {row['max_rel_error']:>16.3e} "
+            f"{row['median_rel_error']:>12.3e}"
+        )
+    return 0
+
+
 COMMANDS: list[Command] = [
     Command(
         "env",
@@ -114,6 +198,18 @@ COMMANDS: list[Command] = [
         _check_run,
     ),
     Command("ir", "print a program's stat IR (MLIR text)", _ir_arguments, _ir_run),
+    Command(
+        "simulate",
+        "compile for --size and run the ckks program in the reference simulator",
+        _simulate_arguments,
+        _simulate_run,
+    ),
+    Command(
+        "report",
+        "compile for --size and report parameters, costs, precision and what is revealed",
+        _compile_arguments,
+        _report_run,
+    ),
 ]
 
 

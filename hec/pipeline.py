@@ -12,22 +12,26 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+import numpy as np
+import numpy.typing as npt
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.counts import static_counts
-from compiler.analysis.depth import stat_depth
+from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.sizes import format_sizes, parse_sizes
 from compiler.dialects import ckks, stat
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
+from compiler.stat_numpy import run_client
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
+from dsl.reference import evaluate
 from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
@@ -41,6 +45,9 @@ from passes.range_analysis import RangeAnalysisPass
 from passes.rescale_placement import RescalePlacementPass
 from passes.rotation_keys import RotationKeysPass
 from passes.scale_management import ScaleManagementPass
+from targets.report.report import PassChange, build_report
+from targets.sim.data import random_inputs
+from targets.sim.simulator import simulate
 
 
 @dataclass(frozen=True)
@@ -130,7 +137,13 @@ def _op_counts(module: ModuleOp) -> dict[str, int]:
     for op in module.walk():
         if op.name.startswith("ckks.") or op.name.startswith("stat."):
             counts[op.name] = counts.get(op.name, 0) + 1
+    for op in module.body.block.ops:
+        if isinstance(op, stat.ProgramOp):
+            for name, d in stat_depth(op).items():
+                counts[f"depth.{name}"] = d
     for program in ckks_programs(module):
+        for name, d in ckks_depth(program).items():
+            counts[f"depth.{name}"] = d
         params = program.parameters()
         for k, v in static_counts(program, params.slots if params else None).items():
             counts[f"cost.{k}"] = counts.get(f"cost.{k}", 0) + v
@@ -187,3 +200,44 @@ def sizes_for_run(comp: Compilation) -> dict[str, int]:
 
 
 __all__ = ["Compilation", "Options", "compile_file", "format_sizes", "run_pipeline"]
+
+
+def report_of(comp: Compilation) -> dict[str, Any]:
+    """The report (`targets/report`) of a compilation, with the pipeline's pass records."""
+    changes = [PassChange(r.name, r.changed) for r in comp.records]
+    return build_report(comp.program, sizes_for_run(comp), changes, comp.stat_depth_before)
+
+
+def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]) -> list[float]:
+    """Max and median of |got - want| / |want| over the entries with want != 0 (relative error
+    is undefined at 0; there the absolute error is reported relative to the largest |want|)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    scale = np.where(want != 0.0, np.abs(want), np.max(np.abs(want)) or 1.0)
+    rel = np.abs(got - want) / scale
+    return [float(np.max(rel)), float(np.median(rel))]
+
+
+def simulate_against_reference(
+    comp: Compilation, seed: int = 0, noisy: bool = False
+) -> dict[str, Any]:
+    """Run the plaintext reference (source program) and the simulator (compiled ckks IR) on the
+    same random inputs; compare every revealed value and every client-block result."""
+    sizes = sizes_for_run(comp)
+    inputs = random_inputs(comp.program, sizes, seed=seed)
+    reference = evaluate(comp.checked, sizes, inputs)
+    rows: list[dict[str, Any]] = []
+    modes = [("exact", False)] + ([("noisy", True)] if noisy else [])
+    for mode, is_noisy in modes:
+        result = simulate(comp.program, sizes, inputs, noisy=is_noisy, seed=seed + 1)
+        client = run_client(comp.stat_program, sizes, result.outputs)
+        for name, want in reference.revealed.items():
+            worst, median = _relative_errors(result.outputs[name], want)
+            rows.append(
+                {"name": name, "mode": mode, "max_rel_error": worst, "median_rel_error": median}
+            )
+        for name, want in reference.client.items():
+            worst, median = _relative_errors(client[name], want)
+            rows.append(
+                {"name": name, "mode": mode, "max_rel_error": worst, "median_rel_error": median}
+            )
+    return {"sizes": sizes, "seed": seed, "rows": rows}

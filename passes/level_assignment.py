@@ -19,6 +19,8 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.levels import backward_levels
+from compiler.analysis.scales import apply_plan
+from passes.rescale_placement import nominal_plan
 from compiler.dialects import ckks
 
 
@@ -38,7 +40,8 @@ class LevelAssignmentPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for program in ckks_programs(op):
-            backward_levels(program)
+            top = backward_levels(program)
+            apply_plan(program, nominal_plan(top))
             levels = [
                 ckks.ct_type(o.operands[0]).level_value
                 for o in program.block.ops

@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs, insert_after_value
 from compiler.analysis.levels import forward_levels
+from compiler.analysis.scales import ScalePlan, apply_plan, remove_lifts
 from compiler.dialects import ckks
 
 # Nominal log2 of a rescale prime until scale-management sizes the chain.
@@ -72,6 +73,7 @@ class RescalePlacementPass(ModulePass):
             self.run(program)
 
     def run(self, program: ckks.ProgramOp) -> None:
+        remove_lifts(program)  # alignment is recomputed once the rescales are in place
         e: dict[SSAValue, int] = {}
         rescaled: dict[SSAValue, SSAValue] = {}
         for op in list(program.block.ops):
@@ -90,4 +92,10 @@ class RescalePlacementPass(ModulePass):
                         op.operands[i] = rescaled[v]
             if op.results and isinstance(op.results[0].type, ckks.CtType | ckks.PtType):
                 e[op.results[0]] = exponent_of(op, e)
-        forward_levels(program)
+        top = forward_levels(program)
+        apply_plan(program, nominal_plan(top))
+
+
+def nominal_plan(levels: int) -> ScalePlan:
+    """Inputs at 2^40 and rescale primes of 40 bits: placeholders for scale-management."""
+    return ScalePlan(NOMINAL_RESCALE_BITS, tuple([NOMINAL_RESCALE_BITS] * levels))

@@ -68,7 +68,12 @@ class Candidate:
 
     @property
     def total_bits(self) -> float:
-        return self.output_bits + self.levels * self.rescale_bits + self.special_bits
+        """log2(Q_L·P) of the primes parameter-selection will pick: Q_0 split into equal
+        whole-bit primes, and a small margin because a prime near 2^b may lie just above it."""
+        count = self.output_primes
+        q0 = count * math.ceil(self.output_bits / count)
+        margin = 1e-3 * self.primes
+        return q0 + self.levels * self.rescale_bits + self.special_bits + margin
 
     def cost(self) -> tuple[float, float, float]:
         return (self.primes, self.total_bits, -self.precision)

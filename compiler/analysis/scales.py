@@ -63,13 +63,17 @@ def _one(program: ckks.ProgramOp) -> SSAValue:
     return const.result
 
 
-def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
-    """Give every value its exact scale under `plan` (see the module docstring)."""
+def remove_lifts(program: ckks.ProgramOp) -> None:
     for op in list(program.block.ops):
         if is_lift(op):
             op.results[0].replace_all_uses_with(op.operands[0])
             op.detach()
             op.erase()
+
+
+def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
+    """Give every value its exact scale under `plan` (see the module docstring)."""
+    remove_lifts(program)
     scales = plan.level_scales()
     one = _one(program)
     for op in list(program.block.ops):

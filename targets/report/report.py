@@ -1,0 +1,228 @@
+"""`hec report`: what a compiled program costs, how precise and secure it is, what it reveals.
+
+Built from the final ckks IR and the pass records of the pipeline (DESIGN.md §6 report):
+parameters and security; per output the multiplicative depth, levels, degree, scale and the
+promised precision (`compiler.analysis.noise`); static and executed counts of each kind of
+operation; the rotation keys and evaluation-key bytes; ciphertext bytes per party; what each
+pass changed; and what the coordinator learns. The JSON form (keys below) is validated
+against `tests/report.schema.json`; the text form is for people.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.ir import Operation, SSAValue
+
+from compiler.analysis.counts import (
+    ciphertext_bytes,
+    executed_counts,
+    individual_axes,
+    key_bytes,
+    party_sizes,
+    static_counts,
+)
+from compiler.analysis.depth import ckks_depth
+from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.ranges import ckks_ranges, range_of
+from compiler.dialects import ckks
+from compiler.errors import InternalError
+from compiler.types import format_shape
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PassChange:
+    name: str
+    changed: Mapping[str, tuple[int, int]]
+
+
+def _bits(values: Sequence[int]) -> list[float]:
+    return [round(math.log2(v), 3) for v in values]
+
+
+def _rescales_on_path(program: ckks.ProgramOp) -> dict[SSAValue, int]:
+    depth: dict[SSAValue, int] = {}
+    for op in program.block.ops:
+        if not op.results or not isinstance(op.results[0].type, ckks.CtType | ckks.PtType):
+            continue
+        base = max((depth.get(v, 0) for v in op.operands), default=0)
+        depth[op.results[0]] = base + int(isinstance(op, ckks.RescaleOp))
+    return depth
+
+
+def _inputs_of(value: SSAValue) -> set[str]:
+    seen: set[str] = set()
+    stack = [value]
+    visited: set[int] = set()
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if not isinstance(owner, Operation) or id(owner) in visited:
+            continue
+        visited.add(id(owner))
+        if isinstance(owner, ckks.EncodeOp):
+            seen.add(owner.sym_value)
+        stack.extend(owner.operands)
+    return seen
+
+
+def build_report(
+    program: ckks.ProgramOp,
+    sizes: Mapping[str, int],
+    passes: Sequence[PassChange],
+    depth_before: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    params = program.parameters()
+    if params is None:
+        raise InternalError("report: the program has no parameters")
+    bounds = program.params()
+    run_sizes = {k: sizes.get(k, v) for k, v in bounds.items()}
+    model = NoiseModel(params.log_n, max(params.dnum, 1))
+    ranges = ckks_ranges(program, bounds)
+    precision = {p.name: p for p in output_precision(program, bounds, model, ranges)}
+    depth = ckks_depth(program)
+    rescales = _rescales_on_path(program)
+    outputs = []
+    for d in program.decrypts():
+        ty = ckks.ct_type(d.input)
+        r = range_of(ranges, d.input)
+        p = precision[d.sym_value]
+        outputs.append(
+            {
+                "name": d.sym_value,
+                "shape": format_shape(ty.dims),
+                "layout": ty.layout_name,
+                "depth": depth[d.sym_value],
+                "levels": rescales.get(d.input, 0),
+                "level": ty.level_value,
+                "degree": ty.degree_value,
+                "scale_bits": round(ty.scale_bits, 3),
+                "range": [r.lo, r.hi],
+                "precision_bits": round(p.precision_bits, 2),
+                "public_factor": d.factor is not None,
+            }
+        )
+    key_level = max(
+        (
+            ckks.ct_type(o.operands[0]).level_value
+            for o in program.block.ops
+            if isinstance(o, ckks.KEY_SWITCH_OPS)
+        ),
+        default=0,
+    )
+    rotations = list(program.rotation_keys() or ())
+    relin = any(isinstance(o, ckks.RelinearizeOp) for o in program.block.ops)
+    one_key = key_bytes(params, key_level)
+    n_keys = len(rotations) + int(relin)
+    party = party_sizes(program, params, run_sizes)
+    people = sorted(str(a) for a in individual_axes(program))
+    reveals = []
+    for d in program.decrypts():
+        ty = ckks.ct_type(d.input)
+        per_person = bool(ty.dims) and ty.dims[0] in individual_axes(program)
+        reveals.append(
+            {
+                "name": d.sym_value,
+                "shape": format_shape(ty.dims),
+                "depends_on": sorted(_inputs_of(d.input)),
+                "per_individual": per_person,
+                "learned_by": "coordinator",
+            }
+        )
+    top = len(params.moduli)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "program": program.sym_name.data,
+        "sizes": run_sizes,
+        "params": {
+            "log_n": params.log_n,
+            "slots": params.slots,
+            "moduli_bits": _bits(params.output_moduli + params.moduli),
+            "output_moduli_bits": _bits(params.output_moduli),
+            "rescale_moduli_bits": _bits(params.moduli),
+            "special_moduli_bits": _bits(params.special_moduli),
+            "primes": len(params.output_moduli) + len(params.moduli),
+            "chain_levels": top + 1,
+            "dnum": params.dnum,
+            "log_qp": round(params.log_qp, 2),
+            "security_bits": params.security_bits,
+            "insecure": params.insecure,
+        },
+        "outputs": outputs,
+        "counts": {
+            "static": static_counts(program, params.slots),
+            "executed": executed_counts(program, run_sizes, params.slots),
+        },
+        "keys": {
+            "relinearization": relin,
+            "rotations": rotations,
+            "key_level": key_level,
+            "eval_key_bytes": n_keys * one_key,
+        },
+        "sizes_bytes": {
+            "ciphertext_top_level": ciphertext_bytes(params, top),
+            "upload_per_individual": party.upload_per_individual,
+            "upload_other": party.upload_other,
+            "server_working_set": party.server_working_set,
+            "download": party.download,
+            "individual_axes": people,
+        },
+        "passes": [
+            {"name": p.name, "changed": {k: list(v) for k, v in p.changed.items()}} for p in passes
+        ],
+        "stat_depth_before": dict(depth_before or {}),
+        "reveals": reveals,
+    }
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    p = report["params"]
+    lines = [f"program {report['program']}  sizes {report['sizes']}"]
+    sec = "INSECURE (--insecure)" if p["insecure"] else f"{p['security_bits']}-bit secure"
+    lines.append(
+        f"parameters: n = 2^{p['log_n']} ({p['slots']} slots), {p['primes']} primes "
+        f"{p['moduli_bits']} (output modulus {p['output_moduli_bits']}, rescale "
+        f"{p['rescale_moduli_bits']}), special {p['special_moduli_bits']}, dnum {p['dnum']}, "
+        f"log2 QP = {p['log_qp']}: {sec} (HE Standard, ternary secret)"
+    )
+    lines.append("outputs:")
+    for o in report["outputs"]:
+        factor = ", times a public factor after decryption" if o["public_factor"] else ""
+        lines.append(
+            f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  levels {o['levels']}  "
+            f"degree {o['degree']}  scale 2^{o['scale_bits']}  precision "
+            f"{o['precision_bits']} bits{factor}"
+        )
+    st, ex = report["counts"]["static"], report["counts"]["executed"]
+    lines.append(f"  {'counts':<12} {'static':>10} {'executed':>14}")
+    for k in st:
+        lines.append(f"  {k:<12} {st[k]:>10} {ex[k]:>14}")
+    keys = report["keys"]
+    lines.append(
+        f"keys: relinearization {'yes' if keys['relinearization'] else 'no'}, rotations "
+        f"{keys['rotations'] or 'none'}, evaluation keys {_mib(keys['eval_key_bytes'])}"
+    )
+    s = report["sizes_bytes"]
+    lines.append(
+        f"ciphertext bytes: upload per individual {_mib(s['upload_per_individual'])}, other "
+        f"uploads {_mib(s['upload_other'])}, server working set "
+        f"{_mib(s['server_working_set'])}, download {_mib(s['download'])}"
+    )
+    lines.append("passes:")
+    for ps in report["passes"]:
+        changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())
+        lines.append(f"  {ps['name']:<22} {changes or 'no change'}")
+    lines.append("the coordinator learns:")
+    for r in report["reveals"]:
+        who = "one value per individual" if r["per_individual"] else "aggregates"
+        lines.append(f"  {r['name']} {r['shape']} ({who}) from {', '.join(r['depends_on'])}")
+    return "\n".join(lines) + "\n"
