@@ -75,7 +75,7 @@ def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
     """Give every value its exact scale under `plan` (see the module docstring)."""
     remove_lifts(program)
     scales = plan.level_scales()
-    one = _one(program)
+    one: list[SSAValue] = []  # the constant 1, created on first need
     for op in list(program.block.ops):
         if isinstance(op, ckks.EncodeOp):
             ty = op.result.type
@@ -101,15 +101,19 @@ def _scale_of(v: SSAValue) -> float:
     return ty.scale_bits
 
 
-def _align(op: Operation, i: int, j: int, one: SSAValue) -> None:
+def _align(op: Operation, i: int, j: int, one: list[SSAValue]) -> None:
     a, b = op.operands[i], op.operands[j]
     sa, sb = _scale_of(a), _scale_of(b)
     if ckks.same_scale(sa, sb):
         return
+    program = op.parent_op()
+    assert isinstance(program, ckks.ProgramOp)
+    if not one:
+        one.append(_one(program))
     low, diff = (i, sb - sa) if sa < sb else (j, sa - sb)
     if not isinstance(op.operands[low].type, ckks.CtType):
         raise InternalError("a plaintext operand cannot be lifted; encode it at the scale")
-    lift = make_lift(op.operands[low], one, diff)
+    lift = make_lift(op.operands[low], one[0], diff)
     block = op.parent_block()
     assert block is not None
     block.insert_op_before(lift, op)

@@ -984,8 +984,13 @@ class Parameters:
         return self.modulus_bits(len(self.moduli)) + sum(math.log2(p) for p in self.special_moduli)
 
 
-def _int_array(values: Sequence[int]) -> ArrayAttr[IntAttr]:
-    return ArrayAttr([IntAttr(int(v)) for v in values])
+def _int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def _ints(value: Attribute) -> tuple[int, ...]:
+    assert isinstance(value, DenseArrayBase)
+    return tuple(int(v) for v in value.get_values())
 
 
 @irdl_op_definition
@@ -1032,9 +1037,7 @@ class ProgramOp(IRDLOperation):
             return None
 
         def ints(key: str) -> tuple[int, ...]:
-            value = attrs[key]
-            assert isinstance(value, ArrayAttr)
-            return tuple(v.data for v in value.data)  # pyright: ignore
+            return _ints(attrs[key])
 
         def one(key: str) -> int:
             value = attrs[key]
@@ -1063,10 +1066,7 @@ class ProgramOp(IRDLOperation):
 
     def rotation_keys(self) -> tuple[int, ...] | None:
         value = self.attributes.get("rotation_keys")
-        if value is None:
-            return None
-        assert isinstance(value, ArrayAttr)
-        return tuple(v.data for v in value.data)  # pyright: ignore
+        return None if value is None else _ints(value)
 
     def set_rotation_keys(self, offsets: Sequence[int]) -> None:
         self.attributes["rotation_keys"] = _int_array(sorted(set(offsets)))
