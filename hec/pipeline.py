@@ -153,7 +153,7 @@ def _op_counts(module: ModuleOp) -> dict[str, int]:
 def run_pipeline(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
-    out = out or sys.stdout
+    stream: TextIO = out or sys.stdout
     unknown = [p for p in options.print_ir_after if p not in PASS_NAMES]
     if unknown:
         raise UserError(
@@ -185,8 +185,8 @@ def run_pipeline(
             assert isinstance(first, stat.ProgramOp)
             comp.stat_depth_after = stat_depth(first)
         if options.print_ir_after_all or p.name in options.print_ir_after:
-            out.write(f"// -----// IR after {p.name} //----- //\n")
-            out.write(print_ir(module))
+            stream.write(f"// -----// IR after {p.name} //----- //\n")
+            stream.write(print_ir(module))
     return comp
 
 

@@ -20,8 +20,8 @@ from xdsl.passes import ModulePass
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.levels import backward_levels
 from compiler.analysis.scales import apply_plan
-from passes.rescale_placement import nominal_plan
 from compiler.dialects import ckks
+from passes.rescale_placement import nominal_plan
 
 
 @dataclass(frozen=True)

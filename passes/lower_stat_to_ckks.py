@@ -65,12 +65,10 @@ class _Lowering:
         return op.results[0]
 
     def default_layout(self, v: SSAValue) -> str:
-        dims = stat.tensor_type(v).dims
-        if not dims:
-            return REPLICATED
+        dims: tuple[Dim, ...] = stat.tensor_type(v).dims
         if len(dims) >= 2:
             return PACKED
-        return PACKED if dims[0] in self.columns else REPLICATED
+        return PACKED if len(dims) == 1 and dims[0] in self.columns else REPLICATED
 
     def const(self, value: float) -> SSAValue:
         return self.emit(ckks.ConstantOp(value))

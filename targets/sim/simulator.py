@@ -179,11 +179,9 @@ class _Sim:
                 a, b = g(op.lhs), g(op.rhs)
                 shape = np.broadcast_shapes(a.shape, b.shape)
                 a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
-                return (
-                    np.einsum(a, [0, ...], b, [0, ...], [...])
-                    if op.axis_value == 0
-                    else (np.sum(a * b, axis=op.axis_value))
-                )
+                if op.axis_value == 0:
+                    return np.einsum("i...,i...->...", a, b)
+                return np.sum(a * b, axis=op.axis_value)
             case ckks.ReduceOp():
                 return np.sum(g(op.input), axis=op.axis_value)
             case ckks.SumSlotsOp():
