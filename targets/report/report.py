@@ -27,7 +27,7 @@ from compiler.analysis.counts import (
 )
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
-from compiler.analysis.ranges import ckks_ranges, range_of
+from compiler.analysis.ranges import ckks_ranges, public_values, range_of
 from compiler.dialects import ckks
 from compiler.errors import InternalError
 from compiler.types import format_shape
@@ -88,9 +88,12 @@ def build_report(
     depth = ckks_depth(program)
     rescales = _rescales_on_path(program)
     outputs = []
+    public = public_values(program, bounds)
     for d in program.decrypts():
         ty = ckks.ct_type(d.input)
         r = range_of(ranges, d.input)
+        if d.factor is not None:
+            r = r * public[d.factor].interval  # the coordinator's factor scales value and error
         p = precision[d.sym_value]
         outputs.append(
             {
@@ -138,7 +141,7 @@ def build_report(
     return {
         "schema_version": SCHEMA_VERSION,
         "program": program.sym_name.data,
-        "sizes": run_sizes,
+        "size_binding": run_sizes,
         "params": {
             "log_n": params.log_n,
             "slots": params.slots,
@@ -164,7 +167,7 @@ def build_report(
             "key_level": key_level,
             "eval_key_bytes": n_keys * one_key,
         },
-        "sizes_bytes": {
+        "sizes": {
             "ciphertext_top_level": ciphertext_bytes(params, top),
             "upload_per_individual": party.upload_per_individual,
             "upload_other": party.upload_other,
@@ -186,7 +189,7 @@ def _mib(n: int) -> str:
 
 def render_text(report: Mapping[str, Any]) -> str:
     p = report["params"]
-    lines = [f"program {report['program']}  sizes {report['sizes']}"]
+    lines = [f"program {report['program']}  sizes {report['size_binding']}"]
     sec = "INSECURE (--insecure)" if p["insecure"] else f"{p['security_bits']}-bit secure"
     lines.append(
         f"parameters: n = 2^{p['log_n']} ({p['slots']} slots), {p['primes']} primes "
@@ -211,11 +214,11 @@ def render_text(report: Mapping[str, Any]) -> str:
         f"keys: relinearization {'yes' if keys['relinearization'] else 'no'}, rotations "
         f"{keys['rotations'] or 'none'}, evaluation keys {_mib(keys['eval_key_bytes'])}"
     )
-    s = report["sizes_bytes"]
+    s = report["sizes"]
     lines.append(
         f"ciphertext bytes: upload per individual {_mib(s['upload_per_individual'])}, other "
         f"uploads {_mib(s['upload_other'])}, server working set "
-        f"{_mib(s['server_working_set'])}, download {_mib(s['download'])}"
+        f"{_mib(s['server_working_set'])} (all arrays held at once), download {_mib(s['download'])}"
     )
     lines.append("passes:")
     for ps in report["passes"]:

@@ -1,0 +1,117 @@
+"""`hec report`: its JSON follows `tests/report.schema.json`, and its numbers state the
+issue #6 acceptance facts for the chi-square kernel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from hec.pipeline import Options, compile_file, report_of
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "report.schema.json").read_text())
+ACCEPTANCE = Options(sizes="N=5000,M=16384", precision="chi2_num=33")
+
+
+def hec(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hec", *args], capture_output=True, text=True, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "sizes"),
+    [
+        ("examples/gwas/chisq.hec", "N=5000,M=16384"),
+        ("examples/stats/meancov.hec", "N=10000,D=16"),
+        ("examples/stats/grs.hec", "N=5000,M=1000"),
+    ],
+)
+def test_report_json_follows_the_schema(path: str, sizes: str) -> None:
+    run = hec("report", path, "--size", sizes, "--json")
+    assert run.returncode == 0, run.stderr
+    jsonschema.validate(json.loads(run.stdout), SCHEMA)
+
+
+def test_schema_rejects_a_report_without_counts() -> None:
+    report = report_of(compile_file("examples/stats/grs.hec", Options(sizes="N=10,M=10")))
+    del report["counts"]["executed"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, SCHEMA)
+
+
+def test_chisq_acceptance_facts() -> None:
+    report = report_of(compile_file("examples/gwas/chisq.hec", ACCEPTANCE))
+    params = report["params"]
+    assert report["counts"]["executed"]["key_switch"] == 0
+    assert report["counts"]["static"]["relin"] == 0
+    assert params["primes"] <= 3 and params["chain_levels"] <= 3
+    assert params["security_bits"] == 128 and not params["insecure"]
+    assert params["special_moduli_bits"] == []
+    assert all(o["depth"] == 2 for o in report["outputs"])
+    assert report["keys"] == {
+        "relinearization": False,
+        "rotations": [],
+        "key_level": 0,
+        "eval_key_bytes": 0,
+    }
+    assert {r["name"] for r in report["reveals"]} == {"chi2_num", "chi2_den", "or_num", "or_den"}
+    assert not any(r["per_individual"] for r in report["reveals"])
+
+
+def test_grs_reports_rotations_and_per_individual_reveals() -> None:
+    report = report_of(compile_file("examples/stats/grs.hec", Options(sizes="N=100,M=1000")))
+    assert report["counts"]["executed"]["rotate"] > 0
+    assert report["keys"]["relinearization"] and report["keys"]["rotations"]
+    assert report["reveals"][0]["per_individual"]
+
+
+def test_insecure_is_stamped() -> None:
+    run = hec(
+        "report",
+        "examples/stats/grs.hec",
+        "--size",
+        "N=10,M=10",
+        "--log-n",
+        "10",
+        "--insecure",
+        "--json",
+    )
+    assert run.returncode == 0, run.stderr
+    params = json.loads(run.stdout)["params"]
+    assert params["log_n"] == 10 and params["insecure"] and params["security_bits"] == 0
+    text = hec(
+        "report", "examples/stats/grs.hec", "--size", "N=10,M=10", "--log-n", "10", "--insecure"
+    )
+    assert "INSECURE" in text.stdout
+
+
+def test_forcing_a_small_ring_without_insecure_is_refused() -> None:
+    run = hec("report", "examples/stats/grs.hec", "--size", "N=10,M=10", "--log-n", "10")
+    assert run.returncode == 1
+    assert "128-bit" in run.stderr
+
+
+def test_print_ir_after_a_pass() -> None:
+    run = hec(
+        "report",
+        "examples/gwas/chisq.hec",
+        "--size",
+        "N=10,M=10",
+        "--print-ir-after",
+        "rescale-placement",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "IR after rescale-placement" in run.stdout and "ckks.rescale" in run.stdout
+    bad = hec("report", "examples/gwas/chisq.hec", "--print-ir-after", "no-such-pass")
+    assert bad.returncode == 1 and "unknown pass" in bad.stderr
+
+
+def test_simulate_command_prints_both_modes() -> None:
+    run = hec("simulate", "examples/gwas/chisq.hec", "--size", "N=50,M=60", "--noisy")
+    assert run.returncode == 0, run.stderr
+    assert "exact" in run.stdout and "noisy" in run.stdout and "chi2" in run.stdout
