@@ -144,7 +144,23 @@ def _op_counts(module: ModuleOp) -> dict[str, int]:
     for program in ckks_programs(module):
         for name, d in ckks_depth(program).items():
             counts[f"depth.{name}"] = d
+        types = [
+            r.type
+            for o in program.block.ops
+            for r in o.results
+            if isinstance(r.type, ckks.CtType | ckks.PtType)
+        ]
+        counts["chain.top_level"] = max((t.level_value for t in types), default=0)
+        counts["scale.max_bits"] = round(max((t.scale_bits for t in types), default=0.0))
+        counts["inputs.level_sum"] = sum(
+            ckks.ct_type(e.result).level_value for e in program.encrypts()
+        )
         params = program.parameters()
+        if params is not None:
+            counts["params.log_n"] = params.log_n
+            counts["params.primes"] = len(params.output_moduli) + len(params.moduli)
+            counts["params.special_primes"] = len(params.special_moduli)
+        counts["keys.rotation"] = len(program.rotation_keys() or ())
         for k, v in static_counts(program, params.slots if params else None).items():
             counts[f"cost.{k}"] = counts.get(f"cost.{k}", 0) + v
     return counts

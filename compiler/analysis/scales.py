@@ -72,7 +72,104 @@ def remove_lifts(program: ckks.ProgramOp) -> None:
 
 
 def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
-    """Give every value its exact scale under `plan` (see the module docstring)."""
+    """Give every value its exact scale under `plan` (see the module docstring).
+
+    With exact primes the level scales S_l are not whole bits, and two operands of an addition
+    can differ by a fraction of a bit (a value brought down by `level_down` keeps the scale of
+    the level it came from). Multiplying by an integer cannot fix a fractional difference, so
+    the encoding scale of an input used only on one side of that addition is shifted by the
+    difference instead (the input is encoded at exactly the scale that makes the sum line up);
+    what remains is a whole number of bits, fixed exactly by a lift."""
+    offsets: dict[Operation, float] = {}
+    for _ in range(32):
+        _apply_once(program, plan, offsets)
+        mismatch = _first_fractional_mismatch(program)
+        if mismatch is None:
+            return
+        op, diff = mismatch
+        fixed = False
+        for index, sign in ((1, 1.0), (0, -1.0)):
+            for encode in _private_inputs(op.operands[index], op):
+                trial = dict(offsets)
+                trial[encode] = trial.get(encode, 0.0) + sign * diff
+                _apply_once(program, plan, trial)
+                after = _fraction(_mismatch_of(op))
+                if abs(after) < abs(diff) * 1e-6 + 1e-12:
+                    offsets = trial
+                    fixed = True
+                    break
+            if fixed:
+                break
+        if not fixed:
+            _apply_once(program, plan, offsets)
+            return  # the fractional lift stays; the noise analysis counts its rounding
+
+
+def _fraction(diff: float) -> float:
+    return diff - round(diff)
+
+
+def _mismatch_of(op: Operation) -> float:
+    return _scale_of(op.operands[0]) - _scale_of(op.operands[1])
+
+
+def _first_fractional_mismatch(program: ckks.ProgramOp) -> tuple[Operation, float] | None:
+    for op in program.block.ops:
+        if is_lift(op) and abs(_fraction(float(op.const_scale.value.data))) > 1e-9:
+            for use in op.results[0].uses:
+                user = use.operation
+                if isinstance(user, ckks.AddOp | ckks.SubOp):
+                    # The scales the addition saw before alignment.
+                    a = user.operands[0]
+                    b = user.operands[1]
+                    sa = _scale_of(_unlift(a))
+                    sb = _scale_of(_unlift(b))
+                    return user, _fraction(sa - sb)
+    return None
+
+
+def _unlift(v: SSAValue) -> SSAValue:
+    owner = v.owner
+    return owner.operands[0] if isinstance(owner, Operation) and is_lift(owner) else v
+
+
+def _private_inputs(value: SSAValue, consumer: Operation) -> list[Operation]:
+    """Encode ops in the backward cone of `value` all of whose uses stay inside that cone
+    (or feed `consumer`): shifting their scale shifts only this operand of `consumer`."""
+    cone: set[Operation] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if not isinstance(owner, Operation) or owner in cone:
+            continue
+        cone.add(owner)
+        stack.extend(owner.operands)
+    private = []
+    for op in cone:
+        if not isinstance(op, ckks.EncodeOp):
+            continue
+        ok = True
+        seen: set[Operation] = set()
+        frontier = [op]
+        while frontier and ok:
+            cur = frontier.pop()
+            for r in cur.results:
+                for use in r.uses:
+                    user = use.operation
+                    if user is consumer or user in seen:
+                        continue
+                    if user not in cone:
+                        ok = False
+                        break
+                    seen.add(user)
+                    frontier.append(user)
+        if ok:
+            private.append(op)
+    return private
+
+
+def _apply_once(program: ckks.ProgramOp, plan: ScalePlan, offsets: dict[Operation, float]) -> None:
     remove_lifts(program)
     scales = plan.level_scales()
     one: list[SSAValue] = []  # the constant 1, created on first need
@@ -81,7 +178,10 @@ def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
             ty = op.result.type
             assert isinstance(ty, ckks.PtType)
             op.result._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
-                ty.dims, ty.layout_name, ty.level_value, scales[ty.level_value]
+                ty.dims,
+                ty.layout_name,
+                ty.level_value,
+                scales[ty.level_value] + offsets.get(op, 0.0),
             )
             continue
         if isinstance(op, ckks.RescaleOp):

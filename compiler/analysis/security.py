@@ -3,9 +3,11 @@
 The table is the Homomorphic Encryption Standard (Albrecht et al., HomomorphicEncryption.org,
 v1.1, 2018), Table 1: the largest log2(Q·P) for a ring dimension n at 128-bit classical
 security with a ternary secret and error sigma = 3.2 (the same numbers SEAL ships in
-`hestdparms.h`: 27, 54, 109, 218, 438, 881); n = 2^16 and 2^17 extend it with the values of
-the standard's later estimates (1761, 3524). A parameter set is secure when its total modulus
-bits, special primes included, are at most the entry for its n.
+`hestdparms.h`: 27, 54, 109, 218, 438, 881). The standard stops at n = 2^15; for 2^16 and
+2^17 we take the more conservative of the values we were given (1761, 3524) and those of
+the 2024 FHE security guidelines (gong-cr/FHE-Security-Guidelines, lattice-estimator based:
+1747, 3523). A parameter set is secure when its total modulus bits, special primes included,
+are at most the entry for its n.
 
 Primes: RNS-CKKS needs q = 1 (mod 2n) so the negacyclic NTT of size n exists; a prime is
 taken as the one of that form closest to the wanted size (deterministic Miller-Rabin on
@@ -24,8 +26,8 @@ HE_STANDARD_128: dict[int, int] = {
     13: 218,
     14: 438,
     15: 881,
-    16: 1761,
-    17: 3524,
+    16: 1747,
+    17: 3523,
 }
 MIN_LOG_N = min(HE_STANDARD_128)
 MAX_LOG_N = max(HE_STANDARD_128)
