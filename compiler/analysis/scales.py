@@ -115,7 +115,11 @@ def _mismatch_of(op: Operation) -> float:
 
 def _first_fractional_mismatch(program: ckks.ProgramOp) -> tuple[Operation, float] | None:
     for op in program.block.ops:
-        if is_lift(op) and abs(_fraction(float(op.const_scale.value.data))) > 1e-9:
+        if (
+            isinstance(op, ckks.MulConstOp)
+            and is_lift(op)
+            and abs(_fraction(op.const_scale_bits)) > 1e-9
+        ):
             for use in op.results[0].uses:
                 user = use.operation
                 if isinstance(user, ckks.AddOp | ckks.SubOp):
@@ -145,7 +149,7 @@ def _private_inputs(value: SSAValue, consumer: Operation) -> list[Operation]:
             continue
         cone.add(owner)
         stack.extend(owner.operands)
-    private = []
+    private: list[Operation] = []
     for op in cone:
         if not isinstance(op, ckks.EncodeOp):
             continue
