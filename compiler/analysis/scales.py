@@ -155,7 +155,7 @@ def _private_inputs(value: SSAValue, consumer: Operation) -> list[Operation]:
             continue
         ok = True
         seen: set[Operation] = set()
-        frontier = [op]
+        frontier: list[Operation] = [op]
         while frontier and ok:
             cur = frontier.pop()
             for r in cur.results:
