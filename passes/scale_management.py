@@ -11,13 +11,26 @@ rescale primes, for the smallest ring dimension that is 128-bit secure:
   output modulus, is as large as the largest output needs (so it may hold several primes);
 - among feasible plans, the fewest primes, then the fewest modulus bits.
 
-Why a rescale prime larger than the scale helps (the chi-square kernel, N = 5000): the
-inputs need Delta ~ 2^40 for the fresh-encryption error summed over N individuals and
-multiplied by d = 2N to stay below the precision target; a product has scale Delta^2 = 2^80;
-rescaling by a 60-bit prime leaves scale 2^20..2^26 for the squared term, whose output
-(n11·d - c1·r1)^2·d < (2N)^5 ~ 2^66 then needs a Q_0 of ~2^120, two 60-bit primes: three
-primes in all, one rescale. Rescaling by a prime equal to the scale would keep 2^40 and need a
-Q_0 of ~2^147 (three primes, four in all).
+Worked out for the chi-square kernel at N = 5000 (d = 2N = 10^4, n = 2^13):
+1. Depth. n11 = y·S summed over N (one `dot`), c1·r1: both exponent 2 at the top level;
+   diff = n11·d - c1·r1 needs no level for d (integer); diff is rescaled once and squared:
+   depth 2, one rescale. chi2_num = d·diff^2 leaves d to the coordinator (a public factor
+   after decryption), so the output range is diff^2 <= (4N^2)^2 = 2^53.2, not 2^66.4.
+2. Input scale. A fresh public-key ciphertext has slot error sigma ~ 3.2·n·1.15 = 2^14.9.
+   Summed over N and multiplied by d and by the other factor's range, diff has an error of
+   about 2^(36.5 - Delta) (1 sigma, worst-case ranges). For chi2 >= 0.01 the smallest |diff|
+   of interest is ~ 725 (c1 ~ 3000 of 10^4 alleles, balanced cases), and a 1e-5 relative
+   error on chi2 = d·diff^2/den needs err(diff) <~ 2^-10: Delta ~ 46.
+3. Rescale prime. diff·Delta^2 needs 26.6 + 92 + 1 bits at the top; rescaling by a 60-bit
+   prime (the largest the runtime takes) leaves scale 2^32 for diff, whose rescale error
+   (degree 2: n/12·(2n/3)^2, sigma 2^17.1) is then 2^-15: below the fresh error.
+4. Output modulus. diff^2 at scale 2^64 needs 53.2 + 64 + 1 = 119 bits: two 60-bit primes.
+   Chain: Q_0 = 2 primes, q_1 = 1 prime: three primes, 180 bits, two levels, no special prime
+   (no key switch). A final rescale would only move bits from Q_0 to another prime.
+The precision requirement of step 2 is stated per output (`precision chi2_num=33`: 33 bits of
+diff^2's range of 2^53.2 at 6 sigma is err(diff) <= 2^-10); the default target of 19 bits
+on every output keeps the odds-ratio outputs (range 2^27.6, dominated by the rescale error of
+n11 · 4N) within 2 primes of output modulus.
 """
 
 from __future__ import annotations

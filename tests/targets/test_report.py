@@ -115,3 +115,12 @@ def test_simulate_command_prints_both_modes() -> None:
     run = hec("simulate", "examples/gwas/chisq.hec", "--size", "N=50,M=60", "--noisy")
     assert run.returncode == 0, run.stderr
     assert "exact" in run.stdout and "noisy" in run.stdout and "chi2" in run.stdout
+
+
+def test_horner_degree_8_compiles_to_depth_4() -> None:
+    # Depth as written is 8; depth-minimization turns it into a power tree.
+    comp = compile_file("tests/passes/depth-minimization-horner.hec", Options(sizes="N=64"))
+    assert comp.stat_depth_before == {"p": 8}
+    assert comp.stat_depth_after == {"p": 4}
+    (out,) = report_of(comp)["outputs"]
+    assert out["depth"] == 4
