@@ -12,7 +12,8 @@ Layouts (DESIGN.md §5 `layout-assignment`, in its first form):
   directly in replicated form (the mean/covariance scatter matrix needs no rotation).
 
 Sums over rows become `ckks.reduce`; `y @ S` becomes the fused `ckks.dot`; sums over the
-packed axis become `ckks.sum_slots` (rotations, after a relinearization); `x^k` and `poly`
+packed axis become `ckks.sum_slots` (rotations, after a relinearization), and a sum of two
+such products shares one slot sum; `x^k` and `poly`
 become balanced power trees (x^k at depth ceil(log2 k)). Multiplication by an integer public
 scalar is `mul_const` with const_scale 0 (no level); by a real one it carries the nominal
 constant scale, which scale-management later sets exactly.
@@ -226,8 +227,29 @@ class _Lowering:
                 name = op.name if isinstance(op, Operation) else "a block argument"
                 raise UserError(f"{name} on secret values is not supported by the ckks lowering")
 
+    def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+        """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
+        op = v.owner
+        if not isinstance(op, stat.MatmulOp) or _is_public(op.lhs) or _is_public(op.rhs):
+            return None
+        lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
+        if lt.rank == 2 and rt.rank == 1 and lt.dims[-1] in self.columns:
+            return op.lhs, op.rhs
+        return None
+
+    def packed_product(self, g: SSAValue, w: SSAValue) -> SSAValue:
+        n, k = stat.tensor_type(g).dims
+        wide = self.bcast(self.lower(w, PACKED), (n, k), (1,), PACKED)
+        return self.mul(self.lower(g, PACKED), wide)
+
     def lower_add(self, op: stat.AddOp | stat.SubOp, layout: str, sub: bool) -> SSAValue:
         lp, rp = _is_public(op.lhs), _is_public(op.rhs)
+        left, right = self.slot_summand(op.lhs), self.slot_summand(op.rhs)
+        if left and right and layout == REPLICATED:
+            # G@a + H@b = sum_slots(G*a + H*b): one relinearization and one rotation tree
+            # instead of two (the slot sum is linear).
+            total = self.add(self.packed_product(*left), self.packed_product(*right), sub)
+            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(total)))
         if not lp and not rp:
             return self.add(self.lower(op.lhs, layout), self.lower(op.rhs, layout), sub)
         if rp:
@@ -310,10 +332,8 @@ class _Lowering:
                     f"matrix-vector product with a {'packed result' if layout == PACKED else k}"
                     " layout is not supported yet"
                 )
-            n = lt.dims[0]
-            g = self.lower(op.lhs, PACKED)
-            w = self.bcast(self.lower(op.rhs, PACKED), (n, k), (1,), PACKED)
-            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(self.mul(g, w))))
+            product = self.packed_product(op.lhs, op.rhs)
+            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(product)))
         if lt.rank == 2 and rt.rank == 2:  # [A, K] @ [K, B] -> [A, B]
             a, b = lt.dims[0], rt.dims[1]
             lhs_src = op.lhs.owner
