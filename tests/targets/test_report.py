@@ -124,3 +124,11 @@ def test_horner_degree_8_compiles_to_depth_4() -> None:
     assert comp.stat_depth_after == {"p": 4}
     (out,) = report_of(comp)["outputs"]
     assert out["depth"] == 4
+
+
+def test_unsupported_operations_are_user_errors() -> None:
+    # The LRA example needs det/adj of a secret matrix, which the ckks lowering does not
+    # expand yet: a located user error, never a crash.
+    run = hec("report", "examples/gwas/lra.hec", "--size", "N=100,M=100")
+    assert run.returncode == 1
+    assert "stat.det on secret values is not supported" in run.stderr
