@@ -115,3 +115,25 @@ def test_chisq_acceptance_at_5000_by_16384() -> None:
     mask = chi_ref >= 0.01
     assert mask.sum() > 1000
     assert np.max(np.abs(chi[mask] - chi_ref[mask]) / chi_ref[mask]) <= 1e-5
+
+
+def test_noisy_error_matches_the_analytic_variance_of_a_linear_statistic() -> None:
+    # sum(x) over N: the error is the sum of N independent encoding + encryption errors, so
+    # the sample standard deviation over many runs must match sqrt(N * fresh) / scale.
+    from compiler.analysis.noise import NoiseModel, output_precision
+
+    comp = compile_file("tests/passes/noise-sum.hec", Options(sizes="N=400"))
+    program = comp.program
+    params = program.parameters()
+    assert params is not None
+    (predicted,) = output_precision(program, program.params(), NoiseModel(params.log_n, 1))
+    sizes = sizes_for_run(comp)
+    data = random_inputs(program, sizes, seed=0)
+    exact = simulate(program, sizes, data).outputs["t"]
+    errors = [
+        float(simulate(program, sizes, data, noisy=True, seed=s).outputs["t"] - exact)
+        for s in range(200)
+    ]
+    measured = float(np.std(errors))
+    # 200 samples: the sample std is within ~15% of the true one with high probability.
+    assert 0.8 * predicted.sigma <= measured <= 1.2 * predicted.sigma
