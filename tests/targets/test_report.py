@@ -132,3 +132,13 @@ def test_unsupported_operations_are_user_errors() -> None:
     run = hec("report", "examples/gwas/lra.hec", "--size", "N=100,M=100")
     assert run.returncode == 1
     assert "stat.det on secret values is not supported" in run.stderr
+
+
+def test_ir_size_does_not_depend_on_the_data_size() -> None:
+    # Principle 1 of the design: N = 100 and N = 100,000 give the same ops (only the
+    # parameters chosen for them differ).
+    def op_names(sizes: str) -> list[str]:
+        comp = compile_file("examples/gwas/chisq.hec", Options(sizes=sizes))
+        return [op.name for op in comp.program.block.ops]
+
+    assert op_names("N=100,M=1000") == op_names("N=100000,M=1000000")
