@@ -57,9 +57,13 @@ def _one(program: ckks.ProgramOp) -> SSAValue:
         if isinstance(op, ckks.ConstantOp) and op.float_value == 1.0:
             return op.result
     const = ckks.ConstantOp(1.0)
-    first = program.block.first_op
-    assert first is not None
-    program.block.insert_op_before(const, first)
+    params = [op for op in program.block.ops if isinstance(op, ckks.ParamOp)]
+    if params:
+        program.block.insert_op_after(const, params[-1])
+    else:
+        first = program.block.first_op
+        assert first is not None
+        program.block.insert_op_before(const, first)
     return const.result
 
 
