@@ -177,11 +177,17 @@ def run_pipeline(
             hint="passes: " + ", ".join(PASS_NAMES),
         )
     sizes = parse_sizes(options.sizes)
-    for name in sizes:
+    for name, size in sizes.items():
         if name not in checked.params:
             raise UserError(
                 f"--size names {name}, which is not a size parameter of the program",
                 hint="size parameters: " + ", ".join(checked.params),
+            )
+        if size > checked.params[name]:
+            raise UserError(
+                f"--size {name}={size} exceeds the program's bound {name} <= "
+                f"{checked.params[name]}",
+                hint=f"raise the bound in the program (param {name} <= ...) or use a smaller size",
             )
     module = lower(checked)
     stat_module = module.clone()

@@ -179,7 +179,12 @@ class _Lowering:
     def lower(self, v: SSAValue, layout: str) -> SSAValue:
         """`v` as a ciphertext array in `layout`."""
         if _is_public(v):
-            raise UserError("internal: public value lowered as a ciphertext")
+            raise UserError(
+                f"the public value {v.name_hint or stat.tensor_type(v).dims} is used where a "
+                "ciphertext is needed (a revealed public value, or a public array in a secret "
+                "operation); the ckks target encrypts only secret values",
+                hint="compute public values in the client block",
+            )
         key = (v, layout)
         if key not in self.memo:
             result = self._lower(v, layout)
@@ -203,6 +208,11 @@ class _Lowering:
                 return self.lower_add(op, layout, isinstance(op, stat.SubOp))
             case stat.MulOp():
                 return self.lower_mul(op, layout)
+            case stat.DivOp() if not _is_public(op.lhs) and _is_public(op.rhs):
+                # Division by a public scalar is a multiplication by its reciprocal.
+                one = self._pub_op(ckks.ConstantOp(1.0), True)
+                inv = self._pub_op(ckks.PublicArithOp("div", one, self.public(op.rhs)), False)
+                return self.mul_const(self.lower(op.lhs, layout), inv)
             case stat.NegOp():
                 return self.emit(ckks.NegateOp(self.lower(op.input, layout)))
             case stat.BroadcastOp():
@@ -298,7 +308,10 @@ class _Lowering:
         x = self.lower(op.input, layout)
         degree = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
         if degree == 0:
-            raise UserError("a constant polynomial of a secret value is public; write the constant")
+            # A constant: 0 * x + c0 (multiplying by the integer 0 is exact and free).
+            zero = self._pub_op(ckks.ConstantOp(0.0), True)
+            c0 = self._pub_op(ckks.ConstantOp(coeffs[0]), coeffs[0].is_integer())
+            return self.emit(ckks.AddConstOp(self.mul_const(x, zero), c0))
         powers = self.power_tree(x, degree)
         acc: SSAValue | None = None
         for k in range(1, degree + 1):

@@ -24,7 +24,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.scales import ScalePlan, apply_plan, top_level
+from compiler.analysis.ranges import ckks_ranges
+from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
     MAX_PRIME_BITS,
     log2_product,
@@ -64,9 +65,20 @@ class ParameterSelectionPass(ModulePass):
         levels = top_level(program)
         log_n = plan.log_n
         rescale = ntt_primes(plan.rescale_bits, log_n, levels) if levels else []
-        count = math.ceil(plan.output_bits / MAX_PRIME_BITS)
-        out_bits = math.ceil(plan.output_bits / count)
-        output = ntt_primes(out_bits, log_n, count, avoid=set(rescale))
+        # Exact scales: rescale q_l divides by log2(q_l) exactly. They differ from the plan's
+        # whole bits by fractions of a bit, so Q_0 is checked against the exact needs and
+        # grown by a bit when a prime just below 2^b leaves it short.
+        divisors = tuple(math.log2(q) for q in rescale)
+        apply_plan(program, ScalePlan(plan.input_scale, divisors))
+        ranges = ckks_ranges(program, program.params())
+        need = chain_needs(program, divisors, ranges).output_bits
+        out_bits = plan.output_bits
+        while True:
+            count = math.ceil(out_bits / MAX_PRIME_BITS)
+            output = ntt_primes(math.ceil(out_bits / count), log_n, count, avoid=set(rescale))
+            if log2_product(output) >= need:
+                break
+            out_bits += 1
         special: list[int] = []
         dnum = 0
         if needs_key_switch(program):
@@ -84,9 +96,6 @@ class ParameterSelectionPass(ModulePass):
                 hint="raise the ring dimension, lower the precision, or pass --insecure to "
                 "accept (and label) insecure parameters",
             )
-        # Exact scales: rescale q_l divides by log2(q_l) exactly.
-        divisors = tuple(math.log2(q) for q in rescale)
-        apply_plan(program, ScalePlan(plan.input_scale, divisors))
         program.set_parameters(
             ckks.Parameters(
                 log_n=log_n,

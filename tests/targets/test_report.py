@@ -142,3 +142,8 @@ def test_ir_size_does_not_depend_on_the_data_size() -> None:
         return [op.name for op in comp.program.block.ops]
 
     assert op_names("N=100,M=1000") == op_names("N=100000,M=1000000")
+
+
+def test_sizes_above_the_declared_bounds_are_refused() -> None:
+    run = hec("report", "examples/stats/meancov.hec", "--size", "N=10,D=17")
+    assert run.returncode == 1 and "exceeds the program's bound D <= 16" in run.stderr
