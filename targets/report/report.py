@@ -108,6 +108,7 @@ def build_report(
                 "range": [r.lo, r.hi],
                 "precision_bits": round(p.precision_bits, 2),
                 "public_factor": d.factor is not None,
+                "insecure": params.insecure,
             }
         )
     key_level = max(
@@ -200,6 +201,8 @@ def render_text(report: Mapping[str, Any]) -> str:
     lines.append("outputs:")
     for o in report["outputs"]:
         factor = ", times a public factor after decryption" if o["public_factor"] else ""
+        if o["insecure"]:
+            factor += "  [INSECURE PARAMETERS]"
         lines.append(
             f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  levels {o['levels']}  "
             f"degree {o['degree']}  scale 2^{o['scale_bits']}  precision "

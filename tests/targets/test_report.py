@@ -82,8 +82,10 @@ def test_insecure_is_stamped() -> None:
         "--json",
     )
     assert run.returncode == 0, run.stderr
-    params = json.loads(run.stdout)["params"]
+    report = json.loads(run.stdout)
+    params = report["params"]
     assert params["log_n"] == 10 and params["insecure"] and params["security_bits"] == 0
+    assert all(o["insecure"] for o in report["outputs"])
     text = hec(
         "report", "examples/stats/grs.hec", "--size", "N=10,M=10", "--log-n", "10", "--insecure"
     )
