@@ -104,8 +104,35 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
 }
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
-  Ciphertext r = a;
-  add_inplace(r, b);
+  if (a.degree != b.degree) {
+    Ciphertext r = a;
+    add_inplace(r, b);
+    return r;
+  }
+  // One pass: out = a + b (no copy of a first).
+  check_pair(*context_, a, b, "Evaluator::add");
+  check_same_scale(a.scale, b.scale, "Evaluator::add");
+  Ciphertext r;
+  r.n = a.n;
+  r.limbs = a.limbs;
+  r.degree = a.degree;
+  r.level = a.level;
+  r.scale = a.scale;
+  r.key_id = a.key_id;
+  r.data.resize(a.data.size());
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      const u64 q = impl.moduli[i].value();
+      const u64* x = a.limb(k, i);
+      const u64* y = b.limb(k, i);
+      u64* z = r.limb(k, i);
+      for (std::size_t t = 0; t < a.n; ++t) {
+        const u64 s = x[t] + y[t];
+        z[t] = s >= q ? s - q : s;
+      }
+    }
+  }
   return r;
 }
 

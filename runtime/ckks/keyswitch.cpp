@@ -67,45 +67,43 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
   }
   auto ctx_index = [&](std::size_t k) { return k < limbs ? k : impl.chain_size + (k - limbs); };
   auto key_index = [&](std::size_t k) { return k < limbs ? k : key_limbs + (k - limbs); };
-  // Step (1): acc = sum_j ext_j * key_j, 128-bit lazy sums reduced every 8 digits.
+  // Step (1): acc = sum_j ext_j * key_j per coefficient in 128-bit registers, reduced once
+  // (every 8 digits when there are more: 8 products of 61-bit values stay below 2^125).
   std::vector<u64> acc0(total * n), acc1(total * n);
   const std::size_t digits = ext.digits.size();
   math::parallel_for(total, [&](std::size_t k) {
     const math::Modulus& m = impl.moduli[ctx_index(k)];
     const std::size_t kk = key_index(k);
-    std::vector<math::u128> s0(n, 0), s1(n, 0);
-    for (std::size_t j = 0; j < digits; ++j) {
-      const u64* e = ext.digits[j].data() + k * n;
-      const u64* b = key.digits[j].data() + kk * n;
-      const u64* a = key.digits[j].data() + (key_total + kk) * n;
-      if (perm) {
-        const std::uint32_t* p = perm->data();
-        for (std::size_t t = 0; t < n; ++t) {
-          const u64 x = e[p[t]];
-          s0[t] += static_cast<math::u128>(x) * b[t];
-          s1[t] += static_cast<math::u128>(x) * a[t];
-        }
-      } else {
-        for (std::size_t t = 0; t < n; ++t) {
-          s0[t] += static_cast<math::u128>(e[t]) * b[t];
-          s1[t] += static_cast<math::u128>(e[t]) * a[t];
-        }
-      }
-      if ((j + 1) % 8 == 0 && j + 1 < digits) {
-        for (std::size_t t = 0; t < n; ++t) {
-          s0[t] = math::barrett_reduce_128(s0[t], m);
-          s1[t] = math::barrett_reduce_128(s1[t], m);
-        }
-      }
-    }
     u64* d0 = acc0.data() + k * n;
     u64* d1 = acc1.data() + k * n;
-    for (std::size_t t = 0; t < n; ++t) {
-      d0[t] = math::barrett_reduce_128(s0[t], m);
-      d1[t] = math::barrett_reduce_128(s1[t], m);
+    constexpr std::size_t kGroup = 8;
+    for (std::size_t j0 = 0; j0 < digits; j0 += kGroup) {
+      const std::size_t j1 = std::min(digits, j0 + kGroup);
+      const u64* e[kGroup];
+      const u64* b[kGroup];
+      const u64* a[kGroup];
+      for (std::size_t j = j0; j < j1; ++j) {
+        e[j - j0] = ext.digits[j].data() + k * n;
+        b[j - j0] = key.digits[j].data() + kk * n;
+        a[j - j0] = key.digits[j].data() + (key_total + kk) * n;
+      }
+      const std::size_t g = j1 - j0;
+      const std::uint32_t* p = perm ? perm->data() : nullptr;
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::size_t src = p ? p[t] : t;
+        math::u128 s0 = j0 == 0 ? 0 : d0[t], s1 = j0 == 0 ? 0 : d1[t];
+        for (std::size_t j = 0; j < g; ++j) {
+          const u64 x = e[j][src];
+          s0 += static_cast<math::u128>(x) * b[j][t];
+          s1 += static_cast<math::u128>(x) * a[j][t];
+        }
+        d0[t] = math::barrett_reduce_128(s0, m);
+        d1[t] = math::barrett_reduce_128(s1, m);
+      }
     }
   });
-  // Step (2): ModDown both halves: INTT the P limbs, convert to Q_l, NTT, subtract, * P^-1.
+  // Step (2): ModDown both halves: INTT the P limbs, convert the centred value exactly to
+  // Q_l, NTT, subtract, multiply by P^-1.
   std::vector<u64> conv(2 * limbs * n);
   math::parallel_for(2 * special, [&](std::size_t idx) {
     const std::size_t h = idx / special, p = idx % special;
@@ -114,7 +112,7 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
   });
   math::parallel_for(2, [&](std::size_t h) {
     const u64* p_part = (h == 0 ? acc0 : acc1).data() + limbs * n;
-    ks.mod_down->convert_approx(p_part, conv.data() + h * limbs * n, n);
+    ks.mod_down->convert_exact(p_part, conv.data() + h * limbs * n, n);
   });
   math::parallel_for(2 * limbs, [&](std::size_t idx) {
     const std::size_t h = idx / limbs, i = idx % limbs;
