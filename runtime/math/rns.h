@@ -73,9 +73,11 @@ class BaseConverter {
   void convert_approx(const u64* in, u64* out, std::size_t n) const;
 
   // Exact conversion of the centred representative: out_j = [x]_Q mod p_j with
-  // [x]_Q in (-Q/2, Q/2]. Exact whenever |[x]_Q| <= Q/2 - Q * k * 2^-50 (k = from().size()),
-  // i.e. except within a relative band of width k * 2^-50 around Q/2, where the
-  // floating-point rounding of v may pick the other representative (HPS Lemma 2).
+  // [x]_Q in (-Q/2, Q/2]. v = round(sum_i y_i / q_i) is computed in double precision; each
+  // term carries a rounding error below 3 * 2^-53 and the k-term sum adds at most
+  // k^2 * 2^-53, so the result is exact whenever |[x]_Q| <= Q * (1/2 - (k^2 + 3k) * 2^-53)
+  // (k = from().size() <= 64): only values within that relative band around +-Q/2 may come
+  // out as the other representative, off by Q (HPS §2.2, Lemma 2). Inputs in [0, q_i).
   void convert_exact(const u64* in, u64* out, std::size_t n) const;
 
  private:
