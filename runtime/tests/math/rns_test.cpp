@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "math/cpu_features.h"
 #include "math/primes.h"
 
 namespace hec::math {
@@ -102,9 +103,13 @@ TEST(BaseConverter, ApproximateIsOffByLessThanKTimesQ) {
   EXPECT_GT(seen[0] + seen[1] + seen[2] + seen[3] + seen[4], 0);
 }
 
-TEST(BaseConverter, ExactGivesCenteredRepresentative) {
+class ExactConversion : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Bits, ExactConversion, ::testing::Values(50, 60));
+
+// 50-bit moduli take the IFMA kernel where the CPU has it, 60-bit the portable one.
+TEST_P(ExactConversion, GivesCenteredRepresentative) {
   std::mt19937_64 rng(23);
-  const std::vector<u64> all = ntt_primes(60, 7, 4096);
+  const std::vector<u64> all = ntt_primes(GetParam(), 7, 4096);
   const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 4));
   const RnsBase to(std::vector<u64>(all.begin() + 4, all.end()));
   const BaseConverter conv(from, to);
@@ -132,6 +137,36 @@ TEST(BaseConverter, ExactGivesCenteredRepresentative) {
       RnsBase(std::vector<Modulus>{to[j]}).decompose(from.product(), &q_mod);
       const u64 expected = negative ? sub_mod(x_mod, q_mod, p) : x_mod;
       ASSERT_EQ(out[j * n + c], expected) << "coefficient " << c << " limb " << j;
+    }
+  }
+}
+
+TEST(BaseConverter, IfmaAndPortableAgreeBitForBit) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(24);
+  for (int bits : {30, 45, 50}) {
+    const std::vector<u64> all = ntt_primes(bits, 24, 1024);
+    // k = 20 exercises the 15-product chunks of the IFMA kernel; odd n the masked tails.
+    for (std::size_t k : {1u, 5u, 20u}) {
+      for (std::size_t l : {1u, 4u}) {
+        const RnsBase from(std::vector<u64>(all.begin(), all.begin() + k));
+        const RnsBase to(std::vector<u64>(all.begin() + k, all.begin() + k + l));
+        const BaseConverter conv(from, to);
+        for (std::size_t n : {1u, 13u, 256u, 1000u}) {
+          const std::vector<u64> in = random_residues(from, n, rng);
+          for (bool exact : {false, true}) {
+            std::vector<u64> portable(l * n), ifma(l * n);
+            force_portable_path(true);
+            exact ? conv.convert_exact(in.data(), portable.data(), n)
+                  : conv.convert_approx(in.data(), portable.data(), n);
+            force_portable_path(false);
+            exact ? conv.convert_exact(in.data(), ifma.data(), n)
+                  : conv.convert_approx(in.data(), ifma.data(), n);
+            ASSERT_EQ(portable, ifma)
+                << "bits=" << bits << " k=" << k << " l=" << l << " n=" << n << " exact=" << exact;
+          }
+        }
+      }
     }
   }
 }
