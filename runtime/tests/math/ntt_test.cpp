@@ -206,5 +206,19 @@ TEST(NttTables, RejectsBadParameters) {
   EXPECT_TRUE(NttTables(1024, Modulus(ntt_primes(50, 1, 1024)[0])).ifma_capable());
 }
 
+#ifdef HEC_DEBUG
+TEST(NttDebugChecks, RejectInputsOutsideTheDocumentedRange) {
+  const Modulus m(ntt_primes(50, 1, 64)[0]);
+  const NttTables tables(64, m);
+  std::vector<u64> a(64, 0);
+  a[5] = m.value();  // fine for the lazy forward and the inverse, not for ntt_forward_inplace
+  EXPECT_THROW(ntt_forward_inplace(a.data(), tables), std::invalid_argument);
+  a[5] = 2 * m.value();
+  EXPECT_THROW(ntt_inverse_inplace(a.data(), tables), std::invalid_argument);
+  a[5] = 4 * m.value();
+  EXPECT_THROW(ntt_forward_lazy_inplace(a.data(), tables), std::invalid_argument);
+}
+#endif
+
 }  // namespace
 }  // namespace hec::math
