@@ -179,8 +179,8 @@ void check_input_range([[maybe_unused]] const char* what, [[maybe_unused]] const
   const u64 bound = factor * tables.modulus().value();
   for (std::size_t i = 0; i < tables.ring_dim(); ++i) {
     if (a[i] >= bound) {
-      throw std::invalid_argument(std::string(what) + ": input[" + std::to_string(i) + "] = " +
-                                  std::to_string(a[i]) + " is not below " +
+      throw std::invalid_argument(std::string(what) + ": input[" + std::to_string(i) +
+                                  "] = " + std::to_string(a[i]) + " is not below " +
                                   std::to_string(factor) + "q = " + std::to_string(bound));
     }
   }
