@@ -4,7 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 #include "math/sampling.h"
 
 namespace hec::math {
@@ -40,6 +42,11 @@ void check_evaluation(const char* op, const RnsPoly& a) {
     throw std::invalid_argument(std::string(op) + ": operand is in " + poly_form_name(a.form()) +
                                 " form, evaluation form required");
   }
+}
+
+// The IFMA kernels take limbs whose modulus is below 2^50 when the CPU has them.
+bool use_ifma(const Modulus& m) {
+  return m.bit_count() <= 50 && active_kernel_path() == KernelPath::kAvx512Ifma;
 }
 
 }  // namespace
@@ -141,6 +148,7 @@ void multiply_inplace(RnsPoly& a, const RnsPoly& b) {
         const Modulus& m = a.modulus(i);
         u64* x = a.limb(i);
         const u64* y = b.limb(i);
+        if (use_ifma(m)) return detail::multiply_ifma(x, y, n, m.value());
         for (std::size_t c = 0; c < n; ++c) x[c] = mul_mod(x[c], y[c], m);
       },
       n);
@@ -182,6 +190,7 @@ void multiply_add_inplace(RnsPoly& acc, const RnsPoly& a, const RnsPoly& b) {
         u64* z = acc.limb(i);
         const u64* x = a.limb(i);
         const u64* y = b.limb(i);
+        if (use_ifma(m)) return detail::multiply_add_ifma(z, x, y, n, m.value());
         for (std::size_t c = 0; c < n; ++c) {
           z[c] = barrett_reduce_128(static_cast<u128>(x[c]) * y[c] + z[c], m);
         }
@@ -214,6 +223,15 @@ void multiply_accumulate(RnsPoly& out, std::span<const RnsPoly* const> a,
       [&](std::size_t i) {
         const Modulus& m = out.modulus(i);
         const u64 q = m.value();
+        if (use_ifma(m)) {
+          std::vector<const u64*> xs(a.size()), ys(b.size());
+          for (std::size_t k = 0; k < a.size(); ++k) {
+            xs[k] = a[k]->limb(i);
+            ys[k] = b[k]->limb(i);
+          }
+          return detail::multiply_accumulate_ifma(out.limb(i), xs.data(), ys.data(), a.size(), n,
+                                                  q);
+        }
         // Terms that fit a 128-bit accumulator on top of a reduced value below q.
         const u128 max_product = static_cast<u128>(q - 1) * (q - 1);
         const std::size_t run = static_cast<std::size_t>(
