@@ -49,6 +49,9 @@ bool use_ifma(const Modulus& m) {
   return m.bit_count() <= 50 && active_kernel_path() == KernelPath::kAvx512Ifma;
 }
 
+// Addition-type kernels need only AVX-512F (any q < 2^61); the IFMA check covers it.
+bool use_avx512() { return active_kernel_path() == KernelPath::kAvx512Ifma; }
+
 }  // namespace
 
 const char* poly_form_name(PolyForm form) {
@@ -101,6 +104,7 @@ void add_inplace(RnsPoly& a, const RnsPoly& b) {
         const u64 q = a.modulus(i).value();
         u64* x = a.limb(i);
         const u64* y = b.limb(i);
+        if (use_avx512()) return detail::add_avx512(x, y, n, q);
         for (std::size_t c = 0; c < n; ++c) {
           const u64 s = x[c] + y[c];
           x[c] = s >= q ? s - q : s;
@@ -118,6 +122,7 @@ void sub_inplace(RnsPoly& a, const RnsPoly& b) {
         const u64 q = a.modulus(i).value();
         u64* x = a.limb(i);
         const u64* y = b.limb(i);
+        if (use_avx512()) return detail::sub_avx512(x, y, n, q);
         for (std::size_t c = 0; c < n; ++c) {
           const u64 d = x[c] - y[c];
           x[c] = x[c] >= y[c] ? d : d + q;
@@ -133,6 +138,7 @@ void negate_inplace(RnsPoly& a) {
       [&](std::size_t i) {
         const u64 q = a.modulus(i).value();
         u64* x = a.limb(i);
+        if (use_avx512()) return detail::negate_avx512(x, n, q);
         for (std::size_t c = 0; c < n; ++c) x[c] = x[c] == 0 ? 0 : q - x[c];
       },
       n);

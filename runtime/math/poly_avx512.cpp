@@ -71,6 +71,39 @@ inline __mmask8 tail_mask(std::size_t remaining) {
 
 }  // namespace
 
+void add_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
+  const __m512i qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i s =
+        _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c));
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(s, qv));
+  }
+}
+
+void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
+  const __m512i qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    // x - y + q in [1, 2q), then one conditional subtraction.
+    const __m512i d = _mm512_add_epi64(
+        _mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c)),
+        qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(d, qv));
+  }
+}
+
+void negate_avx512(u64* x, std::size_t n, u64 q) {
+  const __m512i qv = set1(q), zero = _mm512_setzero_si512();
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i v = _mm512_maskz_loadu_epi64(m, x + c);
+    // q - v, except 0 stays 0.
+    const __mmask8 nonzero = _mm512_cmpneq_epi64_mask(v, zero);
+    _mm512_mask_storeu_epi64(x + c, m, _mm512_maskz_sub_epi64(nonzero, qv, v));
+  }
+}
+
 void multiply_ifma(u64* x, const u64* y, std::size_t n, u64 q) {
   const Barrett52 b(q);
   for (std::size_t c = 0; c < n; c += 8) {

@@ -10,6 +10,10 @@
 
 namespace hec::math::detail {
 
+// x = x + y, x - y, -x mod q, for any q < 2^61 (AVX-512F only).
+void add_avx512(u64* x, const u64* y, std::size_t n, u64 q);
+void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q);
+void negate_avx512(u64* x, std::size_t n, u64 q);
 // x = x * y mod q.
 void multiply_ifma(u64* x, const u64* y, std::size_t n, u64 q);
 // z = z + x * y mod q.

@@ -153,7 +153,7 @@ TEST(RnsPoly, ValidationNamesTheMismatch) {
 TEST(RnsPoly, IfmaAndPortablePointwiseKernelsAgreeBitForBit) {
   if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   std::mt19937_64 rng(36);
-  for (int bits : {17, 30, 45, 49, 50}) {
+  for (int bits : {17, 30, 45, 49, 50, 61}) {  // 61: add/sub/negate only take AVX-512
     const auto ctx = RnsContext::create(256, ntt_primes(bits, 2, 256));
     std::vector<RnsPoly> xs, ys;
     for (int k = 0; k < 40; ++k) {  // 40 terms: three 15-product chunks in the IFMA kernel
@@ -176,11 +176,18 @@ TEST(RnsPoly, IfmaAndPortablePointwiseKernelsAgreeBitForBit) {
       multiply_inplace(product, ys[0]);
       multiply_add_inplace(fma, xs[2], ys[2]);
       multiply_accumulate(acc, px, py);
+      RnsPoly sum = xs[3], diff = xs[4], neg = xs[5];
+      add_inplace(sum, ys[3]);
+      sub_inplace(diff, ys[4]);
+      RnsPoly neg_zero = xs[6];
+      sub_inplace(neg_zero, xs[6]);  // zeros: negation must keep them
+      negate_inplace(neg);
+      negate_inplace(neg_zero);
       force_portable_path(false);
-      return std::vector<RnsPoly>{product, fma, acc};
+      return std::vector<RnsPoly>{product, fma, acc, sum, diff, neg, neg_zero};
     };
     const std::vector<RnsPoly> portable = run(true), ifma = run(false);
-    for (int r = 0; r < 3; ++r) EXPECT_EQ(portable[r], ifma[r]) << "bits=" << bits << " op " << r;
+    for (int r = 0; r < 7; ++r) EXPECT_EQ(portable[r], ifma[r]) << "bits=" << bits << " op " << r;
     // And the portable results are right: spot-check against mul_mod.
     const Modulus& m = ctx->modulus(0);
     EXPECT_EQ(portable[0].limb(0)[7], mul_mod(xs[0].limb(0)[7], ys[0].limb(0)[7], m));
