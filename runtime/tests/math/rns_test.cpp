@@ -141,6 +141,52 @@ TEST_P(ExactConversion, GivesCenteredRepresentative) {
   }
 }
 
+// Little-endian multi-word helpers for the boundary test.
+std::vector<u64> shift_right(const std::vector<u64>& x, int bits) {
+  std::vector<u64> out(x.size(), 0);
+  const int words = bits / 64, rest = bits % 64;
+  for (std::size_t i = 0; i + words < x.size(); ++i) {
+    out[i] = x[i + words] >> rest;
+    if (rest != 0 && i + words + 1 < x.size()) out[i] |= x[i + words + 1] << (64 - rest);
+  }
+  return out;
+}
+
+std::vector<u64> subtract(const std::vector<u64>& x, const std::vector<u64>& y) {
+  std::vector<u64> out(x.size());
+  u64 borrow = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const u128 d = static_cast<u128>(x[i]) - y[i] - borrow;
+    out[i] = static_cast<u64>(d);
+    borrow = static_cast<u64>(d >> 64) != 0 ? 1 : 0;
+  }
+  return out;
+}
+
+// Values just inside the documented exactness range, |x| = Q/2 - Q 2^-40 (the band is
+// (k^2 + 3k) 2^-53 Q < Q 2^-45 for k = 4): the exact conversion must give x and -x.
+TEST_P(ExactConversion, ExactJustInsideTheDocumentedBand) {
+  const std::vector<u64> all = ntt_primes(GetParam(), 6, 4096);
+  const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 4));
+  const RnsBase to(std::vector<u64>(all.begin() + 4, all.end()));
+  const BaseConverter conv(from, to);
+  const std::vector<u64>& q = from.product();
+  const std::vector<u64> x = subtract(shift_right(q, 1), shift_right(q, 40));  // Q/2 - Q/2^40
+  const std::vector<u64> neg_x = subtract(q, x);                               // Q - x = -x mod Q
+  const std::size_t n = 2;
+  std::vector<u64> in(from.size() * n), out(to.size() * n);
+  from.decompose(x, in.data(), n);
+  from.decompose(neg_x, in.data() + 1, n);
+  conv.convert_exact(in.data(), out.data(), n);
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    const u64 p = to[j].value();
+    u64 x_mod = 0;
+    RnsBase(std::vector<Modulus>{to[j]}).decompose(x, &x_mod);
+    EXPECT_EQ(out[j * n], x_mod) << "+x, limb " << j;
+    EXPECT_EQ(out[j * n + 1], negate_mod(x_mod, p)) << "-x, limb " << j;
+  }
+}
+
 TEST(BaseConverter, IfmaAndPortableAgreeBitForBit) {
   if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   std::mt19937_64 rng(24);
