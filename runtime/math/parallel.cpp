@@ -2,6 +2,7 @@
 #include "math/parallel.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -46,6 +47,13 @@ int thread_cap() {
     cap_storage().store(cap, std::memory_order_relaxed);
   }
   return cap;
+}
+
+void reexec_with_passive_openmp_wait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // execv returned: could not re-execute; carry on with the policy libgomp already chose.
 }
 
 }  // namespace hec::math
