@@ -127,6 +127,11 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
       const u64* x = a.limb(k, i);
       const u64* y = b.limb(k, i);
       u64* z = r.limb(k, i);
+      if (detail::use_avx512()) {
+        std::copy(x, x + a.n, z);
+        detail::add_limb(z, y, a.n, q);
+        continue;
+      }
       for (std::size_t t = 0; t < a.n; ++t) {
         const u64 s = x[t] + y[t];
         z[t] = s >= q ? s - q : s;
@@ -195,6 +200,13 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   const std::size_t n = a.n;
   math::parallel_for(a.limbs, [&](std::size_t i) {
     const math::Modulus& m = impl.moduli[i];
+    if (a.degree == 1 && b.degree == 1 && detail::use_ifma(m.value())) {
+      detail::mul_limb_to(out.limb(0, i), a.limb(0, i), b.limb(0, i), n, m);
+      detail::mul_limb_to(out.limb(2, i), a.limb(1, i), b.limb(1, i), n, m);
+      detail::mul_limb_to(out.limb(1, i), a.limb(0, i), b.limb(1, i), n, m);
+      detail::mul_add_limb(out.limb(1, i), a.limb(1, i), b.limb(0, i), n, m);
+      return;
+    }
     if (a.degree == 1 && b.degree == 1) {
       const u64 *a0 = a.limb(0, i), *a1 = a.limb(1, i), *b0 = b.limb(0, i), *b1 = b.limb(1, i);
       u64 *c0 = out.limb(0, i), *c1 = out.limb(1, i), *c2 = out.limb(2, i);
