@@ -6,8 +6,20 @@
 #include "ckks/context_impl.h"
 #include "ckks/poly_ops.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 
 namespace hec::ckks::detail {
+namespace {
+
+// Per-thread scratch reused across calls (a fresh multi-megabyte vector per key switch costs
+// page faults on every first touch). Contents are unspecified on entry.
+u64* scratch(std::vector<u64>& buffer, std::size_t words) {
+  if (buffer.size() < words) buffer.resize(words);
+  return buffer.data();
+}
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv;
+
+}  // namespace
 
 ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   const Context::Impl& impl = ctx.impl();
@@ -17,9 +29,10 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   const std::size_t total = limbs + impl.special_size;
   auto ctx_index = [&](std::size_t k) { return k < limbs ? k : impl.chain_size + (k - limbs); };
   // Step (1): coefficient form of c.
-  std::vector<u64> coef(c, c + limbs * n);
+  u64* coef = scratch(tl_coef, limbs * n);
+  std::copy(c, c + limbs * n, coef);
   math::parallel_for(limbs, [&](std::size_t i) {
-    math::ntt_inverse_inplace(coef.data() + i * n, impl.ntt[i]);
+    math::ntt_inverse_inplace(coef + i * n, impl.ntt[i]);
   });
   ModUpDigits out;
   out.level = level;
@@ -30,7 +43,7 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   math::parallel_for(digits, [&](std::size_t j) {
     const std::size_t begin = ks.digit_begin[j], end = ks.digit_end[j];
     converted[j].resize((total - (end - begin)) * n);
-    ks.mod_up[j]->convert_approx(coef.data() + begin * n, converted[j].data(), n);
+    ks.mod_up[j]->convert_approx(coef + begin * n, converted[j].data(), n);
   });
   // Step (3): place limbs, NTT the converted ones (parallel over digit x limb).
   math::parallel_for(digits * total, [&](std::size_t idx) {
@@ -69,13 +82,35 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
   auto key_index = [&](std::size_t k) { return k < limbs ? k : key_limbs + (k - limbs); };
   // Step (1): acc = sum_j ext_j * key_j per coefficient in 128-bit registers, reduced once
   // (every 8 digits when there are more: 8 products of 61-bit values stay below 2^125).
-  std::vector<u64> acc0(total * n), acc1(total * n);
+  u64* const acc0 = scratch(tl_acc, 2 * total * n);
+  u64* const acc1 = acc0 + total * n;
   const std::size_t digits = ext.digits.size();
   math::parallel_for(total, [&](std::size_t k) {
     const math::Modulus& m = impl.moduli[ctx_index(k)];
     const std::size_t kk = key_index(k);
-    u64* d0 = acc0.data() + k * n;
-    u64* d1 = acc1.data() + k * n;
+    u64* d0 = acc0 + k * n;
+    u64* d1 = acc1 + k * n;
+    if (detail::use_ifma(m.value())) {
+      // IFMA path (q < 2^50): permute the digits first if needed, then the math core's
+      // lazily reduced multiply-accumulate.
+      std::vector<const u64*> xs(digits), bs(digits), as(digits);
+      std::vector<u64> permuted(perm ? digits * n : 0);
+      for (std::size_t j = 0; j < digits; ++j) {
+        const u64* e = ext.digits[j].data() + k * n;
+        if (perm) {
+          u64* dst = permuted.data() + j * n;
+          const std::uint32_t* p = perm->data();
+          for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
+          e = dst;
+        }
+        xs[j] = e;
+        bs[j] = key.digits[j].data() + kk * n;
+        as[j] = key.digits[j].data() + (key_total + kk) * n;
+      }
+      math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
+      math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      return;
+    }
     constexpr std::size_t kGroup = 8;
     for (std::size_t j0 = 0; j0 < digits; j0 += kGroup) {
       const std::size_t j1 = std::min(digits, j0 + kGroup);
@@ -104,21 +139,38 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
   });
   // Step (2): ModDown both halves: INTT the P limbs, convert the centred value exactly to
   // Q_l, NTT, subtract, multiply by P^-1.
-  std::vector<u64> conv(2 * limbs * n);
+  u64* const conv = scratch(tl_conv, 2 * limbs * n);
   math::parallel_for(2 * special, [&](std::size_t idx) {
     const std::size_t h = idx / special, p = idx % special;
-    u64* limb = (h == 0 ? acc0 : acc1).data() + (limbs + p) * n;
+    u64* limb = (h == 0 ? acc0 : acc1) + (limbs + p) * n;
     math::ntt_inverse_inplace(limb, impl.ntt[impl.chain_size + p]);
   });
   math::parallel_for(2, [&](std::size_t h) {
-    const u64* p_part = (h == 0 ? acc0 : acc1).data() + limbs * n;
-    ks.mod_down->convert_exact(p_part, conv.data() + h * limbs * n, n);
+    const u64* p_part = (h == 0 ? acc0 : acc1) + limbs * n;
+    u64* out = conv + h * limbs * n;
+    if (special == 1) {
+      // One special prime: the centred lift of x mod p is x or x - p, exactly.
+      const u64 p = impl.moduli[impl.chain_size].value();
+      for (std::size_t i = 0; i < limbs; ++i) {
+        const math::Modulus& m = impl.moduli[i];
+        const u64 q = m.value();
+        const u64 p_mod_q = p % q;
+        u64* o = out + i * n;
+        for (std::size_t t = 0; t < n; ++t) {
+          const u64 x = p_part[t];
+          const u64 r = x >= q ? x % q : x;
+          o[t] = x > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
+        }
+      }
+      return;
+    }
+    ks.mod_down->convert_exact(p_part, out, n);
   });
   math::parallel_for(2 * limbs, [&](std::size_t idx) {
     const std::size_t h = idx / limbs, i = idx % limbs;
-    u64* cv = conv.data() + (h * limbs + i) * n;
+    u64* cv = conv + (h * limbs + i) * n;
     math::ntt_forward_inplace(cv, impl.ntt[i]);
-    const u64* a = (h == 0 ? acc0 : acc1).data() + i * n;
+    const u64* a = (h == 0 ? acc0 : acc1) + i * n;
     u64* out = (h == 0 ? out0 : out1) + i * n;
     const u64 q = impl.moduli[i].value();
     const u64 w = ks.p_inv[i], ws = ks.p_inv_shoup[i];
