@@ -343,7 +343,7 @@ void Evaluator::rescale_inplace(Ciphertext& a) const {
     for (std::size_t t = 0; t < n; ++t) {
       const u64 x = lk[t];
       // centred: x - q_top when x > q_top / 2
-      const u64 r = x % q;
+      const u64 r = x >= q ? math::barrett_reduce_128(x, m) : x;
       dst[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
     }
     math::ntt_forward_inplace(dst, impl.ntt[i]);

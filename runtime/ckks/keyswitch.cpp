@@ -158,7 +158,7 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
         u64* o = out + i * n;
         for (std::size_t t = 0; t < n; ++t) {
           const u64 x = p_part[t];
-          const u64 r = x >= q ? x % q : x;
+          const u64 r = x >= q ? math::barrett_reduce_128(x, m) : x;
           o[t] = x > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
         }
       }

@@ -70,8 +70,8 @@ inline void mul_scalar_limb(u64* a, u64 w, std::size_t n, u64 q) {
   for (std::size_t t = 0; t < n; ++t) a[t] = math::mul_shoup(a[t], w, ws, q);
 }
 
-// Writes the small signed polynomial `values` (N entries) into limbs [first, first + count)
-// of the context's index space, in NTT form: out + i * n for i < count.
+// Writes the small signed polynomial `values` (N entries, each |v| < q) into limbs
+// [first, first + count) of the context's index space, in NTT form: out + i * n, i < count.
 inline void small_to_ntt(const Context::Impl& impl, const std::int64_t* values,
                          std::size_t first, std::size_t count, u64* out) {
   const std::size_t n = impl.n;
@@ -79,9 +79,9 @@ inline void small_to_ntt(const Context::Impl& impl, const std::int64_t* values,
     const u64 q = impl.moduli[first + i].value();
     u64* limb = out + i * n;
     for (std::size_t t = 0; t < n; ++t) {
+      // |v| < q for every small polynomial the schemes sample (ternary, Gaussian tail-cut).
       const std::int64_t v = values[t];
-      limb[t] = v >= 0 ? static_cast<u64>(v) % q : q - static_cast<u64>(-v) % q;
-      if (limb[t] == q) limb[t] = 0;
+      limb[t] = v >= 0 ? static_cast<u64>(v) : q - static_cast<u64>(-v);
     }
     math::ntt_forward_inplace(limb, impl.ntt[first + i]);
   }
