@@ -57,8 +57,16 @@ def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: i
 def run_ours(cfg: dict, dot: int = 0) -> dict[str, float]:
     binary = ROOT / "build" / "bench" / "hec_bench_ckks"
     args = [str(binary)]
-    for key in ("log_n", "first_bits", "scale_bits", "levels", "special", "special_bits", "dnum",
-                "repeats"):
+    for key in (
+        "log_n",
+        "first_bits",
+        "scale_bits",
+        "levels",
+        "special",
+        "special_bits",
+        "dnum",
+        "repeats",
+    ):
         args += ["--" + key.replace("_", "-"), str(cfg[key])]
     if dot:
         args += ["--dot", str(dot)]
@@ -72,7 +80,10 @@ def run_reference(python: str, cfg: dict, dot: int = 0) -> dict[str, float]:
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run(
         [python, str(script), json.dumps(dict(cfg, dot=dot))],
-        check=True, capture_output=True, text=True, env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
 
@@ -105,8 +116,9 @@ def main() -> int:
             "ms",
         )
     )
-    print_rows("RNS-CKKS, ours vs OpenFHE 1.5.1 (1 thread each, median ms; ratio = ours/OpenFHE)",
-               rows)
+    print_rows(
+        "RNS-CKKS, ours vs OpenFHE 1.5.1 (1 thread each, median ms; ratio = ours/OpenFHE)", rows
+    )
     return 0
 
 

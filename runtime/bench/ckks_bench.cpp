@@ -34,8 +34,7 @@ double now_seconds() {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double median_seconds(const std::function<void()>& fn, int repeats) {
@@ -62,16 +61,26 @@ int main(int argc, char** argv) {
   int first_bits = 0, scale_bits = 0, levels = 0, special = 0, special_bits = 60;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--log-n") log_n = std::stoi(value);
-    else if (key == "--first-bits") first_bits = std::stoi(value);
-    else if (key == "--scale-bits") scale_bits = std::stoi(value);
-    else if (key == "--levels") levels = std::stoi(value);
-    else if (key == "--special") special = std::stoi(value);
-    else if (key == "--special-bits") special_bits = std::stoi(value);
-    else if (key == "--dnum") dnum = std::stoi(value);
-    else if (key == "--repeats") repeats = std::stoi(value);
-    else if (key == "--dot") dot_pairs = std::stoi(value);
-    else if (key == "--clock") g_cpu_clock = value == "cpu";
+    if (key == "--log-n")
+      log_n = std::stoi(value);
+    else if (key == "--first-bits")
+      first_bits = std::stoi(value);
+    else if (key == "--scale-bits")
+      scale_bits = std::stoi(value);
+    else if (key == "--levels")
+      levels = std::stoi(value);
+    else if (key == "--special")
+      special = std::stoi(value);
+    else if (key == "--special-bits")
+      special_bits = std::stoi(value);
+    else if (key == "--dnum")
+      dnum = std::stoi(value);
+    else if (key == "--repeats")
+      repeats = std::stoi(value);
+    else if (key == "--dot")
+      dot_pairs = std::stoi(value);
+    else if (key == "--clock")
+      g_cpu_clock = value == "cpu";
     else {
       std::fprintf(stderr, "hec_bench_ckks: unknown argument %s\n", key.c_str());
       return 2;
@@ -82,9 +91,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Secure by default: a set beyond the 128-bit table is refused here, as in the runtime.
-  const auto ctx = make_context(Parameters::from_bit_sizes(
-      LogN(log_n), {first_bits}, scale_bits, levels, std::vector<int>(special, special_bits),
-      dnum));
+  const auto ctx =
+      make_context(Parameters::from_bit_sizes(LogN(log_n), {first_bits}, scale_bits, levels,
+                                              std::vector<int>(special, special_bits), dnum));
   std::fprintf(stderr, "%s\n", ctx->params().describe().c_str());
   const Level top(ctx->params().max_level());
   Encoder encoder(ctx);

@@ -31,9 +31,8 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   // Step (1): coefficient form of c.
   u64* coef = scratch(tl_coef, limbs * n);
   std::copy(c, c + limbs * n, coef);
-  math::parallel_for(limbs, [&](std::size_t i) {
-    math::ntt_inverse_inplace(coef + i * n, impl.ntt[i]);
-  });
+  math::parallel_for(limbs,
+                     [&](std::size_t i) { math::ntt_inverse_inplace(coef + i * n, impl.ntt[i]); });
   ModUpDigits out;
   out.level = level;
   const std::size_t digits = ks.digit_begin.size();

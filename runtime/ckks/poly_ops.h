@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "ckks/context_impl.h"
+#include "math/cpu_features.h"
 #include "math/modarith.h"
 #include "math/ntt.h"
-#include "math/cpu_features.h"
 #include "math/poly_kernels.h"
 #include "math/rns.h"
 
@@ -72,8 +72,8 @@ inline void mul_scalar_limb(u64* a, u64 w, std::size_t n, u64 q) {
 
 // Writes the small signed polynomial `values` (N entries, each |v| < q) into limbs
 // [first, first + count) of the context's index space, in NTT form: out + i * n, i < count.
-inline void small_to_ntt(const Context::Impl& impl, const std::int64_t* values,
-                         std::size_t first, std::size_t count, u64* out) {
+inline void small_to_ntt(const Context::Impl& impl, const std::int64_t* values, std::size_t first,
+                         std::size_t count, u64* out) {
   const std::size_t n = impl.n;
   for (std::size_t i = 0; i < count; ++i) {
     const u64 q = impl.moduli[first + i].value();

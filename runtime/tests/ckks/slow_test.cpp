@@ -19,8 +19,8 @@ using testing::random_slots;
 using Vec = std::vector<std::complex<double>>;
 
 TEST(CkksSlow, ProductionChainN65536Depth24) {
-  const auto ctx = make_context(Parameters::from_bit_sizes(
-      LogN(16), {60}, 50, 24, std::vector<int>(8, 60), 3));
+  const auto ctx =
+      make_context(Parameters::from_bit_sizes(LogN(16), {60}, 50, 24, std::vector<int>(8, 60), 3));
   ASSERT_FALSE(ctx->params().insecure());
   Encoder enc(ctx);
   KeyGenerator gen(ctx);
@@ -70,8 +70,8 @@ TEST(CkksSlow, ProductionChainN65536Depth24) {
 TEST(CkksSlow, GwasShapedDotN32768) {
   // 200 individuals: genotype x phenotype products summed with the fused kernel, equal bit
   // for bit to separate products, then relinearized and rescaled.
-  const auto ctx = make_context(
-      Parameters::from_bit_sizes(LogN(15), {60}, 45, 8, std::vector<int>(3, 60), 3));
+  const auto ctx =
+      make_context(Parameters::from_bit_sizes(LogN(15), {60}, 45, 8, std::vector<int>(3, 60), 3));
   Encoder enc(ctx);
   KeyGenerator gen(ctx);
   const SecretKey sk = gen.secret_key();
@@ -84,7 +84,8 @@ TEST(CkksSlow, GwasShapedDotN32768) {
   std::vector<Ciphertext> g, y;
   Vec want(ctx->slots(), 0);
   for (std::size_t i = 0; i < count; ++i) {
-    const Vec gv = random_slots(ctx->slots(), 2.0, 100 + i), yv = random_slots(ctx->slots(), 1.0, 900 + i);
+    const Vec gv = random_slots(ctx->slots(), 2.0, 100 + i),
+              yv = random_slots(ctx->slots(), 1.0, 900 + i);
     for (std::size_t j = 0; j < want.size(); ++j) want[j] += gv[j] * yv[j];
     g.push_back(encryptor.encrypt(enc.encode(gv, Level(8), scale)));
     y.push_back(encryptor.encrypt(enc.encode(yv, Level(8), scale)));
