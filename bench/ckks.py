@@ -6,10 +6,12 @@ key-switching digits (dnum) and special primes sized the way OpenFHE sizes them 
 primes, enough to cover the largest digit); both are checked against the 128-bit HE Standard
 bound (OpenFHE with HEStd_128_classic). The primes themselves are each library's own choice
 of NTT-friendly primes of those sizes. Single thread on both sides (HEC_THREADS=1,
-OMP_NUM_THREADS=1). Medians over repeats; the OpenFHE times include Python call overhead
-(about a microsecond per call, small against every row but `add`).
+OMP_NUM_THREADS=1). Medians over repeats of the CPU time of the calling thread by default
+(this machine's 2 cores are shared: wall time mostly measures waiting for a core; `--wall`
+switches both sides to wall time). The OpenFHE times include Python call overhead (about a
+microsecond per call, small against every row but `add`).
 
-Usage: bench/run ckks [--quick]   (--quick: skip the N = 2^16 set)
+Usage: bench/run ckks [--quick] [--wall]   (--quick: skip the N = 2^16 set)
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ OPS = [
 SPECIAL_BITS = 60
 
 
+CLOCK = "cpu"
+
+
 def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: int) -> dict:
     levels = limbs - 1
     bits = [first] + [scale] * levels
@@ -51,12 +56,13 @@ def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: i
         "special": math.ceil(largest_digit / SPECIAL_BITS),
         "special_bits": SPECIAL_BITS,
         "repeats": repeats,
+        "clock": CLOCK,
     }
 
 
 def run_ours(cfg: dict, dot: int = 0) -> dict[str, float]:
     binary = ROOT / "build" / "bench" / "hec_bench_ckks"
-    args = [str(binary)]
+    args = [str(binary), "--clock", cfg["clock"]]
     for key in (
         "log_n",
         "first_bits",
@@ -89,7 +95,10 @@ def run_reference(python: str, cfg: dict, dot: int = 0) -> dict[str, float]:
 
 
 def main() -> int:
+    global CLOCK
     quick = "--quick" in sys.argv[1:]
+    if "--wall" in sys.argv[1:]:
+        CLOCK = "wall"
     python = reference_python()
     sets = [
         ("N=2^13 L=4", config(13, 45, 35, 4, 4, 15)),
