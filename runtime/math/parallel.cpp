@@ -18,8 +18,11 @@ std::atomic<int>& cap_storage() {
   return cap;
 }
 
-int cap_from_environment() {
-  const char* value = std::getenv("HEC_THREADS");
+int cap_from_environment() { return parse_thread_cap(std::getenv("HEC_THREADS")); }
+
+}  // namespace
+
+int parse_thread_cap(const char* value) {
   if (value == nullptr || *value == '\0') return omp_get_max_threads();
   char* end = nullptr;
   const long parsed = std::strtol(value, &end, 10);
@@ -29,8 +32,6 @@ int cap_from_environment() {
   }
   return static_cast<int>(parsed);
 }
-
-}  // namespace
 
 void set_thread_cap(int threads) {
   if (threads < 1) {

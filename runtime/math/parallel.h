@@ -19,6 +19,10 @@ void set_thread_cap(int threads);
 // is set to something other than a positive integer.
 int thread_cap();
 
+// The cap a value of HEC_THREADS asks for: omp_get_max_threads() when null or empty, else a
+// positive integer; throws std::invalid_argument naming HEC_THREADS otherwise.
+int parse_thread_cap(const char* value);
+
 // Collects the first exception thrown inside an OpenMP region; rethrow() after the region.
 class ParallelExceptionCollector {
  public:

@@ -68,6 +68,8 @@ class RnsBase {
 // Converts n coefficients from base `from` (Q) to base `to` (P).
 class BaseConverter {
  public:
+  // Throws std::invalid_argument if from has more than 64 moduli (the 128-bit accumulator
+  // bound). The bases normally share no modulus; that is not checked.
   BaseConverter(const RnsBase& from, const RnsBase& to);
 
   const RnsBase& from() const { return from_; }

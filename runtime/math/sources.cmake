@@ -34,4 +34,8 @@ if(HEC_BUILD_BENCHMARKS)
     add_executable(hec_bench_${bench} bench/${bench}_bench.cpp)
     target_link_libraries(hec_bench_${bench} PRIVATE hec_runtime benchmark::benchmark)
   endforeach()
+  # OpenFHE's NTT from the PyPI wheel's shared library, loaded at run time (reference row).
+  add_executable(hec_bench_openfhe_ntt bench/openfhe_ntt_bench.cpp)
+  target_link_libraries(hec_bench_openfhe_ntt PRIVATE hec_runtime benchmark::benchmark
+    ${CMAKE_DL_LIBS})
 endif()

@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
+#include <string>
 
 #include "math/cpu_features.h"
 #include "math/parallel.h"
@@ -209,6 +211,44 @@ TEST(Parallel, ThreadCapAndExceptionCapture) {
                             }),
                std::runtime_error);
   set_thread_cap(before);
+}
+
+TEST(Parallel, ParsesHecThreads) {
+  EXPECT_EQ(parse_thread_cap("3"), 3);
+  EXPECT_GE(parse_thread_cap(nullptr), 1);
+  EXPECT_GE(parse_thread_cap(""), 1);
+  for (const char* bad : {"0", "-2", "two", "4x", "100000"}) {
+    try {
+      parse_thread_cap(bad);
+      ADD_FAILURE() << "accepted HEC_THREADS=" << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("HEC_THREADS"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Child half of the re-execution test: passes only when run with the policy set.
+TEST(Parallel, ReexecChildSeesPassivePolicy) {
+  if (std::getenv("HEC_TEST_REEXEC_CHILD") == nullptr) GTEST_SKIP() << "run by the parent test";
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_STREQ(policy, "passive");
+}
+
+// Runs in the death-test child: clears the policy, then re-executes this test binary running
+// only the child half above; that run's exit code is the verdict.
+[[noreturn]] void reexec_into_child_check() {
+  unsetenv("OMP_WAIT_POLICY");
+  setenv("HEC_TEST_REEXEC_CHILD", "1", 1);
+  std::string self = "hec_runtime_tests";
+  std::string filter = "--gtest_filter=Parallel.ReexecChildSeesPassivePolicy";
+  char* argv[] = {self.data(), filter.data(), nullptr};
+  reexec_with_passive_openmp_wait(argv);
+  std::exit(3);  // not re-executed
+}
+
+TEST(Parallel, ReexecSetsPassiveWaitPolicy) {
+  EXPECT_EXIT(reexec_into_child_check(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
