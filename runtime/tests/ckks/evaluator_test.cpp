@@ -9,6 +9,7 @@
 #include "ckks/encoder.h"
 #include "ckks/encryptor.h"
 #include "ckks/keys.h"
+#include "math/cpu_features.h"
 #include "test_util.h"
 
 namespace hec::ckks {
@@ -326,6 +327,53 @@ TEST(CkksMultiPrimeOutput, RescaleAndRotateDownToLevelZero) {
   double largest = 0;
   for (const auto& v : rot) largest = std::max(largest, std::abs(v));
   EXPECT_LT(max_error(enc.decode(decryptor.decrypt(c)).values, rot), 1e-5 * largest);
+}
+
+}  // namespace
+}  // namespace hec::ckks
+
+namespace hec::ckks {
+namespace {
+
+// The evaluator's deterministic operations give the same bits on the portable and the
+// AVX-512/IFMA kernel paths (the latter only where the CPU has it).
+TEST(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
+  const auto ctx = make_context(small_params(2));
+  Encoder enc(ctx);
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  Encryptor encryptor(ctx, gen.public_key(sk));
+  Evaluator eval(ctx);
+  const RelinKey rk = gen.relin_key(sk);
+  const GaloisKeys gk = gen.galois_keys(sk, {1, 5}, true);
+  const double scale = static_cast<double>(ctx->params().moduli().back());
+  const Ciphertext x =
+      encryptor.encrypt(enc.encode(random_slots(ctx->slots(), 1.0, 5), Level(3), scale));
+  const Ciphertext y =
+      encryptor.encrypt(enc.encode(random_slots(ctx->slots(), 1.0, 6), Level(3), scale));
+  auto run = [&] {
+    std::vector<Ciphertext> out;
+    out.push_back(eval.add(x, y));
+    out.push_back(eval.multiply(x, y));
+    out.push_back(eval.multiply_relin(x, y, rk));
+    Ciphertext r = out.back();
+    eval.rescale_inplace(r);
+    out.push_back(r);
+    Ciphertext rot = x;
+    eval.rotate_inplace(rot, 5, gk);
+    out.push_back(rot);
+    for (auto& h : eval.rotate_hoisted(x, {1, 5}, gk)) out.push_back(std::move(h));
+    Ciphertext cj = y;
+    eval.conjugate_inplace(cj, gk);
+    out.push_back(cj);
+    return out;
+  };
+  math::force_portable_path(true);
+  const auto portable = run();
+  math::force_portable_path(false);
+  const auto best = run();
+  ASSERT_EQ(portable.size(), best.size());
+  for (std::size_t i = 0; i < best.size(); ++i) EXPECT_EQ(portable[i].data, best[i].data) << i;
 }
 
 }  // namespace
