@@ -25,7 +25,7 @@ Context::Context(Parameters params) : params_(std::move(params)), impl_(new Impl
   for (int l = 0; l <= top_level; ++l) {
     m.level_bases.push_back(full.prefix(params_.limbs_at(Level(l))));
   }
-  m.special_base = std::make_unique<math::RnsBase>(special);
+  if (!special.empty()) m.special_base = std::make_unique<math::RnsBase>(special);
 
   m.rescale_inv.resize(static_cast<std::size_t>(top_level) + 1);
   m.rescale_inv_shoup.resize(static_cast<std::size_t>(top_level) + 1);
@@ -61,10 +61,14 @@ Context::Context(Parameters params) : params_(std::move(params)), impl_(new Impl
         if (i < begin || i >= end) to.push_back(chain[i]);
       }
       to.insert(to.end(), special.begin(), special.end());
-      ks.mod_up.push_back(
-          std::make_unique<math::BaseConverter>(math::RnsBase(from), math::RnsBase(to)));
+      // BV at level 0 with one prime: nothing to convert to.
+      ks.mod_up.push_back(to.empty() ? nullptr
+                                     : std::make_unique<math::BaseConverter>(math::RnsBase(from),
+                                                                             math::RnsBase(to)));
     }
-    ks.mod_down = std::make_unique<math::BaseConverter>(*m.special_base, m.level_bases[l]);
+    if (m.special_base) {
+      ks.mod_down = std::make_unique<math::BaseConverter>(*m.special_base, m.level_bases[l]);
+    }
     for (std::size_t i = 0; i < ks.limbs; ++i) {
       const u64 q = chain[i];
       const u64 inv = math::inverse_mod(m.p_mod_q[i], q);

@@ -24,9 +24,10 @@ struct KeySwitchLevel {
   std::size_t limbs = 0;  // |Q_l|
   // Digit j covers limbs [digit_begin[j], digit_end[j]) of Q_l.
   std::vector<std::size_t> digit_begin, digit_end;
-  // ModUp of digit j: from its primes to the other primes of Q_l followed by P.
+  // ModUp of digit j: from its primes to the other primes of Q_l followed by P (null when
+  // that set is empty: BV with a single prime).
   std::vector<std::unique_ptr<math::BaseConverter>> mod_up;
-  // ModDown: P -> Q_l, and P^{-1} mod q_i (with Shoup constants).
+  // ModDown: P -> Q_l (null for BV: no special primes), and P^{-1} mod q_i (Shoup).
   std::unique_ptr<math::BaseConverter> mod_down;
   std::vector<u64> p_inv, p_inv_shoup;
 };
@@ -37,8 +38,8 @@ struct Context::Impl {
   std::size_t special_size = 0;  // |P|
   std::vector<math::Modulus> moduli;
   std::vector<math::NttTables> ntt;
-  std::vector<math::RnsBase> level_bases;  // Q_l for l = 0..L
-  std::unique_ptr<math::RnsBase> special_base;
+  std::vector<math::RnsBase> level_bases;       // Q_l for l = 0..L
+  std::unique_ptr<math::RnsBase> special_base;  // null for BV
   // rescale_inv[l][i] = q_top^{-1} mod q_i, top = |Q_l| - 1, i < top (l >= 1).
   std::vector<std::vector<u64>> rescale_inv, rescale_inv_shoup;
   std::vector<KeySwitchLevel> key_switch;  // per level l = 0..L

@@ -12,6 +12,8 @@
 //       mean (its embedding 2/(1 - zeta^j) is large near zeta^j = 1). Measured at N = 2^16,
 //       |P| = 8: rotation noise 1.7e-8 with the approximate ModDown, 1.2e-9 (the fresh
 //       encryption level) with the exact one.
+// BV (KeySwitching::kBv) is the same computation with one prime per digit and no P: ModUp
+// lifts each residue [c]_{q_j} to the other primes and the key product is the result.
 #pragma once
 
 #include <cstdint>

@@ -39,8 +39,9 @@ int he_standard_max_log_qp(int log_n) {
 
 Parameters Parameters::from_primes(LogN log_n, std::vector<u64> output_moduli,
                                    std::vector<u64> moduli, std::vector<u64> special_moduli,
-                                   int dnum, Security security) {
+                                   int dnum, Security security, KeySwitching key_switching) {
   Parameters p;
+  p.key_switching_ = key_switching;
   p.log_n_ = log_n.value;
   p.output_moduli_ = std::move(output_moduli);
   p.moduli_ = std::move(moduli);
@@ -52,7 +53,7 @@ Parameters Parameters::from_primes(LogN log_n, std::vector<u64> output_moduli,
 
 Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, int scale_bits,
                                       int levels, std::vector<int> special_bits, int dnum,
-                                      Security security) {
+                                      Security security, KeySwitching key_switching) {
   if (log_n.value < kMinTableLogN || log_n.value > kMaxTableLogN) {
     throw std::invalid_argument("Parameters: log_n = " + std::to_string(log_n.value) +
                                 " outside [10, 17]");
@@ -82,7 +83,7 @@ Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, 
     scaling = take(scale_bits, static_cast<std::size_t>(levels), true, "scaling prime");
   for (int b : special_bits) special.push_back(take(b, 1, false, "special prime")[0]);
   return from_primes(log_n, std::move(output), std::move(scaling), std::move(special), dnum,
-                     security);
+                     security, key_switching);
 }
 
 void Parameters::validate_and_finish(Security security) {
@@ -98,8 +99,12 @@ void Parameters::validate_and_finish(Security security) {
   if (output_moduli_.empty()) {
     throw std::invalid_argument(where + ": output_moduli is empty (Q_0 needs a prime)");
   }
-  if (special_moduli_.empty()) {
-    throw std::invalid_argument(where + ": special_moduli is empty (key switching needs P)");
+  if (key_switching_ == KeySwitching::kHybrid && special_moduli_.empty()) {
+    throw std::invalid_argument(where + ": special_moduli is empty (hybrid key switching needs P)");
+  }
+  if (key_switching_ == KeySwitching::kBv && !special_moduli_.empty()) {
+    throw std::invalid_argument(where + ": " + std::to_string(special_moduli_.size()) +
+                                " special primes given, BV key switching takes none");
   }
   chain_ = output_moduli_;
   chain_.insert(chain_.end(), moduli_.begin(), moduli_.end());
@@ -126,13 +131,18 @@ void Parameters::validate_and_finish(Security security) {
   for (u64 q : moduli_) check_prime(q, "rescale prime");
   for (u64 q : special_moduli_) check_prime(q, "special prime");
   const int limbs = static_cast<int>(chain_.size());
+  if (key_switching_ == KeySwitching::kBv && dnum_ != limbs) {
+    throw std::invalid_argument(
+        where + ": dnum = " + std::to_string(dnum_) +
+        ", BV key switching has one digit per prime: dnum = " + std::to_string(limbs));
+  }
   if (dnum_ < 1 || dnum_ > limbs) {
     throw std::invalid_argument(where + ": dnum = " + std::to_string(dnum_) + " outside [1, " +
                                 std::to_string(limbs) + "]");
   }
   // Hybrid key switching needs P at least as large as the largest digit product, else the
   // key-switching noise Q_digit * e / P is not small (Han-Ki 2020, section 3).
-  {
+  if (key_switching_ == KeySwitching::kHybrid) {
     const std::size_t alpha = digit_size();
     double log_p = 0;
     for (u64 q : special_moduli_) log_p += std::log2(static_cast<double>(q));
@@ -198,6 +208,7 @@ std::vector<std::uint8_t> Parameters::canonical_encoding() const {
     for (u64 q : *list) w.put_u64(q);
   }
   w.put_u32(static_cast<std::uint32_t>(dnum_));
+  w.put_u32(key_switching_ == KeySwitching::kBv ? 1 : 0);
   w.put_u32(insecure_ ? 1 : 0);
   return w.take();
 }
@@ -220,16 +231,23 @@ Parameters Parameters::from_canonical_encoding(const std::vector<std::uint8_t>& 
     for (std::uint32_t i = 0; i < count; ++i) list.push_back(r.get_u64());
   }
   const int dnum = static_cast<int>(r.get_u32());
+  const std::uint32_t ks = r.get_u32();
+  if (ks > 1) {
+    throw std::runtime_error("parameter encoding: key-switching code " + std::to_string(ks) +
+                             " is neither hybrid (0) nor BV (1)");
+  }
   const bool insecure = r.get_u32() != 0;
   r.expect_end();
   return from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum,
-                     insecure ? Security::kInsecure : Security::k128);
+                     insecure ? Security::kInsecure : Security::k128,
+                     ks == 1 ? KeySwitching::kBv : KeySwitching::kHybrid);
 }
 
 std::string Parameters::describe() const {
   std::ostringstream out;
   out << "CKKS N=2^" << log_n_ << " L=" << max_level() << " |Q_0|=" << output_moduli_.size()
-      << " primes, |P|=" << special_moduli_.size() << " primes, dnum=" << dnum_
+      << " primes, |P|=" << special_moduli_.size() << " primes, "
+      << (key_switching_ == KeySwitching::kBv ? "BV" : "hybrid") << " dnum=" << dnum_
       << ", log2(QP)=" << log_qp() << (insecure_ ? " INSECURE (above the 128-bit bound)" : "");
   return out.str();
 }

@@ -43,6 +43,13 @@ enum class Security {
   kInsecure,  // accept it; Parameters::insecure() is then true and must be shown to users
 };
 
+// Key switching: hybrid (special primes P, dnum digits of several primes; Han-Ki 2020), or
+// the RNS digit decomposition "BV" (Brakerski-Vaikuntanathan in RNS form, as the PNAS authors
+// used for shallow circuits: one digit per prime, no special primes, no ModDown; its noise
+// is about q_j * sigma * sqrt(N) per key switch, so it suits key switches done at scale
+// Delta^2 right before a rescale).
+enum class KeySwitching { kHybrid, kBv };
+
 // The HE Standard 128-bit table: max log2(QP) for log2(N) = 10..17 (ternary secret).
 // Returns -1 for a log N outside the table.
 int he_standard_max_log_qp(int log_n);
@@ -57,17 +64,20 @@ class Parameters {
   // Explicit primes, as chosen by the compiler's parameter-selection pass:
   //   output_moduli: the primes of Q_0 (one or more), moduli: rescale primes q_1..q_L
   //   (q_L is dropped first), special_moduli: P. Every prime must be 1 mod 2N, below 2^61,
-  //   and all must be distinct. dnum in [1, number of primes of Q_L].
+  //   and all must be distinct. dnum in [1, number of primes of Q_L]. With KeySwitching::kBv,
+  //   special_moduli must be empty and dnum equal to the number of primes of Q_L.
   static Parameters from_primes(LogN log_n, std::vector<u64> output_moduli, std::vector<u64> moduli,
                                 std::vector<u64> special_moduli, int dnum,
-                                Security security = Security::k128);
+                                Security security = Security::k128,
+                                KeySwitching key_switching = KeySwitching::kHybrid);
 
   // Bit sizes: `output_bits` for each prime of Q_0, `levels` scaling primes alternating
   // around 2^scale_bits (first just above, then just below, ...), `special_bits` for each
   // special prime. Primes come from math/primes.h.
   static Parameters from_bit_sizes(LogN log_n, std::vector<int> output_bits, int scale_bits,
                                    int levels, std::vector<int> special_bits, int dnum,
-                                   Security security = Security::k128);
+                                   Security security = Security::k128,
+                                   KeySwitching key_switching = KeySwitching::kHybrid);
 
   int log_n() const { return log_n_; }
   std::size_t n() const { return std::size_t{1} << log_n_; }
@@ -78,13 +88,14 @@ class Parameters {
   const std::vector<u64>& moduli() const { return moduli_; }
   const std::vector<u64>& special_moduli() const { return special_moduli_; }
   int dnum() const { return dnum_; }
+  KeySwitching key_switching() const { return key_switching_; }
   bool insecure() const { return insecure_; }
 
   // The chain Q_L in limb order: output primes first, then q_1..q_L.
   const std::vector<u64>& chain() const { return chain_; }
   // Number of primes of Q_level; throws on a level outside [0, L].
   std::size_t limbs_at(Level level) const;
-  // Primes per key-switching digit (alpha = ceil(limbs_at(L) / dnum)).
+  // Primes per key-switching digit (alpha = ceil(limbs_at(L) / dnum); 1 for BV).
   std::size_t digit_size() const;
   double log_q(Level level) const;  // log2 Q_level
   double log_qp() const;            // log2 of Q_L * P
@@ -107,6 +118,7 @@ class Parameters {
   int log_n_ = 0;
   std::vector<u64> output_moduli_, moduli_, special_moduli_, chain_;
   int dnum_ = 1;
+  KeySwitching key_switching_ = KeySwitching::kHybrid;
   bool insecure_ = false;
   ParamsDigest digest_{};
 };

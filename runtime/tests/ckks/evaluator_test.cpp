@@ -378,3 +378,112 @@ TEST(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
 
 }  // namespace
 }  // namespace hec::ckks
+
+namespace hec::ckks {
+namespace {
+
+// BV (RNS digit decomposition) key switching: one digit per prime, no special primes. Its
+// noise ~ q_j * sigma * sqrt(N) is meant to be divided away by the rescale that follows a key
+// switch done at scale ~Delta^2 (the PNAS authors' use for shallow circuits).
+class CkksBv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ctx = make_context(Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {}, 4, Security::kInsecure,
+                                                  KeySwitching::kBv));
+    enc = std::make_unique<Encoder>(ctx);
+    KeyGenerator gen(ctx);
+    sk = gen.secret_key();
+    encryptor = std::make_unique<Encryptor>(ctx, gen.public_key(sk));
+    decryptor = std::make_unique<Decryptor>(ctx, sk);
+    eval = std::make_unique<Evaluator>(ctx);
+    rk = gen.relin_key(sk);
+    gk = gen.galois_keys(sk, {1, -2}, true);
+    scale = static_cast<double>(ctx->params().moduli().back());
+  }
+  Vec decrypt(const Ciphertext& c) { return enc->decode(decryptor->decrypt(c)).values; }
+  // High-probability bound on the BV key-switching noise in slots of a ciphertext of scale
+  // `scale`: sum_j d_j e_j with centred digits |d_j| <= q_j / 2 (variance q_j^2 / 12) and
+  // Gaussian e_j has slot standard deviation N sigma sqrt(sum_j q_j^2 / 12); 6 of those,
+  // plus 1e-6 for everything else (encryption and rescale noise).
+  double bv_bound(double switch_scale, std::size_t limbs) const {
+    double sum = 0;
+    for (std::size_t j = 0; j < limbs; ++j) {
+      const double q = static_cast<double>(ctx->params().chain()[j]);
+      sum += q * q / 12;
+    }
+    return 6 * static_cast<double>(ctx->n()) * 3.2 * std::sqrt(sum) / switch_scale + 1e-6;
+  }
+  ContextPtr ctx;
+  std::unique_ptr<Encoder> enc;
+  SecretKey sk;
+  std::unique_ptr<Encryptor> encryptor;
+  std::unique_ptr<Decryptor> decryptor;
+  std::unique_ptr<Evaluator> eval;
+  RelinKey rk;
+  GaloisKeys gk;
+  double scale = 0;
+};
+
+TEST_F(CkksBv, ParametersValidated) {
+  EXPECT_EQ(ctx->params().key_switching(), KeySwitching::kBv);
+  EXPECT_EQ(ctx->params().digit_size(), 1u);
+  EXPECT_NE(ctx->params().describe().find("BV"), std::string::npos);
+  const Parameters back = Parameters::from_canonical_encoding(ctx->params().canonical_encoding());
+  EXPECT_EQ(back.key_switching(), KeySwitching::kBv);
+  EXPECT_EQ(back.digest(), ctx->params().digest());
+  EXPECT_THROW(Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {60}, 4, Security::kInsecure,
+                                          KeySwitching::kBv),
+               std::invalid_argument);
+  EXPECT_THROW(Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {}, 2, Security::kInsecure,
+                                          KeySwitching::kBv),
+               std::invalid_argument);
+  EXPECT_THROW(Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {}, 4, Security::kInsecure),
+               std::invalid_argument);  // hybrid without P
+}
+
+TEST_F(CkksBv, MultiplyRelinearizeRescale) {
+  const Vec x = random_slots(ctx->slots(), 2.0, 50), y = random_slots(ctx->slots(), 2.0, 51);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * y[i];
+  for (int level : {3, 1}) {
+    const Ciphertext cx = encryptor->encrypt(enc->encode(x, Level(level), scale));
+    const Ciphertext cy = encryptor->encrypt(enc->encode(y, Level(level), scale));
+    Ciphertext p = eval->multiply_relin(cx, cy, rk);
+    const double bound = bv_bound(p.scale, p.limbs);
+    eval->rescale_inplace(p);
+    EXPECT_LT(max_error(decrypt(p), want), bound) << "level " << level;
+  }
+}
+
+TEST_F(CkksBv, RotateAtSquaredScaleThenRescale) {
+  const Vec x = random_slots(ctx->slots(), 2.0, 52);
+  const std::size_t slots = x.size();
+  double bound = 0;
+  for (int steps : {1, -2}) {
+    Ciphertext c = encryptor->encrypt(enc->encode(x, Level(3), scale));
+    eval->multiply_constant_inplace(c, 1.0);  // scale Delta * q_3, nothing else changes
+    eval->rotate_inplace(c, steps, gk);
+    bound = bv_bound(c.scale, c.limbs);
+    eval->rescale_inplace(c);
+    Vec want(slots);
+    for (std::size_t i = 0; i < slots; ++i) {
+      want[i] = x[(i + static_cast<std::size_t>(steps + static_cast<int>(slots))) % slots];
+    }
+    EXPECT_LT(max_error(decrypt(c), want), bound) << "steps " << steps;
+  }
+  Ciphertext c = encryptor->encrypt(enc->encode(x, Level(3), scale));
+  eval->multiply_constant_inplace(c, 1.0);
+  const auto hoisted = eval->rotate_hoisted(c, {1, -2}, gk);
+  Ciphertext h = hoisted[0];
+  eval->rescale_inplace(h);
+  Vec want(slots);
+  for (std::size_t i = 0; i < slots; ++i) want[i] = x[(i + 1) % slots];
+  EXPECT_LT(max_error(decrypt(h), want), bound);
+  eval->conjugate_inplace(c, gk);
+  eval->rescale_inplace(c);
+  for (std::size_t i = 0; i < slots; ++i) want[i] = std::conj(x[i]);
+  EXPECT_LT(max_error(decrypt(c), want), bound);
+}
+
+}  // namespace
+}  // namespace hec::ckks
