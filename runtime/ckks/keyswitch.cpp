@@ -55,9 +55,10 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
         const math::Modulus& m = impl.moduli[ctx_index(k)];
         const u64 p = m.value();
         const u64 qj_mod_p = qj >= p ? math::barrett_reduce_128(qj, m) : qj;
+        const bool small = qj <= 2 * p;
         u64* o = converted[j].data() + slot * n;
         for (std::size_t t = 0; t < n; ++t) {
-          const u64 r = x[t] >= p ? math::barrett_reduce_128(x[t], m) : x[t];
+          const u64 r = detail::reduce_below(x[t], m, small);
           o[t] = x[t] > qj / 2 ? (r >= qj_mod_p ? r - qj_mod_p : r + p - qj_mod_p) : r;
         }
         ++slot;
@@ -182,10 +183,11 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
         const math::Modulus& m = impl.moduli[i];
         const u64 q = m.value();
         const u64 p_mod_q = p % q;
+        const bool small = p <= 2 * q;
         u64* o = out + i * n;
         for (std::size_t t = 0; t < n; ++t) {
           const u64 x = p_part[t];
-          const u64 r = x >= q ? math::barrett_reduce_128(x, m) : x;
+          const u64 r = detail::reduce_below(x, m, small);
           o[t] = x > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
         }
       }

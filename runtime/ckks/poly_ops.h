@@ -64,6 +64,14 @@ inline void mul_add_limb(u64* a, const u64* b, const u64* c, std::size_t n,
     a[t] = s >= q ? s - q : s;
   }
 }
+// x mod q for x < bound (bound <= 2^61): one conditional subtraction when bound <= 2q (primes
+// of similar size), Barrett otherwise. Callers hoist `small` = (bound <= 2q) out of loops.
+inline u64 reduce_below(u64 x, const math::Modulus& m, bool small) {
+  const u64 q = m.value();
+  if (small) return x >= q ? x - q : x;
+  return x >= q ? math::barrett_reduce_128(x, m) : x;
+}
+
 // a <- a * w mod q for a constant w (Shoup).
 inline void mul_scalar_limb(u64* a, u64 w, std::size_t n, u64 q) {
   const u64 ws = math::shoup_precompute(w, q);
