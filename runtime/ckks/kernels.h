@@ -47,8 +47,9 @@ class DotAccumulator {
   std::unique_ptr<State> state_;
 };
 
-// sum_i a[i] (x) b[i] over two arrays of equal length, parallel over chunks of the arrays
-// (one accumulator per thread, merged at the end).
+// sum_i a[i] (x) b[i] over two arrays of equal length (degree 1, one level, one key id),
+// parallel over (limb, block of 512 coefficients) tiles; memory: the result only. Callers
+// with more pairs than fit in memory use DotAccumulator or dot_stream per block of pairs.
 Ciphertext dot(const ContextPtr& context, std::span<const Ciphertext> a,
                std::span<const Ciphertext> b);
 Ciphertext dot_plain(const ContextPtr& context, std::span<const Ciphertext> a,
