@@ -1,6 +1,7 @@
 // CKKS Context: precomputes the math-core tables for a parameter set (see context.h).
 #include "ckks/context.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
@@ -61,6 +62,10 @@ Context::Context(Parameters params) : params_(std::move(params)), impl_(new Impl
         if (i < begin || i >= end) to.push_back(chain[i]);
       }
       to.insert(to.end(), special.begin(), special.end());
+      double log_digit = 0, log_p = 0;
+      for (u64 q : from) log_digit += std::log2(static_cast<double>(q));
+      for (u64 p : special) log_p += std::log2(static_cast<double>(p));
+      ks.exact_mod_up.push_back(log_p - log_digit < kCentredModUpMarginBits);
       // BV at level 0 with one prime: nothing to convert to.
       ks.mod_up.push_back(to.empty() ? nullptr
                                      : std::make_unique<math::BaseConverter>(math::RnsBase(from),

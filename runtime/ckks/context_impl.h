@@ -19,6 +19,8 @@
 
 namespace hec::ckks {
 
+inline constexpr double kCentredModUpMarginBits = 20;
+
 // Everything hybrid key switching needs at one ciphertext level l.
 struct KeySwitchLevel {
   std::size_t limbs = 0;  // |Q_l|
@@ -27,6 +29,11 @@ struct KeySwitchLevel {
   // ModUp of digit j: from its primes to the other primes of Q_l followed by P (null when
   // that set is empty: BV with a single prime).
   std::vector<std::unique_ptr<math::BaseConverter>> mod_up;
+  // Whether digit j's ModUp uses the exact (centred) conversion: when P exceeds the digit's
+  // product by fewer than kCentredModUpMarginBits bits, the approximate lift's mean
+  // (Q_j/2 + u Q_j, amplified ~N-fold by the canonical embedding, then divided by P) is not
+  // negligible next to fresh-encryption noise; with a wider margin it is, and approx is cheaper.
+  std::vector<bool> exact_mod_up;
   // ModDown: P -> Q_l (null for BV: no special primes), and P^{-1} mod q_i (Shoup).
   std::unique_ptr<math::BaseConverter> mod_down;
   std::vector<u64> p_inv, p_inv_shoup;

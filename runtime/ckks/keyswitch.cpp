@@ -65,7 +65,12 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
       }
       return;
     }
-    if (ks.mod_up[j]) ks.mod_up[j]->convert_approx(coef + begin * n, converted[j].data(), n);
+    if (!ks.mod_up[j]) return;
+    if (ks.exact_mod_up[j]) {
+      ks.mod_up[j]->convert_exact(coef + begin * n, converted[j].data(), n);
+    } else {
+      ks.mod_up[j]->convert_approx(coef + begin * n, converted[j].data(), n);
+    }
   });
   // Step (3): place limbs, NTT the converted ones (parallel over digit x limb).
   math::parallel_for(digits * total, [&](std::size_t idx) {
