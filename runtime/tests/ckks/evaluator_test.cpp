@@ -401,17 +401,19 @@ class CkksBv : public ::testing::Test {
     scale = static_cast<double>(ctx->params().moduli().back());
   }
   Vec decrypt(const Ciphertext& c) { return enc->decode(decryptor->decrypt(c)).values; }
-  // High-probability bound on the BV key-switching noise in slots of a ciphertext of scale
-  // `scale`: sum_j d_j e_j with centred digits |d_j| <= q_j / 2 (variance q_j^2 / 12) and
-  // Gaussian e_j has slot standard deviation N sigma sqrt(sum_j q_j^2 / 12); 6 of those,
-  // plus 1e-6 for everything else (encryption and rescale noise).
+  // Bound on the BV key-switching noise in slots of a ciphertext of scale `scale`:
+  // sum_j d_j e_j with centred digits |d_j| <= q_j / 2 (variance q_j^2 / 12) and Gaussian e_j
+  // has slot standard deviation N sigma sqrt(sum_j q_j^2 / 12) in a model of independent
+  // coefficients; measured maxima over 2048 slots reach ~7 of those, so the bound takes 10,
+  // plus 1e-6 for everything else (encryption and rescale noise). The uncentred lift this
+  // guards against measured ~10x more (0.0088 at this size).
   double bv_bound(double switch_scale, std::size_t limbs) const {
     double sum = 0;
     for (std::size_t j = 0; j < limbs; ++j) {
       const double q = static_cast<double>(ctx->params().chain()[j]);
       sum += q * q / 12;
     }
-    return 6 * static_cast<double>(ctx->n()) * 3.2 * std::sqrt(sum) / switch_scale + 1e-6;
+    return 10 * static_cast<double>(ctx->n()) * 3.2 * std::sqrt(sum) / switch_scale + 1e-6;
   }
   ContextPtr ctx;
   std::unique_ptr<Encoder> enc;
