@@ -19,7 +19,7 @@
 
 namespace hec::ckks {
 
-inline constexpr double kCentredModUpMarginBits = 20;
+inline constexpr double kCentredModUpMarginBits = 16;
 
 // Everything hybrid key switching needs at one ciphertext level l.
 struct KeySwitchLevel {
@@ -32,7 +32,8 @@ struct KeySwitchLevel {
   // Whether digit j's ModUp uses the exact (centred) conversion: when P exceeds the digit's
   // product by fewer than kCentredModUpMarginBits bits, the approximate lift's mean
   // (Q_j/2 + u Q_j, amplified ~N-fold by the canonical embedding, then divided by P) is not
-  // negligible next to fresh-encryption noise; with a wider margin it is, and approx is cheaper.
+  // negligible next to fresh-encryption noise; with a wider margin it is (about 2^-5 of it at
+  // N = 2^16, alpha = 9, margin 16), and approx is cheaper.
   std::vector<bool> exact_mod_up;
   // ModDown: P -> Q_l (null for BV: no special primes), and P^{-1} mod q_i (Shoup).
   std::unique_ptr<math::BaseConverter> mod_down;

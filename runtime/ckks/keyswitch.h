@@ -1,8 +1,9 @@
 // Hybrid key switching (runtime internals of ckks/), split so rotations can be hoisted
 // (Halevi-Shoup 2018, section 5; Bossuat et al. 2021, section 2.3):
-//   (1) mod_up: INTT c; per digit j, approximate base conversion of [c]_{digit j} to the
-//       other primes of Q_l and to P; NTT of the converted limbs. Result: one polynomial of
-//       |Q_l| + |P| limbs per digit, in NTT form.
+//   (1) mod_up: INTT c; per digit j, base conversion of [c]_{digit j} to the other primes
+//       of Q_l and to P -- approximate when P exceeds the digit by >= 16 bits, exact
+//       (centred) otherwise, and a digit of one prime lifted centred -- then NTT of the
+//       converted limbs. Result: one polynomial of |Q_l| + |P| limbs per digit, NTT form.
 //   (2) key_product_mod_down: acc_0 = sum_j ext_j * b_j, acc_1 = sum_j ext_j * a_j over Q_l P
 //       (an NTT-domain Galois permutation of ext_j may be applied on the fly), then ModDown:
 //       out = (acc - [acc]_P) * P^{-1} mod each q_i, with the centred [acc]_P converted to
