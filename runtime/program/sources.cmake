@@ -2,6 +2,7 @@
 # subcommand parsing, .npy I/O, atomic output, progress, resource figures.
 target_sources(hec_runtime PRIVATE
   program/args.cpp
+  program/ckks_program.cpp
   program/npy.cpp
   program/output.cpp
   program/progress.cpp

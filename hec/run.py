@@ -1,0 +1,223 @@
+"""`hec run`: run a program on .npy inputs and write what its receiver gets (DESIGN.md §6, §9).
+
+Two back ends for the same job:
+- `--sim`: compile, execute the ckks IR in the reference simulator (`targets/sim`, exact mode
+  unless `--noisy`), then apply the client block with numpy/scipy (`compiler.stat_numpy`);
+- encrypted (default): compile, emit and build the C++ program (`targets/cpp`), run its four
+  roles in order in a scratch directory (keygen, encrypt, compute, decrypt), then apply the
+  client block to the decrypted values.
+
+Either way the output directory receives one `.npy` per revealed value and per client output,
+and `summary.json` (program, sizes, back end, parameters, security, file list). Every file is
+written under a temporary name and renamed when complete; a failed run removes what it wrote.
+Sizes come from the input arrays (each symbolic dimension bound by the inputs' shapes, which
+must agree); `--size` sets the bounds the program is compiled for (default: the data's sizes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from compiler.analysis.sizes import format_sizes, parse_sizes
+from compiler.errors import UserError
+from compiler.stat_numpy import run_client
+from dsl import ast
+from dsl.checker import CheckedProgram
+
+Array = npt.NDArray[np.float64]
+
+
+def parse_inputs(items: Sequence[str]) -> dict[str, Path]:
+    """`["y=y.npy", "S=S.npy"]` -> {"y": Path("y.npy"), ...}; each NAME given once."""
+    out: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UserError(f"--input {item!r}: expected NAME=FILE.npy")
+        if name in out:
+            raise UserError(f"--input {name} is given twice ({out[name]} and {path})")
+        out[name] = Path(path)
+    return out
+
+
+def load_npy(name: str, path: Path) -> Array:
+    """Read one input array; errors name the input and the file."""
+    if not path.is_file():
+        raise UserError(f"input '{name}': file {path} does not exist")
+    try:
+        value = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise UserError(f"input '{name}': {path} is not a readable .npy file ({err})") from err
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+        raise UserError(f"input '{name}': {path} must hold a numeric array")
+    return np.asarray(value, dtype=np.float64)
+
+
+def input_decls(checked: CheckedProgram) -> list[ast.InputDecl]:
+    return [s for s in checked.program.statements if isinstance(s, ast.InputDecl)]
+
+
+def infer_sizes(checked: CheckedProgram, arrays: Mapping[str, Array]) -> dict[str, int]:
+    """Bind every size parameter from the shapes of the given inputs; refuse missing, unknown
+    and inconsistent inputs with the names and shapes involved."""
+    decls = {d.name: d for d in input_decls(checked)}
+    unknown = sorted(set(arrays) - set(decls))
+    if unknown:
+        raise UserError(
+            f"--input {unknown[0]}: the program has no input of that name",
+            hint="inputs: " + ", ".join(decls),
+        )
+    missing = [n for n in decls if n not in arrays]
+    if missing:
+        raise UserError(f"missing input '{missing[0]}': give it as --input {missing[0]}=FILE.npy")
+    sizes: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for name, decl in decls.items():
+        shape = checked.bindings[name].ty.shape
+        got = arrays[name].shape
+        if len(got) != len(shape):
+            raise UserError(
+                f"input '{name}' has shape {got}, the program declares "
+                f"[{', '.join(str(d) for d in shape)}] (rank {len(shape)})"
+            )
+        for axis, (dim, n) in enumerate(zip(shape, got, strict=True)):
+            if isinstance(dim, int):
+                if dim != n:
+                    raise UserError(f"input '{name}' axis {axis} has length {n}, expected {dim}")
+            elif dim in sizes and sizes[dim] != n:
+                raise UserError(
+                    f"size {dim} is {sizes[dim]} by {where[dim]} but {n} by input '{name}' "
+                    f"axis {axis}"
+                )
+            else:
+                sizes[dim] = n
+                where[dim] = f"input '{name}' axis {axis}"
+    for param, bound in checked.params.items():
+        if param not in sizes:
+            raise UserError(f"size parameter {param} is not the length of any input axis")
+        if sizes[param] > bound:
+            raise UserError(f"size {param} = {sizes[param]} exceeds its bound {param} <= {bound}")
+    return {p: sizes[p] for p in checked.params}
+
+
+@dataclass
+class RunResult:
+    outdir: Path
+    revealed: dict[str, Array]
+    client: dict[str, Array]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _write_outputs(
+    outdir: Path,
+    revealed: Mapping[str, Array],
+    client: Mapping[str, Array],
+    summary: dict[str, Any],
+) -> None:
+    """Write every array and summary.json atomically; on failure remove what was written."""
+    created = not outdir.exists()
+    outdir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    try:
+        files: dict[str, str] = {}
+        for name, value in [*revealed.items(), *client.items()]:
+            target = outdir / f"{name}.npy"
+            _atomic_write(target, lambda f, v=value: np.save(f, np.asarray(v, dtype=np.float64)))
+            written.append(target)
+            files[name] = target.name
+        summary = {**summary, "files": files}
+        target = outdir / "summary.json"
+        text = json.dumps(summary, indent=2) + "\n"
+        _atomic_write(target, lambda f: f.write(text.encode()))
+        written.append(target)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        if created and not any(outdir.iterdir()):
+            outdir.rmdir()
+        raise
+
+
+def _atomic_write(target: Path, write: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _params_summary(program: Any) -> dict[str, Any]:
+    params = program.parameters()
+    if params is None:
+        return {}
+    return {
+        "log_n": params.log_n,
+        "moduli_bits": [round(float(np.log2(q)), 2) for q in params.output_moduli + params.moduli],
+        "special_moduli_bits": [round(float(np.log2(q)), 2) for q in params.special_moduli],
+        "security_bits": params.security_bits,
+        "insecure": params.insecure,
+    }
+
+
+def run_sim(
+    path: str | Path,
+    inputs: Mapping[str, Path],
+    outdir: str | Path,
+    sizes: str = "",
+    noisy: bool = False,
+    seed: int = 0,
+    options: Any = None,
+) -> RunResult:
+    """`hec run --sim`: compile for the data's sizes (or `sizes`), simulate, apply the client
+    block, write the outputs. `options` (a `hec.pipeline.Options`) overrides the compile
+    options other than the sizes."""
+    from dataclasses import replace
+
+    from dsl.checker import check
+    from dsl.parser import parse_file
+    from hec.pipeline import Options, run_pipeline
+    from targets.sim.simulator import simulate
+
+    checked = check(parse_file(str(path)))
+    arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+    run_sizes = infer_sizes(checked, arrays)
+    compile_sizes = format_sizes(run_sizes) if not sizes else sizes
+    for name, bound in parse_sizes(compile_sizes).items():
+        if name in run_sizes and run_sizes[name] > bound:
+            raise UserError(
+                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}",
+                hint=f"compile for the data: --size {name}={run_sizes[name]} (or omit --size)",
+            )
+    opts = replace(options or Options(), sizes=compile_sizes)
+    comp = run_pipeline(checked, opts, out=open(os.devnull, "w"))  # noqa: SIM115
+    result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
+    client = run_client(comp.stat_program, run_sizes, result.outputs, public_inputs=arrays)
+    params = _params_summary(comp.program)
+    summary: dict[str, Any] = {
+        "program": comp.program.sym_name.data,
+        "source": str(path),
+        "backend": "simulator-noisy" if noisy else "simulator-exact",
+        "sizes": run_sizes,
+        "compiled_for": parse_sizes(compile_sizes),
+        "params": params,
+        "insecure": bool(params.get("insecure", False)),
+        "revealed": sorted(result.outputs),
+        "client": sorted(client),
+    }
+    if summary["insecure"]:
+        summary["warning"] = "INSECURE parameters (compiled with --insecure)"
+    out = Path(outdir)
+    _write_outputs(out, result.outputs, client, summary)
+    return RunResult(out, dict(result.outputs), client, summary)
