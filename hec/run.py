@@ -221,3 +221,171 @@ def run_sim(
     out = Path(outdir)
     _write_outputs(out, result.outputs, client, summary)
     return RunResult(out, dict(result.outputs), client, summary)
+
+
+# ------------------------------------------------------------------------------------------
+# The C++ target: hec compile and the encrypted hec run
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Built:
+    """A compiled C++ program: where it lives and what was (re)built."""
+
+    directory: Path
+    binary: Path
+    emitted: Any  # targets.cpp.emit.Emitted
+    rewritten: list[Path]
+    built: bool
+
+    def describe(self) -> str:
+        e = self.emitted
+        plan = (
+            f"streams over rows in {e.passes} pass(es)"
+            if e.streaming
+            else "reads inputs whole" + (f" ({e.note})" if e.note else "")
+        )
+        files = ", ".join(p.name for p in self.rewritten) or "none (unchanged)"
+        state = f"built {self.binary}" if self.built else "not built (--no-build)"
+        return f"program {e.name}: {plan}; files rewritten: {files}; {state}"
+
+
+def _runtime_library() -> tuple[Path, Path]:
+    """The runtime's source directory and its static library, built (or brought up to date)
+    with CMake when the build directory exists."""
+    import subprocess
+
+    from hec.environment import REPO_ROOT, runtime_build_dir
+
+    build = runtime_build_dir()
+    lib = build / "libhec_runtime.a"
+    if (build / "build.ninja").is_file():
+        done = subprocess.run(
+            ["cmake", "--build", str(build), "--target", "hec_runtime", "--", "-j2"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise UserError(f"building the runtime in {build} failed:\n{done.stdout[-4000:]}")
+    if not lib.is_file():
+        raise UserError(
+            f"the runtime library {lib} is not built", hint="run scripts/setup (or scripts/test)"
+        )
+    return REPO_ROOT / "runtime", lib
+
+
+def _sodium_libs() -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["pkg-config", "--libs", "libsodium"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "-lsodium"
+
+
+def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True) -> Built:
+    """`hec compile`: compile `path`, emit C++ and build.ninja into `outdir`, run ninja."""
+    import shutil
+    import subprocess
+
+    from hec.pipeline import compile_file
+    from targets.cpp.emit import emit, write_project
+
+    comp = compile_file(path, options, out=open(os.devnull, "w"))  # noqa: SIM115
+    runtime_dir, lib = _runtime_library()
+    emitted = emit(comp.module, str(path), runtime_dir, lib, _sodium_libs())
+    out = Path(outdir)
+    rewritten = write_project(emitted, out)
+    binary = out / emitted.name
+    if build:
+        ninja = shutil.which("ninja")
+        if ninja is None:
+            raise UserError("ninja is not installed", hint="run scripts/setup")
+        done = subprocess.run([ninja, "-C", str(out)], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
+    return Built(out, binary, emitted, rewritten, build)
+
+
+def run_role(binary: Path, *args: str) -> str:
+    """Run one role of a generated program; its error message becomes a UserError."""
+    import subprocess
+
+    done = subprocess.run(
+        [str(binary), *args], capture_output=True, text=True, check=False,
+        env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")},
+    )
+    if done.returncode != 0:
+        raise UserError(f"{binary.name} {args[0]} failed: {done.stderr.strip()}")
+    return done.stderr
+
+
+def run_encrypted(
+    path: str | Path,
+    inputs: Mapping[str, Path],
+    outdir: str | Path,
+    options: Any = None,
+    work: str | Path | None = None,
+) -> RunResult:
+    """`hec run` without --sim: compile and build the C++ program, then run keygen, encrypt,
+    compute and decrypt in order in a scratch directory (`work`, kept when given), apply the
+    client block, write the outputs."""
+    from dataclasses import replace
+
+    from dsl.checker import check
+    from dsl.parser import parse_file
+    from hec.pipeline import Options, run_pipeline
+
+    checked = check(parse_file(str(path)))
+    arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+    run_sizes = infer_sizes(checked, arrays)
+    sizes = (options.sizes if options is not None else "") or format_sizes(run_sizes)
+    for name, bound in parse_sizes(sizes).items():
+        if name in run_sizes and run_sizes[name] > bound:
+            raise UserError(
+                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}"
+            )
+    opts = replace(options or Options(), sizes=sizes)
+    scratch = tempfile.TemporaryDirectory(prefix="hec-run-") if work is None else None
+    base = Path(scratch.name if scratch is not None else str(work))
+    try:
+        built = compile_cpp(path, base / "build", opts)
+        keys, cts, res, dec = base / "keys", base / "ct", base / "res", base / "dec"
+        run_role(built.binary, "keygen", "--out", str(keys))
+        enc_args: list[str] = []
+        for name, p in inputs.items():
+            enc_args += ["--input", f"{name}={Path(p).resolve()}"]
+        run_role(built.binary, "encrypt", "--pk", str(keys / "public"), *enc_args, "--out", str(cts))
+        log = run_role(
+            built.binary, "compute", "--eval", str(keys / "eval"), "--in", str(cts), "--out", str(res)
+        )
+        run_role(built.binary, "decrypt", "--sk", str(keys / "secret"), "--in", str(res), "--out", str(dec))
+        revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
+        comp = run_pipeline(checked, opts, out=open(os.devnull, "w"))  # noqa: SIM115
+        client = run_client(comp.stat_program, run_sizes, revealed, public_inputs=arrays)
+        params = _params_summary(comp.program)
+        peak = [ln for ln in log.splitlines() if "peak_rss_bytes=" in ln]
+        summary: dict[str, Any] = {
+            "program": comp.program.sym_name.data,
+            "source": str(path),
+            "backend": "encrypted",
+            "sizes": run_sizes,
+            "compiled_for": parse_sizes(sizes),
+            "params": params,
+            "insecure": bool(params.get("insecure", False)),
+            "revealed": sorted(revealed),
+            "client": sorted(client),
+            "binary": str(built.binary) if scratch is None else None,
+            "compute_peak_rss_bytes": int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")"))
+            if peak
+            else None,
+        }
+        if summary["insecure"]:
+            summary["warning"] = "INSECURE parameters (compiled with --insecure)"
+        out = Path(outdir)
+        _write_outputs(out, revealed, client, summary)
+        return RunResult(out, revealed, client, summary)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
