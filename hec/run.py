@@ -109,6 +109,30 @@ def infer_sizes(checked: CheckedProgram, arrays: Mapping[str, Array]) -> dict[st
     return {p: sizes[p] for p in checked.params}
 
 
+def check_domains(checked: CheckedProgram, arrays: Mapping[str, Array]) -> None:
+    """Every input value must lie in the input's declared domain (the ranges, scales and
+    moduli were chosen for it): the first value outside is named with its index."""
+    from compiler.types import FiniteSet, Interval
+
+    for name, value in arrays.items():
+        domain = checked.bindings[name].domain
+        if not np.all(np.isfinite(value)):
+            raise UserError(f"input '{name}' has non-finite values")
+        if isinstance(domain, FiniteSet) and value.size:
+            bad = ~np.isin(value, np.asarray(domain.values))
+            text = "{" + ", ".join(f"{v:g}" for v in domain.values) + "}"
+        elif isinstance(domain, Interval) and value.size:
+            bad = (value < domain.lo) | (value > domain.hi)
+            text = f"[{domain.lo:g}, {domain.hi:g}]"
+        else:
+            continue
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise UserError(
+                f"input '{name}' has value {value[first]:g} at {first}, outside its domain {text}"
+            )
+
+
 @dataclass
 class RunResult:
     outdir: Path
@@ -193,6 +217,7 @@ def run_sim(
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
+    check_domains(checked, arrays)
     compile_sizes = format_sizes(run_sizes) if not sizes else sizes
     for name, bound in parse_sizes(compile_sizes).items():
         if name in run_sizes and run_sizes[name] > bound:
@@ -340,6 +365,7 @@ def run_encrypted(
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
+    check_domains(checked, arrays)
     sizes = (options.sizes if options is not None else "") or format_sizes(run_sizes)
     for name, bound in parse_sizes(sizes).items():
         if name in run_sizes and run_sizes[name] > bound:
