@@ -680,7 +680,10 @@ class _ComputeWriter:
         )
         ii = ind * 2
         for k, v in enumerate(inputs):
-            lines.append(f"{ii}const CtArray& {self.n(v)} = in[{k}];  // row of input {self.n(v)}")
+            owner = v.owner
+            assert isinstance(owner, ckks.EncryptOp)
+            lines.append(self.comment(owner, ii))
+            lines.append(f"{ii}const CtArray& {self.n(v)} = in[{k}];  // this row, read from disk")
         for op in row_ops:
             res = op.results[0]
             if res not in need or isinstance(op, ckks.EncryptOp):
