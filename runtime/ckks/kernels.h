@@ -3,11 +3,12 @@
 // over the array with OpenMP under the math core's thread cap (math/parallel.h), and
 // streaming: memory is bounded by the accumulators, never by the array length.
 //
-// The fused dot product sum_i a_i (x) b_i keeps one degree-2 accumulator in 128-bit words
-// per thread. Per pair and coefficient it adds three unreduced 64x64-bit products
-// (Karatsuba: a0*b0, a1*b1, (a0+a1)*(b0+b1)); reductions happen only every K pairs, with K
-// chosen from the largest prime so the 128-bit sums cannot overflow, and once at the end.
-// No temporary ciphertext is made per term. The result equals, bit for bit, the sum of
+// The fused dot product sum_i a_i (x) b_i accumulates in 128-bit words. Per pair and
+// coefficient it adds three unreduced 64x64-bit products (Karatsuba: a0*b0, a1*b1,
+// (a0+a1)*(b0+b1)); reductions happen only every K pairs, with K chosen from the largest
+// prime so the 128-bit sums cannot overflow, and once at the end. No temporary ciphertext is
+// made per term. Over arrays, the work is tiled by (limb, block of coefficients) so each
+// tile's accumulators stay in cache while every pair streams through once. The result equals, bit for bit, the sum of
 // Evaluator::multiply over the pairs (both are exact modular arithmetic).
 #pragma once
 
@@ -53,12 +54,16 @@ Ciphertext dot(const ContextPtr& context, std::span<const Ciphertext> a,
 Ciphertext dot_plain(const ContextPtr& context, std::span<const Ciphertext> a,
                      std::span<const Plaintext> b);
 // Streaming form: `pair(i, a, b)` fills a and b with the i-th pair (e.g. reads them from a
-// file); called for i = 0..count-1 in order on one thread while the products run.
+// file); called for i = 0..count-1 in order on the calling thread, each product then added
+// (parallel over limbs) before the next pair is requested. Memory: one accumulator and one
+// pair, whatever `count` is.
 Ciphertext dot_stream(const ContextPtr& context, Level level, std::size_t count,
                       const std::function<void(std::size_t, Ciphertext&, Ciphertext&)>& pair);
 
-// Binary-tree sum of an array (depth ceil(log2 n) of additions; all operands at one level and
-// scale; degrees may differ). Parallel over each tree layer.
+// Sum of an array (all operands at one level, key and scale; degrees may differ). Modular
+// addition is exact, so any association gives the same bits; the array is split into one
+// contiguous chunk per thread, each chunk summed in place of a tree layer, and the partial
+// sums added pairwise (a two-level tree: memory is one partial sum per thread).
 Ciphertext sum_tree(const Evaluator& evaluator, std::span<const Ciphertext> values);
 
 // Elementwise over arrays, parallel over the array; out[i] = op(a[i], b[i]).

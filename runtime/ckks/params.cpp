@@ -64,20 +64,22 @@ Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, 
   const u64 two_n = u64{2} << log_n.value;
   std::set<u64> used;
   // Take `count` primes = 1 mod 2N near 2^bits, alternating above/below, skipping used ones.
-  auto take = [&](int bits, std::size_t count, const char* what) {
+  auto take = [&](int bits, std::size_t count, bool alternate, const char* what) {
     if (bits < 20 || bits > 60) {
       throw std::invalid_argument(std::string("Parameters: ") + what + " bit size " +
                                   std::to_string(bits) + " outside [20, 60]");
     }
     std::vector<u64> avoid(used.begin(), used.end());
-    std::vector<u64> primes = math::ntt_primes_alternating(bits, count, two_n / 2, avoid);
+    // Output and special primes: the largest below 2^bits; scaling primes: alternating.
+    std::vector<u64> primes = alternate ? math::ntt_primes_alternating(bits, count, two_n / 2, avoid)
+                                        : math::ntt_primes(bits, count, two_n / 2, avoid);
     for (u64 q : primes) used.insert(q);
     return primes;
   };
   std::vector<u64> output, scaling, special;
-  for (int b : output_bits) output.push_back(take(b, 1, "output prime")[0]);
-  if (levels > 0) scaling = take(scale_bits, static_cast<std::size_t>(levels), "scaling prime");
-  for (int b : special_bits) special.push_back(take(b, 1, "special prime")[0]);
+  for (int b : output_bits) output.push_back(take(b, 1, false, "output prime")[0]);
+  if (levels > 0) scaling = take(scale_bits, static_cast<std::size_t>(levels), true, "scaling prime");
+  for (int b : special_bits) special.push_back(take(b, 1, false, "special prime")[0]);
   return from_primes(log_n, std::move(output), std::move(scaling), std::move(special), dnum,
                      security);
 }
