@@ -336,7 +336,9 @@ def emit(
     add(f"  s.special_moduli = {{{', '.join(f'{q}ULL' for q in special)}}};")
     if special_note:
         add(f"  // {special_note}")
-    add(f"  s.dnum = {max(params.dnum, 1)};")
+    # Without key switching the runtime still checks each digit against P: one prime a digit.
+    dnum = params.dnum if params.dnum >= 1 else len(params.output_moduli) + len(params.moduli)
+    add(f"  s.dnum = {dnum};")
     add(f"  s.security_bits = {params.security_bits};")
     add(f"  s.insecure = {'true' if params.insecure else 'false'};")
     relin = any(isinstance(op, ckks.RelinearizeOp) for op in program.block.ops)
