@@ -52,7 +52,9 @@ def measure(n: int, m: int, work: Path, env: dict[str, str], seed: int) -> dict[
     from hec.pipeline import Options
     from hec.run import compile_cpp
 
-    built = compile_cpp(ROOT / "examples/gwas/chisq.hec", work / "build", Options(sizes=f"N={n},M={m}"))
+    built = compile_cpp(
+        ROOT / "examples/gwas/chisq.hec", work / "build", Options(sizes=f"N={n},M={m}")
+    )
     rng = np.random.default_rng(seed)
     maf = rng.uniform(0.05, 0.5, size=m)
     np.save(work / "S.npy", rng.binomial(2, maf, size=(n, m)).astype(np.uint8))
@@ -60,20 +62,58 @@ def measure(n: int, m: int, work: Path, env: dict[str, str], seed: int) -> dict[
     b = str(built.binary)
     run([b, "keygen", "--out", str(work / "keys")], env)
     t0 = time.perf_counter()
-    run([b, "encrypt", "--pk", str(work / "keys" / "public"), "--input", f"y={work / 'y.npy'}",
-         "--input", f"S={work / 'S.npy'}", "--out", str(work / "ct")], env)
+    run(
+        [
+            b,
+            "encrypt",
+            "--pk",
+            str(work / "keys" / "public"),
+            "--input",
+            f"y={work / 'y.npy'}",
+            "--input",
+            f"S={work / 'S.npy'}",
+            "--out",
+            str(work / "ct"),
+        ],
+        env,
+    )
     t_enc = time.perf_counter() - t0
     disk = sum(f.stat().st_size for f in (work / "ct").iterdir())
     t0 = time.perf_counter()
-    done = run([sys.executable, "-c", WRAPPER, b, "compute", "--eval", str(work / "keys" / "eval"),
-                "--in", str(work / "ct"), "--out", str(work / "res")], env)
+    done = run(
+        [
+            sys.executable,
+            "-c",
+            WRAPPER,
+            b,
+            "compute",
+            "--eval",
+            str(work / "keys" / "eval"),
+            "--in",
+            str(work / "ct"),
+            "--out",
+            str(work / "res"),
+        ],
+        env,
+    )
     t_compute = time.perf_counter() - t0
     kernel_peak = float(done.stdout.strip().splitlines()[-1])
     own = [ln for ln in done.stderr.splitlines() if "peak_rss_bytes=" in ln]
     own_peak = float(own[-1].split("peak_rss_bytes=")[1].rstrip(")")) if own else float("nan")
     # The results must decrypt to the right statistics, or the measurement means nothing.
-    run([b, "decrypt", "--sk", str(work / "keys" / "secret"), "--in", str(work / "res"),
-         "--out", str(work / "dec")], env)
+    run(
+        [
+            b,
+            "decrypt",
+            "--sk",
+            str(work / "keys" / "secret"),
+            "--in",
+            str(work / "res"),
+            "--out",
+            str(work / "dec"),
+        ],
+        env,
+    )
     y = np.load(work / "y.npy").astype(np.float64)
     s = np.load(work / "S.npy").astype(np.float64)
     c1 = s.sum(axis=0)
@@ -119,19 +159,28 @@ def main() -> int:
     if len(results) >= 2:
         (n0, r0), (n1, r1) = list(results.items())[:2]
         rows.append(
-            Row("compute-memory", f"peak RSS N={n1} / N={n0}", r1["kernel_peak"] / r0["kernel_peak"],
-                None, "ratio")
+            Row(
+                "compute-memory",
+                f"peak RSS N={n1} / N={n0}",
+                r1["kernel_peak"] / r0["kernel_peak"],
+                None,
+                "ratio",
+            )
         )
     print(
         "compute-memory: peak resident set of `compute` (chisq), measured by the kernel "
         f"(ru_maxrss of the child). Target < {TARGET_BYTES / 1e9:.1f} GB; N doubled: <= +10%."
     )
-    print(f"{'N':>6} {'peak RSS':>10} {'own VmHWM':>10} {'ciphertexts':>12} {'encrypt':>9} "
-          f"{'compute':>9} {'chi2_den rel.err':>17}")
+    print(
+        f"{'N':>6} {'peak RSS':>10} {'own VmHWM':>10} {'ciphertexts':>12} {'encrypt':>9} "
+        f"{'compute':>9} {'chi2_den rel.err':>17}"
+    )
     for n, r in results.items():
-        print(f"{n:>6} {r['kernel_peak'] / 2**20:>7.1f} MiB {r['own_peak'] / 2**20:>6.1f} MiB "
-              f"{r['disk'] / 2**30:>8.2f} GiB {r['encrypt_s']:>8.1f}s {r['compute_s']:>8.1f}s "
-              f"{r['rel_error']:>17.2e}")
+        print(
+            f"{n:>6} {r['kernel_peak'] / 2**20:>7.1f} MiB {r['own_peak'] / 2**20:>6.1f} MiB "
+            f"{r['disk'] / 2**30:>8.2f} GiB {r['encrypt_s']:>8.1f}s {r['compute_s']:>8.1f}s "
+            f"{r['rel_error']:>17.2e}"
+        )
     print()
     for row in rows:
         print(row.as_json())

@@ -91,8 +91,8 @@ CtArray make_array(std::vector<std::size_t> shape, std::vector<Ct>&& values) {
 
 void check_same_shape(const char* what, const CtArray& a, const CtArray& b) {
   if (a.shape != b.shape) {
-    throw std::logic_error(std::string(what) + ": array shapes " + format_shape(a.shape) +
-                           " and " + format_shape(b.shape) + " differ");
+    throw std::logic_error(std::string(what) + ": array shapes " + format_shape(a.shape) + " and " +
+                           format_shape(b.shape) + " differ");
   }
 }
 
@@ -134,7 +134,7 @@ void lower_degree_once(const Ops& ops, Ct& c) {
     add_mod(c.limb(d - 1, j), top.limb(1, j), c.n, chain[j]);
   }
   c.degree = d - 1;
-  c.data.resize((d) * words);
+  c.data.resize((d)*words);
 }
 
 }  // namespace
@@ -372,9 +372,9 @@ void expect_type(const CtArray& a, const char* value, int level, double log_scal
       std::fabs(log_s - log_scale) > 1e-6 * std::max(1.0, std::fabs(log_scale))) {
     std::ostringstream m;
     m.precision(12);
-    m << "value " << value << ": the compiler expects level " << level << ", scale 2^"
-      << log_scale << ", degree " << degree << " but the runtime has level " << c.level.value
-      << ", scale 2^" << log_s << ", degree " << c.degree << " (a compiler/runtime mismatch)";
+    m << "value " << value << ": the compiler expects level " << level << ", scale 2^" << log_scale
+      << ", degree " << degree << " but the runtime has level " << c.level.value << ", scale 2^"
+      << log_s << ", degree " << c.degree << " (a compiler/runtime mismatch)";
     throw std::logic_error(m.str());
   }
 }
@@ -653,10 +653,10 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
     const auto meta = read_meta(path.string() + ".meta");
     check_program(spec_, meta, path.string() + ".meta");
     if (field(meta, path, "key_id") != key_hex(key_id_)) {
-      throw std::runtime_error(path.string() + ": encrypted under key id " +
-                               field(meta, path, "key_id") + " but the evaluation keys are key id " +
-                               key_hex(key_id_) + " (wrong keys: encrypt with KEYDIR/public of " +
-                               "the same keygen run)");
+      throw std::runtime_error(
+          path.string() + ": encrypted under key id " + field(meta, path, "key_id") +
+          " but the evaluation keys are key id " + key_hex(key_id_) +
+          " (wrong keys: encrypt with KEYDIR/public of " + "the same keygen run)");
     }
     if (field(meta, path, "id") != in.id) {
       throw std::runtime_error(path.string() + ": holds array '" + field(meta, path, "id") +
@@ -687,8 +687,9 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
         if (b.begin != next) {
           throw std::runtime_error(
               "input '" + in.source + "': rows " + std::to_string(std::min(next, b.begin)) + ":" +
-              std::to_string(std::max(next, b.begin)) + (b.begin > next ? " are missing" : " overlap") +
-              " (row blocks in " + dir_.string() + " must cover 0:N exactly once)");
+              std::to_string(std::max(next, b.begin)) +
+              (b.begin > next ? " are missing" : " overlap") + " (row blocks in " + dir_.string() +
+              " must cover 0:N exactly once)");
         }
         next = b.end;
         meta = check_file(b.path, in);
@@ -712,8 +713,8 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
     for (const auto& [k, v] : dims) {
       auto [pos, inserted] = sizes_.emplace(k, v);
       if (!inserted && pos->second != v) {
-        throw std::runtime_error("input '" + in.source + "' has " + k + " = " +
-                                 std::to_string(v) + " but another input has " + k + " = " +
+        throw std::runtime_error("input '" + in.source + "' has " + k + " = " + std::to_string(v) +
+                                 " but another input has " + k + " = " +
                                  std::to_string(pos->second));
       }
     }
@@ -738,9 +739,7 @@ std::size_t Server::size(const std::string& name) const {
 
 int Server::threads() const { return default_threads(); }
 
-std::size_t Server::rows() const {
-  return spec_.stream_dim.empty() ? 0 : size(spec_.stream_dim);
-}
+std::size_t Server::rows() const { return spec_.stream_dim.empty() ? 0 : size(spec_.stream_dim); }
 
 const InputSpec& Server::input(const std::string& id) const {
   for (const auto& in : spec_.inputs) {
@@ -751,8 +750,7 @@ const InputSpec& Server::input(const std::string& id) const {
 
 CtArray Server::load(const std::string& id) const {
   const InputSpec& in = input(id);
-  const auto shape =
-      array_shape(in.layout, resolve(in.dims, sizes_), context_->slots());
+  const auto shape = array_shape(in.layout, resolve(in.dims, sizes_), context_->slots());
   CtArray out;
   out.shape = shape;
   auto append = [&](const std::filesystem::path& path) {
@@ -893,8 +891,8 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   const auto pk = gen.public_key(sk);
   ckks::save(dir / "secret", *ctx, sk);
   outputs.add(dir / "secret");
-  std::filesystem::permissions(dir / "secret", std::filesystem::perms::owner_read |
-                                                   std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   ckks::save(dir / "public", *ctx, pk);
   outputs.add(dir / "public");
   Meta meta = base_meta(spec, "keyset");
@@ -910,17 +908,19 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
     outputs.add(dir / "eval" / "relin");
   }
   if (!spec.rotations.empty()) {
-    ckks::save(dir / "eval" / "galois", *ctx, gen.galois_keys(sk, spec.rotations, false, key_level));
+    ckks::save(dir / "eval" / "galois", *ctx,
+               gen.galois_keys(sk, spec.rotations, false, key_level));
     outputs.add(dir / "eval" / "galois");
   }
   write_meta(dir / "eval" / "keyset", meta);
   outputs.add(dir / "eval" / "keyset");
   outputs.finish();
   std::cerr << "[keygen] key id " << key_hex(sk.key_id) << ": " << dir / "secret"
-            << " (coordinator only), " << dir / "public" << ", " << dir / "eval"
-            << (spec.relinearizes ? " (relinearization key)" : "")
-            << (spec.rotations.empty() ? "" : " (" + std::to_string(spec.rotations.size()) +
-                                                  " rotation keys)")
+            << " (coordinator only), " << dir / "public"
+            << ", " << dir / "eval" << (spec.relinearizes ? " (relinearization key)" : "")
+            << (spec.rotations.empty()
+                    ? ""
+                    : " (" + std::to_string(spec.rotations.size()) + " rotation keys)")
             << "\n";
   return 0;
 }
@@ -964,10 +964,11 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     if (!known) {
       std::string names;
       for (const auto& in : spec.inputs) {
-        if (names.find(in.source) == std::string::npos) names += (names.empty() ? "" : ", ") + in.source;
+        if (names.find(in.source) == std::string::npos)
+          names += (names.empty() ? "" : ", ") + in.source;
       }
-      throw UsageError("--input " + name + ": the program has no input of that name (inputs: " +
-                       names + ")");
+      throw UsageError("--input " + name +
+                       ": the program has no input of that name (inputs: " + names + ")");
     }
     if (files.count(name)) throw UsageError("--input " + name + " is given twice");
     files[name] = file;
@@ -1011,16 +1012,16 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       if (in.streamed && k == 0) {
         if (rows && rows->end - rows->begin != a.shape[0]) {
-          throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) +
-                                   ":" + std::to_string(rows->end) + " is " +
+          throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) + ":" +
+                                   std::to_string(rows->end) + " is " +
                                    std::to_string(rows->end - rows->begin) +
                                    " rows but the file has " + std::to_string(a.shape[0]));
         }
         const std::size_t end = (rows ? rows->begin : 0) + a.shape[0];
         if (end > bound_of(spec, d)) {
           throw std::runtime_error(file.string() + ": rows up to " + std::to_string(end) +
-                                   " exceed the bound " + d + " <= " +
-                                   std::to_string(bound_of(spec, d)));
+                                   " exceed the bound " + d +
+                                   " <= " + std::to_string(bound_of(spec, d)));
         }
         continue;
       }
@@ -1237,8 +1238,7 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
 int info(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path path = args.positional(0);
   const std::string name = path.string();
-  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") ||
-      path.filename() == "keyset") {
+  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") || path.filename() == "keyset") {
     for (const auto& [k, v] : read_meta(path)) std::cout << k << ": " << v << "\n";
     std::cout << "checksum: ok\n";
     return 0;
@@ -1261,8 +1261,7 @@ int info(const ProgramSpec& spec, const ParsedArgs& args) {
             << "file_bytes: " << p.file_size << "\n";
   auto ctx = make_program_context(spec);
   std::cout << "this program: " << spec.name << " ("
-            << (h.params_digest == ctx->params().digest() ? "same parameters"
-                                                           : "OTHER parameters")
+            << (h.params_digest == ctx->params().digest() ? "same parameters" : "OTHER parameters")
             << ")\n";
   return 0;
 }

@@ -47,10 +47,26 @@ def all_roles(binary: Path, inputs: dict[str, Path], work: Path) -> Path:
     ok(binary, "keygen", "--out", str(work / "keys"))
     enc = [a for name, f in inputs.items() for a in ("--input", f"{name}={f}")]
     ok(binary, "encrypt", "--pk", str(work / "keys" / "public"), *enc, "--out", str(work / "ct"))
-    ok(binary, "compute", "--eval", str(work / "keys" / "eval"), "--in", str(work / "ct"),
-       "--out", str(work / "res"))
-    ok(binary, "decrypt", "--sk", str(work / "keys" / "secret"), "--in", str(work / "res"),
-       "--out", str(work / "dec"))
+    ok(
+        binary,
+        "compute",
+        "--eval",
+        str(work / "keys" / "eval"),
+        "--in",
+        str(work / "ct"),
+        "--out",
+        str(work / "res"),
+    )
+    ok(
+        binary,
+        "decrypt",
+        "--sk",
+        str(work / "keys" / "secret"),
+        "--in",
+        str(work / "res"),
+        "--out",
+        str(work / "dec"),
+    )
     return work / "dec"
 
 
@@ -61,7 +77,9 @@ def test_three_way_agreement(
     files, ref, _ = example_inputs(path, sizes, tmp_path / "in", seed=11)
     dec = all_roles(programs[path].binary, files, tmp_path)
     sim = run_sim(ROOT / path, files, tmp_path / "sim")
-    promised = {o["name"]: o for o in report_of(compile_file(ROOT / path, Options(sizes=sizes)))["outputs"]}
+    promised = {
+        o["name"]: o for o in report_of(compile_file(ROOT / path, Options(sizes=sizes)))["outputs"]
+    }
     for name, want in ref.revealed.items():
         got = np.load(dec / f"{name}.npy")
         assert got.shape == np.shape(want), name
@@ -100,26 +118,63 @@ def test_compute_runs_with_public_and_evaluation_keys_only(
     shutil.copytree(tmp_path / "keys" / "eval", server / "eval")
     assert sorted(p.name for p in (server / "eval").iterdir()) == ["galois", "keyset", "relin"]
     enc = [a for name, f in files.items() for a in ("--input", f"{name}={f}")]
-    ok(binary, "encrypt", "--pk", str(tmp_path / "keys" / "public"), *enc, "--out", str(server / "ct"))
+    ok(
+        binary,
+        "encrypt",
+        "--pk",
+        str(tmp_path / "keys" / "public"),
+        *enc,
+        "--out",
+        str(server / "ct"),
+    )
     # The secret key is unreadable and elsewhere; compute must not need it.
     secret = tmp_path / "keys" / "secret"
     secret.chmod(0)
     try:
-        ok(binary, "compute", "--eval", str(server / "eval"), "--in", str(server / "ct"),
-           "--out", str(server / "res"))
+        ok(
+            binary,
+            "compute",
+            "--eval",
+            str(server / "eval"),
+            "--in",
+            str(server / "ct"),
+            "--out",
+            str(server / "res"),
+        )
     finally:
         secret.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert not any("secret" in p.name for p in server.rglob("*"))
-    ok(binary, "decrypt", "--sk", str(secret), "--in", str(server / "res"), "--out", str(tmp_path / "dec"))
+    ok(
+        binary,
+        "decrypt",
+        "--sk",
+        str(secret),
+        "--in",
+        str(server / "res"),
+        "--out",
+        str(tmp_path / "dec"),
+    )
     assert rel_error(np.load(tmp_path / "dec" / "score.npy"), ref.revealed["score"]) < 1e-4
     # The server role does not even accept a secret key.
-    done = role(binary, "compute", "--eval", str(server / "eval"), "--in", str(server / "ct"),
-                "--out", str(tmp_path / "r2"), "--sk", str(secret))
+    done = role(
+        binary,
+        "compute",
+        "--eval",
+        str(server / "eval"),
+        "--in",
+        str(server / "ct"),
+        "--out",
+        str(tmp_path / "r2"),
+        "--sk",
+        str(secret),
+    )
     assert done.returncode == 2
     assert "unknown option --sk" in done.stderr
 
 
-def test_only_the_needed_evaluation_keys_are_written(programs: dict[str, Built], tmp_path: Path) -> None:
+def test_only_the_needed_evaluation_keys_are_written(
+    programs: dict[str, Built], tmp_path: Path
+) -> None:
     ok(programs[EXAMPLES[0][0]].binary, "keygen", "--out", str(tmp_path / "k"))
     assert sorted(p.name for p in (tmp_path / "k" / "eval").iterdir()) == ["keyset"]
     assert sorted(p.name for p in (tmp_path / "k").iterdir()) == ["eval", "public", "secret"]
@@ -132,7 +187,15 @@ def chisq_run(programs: dict[str, Built], tmp_path: Path) -> tuple[Path, Path, d
     files, _, _ = example_inputs(*EXAMPLES[0], tmp_path / "in")
     ok(binary, "keygen", "--out", str(tmp_path / "keys"))
     enc = [a for name, f in files.items() for a in ("--input", f"{name}={f}")]
-    ok(binary, "encrypt", "--pk", str(tmp_path / "keys" / "public"), *enc, "--out", str(tmp_path / "ct"))
+    ok(
+        binary,
+        "encrypt",
+        "--pk",
+        str(tmp_path / "keys" / "public"),
+        *enc,
+        "--out",
+        str(tmp_path / "ct"),
+    )
     return binary, tmp_path, files
 
 
@@ -149,10 +212,26 @@ def test_wrong_keys_are_refused(chisq_run: tuple[Path, Path, dict[str, Path]]) -
     message = compute_error(binary, tmp / "other", tmp / "ct", tmp / "res")
     assert "wrong keys" in message and "key id" in message
     # And the coordinator's decrypt refuses results made under other keys.
-    ok(binary, "compute", "--eval", str(tmp / "keys" / "eval"), "--in", str(tmp / "ct"),
-       "--out", str(tmp / "res"))
-    done = role(binary, "decrypt", "--sk", str(tmp / "other" / "secret"), "--in", str(tmp / "res"),
-                "--out", str(tmp / "dec"))
+    ok(
+        binary,
+        "compute",
+        "--eval",
+        str(tmp / "keys" / "eval"),
+        "--in",
+        str(tmp / "ct"),
+        "--out",
+        str(tmp / "res"),
+    )
+    done = role(
+        binary,
+        "decrypt",
+        "--sk",
+        str(tmp / "other" / "secret"),
+        "--in",
+        str(tmp / "res"),
+        "--out",
+        str(tmp / "dec"),
+    )
     assert done.returncode == 1 and "wrong keys" in done.stderr
     assert not (tmp / "dec").exists()
 
@@ -164,11 +243,21 @@ def test_ciphertext_from_another_program_is_refused(
     # Another program with the same inputs (y, S) and the same parameters' shape.
     other_src = tmp / "other.hec"
     text = (ROOT / EXAMPLES[0][0]).read_text()
-    other_src.write_text(text.replace("reveal or_den   = (c1 - n11) * (r1 - n11)", "reveal or_den = c1 * r1"))
+    other_src.write_text(
+        text.replace("reveal or_den   = (c1 - n11) * (r1 - n11)", "reveal or_den = c1 * r1")
+    )
     other = compile_cpp(other_src, tmp / "other-build", Options(sizes=EXAMPLES[0][1]))
     ok(other.binary, "keygen", "--out", str(tmp / "okeys"))
     enc = [a for name, f in files.items() for a in ("--input", f"{name}={f}")]
-    ok(other.binary, "encrypt", "--pk", str(tmp / "okeys" / "public"), *enc, "--out", str(tmp / "oct"))
+    ok(
+        other.binary,
+        "encrypt",
+        "--pk",
+        str(tmp / "okeys" / "public"),
+        *enc,
+        "--out",
+        str(tmp / "oct"),
+    )
     message = compute_error(binary, tmp / "keys", tmp / "oct", tmp / "res")
     assert "made for program 'other'" in message and "another program" in message
     # Its keys are refused too (the keyset names the program).
@@ -176,7 +265,9 @@ def test_ciphertext_from_another_program_is_refused(
     assert "another program" in message
 
 
-def test_truncated_ciphertext_file_is_refused(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+def test_truncated_ciphertext_file_is_refused(
+    chisq_run: tuple[Path, Path, dict[str, Path]],
+) -> None:
     binary, tmp, _ = chisq_run
     victim = next((tmp / "ct").glob("S.rows-*.cts"))
     data = victim.read_bytes()
@@ -200,13 +291,51 @@ def test_owners_encrypt_their_own_rows(chisq_run: tuple[Path, Path, dict[str, Pa
     for a, b in ((0, 8), (8, 20)):
         np.save(tmp / f"y{a}.npy", y[a:b])
         np.save(tmp / f"S{a}.npy", s[a:b])
-        ok(binary, "encrypt", "--pk", str(tmp / "keys" / "public"), "--rows", f"{a}:{b}",
-           "--input", f"y={tmp / f'y{a}.npy'}", "--input", f"S={tmp / f'S{a}.npy'}",
-           "--out", str(parts))
-    ok(binary, "compute", "--eval", str(tmp / "keys" / "eval"), "--in", str(parts), "--out", str(tmp / "r1"))
-    ok(binary, "compute", "--eval", str(tmp / "keys" / "eval"), "--in", str(tmp / "ct"), "--out", str(tmp / "r2"))
+        ok(
+            binary,
+            "encrypt",
+            "--pk",
+            str(tmp / "keys" / "public"),
+            "--rows",
+            f"{a}:{b}",
+            "--input",
+            f"y={tmp / f'y{a}.npy'}",
+            "--input",
+            f"S={tmp / f'S{a}.npy'}",
+            "--out",
+            str(parts),
+        )
+    ok(
+        binary,
+        "compute",
+        "--eval",
+        str(tmp / "keys" / "eval"),
+        "--in",
+        str(parts),
+        "--out",
+        str(tmp / "r1"),
+    )
+    ok(
+        binary,
+        "compute",
+        "--eval",
+        str(tmp / "keys" / "eval"),
+        "--in",
+        str(tmp / "ct"),
+        "--out",
+        str(tmp / "r2"),
+    )
     for r in ("r1", "r2"):
-        ok(binary, "decrypt", "--sk", str(tmp / "keys" / "secret"), "--in", str(tmp / r), "--out", str(tmp / f"d{r}"))
+        ok(
+            binary,
+            "decrypt",
+            "--sk",
+            str(tmp / "keys" / "secret"),
+            "--in",
+            str(tmp / r),
+            "--out",
+            str(tmp / f"d{r}"),
+        )
     a, b = np.load(tmp / "dr1" / "chi2_den.npy"), np.load(tmp / "dr2" / "chi2_den.npy")
     assert rel_error(a, b) < 1e-5
     # A gap in the rows is refused by name.
@@ -214,8 +343,20 @@ def test_owners_encrypt_their_own_rows(chisq_run: tuple[Path, Path, dict[str, Pa
         f.unlink()
     np.save(tmp / "y12.npy", y[12:20])
     np.save(tmp / "S12.npy", s[12:20])
-    ok(binary, "encrypt", "--pk", str(tmp / "keys" / "public"), "--rows", "12:20",
-       "--input", f"y={tmp / 'y12.npy'}", "--input", f"S={tmp / 'S12.npy'}", "--out", str(parts))
+    ok(
+        binary,
+        "encrypt",
+        "--pk",
+        str(tmp / "keys" / "public"),
+        "--rows",
+        "12:20",
+        "--input",
+        f"y={tmp / 'y12.npy'}",
+        "--input",
+        f"S={tmp / 'S12.npy'}",
+        "--out",
+        str(parts),
+    )
     assert "rows 8:12 are missing" in compute_error(binary, tmp / "keys", parts, tmp / "r3")
 
 
@@ -227,25 +368,62 @@ def test_encrypt_refuses_bad_inputs_and_leaves_nothing(
     s[2, 3] = 5
     np.save(tmp / "bad.npy", s)
     out = tmp / "ct2"
-    done = role(binary, "encrypt", "--pk", str(tmp / "keys" / "public"), "--input",
-                f"y={files['y']}", "--input", f"S={tmp / 'bad.npy'}", "--out", str(out))
+    done = role(
+        binary,
+        "encrypt",
+        "--pk",
+        str(tmp / "keys" / "public"),
+        "--input",
+        f"y={files['y']}",
+        "--input",
+        f"S={tmp / 'bad.npy'}",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 1
     assert "element 23 is 5, outside its declared domain {0, 1, 2}" in done.stderr
     assert not out.exists()
-    done = role(binary, "encrypt", "--pk", str(tmp / "keys" / "public"), "--input",
-                f"Q={files['y']}", "--out", str(out))
+    done = role(
+        binary,
+        "encrypt",
+        "--pk",
+        str(tmp / "keys" / "public"),
+        "--input",
+        f"Q={files['y']}",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 2 and "no input of that name (inputs: y, S)" in done.stderr
     (tmp / "junk.npy").write_bytes(b"\x93NUMPY\x01\x00garbage")
-    done = role(binary, "encrypt", "--pk", str(tmp / "keys" / "public"), "--input",
-                f"y={tmp / 'junk.npy'}", "--out", str(out))
+    done = role(
+        binary,
+        "encrypt",
+        "--pk",
+        str(tmp / "keys" / "public"),
+        "--input",
+        f"y={tmp / 'junk.npy'}",
+        "--out",
+        str(out),
+    )
     assert done.returncode == 1 and "junk.npy: not a valid .npy file" in done.stderr
     assert not out.exists()
 
 
-def test_progress_and_peak_memory_are_reported(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+def test_progress_and_peak_memory_are_reported(
+    chisq_run: tuple[Path, Path, dict[str, Path]],
+) -> None:
     binary, tmp, _ = chisq_run
-    done = role(binary, "compute", "--eval", str(tmp / "keys" / "eval"), "--in", str(tmp / "ct"),
-                "--out", str(tmp / "res"), quiet=False)
+    done = role(
+        binary,
+        "compute",
+        "--eval",
+        str(tmp / "keys" / "eval"),
+        "--in",
+        str(tmp / "ct"),
+        "--out",
+        str(tmp / "res"),
+        quiet=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "[compute pass 1/1] 20/20 (100%)" in done.stderr
     assert "peak_rss_bytes=" in done.stderr
@@ -276,5 +454,7 @@ def test_rebuild_only_when_the_program_changes(programs: dict[str, Built]) -> No
     path, sizes = EXAMPLES[0]
     again = compile_cpp(ROOT / path, programs[path].directory, Options(sizes=sizes))
     assert again.rewritten == []
-    done = subprocess.run(["ninja", "-C", str(again.directory), "-n"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["ninja", "-C", str(again.directory), "-n"], capture_output=True, text=True, check=True
+    )
     assert "no work to do" in done.stdout
