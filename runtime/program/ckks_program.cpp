@@ -33,6 +33,7 @@
 #include "ckks/encryptor.h"
 #include "ckks/io.h"
 #include "core/serialize.h"
+#include "math/parallel.h"
 #include "program/args.h"
 #include "program/npy.h"
 #include "program/output.h"
@@ -73,13 +74,8 @@ void parallel_rows(std::size_t count, int threads,
   if (error) std::rethrow_exception(error);
 }
 
-int default_threads() {
-  if (const char* env = std::getenv("HEC_THREADS")) {
-    const int t = std::atoi(env);
-    if (t >= 1) return t;
-  }
-  return std::max(1, omp_get_max_threads());
-}
+// The runtime's one process-wide thread cap (math/parallel.h: HEC_THREADS or all cores).
+int default_threads() { return math::thread_cap(); }
 
 CtArray make_array(std::vector<std::size_t> shape, std::vector<Ct>&& values) {
   CtArray out;
@@ -1147,7 +1143,13 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
   const std::filesystem::path eval_dir = args.require("eval");
   const std::filesystem::path in_dir = args.require("in");
   const std::filesystem::path out_dir = args.require("out");
-  if (auto t = args.get("threads")) ::setenv("HEC_THREADS", t->c_str(), 1);
+  if (auto t = args.get("threads")) {
+    if (t->empty() || t->find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(*t) < 1) {
+      throw UsageError("compute: --threads must be a positive integer, got '" + *t + "'");
+    }
+    math::set_thread_cap(std::stoi(*t));
+  }
   auto ctx = make_program_context(spec);
   const core::KeyId key_id = read_keyset(spec, eval_dir);
   std::optional<ckks::RelinKey> relin;
