@@ -1192,8 +1192,11 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   const auto sk = ckks::load_secret_key(sk_path, *ctx);
   ckks::Decryptor decryptor(ctx, sk);
   ckks::Encoder encoder(ctx);
+  // --out DIR: one NAME.npy per revealed value; --out FILE.npz: one archive (numpy.load).
+  const bool npz = out_dir.extension() == ".npz";
+  std::vector<std::pair<std::string, std::string>> members;
   OutputSet outputs;
-  outputs.create_dir(out_dir);
+  if (!npz) outputs.create_dir(out_dir);
   for (const auto& o : spec.outputs) {
     const auto path = in_dir / (o.name + ".cts");
     if (!std::filesystem::exists(path)) {
@@ -1229,10 +1232,16 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
       }
     });
+    if (npz) {
+      members.emplace_back(o.name,
+                           npy_bytes(dims, "<f8", values.data(), values.size() * sizeof(double)));
+      continue;
+    }
     const auto out = out_dir / (o.name + ".npy");
     write_npy(out, dims, values);
     outputs.add(out);
   }
+  if (npz) write_npz(out_dir, members);
   outputs.finish();
   return 0;
 }
@@ -1291,10 +1300,10 @@ CommandLine command_line(const ProgramSpec& spec) {
            {"threads", "T", "OpenMP threads (default: HEC_THREADS or all)"}},
           {}});
   cl.add({"decrypt",
-          "coordinator: decrypt the results into NAME.npy files",
+          "coordinator: decrypt the results into NAME.npy files (or one .npz)",
           {{"sk", "KEYDIR/secret", "the secret key", true},
            {"in", "RESDIR", "the encrypted results", true},
-           {"out", "DIR", "directory for the .npy files", true}},
+           {"out", "DIR|FILE.npz", "a directory of NAME.npy files, or one .npz archive", true}},
           {}});
   cl.add({"info", "print the header of a key, ciphertext or metadata file", {}, {"FILE"}});
   return cl;

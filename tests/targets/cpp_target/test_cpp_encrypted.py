@@ -458,3 +458,42 @@ def test_rebuild_only_when_the_program_changes(programs: dict[str, Built]) -> No
         ["ninja", "-C", str(again.directory), "-n"], capture_output=True, text=True, check=True
     )
     assert "no work to do" in done.stdout
+
+
+def test_decrypt_into_one_npz_file(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+    binary, tmp, _ = chisq_run
+    keys = tmp / "keys"
+    ok(
+        binary,
+        "compute",
+        "--eval",
+        str(keys / "eval"),
+        "--in",
+        str(tmp / "ct"),
+        "--out",
+        str(tmp / "res"),
+    )
+    ok(
+        binary,
+        "decrypt",
+        "--sk",
+        str(keys / "secret"),
+        "--in",
+        str(tmp / "res"),
+        "--out",
+        str(tmp / "d"),
+    )
+    ok(
+        binary,
+        "decrypt",
+        "--sk",
+        str(keys / "secret"),
+        "--in",
+        str(tmp / "res"),
+        "--out",
+        str(tmp / "r.npz"),
+    )
+    with np.load(tmp / "r.npz") as archive:
+        assert sorted(archive.files) == ["chi2_den", "chi2_num", "or_den", "or_num"]
+        for name in archive.files:
+            assert np.array_equal(archive[name], np.load(tmp / "d" / f"{name}.npy")), name
