@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
@@ -127,12 +126,15 @@ def test_compute_runs_with_public_and_evaluation_keys_only(
         "--out",
         str(server / "ct"),
     )
-    # The secret key is unreadable and elsewhere; compute must not need it.
+    # The secret key is moved out of the key directory (file modes mean nothing to root);
+    # compute must not need it, and (where strace works) it opens no file named secret.
     secret = tmp_path / "keys" / "secret"
-    secret.chmod(0)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    secret.rename(vault / "sk")
     try:
-        ok(
-            binary,
+        compute = [
+            str(binary),
             "compute",
             "--eval",
             str(server / "eval"),
@@ -140,9 +142,26 @@ def test_compute_runs_with_public_and_evaluation_keys_only(
             str(server / "ct"),
             "--out",
             str(server / "res"),
-        )
+        ]
+        strace = shutil.which("strace")
+        traced = False
+        if strace is not None:
+            log = tmp_path / "strace.log"
+            done = subprocess.run(
+                [strace, "-f", "-e", "trace=open,openat", "-o", str(log), *compute],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            traced = done.returncode == 0 and log.is_file()
+            if traced:
+                opened = [ln for ln in log.read_text().splitlines() if "open" in ln]
+                assert opened, "strace saw no open calls"
+                assert not [ln for ln in opened if "secret" in ln or "vault" in ln]
+        if not traced:
+            ok(binary, *compute[1:])
     finally:
-        secret.chmod(stat.S_IRUSR | stat.S_IWUSR)
+        (vault / "sk").rename(secret)
     assert not any("secret" in p.name for p in server.rglob("*"))
     ok(
         binary,
