@@ -134,6 +134,11 @@ def check_domains(checked: CheckedProgram, arrays: Mapping[str, Array]) -> None:
             )
 
 
+def public_only(checked: CheckedProgram, arrays: Mapping[str, Array]) -> dict[str, Array]:
+    """The inputs the client block may see: the public ones (never a secret input's data)."""
+    return {n: v for n, v in arrays.items() if not checked.bindings[n].ty.secret}
+
+
 @dataclass
 class RunResult:
     outdir: Path
@@ -229,7 +234,9 @@ def run_sim(
     opts = replace(options or Options(), sizes=compile_sizes)
     comp = run_pipeline(checked, opts, out=io.StringIO())
     result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
-    client = run_client(comp.stat_program, run_sizes, result.outputs, public_inputs=arrays)
+    client = run_client(
+        comp.stat_program, run_sizes, result.outputs, public_inputs=public_only(checked, arrays)
+    )
     params = _params_summary(comp.program)
     summary: dict[str, Any] = {
         "program": comp.program.sym_name.data,
@@ -411,7 +418,9 @@ def run_encrypted(
         )
         revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
         comp = run_pipeline(checked, opts, out=io.StringIO())
-        client = run_client(comp.stat_program, run_sizes, revealed, public_inputs=arrays)
+        client = run_client(
+            comp.stat_program, run_sizes, revealed, public_inputs=public_only(checked, arrays)
+        )
         params = _params_summary(comp.program)
         peak = [ln for ln in log.splitlines() if "peak_rss_bytes=" in ln]
         summary: dict[str, Any] = {

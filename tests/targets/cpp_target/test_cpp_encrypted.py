@@ -103,6 +103,12 @@ def test_hec_run_encrypted_writes_client_outputs(tmp_path: Path) -> None:
         finite = np.isfinite(want) & (np.abs(want) < 1e6)
         assert np.allclose(got[finite], want[finite], rtol=1e-3, atol=1e-4), name
     assert '"backend": "encrypted"' in (tmp_path / "out" / "summary.json").read_text()
+    # The client block ran on the decrypted values (not on the plaintext inputs).
+    out = tmp_path / "out"
+    num, den = np.load(out / "chi2_num.npy"), np.load(out / "chi2_den.npy")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.array_equal(np.load(out / "chi2.npy"), num / den, equal_nan=True)
+    assert not np.array_equal(num, ref.revealed["chi2_num"])
 
 
 def test_compute_runs_with_public_and_evaluation_keys_only(
