@@ -522,3 +522,41 @@ def test_decrypt_into_one_npz_file(chisq_run: tuple[Path, Path, dict[str, Path]]
         assert sorted(archive.files) == ["chi2_den", "chi2_num", "or_den", "or_num"]
         for name in archive.files:
             assert np.array_equal(archive[name], np.load(tmp / "d" / f"{name}.npy")), name
+
+
+def test_keygen_never_overwrites_keys(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+    binary, tmp, _ = chisq_run
+    before = (tmp / "keys" / "secret").read_bytes()
+    done = role(binary, "keygen", "--out", str(tmp / "keys"))
+    assert done.returncode == 1 and "keygen never overwrites keys" in done.stderr
+    assert (tmp / "keys" / "secret").read_bytes() == before
+
+
+def test_a_renamed_row_block_is_refused(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+    binary, tmp, files = chisq_run
+    y, s = np.load(files["y"]), np.load(files["S"])
+    parts = tmp / "parts"
+    for a, b in ((0, 10), (10, 20)):
+        np.save(tmp / f"y{a}.npy", y[a:b])
+        np.save(tmp / f"S{a}.npy", s[a:b])
+        ok(
+            binary,
+            "encrypt",
+            "--pk",
+            str(tmp / "keys" / "public"),
+            "--rows",
+            f"{a}:{b}",
+            "--input",
+            f"y={tmp / f'y{a}.npy'}",
+            "--input",
+            f"S={tmp / f'S{a}.npy'}",
+            "--out",
+            str(parts),
+        )
+    # Swap the two S blocks by renaming: the metadata still knows which rows they hold.
+    first, second = parts / "S.rows-0-10.cts", parts / "S.rows-10-20.cts"
+    for suffix in ("", ".meta"):
+        Path(f"{first}{suffix}").rename(tmp / f"swap{suffix}")
+        Path(f"{second}{suffix}").rename(f"{first}{suffix}")
+        (tmp / f"swap{suffix}").rename(f"{second}{suffix}")
+    assert "a renamed file?" in compute_error(binary, tmp / "keys", parts, tmp / "res")
