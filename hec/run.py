@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -389,6 +390,8 @@ def run_encrypted(
     try:
         built = compile_cpp(path, base / "build", opts)
         keys, cts, res, dec = base / "keys", base / "ct", base / "res", base / "dec"
+        for scratch_dir in (keys, cts, res, dec):  # a kept work directory is reused: start clean
+            shutil.rmtree(scratch_dir, ignore_errors=True)
         run_role(built.binary, "keygen", "--out", str(keys))
         enc_args: list[str] = []
         for name, p in inputs.items():
