@@ -1,0 +1,27 @@
+// The Halevi-Polyakov-Shoup scale-and-round kernels (CT-RSA 2019, §4.2 "simple scaling" for
+// decryption and §4.3 "complex scaling" for the multiply), with the fractional parts computed
+// exactly: for each limb, x_i * r_i = quo_i * q_i + rem_i is split exactly by a Shoup
+// multiplication, so only sum_i rem_i / q_i (each term in [0, 1)) goes through double
+// precision. The rounding is exact unless t x / Q lies within k * 2^-51 of a half-integer
+// (README §Bounds), where it may round the other way: an additive error of 1.
+#pragma once
+
+#include "bfv/context.h"
+
+namespace hec::bfv {
+
+// Decryption scaling: out[c] = round(t * x_c / Q) mod t for x given by its k residue limbs
+// (limb-major, n = N coefficients each, values in [0, q_i)). Output in [0, t).
+void hps_scale_round_to_plain(const BfvContext& ctx, const u64* x_q, u64* out);
+
+// Multiply scaling: for x in Z_{Q P_mult} given by its Q limbs x_q (k limbs) and P_mult limbs
+// x_p (l limbs), writes round(t * x / Q) mod p_j to out_p (l limbs, values in [0, p_j)).
+// x_p and out_p may alias.
+void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64* x_p, u64* out_p);
+
+// Exact conversion of the centred representative of x mod Q to P_mult (HPS Lemma 2) and back;
+// n = N coefficients per limb.
+void hps_extend_q_to_p_mult(const BfvContext& ctx, const u64* x_q, u64* out_p);
+void hps_convert_p_mult_to_q(const BfvContext& ctx, const u64* x_p, u64* out_q);
+
+}  // namespace hec::bfv

@@ -1,0 +1,14 @@
+# bfv/: BFV in the Halevi-Polyakov-Shoup RNS variant (included by runtime/CMakeLists.txt).
+target_sources(hec_runtime PRIVATE
+  bfv/context.cpp
+  bfv/encoder.cpp
+  bfv/keyswitch.cpp
+  bfv/multiply.cpp
+  bfv/noise.cpp
+  bfv/scheme.cpp
+)
+if(HEC_BUILD_TESTS)
+  target_sources(hec_runtime_tests PRIVATE
+    tests/bfv/bfv_test.cpp
+  )
+endif()
