@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "bfv/context.h"
+#include "core/serialize.h"
 #include "math/poly.h"
 
 namespace hec::bfv {
 
-using KeyId = std::array<std::uint8_t, 16>;
+// The 16-byte key identifier of core/serialize.h.
+using KeyId = core::KeyId;
 
 // m(X) = sum_c coeffs[c] X^c with coeffs in [0, t).
 struct Plaintext {

@@ -6,9 +6,11 @@ target_sources(hec_runtime PRIVATE
   bfv/multiply.cpp
   bfv/noise.cpp
   bfv/scheme.cpp
+  bfv/serialize.cpp
 )
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/bfv/bfv_test.cpp
+    tests/bfv/serialize_test.cpp
   )
 endif()
