@@ -176,9 +176,11 @@ BfvParams BfvParams::generate(int log_n, u64 plain_modulus, std::size_t q_limbs,
   }
   const double need =
       p_mult_bits_needed(log2_product(p.q), std::log2(double(plain_modulus)), log_n);
+  // P_mult never enters a key, so its primes are chosen for speed: below 2^50, where the NTT
+  // runs on the AVX-512 IFMA path (math/ntt.h).
   std::size_t count = 1;
   while (true) {
-    p.p_mult = math::ntt_primes(60, count, n, used);
+    p.p_mult = math::ntt_primes(math::kIfmaMaxModulusBits, count, n, used);
     if (log2_product(p.p_mult) >= need) break;
     ++count;
   }

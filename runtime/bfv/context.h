@@ -40,7 +40,7 @@ struct BfvParams {
   bool allow_insecure = false;     // permit parameters outside the 128-bit table
 
   // Generated parameter sets: k primes of q_bits bits for Q (largest below 2^q_bits, 1 mod 2N),
-  // P_mult sized by the HPS bound with primes of 60 bits, and for hybrid key switching
+  // P_mult sized by the HPS bound with 50-bit primes (below 2^50: the IFMA NTT path), and for hybrid key switching
   // (special_primes = true) ceil(k / dnum) special primes of 60 bits; with special_primes =
   // false, key switching uses digit decomposition into dnum digits and no special primes.
   // Throws std::invalid_argument with the values for anything out of range.

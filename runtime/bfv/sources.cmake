@@ -14,3 +14,7 @@ if(HEC_BUILD_TESTS)
     tests/bfv/serialize_test.cpp
   )
 endif()
+if(HEC_BUILD_BENCHMARKS)
+  add_executable(hec_bench_bfv bench/bfv_bench.cpp)
+  target_link_libraries(hec_bench_bfv PRIVATE hec_runtime)
+endif()
