@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bfv/hps.h"
 #include "math/primes.h"
 
 namespace hec::bfv {
@@ -204,8 +205,8 @@ BfvContext::BfvContext(const BfvParams& params)
   key_primes.insert(key_primes.end(), params_.p_ks.begin(), params_.p_ks.end());
   key_ctx_ = math::RnsContext::create(n_, key_primes);
   for (std::size_t j = 0; j < l; ++j) p_mult_ntt_.emplace_back(n_, p_mult_base_[j]);
-  q_to_p_mult_ = std::make_unique<math::BaseConverter>(q_base_, p_mult_base_);
-  p_mult_to_q_ = std::make_unique<math::BaseConverter>(p_mult_base_, q_base_);
+  q_to_p_mult_ = std::make_unique<ExactConverter>(q_base_, p_mult_base_);
+  p_mult_to_q_ = std::make_unique<ExactConverter>(p_mult_base_, q_base_);
 
   const std::vector<u64> delta = divide_words(q_base_.product(), t);
   for (std::size_t i = 0; i < k; ++i) delta_mod_q_.push_back(reduce_words(delta, q_base_[i]));
@@ -278,6 +279,8 @@ BfvContext::BfvContext(const BfvParams& params)
 }
 
 // Balanced digits: sizes differ by at most one, the largest is ceil(k / dnum).
+BfvContext::~BfvContext() = default;
+
 std::size_t BfvContext::digit_begin(std::size_t d) const {
   return d * params_.q.size() / params_.dnum;
 }

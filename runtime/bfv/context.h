@@ -27,6 +27,8 @@ namespace hec::bfv {
 
 using math::u64;
 
+class ExactConverter;  // hps.h
+
 // Max log2(Q * P_ks) at 128-bit security for log2 N in [10, 17]; 0 outside the table.
 int he_standard_max_log_qp(int log_n);
 
@@ -57,6 +59,7 @@ class BfvContext {
   // Validates the parameters (throws std::invalid_argument naming the values) and builds
   // the NTT tables and the HPS constants.
   explicit BfvContext(const BfvParams& params);
+  ~BfvContext();
   static std::shared_ptr<const BfvContext> create(const BfvParams& params) {
     return std::make_shared<const BfvContext>(params);
   }
@@ -86,8 +89,8 @@ class BfvContext {
   // NTT tables of P_mult (for the tensor product in Q u P_mult).
   const math::NttTables& p_mult_ntt(std::size_t j) const { return p_mult_ntt_[j]; }
   const math::RnsBase& p_mult_base() const { return p_mult_base_; }
-  const math::BaseConverter& q_to_p_mult() const { return *q_to_p_mult_; }
-  const math::BaseConverter& p_mult_to_q() const { return *p_mult_to_q_; }
+  const ExactConverter& q_to_p_mult() const { return *q_to_p_mult_; }
+  const ExactConverter& p_mult_to_q() const { return *p_mult_to_q_; }
 
   // floor(Q / t) mod q_i.
   u64 delta_mod_q(std::size_t i) const { return delta_mod_q_[i]; }
@@ -136,7 +139,7 @@ class BfvContext {
   std::shared_ptr<const math::RnsContext> key_ctx_;
   math::RnsBase q_base_, p_mult_base_;
   std::vector<math::NttTables> p_mult_ntt_;
-  std::unique_ptr<math::BaseConverter> q_to_p_mult_, p_mult_to_q_;
+  std::unique_ptr<ExactConverter> q_to_p_mult_, p_mult_to_q_;
   std::vector<u64> delta_mod_q_;
   std::vector<u64> scale_r_, scale_r_shoup_;
   std::vector<double> inv_q_double_;

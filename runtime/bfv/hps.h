@@ -6,7 +6,10 @@
 // (README §Bounds), where it may round the other way: an additive error of 1.
 #pragma once
 
+#include <vector>
+
 #include "bfv/context.h"
+#include "math/rns.h"
 
 namespace hec::bfv {
 
@@ -23,5 +26,23 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
 // n = N coefficients per limb.
 void hps_extend_q_to_p_mult(const BfvContext& ctx, const u64* x_q, u64* out_p);
 void hps_convert_p_mult_to_q(const BfvContext& ctx, const u64* x_p, u64* out_q);
+
+// The exact (centred) base conversion of HPS §2.2 / Lemma 2 with the same contract as
+// math::BaseConverter::convert_exact, restructured for the multiply's hot path: coefficient
+// blocks that stay in L1, no allocation per call, and the correction -v Q mod p_j looked up
+// from a table indexed by v in [0, k]. Inputs in [0, q_i), outputs in [0, p_j).
+class ExactConverter {
+ public:
+  ExactConverter(const math::RnsBase& from, const math::RnsBase& to);
+  void convert(const u64* in, u64* out, std::size_t n) const;
+
+ private:
+  std::size_t k_, l_;
+  std::vector<math::Modulus> from_, to_;
+  std::vector<u64> q_hat_inv_, q_hat_inv_shoup_;
+  std::vector<double> inv_q_;
+  std::vector<u64> q_hat_mod_p_;  // [j * k + i] = (Q / q_i) mod p_j
+  std::vector<u64> neg_vq_;       // [j * (k + 1) + v] = -v Q mod p_j
+};
 
 }  // namespace hec::bfv

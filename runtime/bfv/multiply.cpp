@@ -10,6 +10,7 @@
 //   (5) scale and round: y_j = round(t / Q * t_j) computed in P_mult (HPS §4.3);
 //   (6) exact conversion of y_j from P_mult to Q (centred, HPS Lemma 2);
 //   (7) forward NTT of y0, y1 over Q (y2 too, unless relinearization follows at once).
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -30,6 +31,17 @@ namespace {
 
 // Block of coefficients processed together by the scaling kernels (per thread).
 constexpr std::size_t kBlock = 512;
+
+struct MultiplyScratch {
+  std::array<math::AlignedU64Vector, 4> ext;
+  std::array<math::AlignedU64Vector, 3> prod;
+  math::AlignedU64Vector coeff;
+  void reserve(std::size_t ext_words, std::size_t coeff_words) {
+    for (auto& v : ext) v.resize(ext_words);
+    for (auto& v : prod) v.resize(ext_words);
+    coeff.resize(coeff_words);
+  }
+};
 
 }  // namespace
 
@@ -52,7 +64,7 @@ void hps_scale_round_to_plain(const BfvContext& ctx, const u64* x_q, u64* out) {
       acc += static_cast<u128>(x) * a_plain[i] + quo;
       frac += static_cast<double>(rem) * ctx.inv_q_double(i);
     }
-    acc += static_cast<u64>(std::llround(frac));
+    acc += static_cast<u64>(frac + 0.5);  // frac >= 0: rounding half up
     out[c] = math::barrett_reduce_128(acc, t);
   }
 }
@@ -90,7 +102,7 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
       }
     }
     for (std::size_t c = 0; c < len; ++c) {
-      const u64 rnd = static_cast<u64>(std::llround(frac[c]));
+      const u64 rnd = static_cast<u64>(frac[c] + 0.5);  // frac >= 0
       const u64 lo = base_lo[c] + rnd;
       base_hi[c] += lo < rnd;
       base_lo[c] = lo;
@@ -112,11 +124,79 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
 }
 
 void hps_extend_q_to_p_mult(const BfvContext& ctx, const u64* x_q, u64* out_p) {
-  ctx.q_to_p_mult().convert_exact(x_q, out_p, ctx.ring_dim());
+  ctx.q_to_p_mult().convert(x_q, out_p, ctx.ring_dim());
 }
 
 void hps_convert_p_mult_to_q(const BfvContext& ctx, const u64* x_p, u64* out_q) {
-  ctx.p_mult_to_q().convert_exact(x_p, out_q, ctx.ring_dim());
+  ctx.p_mult_to_q().convert(x_p, out_q, ctx.ring_dim());
+}
+
+ExactConverter::ExactConverter(const math::RnsBase& from, const math::RnsBase& to)
+    : k_(from.size()), l_(to.size()), from_(from.moduli()), to_(to.moduli()) {
+  for (std::size_t i = 0; i < k_; ++i) {
+    q_hat_inv_.push_back(from.q_hat_inv_mod_q(i));
+    q_hat_inv_shoup_.push_back(from.q_hat_inv_mod_q_shoup(i));
+    inv_q_.push_back(1.0 / static_cast<double>(from[i].value()));
+  }
+  for (std::size_t j = 0; j < l_; ++j) {
+    const math::Modulus& pj = to_[j];
+    for (std::size_t i = 0; i < k_; ++i) {
+      u64 r = 0;  // (Q / q_i) mod p_j from its words
+      const auto& words = from.q_hat(i);
+      const u64 two64 = static_cast<u64>((static_cast<u128>(1) << 64) % pj.value());
+      for (std::size_t w = words.size(); w-- > 0;) {
+        r = math::add_mod(math::mul_mod(r, two64, pj), words[w] % pj.value(), pj.value());
+      }
+      q_hat_mod_p_.push_back(r);
+    }
+    u64 q_mod = 0;
+    const auto& words = from.product();
+    const u64 two64 = static_cast<u64>((static_cast<u128>(1) << 64) % pj.value());
+    for (std::size_t w = words.size(); w-- > 0;) {
+      q_mod = math::add_mod(math::mul_mod(q_mod, two64, pj), words[w] % pj.value(), pj.value());
+    }
+    for (std::size_t v = 0; v <= k_; ++v) {
+      neg_vq_.push_back(math::negate_mod(math::mul_mod(v % pj.value(), q_mod, pj), pj.value()));
+    }
+  }
+}
+
+void ExactConverter::convert(const u64* in, u64* out, std::size_t n) const {
+  constexpr std::size_t kConvBlock = 64;
+  const std::size_t blocks = (n + kConvBlock - 1) / kConvBlock;
+  math::parallel_for(blocks, [&](std::size_t blk) {
+    const std::size_t c0 = blk * kConvBlock, len = std::min(n, c0 + kConvBlock) - c0;
+    thread_local std::vector<u64> y;
+    y.resize(k_ * kConvBlock);
+    double s[kConvBlock];
+    std::uint32_t v[kConvBlock];
+    for (std::size_t c = 0; c < len; ++c) s[c] = 0;
+    // Step (1): y_i = [x_i (Q/q_i)^{-1}]_{q_i}; s = sum_i y_i / q_i.
+    for (std::size_t i = 0; i < k_; ++i) {
+      const u64 q = from_[i].value(), w = q_hat_inv_[i], ws = q_hat_inv_shoup_[i];
+      const double inv = inv_q_[i];
+      const u64* xi = in + i * n + c0;
+      u64* yi = y.data() + i * kConvBlock;
+      for (std::size_t c = 0; c < len; ++c) {
+        yi[c] = math::mul_shoup(xi[c], w, ws, q);
+        s[c] += static_cast<double>(yi[c]) * inv;
+      }
+    }
+    // Step (2): v = round(s) in [0, k], the multiple of Q of the centred representative.
+    for (std::size_t c = 0; c < len; ++c) v[c] = static_cast<std::uint32_t>(s[c] + 0.5);
+    // Step (3): out_j = [sum_i y_i (Q/q_i) - v Q]_{p_j}.
+    for (std::size_t j = 0; j < l_; ++j) {
+      const math::Modulus& pj = to_[j];
+      const u64* hat = &q_hat_mod_p_[j * k_];
+      const u64* corr = &neg_vq_[j * (k_ + 1)];
+      u64* oj = out + j * n + c0;
+      for (std::size_t c = 0; c < len; ++c) {
+        u128 acc = corr[v[c]];
+        for (std::size_t i = 0; i < k_; ++i) acc += static_cast<u128>(y[i * kConvBlock + c]) * hat[i];
+        oj[c] = math::barrett_reduce_128(acc, pj);
+      }
+    }
+  });
 }
 
 void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly& c0, RnsPoly& c1,
@@ -134,15 +214,18 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   const bool square = &a == &b;
   const std::size_t inputs = square ? 2 : 4;
   const RnsPoly* in[4] = {&a.polys[0], &a.polys[1], &b.polys[0], &b.polys[1]};
-  // ext[p]: Q limbs (evaluation form, copied), then P_mult limbs.
-  std::vector<math::AlignedU64Vector> ext(inputs, math::AlignedU64Vector(total * n));
+  // Scratch reused across calls on this thread (no page faults or zeroing per multiply):
+  // ext[p]: Q limbs (evaluation form, copied), then P_mult limbs; prod: the tensor.
+  thread_local MultiplyScratch scratch;
+  scratch.reserve(total * n, k * n);
+  auto& ext = scratch.ext;
   auto limb_modulus = [&](std::size_t i) -> const math::Modulus& {
     return i < k ? kc->modulus(i) : ctx_->p_mult_base()[i - k];
   };
   auto limb_ntt = [&](std::size_t i) -> const math::NttTables& {
     return i < k ? kc->ntt(i) : ctx_->p_mult_ntt(i - k);
   };
-  math::AlignedU64Vector coeff(k * n);
+  auto& coeff = scratch.coeff;
   for (std::size_t p = 0; p < inputs; ++p) {
     std::memcpy(ext[p].data(), in[p]->data(), k * n * sizeof(u64));
     // Step (1): coefficient form over Q.
@@ -159,7 +242,7 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   const u64* a1 = ext[1].data();
   const u64* b0 = square ? a0 : ext[2].data();
   const u64* b1 = square ? a1 : ext[3].data();
-  std::vector<math::AlignedU64Vector> prod(3, math::AlignedU64Vector(total * n));
+  auto& prod = scratch.prod;
   math::parallel_for(total, [&](std::size_t i) {
     const math::Modulus& m = limb_modulus(i);
     const u64 q = m.value();
