@@ -83,6 +83,13 @@ int main(int argc, char** argv) {
   const Plaintext pt = ctx->batching() ? encoder.encode_batch(v) : encoder.encode_coefficients(v);
   const Ciphertext a = enc.encrypt(pt), b = enc.encrypt(pt);
 
+  if (ops == "rotate-only") {
+    const std::vector<long long> steps = {1};
+    const GaloisKeys gk = keygen.make_galois_keys(steps, false);
+    Ciphertext c = a;
+    emit("rotate", median_seconds([&] { ev.rotate_rows_inplace(c, 1, gk); }, repeats));
+    return 0;
+  }
   emit("multiply_relin", median_seconds([&] { (void)ev.multiply_relin(a, b, rk); }, repeats));
   emit("multiply", median_seconds([&] { (void)ev.multiply(a, b); }, repeats));
   if (ops == "mult") return 0;

@@ -24,9 +24,11 @@ struct Plaintext {
   std::vector<u64> coeffs;
 };
 
-// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form.
+// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form, and
+// the Shoup constants floor(w 2^64 / q_i) of every value (products by a fixed operand).
 struct PlaintextNtt {
   math::RnsPoly poly;
+  math::AlignedU64Vector shoup;
 };
 
 // c_0 + c_1 s (+ c_2 s^2) = Delta m + e mod Q; every polynomial in evaluation form over the

@@ -83,11 +83,23 @@ const BfvParams& validated(const BfvParams& p) {
     fail(s.str());
   }
   if (!p.p_ks.empty()) {
+    // Hybrid key switching divides the digit-sized products by P_ks: it must not be much
+    // smaller than the largest digit Q_d, or the key-switching noise Q_d / P_ks * ... grows.
     const std::size_t alpha = (p.q.size() + p.dnum - 1) / p.dnum;
-    if (p.p_ks.size() < alpha) {
-      fail(std::to_string(p.p_ks.size()) + " special primes; hybrid key switching with dnum = " +
-           std::to_string(p.dnum) + " needs >= " + std::to_string(alpha) +
-           " (the digit size ceil(k / dnum))");
+    double max_digit = 0;
+    for (std::size_t d = 0; d < p.dnum; ++d) {
+      double bits = 0;
+      for (std::size_t i = d * p.q.size() / p.dnum; i < (d + 1) * p.q.size() / p.dnum; ++i) {
+        bits += std::log2(static_cast<double>(p.q[i]));
+      }
+      max_digit = std::max(max_digit, bits);
+    }
+    const double log_pks = log2_product(p.p_ks);
+    if (log_pks < max_digit - 2.0) {
+      std::ostringstream s;
+      s << "special primes P_ks have " << log_pks << " bits, less than the largest key-switching"
+        << " digit (" << max_digit << " bits, " << alpha << " limbs at dnum = " << p.dnum << ")";
+      fail(s.str());
     }
   }
   const int max_bits = he_standard_max_log_qp(p.log_n);
@@ -171,8 +183,14 @@ BfvParams BfvParams::generate(int log_n, u64 plain_modulus, std::size_t q_limbs,
   p.q = math::ntt_primes(q_bits, q_limbs, n, used);
   used.insert(used.end(), p.q.begin(), p.q.end());
   if (special_primes) {
+    // P_ks as large as the largest digit (so key switching adds noise of the order of the
+    // mod-down rounding only), split into primes below 2^50 so that its NTTs take the IFMA
+    // path: the same log2(Q * P_ks) as one 60-bit prime per digit limb, in more limbs.
     const std::size_t alpha = (q_limbs + dnum - 1) / std::max<std::size_t>(dnum, 1);
-    p.p_ks = math::ntt_primes(60, alpha, n, used);
+    const int digit_bits = static_cast<int>(alpha) * q_bits;
+    const int count = (digit_bits + math::kIfmaMaxModulusBits - 1) / math::kIfmaMaxModulusBits;
+    const int bits = (digit_bits + count - 1) / count;
+    p.p_ks = math::ntt_primes(std::max(bits, 20), static_cast<std::size_t>(count), n, used);
     used.insert(used.end(), p.p_ks.begin(), p.p_ks.end());
   }
   const double need =
@@ -205,8 +223,8 @@ BfvContext::BfvContext(const BfvParams& params)
   key_primes.insert(key_primes.end(), params_.p_ks.begin(), params_.p_ks.end());
   key_ctx_ = math::RnsContext::create(n_, key_primes);
   for (std::size_t j = 0; j < l; ++j) p_mult_ntt_.emplace_back(n_, p_mult_base_[j]);
-  q_to_p_mult_ = std::make_unique<ExactConverter>(q_base_, p_mult_base_);
-  p_mult_to_q_ = std::make_unique<ExactConverter>(p_mult_base_, q_base_);
+  q_to_p_mult_ = std::make_unique<BlockedBaseConverter>(q_base_, p_mult_base_);
+  p_mult_to_q_ = std::make_unique<BlockedBaseConverter>(p_mult_base_, q_base_);
 
   const std::vector<u64> delta = divide_words(q_base_.product(), t);
   for (std::size_t i = 0; i < k; ++i) delta_mod_q_.push_back(reduce_words(delta, q_base_[i]));
@@ -246,12 +264,12 @@ BfvContext::BfvContext(const BfvParams& params)
       digit_up_.push_back(nullptr);
     } else {
       digit_up_.push_back(
-          std::make_unique<math::BaseConverter>(math::RnsBase(from), math::RnsBase(to)));
+          std::make_unique<BlockedBaseConverter>(math::RnsBase(from), math::RnsBase(to)));
     }
   }
   if (s > 0) {
     const math::RnsBase p_ks_base(params_.p_ks);
-    p_ks_to_q_ = std::make_unique<math::BaseConverter>(p_ks_base, q_base_);
+    p_ks_to_q_ = std::make_unique<BlockedBaseConverter>(p_ks_base, q_base_);
     for (std::size_t i = 0; i < k; ++i) {
       const u64 pm = reduce_words(p_ks_base.product(), q_base_[i]);
       p_ks_mod_q_.push_back(pm);
@@ -299,13 +317,17 @@ u64 BfvContext::galois_element_for_row_rotation(long long steps) const {
   return g;
 }
 
-std::vector<std::uint32_t> BfvContext::galois_permutation(u64 galois_element) const {
+const std::vector<std::uint32_t>& BfvContext::galois_permutation(u64 galois_element) const {
   const u64 m = 2 * n_;
   if (galois_element % 2 == 0 || galois_element >= m) {
     throw std::invalid_argument("galois_permutation: element " + std::to_string(galois_element) +
                                 " must be odd and below 2N = " + std::to_string(m));
   }
-  std::vector<std::uint32_t> perm(n_);
+  std::lock_guard<std::mutex> lock(perm_mutex_);
+  const auto found = perm_cache_.find(galois_element);
+  if (found != perm_cache_.end()) return found->second;  // std::map nodes never move
+  std::vector<std::uint32_t>& perm = perm_cache_[galois_element];
+  perm.resize(n_);
   for (std::size_t j = 0; j < n_; ++j) {
     const u64 e = 2 * math::bit_reverse(j, params_.log_n) + 1;
     const u64 e2 = (e * galois_element) % m;

@@ -14,7 +14,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,7 @@ namespace hec::bfv {
 
 using math::u64;
 
-class ExactConverter;  // hps.h
+class BlockedBaseConverter;  // hps.h
 
 // Max log2(Q * P_ks) at 128-bit security for log2 N in [10, 17]; 0 outside the table.
 int he_standard_max_log_qp(int log_n);
@@ -89,8 +91,8 @@ class BfvContext {
   // NTT tables of P_mult (for the tensor product in Q u P_mult).
   const math::NttTables& p_mult_ntt(std::size_t j) const { return p_mult_ntt_[j]; }
   const math::RnsBase& p_mult_base() const { return p_mult_base_; }
-  const ExactConverter& q_to_p_mult() const { return *q_to_p_mult_; }
-  const ExactConverter& p_mult_to_q() const { return *p_mult_to_q_; }
+  const BlockedBaseConverter& q_to_p_mult() const { return *q_to_p_mult_; }
+  const BlockedBaseConverter& p_mult_to_q() const { return *p_mult_to_q_; }
 
   // floor(Q / t) mod q_i.
   u64 delta_mod_q(std::size_t i) const { return delta_mod_q_[i]; }
@@ -112,9 +114,9 @@ class BfvContext {
   std::size_t digit_end(std::size_t d) const;
   // Fast conversion from digit d's limbs to the other Q limbs and P_ks (in that order:
   // Q limbs outside the digit ascending, then P_ks).
-  const math::BaseConverter& digit_mod_up(std::size_t d) const { return *digit_up_[d]; }
+  const BlockedBaseConverter& digit_mod_up(std::size_t d) const { return *digit_up_[d]; }
   // P_ks -> Q fast conversion and P_ks^{-1} mod q_i (mod-down); null without special primes.
-  const math::BaseConverter* p_ks_to_q() const { return p_ks_to_q_.get(); }
+  const BlockedBaseConverter* p_ks_to_q() const { return p_ks_to_q_.get(); }
   u64 p_ks_inv_mod_q(std::size_t i) const { return p_ks_inv_mod_q_[i]; }
   u64 p_ks_mod_q(std::size_t i) const { return p_ks_mod_q_[i]; }
 
@@ -127,8 +129,9 @@ class BfvContext {
   u64 galois_element_for_row_rotation(long long steps) const;
   // The row swap X -> X^{2N-1}.
   u64 galois_element_row_swap() const { return 2 * n_ - 1; }
-  // Evaluation-form automorphism X -> X^g: out[j] = in[perm[j]].
-  std::vector<std::uint32_t> galois_permutation(u64 galois_element) const;
+  // Evaluation-form automorphism X -> X^g: out[j] = in[perm[j]] (computed once per element,
+  // then cached; thread-safe).
+  const std::vector<std::uint32_t>& galois_permutation(u64 galois_element) const;
 
  private:
   BfvParams params_;
@@ -139,15 +142,17 @@ class BfvContext {
   std::shared_ptr<const math::RnsContext> key_ctx_;
   math::RnsBase q_base_, p_mult_base_;
   std::vector<math::NttTables> p_mult_ntt_;
-  std::unique_ptr<ExactConverter> q_to_p_mult_, p_mult_to_q_;
+  std::unique_ptr<BlockedBaseConverter> q_to_p_mult_, p_mult_to_q_;
   std::vector<u64> delta_mod_q_;
   std::vector<u64> scale_r_, scale_r_shoup_;
   std::vector<double> inv_q_double_;
   std::vector<u64> a_mult_, beta_mult_, a_plain_;
-  std::vector<std::unique_ptr<math::BaseConverter>> digit_up_;
-  std::unique_ptr<math::BaseConverter> p_ks_to_q_;
+  std::vector<std::unique_ptr<BlockedBaseConverter>> digit_up_;
+  std::unique_ptr<BlockedBaseConverter> p_ks_to_q_;
   std::vector<u64> p_ks_inv_mod_q_, p_ks_mod_q_;
   std::vector<std::size_t> slot_index_;
+  mutable std::mutex perm_mutex_;
+  mutable std::map<u64, std::vector<std::uint32_t>> perm_cache_;
   std::unique_ptr<math::NttTables> plain_ntt_;
 };
 

@@ -27,14 +27,16 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
 void hps_extend_q_to_p_mult(const BfvContext& ctx, const u64* x_q, u64* out_p);
 void hps_convert_p_mult_to_q(const BfvContext& ctx, const u64* x_p, u64* out_q);
 
-// The exact (centred) base conversion of HPS §2.2 / Lemma 2 with the same contract as
-// math::BaseConverter::convert_exact, restructured for the multiply's hot path: coefficient
-// blocks that stay in L1, no allocation per call, and the correction -v Q mod p_j looked up
-// from a table indexed by v in [0, k]. Inputs in [0, q_i), outputs in [0, p_j).
-class ExactConverter {
+// Base conversions with the contracts of math::BaseConverter (convert_exact: the centred
+// representative, HPS §2.2 / Lemma 2; convert_approx: x + u Q with 0 <= u < k, BEHZ §2.2),
+// restructured for the hot paths of multiply and key switching: coefficient blocks that stay
+// in L1, no allocation per call, and the exact correction -v Q mod p_j looked up from a table
+// indexed by v in [0, k]. Inputs in [0, q_i), outputs in [0, p_j); in and out must not overlap.
+class BlockedBaseConverter {
  public:
-  ExactConverter(const math::RnsBase& from, const math::RnsBase& to);
-  void convert(const u64* in, u64* out, std::size_t n) const;
+  BlockedBaseConverter(const math::RnsBase& from, const math::RnsBase& to);
+  void convert(const u64* in, u64* out, std::size_t n) const { run(in, out, n, true); }
+  void convert_approx(const u64* in, u64* out, std::size_t n) const { run(in, out, n, false); }
 
  private:
   std::size_t k_, l_;
@@ -43,6 +45,7 @@ class ExactConverter {
   std::vector<double> inv_q_;
   std::vector<u64> q_hat_mod_p_;  // [j * k + i] = (Q / q_i) mod p_j
   std::vector<u64> neg_vq_;       // [j * (k + 1) + v] = -v Q mod p_j
+  void run(const u64* in, u64* out, std::size_t n, bool exact) const;
 };
 
 }  // namespace hec::bfv

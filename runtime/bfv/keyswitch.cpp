@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bfv/hps.h"
 #include "math/parallel.h"
 
 namespace hec::bfv {
@@ -48,8 +49,29 @@ KeySwitchKey make_key_switch_key(const BfvContext& ctx, const SecretKey& sk,
   return key;
 }
 
+namespace {
+
+struct KeySwitchScratch {
+  std::vector<RnsPoly> raised;
+  RnsPoly acc0, acc1, conv;
+  math::AlignedU64Vector tmp;
+};
+
+// p as an evaluation-form polynomial of `limbs` limbs of kc, reallocated only if its shape
+// differs (its content is not cleared).
+RnsPoly& ensure_shape(RnsPoly& p, const std::shared_ptr<const math::RnsContext>& kc,
+                      std::size_t limbs) {
+  if (p.context() != kc || p.num_limbs() != limbs) {
+    p = RnsPoly(kc, limbs, PolyForm::kEvaluation);
+  }
+  p.set_form(PolyForm::kEvaluation);
+  return p;
+}
+
+}  // namespace
+
 void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
-                const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1) {
+                const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate) {
   const std::size_t k = ctx.q_size(), s = ctx.p_ks_size(), total = k + s, n = ctx.ring_dim();
   const auto& kc = ctx.key_context();
   if (d.form() != PolyForm::kCoefficient || d.num_limbs() != k || d.context() != kc) {
@@ -57,21 +79,28 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
                                 std::to_string(k) + " limbs), has " +
                                 std::to_string(d.num_limbs()));
   }
+  if (accumulate && (out0.context() != kc || out0.num_limbs() != k || out1.context() != kc ||
+                     out1.num_limbs() != k || out0.form() != PolyForm::kEvaluation ||
+                     out1.form() != PolyForm::kEvaluation)) {
+    throw std::invalid_argument("key_switch: accumulating outputs must be evaluation-form over Q");
+  }
   if (key.b.size() != ctx.dnum() || key.a.size() != ctx.dnum()) {
     throw std::invalid_argument("key_switch: key has " + std::to_string(key.b.size()) +
                                 " digits, parameters have dnum = " + std::to_string(ctx.dnum()));
   }
-  std::vector<RnsPoly> raised;
-  raised.reserve(ctx.dnum());
+  // Scratch reused across calls on this thread: no allocation or zeroing per key switch.
+  thread_local KeySwitchScratch scratch;
+  auto& raised = scratch.raised;
+  if (raised.size() < ctx.dnum()) raised.resize(ctx.dnum());
   for (std::size_t dig = 0; dig < ctx.dnum(); ++dig) {
     const std::size_t begin = ctx.digit_begin(dig), end = ctx.digit_end(dig);
-    RnsPoly ext(kc, total, PolyForm::kEvaluation);
+    RnsPoly& ext = ensure_shape(raised[dig], kc, total);
     // Step (1): fast conversion of the digit's limbs to the other limbs.
     if (end - begin < total) {
-      math::AlignedU64Vector tmp((total - (end - begin)) * n);
-      ctx.digit_mod_up(dig).convert_approx(d.limb(begin), tmp.data(), n);
-      std::memcpy(ext.limb(0), tmp.data(), begin * n * sizeof(u64));
-      std::memcpy(ext.limb(end), tmp.data() + begin * n, (total - end) * n * sizeof(u64));
+      scratch.tmp.resize((total - (end - begin)) * n);
+      ctx.digit_mod_up(dig).convert_approx(d.limb(begin), scratch.tmp.data(), n);
+      std::memcpy(ext.limb(0), scratch.tmp.data(), begin * n * sizeof(u64));
+      std::memcpy(ext.limb(end), scratch.tmp.data() + begin * n, (total - end) * n * sizeof(u64));
     }
     // Step (2): NTT; the digit's own limbs are the input limbs themselves.
     math::parallel_for(total, [&](std::size_t i) {
@@ -84,7 +113,6 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
       }
       math::ntt_forward_inplace(ext.limb(i), kc->ntt(i));
     });
-    raised.push_back(std::move(ext));
   }
   // Step (3): inner products with the key, reduced once.
   std::vector<const RnsPoly*> lhs, kb, ka;
@@ -93,30 +121,39 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
     kb.push_back(&key.b[dig]);
     ka.push_back(&key.a[dig]);
   }
-  RnsPoly acc0(kc, total, PolyForm::kEvaluation), acc1(kc, total, PolyForm::kEvaluation);
+  RnsPoly& acc0 = ensure_shape(scratch.acc0, kc, total);
+  RnsPoly& acc1 = ensure_shape(scratch.acc1, kc, total);
   math::multiply_accumulate(acc0, lhs, kb);
   math::multiply_accumulate(acc1, lhs, ka);
-  if (s == 0) {
-    out0 = std::move(acc0);
-    out1 = std::move(acc1);
-    return;
+  if (!accumulate) {
+    ensure_shape(out0, kc, k);
+    ensure_shape(out1, kc, k);
   }
-  // Step (4): mod-down by P_ks.
+  // Step (4): mod-down by P_ks (with s = 0: out = acc), written or added to out.
   auto mod_down = [&](RnsPoly& acc, RnsPoly& out) {
-    math::parallel_for(s, [&](std::size_t j) {
-      math::ntt_inverse_inplace(acc.limb(k + j), kc->ntt(k + j));
-    });
-    RnsPoly conv(kc, k, PolyForm::kEvaluation);
-    ctx.p_ks_to_q()->convert_approx(acc.limb(k), conv.data(), n);
-    out = RnsPoly(kc, k, PolyForm::kEvaluation);
+    if (s > 0) {
+      math::parallel_for(s, [&](std::size_t j) {
+        math::ntt_inverse_inplace(acc.limb(k + j), kc->ntt(k + j));
+      });
+    }
+    RnsPoly& conv = ensure_shape(scratch.conv, kc, k);
+    if (s > 0) ctx.p_ks_to_q()->convert_approx(acc.limb(k), conv.data(), n);
     math::parallel_for(k, [&](std::size_t i) {
-      math::ntt_forward_inplace(conv.limb(i), kc->ntt(i));
       const math::Modulus& qi = kc->modulus(i);
-      const u64 q = qi.value(), w = ctx.p_ks_inv_mod_q(i), ws = math::shoup_precompute(w, q);
+      const u64 q = qi.value();
       const u64* a = acc.limb(i);
-      const u64* b = conv.limb(i);
       u64* o = out.limb(i);
-      for (std::size_t c = 0; c < n; ++c) o[c] = math::mul_shoup(math::sub_mod(a[c], b[c], q), w, ws, q);
+      if (s == 0) {
+        for (std::size_t c = 0; c < n; ++c) o[c] = accumulate ? math::add_mod(o[c], a[c], q) : a[c];
+        return;
+      }
+      math::ntt_forward_inplace(conv.limb(i), kc->ntt(i));
+      const u64 w = ctx.p_ks_inv_mod_q(i), ws = math::shoup_precompute(w, q);
+      const u64* b = conv.limb(i);
+      for (std::size_t c = 0; c < n; ++c) {
+        const u64 r = math::mul_shoup(math::sub_mod(a[c], b[c], q), w, ws, q);
+        o[c] = accumulate ? math::add_mod(o[c], r, q) : r;
+      }
     });
   };
   mod_down(acc0, out0);

@@ -31,8 +31,11 @@ KeySwitchKey make_key_switch_key(const BfvContext& ctx, const SecretKey& sk,
 
 // out_0 + out_1 s = d s' (+ small error) mod Q. d: coefficient form over the first q_size()
 // limbs of the key context; d_eval (optional): the same polynomial in evaluation form, which
-// saves the forward NTTs of the digit limbs. out_0, out_1 are replaced (evaluation form, Q).
+// saves the forward NTTs of the digit limbs. With accumulate = false, out_0 and out_1 are
+// overwritten (evaluation form over Q; reallocated only if they have another shape); with
+// accumulate = true the result is added to them. d and d_eval must not alias the outputs.
 void key_switch(const BfvContext& ctx, const math::RnsPoly& d, const math::RnsPoly* d_eval,
-                const KeySwitchKey& key, math::RnsPoly& out0, math::RnsPoly& out1);
+                const KeySwitchKey& key, math::RnsPoly& out0, math::RnsPoly& out1,
+                bool accumulate = false);
 
 }  // namespace hec::bfv

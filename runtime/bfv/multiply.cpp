@@ -131,7 +131,7 @@ void hps_convert_p_mult_to_q(const BfvContext& ctx, const u64* x_p, u64* out_q) 
   ctx.p_mult_to_q().convert(x_p, out_q, ctx.ring_dim());
 }
 
-ExactConverter::ExactConverter(const math::RnsBase& from, const math::RnsBase& to)
+BlockedBaseConverter::BlockedBaseConverter(const math::RnsBase& from, const math::RnsBase& to)
     : k_(from.size()), l_(to.size()), from_(from.moduli()), to_(to.moduli()) {
   for (std::size_t i = 0; i < k_; ++i) {
     q_hat_inv_.push_back(from.q_hat_inv_mod_q(i));
@@ -161,7 +161,7 @@ ExactConverter::ExactConverter(const math::RnsBase& from, const math::RnsBase& t
   }
 }
 
-void ExactConverter::convert(const u64* in, u64* out, std::size_t n) const {
+void BlockedBaseConverter::run(const u64* in, u64* out, std::size_t n, bool exact) const {
   constexpr std::size_t kConvBlock = 64;
   const std::size_t blocks = (n + kConvBlock - 1) / kConvBlock;
   math::parallel_for(blocks, [&](std::size_t blk) {
@@ -183,7 +183,7 @@ void ExactConverter::convert(const u64* in, u64* out, std::size_t n) const {
       }
     }
     // Step (2): v = round(s) in [0, k], the multiple of Q of the centred representative.
-    for (std::size_t c = 0; c < len; ++c) v[c] = static_cast<std::uint32_t>(s[c] + 0.5);
+    for (std::size_t c = 0; c < len; ++c) v[c] = exact ? static_cast<std::uint32_t>(s[c] + 0.5) : 0;
     // Step (3): out_j = [sum_i y_i (Q/q_i) - v Q]_{p_j}.
     for (std::size_t j = 0; j < l_; ++j) {
       const math::Modulus& pj = to_[j];
@@ -294,10 +294,7 @@ Ciphertext Evaluator::multiply_relin(const Ciphertext& a, const Ciphertext& b,
   out.polys.resize(2);
   RnsPoly c2;
   multiply_core(a, b, out.polys[0], out.polys[1], c2);
-  RnsPoly r0, r1;
-  key_switch(*ctx_, c2, nullptr, rk.key, r0, r1);
-  math::add_inplace(out.polys[0], r0);
-  math::add_inplace(out.polys[1], r1);
+  key_switch(*ctx_, c2, nullptr, rk.key, out.polys[0], out.polys[1], true);
   out.key_id = a.key_id;
   return out;
 }
@@ -313,10 +310,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& rk) const {
   }
   RnsPoly c2_coeff = a.polys[2];
   math::from_ntt_inplace(c2_coeff);
-  RnsPoly r0, r1;
-  key_switch(*ctx_, c2_coeff, &a.polys[2], rk.key, r0, r1);
-  math::add_inplace(a.polys[0], r0);
-  math::add_inplace(a.polys[1], r1);
+  key_switch(*ctx_, c2_coeff, &a.polys[2], rk.key, a.polys[0], a.polys[1], true);
   a.polys.pop_back();
 }
 

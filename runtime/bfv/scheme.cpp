@@ -64,6 +64,20 @@ void check_plain(const char* op, const BfvContext& ctx, const Plaintext& pt) {
   }
 }
 
+// out = in permuted (evaluation form); out is reallocated only if its shape differs.
+void permute_into(const RnsPoly& in, const std::vector<std::uint32_t>& perm, RnsPoly& out) {
+  if (out.context() != in.context() || out.num_limbs() != in.num_limbs()) {
+    out = RnsPoly(in.context(), in.num_limbs(), PolyForm::kEvaluation);
+  }
+  out.set_form(PolyForm::kEvaluation);
+  const std::size_t n = in.ring_dim();
+  math::parallel_for(in.num_limbs(), [&](std::size_t i) {
+    const u64* src = in.limb(i);
+    u64* dst = out.limb(i);
+    for (std::size_t j = 0; j < n; ++j) dst[j] = src[perm[j]];
+  });
+}
+
 RnsPoly apply_permutation(const RnsPoly& in, const std::vector<std::uint32_t>& perm) {
   RnsPoly out(in.context(), in.num_limbs(), PolyForm::kEvaluation);
   const std::size_t n = in.ring_dim();
@@ -339,9 +353,16 @@ PlaintextNtt Evaluator::prepare_plain(const Plaintext& pt) const {
     const u64 v = pt.coeffs[c];
     centred[c] = v > half ? -static_cast<std::int64_t>(t - v) : static_cast<std::int64_t>(v);
   }
-  PlaintextNtt out{RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kCoefficient)};
+  PlaintextNtt out{RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kCoefficient), {}};
   out.poly.set_signed(centred);
   math::to_ntt_inplace(out.poly);
+  const std::size_t n = ctx_->ring_dim();
+  out.shoup.resize(ctx_->q_size() * n);
+  for (std::size_t i = 0; i < ctx_->q_size(); ++i) {
+    const u64 q = out.poly.modulus(i).value();
+    const u64* w = out.poly.limb(i);
+    for (std::size_t c = 0; c < n; ++c) out.shoup[i * n + c] = math::shoup_precompute(w[c], q);
+  }
   return out;
 }
 
@@ -351,7 +372,19 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) co
       pt.poly.form() != PolyForm::kEvaluation) {
     throw std::invalid_argument("multiply_plain: prepared plaintext is not over Q in evaluation form");
   }
-  for (auto& p : a.polys) math::multiply_inplace(p, pt.poly);
+  if (pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
+    throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
+  }
+  const std::size_t n = ctx_->ring_dim();
+  math::parallel_for(ctx_->q_size(), [&](std::size_t i) {
+    const u64 q = pt.poly.modulus(i).value();
+    const u64* w = pt.poly.limb(i);
+    const u64* ws = pt.shoup.data() + i * n;
+    for (auto& p : a.polys) {
+      u64* x = p.limb(i);
+      for (std::size_t c = 0; c < n; ++c) x[c] = math::mul_shoup(x[c], w[c], ws[c], q);
+    }
+  });
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const {
@@ -370,16 +403,21 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element, const Ga
     throw std::invalid_argument("apply_galois: no Galois key for element " +
                                 std::to_string(galois_element));
   }
-  const auto perm = ctx_->galois_permutation(galois_element);
-  RnsPoly c0 = apply_permutation(a.polys[0], perm);
-  RnsPoly c1 = apply_permutation(a.polys[1], perm);
-  RnsPoly c1_coeff = c1;
+  const auto& perm = ctx_->galois_permutation(galois_element);
+  // Scratch reused across calls on this thread; the permuted c_0 is swapped into place.
+  thread_local RnsPoly c0, c1, c1_coeff;
+  permute_into(a.polys[0], perm, c0);
+  permute_into(a.polys[1], perm, c1);
+  std::swap(a.polys[0], c0);
+  if (c1_coeff.context() != c1.context() || c1_coeff.num_limbs() != c1.num_limbs()) {
+    c1_coeff = RnsPoly(c1.context(), c1.num_limbs(), PolyForm::kEvaluation);
+  }
+  c1_coeff.set_form(PolyForm::kEvaluation);
+  std::memcpy(c1_coeff.data(), c1.data(), c1.num_limbs() * c1.ring_dim() * sizeof(u64));
   math::from_ntt_inplace(c1_coeff);
-  RnsPoly r0, r1;
-  key_switch(*ctx_, c1_coeff, &c1, it->second, r0, r1);
-  math::add_inplace(c0, r0);
-  a.polys[0] = std::move(c0);
-  a.polys[1] = std::move(r1);
+  // c_0 <- sigma(c_0) + ks_0, c_1 <- ks_1.
+  a.polys[1].set_zero();
+  key_switch(*ctx_, c1_coeff, &c1, it->second, a.polys[0], a.polys[1], true);
 }
 
 void Evaluator::rotate_rows_inplace(Ciphertext& a, long long steps, const GaloisKeys& gk) const {
