@@ -91,7 +91,7 @@ def run_ours(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="BFV (HPS) vs OpenFHE BFVrns HPS")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--skip-grid", action="store_true", help="only the main table")
     parser.add_argument("--max-log-n", type=int, default=15, help="skip larger main cases")
@@ -102,7 +102,7 @@ def main() -> int:
     for log_n, limbs, depth in MAIN_CASES:
         if log_n > args.max_log_n:
             continue
-        cfg = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS, "dnum": DNUM}
+        cfg: dict[str, Any] = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS, "dnum": DNUM}
         cfg.update({"repeats": args.repeats, "ops": "all"})
         ref_params, ref = run_reference(py, cfg)
         if ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs:
@@ -118,7 +118,7 @@ def main() -> int:
     if not args.skip_grid:
         for depth in GRID_DEPTHS:
             cfg = {"log_n": 0, "depth": depth, "t": 2, "dnum": DNUM, "repeats": args.repeats}
-            cfg["ops"] = "mult"
+            cfg["ops"] = "mult"  # multiply timings only
             ref_params, ref = run_reference(py, cfg)
             n = int(ref_params["ring_dim"])
             log_n = n.bit_length() - 1

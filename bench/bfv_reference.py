@@ -4,7 +4,8 @@ multiplication technique, HYBRID key switching with an explicit number of digits
 CRT primes (SetScalingModSize(60)), the plaintext modulus and ring dimension given, and the
 multiplicative depth chosen so that OpenFHE's own parameter generation yields the wanted
 number of limbs; HEStd_128_classic security (OpenFHE raises N if the set is not secure, which
-the driver reports). One thread (the caller sets OMP_NUM_THREADS=1); times are process CPU time, as on our side.
+the driver reports). One thread (the caller sets OMP_NUM_THREADS=1); times are process CPU
+time, as on our side.
 
 Usage: python bfv_reference.py '{"log_n": 13, "depth": 1, "t": 65537, "dnum": 2,
 "repeats": 7, "ops": "all"}'. log_n 0 lets OpenFHE choose the smallest secure ring dimension.

@@ -8,8 +8,8 @@
 // multiply_plain (prepared plaintext, as OpenFHE's packed plaintexts are), rotate (row
 // rotation by one), encrypt (public key). Threads follow HEC_THREADS (the benchmark sets 1).
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,14 +54,22 @@ int main(int argc, char** argv) {
   std::string ops = "all";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--log-n") log_n = std::stoi(value);
-    else if (key == "--limbs") limbs = std::stoi(value);
-    else if (key == "--q-bits") q_bits = std::stoi(value);
-    else if (key == "--t") t = std::stoull(value);
-    else if (key == "--dnum") dnum = std::stoi(value);
-    else if (key == "--special") special = std::stoi(value);
-    else if (key == "--repeats") repeats = std::stoi(value);
-    else if (key == "--ops") ops = value;
+    if (key == "--log-n")
+      log_n = std::stoi(value);
+    else if (key == "--limbs")
+      limbs = std::stoi(value);
+    else if (key == "--q-bits")
+      q_bits = std::stoi(value);
+    else if (key == "--t")
+      t = std::stoull(value);
+    else if (key == "--dnum")
+      dnum = std::stoi(value);
+    else if (key == "--special")
+      special = std::stoi(value);
+    else if (key == "--repeats")
+      repeats = std::stoi(value);
+    else if (key == "--ops")
+      ops = value;
     else {
       std::fprintf(stderr, "hec_bench_bfv: unknown argument %s\n", key.c_str());
       return 2;

@@ -57,12 +57,12 @@ const BfvParams& validated(const BfvParams& p) {
   }
   for (u64 q : all) {
     if (!math::is_prime(q) || q % (2 * n) != 1 || (q >> 61) != 0) {
-      fail("modulus " + std::to_string(q) + " must be a prime = 1 mod 2N = " +
-           std::to_string(2 * n) + " below 2^61");
+      fail("modulus " + std::to_string(q) +
+           " must be a prime = 1 mod 2N = " + std::to_string(2 * n) + " below 2^61");
     }
     if (q == p.plain_modulus || std::gcd(q, p.plain_modulus) != 1) {
-      fail("modulus " + std::to_string(q) + " is not coprime to t = " +
-           std::to_string(p.plain_modulus));
+      fail("modulus " + std::to_string(q) +
+           " is not coprime to t = " + std::to_string(p.plain_modulus));
     }
   }
   std::vector<u64> sorted = all;
@@ -106,8 +106,8 @@ const BfvParams& validated(const BfvParams& p) {
   const double log_qp = log_q + log2_product(p.p_ks);
   if ((max_bits == 0 || log_qp > max_bits) && !p.allow_insecure) {
     std::ostringstream s;
-    s << "log2(Q * P_ks) = " << log_qp << " exceeds the 128-bit HE Standard bound "
-      << max_bits << " for N = 2^" << p.log_n
+    s << "log2(Q * P_ks) = " << log_qp << " exceeds the 128-bit HE Standard bound " << max_bits
+      << " for N = 2^" << p.log_n
       << "; use a larger N or fewer primes, or set allow_insecure for tests";
     fail(s.str());
   }
@@ -139,15 +139,24 @@ u64 reduce_words(const std::vector<u64>& words, const Modulus& m) {
 
 int he_standard_max_log_qp(int log_n) {
   switch (log_n) {
-    case 10: return 27;
-    case 11: return 54;
-    case 12: return 109;
-    case 13: return 218;
-    case 14: return 438;
-    case 15: return 881;
-    case 16: return 1747;
-    case 17: return 3523;
-    default: return 0;
+    case 10:
+      return 27;
+    case 11:
+      return 54;
+    case 12:
+      return 109;
+    case 13:
+      return 218;
+    case 14:
+      return 438;
+    case 15:
+      return 881;
+    case 16:
+      return 1747;
+    case 17:
+      return 3523;
+    default:
+      return 0;
   }
 }
 

@@ -36,18 +36,18 @@ int he_standard_max_log_qp(int log_n);
 
 struct BfvParams {
   int log_n = 0;
-  u64 plain_modulus = 0;           // t >= 2, coprime to every prime below
-  std::vector<u64> q;              // ciphertext primes
-  std::vector<u64> p_mult;         // auxiliary HPS basis (P_mult > 2^3 * t * N * Q)
-  std::vector<u64> p_ks;           // special primes of hybrid key switching (may be empty)
-  std::size_t dnum = 1;            // number of key-switching digits of Q (1 <= dnum <= k)
-  bool allow_insecure = false;     // permit parameters outside the 128-bit table
+  u64 plain_modulus = 0;        // t >= 2, coprime to every prime below
+  std::vector<u64> q;           // ciphertext primes
+  std::vector<u64> p_mult;      // auxiliary HPS basis (P_mult > 2^3 * t * N * Q)
+  std::vector<u64> p_ks;        // special primes of hybrid key switching (may be empty)
+  std::size_t dnum = 1;         // number of key-switching digits of Q (1 <= dnum <= k)
+  bool allow_insecure = false;  // permit parameters outside the 128-bit table
 
   // Generated parameter sets: k primes of q_bits bits for Q (largest below 2^q_bits, 1 mod 2N),
-  // P_mult sized by the HPS bound with 50-bit primes (below 2^50: the IFMA NTT path), and for hybrid key switching
-  // (special_primes = true) ceil(k / dnum) special primes of 60 bits; with special_primes =
-  // false, key switching uses digit decomposition into dnum digits and no special primes.
-  // Throws std::invalid_argument with the values for anything out of range.
+  // P_mult sized by the HPS bound with 50-bit primes (below 2^50: the IFMA NTT path), and for
+  // hybrid key switching (special_primes = true) ceil(k / dnum) special primes of 60 bits; with
+  // special_primes = false, key switching uses digit decomposition into dnum digits and no special
+  // primes. Throws std::invalid_argument with the values for anything out of range.
   static BfvParams generate(int log_n, u64 plain_modulus, std::size_t q_limbs, int q_bits,
                             std::size_t dnum, bool special_primes, bool allow_insecure = false);
 };

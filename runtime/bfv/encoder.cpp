@@ -17,9 +17,9 @@ void check_values(const char* op, std::span<const u64> values, std::size_t n, u6
   }
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i] >= t) {
-      throw std::invalid_argument(std::string(op) + ": value[" + std::to_string(i) + "] = " +
-                                  std::to_string(values[i]) + " is not below t = " +
-                                  std::to_string(t));
+      throw std::invalid_argument(std::string(op) + ": value[" + std::to_string(i) +
+                                  "] = " + std::to_string(values[i]) +
+                                  " is not below t = " + std::to_string(t));
     }
   }
 }
@@ -88,8 +88,8 @@ Plaintext Encoder::encode_coefficients(std::span<const u64> coeffs) const {
 std::vector<u64> Encoder::decode_coefficients(const Plaintext& pt) const {
   if (pt.coeffs.size() != ctx_->ring_dim()) {
     throw std::invalid_argument("decode_coefficients: plaintext has " +
-                                std::to_string(pt.coeffs.size()) + " coefficients, N = " +
-                                std::to_string(ctx_->ring_dim()));
+                                std::to_string(pt.coeffs.size()) +
+                                " coefficients, N = " + std::to_string(ctx_->ring_dim()));
   }
   return pt.coeffs;
 }

@@ -13,13 +13,13 @@ namespace hec::bfv {
 using math::PolyForm;
 using math::RnsPoly;
 
-KeySwitchKey make_key_switch_key(const BfvContext& ctx, const SecretKey& sk,
-                                 const RnsPoly& s_prime, math::Prng& prng) {
+KeySwitchKey make_key_switch_key(const BfvContext& ctx, const SecretKey& sk, const RnsPoly& s_prime,
+                                 math::Prng& prng) {
   const std::size_t k = ctx.q_size(), total = k + ctx.p_ks_size(), n = ctx.ring_dim();
   if (s_prime.form() != PolyForm::kEvaluation || s_prime.num_limbs() < k) {
-    throw std::invalid_argument("make_key_switch_key: s' must be in evaluation form with >= " +
-                                std::to_string(k) + " limbs, has " +
-                                std::to_string(s_prime.num_limbs()));
+    throw std::invalid_argument(
+        "make_key_switch_key: s' must be in evaluation form with >= " + std::to_string(k) +
+        " limbs, has " + std::to_string(s_prime.num_limbs()));
   }
   const auto& kc = ctx.key_context();
   KeySwitchKey key;
@@ -132,9 +132,8 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
   // Step (4): mod-down by P_ks (with s = 0: out = acc), written or added to out.
   auto mod_down = [&](RnsPoly& acc, RnsPoly& out) {
     if (s > 0) {
-      math::parallel_for(s, [&](std::size_t j) {
-        math::ntt_inverse_inplace(acc.limb(k + j), kc->ntt(k + j));
-      });
+      math::parallel_for(
+          s, [&](std::size_t j) { math::ntt_inverse_inplace(acc.limb(k + j), kc->ntt(k + j)); });
     }
     RnsPoly& conv = ensure_shape(scratch.conv, kc, k);
     if (s > 0) ctx.p_ks_to_q()->convert_approx(acc.limb(k), conv.data(), n);

@@ -192,7 +192,8 @@ void BlockedBaseConverter::run(const u64* in, u64* out, std::size_t n, bool exac
       u64* oj = out + j * n + c0;
       for (std::size_t c = 0; c < len; ++c) {
         u128 acc = corr[v[c]];
-        for (std::size_t i = 0; i < k_; ++i) acc += static_cast<u128>(y[i * kConvBlock + c]) * hat[i];
+        for (std::size_t i = 0; i < k_; ++i)
+          acc += static_cast<u128>(y[i * kConvBlock + c]) * hat[i];
         oj[c] = math::barrett_reduce_128(acc, pj);
       }
     }
@@ -207,7 +208,8 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
     throw std::invalid_argument("multiply: operands have " + std::to_string(a.size()) + " and " +
                                 std::to_string(b.size()) + " polynomials; relinearize first");
   }
-  if (a.key_id != b.key_id) throw std::invalid_argument("multiply: operands have different key ids");
+  if (a.key_id != b.key_id)
+    throw std::invalid_argument("multiply: operands have different key ids");
   const auto& kc = ctx_->key_context();
   const std::size_t k = ctx_->q_size(), l = ctx_->p_mult_size(), n = ctx_->ring_dim();
   const std::size_t total = k + l;
@@ -230,7 +232,8 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
     std::memcpy(ext[p].data(), in[p]->data(), k * n * sizeof(u64));
     // Step (1): coefficient form over Q.
     std::memcpy(coeff.data(), in[p]->data(), k * n * sizeof(u64));
-    math::parallel_for(k, [&](std::size_t i) { math::ntt_inverse_inplace(coeff.data() + i * n, kc->ntt(i)); });
+    math::parallel_for(
+        k, [&](std::size_t i) { math::ntt_inverse_inplace(coeff.data() + i * n, kc->ntt(i)); });
     // Step (2): exact extension to P_mult, forward NTT there.
     hps_extend_q_to_p_mult(*ctx_, coeff.data(), ext[p].data() + k * n);
     math::parallel_for(l, [&](std::size_t j) {

@@ -30,7 +30,8 @@ NoiseEstimate estimate_squaring_chain(const BfvContext& ctx, int max_levels) {
   double log_w = std::log2(sigma * std::sqrt(1.0 + 4.0 * n / 3.0));
   // One squaring: e' = 2 (m + t a) e with Var(m + t a) = t^2 (N/18 + 1/6) per coefficient
   // (a = the integer quotient of c_0 + c_1 s by Q), convolved over N terms.
-  const double log_growth = 1.0 + 0.5 * std::log2(n) + log_t + 0.5 * std::log2(n / 18.0 + 1.0 / 6.0);
+  const double log_growth =
+      1.0 + 0.5 * std::log2(n) + log_t + 0.5 * std::log2(n / 18.0 + 1.0 / 6.0);
   // HPS rounding of the three scaled components: r_0 + r_1 s + r_2 s^2, r uniform in [-1/2, 1/2].
   const double log_round = 0.5 * std::log2((1.0 + 2.0 * n / 3.0 + n * n * 4.0 / 9.0) / 12.0);
   // Relinearization: sum over digits of the raised digit (E[x^2] = Q_d^2 (alpha/12 + alpha^2/4))
@@ -52,7 +53,8 @@ NoiseEstimate estimate_squaring_chain(const BfvContext& ctx, int max_levels) {
   log_relin -= log_p_ks;
   if (ctx.p_ks_size() > 0) {
     const double s = static_cast<double>(ctx.p_ks_size());
-    log_relin = log2_hypot(log_relin, std::log2(s / std::sqrt(3.0) * std::sqrt(1.0 + 2.0 * n / 3.0)));
+    log_relin =
+        log2_hypot(log_relin, std::log2(s / std::sqrt(3.0) * std::sqrt(1.0 + 2.0 * n / 3.0)));
   }
 
   NoiseEstimate est;
@@ -63,7 +65,8 @@ NoiseEstimate estimate_squaring_chain(const BfvContext& ctx, int max_levels) {
     est.budget.push_back(budget_of(log_w));
   }
   est.depth = -1;
-  for (std::size_t d = 0; d < est.budget.size() && est.budget[d] > 0; ++d) est.depth = static_cast<int>(d);
+  for (std::size_t d = 0; d < est.budget.size() && est.budget[d] > 0; ++d)
+    est.depth = static_cast<int>(d);
   for (auto& b : est.budget) b = std::max(b, 0.0);
   return est;
 }

@@ -52,13 +52,13 @@ void add_delta_m(const BfvContext& ctx, const Plaintext& pt, RnsPoly& coeff_poly
 void check_plain(const char* op, const BfvContext& ctx, const Plaintext& pt) {
   if (pt.coeffs.size() != ctx.ring_dim()) {
     throw std::invalid_argument(std::string(op) + ": plaintext has " +
-                                std::to_string(pt.coeffs.size()) + " coefficients, N = " +
-                                std::to_string(ctx.ring_dim()));
+                                std::to_string(pt.coeffs.size()) +
+                                " coefficients, N = " + std::to_string(ctx.ring_dim()));
   }
   for (std::size_t c = 0; c < pt.coeffs.size(); ++c) {
     if (pt.coeffs[c] >= ctx.plain_modulus()) {
-      throw std::invalid_argument(std::string(op) + ": plaintext coefficient " +
-                                  std::to_string(c) + " = " + std::to_string(pt.coeffs[c]) +
+      throw std::invalid_argument(std::string(op) + ": plaintext coefficient " + std::to_string(c) +
+                                  " = " + std::to_string(pt.coeffs[c]) +
                                   " is not below t = " + std::to_string(ctx.plain_modulus()));
     }
   }
@@ -125,7 +125,8 @@ PublicKey KeyGenerator::make_public_key() {
     u64* b = pk.b.limb(i);
     const u64* a = pk.a.limb(i);
     const u64* s = sk_.s.limb(i);
-    for (std::size_t c = 0; c < n; ++c) b[c] = math::sub_mod(b[c], math::mul_mod(a[c], s[c], qi), qi.value());
+    for (std::size_t c = 0; c < n; ++c)
+      b[c] = math::sub_mod(b[c], math::mul_mod(a[c], s[c], qi), qi.value());
   });
   pk.key_id = sk_.key_id;
   return pk;
@@ -210,7 +211,8 @@ Ciphertext Encryptor::encrypt(const Plaintext& pt) {
       u64* out = c0.limb(i);
       const u64* av = a.limb(i);
       const u64* s = sk_->s.limb(i);
-      for (std::size_t c = 0; c < n; ++c) out[c] = math::sub_mod(out[c], math::mul_mod(av[c], s[c], qi), qi.value());
+      for (std::size_t c = 0; c < n; ++c)
+        out[c] = math::sub_mod(out[c], math::mul_mod(av[c], s[c], qi), qi.value());
     });
     ct.polys.push_back(std::move(c0));
     ct.polys.push_back(std::move(a));
@@ -238,7 +240,8 @@ RnsPoly Decryptor::inner_product_coeff(const Ciphertext& ct) const {
   const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
   for (const auto& p : ct.polys) {
     if (p.context() != kc || p.num_limbs() != k || p.form() != PolyForm::kEvaluation) {
-      throw std::invalid_argument("Decryptor: ciphertext polynomial is not over Q in evaluation form");
+      throw std::invalid_argument(
+          "Decryptor: ciphertext polynomial is not over Q in evaluation form");
     }
   }
   // x = c_0 + c_1 s + c_2 s^2 + ... (Horner in s).
@@ -249,7 +252,8 @@ RnsPoly Decryptor::inner_product_coeff(const Ciphertext& ct) const {
     const u64* s = sk_.s.limb(i);
     for (std::size_t j = ct.size() - 1; j-- > 0;) {
       const u64* cj = ct.polys[j].limb(i);
-      for (std::size_t c = 0; c < n; ++c) xl[c] = math::add_mod(math::mul_mod(xl[c], s[c], qi), cj[c], qi.value());
+      for (std::size_t c = 0; c < n; ++c)
+        xl[c] = math::add_mod(math::mul_mod(xl[c], s[c], qi), cj[c], qi.value());
     }
   });
   math::from_ntt_inplace(x);
@@ -293,10 +297,9 @@ void Evaluator::check_ct(const char* op, const Ciphertext& a) const {
   }
   for (const auto& p : a.polys) {
     if (p.context() != kc || p.num_limbs() != ctx_->q_size() || p.form() != PolyForm::kEvaluation) {
-      throw std::invalid_argument(std::string(op) +
-                                  ": ciphertext polynomial is not over Q in evaluation form (" +
-                                  std::to_string(p.num_limbs()) + " limbs, Q has " +
-                                  std::to_string(ctx_->q_size()) + ")");
+      throw std::invalid_argument(
+          std::string(op) + ": ciphertext polynomial is not over Q in evaluation form (" +
+          std::to_string(p.num_limbs()) + " limbs, Q has " + std::to_string(ctx_->q_size()) + ")");
     }
   }
 }
@@ -305,7 +308,8 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
   check_ct("add", a);
   check_ct("add", b);
   check_key_id("add", b.key_id, a.key_id, "second operand's");
-  if (b.size() > a.size()) a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
+  if (b.size() > a.size())
+    a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
   for (std::size_t j = 0; j < b.size(); ++j) math::add_inplace(a.polys[j], b.polys[j]);
 }
 
@@ -313,7 +317,8 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
   check_ct("sub", a);
   check_ct("sub", b);
   check_key_id("sub", b.key_id, a.key_id, "second operand's");
-  if (b.size() > a.size()) a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
+  if (b.size() > a.size())
+    a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
   for (std::size_t j = 0; j < b.size(); ++j) math::sub_inplace(a.polys[j], b.polys[j]);
 }
 
@@ -370,7 +375,8 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) co
   check_ct("multiply_plain", a);
   if (pt.poly.context() != ctx_->key_context() || pt.poly.num_limbs() != ctx_->q_size() ||
       pt.poly.form() != PolyForm::kEvaluation) {
-    throw std::invalid_argument("multiply_plain: prepared plaintext is not over Q in evaluation form");
+    throw std::invalid_argument(
+        "multiply_plain: prepared plaintext is not over Q in evaluation form");
   }
   if (pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
     throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
@@ -391,7 +397,8 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const
   multiply_plain_inplace(a, prepare_plain(pt));
 }
 
-void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element, const GaloisKeys& gk) const {
+void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,
+                                     const GaloisKeys& gk) const {
   check_ct("apply_galois", a);
   if (a.size() != 2) {
     throw std::invalid_argument("apply_galois: ciphertext has " + std::to_string(a.size()) +
@@ -434,8 +441,8 @@ void Evaluator::rotate_rows_inplace(Ciphertext& a, long long steps, const Galois
   for (long long b = 1; b < half; b *= 2) {
     if ((r & b) && !gk.has(ctx_->galois_element_for_row_rotation(b))) {
       throw std::invalid_argument("rotate_rows: no Galois key for step " + std::to_string(steps) +
-                                  " (element " + std::to_string(g) + ") nor for its part 2^k = " +
-                                  std::to_string(b));
+                                  " (element " + std::to_string(g) +
+                                  ") nor for its part 2^k = " + std::to_string(b));
     }
   }
   for (long long b = 1; b < half; b *= 2) {

@@ -104,8 +104,8 @@ class Evaluator {
   // c0 += sign * Delta * m (evaluation form).
   void add_scaled_plain(Ciphertext& a, const Plaintext& pt, bool subtract) const;
   // Steps (1)-(6) of the multiply: c0, c1 in evaluation form, c2 in coefficient form.
-  void multiply_core(const Ciphertext& a, const Ciphertext& b, math::RnsPoly& c0,
-                     math::RnsPoly& c1, math::RnsPoly& c2_coeff) const;
+  void multiply_core(const Ciphertext& a, const Ciphertext& b, math::RnsPoly& c0, math::RnsPoly& c1,
+                     math::RnsPoly& c2_coeff) const;
   std::shared_ptr<const BfvContext> ctx_;
 };
 

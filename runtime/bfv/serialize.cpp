@@ -82,9 +82,8 @@ KeySwitchKey get_ks_key(ByteReader& r, const BfvContext& ctx, const std::string&
   return k;
 }
 
-core::Object decode(const BfvContext& ctx, const std::vector<std::uint8_t>& bytes,
-                    ObjectKind kind, const std::string& source,
-                    const std::optional<KeyId>& key_id) {
+core::Object decode(const BfvContext& ctx, const std::vector<std::uint8_t>& bytes, ObjectKind kind,
+                    const std::string& source, const std::optional<KeyId>& key_id) {
   core::Expectation e;
   e.scheme = core::Scheme::kBfv;
   e.kind = kind;
@@ -92,7 +91,6 @@ core::Object decode(const BfvContext& ctx, const std::vector<std::uint8_t>& byte
   if (key_id) e.key_id = *key_id;
   return core::decode_object(bytes, e, source);
 }
-
 
 }  // namespace
 
@@ -139,7 +137,8 @@ BfvParams params_from_bytes(const std::vector<std::uint8_t>& bytes, const std::s
   // The digest in the header must be that of the parameters it carries.
   const BfvContext ctx(p);
   if (params_digest(ctx) != obj.header.params_digest) {
-    throw std::runtime_error(source + ": parameter digest in the header does not match the payload");
+    throw std::runtime_error(source +
+                             ": parameter digest in the header does not match the payload");
   }
   return p;
 }
@@ -147,9 +146,9 @@ BfvParams params_from_bytes(const std::vector<std::uint8_t>& bytes, const std::s
 std::vector<std::uint8_t> to_bytes(const BfvContext& ctx, const Ciphertext& ct) {
   ByteWriter w;
   for (const auto& p : ct.polys) put_poly(w, p);
-  return core::encode_object(header(ctx, ObjectKind::kCiphertext, ct.key_id,
-                                    static_cast<std::uint32_t>(ct.size())),
-                             w.take());
+  return core::encode_object(
+      header(ctx, ObjectKind::kCiphertext, ct.key_id, static_cast<std::uint32_t>(ct.size())),
+      w.take());
 }
 
 Ciphertext ciphertext_from_bytes(const std::shared_ptr<const BfvContext>& ctx,
@@ -235,9 +234,9 @@ std::vector<std::uint8_t> to_bytes(const BfvContext& ctx, const GaloisKeys& gk) 
     w.put_u64(g);
     put_ks_key(w, key);
   }
-  return core::encode_object(header(ctx, ObjectKind::kGaloisKeys, gk.key_id,
-                                    static_cast<std::uint32_t>(gk.keys.size())),
-                             w.take());
+  return core::encode_object(
+      header(ctx, ObjectKind::kGaloisKeys, gk.key_id, static_cast<std::uint32_t>(gk.keys.size())),
+      w.take());
 }
 
 GaloisKeys galois_keys_from_bytes(const std::shared_ptr<const BfvContext>& ctx,

@@ -74,7 +74,8 @@ TEST_P(BfvOps, EveryOperationMatchesPlaintextArithmetic) {
   Decryptor dec(ctx, keygen.secret_key());
   Evaluator ev(ctx);
   math::Prng prng(test_seed(2));
-  const auto x = random_slots(prng, n, t), y = random_slots(prng, n, t), z = random_slots(prng, n, t);
+  const auto x = random_slots(prng, n, t), y = random_slots(prng, n, t),
+             z = random_slots(prng, n, t);
   const Ciphertext cx = enc_pk.encrypt(encoder.encode_batch(x));
   const Ciphertext cy = enc_sk.encrypt(encoder.encode_batch(y));
   const Plaintext pz = encoder.encode_batch(z);
@@ -91,41 +92,53 @@ TEST_P(BfvOps, EveryOperationMatchesPlaintextArithmetic) {
   };
   Ciphertext s = cx;
   ev.add_inplace(s, cy);
-  expect(s, [&](std::size_t i) { return (x[i] + y[i]) % t; }, "add");
+  expect(
+      s, [&](std::size_t i) { return (x[i] + y[i]) % t; }, "add");
   s = cx;
   ev.sub_inplace(s, cy);
-  expect(s, [&](std::size_t i) { return (x[i] + t - y[i]) % t; }, "sub");
+  expect(
+      s, [&](std::size_t i) { return (x[i] + t - y[i]) % t; }, "sub");
   s = cx;
   ev.negate_inplace(s);
-  expect(s, [&](std::size_t i) { return (t - x[i]) % t; }, "negate");
+  expect(
+      s, [&](std::size_t i) { return (t - x[i]) % t; }, "negate");
   s = cx;
   ev.add_plain_inplace(s, pz);
-  expect(s, [&](std::size_t i) { return (x[i] + z[i]) % t; }, "add_plain");
+  expect(
+      s, [&](std::size_t i) { return (x[i] + z[i]) % t; }, "add_plain");
   s = cx;
   ev.sub_plain_inplace(s, pz);
-  expect(s, [&](std::size_t i) { return (x[i] + t - z[i]) % t; }, "sub_plain");
+  expect(
+      s, [&](std::size_t i) { return (x[i] + t - z[i]) % t; }, "sub_plain");
   s = cx;
   ev.multiply_plain_inplace(s, pz);
-  expect(s, [&](std::size_t i) { return mulmod(x[i], z[i], t); }, "multiply_plain");
+  expect(
+      s, [&](std::size_t i) { return mulmod(x[i], z[i], t); }, "multiply_plain");
   s = cx;
   ev.multiply_plain_inplace(s, encoder.encode_scalar(7));
-  expect(s, [&](std::size_t i) { return mulmod(x[i], 7, t); }, "multiply_plain scalar");
+  expect(
+      s, [&](std::size_t i) { return mulmod(x[i], 7, t); }, "multiply_plain scalar");
 
   Ciphertext m3 = ev.multiply(cx, cy);
   ASSERT_EQ(m3.size(), 3u);
-  expect(m3, [&](std::size_t i) { return mulmod(x[i], y[i], t); }, "multiply (size 3)");
+  expect(
+      m3, [&](std::size_t i) { return mulmod(x[i], y[i], t); }, "multiply (size 3)");
   ev.relinearize_inplace(m3, rk);
   ASSERT_EQ(m3.size(), 2u);
-  expect(m3, [&](std::size_t i) { return mulmod(x[i], y[i], t); }, "relinearize");
+  expect(
+      m3, [&](std::size_t i) { return mulmod(x[i], y[i], t); }, "relinearize");
   const Ciphertext m2 = ev.multiply_relin(cx, cy, rk);
-  expect(m2, [&](std::size_t i) { return mulmod(x[i], y[i], t); }, "multiply_relin");
+  expect(
+      m2, [&](std::size_t i) { return mulmod(x[i], y[i], t); }, "multiply_relin");
   const Ciphertext sq = ev.multiply_relin(cx, cx, rk);
-  expect(sq, [&](std::size_t i) { return mulmod(x[i], x[i], t); }, "square");
+  expect(
+      sq, [&](std::size_t i) { return mulmod(x[i], x[i], t); }, "square");
   // (x y) * z + x: a second level mixing every kind of operand.
   Ciphertext mix = ev.multiply_relin(m2, enc_pk.encrypt(pz), rk);
   ev.add_inplace(mix, cx);
-  expect(mix, [&](std::size_t i) { return (mulmod(mulmod(x[i], y[i], t), z[i], t) + x[i]) % t; },
-         "x*y*z + x");
+  expect(
+      mix, [&](std::size_t i) { return (mulmod(mulmod(x[i], y[i], t), z[i], t) + x[i]) % t; },
+      "x*y*z + x");
 }
 
 TEST_P(BfvOps, RotationsByEveryGeneratedKey) {
@@ -277,11 +290,13 @@ TEST_P(BfvDepth, MeasuredDepthMatchesTheNoiseAnalysis) {
     measured = level;
     if (budget > 20 && est.budget[static_cast<std::size_t>(level)] > 20) {
       EXPECT_NEAR(budget, est.budget[static_cast<std::size_t>(level)], 10.0)
-          << "level " << level << "\n" << table;
+          << "level " << level << "\n"
+          << table;
     }
   }
   EXPECT_LE(std::abs(measured - est.depth), 1)
-      << "measured depth " << measured << ", predicted " << est.depth << "\n" << table;
+      << "measured depth " << measured << ", predicted " << est.depth << "\n"
+      << table;
   std::cout << c.name << ": measured depth " << measured << ", predicted " << est.depth << "\n"
             << table;
 }

@@ -51,12 +51,12 @@ TEST(BfvSerialize, RoundTripOfEveryObject) {
   const SecretKey sk = secret_key_from_bytes(ctx, to_bytes(*ctx, keygen.secret_key()), "sk");
   EXPECT_EQ(sk.key_id, keygen.secret_key().key_id);
   EXPECT_TRUE(sk.s == keygen.secret_key().s);
-  const PublicKey pk = public_key_from_bytes(ctx, to_bytes(*ctx, keygen.make_public_key()), "pk",
-                                             sk.key_id);
+  const PublicKey pk =
+      public_key_from_bytes(ctx, to_bytes(*ctx, keygen.make_public_key()), "pk", sk.key_id);
   const RelinKey rk = relin_key_from_bytes(ctx, to_bytes(*ctx, keygen.make_relin_key()), "rk");
   const std::vector<long long> steps = {1, 3};
-  const GaloisKeys gk = galois_keys_from_bytes(ctx, to_bytes(*ctx, keygen.make_galois_keys(steps)),
-                                               "gk");
+  const GaloisKeys gk =
+      galois_keys_from_bytes(ctx, to_bytes(*ctx, keygen.make_galois_keys(steps)), "gk");
   EXPECT_EQ(gk.keys.size(), 3u);
 
   Encryptor enc(ctx, pk);
@@ -105,10 +105,9 @@ TEST(BfvSerialize, CorruptForeignAndMismatchedObjectsAreRefused) {
   truncated.resize(bytes.size() - 40);
   EXPECT_NE(error_of([&] { ciphertext_from_bytes(ctx, truncated, "short.ct"); }), "");
   EXPECT_NE(error_of([&] { ciphertext_from_bytes(other, bytes, "other.ct"); }), "");
-  EXPECT_NE(error_of([&] {
-              ciphertext_from_bytes(ctx, bytes, "key.ct", keygen2.secret_key().key_id);
-            }),
-            "");
+  EXPECT_NE(
+      error_of([&] { ciphertext_from_bytes(ctx, bytes, "key.ct", keygen2.secret_key().key_id); }),
+      "");
   EXPECT_NE(error_of([&] { public_key_from_bytes(ctx, bytes, "kind.ct"); }), "");
   EXPECT_EQ(error_of([&] { ciphertext_from_bytes(ctx, bytes, "good.ct"); }), "");
 }
