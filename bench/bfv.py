@@ -123,7 +123,8 @@ def main() -> int:
             n = int(ref_params["ring_dim"])
             log_n = n.bit_length() - 1
             limbs = int(ref_params["limbs"])
-            ours_params, ours = run_ours(log_n, limbs, 2, min(DNUM, limbs), args.repeats, "mult")
+            dnum = int(ref_params["dnum"])
+            ours_params, ours = run_ours(log_n, limbs, 2, dnum, args.repeats, "mult")
             notes.append(f"grid L={depth}: ours {ours_params}; OpenFHE {ref_params}")
             for op, label in OPS[:2]:
                 case = f"grid L={depth} n=2^{log_n} Q={limbs}x60 t=2 {label}"

@@ -50,15 +50,26 @@ def main() -> int:
     params.SetScalingModSize(60)
     params.SetMultiplicationTechnique(o.HPS)
     params.SetKeySwitchTechnique(o.HYBRID)
-    params.SetNumLargeDigits(cfg["dnum"])
     params.SetSecurityLevel(o.HEStd_128_classic)
-    cc = o.GenCryptoContext(params)
+    dnum = cfg["dnum"]
+    params.SetNumLargeDigits(dnum)
+    try:
+        cc = o.GenCryptoContext(params)
+    except RuntimeError as e:
+        # OpenFHE refuses more digits than limbs (depth 1 at t = 2 has one limb): one digit.
+        if "digits" not in str(e):
+            raise
+        dnum = 1
+        params.SetNumLargeDigits(dnum)
+        cc = o.GenCryptoContext(params)
     for feature in (o.PKE, o.KEYSWITCH, o.LEVELEDSHE):
         cc.Enable(feature)
     n = cc.GetRingDimension()
     log_q = math.log2(float(cc.GetModulus()))
     print(
-        json.dumps({"params": {"ring_dim": n, "log_q": log_q, "limbs": round(log_q / 60)}}),
+        json.dumps(
+            {"params": {"ring_dim": n, "log_q": log_q, "limbs": round(log_q / 60), "dnum": dnum}}
+        ),
         flush=True,
     )
     keys = cc.KeyGen()
