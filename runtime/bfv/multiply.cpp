@@ -190,10 +190,24 @@ void BlockedBaseConverter::run(const u64* in, u64* out, std::size_t n, bool exac
       const u64* hat = &q_hat_mod_p_[j * k_];
       const u64* corr = &neg_vq_[j * (k_ + 1)];
       u64* oj = out + j * n + c0;
-      for (std::size_t c = 0; c < len; ++c) {
+      std::size_t c = 0;
+      // Two coefficients per pass: independent carry chains, shared loads of hat[i].
+      for (; c + 1 < len; c += 2) {
+        u128 acc0 = corr[v[c]], acc1 = corr[v[c + 1]];
+        const u64* yc = y.data() + c;
+        for (std::size_t i = 0; i < k_; ++i) {
+          const u64 h = hat[i];
+          acc0 += static_cast<u128>(yc[i * kConvBlock]) * h;
+          acc1 += static_cast<u128>(yc[i * kConvBlock + 1]) * h;
+        }
+        oj[c] = math::barrett_reduce_128(acc0, pj);
+        oj[c + 1] = math::barrett_reduce_128(acc1, pj);
+      }
+      for (; c < len; ++c) {
         u128 acc = corr[v[c]];
-        for (std::size_t i = 0; i < k_; ++i)
+        for (std::size_t i = 0; i < k_; ++i) {
           acc += static_cast<u128>(y[i * kConvBlock + c]) * hat[i];
+        }
         oj[c] = math::barrett_reduce_128(acc, pj);
       }
     }
