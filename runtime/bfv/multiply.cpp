@@ -73,12 +73,17 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
   const std::size_t k = ctx.q_size(), l = ctx.p_mult_size(), n = ctx.ring_dim();
   const auto& a_mult = ctx.a_mult();
   const auto& beta = ctx.beta_mult();
-  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  constexpr std::size_t kScaleBlock = 128;
+  const std::size_t blocks = (n + kScaleBlock - 1) / kScaleBlock;
   math::parallel_for(blocks, [&](std::size_t blk) {
-    const std::size_t c0 = blk * kBlock, c1 = std::min(n, c0 + kBlock), len = c1 - c0;
+    const std::size_t c0 = blk * kScaleBlock, len = std::min(n, c0 + kScaleBlock) - c0;
+    // The block's Q residues, copied contiguously: limbs N words apart map to the same
+    // cache sets, and more than 8 of them would evict each other in the loop over j.
+    thread_local std::vector<u64> xb;
+    xb.resize(k * kScaleBlock);
     // Integer part sum_i quo_i + round(sum_i rem_i / q_i), shared by every target prime.
-    u64 base_lo[kBlock], base_hi[kBlock];
-    double frac[kBlock];
+    u64 base_lo[kScaleBlock], base_hi[kScaleBlock];
+    double frac[kScaleBlock];
     for (std::size_t c = 0; c < len; ++c) {
       base_lo[c] = 0;
       base_hi[c] = 0;
@@ -88,8 +93,10 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
       const u64 q = ctx.q_base()[i].value(), r = ctx.scale_r(i), rs = ctx.scale_r_shoup(i);
       const double inv = ctx.inv_q_double(i);
       const u64* xi = x_q + i * n + c0;
+      u64* xbi = xb.data() + i * kScaleBlock;
       for (std::size_t c = 0; c < len; ++c) {
         const u64 x = xi[c];
+        xbi[c] = x;
         u64 quo = static_cast<u64>((static_cast<u128>(x) * rs) >> 64);
         u64 rem = x * r - quo * q;
         const u64 fix = rem >= q;
@@ -116,7 +123,8 @@ void hps_scale_round_to_p_mult(const BfvContext& ctx, const u64* x_q, const u64*
       for (std::size_t c = 0; c < len; ++c) {
         u128 acc = (static_cast<u128>(base_hi[c]) << 64) | base_lo[c];
         acc += static_cast<u128>(xp[c]) * bj;
-        for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(x_q[i * n + c0 + c]) * aj[i];
+        const u64* xc = xb.data() + c;
+        for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(xc[i * kScaleBlock]) * aj[i];
         op[c] = math::barrett_reduce_128(acc, pj);
       }
     }
