@@ -12,6 +12,7 @@ if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/bfv/bfv_test.cpp
     tests/bfv/serialize_test.cpp
+    tests/bfv/hps_test.cpp
   )
 endif()
 if(HEC_BUILD_BENCHMARKS)
