@@ -3,6 +3,7 @@
 // multiplicative depth against the noise analysis of README §Bounds, parameter validation.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <iostream>
 #include <string>
@@ -331,6 +332,57 @@ TEST(BfvParams, InsecureParametersAreRefusedWithTheValues) {
   p.q[1] = p.q[0];
   EXPECT_THROW(BfvContext{p}, std::invalid_argument);
 }
+
+}  // namespace
+}  // namespace hec::bfv
+
+namespace hec::bfv {
+namespace {
+
+// Slow tier: the parameter sets of `bench/run bfv` (60-bit primes, hybrid dnum = 2, 128-bit
+// secure), so that what is timed is also checked: multiply + relinearize, plaintext product,
+// rotation, against plaintext arithmetic.
+class BfvSlow : public ::testing::TestWithParam<std::array<int, 2>> {};
+
+TEST_P(BfvSlow, BenchmarkParametersComputeCorrectly) {
+  const auto [log_n, limbs] = GetParam();
+  const auto ctx = BfvContext::create(
+      BfvParams::generate(log_n, 65537, static_cast<std::size_t>(limbs), 60, 2, true));
+  ASSERT_TRUE(ctx->is_secure()) << ctx->describe();
+  const u64 t = ctx->plain_modulus();
+  const std::size_t n = ctx->ring_dim(), half = n / 2;
+  KeyGenerator keygen(ctx, test_seed(20));
+  const RelinKey rk = keygen.make_relin_key();
+  const std::vector<long long> steps = {1};
+  const GaloisKeys gk = keygen.make_galois_keys(steps, false);
+  Encoder encoder(ctx);
+  Encryptor enc(ctx, keygen.make_public_key());
+  Decryptor dec(ctx, keygen.secret_key());
+  Evaluator ev(ctx);
+  math::Prng prng(test_seed(21));
+  const auto x = random_slots(prng, n, t), y = random_slots(prng, n, t);
+  Ciphertext c = ev.multiply_relin(enc.encrypt(encoder.encode_batch(x)),
+                                   enc.encrypt(encoder.encode_batch(y)), rk);
+  ev.multiply_plain_inplace(c, ev.prepare_plain(encoder.encode_batch(y)));
+  ev.rotate_rows_inplace(c, 1, gk);
+  std::vector<u64> want(n);
+  for (std::size_t r = 0; r < 2; ++r) {
+    for (std::size_t col = 0; col < half; ++col) {
+      const std::size_t s = r * half + (col + 1) % half;
+      want[r * half + col] = mulmod(mulmod(x[s], y[s], t), y[s], t);
+    }
+  }
+  EXPECT_EQ(encoder.decode_batch(dec.decrypt(c)), want);
+  EXPECT_GT(dec.noise_budget(c), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Params, BfvSlow,
+                         ::testing::Values(std::array<int, 2>{13, 2}, std::array<int, 2>{14, 4},
+                                           std::array<int, 2>{15, 8}),
+                         [](const auto& info) {
+                           return "n2e" + std::to_string(info.param[0]) + "_q" +
+                                  std::to_string(info.param[1]) + "x60";
+                         });
 
 }  // namespace
 }  // namespace hec::bfv
