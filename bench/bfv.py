@@ -1,0 +1,143 @@
+"""`bench/run bfv`: our BFV (HPS RNS variant) against OpenFHE's BFVrns (HPS) in the same run.
+
+Main table, at (N = 2^13, 2 limbs), (2^14, 4 limbs), (2^15, 8 limbs) of 60-bit primes,
+t = 65537 (batching), hybrid key switching with dnum = 2 and 60-bit special primes on both
+sides: median milliseconds of multiply + relinearize, multiply by a (prepared) plaintext,
+row rotation by one, public-key encryption. OpenFHE is configured by multiplicative depth
+(1, 5, 12) so that its own parameter generation gives exactly those limb counts; the driver
+checks OpenFHE's ring dimension and limb count and uses the same on our side.
+
+Grid in the style of the HPS paper's Table 1 (multiplication time over depth L and ring
+dimension n): t = 2, L in {1, 5, 10, 20, 30}, n the smallest ring dimension OpenFHE finds
+128-bit secure for that depth; our side uses OpenFHE's n and limb count (60-bit primes).
+Rows: multiply (no relinearization) and multiply + relinearize.
+
+Single thread on both sides (HEC_THREADS=1, OMP_NUM_THREADS=1, OMP_WAIT_POLICY=passive).
+Medians of `--repeats` runs (default 7) after one warm-up, in process CPU time on both sides
+(single-threaded runs; on a machine shared with other builds wall time mostly measures the
+scheduler). Absolute times are hints, the ratios (ours / OpenFHE, same run) are the result.
+Target: ratio <= 0.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, Row, print_rows, reference_python
+
+MAIN_CASES = ((13, 2, 1), (14, 4, 5), (15, 8, 12))  # (log N, limbs, OpenFHE depth)
+GRID_DEPTHS = (1, 5, 10, 20, 30)
+PLAIN_MODULUS = 65537
+DNUM = 2
+OPS = (
+    ("multiply_relin", "multiply+relin"),
+    ("multiply", "multiply (no relin)"),
+    ("multiply_plain", "multiply by plaintext"),
+    ("rotate", "rotate rows by 1"),
+    ("encrypt", "encrypt (public key)"),
+)
+
+
+def single_thread_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"HEC_THREADS": "1", "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"})
+    return env
+
+
+def parse(out: str) -> tuple[Any, dict[str, float]]:
+    params: Any = None
+    times: dict[str, float] = {}
+    for line in out.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        obj = json.loads(line)
+        if "params" in obj:
+            params = obj["params"]
+        else:
+            times[obj["op"]] = float(obj["seconds"])
+    return params, times
+
+
+def run_reference(py: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, float]]:
+    out = subprocess.run(
+        [py, str(ROOT / "bench" / "bfv_reference.py"), json.dumps(cfg)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=single_thread_env(),
+    )
+    return parse(out.stdout)
+
+
+def run_ours(
+    log_n: int, limbs: int, t: int, dnum: int, repeats: int, ops: str
+) -> tuple[Any, dict[str, float]]:
+    binary = ROOT / "build" / "bench" / "hec_bench_bfv"
+    if not binary.exists():
+        raise SystemExit(f"bench/bfv: {binary} is missing; build the runtime with preset 'bench'")
+    args = [str(binary), "--log-n", str(log_n), "--limbs", str(limbs), "--q-bits", "60"]
+    args += ["--t", str(t), "--dnum", str(dnum), "--special", "1"]
+    args += ["--repeats", str(repeats), "--ops", ops]
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=single_thread_env())
+    return parse(out.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="BFV (HPS) vs OpenFHE BFVrns HPS")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--skip-grid", action="store_true", help="only the main table")
+    parser.add_argument("--max-log-n", type=int, default=15, help="skip larger main cases")
+    args = parser.parse_args()
+    py = reference_python()
+    rows: list[Row] = []
+    notes: list[str] = []
+    for log_n, limbs, depth in MAIN_CASES:
+        if log_n > args.max_log_n:
+            continue
+        cfg: dict[str, Any] = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS, "dnum": DNUM}
+        cfg.update({"repeats": args.repeats, "ops": "all"})
+        ref_params, ref = run_reference(py, cfg)
+        if ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs:
+            notes.append(f"N=2^{log_n}: OpenFHE chose {ref_params}, wanted {limbs} limbs")
+        ours_params, ours = run_ours(
+            log_n, ref_params["limbs"], PLAIN_MODULUS, DNUM, args.repeats, "all"
+        )
+        notes.append(f"N=2^{log_n}: ours {ours_params}; OpenFHE {ref_params}")
+        for op, label in OPS:
+            if op in ours:
+                case = f"N=2^{log_n} Q={ref_params['limbs']}x60 {label}"
+                rows.append(Row("bfv", case, ours[op] * 1e3, ref.get(op, 0) * 1e3 or None, "ms"))
+    if not args.skip_grid:
+        for depth in GRID_DEPTHS:
+            cfg = {"log_n": 0, "depth": depth, "t": 2, "dnum": DNUM, "repeats": args.repeats}
+            cfg["ops"] = "mult"  # multiply timings only
+            ref_params, ref = run_reference(py, cfg)
+            n = int(ref_params["ring_dim"])
+            log_n = n.bit_length() - 1
+            limbs = int(ref_params["limbs"])
+            dnum = int(ref_params["dnum"])
+            ours_params, ours = run_ours(log_n, limbs, 2, dnum, args.repeats, "mult")
+            notes.append(f"grid L={depth}: ours {ours_params}; OpenFHE {ref_params}")
+            for op, label in OPS[:2]:
+                case = f"grid L={depth} n=2^{log_n} Q={limbs}x60 t=2 {label}"
+                rows.append(Row("bfv", case, ours[op] * 1e3, ref[op] * 1e3, "ms"))
+    print_rows(
+        "BFV (HPS) vs OpenFHE BFVrns HPS, 1 thread, median CPU ms (ratio = ours / OpenFHE; "
+        "target <= 0.5)",
+        rows,
+    )
+    for note in notes:
+        print(note, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

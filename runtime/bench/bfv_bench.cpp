@@ -1,0 +1,123 @@
+// Timing driver for `bench/run bfv`: median CPU times of BFV operations at one parameter set,
+// one JSON object per operation on stdout ({"op": ..., "seconds": ...}), after one line
+// describing the parameters ({"params": ...}). The set matches what the OpenFHE reference
+// (bench/bfv_reference.py) is configured with:
+//   hec_bench_bfv --log-n 13 --limbs 2 --q-bits 60 --t 65537 --dnum 2 [--special 1]
+//                 [--repeats R] [--ops all|mult]
+// Operations: multiply_relin (HPS multiply + hybrid relinearization), multiply (no relin),
+// multiply_plain (prepared plaintext, as OpenFHE's packed plaintexts are), rotate (row
+// rotation by one), encrypt (public key). Threads follow HEC_THREADS (the benchmark sets 1).
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bfv/encoder.h"
+#include "bfv/scheme.h"
+
+using namespace hec::bfv;
+
+namespace {
+
+// Process CPU time (the runs are single-threaded): on a machine shared with other builds,
+// wall time mostly measures the scheduler; CPU time is what the operation costs.
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double median_seconds(const std::function<void()>& fn, int repeats) {
+  fn();  // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    const double start = cpu_seconds();
+    fn();
+    t.push_back(cpu_seconds() - start);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void emit(const char* op, double seconds) {
+  std::printf("{\"op\": \"%s\", \"seconds\": %.9g}\n", op, seconds);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int log_n = 13, limbs = 2, q_bits = 60, dnum = 1, special = 1, repeats = 7;
+  unsigned long long t = 65537;
+  std::string ops = "all";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--log-n")
+      log_n = std::stoi(value);
+    else if (key == "--limbs")
+      limbs = std::stoi(value);
+    else if (key == "--q-bits")
+      q_bits = std::stoi(value);
+    else if (key == "--t")
+      t = std::stoull(value);
+    else if (key == "--dnum")
+      dnum = std::stoi(value);
+    else if (key == "--special")
+      special = std::stoi(value);
+    else if (key == "--repeats")
+      repeats = std::stoi(value);
+    else if (key == "--ops")
+      ops = value;
+    else {
+      std::fprintf(stderr, "hec_bench_bfv: unknown argument %s\n", key.c_str());
+      return 2;
+    }
+  }
+  const BfvParams params = BfvParams::generate(log_n, t, static_cast<std::size_t>(limbs), q_bits,
+                                               static_cast<std::size_t>(dnum), special != 0, true);
+  const auto ctx = BfvContext::create(params);
+  std::printf("{\"params\": \"%s\"}\n", ctx->describe().c_str());
+  const std::size_t n = ctx->ring_dim();
+  KeyGenerator keygen(ctx);
+  const PublicKey pk = keygen.make_public_key();
+  const RelinKey rk = keygen.make_relin_key();
+  Encoder encoder(ctx);
+  Encryptor enc(ctx, pk);
+  Evaluator ev(ctx);
+  std::vector<u64> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = (i * 31 + 7) % t;
+  const Plaintext pt = ctx->batching() ? encoder.encode_batch(v) : encoder.encode_coefficients(v);
+  const Ciphertext a = enc.encrypt(pt), b = enc.encrypt(pt);
+
+  if (ops == "rotate-only") {
+    const std::vector<long long> steps = {1};
+    const GaloisKeys gk = keygen.make_galois_keys(steps, false);
+    Ciphertext c = a;
+    emit("rotate", median_seconds([&] { ev.rotate_rows_inplace(c, 1, gk); }, repeats));
+    return 0;
+  }
+  emit("multiply_relin", median_seconds([&] { (void)ev.multiply_relin(a, b, rk); }, repeats));
+  emit("multiply", median_seconds([&] { (void)ev.multiply(a, b); }, repeats));
+  if (ops == "mult") return 0;
+  const PlaintextNtt pn = ev.prepare_plain(pt);
+  emit("multiply_plain", median_seconds(
+                             [&] {
+                               Ciphertext c = a;
+                               ev.multiply_plain_inplace(c, pn);
+                             },
+                             repeats));
+  if (ctx->batching()) {
+    const std::vector<long long> steps = {1};
+    const GaloisKeys gk = keygen.make_galois_keys(steps, false);
+    emit("rotate", median_seconds(
+                       [&] {
+                         Ciphertext c = a;
+                         ev.rotate_rows_inplace(c, 1, gk);
+                       },
+                       repeats));
+  }
+  emit("encrypt", median_seconds([&] { (void)enc.encrypt(pt); }, repeats));
+  return 0;
+}

@@ -1,0 +1,69 @@
+// BFV data types: plaintexts (coefficients mod t, and their lift to Q in evaluation form for
+// plaintext products), ciphertexts (2 or 3 polynomials over Q in evaluation form) and keys.
+// A secret key lives over Q u P_ks; public, relinearization and Galois keys carry the
+// 16-byte key id of the secret key they were made from (checked by every operation).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "bfv/context.h"
+#include "core/serialize.h"
+#include "math/poly.h"
+
+namespace hec::bfv {
+
+// The 16-byte key identifier of core/serialize.h.
+using KeyId = core::KeyId;
+
+// m(X) = sum_c coeffs[c] X^c with coeffs in [0, t).
+struct Plaintext {
+  std::vector<u64> coeffs;
+};
+
+// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form, and
+// the Shoup constants floor(w 2^64 / q_i) of every value (products by a fixed operand).
+struct PlaintextNtt {
+  math::RnsPoly poly;
+  math::AlignedU64Vector shoup;
+};
+
+// c_0 + c_1 s (+ c_2 s^2) = Delta m + e mod Q; every polynomial in evaluation form over the
+// first q_size() limbs of the key context.
+struct Ciphertext {
+  std::vector<math::RnsPoly> polys;
+  KeyId key_id{};
+  std::size_t size() const { return polys.size(); }
+};
+
+struct SecretKey {
+  math::RnsPoly s;  // ternary, evaluation form over Q u P_ks
+  KeyId key_id{};
+};
+
+struct PublicKey {
+  math::RnsPoly b, a;  // b = -a s + e over Q, evaluation form
+  KeyId key_id{};
+};
+
+// Switches a ciphertext component from s' to s: one (b_d, a_d) pair per digit over Q u P_ks
+// in evaluation form, b_d = -a_d s + e_d + [i in digit d] * (P_ks mod q_i) * s'.
+struct KeySwitchKey {
+  std::vector<math::RnsPoly> b, a;
+};
+
+struct RelinKey {
+  KeySwitchKey key;  // s' = s^2
+  KeyId key_id{};
+};
+
+struct GaloisKeys {
+  std::map<u64, KeySwitchKey> keys;  // Galois element g -> key for s' = s(X^g)
+  KeyId key_id{};
+  bool has(u64 galois_element) const { return keys.count(galois_element) != 0; }
+};
+
+}  // namespace hec::bfv

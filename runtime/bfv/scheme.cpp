@@ -1,0 +1,457 @@
+// Key generation, encryption, decryption (HPS simple scaling), noise budget and the linear,
+// plaintext and rotation operations of the evaluator (see scheme.h; the ciphertext multiply
+// is in multiply.cpp).
+#include "bfv/scheme.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "bfv/hps.h"
+#include "bfv/keyswitch.h"
+#include "math/parallel.h"
+
+namespace hec::bfv {
+
+using math::PolyForm;
+using math::RnsPoly;
+
+namespace {
+
+std::string hex_id(const KeyId& id) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (std::uint8_t b : id) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
+void check_key_id(const char* op, const KeyId& have, const KeyId& want, const char* what) {
+  if (have != want) {
+    throw std::invalid_argument(std::string(op) + ": " + what + " key id " + hex_id(have) +
+                                " does not match the ciphertext's key id " + hex_id(want));
+  }
+}
+
+// Lifts m (coefficients in [0, t)) to Delta * m mod q_i per limb (coefficient form) and adds it.
+void add_delta_m(const BfvContext& ctx, const Plaintext& pt, RnsPoly& coeff_poly) {
+  const std::size_t n = ctx.ring_dim();
+  math::parallel_for(ctx.q_size(), [&](std::size_t i) {
+    const math::Modulus& qi = ctx.key_context()->modulus(i);
+    const u64 q = qi.value(), w = ctx.delta_mod_q(i), ws = math::shoup_precompute(w, q);
+    u64* out = coeff_poly.limb(i);
+    for (std::size_t c = 0; c < n; ++c) {
+      out[c] = math::add_mod(out[c], math::mul_shoup(pt.coeffs[c], w, ws, q), q);
+    }
+  });
+}
+
+void check_plain(const char* op, const BfvContext& ctx, const Plaintext& pt) {
+  if (pt.coeffs.size() != ctx.ring_dim()) {
+    throw std::invalid_argument(std::string(op) + ": plaintext has " +
+                                std::to_string(pt.coeffs.size()) +
+                                " coefficients, N = " + std::to_string(ctx.ring_dim()));
+  }
+  for (std::size_t c = 0; c < pt.coeffs.size(); ++c) {
+    if (pt.coeffs[c] >= ctx.plain_modulus()) {
+      throw std::invalid_argument(std::string(op) + ": plaintext coefficient " + std::to_string(c) +
+                                  " = " + std::to_string(pt.coeffs[c]) +
+                                  " is not below t = " + std::to_string(ctx.plain_modulus()));
+    }
+  }
+}
+
+// out = in permuted (evaluation form); out is reallocated only if its shape differs.
+void permute_into(const RnsPoly& in, const std::vector<std::uint32_t>& perm, RnsPoly& out) {
+  if (out.context() != in.context() || out.num_limbs() != in.num_limbs()) {
+    out = RnsPoly(in.context(), in.num_limbs(), PolyForm::kEvaluation);
+  }
+  out.set_form(PolyForm::kEvaluation);
+  const std::size_t n = in.ring_dim();
+  math::parallel_for(in.num_limbs(), [&](std::size_t i) {
+    const u64* src = in.limb(i);
+    u64* dst = out.limb(i);
+    for (std::size_t j = 0; j < n; ++j) dst[j] = src[perm[j]];
+  });
+}
+
+RnsPoly apply_permutation(const RnsPoly& in, const std::vector<std::uint32_t>& perm) {
+  RnsPoly out(in.context(), in.num_limbs(), PolyForm::kEvaluation);
+  const std::size_t n = in.ring_dim();
+  math::parallel_for(in.num_limbs(), [&](std::size_t i) {
+    const u64* src = in.limb(i);
+    u64* dst = out.limb(i);
+    for (std::size_t j = 0; j < n; ++j) dst[j] = src[perm[j]];
+  });
+  return out;
+}
+
+}  // namespace
+
+// ---- KeyGenerator ------------------------------------------------------------------------
+
+namespace {
+SecretKey make_secret(const BfvContext& ctx, math::Prng& prng) {
+  const auto& kc = ctx.key_context();
+  SecretKey sk;
+  sk.s = RnsPoly(kc, kc->size(), PolyForm::kCoefficient);
+  sk.s.set_signed(math::sample_ternary(prng, ctx.ring_dim()));
+  math::to_ntt_inplace(sk.s);
+  prng.fill(sk.key_id.data(), sk.key_id.size());
+  return sk;
+}
+}  // namespace
+
+KeyGenerator::KeyGenerator(std::shared_ptr<const BfvContext> ctx)
+    : ctx_(std::move(ctx)), prng_(), sk_(make_secret(*ctx_, prng_)) {}
+
+KeyGenerator::KeyGenerator(std::shared_ptr<const BfvContext> ctx, const math::Seed& seed)
+    : ctx_(std::move(ctx)), prng_(seed), sk_(make_secret(*ctx_, prng_)) {}
+
+PublicKey KeyGenerator::make_public_key() {
+  const auto& kc = ctx_->key_context();
+  const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
+  PublicKey pk;
+  pk.a = RnsPoly(kc, k, PolyForm::kEvaluation);
+  math::sample_uniform_mod(prng_, kc->base().prefix(k), n, pk.a.data());
+  pk.b = RnsPoly(kc, k, PolyForm::kCoefficient);
+  pk.b.set_signed(math::sample_gaussian(prng_, n));
+  math::to_ntt_inplace(pk.b);
+  math::parallel_for(k, [&](std::size_t i) {
+    const math::Modulus& qi = kc->modulus(i);
+    u64* b = pk.b.limb(i);
+    const u64* a = pk.a.limb(i);
+    const u64* s = sk_.s.limb(i);
+    for (std::size_t c = 0; c < n; ++c)
+      b[c] = math::sub_mod(b[c], math::mul_mod(a[c], s[c], qi), qi.value());
+  });
+  pk.key_id = sk_.key_id;
+  return pk;
+}
+
+RelinKey KeyGenerator::make_relin_key() {
+  RnsPoly s2 = sk_.s;
+  math::multiply_inplace(s2, sk_.s);
+  RelinKey rk;
+  rk.key = make_key_switch_key(*ctx_, sk_, s2, prng_);
+  rk.key_id = sk_.key_id;
+  return rk;
+}
+
+GaloisKeys KeyGenerator::make_galois_keys(std::span<const long long> row_steps, bool row_swap) {
+  std::vector<u64> elements;
+  for (long long s : row_steps) elements.push_back(ctx_->galois_element_for_row_rotation(s));
+  if (row_swap) elements.push_back(ctx_->galois_element_row_swap());
+  GaloisKeys gk;
+  gk.key_id = sk_.key_id;
+  for (u64 g : elements) {
+    if (g == 1 || gk.has(g)) continue;
+    const RnsPoly s_g = apply_permutation(sk_.s, ctx_->galois_permutation(g));
+    gk.keys.emplace(g, make_key_switch_key(*ctx_, sk_, s_g, prng_));
+  }
+  return gk;
+}
+
+GaloisKeys KeyGenerator::make_galois_keys_power_of_two() {
+  std::vector<long long> steps;
+  for (long long s = 1; s < static_cast<long long>(ctx_->ring_dim() / 2); s *= 2) {
+    steps.push_back(s);
+    steps.push_back(-s);
+  }
+  return make_galois_keys(steps, true);
+}
+
+// ---- Encryptor ---------------------------------------------------------------------------
+
+Encryptor::Encryptor(std::shared_ptr<const BfvContext> ctx, const PublicKey& pk)
+    : ctx_(std::move(ctx)), pk_(pk) {
+  if (pk.a.num_limbs() != ctx_->q_size() || pk.a.context() != ctx_->key_context()) {
+    throw std::invalid_argument("Encryptor: public key does not belong to this context");
+  }
+}
+
+Encryptor::Encryptor(std::shared_ptr<const BfvContext> ctx, const SecretKey& sk)
+    : ctx_(std::move(ctx)), sk_(sk) {
+  if (sk.s.context() != ctx_->key_context()) {
+    throw std::invalid_argument("Encryptor: secret key does not belong to this context");
+  }
+}
+
+Ciphertext Encryptor::encrypt(const Plaintext& pt) {
+  check_plain("Encryptor::encrypt", *ctx_, pt);
+  const auto& kc = ctx_->key_context();
+  const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
+  Ciphertext ct;
+  RnsPoly c0(kc, k, PolyForm::kCoefficient);
+  c0.set_signed(math::sample_gaussian(prng_, n));
+  add_delta_m(*ctx_, pt, c0);
+  math::to_ntt_inplace(c0);
+  if (pk_.has_value()) {
+    // c0 = b u + e0 + Delta m, c1 = a u + e1.
+    RnsPoly u(kc, k, PolyForm::kCoefficient);
+    u.set_signed(math::sample_ternary(prng_, n));
+    math::to_ntt_inplace(u);
+    RnsPoly c1(kc, k, PolyForm::kCoefficient);
+    c1.set_signed(math::sample_gaussian(prng_, n));
+    math::to_ntt_inplace(c1);
+    math::multiply_add_inplace(c0, pk_->b, u);
+    math::multiply_add_inplace(c1, pk_->a, u);
+    ct.polys.push_back(std::move(c0));
+    ct.polys.push_back(std::move(c1));
+    ct.key_id = pk_->key_id;
+  } else {
+    // c0 = -a s + e + Delta m, c1 = a.
+    RnsPoly a(kc, k, PolyForm::kEvaluation);
+    math::sample_uniform_mod(prng_, kc->base().prefix(k), n, a.data());
+    math::parallel_for(k, [&](std::size_t i) {
+      const math::Modulus& qi = kc->modulus(i);
+      u64* out = c0.limb(i);
+      const u64* av = a.limb(i);
+      const u64* s = sk_->s.limb(i);
+      for (std::size_t c = 0; c < n; ++c)
+        out[c] = math::sub_mod(out[c], math::mul_mod(av[c], s[c], qi), qi.value());
+    });
+    ct.polys.push_back(std::move(c0));
+    ct.polys.push_back(std::move(a));
+    ct.key_id = sk_->key_id;
+  }
+  return ct;
+}
+
+// ---- Decryptor ---------------------------------------------------------------------------
+
+Decryptor::Decryptor(std::shared_ptr<const BfvContext> ctx, const SecretKey& sk)
+    : ctx_(std::move(ctx)), sk_(sk) {
+  if (sk.s.context() != ctx_->key_context()) {
+    throw std::invalid_argument("Decryptor: secret key does not belong to this context");
+  }
+}
+
+RnsPoly Decryptor::inner_product_coeff(const Ciphertext& ct) const {
+  if (ct.size() < 2) {
+    throw std::invalid_argument("Decryptor: ciphertext has " + std::to_string(ct.size()) +
+                                " polynomials, needs >= 2");
+  }
+  check_key_id("Decryptor", sk_.key_id, ct.key_id, "secret");
+  const auto& kc = ctx_->key_context();
+  const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
+  for (const auto& p : ct.polys) {
+    if (p.context() != kc || p.num_limbs() != k || p.form() != PolyForm::kEvaluation) {
+      throw std::invalid_argument(
+          "Decryptor: ciphertext polynomial is not over Q in evaluation form");
+    }
+  }
+  // x = c_0 + c_1 s + c_2 s^2 + ... (Horner in s).
+  RnsPoly x = ct.polys.back();
+  math::parallel_for(k, [&](std::size_t i) {
+    const math::Modulus& qi = kc->modulus(i);
+    u64* xl = x.limb(i);
+    const u64* s = sk_.s.limb(i);
+    for (std::size_t j = ct.size() - 1; j-- > 0;) {
+      const u64* cj = ct.polys[j].limb(i);
+      for (std::size_t c = 0; c < n; ++c)
+        xl[c] = math::add_mod(math::mul_mod(xl[c], s[c], qi), cj[c], qi.value());
+    }
+  });
+  math::from_ntt_inplace(x);
+  return x;
+}
+
+Plaintext Decryptor::decrypt(const Ciphertext& ct) const {
+  const RnsPoly x = inner_product_coeff(ct);
+  Plaintext pt;
+  pt.coeffs.resize(ctx_->ring_dim());
+  hps_scale_round_to_plain(*ctx_, x.data(), pt.coeffs.data());
+  return pt;
+}
+
+double Decryptor::noise_budget(const Ciphertext& ct) const {
+  RnsPoly x = inner_product_coeff(ct);
+  const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
+  const u64 t = ctx_->plain_modulus();
+  for (std::size_t i = 0; i < k; ++i) {
+    const math::Modulus& qi = x.modulus(i);
+    u64* xl = x.limb(i);
+    for (std::size_t c = 0; c < n; ++c) xl[c] = math::mul_mod(xl[c], t % qi.value(), qi);
+  }
+  long double max_abs = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    const long double v = std::fabs(ctx_->q_base().compose_centered(x.data() + c, n));
+    if (v > max_abs) max_abs = v;
+  }
+  if (max_abs < 1) max_abs = 1;
+  const double budget = ctx_->log2_q() - 1.0 - static_cast<double>(std::log2(max_abs));
+  return budget > 0 ? budget : 0.0;
+}
+
+// ---- Evaluator: linear, plaintext and rotation operations --------------------------------
+
+void Evaluator::check_ct(const char* op, const Ciphertext& a) const {
+  const auto& kc = ctx_->key_context();
+  if (a.size() < 2) {
+    throw std::invalid_argument(std::string(op) + ": ciphertext has " + std::to_string(a.size()) +
+                                " polynomials, needs >= 2");
+  }
+  for (const auto& p : a.polys) {
+    if (p.context() != kc || p.num_limbs() != ctx_->q_size() || p.form() != PolyForm::kEvaluation) {
+      throw std::invalid_argument(
+          std::string(op) + ": ciphertext polynomial is not over Q in evaluation form (" +
+          std::to_string(p.num_limbs()) + " limbs, Q has " + std::to_string(ctx_->q_size()) + ")");
+    }
+  }
+}
+
+void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
+  check_ct("add", a);
+  check_ct("add", b);
+  check_key_id("add", b.key_id, a.key_id, "second operand's");
+  if (b.size() > a.size())
+    a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
+  for (std::size_t j = 0; j < b.size(); ++j) math::add_inplace(a.polys[j], b.polys[j]);
+}
+
+void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
+  check_ct("sub", a);
+  check_ct("sub", b);
+  check_key_id("sub", b.key_id, a.key_id, "second operand's");
+  if (b.size() > a.size())
+    a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
+  for (std::size_t j = 0; j < b.size(); ++j) math::sub_inplace(a.polys[j], b.polys[j]);
+}
+
+void Evaluator::negate_inplace(Ciphertext& a) const {
+  check_ct("negate", a);
+  for (auto& p : a.polys) math::negate_inplace(p);
+}
+
+void Evaluator::add_scaled_plain(Ciphertext& a, const Plaintext& pt, bool subtract) const {
+  RnsPoly dm(ctx_->key_context(), ctx_->q_size(), PolyForm::kCoefficient);
+  add_delta_m(*ctx_, pt, dm);
+  math::to_ntt_inplace(dm);
+  if (subtract) {
+    math::sub_inplace(a.polys[0], dm);
+  } else {
+    math::add_inplace(a.polys[0], dm);
+  }
+}
+
+void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& pt) const {
+  check_ct("add_plain", a);
+  check_plain("add_plain", *ctx_, pt);
+  add_scaled_plain(a, pt, false);
+}
+
+void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& pt) const {
+  check_ct("sub_plain", a);
+  check_plain("sub_plain", *ctx_, pt);
+  add_scaled_plain(a, pt, true);
+}
+
+PlaintextNtt Evaluator::prepare_plain(const Plaintext& pt) const {
+  check_plain("prepare_plain", *ctx_, pt);
+  const u64 t = ctx_->plain_modulus(), half = t / 2;
+  std::vector<std::int64_t> centred(pt.coeffs.size());
+  for (std::size_t c = 0; c < centred.size(); ++c) {
+    const u64 v = pt.coeffs[c];
+    centred[c] = v > half ? -static_cast<std::int64_t>(t - v) : static_cast<std::int64_t>(v);
+  }
+  PlaintextNtt out{RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kCoefficient), {}};
+  out.poly.set_signed(centred);
+  math::to_ntt_inplace(out.poly);
+  const std::size_t n = ctx_->ring_dim();
+  out.shoup.resize(ctx_->q_size() * n);
+  for (std::size_t i = 0; i < ctx_->q_size(); ++i) {
+    const u64 q = out.poly.modulus(i).value();
+    const u64* w = out.poly.limb(i);
+    for (std::size_t c = 0; c < n; ++c) out.shoup[i * n + c] = math::shoup_precompute(w[c], q);
+  }
+  return out;
+}
+
+void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) const {
+  check_ct("multiply_plain", a);
+  if (pt.poly.context() != ctx_->key_context() || pt.poly.num_limbs() != ctx_->q_size() ||
+      pt.poly.form() != PolyForm::kEvaluation) {
+    throw std::invalid_argument(
+        "multiply_plain: prepared plaintext is not over Q in evaluation form");
+  }
+  if (pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
+    throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
+  }
+  const std::size_t n = ctx_->ring_dim();
+  math::parallel_for(ctx_->q_size(), [&](std::size_t i) {
+    const u64 q = pt.poly.modulus(i).value();
+    const u64* w = pt.poly.limb(i);
+    const u64* ws = pt.shoup.data() + i * n;
+    for (auto& p : a.polys) {
+      u64* x = p.limb(i);
+      for (std::size_t c = 0; c < n; ++c) x[c] = math::mul_shoup(x[c], w[c], ws[c], q);
+    }
+  });
+}
+
+void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const {
+  multiply_plain_inplace(a, prepare_plain(pt));
+}
+
+void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,
+                                     const GaloisKeys& gk) const {
+  check_ct("apply_galois", a);
+  if (a.size() != 2) {
+    throw std::invalid_argument("apply_galois: ciphertext has " + std::to_string(a.size()) +
+                                " polynomials; relinearize first");
+  }
+  check_key_id("apply_galois", gk.key_id, a.key_id, "Galois");
+  const auto it = gk.keys.find(galois_element);
+  if (it == gk.keys.end()) {
+    throw std::invalid_argument("apply_galois: no Galois key for element " +
+                                std::to_string(galois_element));
+  }
+  const auto& perm = ctx_->galois_permutation(galois_element);
+  // Scratch reused across calls on this thread; the permuted c_0 is swapped into place.
+  thread_local RnsPoly c0, c1, c1_coeff;
+  permute_into(a.polys[0], perm, c0);
+  permute_into(a.polys[1], perm, c1);
+  std::swap(a.polys[0], c0);
+  if (c1_coeff.context() != c1.context() || c1_coeff.num_limbs() != c1.num_limbs()) {
+    c1_coeff = RnsPoly(c1.context(), c1.num_limbs(), PolyForm::kEvaluation);
+  }
+  c1_coeff.set_form(PolyForm::kEvaluation);
+  std::memcpy(c1_coeff.data(), c1.data(), c1.num_limbs() * c1.ring_dim() * sizeof(u64));
+  math::from_ntt_inplace(c1_coeff);
+  // c_0 <- sigma(c_0) + ks_0, c_1 <- ks_1.
+  a.polys[1].set_zero();
+  key_switch(*ctx_, c1_coeff, &c1, it->second, a.polys[0], a.polys[1], true);
+}
+
+void Evaluator::rotate_rows_inplace(Ciphertext& a, long long steps, const GaloisKeys& gk) const {
+  const long long half = static_cast<long long>(ctx_->ring_dim() / 2);
+  long long r = steps % half;
+  if (r < 0) r += half;
+  if (r == 0) return;
+  const u64 g = ctx_->galois_element_for_row_rotation(r);
+  if (gk.has(g)) {
+    apply_galois_inplace(a, g, gk);
+    return;
+  }
+  // Compose power-of-two rotations (left by 2^b for each set bit of r).
+  for (long long b = 1; b < half; b *= 2) {
+    if ((r & b) && !gk.has(ctx_->galois_element_for_row_rotation(b))) {
+      throw std::invalid_argument("rotate_rows: no Galois key for step " + std::to_string(steps) +
+                                  " (element " + std::to_string(g) +
+                                  ") nor for its part 2^k = " + std::to_string(b));
+    }
+  }
+  for (long long b = 1; b < half; b *= 2) {
+    if (r & b) apply_galois_inplace(a, ctx_->galois_element_for_row_rotation(b), gk);
+  }
+}
+
+void Evaluator::rotate_columns_inplace(Ciphertext& a, const GaloisKeys& gk) const {
+  apply_galois_inplace(a, ctx_->galois_element_row_swap(), gk);
+}
+
+}  // namespace hec::bfv

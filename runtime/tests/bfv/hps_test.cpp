@@ -1,0 +1,116 @@
+// The HPS kernels against references: the blocked base converter against math::BaseConverter
+// (exact and approximate, same outputs), and decryption scaling against the CRT composition
+// for values small enough to compose exactly; plus the evaluator's refusals.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bfv/encoder.h"
+#include "bfv/hps.h"
+#include "bfv/scheme.h"
+#include "math/primes.h"
+#include "math/sampling.h"
+
+namespace hec::bfv {
+namespace {
+
+math::Seed seed(int v) {
+  math::Seed s{};
+  s[0] = static_cast<unsigned char>(v);
+  s[3] = 0x49;
+  return s;
+}
+
+TEST(BfvHps, BlockedConverterMatchesTheMathConverter) {
+  const std::size_t n = 1000;  // not a multiple of the block size
+  for (auto [from_bits, from_count, to_bits, to_count] :
+       std::vector<std::array<int, 4>>{{60, 3, 50, 5}, {50, 6, 60, 4}, {36, 1, 40, 2}}) {
+    const auto q = math::ntt_primes(from_bits, static_cast<std::size_t>(from_count), 1024);
+    const auto p = math::ntt_primes(to_bits, static_cast<std::size_t>(to_count), 1024, q);
+    const math::RnsBase from(q), to(p);
+    const math::BaseConverter reference(from, to);
+    const BlockedBaseConverter blocked(from, to);
+    math::Prng prng(seed(from_count));
+    std::vector<u64> in(q.size() * n);
+    math::sample_uniform_mod(prng, from, n, in.data());
+    std::vector<u64> want(p.size() * n), got(p.size() * n);
+    reference.convert_exact(in.data(), want.data(), n);
+    blocked.convert(in.data(), got.data(), n);
+    EXPECT_EQ(got, want) << "exact, " << from_count << " x " << from_bits << " bits";
+    reference.convert_approx(in.data(), want.data(), n);
+    blocked.convert_approx(in.data(), got.data(), n);
+    EXPECT_EQ(got, want) << "approx, " << from_count << " x " << from_bits << " bits";
+  }
+}
+
+// round(t x / Q) mod t for x = Delta m + e with small centred e, composed independently.
+TEST(BfvHps, DecryptionScalingRecoversTheMessageUpToTheNoiseBound) {
+  const auto ctx = BfvContext::create(BfvParams::generate(10, 65537, 3, 50, 1, true, true));
+  const std::size_t n = ctx->ring_dim(), k = ctx->q_size();
+  const u64 t = ctx->plain_modulus();
+  math::Prng prng(seed(9));
+  std::vector<u64> m(n);
+  std::vector<std::int64_t> e(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    m[c] = prng.uniform_below(t);
+    // |e| up to 2^40, far below Delta / 2 ~ 2^133.
+    e[c] = static_cast<std::int64_t>(prng.uniform_below(u64{1} << 41)) - (std::int64_t{1} << 40);
+  }
+  std::vector<u64> x(k * n);
+  math::signed_to_rns(e.data(), n, ctx->q_base(), x.data());
+  for (std::size_t i = 0; i < k; ++i) {
+    const math::Modulus& qi = ctx->q_base()[i];
+    for (std::size_t c = 0; c < n; ++c) {
+      x[i * n + c] = math::add_mod(
+          x[i * n + c], math::mul_mod(m[c] % qi.value(), ctx->delta_mod_q(i), qi), qi.value());
+    }
+  }
+  std::vector<u64> out(n);
+  hps_scale_round_to_plain(*ctx, x.data(), out.data());
+  EXPECT_EQ(out, m);
+}
+
+TEST(BfvEvaluator, RefusalsNameTheProblem) {
+  const auto ctx = BfvContext::create(BfvParams::generate(10, 65537, 2, 50, 1, true, true));
+  KeyGenerator keygen(ctx, seed(10)), other(ctx, seed(11));
+  Encoder encoder(ctx);
+  Encryptor enc(ctx, keygen.secret_key());
+  Encryptor enc_other(ctx, other.secret_key());
+  Evaluator ev(ctx);
+  Decryptor dec(ctx, keygen.secret_key());
+  const Ciphertext a = enc.encrypt(encoder.encode_scalar(3));
+  const Ciphertext b = enc_other.encrypt(encoder.encode_scalar(4));
+  auto message = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  Ciphertext c = a;
+  EXPECT_NE(message([&] { ev.add_inplace(c, b); }).find("key id"), std::string::npos);
+  EXPECT_NE(message([&] { (void)dec.decrypt(b); }).find("key id"), std::string::npos);
+  const Ciphertext three = ev.multiply(a, a);
+  EXPECT_NE(message([&] { (void)ev.multiply(three, a); }).find("relinearize first"),
+            std::string::npos);
+  const std::vector<long long> steps = {1};
+  const GaloisKeys gk = keygen.make_galois_keys(steps, false);
+  c = a;
+  EXPECT_NE(message([&] { ev.rotate_columns_inplace(c, gk); }).find("no Galois key"),
+            std::string::npos);
+  const std::vector<u64> too_big = {65537};
+  EXPECT_NE(message([&] { (void)encoder.encode_batch(too_big); }).find("not below t = 65537"),
+            std::string::npos);
+  const RelinKey rk_other = other.make_relin_key();
+  EXPECT_NE(message([&] { (void)ev.multiply_relin(a, a, rk_other); }).find("key id"),
+            std::string::npos);
+  Plaintext bad;
+  bad.coeffs.assign(5, 0);
+  EXPECT_NE(message([&] { (void)enc.encrypt(bad); }).find("5 coefficients"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hec::bfv
