@@ -155,21 +155,26 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
         err[j] = v >= 0 ? static_cast<u64>(v) : q - static_cast<u64>(-v);
       }
       math::ntt_forward_inplace(err.data(), ring.ntt());
-      // b = a z + e (evaluation form).
-      for (std::size_t j = 0; j < n; ++j) {
-        const u64 az = math::mul_mod(a[j], key.z_ntt[j], ring.modulus());
-        b[j] = static_cast<std::uint32_t>(math::add_mod(az, err[j], q));
-      }
-      if (e < 0) continue;
-      // Message mu * Bg^l added to the a half (rows l < d_g) or the b half (rows d_g + l).
+      // Message mu * Bg^l: rows l < d_g carry it in the a half, rows d_g + l in the b half.
+      // The a half must stay the seed's uniform a', so rows l < d_g are encrypted as
+      // b = (a' - mu Bg^l) z + e, i.e. (a + mu Bg^l, a z + e) with a = a' - mu Bg^l uniform.
       const u64 gadget = math::pow_mod(2, static_cast<u64>(p.gadget_log_base) * (r % dg),
                                        ring.modulus());
-      std::uint32_t* target = r < dg ? a : b;
       for (std::size_t j = 0; j < n; ++j) {
-        const u64 mono = ring.psi_powers()[(static_cast<u64>(e) * ring.odd_exponents()[j]) %
-                                           (2 * n)];
-        target[j] = static_cast<std::uint32_t>(
-            math::add_mod(target[j], math::mul_mod(mono, gadget, ring.modulus()), q));
+        u64 msg = 0;
+        if (e >= 0) {
+          const u64 mono =
+              ring.psi_powers()[(static_cast<u64>(e) * ring.odd_exponents()[j]) % (2 * n)];
+          msg = math::mul_mod(mono, gadget, ring.modulus());
+        }
+        if (r < dg) {
+          const u64 a_minus = math::sub_mod(a[j], msg, q);
+          const u64 az = math::mul_mod(a_minus, key.z_ntt[j], ring.modulus());
+          b[j] = static_cast<std::uint32_t>(math::add_mod(az, err[j], q));
+        } else {
+          const u64 az = math::mul_mod(a[j], key.z_ntt[j], ring.modulus());
+          b[j] = static_cast<std::uint32_t>(math::add_mod(math::add_mod(az, err[j], q), msg, q));
+        }
       }
     }
   });

@@ -5,9 +5,15 @@ target_sources(hec_runtime PRIVATE
   fhew/fhew.cpp
   fhew/lwe.cpp
   fhew/params.cpp
+  fhew/serialize.cpp
 )
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/fhew/fhew_test.cpp
+    tests/fhew/serialize_test.cpp
   )
+endif()
+if(HEC_BUILD_BENCHMARKS)
+  add_executable(hec_bench_fhew bench/fhew_bench.cpp)
+  target_link_libraries(hec_bench_fhew PRIVATE hec_runtime)
 endif()

@@ -1,0 +1,71 @@
+// End-to-end FHEW measurements for bench/fhew.py: key generation time, evaluation-key size
+// (in memory and serialized), and the median wall time of one bootstrapped NAND, for one
+// parameter set (STD128 GINX or AP), on the current thread cap (bench/fhew.py runs it with
+// HEC_THREADS=1). Prints one JSON object.
+//
+// usage: hec_bench_fhew ginx|ap [repeats] [key-file]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fhew/fhew.h"
+#include "fhew/serialize.h"
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hec::fhew;
+  if (argc < 2 || (std::strcmp(argv[1], "ginx") != 0 && std::strcmp(argv[1], "ap") != 0)) {
+    std::fprintf(stderr, "usage: %s ginx|ap [repeats] [key-file]\n", argv[0]);
+    return 2;
+  }
+  const BlindRotation method =
+      std::strcmp(argv[1], "ginx") == 0 ? BlindRotation::kGinx : BlindRotation::kAp;
+  const int repeats = argc > 2 ? std::max(1, std::atoi(argv[2])) : 21;
+  const Context ctx(Params::std128(method));
+  auto t0 = std::chrono::steady_clock::now();
+  const SecretKey sk = ctx.keygen_secret();
+  const EvalKey ek = ctx.keygen_eval(sk);
+  const double keygen_s = seconds_since(t0);
+
+  std::uint64_t file_bytes = 0;
+  if (argc > 3) {
+    const std::filesystem::path path = argv[3];
+    save_eval_key(path, ek);
+    file_bytes = std::filesystem::file_size(path);
+    std::filesystem::remove(path);
+  }
+
+  std::vector<double> ms;
+  bool all_correct = true;
+  for (int r = 0; r < repeats + 1; ++r) {
+    const bool x = r % 2, y = (r / 2) % 2;
+    const Ciphertext cx = ctx.encrypt(sk, x), cy = ctx.encrypt(sk, y);
+    t0 = std::chrono::steady_clock::now();
+    const Ciphertext out = ctx.eval(ek, Gate::kNand, cx, cy);
+    const double t = seconds_since(t0) * 1e3;
+    if (r > 0) ms.push_back(t);  // the first run warms caches and pages in the key
+    all_correct = all_correct && ctx.decrypt(sk, out) == !(x && y);
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf(
+      "{\"method\": \"%s\", \"params\": \"%s\", \"n\": %u, \"q\": %u, \"N\": %u, \"Q\": %llu, "
+      "\"keygen_s\": %.4f, \"eval_key_memory_bytes\": %zu, \"eval_key_file_bytes\": %llu, "
+      "\"nand_ms_median\": %.4f, \"nand_ms_min\": %.4f, \"repeats\": %d, \"correct\": %s}\n",
+      blind_rotation_name(method), ctx.params().name.c_str(), ctx.params().lwe_dim,
+      ctx.params().lwe_modulus, ctx.params().ring_dim,
+      static_cast<unsigned long long>(ctx.params().ring_modulus), keygen_s, ek.memory_bytes(),
+      static_cast<unsigned long long>(file_bytes), ms[ms.size() / 2], ms.front(), repeats,
+      all_correct ? "true" : "false");
+  return all_correct ? 0 : 1;
+}
