@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fhew/kernels.h"
 #include "math/parallel.h"
 #include "math/primes.h"
 
@@ -20,14 +21,6 @@ using math::u128;
 using math::u64;
 
 namespace {
-
-// x mod Q for any 64-bit x, with m = floor((2^64 - 1) / Q): the quotient estimate is at most
-// one below the true one, so one conditional subtraction suffices.
-inline u64 reduce64(u64 x, u64 q, u64 m) {
-  const u64 qhat = static_cast<u64>((static_cast<u128>(x) * m) >> 64);
-  u64 r = x - qhat * q;
-  return r >= q ? r - q : r;
-}
 
 // out = X^m * (constant polynomial with every coefficient c), negacyclic, m in [0, 2N).
 void rotated_constant(std::size_t n, u64 q, u64 c, std::size_t m, u64* out) {
@@ -46,14 +39,38 @@ void rotated_constant(std::size_t n, u64 q, u64 c, std::size_t m, u64* out) {
 
 }  // namespace
 
+void pack_rgsw(const std::uint32_t* row_major, std::size_t rows, std::size_t n,
+               std::uint32_t* blocked) {
+  for (std::size_t jb = 0; jb < n / 8; ++jb) {
+    for (std::size_t rt = 0; rt < 2 * rows; ++rt) {
+      for (std::size_t l = 0; l < 8; ++l) {
+        blocked[(jb * 2 * rows + rt) * 8 + l] = row_major[rt * n + jb * 8 + l];
+      }
+    }
+  }
+}
+
+void unpack_rgsw(const std::uint32_t* blocked, std::size_t rows, std::size_t n,
+                 std::uint32_t* row_major) {
+  for (std::size_t jb = 0; jb < n / 8; ++jb) {
+    for (std::size_t rt = 0; rt < 2 * rows; ++rt) {
+      for (std::size_t l = 0; l < 8; ++l) {
+        row_major[rt * n + jb * 8 + l] = blocked[(jb * 2 * rows + rt) * 8 + l];
+      }
+    }
+  }
+}
+
 RingContext::RingContext(const Params& params) : params_(params) {
   params.validate();
   n_ = params.ring_dim;
   q_ = params.ring_modulus;
   modulus_ = math::Modulus(q_);
+  // The kernels sum 2 d_g products of residues without reduction and reduce sums below
+  // 2^57 (kernels.h).
   const double lazy_bound = 2.0 * params.gadget_digits * static_cast<double>(q_) *
                             static_cast<double>(q_);
-  if (lazy_bound >= 18446744073709551616.0) {
+  if (lazy_bound >= 144115188075855872.0 /* 2^57 */ || n_ % 8 != 0) {
     throw std::invalid_argument("fhew::RingContext: Q = " + std::to_string(q_) + " with " +
                                 std::to_string(params.gadget_digits) +
                                 " gadget digits overflows the 64-bit lazy accumulation");
@@ -72,6 +89,13 @@ RingContext::RingContext(const Params& params) : params_(params) {
     odd_[j] = static_cast<std::uint32_t>(2 * math::bit_reverse(j, log_n) + 1);
   }
   barrett_ = ~0ull / q_;
+  constants_.q = q_;
+  constants_.barrett = barrett_;
+  constants_.two32_mod_q = (1ull << 32) % q_;
+  constants_.q_inverse = 1.0 / static_cast<double>(q_);
+  constants_.n = n_;
+  constants_.gadget_log_base = params.gadget_log_base;
+  constants_.gadget_digits = params.gadget_digits;
 }
 
 RingKey ring_keygen(const RingContext& ring, math::Prng& prng) {
@@ -142,7 +166,8 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
   bk.rgsw = RgswArray(count, rows, n);
   math::parallel_for(count, [&](std::size_t c) {
     math::Prng prng;  // OS-seeded: the errors are secret
-    std::uint32_t* ct = bk.rgsw.at(c);
+    std::vector<std::uint32_t> row_major(rows * 2 * n);
+    std::uint32_t* ct = row_major.data();
     expand_a_halves(ring, bk.seed, c, ct);
     const long e = message_exponent(p, lwe_key, c);
     const auto errors = math::sample_gaussian(prng, rows * n, p.sigma);
@@ -177,6 +202,7 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
         }
       }
     }
+    pack_rgsw(row_major.data(), rows, n, bk.rgsw.at(c));
   });
   return bk;
 }
@@ -185,9 +211,11 @@ std::vector<std::uint32_t> blind_rotation_key_b_halves(const RingContext& ring,
                                                        const BlindRotationKey& key) {
   const std::size_t n = ring.n(), rows = key.rgsw.rows();
   std::vector<std::uint32_t> out(key.rgsw.count() * rows * n);
+  std::vector<std::uint32_t> row_major(rows * 2 * n);
   for (std::size_t c = 0; c < key.rgsw.count(); ++c) {
+    unpack_rgsw(key.rgsw.at(c), rows, n, row_major.data());
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::uint32_t* b = key.rgsw.at(c) + (r * 2 + 1) * n;
+      const std::uint32_t* b = row_major.data() + (r * 2 + 1) * n;
       std::copy(b, b + n, out.begin() + (c * rows + r) * n);
     }
   }
@@ -215,7 +243,8 @@ BlindRotationKey blind_rotation_key_from_seed(const RingContext& ring, BlindRota
   bk.seed = seed;
   bk.rgsw = RgswArray(count, rows, n);
   math::parallel_for(count, [&](std::size_t c) {
-    std::uint32_t* ct = bk.rgsw.at(c);
+    std::vector<std::uint32_t> row_major(rows * 2 * n);
+    std::uint32_t* ct = row_major.data();
     expand_a_halves(ring, seed, c, ct);
     for (std::size_t r = 0; r < rows; ++r) {
       const std::uint32_t* src = b_halves.data() + (c * rows + r) * n;
@@ -228,6 +257,7 @@ BlindRotationKey blind_rotation_key_from_seed(const RingContext& ring, BlindRota
       }
       std::copy(src, src + n, ct + (r * 2 + 1) * n);
     }
+    pack_rgsw(row_major.data(), rows, n, bk.rgsw.at(c));
   });
   return bk;
 }
@@ -242,79 +272,26 @@ namespace {
 
 // Step (1): signed base-2^b digits of the centred accumulator, then forward NTTs.
 void decompose_to_ntt(const RingContext& ring, Workspace& ws) {
-  const std::size_t n = ring.n();
-  const std::size_t dg = ring.params().gadget_digits;
-  const int log_b = static_cast<int>(ring.params().gadget_log_base);
-  const std::int64_t base = std::int64_t{1} << log_b, half = base / 2, mask = base - 1;
-  const u64 q = ring.q();
-  const std::int64_t q_half = static_cast<std::int64_t>(q / 2);
-  const u64* polys[2] = {ws.acc_a.data(), ws.acc_b.data()};
-  for (std::size_t t = 0; t < 2; ++t) {
-    const u64* x = polys[t];
-    u64* out = ws.digits.data() + t * dg * n;
-    for (std::size_t j = 0; j < n; ++j) {
-      std::int64_t v = static_cast<std::int64_t>(x[j]);
-      if (v > q_half) v -= static_cast<std::int64_t>(q);
-      for (std::size_t l = 0; l + 1 < dg; ++l) {
-        std::int64_t d = v & mask;
-        if (d >= half) d -= base;
-        v = (v - d) >> log_b;
-        out[l * n + j] = d >= 0 ? static_cast<u64>(d) : q - static_cast<u64>(-d);
-      }
-      out[(dg - 1) * n + j] = v >= 0 ? static_cast<u64>(v) : q - static_cast<u64>(-v);
-    }
-  }
-  for (std::size_t r = 0; r < 2 * dg; ++r) {
-    math::ntt_forward_inplace(ws.digits.data() + r * n, ring.ntt());
-  }
-}
-
-// Step (2): out_a/out_b = sum_r D_r * rgsw[r].(a, b), reduced to [0, Q).
-void multiply_rgsw(const RingContext& ring, const Workspace& ws, const std::uint32_t* rgsw,
-                   u64* out_a, u64* out_b) {
   const std::size_t n = ring.n(), rows = 2 * ring.params().gadget_digits;
-  const u64 q = ring.q(), m = ring.barrett();
-  for (std::size_t j = 0; j < n; ++j) {
-    out_a[j] = 0;
-    out_b[j] = 0;
-  }
+  kernels::decompose(ring.constants(), ws.acc_a.data(), ws.acc_b.data(), ws.digits.data());
   for (std::size_t r = 0; r < rows; ++r) {
-    const u64* d = ws.digits.data() + r * n;
-    const std::uint32_t* ka = rgsw + (r * 2) * n;
-    const std::uint32_t* kb = ka + n;
-    for (std::size_t j = 0; j < n; ++j) {
-      const u64 dj = static_cast<std::uint32_t>(d[j]);
-      out_a[j] += dj * ka[j];
-      out_b[j] += dj * kb[j];
-    }
-  }
-  for (std::size_t j = 0; j < n; ++j) {
-    out_a[j] = reduce64(out_a[j], q, m);
-    out_b[j] = reduce64(out_b[j], q, m);
+    math::ntt_forward_inplace(ws.digits.data() + r * n, ring.ntt());
   }
 }
 
 void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t i,
                std::size_t c, Workspace& ws) {
   const std::size_t n = ring.n();
-  const u64 q = ring.q(), m = ring.barrett();
+  const u64 q = ring.q();
   decompose_to_ntt(ring, ws);
+  // Step (2): P+ and P- (the pair of keys of index i) into prod = (pa, pb, ma, mb).
+  const std::uint32_t* keys[2] = {key.rgsw.at(2 * i), key.rgsw.at(2 * i + 1)};
+  kernels::mac(ring.constants(), ws.digits.data(), keys, 2, ws.prod.data());
   u64* pa = ws.prod.data();
   u64* pb = pa + n;
-  u64* ma = pb + n;
-  u64* mb = ma + n;
-  multiply_rgsw(ring, ws, key.rgsw.at(2 * i), pa, pb);
-  multiply_rgsw(ring, ws, key.rgsw.at(2 * i + 1), ma, mb);
-  // Step (3): T = (X^c - 1) P+ + (X^-c - 1) P-, with X^c at slot j = psi^(c odd_j).
-  const std::uint32_t* psi = ring.psi_powers().data();
-  const std::uint32_t* odd = ring.odd_exponents().data();
-  const std::size_t mask = 2 * n - 1, minus_c = (2 * n - c) & mask;
-  for (std::size_t j = 0; j < n; ++j) {
-    const u64 plus = psi[(c * odd[j]) & mask] + q - 1;   // in [0, 2Q)
-    const u64 minus = psi[(minus_c * odd[j]) & mask] + q - 1;
-    pa[j] = reduce64(pa[j] * plus + ma[j] * minus, q, m);
-    pb[j] = reduce64(pb[j] * plus + mb[j] * minus, q, m);
-  }
+  // Step (3).
+  kernels::monomial_combine(ring.constants(), ring.psi_powers().data(),
+                            ring.odd_exponents().data(), c, pa, pb, pb + n, pb + 2 * n);
   // Step (4).
   math::ntt_inverse_inplace(pa, ring.ntt());
   math::ntt_inverse_inplace(pb, ring.ntt());
@@ -326,7 +303,10 @@ void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t
 
 void ap_step(const RingContext& ring, const std::uint32_t* rgsw, Workspace& ws) {
   decompose_to_ntt(ring, ws);
-  multiply_rgsw(ring, ws, rgsw, ws.acc_a.data(), ws.acc_b.data());
+  kernels::mac(ring.constants(), ws.digits.data(), &rgsw, 1, ws.prod.data());
+  const std::size_t n = ring.n();
+  std::copy(ws.prod.begin(), ws.prod.begin() + n, ws.acc_a.begin());
+  std::copy(ws.prod.begin() + n, ws.prod.begin() + 2 * n, ws.acc_b.begin());
   math::ntt_inverse_inplace(ws.acc_a.data(), ring.ntt());
   math::ntt_inverse_inplace(ws.acc_b.data(), ring.ntt());
 }

@@ -13,13 +13,15 @@
 //
 // The NTT is the math core's (math/ntt.h); RGSW rows are kept in evaluation form as 32-bit
 // words (Q < 2^31). Products of two residues are below 2^62 and sums of up to 2 d_g of them
-// are accumulated without reduction in 64 bits when Q < 2^29 (checked at construction).
+// are accumulated without reduction in 64 bits while 2 d_g Q^2 < 2^57 (checked at
+// construction); the loops are in kernels.h (portable and AVX-512).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "fhew/kernels.h"
 #include "fhew/lwe.h"
 #include "fhew/params.h"
 #include "math/ntt.h"
@@ -41,6 +43,7 @@ class RingContext {
   const std::vector<std::uint32_t>& psi_powers() const { return psi_pow_; }
   // floor(2^64 / Q) for reducing 64-bit sums (Barrett, one correction).
   std::uint64_t barrett() const { return barrett_; }
+  const kernels::RingConstants& constants() const { return constants_; }
 
  private:
   Params params_;
@@ -50,6 +53,7 @@ class RingContext {
   std::unique_ptr<math::NttTables> ntt_;
   std::vector<std::uint32_t> odd_, psi_pow_;
   std::uint64_t barrett_ = 0;
+  kernels::RingConstants constants_{};
 };
 
 // The ring secret z (ternary, N coefficients) with its evaluation form.
@@ -59,8 +63,11 @@ struct RingKey {
 };
 RingKey ring_keygen(const RingContext& ring, math::Prng& prng);
 
-// A flat array of RGSW ciphertexts, each 2 d_g rows of (a, b) in evaluation form (u32):
-// ciphertext c, row r, component t (0 = a, 1 = b) at ((c * 2 d_g + r) * 2 + t) * N.
+// A flat array of RGSW ciphertexts, each 2 d_g rows of (a, b) in evaluation form (u32),
+// stored in blocks of 8 slots so that one external product reads each ciphertext as a single
+// sequential stream: within ciphertext c, slot j of row r, component t (0 = a, 1 = b) is at
+// ((j / 8) * 2 d_g + r) * 2 + t) * 8 + j % 8. pack_rgsw/unpack_rgsw convert from/to the
+// row-major form (row r, component t at (r * 2 + t) * N).
 class RgswArray {
  public:
   RgswArray() = default;
@@ -76,6 +83,11 @@ class RgswArray {
   std::size_t count_ = 0, rows_ = 0, n_ = 0;
   std::vector<std::uint32_t> data_;
 };
+
+void pack_rgsw(const std::uint32_t* row_major, std::size_t rows, std::size_t n,
+               std::uint32_t* blocked);
+void unpack_rgsw(const std::uint32_t* blocked, std::size_t rows, std::size_t n,
+                 std::uint32_t* row_major);
 
 // The bootstrapping (blind-rotation) key. GINX: 2n RGSW (BK+ and BK- per i). AP: for every
 // i, digit position k and digit value v in [1, B_r): RGSW(X^{v B_r^k s_i 2N/q}), index

@@ -3,10 +3,14 @@
 target_sources(hec_runtime PRIVATE
   fhew/bootstrap.cpp
   fhew/fhew.cpp
+  fhew/kernels.cpp
+  fhew/kernels_avx512.cpp
   fhew/lwe.cpp
   fhew/params.cpp
   fhew/serialize.cpp
 )
+set_source_files_properties(fhew/kernels_avx512.cpp PROPERTIES COMPILE_OPTIONS
+  "${HEC_AVX512_FLAGS};-Wno-maybe-uninitialized")  # GCC 12 false positive in its intrinsics
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/fhew/fhew_test.cpp
