@@ -13,6 +13,7 @@ set_source_files_properties(fhew/kernels_avx512.cpp PROPERTIES COMPILE_OPTIONS
   "${HEC_AVX512_FLAGS};-Wno-maybe-uninitialized")  # GCC 12 false positive in its intrinsics
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
+    tests/fhew/circuit_test.cpp
     tests/fhew/fhew_test.cpp
     tests/fhew/serialize_test.cpp
   )
