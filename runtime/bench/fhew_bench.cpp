@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "fhew/fhew.h"
@@ -29,6 +30,17 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// Resident set size in bytes (/proc/self/statm), for the key-size comparison with OpenFHE.
+std::uint64_t rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0, resident = 0;
+  if (f != nullptr) {
+    if (std::fscanf(f, "%llu %llu", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,8 +55,10 @@ int main(int argc, char** argv) {
   const Context ctx(Params::std128(method));
   auto t0 = std::chrono::steady_clock::now();
   const SecretKey sk = ctx.keygen_secret();
+  const std::uint64_t rss0 = rss_bytes();
   const EvalKey ek = ctx.keygen_eval(sk);
   const double keygen_s = seconds_since(t0);
+  const std::uint64_t key_rss = rss_bytes() - rss0;
 
   std::uint64_t file_bytes = 0;
   if (argc > 3) {
@@ -74,12 +88,13 @@ int main(int argc, char** argv) {
   std::sort(cpu_ms.begin(), cpu_ms.end());
   std::printf(
       "{\"method\": \"%s\", \"params\": \"%s\", \"n\": %u, \"q\": %u, \"N\": %u, \"Q\": %llu, "
-      "\"keygen_s\": %.4f, \"eval_key_memory_bytes\": %zu, \"eval_key_file_bytes\": %llu, "
+      "\"keygen_s\": %.4f, \"eval_key_memory_bytes\": %zu, \"eval_key_rss_bytes\": %llu, \"eval_key_file_bytes\": %llu, "
       "\"nand_ms_median\": %.4f, \"nand_ms_min\": %.4f, \"nand_cpu_ms_median\": %.4f, "
       "\"repeats\": %d, \"correct\": %s}\n",
       blind_rotation_name(method), ctx.params().name.c_str(), ctx.params().lwe_dim,
       ctx.params().lwe_modulus, ctx.params().ring_dim,
       static_cast<unsigned long long>(ctx.params().ring_modulus), keygen_s, ek.memory_bytes(),
+      static_cast<unsigned long long>(key_rss),
       static_cast<unsigned long long>(file_bytes), ms[ms.size() / 2], ms.front(), cpu_ms[cpu_ms.size() / 2], repeats,
       all_correct ? "true" : "false");
   return all_correct ? 0 : 1;

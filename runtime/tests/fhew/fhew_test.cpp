@@ -227,6 +227,11 @@ TEST(FhewNoise, Std128FailureProbabilityBelow2ToMinus40) {
   for (auto m : {BlindRotation::kGinx, BlindRotation::kAp}) {
     const NoiseModel model = noise_model(Params::std128(m));
     EXPECT_LT(model.failure_log2, -40) << blind_rotation_name(m);
+    std::printf("STD128 %s: fresh %.4g, blind rotation %.4g (mod Q), after Q->q_ks %.4g, key "
+                "switch %.4g, bootstrapped %.4g (mod q), margin %.2f sigma, failure 2^%.1f\n",
+                blind_rotation_name(m), model.fresh_variance, model.blind_rotation_variance,
+                model.after_ring_ms_variance, model.key_switch_variance,
+                model.bootstrapped_variance, model.gate_margin_sigmas, model.failure_log2);
   }
 }
 
