@@ -16,13 +16,14 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
-import openfhe as o
+import openfhe as o  # pyright: ignore[reportMissingImports]
 
 
 def rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    resident_pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return resident_pages * os.sysconf("SC_PAGE_SIZE")
 
 
 def run(method: str, repeats: int) -> dict[str, object]:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, Row, print_rows, reference_python
@@ -31,7 +32,7 @@ from common import ROOT, Row, print_rows, reference_python
 SINGLE_THREAD = {"HEC_THREADS": "1", "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"}
 
 
-def run_ours(method: str, repeats: int) -> dict[str, object]:
+def run_ours(method: str, repeats: int) -> dict[str, Any]:
     binary = ROOT / "build" / "bench" / "hec_bench_fhew"
     if not binary.exists():
         raise SystemExit(f"bench/fhew: {binary} is missing; build the runtime with preset 'bench'")
@@ -46,7 +47,7 @@ def run_ours(method: str, repeats: int) -> dict[str, object]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_openfhe(method: str, repeats: int) -> dict[str, object]:
+def run_openfhe(method: str, repeats: int) -> dict[str, Any]:
     out = subprocess.run(
         [reference_python(), str(ROOT / "bench" / "_fhew_openfhe.py"), str(repeats), method],
         check=True,
@@ -58,7 +59,9 @@ def run_openfhe(method: str, repeats: int) -> dict[str, object]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="bench/run fhew: bootstrapped NAND, ours vs OpenFHE"
+    )
     parser.add_argument("--repeats", type=int, default=21, help="timed gates per method")
     parser.add_argument("--methods", default="GINX,AP", help="comma-separated: GINX, AP")
     args = parser.parse_args()
@@ -90,7 +93,13 @@ def main() -> int:
                 ref["eval_key_rss_bytes"] / mib,
                 "MiB",
             ),
-            Row("fhew", f"{case} eval key in memory", ours["eval_key_memory_bytes"] / mib, None, "MiB"),
+            Row(
+                "fhew",
+                f"{case} eval key in memory",
+                ours["eval_key_memory_bytes"] / mib,
+                None,
+                "MiB",
+            ),
             Row("fhew", f"{case} eval key file", ours["eval_key_file_bytes"] / mib, None, "MiB"),
         ]
         notes.append(

@@ -4,14 +4,14 @@
 // HEC_THREADS=1). Prints one JSON object.
 //
 // usage: hec_bench_fhew ginx|ap [repeats] [key-file]
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "fhew/fhew.h"
@@ -88,14 +88,15 @@ int main(int argc, char** argv) {
   std::sort(cpu_ms.begin(), cpu_ms.end());
   std::printf(
       "{\"method\": \"%s\", \"params\": \"%s\", \"n\": %u, \"q\": %u, \"N\": %u, \"Q\": %llu, "
-      "\"keygen_s\": %.4f, \"eval_key_memory_bytes\": %zu, \"eval_key_rss_bytes\": %llu, \"eval_key_file_bytes\": %llu, "
+      "\"keygen_s\": %.4f, \"eval_key_memory_bytes\": %zu, \"eval_key_rss_bytes\": %llu, "
+      "\"eval_key_file_bytes\": %llu, "
       "\"nand_ms_median\": %.4f, \"nand_ms_min\": %.4f, \"nand_cpu_ms_median\": %.4f, "
       "\"repeats\": %d, \"correct\": %s}\n",
       blind_rotation_name(method), ctx.params().name.c_str(), ctx.params().lwe_dim,
       ctx.params().lwe_modulus, ctx.params().ring_dim,
       static_cast<unsigned long long>(ctx.params().ring_modulus), keygen_s, ek.memory_bytes(),
-      static_cast<unsigned long long>(key_rss),
-      static_cast<unsigned long long>(file_bytes), ms[ms.size() / 2], ms.front(), cpu_ms[cpu_ms.size() / 2], repeats,
+      static_cast<unsigned long long>(key_rss), static_cast<unsigned long long>(file_bytes),
+      ms[ms.size() / 2], ms.front(), cpu_ms[cpu_ms.size() / 2], repeats,
       all_correct ? "true" : "false");
   return all_correct ? 0 : 1;
 }

@@ -68,8 +68,8 @@ RingContext::RingContext(const Params& params) : params_(params) {
   modulus_ = math::Modulus(q_);
   // The kernels sum 2 d_g products of residues without reduction and reduce sums below
   // 2^57 (kernels.h).
-  const double lazy_bound = 2.0 * params.gadget_digits * static_cast<double>(q_) *
-                            static_cast<double>(q_);
+  const double lazy_bound =
+      2.0 * params.gadget_digits * static_cast<double>(q_) * static_cast<double>(q_);
   if (lazy_bound >= 144115188075855872.0 /* 2^57 */ || n_ % 8 != 0) {
     throw std::invalid_argument("fhew::RingContext: Q = " + std::to_string(q_) + " with " +
                                 std::to_string(params.gadget_digits) +
@@ -124,7 +124,8 @@ void expand_a_halves(const RingContext& ring, const math::Seed& seed, std::size_
   math::Prng stream(seed, c);
   for (std::size_t r = 0; r < rows; ++r) {
     std::uint32_t* a = rgsw + (r * 2) * n;
-    for (std::size_t j = 0; j < n; ++j) a[j] = static_cast<std::uint32_t>(stream.uniform_below(ring.q()));
+    for (std::size_t j = 0; j < n; ++j)
+      a[j] = static_cast<std::uint32_t>(stream.uniform_below(ring.q()));
   }
 }
 
@@ -154,8 +155,8 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
   const Params& p = ring.params();
   if (lwe_key.size() != p.lwe_dim) {
     throw std::invalid_argument("blind_rotation_keygen: LWE key dimension " +
-                                std::to_string(lwe_key.size()) + " != n = " +
-                                std::to_string(p.lwe_dim));
+                                std::to_string(lwe_key.size()) +
+                                " != n = " + std::to_string(p.lwe_dim));
   }
   const std::size_t n = ring.n(), dg = p.gadget_digits, rows = 2 * dg;
   const u64 q = ring.q();
@@ -183,8 +184,8 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
       // Message mu * Bg^l: rows l < d_g carry it in the a half, rows d_g + l in the b half.
       // The a half must stay the seed's uniform a', so rows l < d_g are encrypted as
       // b = (a' - mu Bg^l) z + e, i.e. (a + mu Bg^l, a z + e) with a = a' - mu Bg^l uniform.
-      const u64 gadget = math::pow_mod(2, static_cast<u64>(p.gadget_log_base) * (r % dg),
-                                       ring.modulus());
+      const u64 gadget =
+          math::pow_mod(2, static_cast<u64>(p.gadget_log_base) * (r % dg), ring.modulus());
       for (std::size_t j = 0; j < n; ++j) {
         u64 msg = 0;
         if (e >= 0) {
@@ -234,9 +235,8 @@ BlindRotationKey blind_rotation_key_from_seed(const RingContext& ring, BlindRota
   const std::size_t n = ring.n(), rows = 2 * p.gadget_digits;
   const std::size_t count = blind_rotation_key_count(p);
   if (b_halves.size() != count * rows * n) {
-    throw std::invalid_argument("blind_rotation_key_from_seed: " +
-                                std::to_string(b_halves.size()) + " words, expected " +
-                                std::to_string(count * rows * n));
+    throw std::invalid_argument("blind_rotation_key_from_seed: " + std::to_string(b_halves.size()) +
+                                " words, expected " + std::to_string(count * rows * n));
   }
   BlindRotationKey bk;
   bk.method = method;
@@ -251,8 +251,8 @@ BlindRotationKey blind_rotation_key_from_seed(const RingContext& ring, BlindRota
       for (std::size_t j = 0; j < n; ++j) {
         if (src[j] >= ring.q()) {
           throw std::invalid_argument("blind_rotation_key_from_seed: residue " +
-                                      std::to_string(src[j]) + " >= Q = " +
-                                      std::to_string(ring.q()));
+                                      std::to_string(src[j]) +
+                                      " >= Q = " + std::to_string(ring.q()));
         }
       }
       std::copy(src, src + n, ct + (r * 2 + 1) * n);
@@ -279,8 +279,8 @@ void decompose_to_ntt(const RingContext& ring, Workspace& ws) {
   }
 }
 
-void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t i,
-               std::size_t c, Workspace& ws) {
+void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t i, std::size_t c,
+               Workspace& ws) {
   const std::size_t n = ring.n();
   const u64 q = ring.q();
   decompose_to_ntt(ring, ws);
@@ -290,8 +290,8 @@ void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t
   u64* pa = ws.prod.data();
   u64* pb = pa + n;
   // Step (3).
-  kernels::monomial_combine(ring.constants(), ring.psi_powers().data(),
-                            ring.odd_exponents().data(), c, pa, pb, pb + n, pb + 2 * n);
+  kernels::monomial_combine(ring.constants(), ring.psi_powers().data(), ring.odd_exponents().data(),
+                            c, pa, pb, pb + n, pb + 2 * n);
   // Step (4).
   math::ntt_inverse_inplace(pa, ring.ntt());
   math::ntt_inverse_inplace(pb, ring.ntt());
@@ -319,8 +319,8 @@ void blind_rotate(const RingContext& ring, const BlindRotationKey& key, const Lw
   if (ct.modulus != p.lwe_modulus || ct.a.size() != p.lwe_dim) {
     throw std::invalid_argument(
         "blind_rotate: ciphertext (dimension " + std::to_string(ct.a.size()) + ", modulus " +
-        std::to_string(ct.modulus) + ") does not match parameters '" + p.name + "' (n = " +
-        std::to_string(p.lwe_dim) + ", q = " + std::to_string(p.lwe_modulus) + ")");
+        std::to_string(ct.modulus) + ") does not match parameters '" + p.name +
+        "' (n = " + std::to_string(p.lwe_dim) + ", q = " + std::to_string(p.lwe_modulus) + ")");
   }
   const std::size_t n = ring.n(), two_n = 2 * n;
   const std::size_t scale = two_n / p.lwe_modulus;

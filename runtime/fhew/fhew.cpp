@@ -90,8 +90,8 @@ std::uint32_t Context::phase(const SecretKey& sk, const Ciphertext& ct) const {
   }
   if (ct.lwe.modulus != params().lwe_modulus) {
     throw std::invalid_argument("fhew decrypt: ciphertext modulus " +
-                                std::to_string(ct.lwe.modulus) + " != q = " +
-                                std::to_string(params().lwe_modulus));
+                                std::to_string(ct.lwe.modulus) +
+                                " != q = " + std::to_string(params().lwe_modulus));
   }
   return lwe_phase(ct.lwe, sk.lwe);
 }
@@ -106,10 +106,9 @@ bool Context::decrypt(const SecretKey& sk, const Ciphertext& ct) const {
 Ciphertext Context::eval_not(const Ciphertext& x) const {
   const std::uint32_t q = params().lwe_modulus;
   if (x.lwe.modulus != q || x.lwe.a.size() != params().lwe_dim) {
-    throw std::invalid_argument("fhew NOT: input ciphertext (dimension " +
-                                std::to_string(x.lwe.a.size()) + ", modulus " +
-                                std::to_string(x.lwe.modulus) + ") does not match '" +
-                                params().name + "'");
+    throw std::invalid_argument(
+        "fhew NOT: input ciphertext (dimension " + std::to_string(x.lwe.a.size()) + ", modulus " +
+        std::to_string(x.lwe.modulus) + ") does not match '" + params().name + "'");
   }
   Ciphertext out = x;
   for (auto& v : out.lwe.a) v = (q - v) & (q - 1);
@@ -131,8 +130,7 @@ void Context::check(const EvalKey& ek, const Ciphertext& c, const char* what) co
   }
 }
 
-void Context::blind_rotate(const EvalKey& ek, const LweCiphertext& combined,
-                           Workspace& ws) const {
+void Context::blind_rotate(const EvalKey& ek, const LweCiphertext& combined, Workspace& ws) const {
   fhew::blind_rotate(ring_, ek.brk, combined, tv_, ws);
 }
 
@@ -237,8 +235,7 @@ Ciphertext Context::eval_mux(const EvalKey& ek, const Ciphertext& sel, const Cip
   return mux(ek, sel, if_true, if_false, ws);
 }
 
-std::vector<Ciphertext> Context::eval_batch(const EvalKey& ek,
-                                            std::span<const GateOp> ops) const {
+std::vector<Ciphertext> Context::eval_batch(const EvalKey& ek, std::span<const GateOp> ops) const {
   if (ek.params.digest() != params().digest()) {
     throw std::invalid_argument("eval_batch: evaluation key parameters '" + ek.params.name +
                                 "' differ from the context's '" + params().name + "'");

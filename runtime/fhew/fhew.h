@@ -94,10 +94,10 @@ class Context {
 
  private:
   void check(const EvalKey& ek, const Ciphertext& c, const char* what) const;
-  Ciphertext bootstrap_gate(const EvalKey& ek, Gate g, const Ciphertext& x,
-                            const Ciphertext& y, Workspace& ws) const;
-  Ciphertext mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext& t,
-                 const Ciphertext& f, Workspace& ws) const;
+  Ciphertext bootstrap_gate(const EvalKey& ek, Gate g, const Ciphertext& x, const Ciphertext& y,
+                            Workspace& ws) const;
+  Ciphertext mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext& t, const Ciphertext& f,
+                 Workspace& ws) const;
   RingContext ring_;
   std::uint64_t tv_ = 0;  // round(Q / 8)
 };

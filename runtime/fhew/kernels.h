@@ -33,8 +33,8 @@ void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint6
 void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32_t* const* keys,
          std::size_t key_count, std::uint64_t* out);
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
-                      const std::uint32_t* odd, std::size_t c, std::uint64_t* pa,
-                      std::uint64_t* pb, const std::uint64_t* ma, const std::uint64_t* mb);
+                      const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
+                      const std::uint64_t* ma, const std::uint64_t* mb);
 
 namespace avx512 {
 void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint64_t* b,
@@ -42,8 +42,8 @@ void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint6
 void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32_t* const* keys,
          std::size_t key_count, std::uint64_t* out);
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
-                      const std::uint32_t* odd, std::size_t c, std::uint64_t* pa,
-                      std::uint64_t* pb, const std::uint64_t* ma, const std::uint64_t* mb);
+                      const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
+                      const std::uint64_t* ma, const std::uint64_t* mb);
 }  // namespace avx512
 
 namespace portable {
@@ -52,8 +52,8 @@ void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint6
 void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32_t* const* keys,
          std::size_t key_count, std::uint64_t* out);
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
-                      const std::uint32_t* odd, std::size_t c, std::uint64_t* pa,
-                      std::uint64_t* pb, const std::uint64_t* ma, const std::uint64_t* mb);
+                      const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
+                      const std::uint64_t* ma, const std::uint64_t* mb);
 }  // namespace portable
 
 }  // namespace hec::fhew::kernels

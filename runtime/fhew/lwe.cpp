@@ -56,8 +56,7 @@ void lwe_mod_switch_inplace(LweCiphertext& ct, std::uint32_t to) {
 }
 
 KeySwitchKey::KeySwitchKey(const TernaryKey& from, const TernaryKey& to, std::uint32_t modulus,
-                           std::uint32_t base, std::uint32_t digits, double sigma,
-                           math::Prng& prng)
+                           std::uint32_t base, std::uint32_t digits, double sigma, math::Prng& prng)
     : from_dim_(static_cast<std::uint32_t>(from.size())),
       to_dim_(static_cast<std::uint32_t>(to.size())),
       modulus_(modulus),
@@ -81,9 +80,9 @@ KeySwitchKey::KeySwitchKey(const TernaryKey& from, const TernaryKey& to, std::ui
           inner += static_cast<std::uint32_t>(static_cast<std::int32_t>(to[i]) * w[i]);
         }
         const std::int64_t msg = static_cast<std::int64_t>(v) * from[j] * power;
-        w[to_dim_] = static_cast<std::uint16_t>((inner + static_cast<std::uint32_t>(msg) +
-                                                 static_cast<std::uint32_t>(errors[r])) &
-                                                mask);
+        w[to_dim_] = static_cast<std::uint16_t>(
+            (inner + static_cast<std::uint32_t>(msg) + static_cast<std::uint32_t>(errors[r])) &
+            mask);
       }
       power = (power * base_) & mask;
     }
@@ -145,8 +144,8 @@ std::vector<std::uint16_t> KeySwitchKey::betas() const {
 LweCiphertext KeySwitchKey::apply(const LweCiphertext& ct) const {
   if (ct.modulus != modulus_ || ct.a.size() != from_dim_) {
     throw std::invalid_argument(
-        "KeySwitchKey::apply: ciphertext (dimension " + std::to_string(ct.a.size()) +
-        ", modulus " + std::to_string(ct.modulus) + ") does not match the key (dimension " +
+        "KeySwitchKey::apply: ciphertext (dimension " + std::to_string(ct.a.size()) + ", modulus " +
+        std::to_string(ct.modulus) + ") does not match the key (dimension " +
         std::to_string(from_dim_) + ", modulus " + std::to_string(modulus_) + ")");
   }
   // out = (0, b) - sum_j sum_k KSK[j][k][digit_k(a_j)]; 16-bit arithmetic wraps mod 2^16,

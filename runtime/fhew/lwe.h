@@ -47,9 +47,8 @@ class KeySwitchKey {
                std::uint32_t base, std::uint32_t digits, double sigma, math::Prng& prng);
 
   // Rebuilds the alphas from the seed and takes the betas (for deserialization).
-  static KeySwitchKey from_seed(std::uint32_t from_dim, std::uint32_t to_dim,
-                                std::uint32_t modulus, std::uint32_t base,
-                                std::uint32_t digits, const math::Seed& seed,
+  static KeySwitchKey from_seed(std::uint32_t from_dim, std::uint32_t to_dim, std::uint32_t modulus,
+                                std::uint32_t base, std::uint32_t digits, const math::Seed& seed,
                                 std::vector<std::uint16_t> betas);
 
   // (a, b) mod q_ks of dimension N -> dimension n, same phase up to the key-switching error.

@@ -102,8 +102,8 @@ void Params::validate() const {
   for (std::uint32_t i = 0; i < gadget_digits; ++i) gadget_span <<= gadget_log_base;
   if (gadget_log_base < 1 || gadget_log_base > 16 || gadget_digits == 0 ||
       gadget_span < ring_modulus) {
-    fail("gadget (2^" + std::to_string(gadget_log_base) + ")^" +
-         std::to_string(gadget_digits) + " must cover Q = " + std::to_string(ring_modulus));
+    fail("gadget (2^" + std::to_string(gadget_log_base) + ")^" + std::to_string(gadget_digits) +
+         " must cover Q = " + std::to_string(ring_modulus));
   }
   if (method == BlindRotation::kAp) {
     std::uint64_t ap_span = 1;
@@ -154,8 +154,8 @@ NoiseModel noise_model(const Params& p) {
   // E[d^2] of one signed gadget digit: the lower digits are uniform on [-B/2, B/2), so
   // (B^2 + 2) / 12; the top digit covers what is left of the centred range (-Q/2, Q/2].
   const double bg = std::ldexp(1.0, static_cast<int>(p.gadget_log_base));
-  const double top = Q / std::ldexp(1.0, static_cast<int>(p.gadget_log_base *
-                                                         (p.gadget_digits - 1)));
+  const double top =
+      Q / std::ldexp(1.0, static_cast<int>(p.gadget_log_base * (p.gadget_digits - 1)));
   const double digit_sq = (p.gadget_digits - 1) * (bg * bg + 2) / 12 + (top * top + 2) / 12;
   // One external product ACC (x) RGSW: 2 polynomials (a and b) decomposed, each digit
   // polynomial times an RGSW error polynomial of variance sigma^2 per coefficient.

@@ -57,13 +57,13 @@ struct Params {
 // The analytic noise of one bootstrapped gate, from the variance of each step (README.md
 // "Noise analysis"). Variances are of the error as an integer at the named modulus.
 struct NoiseModel {
-  double fresh_variance;            // fresh encryption at q
-  double blind_rotation_variance;   // error of each coefficient of the accumulator, mod Q
-  double after_ring_ms_variance;    // after rounding Q -> q_ks (scaled BR error + rounding)
-  double key_switch_variance;       // added by key switching, mod q_ks
-  double bootstrapped_variance;     // final gate output at q (after q_ks -> q)
-  double gate_margin_sigmas;        // distance to the decision boundary (q/8) in std devs
-  double failure_log2;              // log2 of the per-gate failure probability (two-sided)
+  double fresh_variance;           // fresh encryption at q
+  double blind_rotation_variance;  // error of each coefficient of the accumulator, mod Q
+  double after_ring_ms_variance;   // after rounding Q -> q_ks (scaled BR error + rounding)
+  double key_switch_variance;      // added by key switching, mod q_ks
+  double bootstrapped_variance;    // final gate output at q (after q_ks -> q)
+  double gate_margin_sigmas;       // distance to the decision boundary (q/8) in std devs
+  double failure_log2;             // log2 of the per-gate failure probability (two-sided)
 };
 NoiseModel noise_model(const Params& params);
 

@@ -100,12 +100,10 @@ struct Decoded {
 
 Decoded decode(const std::vector<std::uint8_t>& bytes, ObjectKind kind, const Params& params,
                const std::optional<KeyId>& expect_key_id, const std::string& source) {
-  auto fail = [&](const std::string& what) {
-    throw std::runtime_error(source + ": " + what);
-  };
+  auto fail = [&](const std::string& what) { throw std::runtime_error(source + ": " + what); };
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
-    fail("not a hec file (bad magic " +
-         hex(bytes.data(), std::min<std::size_t>(4, bytes.size())) + ", expected 48454331)");
+    fail("not a hec file (bad magic " + hex(bytes.data(), std::min<std::size_t>(4, bytes.size())) +
+         ", expected 48454331)");
   }
   Reader r{bytes.data(), bytes.size()};
   r.pos = 4;
@@ -163,8 +161,8 @@ void expect_payload(const Decoded& d, std::size_t expected, const Params& params
                     const std::string& source) {
   if (d.payload_size != expected) {
     throw std::runtime_error(source + ": payload of " + std::to_string(d.payload_size) +
-                             " bytes, expected " + std::to_string(expected) +
-                             " for parameters '" + params.name + "'");
+                             " bytes, expected " + std::to_string(expected) + " for parameters '" +
+                             params.name + "'");
   }
 }
 
@@ -236,8 +234,8 @@ SecretKey decode_secret_key(const std::vector<std::uint8_t>& bytes, const Params
   const RingContext ring(params);
   sk.ring.z_ntt.resize(params.ring_dim);
   for (std::size_t j = 0; j < params.ring_dim; ++j) {
-    sk.ring.z_ntt[j] = sk.ring.z[j] >= 0 ? static_cast<std::uint64_t>(sk.ring.z[j])
-                                         : params.ring_modulus - 1;
+    sk.ring.z_ntt[j] =
+        sk.ring.z[j] >= 0 ? static_cast<std::uint64_t>(sk.ring.z[j]) : params.ring_modulus - 1;
   }
   math::ntt_forward_inplace(sk.ring.z_ntt.data(), ring.ntt());
   return sk;
@@ -260,10 +258,10 @@ std::vector<std::uint8_t> encode_eval_key(const EvalKey& ek) {
 EvalKey decode_eval_key(const std::vector<std::uint8_t>& bytes, const Params& params,
                         const std::optional<KeyId>& expect_key_id, const std::string& source) {
   const Decoded d = decode(bytes, ObjectKind::kEvalKey, params, expect_key_id, source);
-  const std::size_t words = blind_rotation_key_count(params) * 2 * params.gadget_digits *
-                            params.ring_dim;
-  const std::size_t betas = static_cast<std::size_t>(params.ring_dim) * params.ks_digits *
-                            params.ks_base;
+  const std::size_t words =
+      blind_rotation_key_count(params) * 2 * params.gadget_digits * params.ring_dim;
+  const std::size_t betas =
+      static_cast<std::size_t>(params.ring_dim) * params.ks_digits * params.ks_base;
   expect_payload(d, 1 + 32 + words * 4 + 32 + betas * 2, params, source);
   Reader r{d.payload, d.payload_size};
   const auto method = static_cast<BlindRotation>(r.get(1));
@@ -288,9 +286,9 @@ EvalKey decode_eval_key(const std::vector<std::uint8_t>& bytes, const Params& pa
     r.raw(ks_seed.data(), ks_seed.size());
     std::vector<std::uint16_t> beta_values(betas);
     for (auto& v : beta_values) v = static_cast<std::uint16_t>(r.get(2));
-    ek.ksk = KeySwitchKey::from_seed(params.ring_dim, params.lwe_dim, params.ks_modulus,
-                                     params.ks_base, params.ks_digits, ks_seed,
-                                     std::move(beta_values));
+    ek.ksk =
+        KeySwitchKey::from_seed(params.ring_dim, params.lwe_dim, params.ks_modulus, params.ks_base,
+                                params.ks_digits, ks_seed, std::move(beta_values));
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(source + ": " + e.what());
   }
@@ -304,8 +302,7 @@ std::vector<std::uint8_t> encode_ciphertexts(const std::vector<Ciphertext>& cts,
   Writer w;
   for (std::size_t i = 0; i < cts.size(); ++i) {
     const Ciphertext& c = cts[i];
-    if (c.key_id != id || c.lwe.modulus != params.lwe_modulus ||
-        c.lwe.a.size() != params.lwe_dim) {
+    if (c.key_id != id || c.lwe.modulus != params.lwe_modulus || c.lwe.a.size() != params.lwe_dim) {
       throw std::invalid_argument("encode_ciphertexts: ciphertext " + std::to_string(i) +
                                   " does not match the first one's key or parameters '" +
                                   params.name + "'");
@@ -322,8 +319,7 @@ std::vector<Ciphertext> decode_ciphertexts(const std::vector<std::uint8_t>& byte
                                            const std::optional<KeyId>& expect_key_id,
                                            const std::string& source) {
   const Decoded d = decode(bytes, ObjectKind::kCiphertextArray, params, expect_key_id, source);
-  expect_payload(d, static_cast<std::size_t>(d.degree) * (params.lwe_dim + 1) * 2, params,
-                 source);
+  expect_payload(d, static_cast<std::size_t>(d.degree) * (params.lwe_dim + 1) * 2, params, source);
   Reader r{d.payload, d.payload_size};
   std::vector<Ciphertext> out(d.degree);
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -337,8 +333,8 @@ std::vector<Ciphertext> decode_ciphertexts(const std::vector<std::uint8_t>& byte
       const std::uint32_t v = j < params.lwe_dim ? c.lwe.a[j] : c.lwe.b;
       if (v >= params.lwe_modulus) {
         throw std::runtime_error(source + ": ciphertext " + std::to_string(i) + " coefficient " +
-                                 std::to_string(v) + " >= q = " +
-                                 std::to_string(params.lwe_modulus));
+                                 std::to_string(v) +
+                                 " >= q = " + std::to_string(params.lwe_modulus));
       }
     }
   }
@@ -362,8 +358,7 @@ void save_ciphertexts(const std::filesystem::path& path, const std::vector<Ciphe
                       const Params& params) {
   write_file(path, encode_ciphertexts(cts, params));
 }
-std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path,
-                                         const Params& params,
+std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Params& params,
                                          const std::optional<KeyId>& expect_key_id) {
   return decode_ciphertexts(read_file(path), params, expect_key_id, path.string());
 }

@@ -65,8 +65,7 @@ EvalKey load_eval_key(const std::filesystem::path& path, const Params& params,
                       const std::optional<KeyId>& expect_key_id = std::nullopt);
 void save_ciphertexts(const std::filesystem::path& path, const std::vector<Ciphertext>& cts,
                       const Params& params);
-std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path,
-                                         const Params& params,
+std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Params& params,
                                          const std::optional<KeyId>& expect_key_id);
 
 }  // namespace hec::fhew

@@ -152,7 +152,7 @@ Built build(int total, math::Prng& shape) {
   }
   r.less = lt;
   r.equal = eq;
-  constexpr Gate kinds[] = {Gate::kAnd, Gate::kOr,  Gate::kNand, Gate::kNor,
+  constexpr Gate kinds[] = {Gate::kAnd, Gate::kOr,   Gate::kNand, Gate::kNor,
                             Gate::kXor, Gate::kXnor, Gate::kNot,  Gate::kMux};
   while (c.gates() < total) {
     const auto wires = static_cast<std::uint64_t>(c.wires().size());
@@ -197,7 +197,8 @@ void run_circuit(int total, int trials) {
     }
     EXPECT_EQ(wrong, 0) << "of " << plain.size() << " wires";
     unsigned sum = 0;
-    for (int i = 0; i < 9; ++i) sum |= static_cast<unsigned>(ctx.decrypt(sk, cts[built.sum[i]])) << i;
+    for (int i = 0; i < 9; ++i)
+      sum |= static_cast<unsigned>(ctx.decrypt(sk, cts[built.sum[i]])) << i;
     EXPECT_EQ(sum, a + b) << a << " + " << b;
     EXPECT_EQ(ctx.decrypt(sk, cts[built.less]), a < b) << a << " < " << b;
     EXPECT_EQ(ctx.decrypt(sk, cts[built.equal]), a == b) << a << " == " << b;

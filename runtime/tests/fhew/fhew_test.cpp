@@ -78,8 +78,8 @@ void check_truth_tables(const Params& p) {
   for (int s = 0; s < 2; ++s) {
     for (int t = 0; t < 2; ++t) {
       for (int f = 0; f < 2; ++f) {
-        const Ciphertext out = ctx.eval_mux(k.ek, ctx.encrypt(k.sk, s), ctx.encrypt(k.sk, t),
-                                            ctx.encrypt(k.sk, f));
+        const Ciphertext out =
+            ctx.eval_mux(k.ek, ctx.encrypt(k.sk, s), ctx.encrypt(k.sk, t), ctx.encrypt(k.sk, f));
         EXPECT_EQ(ctx.decrypt(k.sk, out), s ? t : f) << p.name << " MUX" << s << t << f;
       }
     }
@@ -207,12 +207,15 @@ void check_noise(const Params& p, int rotations, int gates) {
   EXPECT_NEAR(out_var / model.bootstrapped_variance, 1.0, 5 * std::sqrt(2.0 / gates))
       << p.name << " bootstrapped: measured " << out_var << " analytic "
       << model.bootstrapped_variance;
-  ::testing::Test::RecordProperty("blind_rotation_variance_ratio", std::to_string(br_var / model.blind_rotation_variance));
-  ::testing::Test::RecordProperty("bootstrapped_variance_ratio", std::to_string(out_var / model.bootstrapped_variance));
-  std::printf("%s: BR variance %.4g (analytic %.4g), output variance %.4g (analytic %.4g), "
-              "failure 2^%.1f\n",
-              p.name.c_str(), br_var, model.blind_rotation_variance, out_var,
-              model.bootstrapped_variance, model.failure_log2);
+  ::testing::Test::RecordProperty("blind_rotation_variance_ratio",
+                                  std::to_string(br_var / model.blind_rotation_variance));
+  ::testing::Test::RecordProperty("bootstrapped_variance_ratio",
+                                  std::to_string(out_var / model.bootstrapped_variance));
+  std::printf(
+      "%s: BR variance %.4g (analytic %.4g), output variance %.4g (analytic %.4g), "
+      "failure 2^%.1f\n",
+      p.name.c_str(), br_var, model.blind_rotation_variance, out_var, model.bootstrapped_variance,
+      model.failure_log2);
 }
 
 TEST(FhewNoise, GinxMatchesAnalyticVariance) {
@@ -227,11 +230,12 @@ TEST(FhewNoise, Std128FailureProbabilityBelow2ToMinus40) {
   for (auto m : {BlindRotation::kGinx, BlindRotation::kAp}) {
     const NoiseModel model = noise_model(Params::std128(m));
     EXPECT_LT(model.failure_log2, -40) << blind_rotation_name(m);
-    std::printf("STD128 %s: fresh %.4g, blind rotation %.4g (mod Q), after Q->q_ks %.4g, key "
-                "switch %.4g, bootstrapped %.4g (mod q), margin %.2f sigma, failure 2^%.1f\n",
-                blind_rotation_name(m), model.fresh_variance, model.blind_rotation_variance,
-                model.after_ring_ms_variance, model.key_switch_variance,
-                model.bootstrapped_variance, model.gate_margin_sigmas, model.failure_log2);
+    std::printf(
+        "STD128 %s: fresh %.4g, blind rotation %.4g (mod Q), after Q->q_ks %.4g, key "
+        "switch %.4g, bootstrapped %.4g (mod q), margin %.2f sigma, failure 2^%.1f\n",
+        blind_rotation_name(m), model.fresh_variance, model.blind_rotation_variance,
+        model.after_ring_ms_variance, model.key_switch_variance, model.bootstrapped_variance,
+        model.gate_margin_sigmas, model.failure_log2);
   }
 }
 
