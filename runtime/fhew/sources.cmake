@@ -15,6 +15,7 @@ if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/fhew/circuit_test.cpp
     tests/fhew/fhew_test.cpp
+    tests/fhew/kernels_test.cpp
     tests/fhew/serialize_test.cpp
   )
 endif()
