@@ -96,6 +96,7 @@ RingContext::RingContext(const Params& params) : params_(params) {
   constants_.n = n_;
   constants_.gadget_log_base = params.gadget_log_base;
   constants_.gadget_digits = params.gadget_digits;
+  constants_.gadget_dropped_bits = params.gadget_dropped_bits;
 }
 
 RingKey ring_keygen(const RingContext& ring, math::Prng& prng) {
@@ -185,7 +186,8 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
       // The a half must stay the seed's uniform a', so rows l < d_g are encrypted as
       // b = (a' - mu Bg^l) z + e, i.e. (a + mu Bg^l, a z + e) with a = a' - mu Bg^l uniform.
       const u64 gadget =
-          math::pow_mod(2, static_cast<u64>(p.gadget_log_base) * (r % dg), ring.modulus());
+          math::pow_mod(2, p.gadget_dropped_bits + static_cast<u64>(p.gadget_log_base) * (r % dg),
+                        ring.modulus());
       for (std::size_t j = 0; j < n; ++j) {
         u64 msg = 0;
         if (e >= 0) {

@@ -29,6 +29,8 @@ void decompose(const RingConstants& rc, const u64* a, const u64* b, u64* digits)
   const int log_b = static_cast<int>(rc.gadget_log_base);
   const std::int64_t base = std::int64_t{1} << log_b, half = base / 2, mask = base - 1;
   const std::int64_t q = static_cast<std::int64_t>(rc.q), q_half = q / 2;
+  const int drop = static_cast<int>(rc.gadget_dropped_bits);
+  const std::int64_t round_half = drop == 0 ? 0 : std::int64_t{1} << (drop - 1);
   const u64* polys[2] = {a, b};
   for (std::size_t t = 0; t < 2; ++t) {
     const u64* x = polys[t];
@@ -36,6 +38,7 @@ void decompose(const RingConstants& rc, const u64* a, const u64* b, u64* digits)
     for (std::size_t j = 0; j < n; ++j) {
       std::int64_t v = static_cast<std::int64_t>(x[j]);
       if (v > q_half) v -= q;
+      v = (v + round_half) >> drop;
       for (std::size_t l = 0; l + 1 < dg; ++l) {
         std::int64_t d = v & mask;
         if (d >= half) d -= base;

@@ -3,7 +3,8 @@
 // with HEC_AVX512_FLAGS and only entered after CPU detection). Both give identical results.
 //
 // Contracts (n a multiple of 8, Q < 2^29, every residue in [0, Q)):
-//  - decompose: signed base-2^b digits of the centred residues of `a` and `b` (d_g digits
+//  - decompose: (after rounding away the k dropped low bits, ties up) signed base-2^b digits
+//    of the centred residues of `a` and `b` (d_g digits
 //    each, all but the top one in [-2^(b-1), 2^(b-1))), written as residues in [0, Q) to
 //    digits[(t * d_g + l) * n + j], t = 0 for a, 1 for b.
 //  - mac: out_t[j] = sum_r digits[r][j] * key[r][t][j] mod Q, t = a, b, for `keys` RGSW
@@ -26,6 +27,7 @@ struct RingConstants {
   std::size_t n;
   std::uint32_t gadget_log_base;
   std::uint32_t gadget_digits;
+  std::uint32_t gadget_dropped_bits;
 };
 
 void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint64_t* b,

@@ -49,12 +49,15 @@ void decompose(const RingConstants& rc, const u64* a, const u64* b, u64* digits)
   const __m512i half = _mm512_set1_epi64(1LL << (log_b - 1));
   const __m512i base = _mm512_set1_epi64(1LL << log_b);
   const __m512i zero = _mm512_setzero_si512();
+  const unsigned drop = rc.gadget_dropped_bits;
+  const __m512i round_half = _mm512_set1_epi64(drop == 0 ? 0 : 1LL << (drop - 1));
   const u64* polys[2] = {a, b};
   for (std::size_t t = 0; t < 2; ++t) {
     u64* out = digits + t * dg * n;
     for (std::size_t j = 0; j < n; j += 8) {
       __m512i v = _mm512_loadu_si512(polys[t] + j);
       v = _mm512_mask_sub_epi64(v, _mm512_cmpgt_epi64_mask(v, q_half), v, q);  // centred
+      v = _mm512_srai_epi64(_mm512_add_epi64(v, round_half), drop);
       for (std::size_t l = 0; l + 1 < dg; ++l) {
         __m512i d = _mm512_and_si512(v, mask);
         d = _mm512_mask_sub_epi64(d, _mm512_cmpge_epi64_mask(d, half), d, base);

@@ -40,7 +40,8 @@ Params Params::std128(BlindRotation method) {
   p.ring_dim = 1024;
   p.ring_modulus = ring_prime_27();
   p.gadget_log_base = 7;
-  p.gadget_digits = 4;
+  p.gadget_digits = 3;
+  p.gadget_dropped_bits = 6;
   p.ks_modulus = 1u << 14;
   p.ks_base = 1u << 7;
   p.ks_digits = 2;
@@ -98,12 +99,13 @@ void Params::validate() const {
     fail("ks_base^ks_digits = " + std::to_string(ks_base) + "^" + std::to_string(ks_digits) +
          " must cover q_ks = " + std::to_string(ks_modulus));
   }
-  std::uint64_t gadget_span = 1;
-  for (std::uint32_t i = 0; i < gadget_digits; ++i) gadget_span <<= gadget_log_base;
-  if (gadget_log_base < 1 || gadget_log_base > 16 || gadget_digits == 0 ||
-      gadget_span < ring_modulus) {
-    fail("gadget (2^" + std::to_string(gadget_log_base) + ")^" + std::to_string(gadget_digits) +
-         " must cover Q = " + std::to_string(ring_modulus));
+  const std::uint32_t gadget_bits = gadget_dropped_bits + gadget_log_base * gadget_digits;
+  if (gadget_log_base < 2 || gadget_log_base > 16 || gadget_digits == 0 ||
+      gadget_dropped_bits > 20 || gadget_bits > 40 || (1ull << gadget_bits) < ring_modulus) {
+    fail("gadget 2^" + std::to_string(gadget_dropped_bits) + " * (2^" +
+         std::to_string(gadget_log_base) + ")^" + std::to_string(gadget_digits) +
+         " must cover Q = " + std::to_string(ring_modulus) +
+         " (log base in [2, 16], at most 20 dropped bits)");
   }
   if (method == BlindRotation::kAp) {
     std::uint64_t ap_span = 1;
@@ -135,6 +137,7 @@ std::array<std::uint8_t, 32> Params::digest() const {
   put(ring_modulus, 8);
   put(gadget_log_base, 4);
   put(gadget_digits, 4);
+  put(gadget_dropped_bits, 4);
   put(ap_base, 4);
   put(ap_digits, 4);
   std::uint64_t sigma_bits;
@@ -155,19 +158,32 @@ NoiseModel noise_model(const Params& p) {
   // (B^2 + 2) / 12; the top digit covers what is left of the centred range (-Q/2, Q/2].
   const double bg = std::ldexp(1.0, static_cast<int>(p.gadget_log_base));
   const double top =
-      Q / std::ldexp(1.0, static_cast<int>(p.gadget_log_base * (p.gadget_digits - 1)));
+      Q / std::ldexp(1.0, static_cast<int>(p.gadget_dropped_bits +
+                                           p.gadget_log_base * (p.gadget_digits - 1)));
+  // The rounded-away low part eps is uniform on [-2^(k-1), 2^(k-1)): E[eps^2] = (4^k + 2)/12
+  // (0 for exact decomposition). It enters as m * (eps_b - eps_a z): (1 + 2N/3) E[eps^2]
+  // per product whose RGSW message m is a monomial.
+  const double drop = std::ldexp(1.0, static_cast<int>(p.gadget_dropped_bits));
+  const double eps_sq = p.gadget_dropped_bits == 0 ? 0.0 : (drop * drop + 2) / 12;
+  const double approx = (1 + 2 * N / 3) * eps_sq;
   const double digit_sq = (p.gadget_digits - 1) * (bg * bg + 2) / 12 + (top * top + 2) / 12;
   // One external product ACC (x) RGSW: 2 polynomials (a and b) decomposed, each digit
   // polynomial times an RGSW error polynomial of variance sigma^2 per coefficient.
   const double ext_product = 2 * digit_sq * N * s2;
-  double br = 0;
+  double br = 0, br_approx = 0;
   if (p.method == BlindRotation::kGinx) {
     // ACC += ((X^c - 1) BK+ + (X^-c - 1) BK-) (x) ACC: the key error enters through both
     // keys, each multiplied by a (X^c - 1), which doubles its variance; skipped when c = 0.
-    br = n * (1 - 1 / q) * 4 * ext_product;
+    // The approximation error enters once (the key whose message is 1), doubled by
+    // (X^+-c - 1), when s_i != 0 (probability 2/3).
+    br_approx = n * (1 - 1 / q) * (2.0 / 3) * 2 * approx;
+    br = n * (1 - 1 / q) * 4 * ext_product + br_approx;
   } else {
-    // One external product per nonzero digit of each a_i (digits uniform on [0, B_r)).
-    br = n * p.ap_digits * (1 - 1.0 / p.ap_base) * ext_product;
+    // One external product per nonzero digit of each a_i (digits uniform on [0, B_r)); every
+    // AP key encrypts a monomial, so each product carries the approximation error.
+    const double products = n * p.ap_digits * (1 - 1.0 / p.ap_base);
+    br_approx = products * approx;
+    br = products * ext_product + br_approx;
   }
   // Rounding x -> round(x * q' / q) adds a uniform error in [-1/2, 1/2) to each of the
   // coefficients, weighted by the ternary secret (E[s_i^2] = 2/3): (1 + 2 dim / 3) / 12.
@@ -177,6 +193,7 @@ NoiseModel noise_model(const Params& p) {
   NoiseModel m{};
   m.fresh_variance = s2;
   m.blind_rotation_variance = br;
+  m.approximation_variance = br_approx;
   m.after_ring_ms_variance = ms_ring;
   m.key_switch_variance = ks;
   m.bootstrapped_variance = boot;

@@ -30,11 +30,14 @@ struct Params {
   std::uint32_t ks_base = 0;
   std::uint32_t ks_digits = 0;
   // Ring side: N, prime Q = 1 mod 2N (Q < 2^31 so RGSW keys are stored as 32-bit words),
-  // signed gadget digits of base 2^gadget_log_base, gadget_digits of them.
+  // signed gadget digits of base 2^gadget_log_base, gadget_digits of them, after rounding
+  // away the gadget_dropped_bits lowest bits (approximate gadget decomposition, Chillotti
+  // et al. 2020 §3.3: gadget g_l = 2^(dropped + l * log_base)).
   std::uint32_t ring_dim = 0;
   std::uint64_t ring_modulus = 0;
   std::uint32_t gadget_log_base = 0;
   std::uint32_t gadget_digits = 0;
+  std::uint32_t gadget_dropped_bits = 0;
   // AP only: the LWE coefficients a_i are split into ap_digits digits of base ap_base.
   std::uint32_t ap_base = 0;
   std::uint32_t ap_digits = 0;
@@ -59,6 +62,7 @@ struct Params {
 struct NoiseModel {
   double fresh_variance;           // fresh encryption at q
   double blind_rotation_variance;  // error of each coefficient of the accumulator, mod Q
+  double approximation_variance;   // part of it from the dropped low gadget bits
   double after_ring_ms_variance;   // after rounding Q -> q_ks (scaled BR error + rounding)
   double key_switch_variance;      // added by key switching, mod q_ks
   double bootstrapped_variance;    // final gate output at q (after q_ks -> q)
