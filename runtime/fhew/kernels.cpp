@@ -86,7 +86,21 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   }
 }
 
+void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
+                       const std::uint32_t* rows, std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::uint16_t* w = table + static_cast<std::size_t>(rows[k]) * row_len;
+    for (std::size_t i = 0; i < row_len; ++i) acc[i] = static_cast<std::uint16_t>(acc[i] - w[i]);
+  }
+}
+
 }  // namespace portable
+
+void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
+                       const std::uint32_t* rows, std::size_t count) {
+  if (use_avx512()) return avx512::subtract_rows_u16(acc, table, row_len, rows, count);
+  portable::subtract_rows_u16(acc, table, row_len, rows, count);
+}
 
 void decompose(const RingConstants& rc, const u64* a, const u64* b, u64* digits) {
   if (use_avx512()) return avx512::decompose(rc, a, b, digits);

@@ -38,7 +38,13 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 
+// Key switching: acc[i] -= table[rows[k] * row_len + i] (16-bit, wrapping) for every k.
+void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
+                       const std::uint32_t* rows, std::size_t count);
+
 namespace avx512 {
+void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
+                       const std::uint32_t* rows, std::size_t count);
 void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint64_t* b,
                std::uint64_t* digits);
 void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32_t* const* keys,
@@ -49,6 +55,8 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
 }  // namespace avx512
 
 namespace portable {
+void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
+                       const std::uint32_t* rows, std::size_t count);
 void decompose(const RingConstants& rc, const std::uint64_t* a, const std::uint64_t* b,
                std::uint64_t* digits);
 void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32_t* const* keys,

@@ -147,4 +147,30 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   }
 }
 
+void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
+                       const std::uint32_t* rows, std::size_t count) {
+  // The rows are scattered over a table of hundreds of MiB: prefetch a few rows ahead.
+  constexpr std::size_t kAhead = 4;
+  const std::size_t full = row_len / 32 * 32;
+  const __mmask32 tail = static_cast<__mmask32>((1ull << (row_len - full)) - 1);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k + kAhead < count) {
+      const char* next = reinterpret_cast<const char*>(
+          table + static_cast<std::size_t>(rows[k + kAhead]) * row_len);
+      for (std::size_t b = 0; b < row_len * 2; b += 64) _mm_prefetch(next + b, _MM_HINT_T0);
+    }
+    const std::uint16_t* w = table + static_cast<std::size_t>(rows[k]) * row_len;
+    std::size_t i = 0;
+    for (; i < full; i += 32) {
+      const __m512i x = _mm512_loadu_si512(acc + i);
+      _mm512_storeu_si512(acc + i, _mm512_sub_epi16(x, _mm512_loadu_si512(w + i)));
+    }
+    if (tail != 0) {
+      const __m512i x = _mm512_maskz_loadu_epi16(tail, acc + i);
+      const __m512i y = _mm512_maskz_loadu_epi16(tail, w + i);
+      _mm512_mask_storeu_epi16(acc + i, tail, _mm512_sub_epi16(x, y));
+    }
+  }
+}
+
 }  // namespace hec::fhew::kernels::avx512

@@ -2,8 +2,10 @@
 #include "fhew/lwe.h"
 
 #include <cmath>
+
 #include <stdexcept>
 #include <string>
+#include "fhew/kernels.h"
 
 namespace hec::fhew {
 
@@ -153,17 +155,18 @@ LweCiphertext KeySwitchKey::apply(const LweCiphertext& ct) const {
   const std::size_t row = to_dim_ + 1;
   std::vector<std::uint16_t> acc(row, 0);
   acc[to_dim_] = static_cast<std::uint16_t>(ct.b);
+  // The table rows of the nonzero digits, then one pass subtracting them.
+  std::vector<std::uint32_t> rows;
+  rows.reserve(static_cast<std::size_t>(from_dim_) * digits_);
   for (std::uint32_t j = 0; j < from_dim_; ++j) {
     std::uint32_t x = ct.a[j];
     for (std::uint32_t k = 0; k < digits_; ++k) {
       const std::uint32_t v = x % base_;
       x /= base_;
-      if (v == 0) continue;
-      const std::uint16_t* w =
-          table_.data() + ((static_cast<std::size_t>(j) * digits_ + k) * base_ + v) * row;
-      for (std::size_t i = 0; i < row; ++i) acc[i] = static_cast<std::uint16_t>(acc[i] - w[i]);
+      if (v != 0) rows.push_back((j * digits_ + k) * base_ + v);
     }
   }
+  kernels::subtract_rows_u16(acc.data(), table_.data(), row, rows.data(), rows.size());
   LweCiphertext out;
   out.modulus = modulus_;
   out.a.resize(to_dim_);
