@@ -123,16 +123,18 @@ TEST(FhewKernels, Avx512MatchesPortable) {
     ASSERT_EQ(pa, qa) << "c " << c;
     ASSERT_EQ(pb, qb) << "c " << c;
   }
-  // Key-switching rows of 557 words (not a multiple of 32: exercises the masked tail).
+  // Key-switching ks_rows of 557 words (not a multiple of 32: exercises the masked tail).
   const std::size_t row_len = 557;
   std::vector<std::uint16_t> table(64 * row_len);
   for (auto& x : table) x = static_cast<std::uint16_t>(f.prng.next_u64());
-  std::vector<std::uint32_t> rows;
-  for (int k = 0; k < 40; ++k) rows.push_back(static_cast<std::uint32_t>(f.prng.uniform_below(64)));
+  std::vector<std::uint32_t> ks_rows;
+  for (int k = 0; k < 40; ++k)
+    ks_rows.push_back(static_cast<std::uint32_t>(f.prng.uniform_below(64)));
   std::vector<std::uint16_t> acc1(row_len, 7), acc2(row_len, 7);
-  kernels::portable::subtract_rows_u16(acc1.data(), table.data(), row_len, rows.data(),
-                                       rows.size());
-  kernels::avx512::subtract_rows_u16(acc2.data(), table.data(), row_len, rows.data(), rows.size());
+  kernels::portable::subtract_rows_u16(acc1.data(), table.data(), row_len, ks_rows.data(),
+                                       ks_rows.size());
+  kernels::avx512::subtract_rows_u16(acc2.data(), table.data(), row_len, ks_rows.data(),
+                                     ks_rows.size());
   ASSERT_EQ(acc1, acc2);
 }
 
