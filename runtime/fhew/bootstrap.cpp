@@ -122,12 +122,31 @@ namespace {
 void expand_a_halves(const RingContext& ring, const math::Seed& seed, std::size_t c,
                      std::uint32_t* rgsw) {
   const std::size_t n = ring.n(), rows = 2 * ring.params().gadget_digits;
+  const std::uint32_t q = static_cast<std::uint32_t>(ring.q());
+  const std::uint32_t mask = (q & (q - 1)) == 0 ? q - 1 : (~0u >> __builtin_clz(q));
   math::Prng stream(seed, c);
+  // Rejection sampling on 32-bit words masked to the bit length of Q, drawn in bulk.
+  std::uint32_t buffer[256];
+  std::size_t used = 256;
   for (std::size_t r = 0; r < rows; ++r) {
     std::uint32_t* a = rgsw + (r * 2) * n;
-    for (std::size_t j = 0; j < n; ++j)
-      a[j] = static_cast<std::uint32_t>(stream.uniform_below(ring.q()));
+    for (std::size_t j = 0; j < n;) {
+      if (used == 256) {
+        stream.fill(buffer, sizeof(buffer));
+        used = 0;
+      }
+      const std::uint32_t v = buffer[used++] & mask;
+      if (v < q) a[j++] = v;
+    }
   }
+}
+
+// a * b mod Q for a, b < Q < 2^31 with m = floor((2^64 - 1) / Q): the Barrett quotient of
+// the 62-bit product is at most one too small.
+inline u64 mul_small(u64 a, u64 b, u64 q, u64 m) {
+  const u64 x = a * b;
+  const u64 r = x - static_cast<u64>((static_cast<math::u128>(x) * m) >> 64) * q;
+  return r >= q ? r - q : r;
 }
 
 // Monomial exponent (in [0, 2N)) of RGSW ciphertext c of the key, or -1 for the message 0.
@@ -192,15 +211,15 @@ BlindRotationKey blind_rotation_keygen(const RingContext& ring, const RingKey& k
         u64 msg = 0;
         if (e >= 0) {
           const u64 mono =
-              ring.psi_powers()[(static_cast<u64>(e) * ring.odd_exponents()[j]) % (2 * n)];
-          msg = math::mul_mod(mono, gadget, ring.modulus());
+              ring.psi_powers()[(static_cast<u64>(e) * ring.odd_exponents()[j]) & (2 * n - 1)];
+          msg = mul_small(mono, gadget, q, ring.barrett());
         }
         if (r < dg) {
           const u64 a_minus = math::sub_mod(a[j], msg, q);
-          const u64 az = math::mul_mod(a_minus, key.z_ntt[j], ring.modulus());
+          const u64 az = mul_small(a_minus, key.z_ntt[j], q, ring.barrett());
           b[j] = static_cast<std::uint32_t>(math::add_mod(az, err[j], q));
         } else {
-          const u64 az = math::mul_mod(a[j], key.z_ntt[j], ring.modulus());
+          const u64 az = mul_small(a[j], key.z_ntt[j], q, ring.barrett());
           b[j] = static_cast<std::uint32_t>(math::add_mod(math::add_mod(az, err[j], q), msg, q));
         }
       }

@@ -123,7 +123,7 @@ TEST(FhewKernels, Avx512MatchesPortable) {
     ASSERT_EQ(pa, qa) << "c " << c;
     ASSERT_EQ(pb, qb) << "c " << c;
   }
-  // Key-switching ks_rows of 557 words (not a multiple of 32: exercises the masked tail).
+  // Key-switching rows of 557 words (not a multiple of 32: exercises the masked tail).
   const std::size_t row_len = 557;
   std::vector<std::uint16_t> table(64 * row_len);
   for (auto& x : table) x = static_cast<std::uint16_t>(f.prng.next_u64());
