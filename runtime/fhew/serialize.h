@@ -1,7 +1,7 @@
 // Files of the boolean scheme: secret key, evaluation key (blind-rotation key and
 // key-switching key) and ciphertext arrays, in the versioned container of the CKKS files
 // (branch ckks, runtime/core/serialize.h), re-implemented here on the same layout and rules
-// until the two are unified (TODO(#9)):
+// until the two are unified (one shared implementation in core/ once branch ckks lands):
 //
 //   offset size  field
 //   0      4     magic "HEC1"
