@@ -11,14 +11,21 @@
 // Lemma 2), which yields the centred representative [x]_Q in (-Q/2, Q/2] mod p_j.
 //
 // Layout of multi-limb arrays: limb-major, limb i of n coefficients at in + i * n.
+// Kernel paths: AVX-512 IFMA when every modulus of both bases is below 2^50 and the CPU has
+// it (active_kernel_path()), portable otherwise; the outputs are bit-identical.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "math/modarith.h"
 
 namespace hec::math {
+
+namespace detail {
+struct ConvertTables;
+}  // namespace detail
 
 class RnsBase {
  public:
@@ -61,6 +68,8 @@ class RnsBase {
 // Converts n coefficients from base `from` (Q) to base `to` (P).
 class BaseConverter {
  public:
+  // Throws std::invalid_argument if from has more than 64 moduli (the 128-bit accumulator
+  // bound). The bases normally share no modulus; that is not checked.
   BaseConverter(const RnsBase& from, const RnsBase& to);
 
   const RnsBase& from() const { return from_; }
@@ -81,11 +90,16 @@ class BaseConverter {
   void convert_exact(const u64* in, u64* out, std::size_t n) const;
 
  private:
+  template <bool exact>
+  void convert(const u64* in, u64* out, std::size_t n) const;
+
   RnsBase from_, to_;
   // q_hat_mod_p_[j * k + i] = (Q/q_i) mod p_j; q_mod_p_[j] = Q mod p_j.
   std::vector<u64> q_hat_mod_p_;
   std::vector<u64> q_mod_p_;
   std::vector<double> q_inv_double_;  // 1 / q_i
+  // Constants of the AVX-512 IFMA kernel; null unless every modulus is below 2^50.
+  std::shared_ptr<const detail::ConvertTables> ifma_;
 };
 
 }  // namespace hec::math
