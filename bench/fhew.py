@@ -10,7 +10,9 @@ every output decrypted and checked), median CPU milliseconds per NAND (thread/pr
 time: on a shared machine it leaves out the time spent waiting for a core), key generation
 seconds (secret key + bootstrapping and key-switching keys), and evaluation-key size: growth
 of the resident set during key generation for both (the wheel cannot serialize binfhe keys),
-plus our exact in-memory bytes and our file size (no reference for those).
+plus our exact in-memory bytes and our file size (no reference for those). Last, wall
+milliseconds per gate of Context::eval_batch on 16 independent GINX NANDs with 1 and with 2
+threads (no reference: the wheel has no batched gate call).
 Targets (issue 9): GINX gate <= 0.5x OpenFHE's GINX with a key no larger; AP gate <= 0.5x
 OpenFHE's AP.
 """
@@ -58,12 +60,29 @@ def run_openfhe(method: str, repeats: int) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run_ours_batch(method: str, batch: int, threads: int) -> dict[str, Any]:
+    binary = ROOT / "build" / "bench" / "hec_bench_fhew"
+    env = {**os.environ, **SINGLE_THREAD, "HEC_THREADS": str(threads)}
+    env["OMP_NUM_THREADS"] = str(threads)
+    out = subprocess.run(
+        [str(binary), method.lower(), "3", "-", str(batch)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description="bench/run fhew: bootstrapped NAND, ours vs OpenFHE"
     )
     parser.add_argument("--repeats", type=int, default=21, help="timed gates per method")
     parser.add_argument("--methods", default="GINX,AP", help="comma-separated: GINX, AP")
+    parser.add_argument(
+        "--batch", type=int, default=16, help="GINX gates in the 2-thread eval_batch row (0: skip)"
+    )
     args = parser.parse_args()
     rows: list[Row] = []
     notes: list[str] = []
@@ -106,6 +125,20 @@ def main() -> int:
             f"{method}: ours {ours['params']} n={ours['n']} q={ours['q']} N={ours['N']} "
             f"Q={ours['Q']}; OpenFHE n={ref['n']} q={ref['q']}"
         )
+    if args.batch > 0:
+        for threads in sorted({1, min(2, os.cpu_count() or 1)}):
+            b = run_ours_batch("GINX", args.batch, threads)
+            if not b["correct"]:
+                raise SystemExit(f"bench/fhew: a batched gate decrypted wrongly: {b}")
+            rows.append(
+                Row(
+                    "fhew",
+                    f"GINX eval_batch {args.batch} NAND, {b['threads']} thr, per gate",
+                    b["batch_ms_per_gate"],
+                    None,
+                    "ms",
+                )
+            )
     print_rows(
         f"FHEW bootstrapped NAND, single thread, median of {args.repeats} "
         "(reference: openfhe wheel binfhe STD128 / STD128_AP, same run)",
