@@ -85,8 +85,17 @@ Ciphertext Context::encrypt(const SecretKey& sk, bool bit) const {
 
 std::uint32_t Context::phase(const SecretKey& sk, const Ciphertext& ct) const {
   if (ct.key_id != sk.key_id) {
-    throw std::invalid_argument("fhew decrypt: ciphertext was made under another key (key id " +
-                                std::string("mismatch)"));
+    auto hex = [](const KeyId& id) {
+      static const char* digits = "0123456789abcdef";
+      std::string s;
+      for (std::uint8_t b : id) {
+        s += digits[b >> 4];
+        s += digits[b & 15];
+      }
+      return s;
+    };
+    throw std::invalid_argument("fhew decrypt: ciphertext key id " + hex(ct.key_id) +
+                                " differs from the secret key's " + hex(sk.key_id));
   }
   if (ct.lwe.modulus != params().lwe_modulus) {
     throw std::invalid_argument("fhew decrypt: ciphertext modulus " +
