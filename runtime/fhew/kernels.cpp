@@ -1,6 +1,9 @@
 // Portable versions of the blind-rotation kernels and the run-time dispatch (kernels.h).
 #include "fhew/kernels.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "math/cpu_features.h"
 #include "math/modarith.h"
 
@@ -12,6 +15,20 @@ using u64 = std::uint64_t;
 namespace {
 
 bool use_avx512() { return math::active_kernel_path() == math::KernelPath::kAvx512Ifma; }
+
+// HEC_DEBUG builds check the kernels' input contracts (kernels.h); release builds do not.
+void debug_check_residues([[maybe_unused]] const RingConstants& rc, [[maybe_unused]] const u64* x,
+                          [[maybe_unused]] std::size_t count, [[maybe_unused]] const char* what) {
+#ifdef HEC_DEBUG
+  if (rc.n % 8 != 0) throw std::logic_error(std::string(what) + ": n not a multiple of 8");
+  for (std::size_t i = 0; i < count; ++i) {
+    if (x[i] >= rc.q) {
+      throw std::logic_error(std::string(what) + ": residue " + std::to_string(x[i]) +
+                             " >= Q = " + std::to_string(rc.q) + " at " + std::to_string(i));
+    }
+  }
+#endif
+}
 
 // x mod Q for any 64-bit x: the Barrett quotient estimate is at most one below the true one.
 inline u64 reduce64(u64 x, u64 q, u64 m) {
@@ -103,12 +120,15 @@ void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size
 }
 
 void decompose(const RingConstants& rc, const u64* a, const u64* b, u64* digits) {
+  debug_check_residues(rc, a, rc.n, "kernels::decompose (a)");
+  debug_check_residues(rc, b, rc.n, "kernels::decompose (b)");
   if (use_avx512()) return avx512::decompose(rc, a, b, digits);
   portable::decompose(rc, a, b, digits);
 }
 
 void mac(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,
          std::size_t key_count, u64* out) {
+  debug_check_residues(rc, digits, 2 * rc.gadget_digits * rc.n, "kernels::mac (digits)");
   if (use_avx512()) return avx512::mac(rc, digits, keys, key_count, out);
   portable::mac(rc, digits, keys, key_count, out);
 }
@@ -116,6 +136,8 @@ void mac(const RingConstants& rc, const u64* digits, const std::uint32_t* const*
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint32_t* odd, std::size_t c, u64* pa, u64* pb, const u64* ma,
                       const u64* mb) {
+  debug_check_residues(rc, pa, rc.n, "kernels::monomial_combine (pa)");
+  debug_check_residues(rc, ma, rc.n, "kernels::monomial_combine (ma)");
   if (use_avx512()) return avx512::monomial_combine(rc, psi_pow, odd, c, pa, pb, ma, mb);
   portable::monomial_combine(rc, psi_pow, odd, c, pa, pb, ma, mb);
 }
