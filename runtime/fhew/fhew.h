@@ -1,0 +1,105 @@
+// The public API of the boolean scheme: key generation (secret key on the client; the
+// evaluation key — blind-rotation key and key-switching key — for the server), encryption
+// and decryption of bits, the bootstrapped gates AND, OR, NAND, NOR, XOR, XNOR (one
+// bootstrap each), NOT (free), MUX (two blind rotations, one key switch), and batched
+// evaluation of independent gates in parallel (OpenMP through math/parallel.h).
+//
+// Gate pipeline (Ducas-Micciancio, "FHEW", EUROCRYPT 2015, §5; Micciancio-Polyakov, WAHC
+// 2021, Alg. 2): combine the inputs linearly mod q with the gate constant so the phase lies
+// in [0, q/2) exactly when the output is 1; blind-rotate (AP or GINX, bootstrap.h) the test
+// polynomial with all coefficients Q/8; extract the constant coefficient and add Q/8 (so 1 ->
+// Q/4, 0 -> 0); switch Q -> q_ks, key-switch N -> n, switch q_ks -> q.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "fhew/bootstrap.h"
+#include "fhew/lwe.h"
+#include "fhew/params.h"
+
+namespace hec::fhew {
+
+using KeyId = std::array<std::uint8_t, 16>;
+
+enum class Gate : std::uint8_t { kAnd, kOr, kNand, kNor, kXor, kXnor, kNot, kMux };
+const char* gate_name(Gate g);
+// Number of inputs: 1 for NOT, 3 for MUX (selector, if-true, if-false), 2 otherwise.
+int gate_arity(Gate g);
+
+// Client side: the LWE key s (dimension n) and the ring key z (dimension N).
+struct SecretKey {
+  Params params;
+  KeyId key_id{};
+  TernaryKey lwe;
+  RingKey ring;
+};
+
+// Server side: everything needed to evaluate gates, no secret.
+struct EvalKey {
+  Params params;
+  KeyId key_id{};
+  BlindRotationKey brk;
+  KeySwitchKey ksk;
+  std::size_t memory_bytes() const { return brk.rgsw.memory_bytes() + ksk.memory_bytes(); }
+};
+
+struct Ciphertext {
+  LweCiphertext lwe;
+  KeyId key_id{};
+};
+
+// Holds the parameters and the ring tables (NTT, monomial powers). Immutable and shareable
+// across threads.
+class Context {
+ public:
+  explicit Context(Params params);
+  const Params& params() const { return ring_.params(); }
+  const RingContext& ring() const { return ring_; }
+
+  SecretKey keygen_secret() const;
+  EvalKey keygen_eval(const SecretKey& sk) const;
+
+  Ciphertext encrypt(const SecretKey& sk, bool bit) const;
+  bool decrypt(const SecretKey& sk, const Ciphertext& ct) const;
+  // Phase in [0, q), for noise measurements (bit x sits at x q / 4).
+  std::uint32_t phase(const SecretKey& sk, const Ciphertext& ct) const;
+
+  Ciphertext eval_not(const Ciphertext& x) const;
+  Ciphertext eval(const EvalKey& ek, Gate g, const Ciphertext& x, const Ciphertext& y) const;
+  Ciphertext eval_mux(const EvalKey& ek, const Ciphertext& sel, const Ciphertext& if_true,
+                      const Ciphertext& if_false) const;
+
+  // One gate of a batch: inputs by pointer (NOT uses in0; MUX in0 = selector, in1, in2).
+  struct GateOp {
+    Gate gate;
+    const Ciphertext* in0;
+    const Ciphertext* in1 = nullptr;
+    const Ciphertext* in2 = nullptr;
+  };
+  // Evaluates independent gates on up to math::thread_cap() threads; the first error of any
+  // gate is rethrown after the parallel region.
+  std::vector<Ciphertext> eval_batch(const EvalKey& ek, std::span<const GateOp> ops) const;
+
+  // The bootstrapping steps, public for tests and benchmarks: blind rotation of a combined
+  // ciphertext mod q into `ws` and the LWE output (extract, + Q/8, Q -> q_ks, key switch,
+  // q_ks -> q) of one or two accumulators.
+  void blind_rotate(const EvalKey& ek, const LweCiphertext& combined, Workspace& ws) const;
+  LweCiphertext finish(const EvalKey& ek, std::span<const LweCiphertext> extracted,
+                       std::uint64_t offset) const;
+  std::uint64_t test_value() const { return tv_; }
+
+ private:
+  void check(const EvalKey& ek, const Ciphertext& c, const char* what) const;
+  Ciphertext bootstrap_gate(const EvalKey& ek, Gate g, const Ciphertext& x, const Ciphertext& y,
+                            Workspace& ws) const;
+  Ciphertext mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext& t, const Ciphertext& f,
+                 Workspace& ws) const;
+  RingContext ring_;
+  std::uint64_t tv_ = 0;  // round(Q / 8)
+};
+
+}  // namespace hec::fhew
