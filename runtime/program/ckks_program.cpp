@@ -909,7 +909,10 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   meta.push_back({"params_digest", hex(ctx->params().digest().data(), 32)});
   meta.push_back({"relin", spec.relinearizes ? "yes" : "no"});
   std::string rot;
-  for (int r : spec.rotations) rot += (rot.empty() ? "" : " ") + std::to_string(r);
+  for (int r : spec.rotations) {
+    if (!rot.empty()) rot += ' ';
+    rot += std::to_string(r);
+  }
   meta.push_back({"rotations", rot});
   const ckks::Level key_level(spec.key_level);
   if (spec.relinearizes) {
