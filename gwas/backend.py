@@ -1,0 +1,242 @@
+"""Execution backends of `hec gwas`: compile a .hec program once (cached on disk), then run
+it block by block on the data and return the revealed values of each block.
+
+`compile_cached` runs the compiler pipeline (hec/pipeline.py) for the run's sizes and keeps
+the compiled ckks IR, the source's stat IR (for the client block) and the report in a cache
+directory keyed by the source's SHA-256, the sizes and the options, so a second run on data of
+the same shape does not compile again.
+
+Backends:
+- `sim` (`SimBackend`): the reference simulator in noisy mode (targets/sim): the compiled
+  program's arithmetic on plaintext numpy arrays with the CKKS errors injected at their
+  analytic magnitudes. It is a SIMULATION of the encrypted computation: nothing is
+  encrypted, and every output it produces says so.
+
+The encrypted backend (the generated C++ binary of issue #7) is not here yet: TODO(#8) wire it
+once the C++ target's `hec compile` lands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from compiler.dialects import ckks, stat
+from compiler.errors import InternalError
+from compiler.ir_text import parse_ir, print_ir
+from compiler.stat_numpy import run_client
+from gwas.memory import PhaseMeter
+from hec import __version__
+from hec.pipeline import Options, compile_file, report_of
+from targets.sim.simulator import simulate
+
+Array = npt.NDArray[np.float64]
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("HEC_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hec" / "programs"
+
+
+@dataclass
+class CompiledProgram:
+    """A program compiled for one size binding: what every backend starts from."""
+
+    source: Path
+    source_sha256: str
+    sizes: dict[str, int]
+    precision_bits: float
+    module: Any  # the ckks ModuleOp
+    stat_module: Any  # the source's stat ModuleOp (its client block runs after decryption)
+    report: dict[str, Any]
+    cache_key: str
+    cache_hit: bool
+
+    @property
+    def program(self) -> ckks.ProgramOp:
+        for op in self.module.walk():
+            if isinstance(op, ckks.ProgramOp):
+                return op
+        raise InternalError("compiled module has no ckks.program")
+
+    @property
+    def stat_program(self) -> stat.ProgramOp:
+        op = self.stat_module.body.block.first_op
+        if not isinstance(op, stat.ProgramOp):
+            raise InternalError("stat module has no stat.program")
+        return op
+
+    @property
+    def slots(self) -> int:
+        params = self.program.parameters()
+        if params is None:
+            raise InternalError("compiled program has no parameters")
+        return params.slots
+
+    @property
+    def input_names(self) -> list[str]:
+        names: list[str] = []
+        for op in self.program.block.ops:
+            if isinstance(op, ckks.EncodeOp) and op.sym_value not in names:
+                names.append(op.sym_value)
+        return names
+
+    def revealed_abs_error(self, name: str) -> float:
+        """The absolute error the report promises for revealed value `name`: its range's
+        largest magnitude times 2^-precision_bits."""
+        for out in self.report["outputs"]:
+            if out["name"] == name:
+                lo, hi = out["range"]
+                return max(abs(lo), abs(hi)) * 2.0 ** -float(out["precision_bits"])
+        raise InternalError(f"no output {name} in the report")
+
+    def client(self, sizes: Mapping[str, int], revealed: Mapping[str, Array]) -> dict[str, Array]:
+        """The program's client block on decrypted values (division by zero gives inf/nan,
+        which the caller maps to PLINK's NA)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return run_client(self.stat_program, sizes, revealed)
+
+
+def _cache_key(source_text: bytes, sizes: Mapping[str, int], precision_bits: float) -> str:
+    h = hashlib.sha256()
+    h.update(source_text)
+    meta = {
+        "sizes": dict(sorted(sizes.items())),
+        "precision_bits": precision_bits,
+        "hec": __version__,
+        "format": CACHE_FORMAT,
+    }
+    h.update(json.dumps(meta, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def compile_cached(
+    source: Path,
+    sizes: Mapping[str, int],
+    precision_bits: float,
+    cache_dir: Path | None = None,
+) -> CompiledProgram:
+    """Compile `source` for `sizes`, or load the result of an earlier identical compilation."""
+    text = source.read_bytes()
+    digest = hashlib.sha256(text).hexdigest()
+    key = _cache_key(text, sizes, precision_bits)
+    root = cache_dir or default_cache_dir()
+    entry = root / key
+    if (entry / "report.json").is_file():
+        module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
+        stat_module = parse_ir((entry / "stat.mlir").read_text())
+        report = json.loads((entry / "report.json").read_text())
+        return CompiledProgram(
+            source, digest, dict(sizes), precision_bits, module, stat_module, report, key, True
+        )
+    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
+    comp = compile_file(source, Options(sizes=size_text, precision_bits=precision_bits))
+    report = report_of(comp)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
+    try:
+        (tmp / "ckks.mlir").write_text(print_ir(comp.module))
+        (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
+        (tmp / "source.hec").write_bytes(text)
+        (tmp / "report.json").write_text(json.dumps(report, indent=1))
+        try:
+            tmp.rename(entry)
+        except OSError:  # another run stored the same entry first: theirs is identical
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return CompiledProgram(
+        source, digest, dict(sizes), precision_bits, comp.module, comp.stat_module, report, key,
+        False,
+    )
+
+
+@dataclass
+class Block:
+    """One SNP block: the columns [start, stop) and the program's inputs for them."""
+
+    index: int
+    start: int
+    stop: int
+    inputs: dict[str, Array]
+
+
+class Backend(ABC):
+    """Runs a compiled program over SNP blocks and hands back each block's revealed values."""
+
+    name: str
+    encrypts: bool
+    description: str
+
+    @abstractmethod
+    def phases(self) -> list[str]:
+        """The phases this backend times, in order."""
+
+    @abstractmethod
+    def run(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        n_blocks: int,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> Iterator[tuple[Block, dict[str, Array]]]:
+        """Yield (block, revealed values of that block) for every block, in order."""
+
+
+class SimBackend(Backend):
+    """The reference simulator in noisy mode: a simulation of the encrypted computation."""
+
+    name = "sim"
+    encrypts = False
+    description = (
+        "SIMULATION of the encrypted computation (reference simulator, noisy mode: the compiled "
+        "CKKS program run on plaintext numbers with encoding, encryption, rescale and "
+        "key-switch errors injected at their analytic magnitudes). Nothing is encrypted."
+    )
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+
+    def phases(self) -> list[str]:
+        return ["simulate"]
+
+    def run(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        n_blocks: int,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> Iterator[tuple[Block, dict[str, Array]]]:
+        program = compiled.program
+        done = 0
+        progress("simulate", 0, n_blocks)
+        for block in blocks:
+            sizes = {**compiled.sizes, "M": block.stop - block.start}
+            with meter.phase("simulate"):
+                result = simulate(
+                    program, sizes, block.inputs, noisy=True, seed=self.seed + block.index
+                )
+            done += 1
+            progress("simulate", done, n_blocks)
+            yield block, result.outputs
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"sim": SimBackend}
