@@ -162,7 +162,14 @@ def compile_cached(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return CompiledProgram(
-        source, digest, dict(sizes), precision_bits, comp.module, comp.stat_module, report, key,
+        source,
+        digest,
+        dict(sizes),
+        precision_bits,
+        comp.module,
+        comp.stat_module,
+        report,
+        key,
         False,
     )
 
@@ -226,15 +233,13 @@ class SimBackend(Backend):
         progress: Callable[[str, int, int], None],
     ) -> Iterator[tuple[Block, dict[str, Array]]]:
         program = compiled.program
-        done = 0
         progress("simulate", 0, n_blocks)
-        for block in blocks:
+        for done, block in enumerate(blocks, start=1):
             sizes = {**compiled.sizes, "M": block.stop - block.start}
             with meter.phase("simulate"):
                 result = simulate(
                     program, sizes, block.inputs, noisy=True, seed=self.seed + block.index
                 )
-            done += 1
             progress("simulate", done, n_blocks)
             yield block, result.outputs
 

@@ -250,7 +250,9 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
         )
         client = compiled.client(sizes, revealed)
         or_err = compiled.revealed_abs_error("or_den")
-        or_den_zero = np.abs(revealed["or_den"]) <= (0.0 if or_err < ROUNDING_ERROR_LIMIT else or_err)
+        or_den_zero = np.abs(revealed["or_den"]) <= (
+            0.0 if or_err < ROUNDING_ERROR_LIMIT else or_err
+        )
         chisq, p, odds = plink_rules(
             sc.counts, client["chi2"], client["p"], client["odds"], or_den_zero
         )
@@ -262,7 +264,11 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     nan = np.full(m, np.nan)
     rows = rows_from_arrays(
         [(v.chrom, v.snp, v.bp, a1[j], a2[j]) for j, v in enumerate(bim)],
-        nan, nan, chisq, p, odds,
+        nan,
+        nan,
+        chisq,
+        p,
+        odds,
     )
     finals = {
         "assoc": out.with_name(out.name + ".assoc"),
@@ -279,8 +285,12 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
             if opts.plots:
                 title = f"{out.name}: allelic chi-square, {label}"
                 manhattan_plot(
-                    temps["manhattan"], [v.chrom for v in bim], [int(v.bp) for v in bim], p,
-                    title, opts.highlight,
+                    temps["manhattan"],
+                    [v.chrom for v in bim],
+                    [int(v.bp) for v in bim],
+                    p,
+                    title,
+                    opts.highlight,
                 )
                 lam = qq_plot(temps["qq"], chisq, p, title)
             else:
@@ -288,8 +298,22 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
 
                 lam = genomic_inflation(chisq)
         log_text = render_log(
-            opts, fileset, backend, compiled, program, sc, meter, notes, started,
-            n_inc, n_cases, n_controls, source, n_blocks, lam, finals,
+            opts,
+            fileset,
+            backend,
+            compiled,
+            program,
+            sc,
+            meter,
+            notes,
+            started,
+            n_inc,
+            n_cases,
+            n_controls,
+            source,
+            n_blocks,
+            lam,
+            finals,
         )
         temps["log"].write_text(log_text)
         produced = [k for k in finals if temps[k].exists()]
@@ -300,8 +324,22 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
             t.unlink(missing_ok=True)
         raise
     return ChisqResult(
-        chisq, p, odds, a1, a2, lam, program, compiled, backend, meter,
-        [finals[k] for k in produced], log_text, n_inc, n_cases, n_controls, notes,
+        chisq,
+        p,
+        odds,
+        a1,
+        a2,
+        lam,
+        program,
+        compiled,
+        backend,
+        meter,
+        [finals[k] for k in produced],
+        log_text,
+        n_inc,
+        n_cases,
+        n_controls,
+        notes,
     )
 
 
@@ -335,7 +373,7 @@ def render_log(
     mono = np.flatnonzero(t.monomorphic & (t.d > 0))
     no_calls = np.flatnonzero(t.d == 0)
     one_sided = np.flatnonzero(t.one_sided)
-    n_missing_calls = int(round(float(((n_inc * 2) - t.d).sum() / 2)))
+    n_missing_calls = round(float(((n_inc * 2) - t.d).sum() / 2))
     L: list[str] = []
     w = L.append
     w(f"hec {__version__} gwas chisq  (Python {platform.python_version()})")
@@ -350,11 +388,15 @@ def render_log(
     w("")
     w("input:")
     w(f"  fileset {fileset.prefix}: {fileset.n_samples} samples, {fileset.n_variants} SNPs")
-    w(f"  phenotype from {pheno_source}: {n_cases} cases, {n_controls} controls, "
-      f"{fileset.n_samples - n_inc} with a missing phenotype (left out)")
+    w(
+        f"  phenotype from {pheno_source}: {n_cases} cases, {n_controls} controls, "
+        f"{fileset.n_samples - n_inc} with a missing phenotype (left out)"
+    )
     founders = sum(s.is_founder for s in fileset.samples)
-    w(f"  A1 = minor allele over the {founders} founders' calls (PLINK 1.9 rule; ties keep the "
-      f".bim order): {int(sc.swap.sum())} SNPs have A1 = the .bim A2")
+    w(
+        f"  A1 = minor allele over the {founders} founders' calls (PLINK 1.9 rule; ties keep the "
+        f".bim order): {int(sc.swap.sum())} SNPs have A1 = the .bim A2"
+    )
     w(f"  missing genotype calls among the analysed samples: {n_missing_calls}")
     w("")
     w("program:")
@@ -366,43 +408,71 @@ def render_log(
     )
     w(f"  {program.name} ({why})")
     w(f"  source sha256 {compiled.source_sha256}")
-    w(f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, precision target "
-      f"{compiled.precision_bits:g} bits per revealed value, relative to its range")
-    w(f"  compiled program cache {compiled.cache_key} "
-      f"({'hit' if compiled.cache_hit else 'compiled now'})")
-    w(f"  parameters: ring dimension 2^{params['log_n']}, moduli bits {params['moduli_bits']}, "
-      f"special moduli bits {params['special_moduli_bits']}")
+    w(
+        f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, precision target "
+        f"{compiled.precision_bits:g} bits per revealed value, relative to its range"
+    )
+    w(
+        f"  compiled program cache {compiled.cache_key} "
+        f"({'hit' if compiled.cache_hit else 'compiled now'})"
+    )
+    w(
+        f"  parameters: ring dimension 2^{params['log_n']}, moduli bits {params['moduli_bits']}, "
+        f"special moduli bits {params['special_moduli_bits']}"
+    )
     insecure = " (INSECURE override)" if params.get("insecure") else ""
     w(f"  security: {params['security_bits']}-bit (HE Standard table, ternary secret){insecure}")
     for o in rep["outputs"]:
         err = compiled.revealed_abs_error(o["name"])
-        w(f"  output {o['name']:<9} depth {o['depth']} precision {o['precision_bits']} bits "
-          f"(absolute error <= {err:.3g})")
+        w(
+            f"  output {o['name']:<9} depth {o['depth']} precision {o['precision_bits']} bits "
+            f"(absolute error <= {err:.3g})"
+        )
     w(f"  {n_blocks} block(s) of up to {compiled.slots} SNPs (one per ciphertext slot set)")
     w("")
-    w("revealed to the coordinator (decrypted): " + ", ".join(r["name"] for r in rep["reveals"])
-      + " per SNP; nothing else leaves encryption")
-    w("computed on plaintext by the data holder before encryption: the A1/A2 coding (founder "
-      "allele counts) and the degenerate-SNP flags below")
-    w("columns: F_A and F_U are NA: the allele frequencies among cases and controls are not "
-      "revealed by the program (they would need n11, c1 and r1 in clear)")
+    w(
+        "revealed to the coordinator (decrypted): "
+        + ", ".join(r["name"] for r in rep["reveals"])
+        + " per SNP; nothing else leaves encryption"
+    )
+    w(
+        "computed on plaintext by the data holder before encryption: the A1/A2 coding (founder "
+        "allele counts) and the degenerate-SNP flags below"
+    )
+    w(
+        "columns: F_A and F_U are NA: the allele frequencies among cases and controls are not "
+        "revealed by the program (they would need n11, c1 and r1 in clear)"
+    )
     for note in notes:
         w(f"  {note}")
     w("degenerate SNPs, printed as PLINK 1.9 --assoc prints them:")
-    w(f"  no call among the analysed samples (CHISQ, P, OR = NA): {len(no_calls)}"
-      + (f" [{_names(no_calls, fileset)}]" if len(no_calls) else ""))
-    w(f"  monomorphic among the called samples (CHISQ, P, OR = NA): {len(mono)}"
-      + (f" [{_names(mono, fileset)}]" if len(mono) else ""))
-    w(f"  called samples all cases or all controls (CHISQ 0, P 1, OR NA): {len(one_sided)}"
-      + (f" [{_names(one_sided, fileset)}]" if len(one_sided) else ""))
+    w(
+        f"  no call among the analysed samples (CHISQ, P, OR = NA): {len(no_calls)}"
+        + (f" [{_names(no_calls, fileset)}]" if len(no_calls) else "")
+    )
+    w(
+        f"  monomorphic among the called samples (CHISQ, P, OR = NA): {len(mono)}"
+        + (f" [{_names(mono, fileset)}]" if len(mono) else "")
+    )
+    w(
+        f"  called samples all cases or all controls (CHISQ 0, P 1, OR NA): {len(one_sided)}"
+        + (f" [{_names(one_sided, fileset)}]" if len(one_sided) else "")
+    )
     w("")
     w(f"genomic inflation lambda: {lam:.6f}")
     w("")
-    w(f"phases ({'peak resident set of each phase' if meter.per_phase_peaks else 'peak resident set of the process so far'}):")
+    peaks = (
+        "peak resident set of each phase"
+        if meter.per_phase_peaks
+        else "peak resident set of the process so far"
+    )
+    w(f"phases ({peaks}):")
     for name, secs in meter.seconds.items():
         w(f"  {name:<10} {secs:10.3f} s   peak {_fmt_bytes(meter.peak_rss.get(name, 0))}")
-    w(f"  total      {sum(meter.seconds.values()):10.3f} s   peak "
-      f"{_fmt_bytes(meter.overall_peak())}")
+    w(
+        f"  total      {sum(meter.seconds.values()):10.3f} s   peak "
+        f"{_fmt_bytes(meter.overall_peak())}"
+    )
     w("")
     w("written:")
     for k, path in finals.items():

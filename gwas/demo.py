@@ -130,13 +130,17 @@ def run_demo(
     lines: list[str] = []
     w = lines.append
     label = backend_label(result.backend)
-    w(f"hec demo: {n} individuals ({result.n_cases} cases, {result.n_controls} controls) x {m} "
-      f"SNPs, {n_causal} planted associations, seed {seed}")
+    w(
+        f"hec demo: {n} individuals ({result.n_cases} cases, {result.n_controls} controls) x {m} "
+        f"SNPs, {n_causal} planted associations, seed {seed}"
+    )
     w(f"backend: {label}")
     if not result.backend.encrypts:
         w("  (a simulation of the encrypted computation with CKKS noise; nothing was encrypted)")
-    w(f"program: {result.program.name}; parameters 2^{result.compiled.report['params']['log_n']}"
-      f" ring, {result.compiled.report['params']['security_bits']}-bit security")
+    w(
+        f"program: {result.program.name}; parameters 2^{result.compiled.report['params']['log_n']}"
+        f" ring, {result.compiled.report['params']['security_bits']}-bit security"
+    )
     order = np.argsort(np.where(np.isfinite(result.p), result.p, np.inf))[:top]
     planted = set(cohort.causal.tolist())
     w("")
@@ -146,21 +150,30 @@ def run_demo(
     for j in order:
         mark = "*" if int(j) in planted else " "
         true_or = f"{ors[int(j)]:.2f}" if int(j) in planted else ""
-        w(f"{mark} {fs.variants[int(j)].snp:>10} {result.chisq[j]:12.6g} {result.p[j]:12.4g} "
-          f"{result.odds[j]:9.4g}  {true_or}")
+        w(
+            f"{mark} {fs.variants[int(j)].snp:>10} {result.chisq[j]:12.6g} {result.p[j]:12.4g} "
+            f"{result.odds[j]:9.4g}  {true_or}"
+        )
     found = len(planted & {int(j) for j in order})
     bonferroni = 0.05 / m
     sig = np.flatnonzero(np.nan_to_num(result.p, nan=1.0) < bonferroni)
     w("")
-    w(f"planted SNPs among the top {top}: {found} of {n_causal}; below the Bonferroni line "
-      f"P < {bonferroni:.2g}: {len(sig)} SNPs, {len(planted & set(sig.tolist()))} of them planted")
-    w(f"planted SNPs: " + ", ".join(
-        f"{fs.variants[int(j)].snp} (OR {o:.2f}, P {result.p[int(j)]:.3g})"
-        for j, o in zip(cohort.causal, cohort.odds_ratio, strict=True)
-    ))
+    w(
+        f"planted SNPs among the top {top}: {found} of {n_causal}; below the Bonferroni line "
+        f"P < {bonferroni:.2g}: {len(sig)} SNPs, {len(planted & set(sig.tolist()))} of them planted"
+    )
+    w(
+        "planted SNPs: "
+        + ", ".join(
+            f"{fs.variants[int(j)].snp} (OR {o:.2f}, P {result.p[int(j)]:.3g})"
+            for j, o in zip(cohort.causal, cohort.odds_ratio, strict=True)
+        )
+    )
     w(f"genomic inflation lambda = {result.lam:.4f}")
-    w(f"agreement with double-precision chi-square from the plaintext genotypes: max relative "
-      f"error {rel:.2e} (CHISQ >= 0.01), max absolute error {ab:.2e} (below)")
+    w(
+        f"agreement with double-precision chi-square from the plaintext genotypes: max relative "
+        f"error {rel:.2e} (CHISQ >= 0.01), max absolute error {ab:.2e} (below)"
+    )
     w(f"(lambda of the double-precision statistics: {genomic_inflation(chi_exact):.4f})")
     w("")
     w("timings:")

@@ -65,8 +65,13 @@ def manhattan_plot(
     hl = [j for j in highlight if ok[j]]
     if hl:
         ax.scatter(
-            x[hl], _neglog10(p[hl]), s=28, facecolors="none", edgecolors="#c0392b",
-            linewidths=1.2, label="planted",
+            x[hl],
+            _neglog10(p[hl]),
+            s=28,
+            facecolors="none",
+            edgecolors="#c0392b",
+            linewidths=1.2,
+            label="planted",
         )
         ax.legend(loc="upper right", fontsize=8)
     ax.axhline(-np.log10(GENOME_WIDE), color="#c0392b", lw=0.8, ls="--")
@@ -94,9 +99,7 @@ def qq_plot(path: Path, chi2: Array, p: Array, title: str, fmt: str = "png") -> 
     ax.set_xlabel(r"expected $-\log_{10} P$")
     ax.set_ylabel(r"observed $-\log_{10} P$")
     ax.set_title(title.replace(", ", "\n", 1), fontsize=9)
-    ax.text(
-        0.04, 0.93, f"genomic inflation λ = {lam:.4f}", transform=ax.transAxes, fontsize=11
-    )
+    ax.text(0.04, 0.93, f"genomic inflation λ = {lam:.4f}", transform=ax.transAxes, fontsize=11)
     fig.tight_layout()
     fig.savefig(path, format=fmt)
     plt.close(fig)

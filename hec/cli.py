@@ -274,8 +274,10 @@ def _gwas_run(args: argparse.Namespace) -> int:
     )
     print(f"hec gwas chisq: {backend_label(result.backend)}")
     if not result.backend.encrypts:
-        print("  a simulation of the encrypted computation (CKKS noise on plaintext); nothing "
-              "was encrypted")
+        print(
+            "  a simulation of the encrypted computation (CKKS noise on plaintext); nothing "
+            "was encrypted"
+        )
     print(
         f"  {result.n_included} individuals ({result.n_cases} cases, {result.n_controls} "
         f"controls), {len(result.chisq)} SNPs, program {result.program.name}, "
