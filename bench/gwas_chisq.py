@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-
 from common import ROOT, reference_python
+
 from gwas.backend import BACKENDS
 from gwas.exact import exact_statistics, table_counts
 
@@ -142,9 +142,10 @@ def main() -> None:
                     )  # fmt: skip
                 rows.append(row(f"{case} CHISQ max rel. error", None, acc["chi2_rel"], "rel"))
                 rows.append(row(f"{case} OR max rel. error", None, acc["or_rel"], "rel"))
+                p = facts["params"]
                 print(
-                    f"# reference {case}: ring 2^{int(np.log2(facts['params']['ring_dim']))}, "
-                    f"moduli {facts['params']['moduli_bits']}, gamma {facts['params']['gamma']:.3g}",
+                    f"# reference {case}: ring 2^{int(np.log2(p['ring_dim']))}, "
+                    f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
                     file=sys.stderr,
                 )
     print(f"{BENCH}: PNAS Alg. 2 on OpenFHE (reference) vs hec chisq.hec (ours)")

@@ -32,6 +32,7 @@ each phase (bytes), the parameters; the decrypted statistics go to --out (.npz).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import time
@@ -56,10 +57,8 @@ def peak_rss() -> int:
 
 
 def reset_peak() -> None:
-    try:
+    with contextlib.suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 class Phases:
@@ -213,7 +212,8 @@ def main() -> None:
         # The gamma factors cancel: chi2 = d * num / den; OR = num / den.
         chi2 = np.maximum(d * revealed["chi2_num"] / revealed["chi2_den"], 0.0)
         odds = revealed["or_num"] / revealed["or_den"]
-    np.savez(args.out, chi2=chi2, odds=odds, **revealed)
+    arrays = {"chi2": chi2, "odds": odds, **revealed}
+    np.savez(args.out, **arrays)
     print(json.dumps({"seconds": ph.seconds, "peak_rss": ph.peak, "params": info}))
 
 
