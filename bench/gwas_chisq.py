@@ -64,12 +64,12 @@ def run_reference(
     out = workdir / f"ref-{threads}.npz"
     env = {
         **os.environ,
-        "OMP_NUM_THREADS": str(threads),
+        "OMP_NUM_THREADS": "1",  # its parallelism is over individuals: --workers processes
         "OMP_WAIT_POLICY": "passive",  # DESIGN.md §7: spinning threads slow shared machines
     }
     proc = subprocess.run(
         [python, str(ROOT / "bench" / "gwas_chisq_reference.py"), "--data", str(data),
-         "--out", str(out)],
+         "--out", str(out), "--workers", str(threads)],
         env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     if proc.returncode != 0:

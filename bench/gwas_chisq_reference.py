@@ -3,7 +3,10 @@ Goldwasser, PNAS 2020: the allelic chi-square test and odds ratio on encrypted g
 written on the PyPI `openfhe` wheel, the way the paper's PALISADE prototype organizes it.
 
 Run with the Python 3.10 interpreter of `bench/setup-reference` (the only version the wheel
-imports under); OMP_NUM_THREADS fixes OpenFHE's thread count and must be set before start.
+imports under), with OMP_NUM_THREADS=1: the parallelism is the prototype's, over individuals
+(`--workers` processes, since Python threads would hold the interpreter lock), not OpenFHE's
+OpenMP inside each operation (at ring dimension 2^13 with 4 moduli that was measured here to be
+slower with 2 threads than with 1).
 
 The paper's design, kept:
 - RNS-CKKS, ring dimension 2^13 (4096 slots), multiplicative depth 3 (4 moduli), manual
@@ -20,7 +23,9 @@ The paper's design, kept:
   for any allele counts (|chi2 numerator| <= gamma^2 d^4 / 4, denominators <= gamma^2 d^4 / 16);
 - the revealed numerators and denominators of Alg. 2 lines 11-15; chi2, P and OR on the
   client.
-One change for memory: the server folds the individuals' ciphertexts into its sums in chunks
+Two changes: the data owners and the server's sums run in `--workers` processes, each over a
+share of the individuals, whose partial sums are serialized back (a few ciphertexts); and, for
+memory, the server folds the individuals' ciphertexts into its sums in chunks
 of CHUNK individuals as they arrive, so memory is bounded by a chunk rather than by N (the
 prototype holds all N x blocks ciphertexts: 10 GB at N = 5000, M = 16384). Encryption and
 computation are timed separately all the same.
@@ -35,6 +40,7 @@ import argparse
 import contextlib
 import json
 import math
+import multiprocessing
 import time
 from pathlib import Path
 
@@ -100,7 +106,69 @@ def tree_sum(cc: fhe.CryptoContext, cts: list) -> object:
     return cts[0] if len(cts) == 1 else cc.EvalAddMany(cts)
 
 
-def run(S: np.ndarray, y: np.ndarray) -> tuple[dict[str, np.ndarray], Phases, dict]:
+# Set before the worker processes fork: they inherit the context, the public key and the data.
+_SHARED: dict[str, object] = {}
+
+
+def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int]:
+    """Data owners lo..hi-1 encrypt their rows; the server folds them into partial sums (Alg. 2
+    lines 5, 8, 9 restricted to these individuals). Returns the serialized partial sums (n11
+    and c1 per block, then sum y), the encryption and computation seconds, and the peak
+    resident set of each."""
+    cc = _SHARED["cc"]
+    pk = _SHARED["pk"]
+    padded = _SHARED["padded"]
+    y = _SHARED["y"]
+    blocks = int(_SHARED["blocks"])  # type: ignore[arg-type]
+    assert isinstance(padded, np.ndarray) and isinstance(y, np.ndarray)
+    enc_s = comp_s = 0.0
+    enc_peak = comp_peak = 0
+    n11: list[list] = [[] for _ in range(blocks)]
+    c1: list[list] = [[] for _ in range(blocks)]
+    ys: list = []
+    for a in range(lo, hi, CHUNK):
+        b_ = min(a + CHUNK, hi)
+        reset_peak()
+        t0 = time.perf_counter()
+        s_ct = [
+            [
+                cc.Encrypt(  # type: ignore[attr-defined]
+                    pk,
+                    cc.MakeCKKSPackedPlaintext(  # type: ignore[attr-defined]
+                        padded[i, b * SLOTS : (b + 1) * SLOTS].tolist()
+                    ),
+                )
+                for b in range(blocks)
+            ]
+            for i in range(a, b_)
+        ]
+        y_ct = [
+            cc.Encrypt(pk, cc.MakeCKKSPackedPlaintext([float(y[i])] * SLOTS))  # type: ignore[attr-defined]
+            for i in range(a, b_)
+        ]
+        t1 = time.perf_counter()
+        enc_peak = max(enc_peak, peak_rss())
+        reset_peak()
+        for b in range(blocks):
+            prods = [cc.EvalMultNoRelin(row[b], yc) for row, yc in zip(s_ct, y_ct, strict=True)]  # type: ignore[attr-defined]
+            n11[b].append(tree_sum(cc, prods))
+            c1[b].append(tree_sum(cc, [row[b] for row in s_ct]))
+        ys.append(tree_sum(cc, y_ct))
+        del s_ct, y_ct
+        t2 = time.perf_counter()
+        comp_peak = max(comp_peak, peak_rss())
+        enc_s += t1 - t0
+        comp_s += t2 - t1
+    t0 = time.perf_counter()
+    parts = [tree_sum(cc, n11[b]) for b in range(blocks)]
+    parts += [tree_sum(cc, c1[b]) for b in range(blocks)]
+    parts.append(tree_sum(cc, ys))
+    blobs = [fhe.Serialize(ct, fhe.BINARY) for ct in parts]
+    comp_s += time.perf_counter() - t0
+    return blobs, enc_s, comp_s, enc_peak, comp_peak
+
+
+def run(S: np.ndarray, y: np.ndarray, workers: int) -> tuple[dict[str, np.ndarray], Phases, dict]:
     n, m = S.shape
     blocks = math.ceil(m / SLOTS)
     d = 2.0 * n
@@ -114,39 +182,26 @@ def run(S: np.ndarray, y: np.ndarray) -> tuple[dict[str, np.ndarray], Phases, di
 
     padded = np.zeros((n, blocks * SLOTS))
     padded[:, :m] = S
-    n11_parts: list[list] = [[] for _ in range(blocks)]
-    c1_parts: list[list] = [[] for _ in range(blocks)]
-    y_parts: list = []
-    for lo in range(0, n, CHUNK):
-        hi = min(lo + CHUNK, n)
-        # Data owners: each encrypts its genotype blocks and its phenotype (replicated).
-        ph.start("encrypt")
-        s_ct = [
-            [
-                cc.Encrypt(
-                    keys.publicKey,
-                    cc.MakeCKKSPackedPlaintext(padded[i, b * SLOTS : (b + 1) * SLOTS].tolist()),
-                )
-                for b in range(blocks)
-            ]
-            for i in range(lo, hi)
-        ]
-        y_ct = [
-            cc.Encrypt(keys.publicKey, cc.MakeCKKSPackedPlaintext([float(y[i])] * SLOTS))
-            for i in range(lo, hi)
-        ]
-        ph.stop()
-        # Server: Alg. 2 line 8 (products without relinearization) and the sums of lines 5, 9.
-        ph.start("compute")
-        for b in range(blocks):
-            prods = [cc.EvalMultNoRelin(s_ct[k][b], y_ct[k]) for k in range(hi - lo)]
-            n11_parts[b].append(tree_sum(cc, prods))
-            c1_parts[b].append(tree_sum(cc, [row[b] for row in s_ct]))
-        y_parts.append(tree_sum(cc, y_ct))
-        ph.stop()
-        del s_ct, y_ct
+    _SHARED.update(cc=cc, pk=keys.publicKey, padded=padded, y=y, blocks=blocks)
+    # The data owners and the server's folding run in `workers` processes, each over a
+    # contiguous share of the individuals (the prototype's `omp parallel for` over i); the
+    # phase time is that of the slowest worker, the phase memory the sum of the workers'.
+    bounds = np.linspace(0, n, workers + 1).astype(int)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        results = pool.starmap(
+            _worker, [(int(bounds[k]), int(bounds[k + 1])) for k in range(workers)]
+        )
+    ph.seconds["encrypt"] = max(r[1] for r in results)
+    ph.peak["encrypt"] = sum(r[3] for r in results)
+    ph.seconds["compute"] = max(r[2] for r in results)
+    ph.peak["compute"] = sum(r[4] for r in results)
 
     ph.start("compute")
+    partial = [[fhe.DeserializeCiphertextString(b, fhe.BINARY) for b in r[0]] for r in results]
+    n11_parts = [[p[b] for p in partial] for b in range(blocks)]
+    c1_parts = [[p[blocks + b] for p in partial] for b in range(blocks)]
+    y_parts = [p[2 * blocks] for p in partial]
     d_scaled = cc.MakeCKKSPackedPlaintext([d * gamma] * SLOTS)
     y_sum = tree_sum(cc, y_parts)
     r1 = cc.EvalAdd(y_sum, y_sum)  # line 5
@@ -193,6 +248,7 @@ def run(S: np.ndarray, y: np.ndarray) -> tuple[dict[str, np.ndarray], Phases, di
         "key_switching": "BV (no evaluation key generated: no relinearization)",
         "gamma": gamma,
         "chunk": CHUNK,
+        "workers": workers,
     }
     return revealed, ph, info
 
@@ -201,11 +257,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="PNAS Alg. 2 on OpenFHE (bench reference)")
     parser.add_argument("--data", required=True, help=".npz with S (N x M) and y (N)")
     parser.add_argument("--out", required=True, help=".npz for the decrypted statistics")
+    parser.add_argument("--workers", type=int, default=1, help="processes over individuals")
     args = parser.parse_args()
     data = np.load(args.data)
     S = np.asarray(data["S"], dtype=np.float64)
     y = np.asarray(data["y"], dtype=np.float64)
-    revealed, ph, info = run(S, y)
+    revealed, ph, info = run(S, y, args.workers)
     n = S.shape[0]
     d = 2.0 * n
     with np.errstate(divide="ignore", invalid="ignore"):
