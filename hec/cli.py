@@ -184,6 +184,85 @@ def _simulate_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- hec compile / hec run (targets/cpp, hec/run.py) -----------------------------------------
+
+
+def _options_of(args: argparse.Namespace):
+    from hec.pipeline import Options
+
+    return Options(
+        sizes=args.size,
+        precision_bits=args.precision_bits,
+        precision=args.precision,
+        log_n=args.log_n,
+        insecure=args.insecure,
+        print_ir_after_all=args.print_ir_after_all,
+        print_ir_after=tuple(args.print_ir_after),
+    )
+
+
+def _cpp_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    _compile_arguments(parser)
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    parser.add_argument(
+        "--no-build", action="store_true", help="write the C++ and build.ninja, do not run ninja"
+    )
+
+
+def _cpp_compile_run(args: argparse.Namespace) -> int:
+    from hec.run import compile_cpp
+
+    built = compile_cpp(args.file, args.output, _options_of(args), build=not args.no_build)
+    print(built.describe())
+    return 0
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    _compile_arguments(parser)
+    parser.add_argument(
+        "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input array"
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    parser.add_argument("--sim", action="store_true", help="run in the reference simulator")
+    parser.add_argument("--noisy", action="store_true", help="(--sim) inject CKKS noise")
+    parser.add_argument("--seed", type=int, default=0, help="(--sim --noisy) noise seed")
+    parser.add_argument(
+        "--build-dir", default="", metavar="DIR", help="where to compile and keep the roles' files"
+    )
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    import json
+
+    from hec.run import parse_inputs, run_encrypted, run_sim
+
+    inputs = parse_inputs(args.input)
+    if args.sim:
+        result = run_sim(
+            args.file,
+            inputs,
+            args.out,
+            sizes=args.size,
+            noisy=args.noisy,
+            seed=args.seed,
+            options=_options_of(args),
+        )
+    else:
+        result = run_encrypted(
+            args.file, inputs, args.out, options=_options_of(args), work=args.build_dir or None
+        )
+    if args.json:
+        print(json.dumps(result.summary, indent=2))
+    else:
+        s = result.summary
+        print(f"program {s['program']} at sizes {s['sizes']} ({s['backend']})")
+        if s.get("insecure"):
+            print("  WARNING: INSECURE parameters (--insecure)")
+        for name in [*s["revealed"], *s["client"]]:
+            print(f"  {name:<14} -> {result.outdir / (name + '.npy')}")
+    return 0
+
+
 COMMANDS: list[Command] = [
     Command(
         "env",
@@ -209,6 +288,18 @@ COMMANDS: list[Command] = [
         "compile for --size and report parameters, costs, precision and what is revealed",
         _compile_arguments,
         _report_run,
+    ),
+    Command(
+        "compile",
+        "compile to a C++ program (one subcommand per party) and build it with ninja",
+        _cpp_compile_arguments,
+        _cpp_compile_run,
+    ),
+    Command(
+        "run",
+        "run a program on .npy inputs: encrypted (all four roles locally) or --sim",
+        _run_arguments,
+        _run_run,
     ),
 ]
 

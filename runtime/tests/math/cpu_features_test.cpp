@@ -14,7 +14,12 @@ std::string cpuinfo_flags() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) == 0) return " " + line.substr(line.find(':') + 1) + " ";
+    if (line.rfind("flags", 0) == 0) {
+      std::string flags(" ");  // built by appends: GCC 12 misreports "x" + std::string
+      flags.append(line, line.find(':') + 1);
+      flags.append(" ");
+      return flags;
+    }
   }
   return "";
 }

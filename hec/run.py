@@ -1,0 +1,417 @@
+"""`hec run`: run a program on .npy inputs and write what its receiver gets (DESIGN.md §6, §9).
+
+Two back ends for the same job:
+- `--sim`: compile, execute the ckks IR in the reference simulator (`targets/sim`, exact mode
+  unless `--noisy`), then apply the client block with numpy/scipy (`compiler.stat_numpy`);
+- encrypted (default): compile, emit and build the C++ program (`targets/cpp`), run its four
+  roles in order in a scratch directory (keygen, encrypt, compute, decrypt), then apply the
+  client block to the decrypted values.
+
+Either way the output directory receives one `.npy` per revealed value and per client output,
+and `summary.json` (program, sizes, back end, parameters, security, file list). Every file is
+written under a temporary name and renamed when complete; a failed run removes what it wrote.
+Sizes come from the input arrays (each symbolic dimension bound by the inputs' shapes, which
+must agree); `--size` sets the bounds the program is compiled for (default: the data's sizes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from compiler.analysis.sizes import format_sizes, parse_sizes
+from compiler.errors import UserError
+from compiler.stat_numpy import run_client
+from dsl import ast
+from dsl.checker import CheckedProgram
+
+Array = npt.NDArray[np.float64]
+
+
+def parse_inputs(items: Sequence[str]) -> dict[str, Path]:
+    """`["y=y.npy", "S=S.npy"]` -> {"y": Path("y.npy"), ...}; each NAME given once."""
+    out: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UserError(f"--input {item!r}: expected NAME=FILE.npy")
+        if name in out:
+            raise UserError(f"--input {name} is given twice ({out[name]} and {path})")
+        out[name] = Path(path)
+    return out
+
+
+def load_npy(name: str, path: Path) -> Array:
+    """Read one input array; errors name the input and the file."""
+    if not path.is_file():
+        raise UserError(f"input '{name}': file {path} does not exist")
+    try:
+        value = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise UserError(f"input '{name}': {path} is not a readable .npy file ({err})") from err
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+        raise UserError(f"input '{name}': {path} must hold a numeric array")
+    return np.asarray(value, dtype=np.float64)
+
+
+def input_decls(checked: CheckedProgram) -> list[ast.InputDecl]:
+    return [s for s in checked.program.statements if isinstance(s, ast.InputDecl)]
+
+
+def infer_sizes(checked: CheckedProgram, arrays: Mapping[str, Array]) -> dict[str, int]:
+    """Bind every size parameter from the shapes of the given inputs; refuse missing, unknown
+    and inconsistent inputs with the names and shapes involved."""
+    decls = {d.name: d for d in input_decls(checked)}
+    unknown = sorted(set(arrays) - set(decls))
+    if unknown:
+        raise UserError(
+            f"--input {unknown[0]}: the program has no input of that name",
+            hint="inputs: " + ", ".join(decls),
+        )
+    missing = [n for n in decls if n not in arrays]
+    if missing:
+        raise UserError(f"missing input '{missing[0]}': give it as --input {missing[0]}=FILE.npy")
+    sizes: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for name, decl in decls.items():
+        shape = checked.bindings[name].ty.shape
+        got = arrays[name].shape
+        if len(got) != len(shape):
+            raise UserError(
+                f"input '{name}' has shape {got}, the program declares "
+                f"[{', '.join(str(d) for d in shape)}] (rank {len(shape)})"
+            )
+        for axis, (dim, n) in enumerate(zip(shape, got, strict=True)):
+            if isinstance(dim, int):
+                if dim != n:
+                    raise UserError(f"input '{name}' axis {axis} has length {n}, expected {dim}")
+            elif dim in sizes and sizes[dim] != n:
+                raise UserError(
+                    f"size {dim} is {sizes[dim]} by {where[dim]} but {n} by input '{name}' "
+                    f"axis {axis}"
+                )
+            else:
+                sizes[dim] = n
+                where[dim] = f"input '{name}' axis {axis}"
+    for param, bound in checked.params.items():
+        if param not in sizes:
+            raise UserError(f"size parameter {param} is not the length of any input axis")
+        if sizes[param] > bound:
+            raise UserError(f"size {param} = {sizes[param]} exceeds its bound {param} <= {bound}")
+    return {p: sizes[p] for p in checked.params}
+
+
+def check_domains(checked: CheckedProgram, arrays: Mapping[str, Array]) -> None:
+    """Every input value must lie in the input's declared domain (the ranges, scales and
+    moduli were chosen for it): the first value outside is named with its index."""
+    from compiler.types import FiniteSet, Interval
+
+    for name, value in arrays.items():
+        domain = checked.bindings[name].domain
+        if not np.all(np.isfinite(value)):
+            raise UserError(f"input '{name}' has non-finite values")
+        if isinstance(domain, FiniteSet) and value.size:
+            bad = ~np.isin(value, np.asarray(domain.values))
+            text = "{" + ", ".join(f"{v:g}" for v in domain.values) + "}"
+        elif isinstance(domain, Interval) and value.size:
+            bad = (value < domain.lo) | (value > domain.hi)
+            text = f"[{domain.lo:g}, {domain.hi:g}]"
+        else:
+            continue
+        if bad.any():
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise UserError(
+                f"input '{name}' has value {value[first]:g} at {first}, outside its domain {text}"
+            )
+
+
+@dataclass
+class RunResult:
+    outdir: Path
+    revealed: dict[str, Array]
+    client: dict[str, Array]
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _write_outputs(
+    outdir: Path,
+    revealed: Mapping[str, Array],
+    client: Mapping[str, Array],
+    summary: dict[str, Any],
+) -> None:
+    """Write every array and summary.json atomically; on failure remove what was written."""
+    created = not outdir.exists()
+    outdir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    try:
+        files: dict[str, str] = {}
+        for name, value in [*revealed.items(), *client.items()]:
+            target = outdir / f"{name}.npy"
+            _atomic_write(target, lambda f, v=value: np.save(f, np.asarray(v, dtype=np.float64)))
+            written.append(target)
+            files[name] = target.name
+        summary = {**summary, "files": files}
+        target = outdir / "summary.json"
+        text = json.dumps(summary, indent=2) + "\n"
+        _atomic_write(target, lambda f: f.write(text.encode()))
+        written.append(target)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        if created and not any(outdir.iterdir()):
+            outdir.rmdir()
+        raise
+
+
+def _atomic_write(target: Path, write: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _params_summary(program: Any) -> dict[str, Any]:
+    params = program.parameters()
+    if params is None:
+        return {}
+    return {
+        "log_n": params.log_n,
+        "moduli_bits": [round(float(np.log2(q)), 2) for q in params.output_moduli + params.moduli],
+        "special_moduli_bits": [round(float(np.log2(q)), 2) for q in params.special_moduli],
+        "security_bits": params.security_bits,
+        "insecure": params.insecure,
+    }
+
+
+def run_sim(
+    path: str | Path,
+    inputs: Mapping[str, Path],
+    outdir: str | Path,
+    sizes: str = "",
+    noisy: bool = False,
+    seed: int = 0,
+    options: Any = None,
+) -> RunResult:
+    """`hec run --sim`: compile for the data's sizes (or `sizes`), simulate, apply the client
+    block, write the outputs. `options` (a `hec.pipeline.Options`) overrides the compile
+    options other than the sizes."""
+    from dataclasses import replace
+
+    from dsl.checker import check
+    from dsl.parser import parse_file
+    from hec.pipeline import Options, run_pipeline
+    from targets.sim.simulator import simulate
+
+    checked = check(parse_file(str(path)))
+    arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+    run_sizes = infer_sizes(checked, arrays)
+    check_domains(checked, arrays)
+    compile_sizes = format_sizes(run_sizes) if not sizes else sizes
+    for name, bound in parse_sizes(compile_sizes).items():
+        if name in run_sizes and run_sizes[name] > bound:
+            raise UserError(
+                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}",
+                hint=f"compile for the data: --size {name}={run_sizes[name]} (or omit --size)",
+            )
+    opts = replace(options or Options(), sizes=compile_sizes)
+    comp = run_pipeline(checked, opts, out=open(os.devnull, "w"))  # noqa: SIM115
+    result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
+    client = run_client(comp.stat_program, run_sizes, result.outputs, public_inputs=arrays)
+    params = _params_summary(comp.program)
+    summary: dict[str, Any] = {
+        "program": comp.program.sym_name.data,
+        "source": str(path),
+        "backend": "simulator-noisy" if noisy else "simulator-exact",
+        "sizes": run_sizes,
+        "compiled_for": parse_sizes(compile_sizes),
+        "params": params,
+        "insecure": bool(params.get("insecure", False)),
+        "revealed": sorted(result.outputs),
+        "client": sorted(client),
+    }
+    if summary["insecure"]:
+        summary["warning"] = "INSECURE parameters (compiled with --insecure)"
+    out = Path(outdir)
+    _write_outputs(out, result.outputs, client, summary)
+    return RunResult(out, dict(result.outputs), client, summary)
+
+
+# ------------------------------------------------------------------------------------------
+# The C++ target: hec compile and the encrypted hec run
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Built:
+    """A compiled C++ program: where it lives and what was (re)built."""
+
+    directory: Path
+    binary: Path
+    emitted: Any  # targets.cpp.emit.Emitted
+    rewritten: list[Path]
+    built: bool
+
+    def describe(self) -> str:
+        e = self.emitted
+        plan = (
+            f"streams over rows in {e.passes} pass(es)"
+            if e.streaming
+            else "reads inputs whole" + (f" ({e.note})" if e.note else "")
+        )
+        files = ", ".join(p.name for p in self.rewritten) or "none (unchanged)"
+        state = f"built {self.binary}" if self.built else "not built (--no-build)"
+        return f"program {e.name}: {plan}; files rewritten: {files}; {state}"
+
+
+def _runtime_library() -> tuple[Path, Path]:
+    """The runtime's source directory and its static library, built (or brought up to date)
+    with CMake when the build directory exists."""
+    import subprocess
+
+    from hec.environment import REPO_ROOT, runtime_build_dir
+
+    build = runtime_build_dir()
+    lib = build / "libhec_runtime.a"
+    if (build / "build.ninja").is_file():
+        done = subprocess.run(
+            ["cmake", "--build", str(build), "--target", "hec_runtime", "--", "-j2"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise UserError(f"building the runtime in {build} failed:\n{done.stdout[-4000:]}")
+    if not lib.is_file():
+        raise UserError(
+            f"the runtime library {lib} is not built", hint="run scripts/setup (or scripts/test)"
+        )
+    return REPO_ROOT / "runtime", lib
+
+
+def _sodium_libs() -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["pkg-config", "--libs", "libsodium"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "-lsodium"
+
+
+def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True) -> Built:
+    """`hec compile`: compile `path`, emit C++ and build.ninja into `outdir`, run ninja."""
+    import shutil
+    import subprocess
+
+    from hec.pipeline import compile_file
+    from targets.cpp.emit import emit, write_project
+
+    comp = compile_file(path, options, out=open(os.devnull, "w"))  # noqa: SIM115
+    runtime_dir, lib = _runtime_library()
+    emitted = emit(comp.module, str(path), runtime_dir, lib, _sodium_libs())
+    out = Path(outdir)
+    rewritten = write_project(emitted, out)
+    binary = out / emitted.name
+    if build:
+        ninja = shutil.which("ninja")
+        if ninja is None:
+            raise UserError("ninja is not installed", hint="run scripts/setup")
+        done = subprocess.run([ninja, "-C", str(out)], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
+    return Built(out, binary, emitted, rewritten, build)
+
+
+def run_role(binary: Path, *args: str) -> str:
+    """Run one role of a generated program; its error message becomes a UserError."""
+    import subprocess
+
+    done = subprocess.run(
+        [str(binary), *args], capture_output=True, text=True, check=False,
+        env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")},
+    )
+    if done.returncode != 0:
+        raise UserError(f"{binary.name} {args[0]} failed: {done.stderr.strip()}")
+    return done.stderr
+
+
+def run_encrypted(
+    path: str | Path,
+    inputs: Mapping[str, Path],
+    outdir: str | Path,
+    options: Any = None,
+    work: str | Path | None = None,
+) -> RunResult:
+    """`hec run` without --sim: compile and build the C++ program, then run keygen, encrypt,
+    compute and decrypt in order in a scratch directory (`work`, kept when given), apply the
+    client block, write the outputs."""
+    from dataclasses import replace
+
+    from dsl.checker import check
+    from dsl.parser import parse_file
+    from hec.pipeline import Options, run_pipeline
+
+    checked = check(parse_file(str(path)))
+    arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+    run_sizes = infer_sizes(checked, arrays)
+    check_domains(checked, arrays)
+    sizes = (options.sizes if options is not None else "") or format_sizes(run_sizes)
+    for name, bound in parse_sizes(sizes).items():
+        if name in run_sizes and run_sizes[name] > bound:
+            raise UserError(
+                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}"
+            )
+    opts = replace(options or Options(), sizes=sizes)
+    scratch = tempfile.TemporaryDirectory(prefix="hec-run-") if work is None else None
+    base = Path(scratch.name if scratch is not None else str(work))
+    try:
+        built = compile_cpp(path, base / "build", opts)
+        keys, cts, res, dec = base / "keys", base / "ct", base / "res", base / "dec"
+        run_role(built.binary, "keygen", "--out", str(keys))
+        enc_args: list[str] = []
+        for name, p in inputs.items():
+            enc_args += ["--input", f"{name}={Path(p).resolve()}"]
+        run_role(built.binary, "encrypt", "--pk", str(keys / "public"), *enc_args, "--out", str(cts))
+        log = run_role(
+            built.binary, "compute", "--eval", str(keys / "eval"), "--in", str(cts), "--out", str(res)
+        )
+        run_role(built.binary, "decrypt", "--sk", str(keys / "secret"), "--in", str(res), "--out", str(dec))
+        revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
+        comp = run_pipeline(checked, opts, out=open(os.devnull, "w"))  # noqa: SIM115
+        client = run_client(comp.stat_program, run_sizes, revealed, public_inputs=arrays)
+        params = _params_summary(comp.program)
+        peak = [ln for ln in log.splitlines() if "peak_rss_bytes=" in ln]
+        summary: dict[str, Any] = {
+            "program": comp.program.sym_name.data,
+            "source": str(path),
+            "backend": "encrypted",
+            "sizes": run_sizes,
+            "compiled_for": parse_sizes(sizes),
+            "params": params,
+            "insecure": bool(params.get("insecure", False)),
+            "revealed": sorted(revealed),
+            "client": sorted(client),
+            "binary": str(built.binary) if scratch is None else None,
+            "compute_peak_rss_bytes": int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")"))
+            if peak
+            else None,
+        }
+        if summary["insecure"]:
+            summary["warning"] = "INSECURE parameters (compiled with --insecure)"
+        out = Path(outdir)
+        _write_outputs(out, revealed, client, summary)
+        return RunResult(out, revealed, client, summary)
+    finally:
+        if scratch is not None:
+            scratch.cleanup()

@@ -1,0 +1,448 @@
+// RNS-CKKS homomorphic operations (see evaluator.h). All polynomials stay in NTT form; only
+// rescale and key switching leave it (for one limb, resp. for base conversion).
+#include "ckks/evaluator.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "ckks/context_impl.h"
+#include "ckks/keyswitch.h"
+#include "ckks/poly_ops.h"
+#include "math/parallel.h"
+
+namespace hec::ckks {
+namespace {
+
+std::string level_str(Level l) { return std::to_string(l.value); }
+
+void check_shape(const Context& ctx, const Ciphertext& a, const char* where) {
+  const std::size_t limbs = ctx.params().limbs_at(a.level);
+  if (a.n != ctx.n() || a.limbs != limbs || a.data.size() != a.size() * limbs * a.n) {
+    throw std::invalid_argument(std::string(where) + ": ciphertext shape (n " +
+                                std::to_string(a.n) + ", limbs " + std::to_string(a.limbs) +
+                                ", " + std::to_string(a.data.size()) +
+                                " words) does not match its level " + level_str(a.level));
+  }
+}
+
+void check_pair(const Context& ctx, const Ciphertext& a, const Ciphertext& b, const char* where) {
+  check_shape(ctx, a, where);
+  check_shape(ctx, b, where);
+  if (a.level != b.level) {
+    throw std::invalid_argument(std::string(where) + ": levels differ (" + level_str(a.level) +
+                                " vs " + level_str(b.level) + ")");
+  }
+  if (a.key_id != b.key_id) {
+    throw std::invalid_argument(std::string(where) +
+                                ": ciphertexts were made under different keys");
+  }
+}
+
+void check_same_scale(double s, double t, const char* where) {
+  if (std::fabs(s - t) > 1e-9 * std::max(std::fabs(s), std::fabs(t))) {
+    throw std::invalid_argument(std::string(where) + ": scales differ (" + std::to_string(s) +
+                                " vs " + std::to_string(t) + ")");
+  }
+}
+
+void check_plain(const Context& ctx, const Ciphertext& a, const Plaintext& p, const char* where) {
+  check_shape(ctx, a, where);
+  if (p.level != a.level || p.limbs != a.limbs || p.n != a.n ||
+      p.data.size() != p.limbs * p.n) {
+    throw std::invalid_argument(std::string(where) + ": plaintext level " + level_str(p.level) +
+                                " does not match ciphertext level " + level_str(a.level));
+  }
+}
+
+// round(value) mod each prime of the first `limbs` primes (exact via fmodl).
+std::vector<u64> integer_residues(long double value, const Context::Impl& impl,
+                                  std::size_t limbs) {
+  std::vector<u64> r(limbs);
+  for (std::size_t i = 0; i < limbs; ++i) {
+    const long double q = static_cast<long double>(impl.moduli[i].value());
+    long double m = std::fmod(value, q);
+    if (m < 0) m += q;
+    u64 v = static_cast<u64>(m);
+    if (v >= impl.moduli[i].value()) v -= impl.moduli[i].value();
+    r[i] = v;
+  }
+  return r;
+}
+
+}  // namespace
+
+Evaluator::Evaluator(ContextPtr context) : context_(std::move(context)) {}
+
+void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
+  check_pair(*context_, a, b, "Evaluator::add");
+  check_same_scale(a.scale, b.scale, "Evaluator::add");
+  if (b.degree > a.degree) {
+    a.data.resize(b.size() * a.limbs * a.n, 0);
+    a.degree = b.degree;
+  }
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      detail::add_limb(a.limb(k, i), b.limb(k, i), a.n, impl.moduli[i].value());
+    }
+  }
+}
+
+void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
+  check_pair(*context_, a, b, "Evaluator::sub");
+  check_same_scale(a.scale, b.scale, "Evaluator::sub");
+  if (b.degree > a.degree) {
+    a.data.resize(b.size() * a.limbs * a.n, 0);
+    a.degree = b.degree;
+  }
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      detail::sub_limb(a.limb(k, i), b.limb(k, i), a.n, impl.moduli[i].value());
+    }
+  }
+}
+
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+  Ciphertext r = a;
+  add_inplace(r, b);
+  return r;
+}
+
+Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
+  Ciphertext r = a;
+  sub_inplace(r, b);
+  return r;
+}
+
+void Evaluator::negate_inplace(Ciphertext& a) const {
+  check_shape(*context_, a, "Evaluator::negate");
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      detail::negate_limb(a.limb(k, i), a.n, impl.moduli[i].value());
+    }
+  }
+}
+
+void Evaluator::add_plain_inplace(Ciphertext& a, const Plaintext& p) const {
+  check_plain(*context_, a, p, "Evaluator::add_plain");
+  check_same_scale(a.scale, p.scale, "Evaluator::add_plain");
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    detail::add_limb(a.limb(0, i), p.limb(i), a.n, impl.moduli[i].value());
+  }
+}
+
+void Evaluator::sub_plain_inplace(Ciphertext& a, const Plaintext& p) const {
+  check_plain(*context_, a, p, "Evaluator::sub_plain");
+  check_same_scale(a.scale, p.scale, "Evaluator::sub_plain");
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    detail::sub_limb(a.limb(0, i), p.limb(i), a.n, impl.moduli[i].value());
+  }
+}
+
+void Evaluator::add_constant_inplace(Ciphertext& a, double c) const {
+  check_shape(*context_, a, "Evaluator::add_constant");
+  if (!std::isfinite(c)) throw std::invalid_argument("Evaluator::add_constant: c not finite");
+  const Context::Impl& impl = context_->impl();
+  const long double v = std::round(static_cast<long double>(c) * a.scale);
+  const std::vector<u64> r = integer_residues(v, impl, a.limbs);
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    const u64 q = impl.moduli[i].value();
+    u64* limb = a.limb(0, i);
+    for (std::size_t t = 0; t < a.n; ++t) {
+      const u64 s = limb[t] + r[i];
+      limb[t] = s >= q ? s - q : s;
+    }
+  }
+}
+
+Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
+  // Tensor product: out_k = sum_{i + j = k} a_i * b_j, per limb.
+  check_pair(*context_, a, b, "Evaluator::multiply");
+  const Context::Impl& impl = context_->impl();
+  Ciphertext out = context_->make_ciphertext(a.level, a.degree + b.degree, a.scale * b.scale);
+  out.key_id = a.key_id;
+  const std::size_t n = a.n;
+  math::parallel_for(a.limbs, [&](std::size_t i) {
+    const math::Modulus& m = impl.moduli[i];
+    if (a.degree == 1 && b.degree == 1) {
+      const u64 *a0 = a.limb(0, i), *a1 = a.limb(1, i), *b0 = b.limb(0, i), *b1 = b.limb(1, i);
+      u64 *c0 = out.limb(0, i), *c1 = out.limb(1, i), *c2 = out.limb(2, i);
+      for (std::size_t t = 0; t < n; ++t) {
+        c0[t] = math::mul_mod(a0[t], b0[t], m);
+        c2[t] = math::mul_mod(a1[t], b1[t], m);
+        const math::u128 cross = static_cast<math::u128>(a0[t]) * b1[t] +
+                                 static_cast<math::u128>(a1[t]) * b0[t];
+        c1[t] = math::barrett_reduce_128(cross, m);
+      }
+      return;
+    }
+    for (std::size_t x = 0; x < a.size(); ++x) {
+      for (std::size_t y = 0; y < b.size(); ++y) {
+        detail::mul_add_limb(out.limb(x + y, i), a.limb(x, i), b.limb(y, i), n, m);
+      }
+    }
+  });
+  return out;
+}
+
+void Evaluator::multiply_inplace(Ciphertext& a, const Ciphertext& b) const {
+  a = multiply(a, b);
+}
+
+void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const {
+  check_plain(*context_, a, p, "Evaluator::multiply_plain");
+  const Context::Impl& impl = context_->impl();
+  math::parallel_for(a.limbs, [&](std::size_t i) {
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      detail::mul_limb(a.limb(k, i), p.limb(i), a.n, impl.moduli[i]);
+    }
+  });
+  a.scale *= p.scale;
+}
+
+void Evaluator::multiply_constant_inplace(Ciphertext& a, double c, double constant_scale) const {
+  check_shape(*context_, a, "Evaluator::multiply_constant");
+  if (!std::isfinite(c) || !std::isfinite(constant_scale) || constant_scale <= 0) {
+    throw std::invalid_argument("Evaluator::multiply_constant: c = " + std::to_string(c) +
+                                ", constant_scale = " + std::to_string(constant_scale) +
+                                " (need finite values and a positive scale)");
+  }
+  const long double v = std::round(static_cast<long double>(c) * constant_scale);
+  const Context::Impl& impl = context_->impl();
+  const std::vector<u64> r = integer_residues(v, impl, a.limbs);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      detail::mul_scalar_limb(a.limb(k, i), r[i], a.n, impl.moduli[i].value());
+    }
+  }
+  a.scale *= constant_scale;
+}
+
+void Evaluator::multiply_constant_inplace(Ciphertext& a, double c) const {
+  check_shape(*context_, a, "Evaluator::multiply_constant");
+  const std::size_t top = a.limbs - 1;
+  multiply_constant_inplace(a, c, static_cast<double>(context_->params().chain()[top]));
+}
+
+void Evaluator::multiply_integer_inplace(Ciphertext& a, std::int64_t k) const {
+  check_shape(*context_, a, "Evaluator::multiply_integer");
+  const Context::Impl& impl = context_->impl();
+  const std::vector<u64> r = integer_residues(static_cast<long double>(k), impl, a.limbs);
+  for (std::size_t x = 0; x < a.size(); ++x) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      detail::mul_scalar_limb(a.limb(x, i), r[i], a.n, impl.moduli[i].value());
+    }
+  }
+}
+
+void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& key) const {
+  check_shape(*context_, a, "Evaluator::relinearize");
+  if (a.degree != 2) {
+    throw std::invalid_argument("Evaluator::relinearize: degree " + std::to_string(a.degree) +
+                                ", expected 2");
+  }
+  if (key.key.key_id != a.key_id) {
+    throw std::invalid_argument("Evaluator::relinearize: relinearization key is for another key");
+  }
+  if (key.key.level.value < a.level.value) {
+    throw std::invalid_argument("Evaluator::relinearize: ciphertext level " +
+                                level_str(a.level) + " exceeds key level " +
+                                level_str(key.key.level));
+  }
+  const std::size_t words = a.limbs * a.n;
+  std::vector<u64> d0(words), d1(words);
+  const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(2), a.level);
+  detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0.data(), d1.data());
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    const u64 q = impl.moduli[i].value();
+    detail::add_limb(a.limb(0, i), d0.data() + i * a.n, a.n, q);
+    detail::add_limb(a.limb(1, i), d1.data() + i * a.n, a.n, q);
+  }
+  a.data.resize(2 * words);
+  a.degree = 1;
+}
+
+Ciphertext Evaluator::multiply_relin(const Ciphertext& a, const Ciphertext& b,
+                                     const RelinKey& key) const {
+  Ciphertext r = multiply(a, b);
+  relinearize_inplace(r, key);
+  return r;
+}
+
+void Evaluator::rescale_inplace(Ciphertext& a) const {
+  // Step (1): last limb to coefficient form. Step (2): per remaining limb, its centred
+  // residues mod q_i, NTT. Step (3): c_i <- (c_i - [c]_{q_top}) * q_top^{-1} mod q_i.
+  check_shape(*context_, a, "Evaluator::rescale");
+  if (a.level.value < 1) {
+    throw std::invalid_argument("Evaluator::rescale: ciphertext at level 0 has no prime to drop");
+  }
+  const Context::Impl& impl = context_->impl();
+  const std::size_t n = a.n;
+  const std::size_t top = a.limbs - 1;
+  const u64 q_top = impl.moduli[top].value();
+  const std::size_t l = static_cast<std::size_t>(a.level.value);
+  std::vector<u64> out(a.size() * top * n);
+  std::vector<u64> last(a.size() * n);
+  math::parallel_for(a.size(), [&](std::size_t k) {
+    u64* lk = last.data() + k * n;
+    std::copy(a.limb(k, top), a.limb(k, top) + n, lk);
+    math::ntt_inverse_inplace(lk, impl.ntt[top]);
+  });
+  const u64 half = q_top / 2;
+  math::parallel_for(a.size() * top, [&](std::size_t idx) {
+    const std::size_t k = idx / top, i = idx % top;
+    const math::Modulus& m = impl.moduli[i];
+    const u64 q = m.value();
+    const u64* lk = last.data() + k * n;
+    u64* dst = out.data() + (k * top + i) * n;
+    const u64 q_top_mod = q_top % q;
+    for (std::size_t t = 0; t < n; ++t) {
+      const u64 x = lk[t];
+      // centred: x - q_top when x > q_top / 2
+      const u64 r = x % q;
+      dst[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
+    }
+    math::ntt_forward_inplace(dst, impl.ntt[i]);
+    const u64 w = impl.rescale_inv[l][i], ws = impl.rescale_inv_shoup[l][i];
+    const u64* src = a.limb(k, i);
+    for (std::size_t t = 0; t < n; ++t) {
+      const u64 d = src[t] >= dst[t] ? src[t] - dst[t] : src[t] + q - dst[t];
+      dst[t] = math::mul_shoup(d, w, ws, q);
+    }
+  });
+  a.data = std::move(out);
+  a.limbs = top;
+  a.level = Level(a.level.value - 1);
+  a.scale /= static_cast<double>(q_top);
+}
+
+void Evaluator::drop_to_level_inplace(Ciphertext& a, Level level) const {
+  check_shape(*context_, a, "Evaluator::drop_to_level");
+  if (level.value > a.level.value || level.value < 0) {
+    throw std::invalid_argument("Evaluator::drop_to_level: target level " + level_str(level) +
+                                " outside [0, " + level_str(a.level) + "]");
+  }
+  const std::size_t limbs = context_->params().limbs_at(level);
+  std::vector<u64> out(a.size() * limbs * a.n);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    std::copy(a.limb(k, 0), a.limb(k, 0) + limbs * a.n, out.data() + k * limbs * a.n);
+  }
+  a.data = std::move(out);
+  a.limbs = limbs;
+  a.level = level;
+}
+
+void Evaluator::drop_to_level_inplace(Plaintext& p, Level level) const {
+  if (level.value > p.level.value || level.value < 0) {
+    throw std::invalid_argument("Evaluator::drop_to_level: target level " + level_str(level) +
+                                " outside [0, " + level_str(p.level) + "]");
+  }
+  p.limbs = context_->params().limbs_at(level);
+  p.data.resize(p.limbs * p.n);
+  p.level = level;
+}
+
+namespace {
+
+const KeySwitchKey& galois_key(const GaloisKeys& keys, std::uint64_t g, const Ciphertext& a,
+                               const char* where) {
+  auto it = keys.keys.find(g);
+  if (it == keys.keys.end()) {
+    throw std::invalid_argument(std::string(where) + ": no Galois key for element " +
+                                std::to_string(g));
+  }
+  if (keys.key_id != a.key_id) {
+    throw std::invalid_argument(std::string(where) + ": Galois keys are for another key");
+  }
+  if (it->second.level.value < a.level.value) {
+    throw std::invalid_argument(std::string(where) + ": ciphertext level " +
+                                level_str(a.level) + " exceeds Galois key level " +
+                                level_str(it->second.level));
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g,
+                                     const GaloisKeys& keys) const {
+  check_shape(*context_, a, "Evaluator::rotate");
+  if (a.degree != 1) {
+    throw std::invalid_argument("Evaluator::rotate: degree " + std::to_string(a.degree) +
+                                ", relinearize first");
+  }
+  if (g == 1) return;
+  const KeySwitchKey& key = galois_key(keys, g, a, "Evaluator::rotate");
+  const Context::Impl& impl = context_->impl();
+  const std::vector<std::uint32_t>& perm = impl.galois_permutation(g);
+  const std::size_t n = a.n;
+  const std::size_t words = a.limbs * n;
+  const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
+  std::vector<u64> c0(words);
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    const u64* src = a.limb(0, i);
+    u64* dst = c0.data() + i * n;
+    for (std::size_t t = 0; t < n; ++t) dst[t] = src[perm[t]];
+  }
+  detail::key_product_mod_down(*context_, ext, key, &perm, a.poly(0), a.poly(1));
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    detail::add_limb(a.limb(0, i), c0.data() + i * n, n, impl.moduli[i].value());
+  }
+}
+
+void Evaluator::rotate_inplace(Ciphertext& a, int steps, const GaloisKeys& keys) const {
+  apply_galois_inplace(a, context_->galois_element(steps), keys);
+}
+
+void Evaluator::conjugate_inplace(Ciphertext& a, const GaloisKeys& keys) const {
+  apply_galois_inplace(a, context_->conjugation_element(), keys);
+}
+
+std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
+                                                  const std::vector<int>& steps,
+                                                  const GaloisKeys& keys) const {
+  check_shape(*context_, a, "Evaluator::rotate_hoisted");
+  if (a.degree != 1) {
+    throw std::invalid_argument("Evaluator::rotate_hoisted: degree " +
+                                std::to_string(a.degree) + ", relinearize first");
+  }
+  std::vector<std::uint64_t> elements;
+  for (int s : steps) {
+    const std::uint64_t g = context_->galois_element(s);
+    if (g != 1) galois_key(keys, g, a, "Evaluator::rotate_hoisted");
+    elements.push_back(g);
+  }
+  const Context::Impl& impl = context_->impl();
+  const std::size_t n = a.n;
+  const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
+  std::vector<Ciphertext> out;
+  out.reserve(steps.size());
+  for (std::uint64_t g : elements) {
+    if (g == 1) {
+      out.push_back(a);
+      continue;
+    }
+    const std::vector<std::uint32_t>& perm = impl.galois_permutation(g);
+    Ciphertext r = context_->make_ciphertext(a.level, 1, a.scale);
+    r.key_id = a.key_id;
+    detail::key_product_mod_down(*context_, ext, keys.keys.at(g), &perm, r.poly(0), r.poly(1));
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      const u64* src = a.limb(0, i);
+      u64* dst = r.limb(0, i);
+      const u64 q = impl.moduli[i].value();
+      for (std::size_t t = 0; t < n; ++t) {
+        const u64 s = dst[t] + src[perm[t]];
+        dst[t] = s >= q ? s - q : s;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace hec::ckks

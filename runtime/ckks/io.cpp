@@ -1,0 +1,286 @@
+// CKKS objects in the shared container format (see io.h and core/serialize.h). Payloads are
+// the objects' words, little-endian; shapes are checked against the Context on reading.
+#include "ckks/io.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/bytes.h"
+#include "core/serialize.h"
+
+namespace hec::ckks {
+namespace {
+
+using core::ByteReader;
+using core::ByteWriter;
+using core::ObjectHeader;
+using core::ObjectKind;
+
+ObjectHeader header_for(const Context& ctx, ObjectKind kind, const core::KeyId& key_id) {
+  ObjectHeader h;
+  h.scheme = core::Scheme::kCkks;
+  h.kind = kind;
+  h.params_digest = ctx.params().digest();
+  h.key_id = key_id;
+  return h;
+}
+
+core::Object read(const std::filesystem::path& path, const Context& ctx, ObjectKind kind,
+                  const core::KeyId* key_id) {
+  core::Expectation e;
+  e.scheme = core::Scheme::kCkks;
+  e.kind = kind;
+  e.params_digest = ctx.params().digest();
+  if (key_id) e.key_id = *key_id;
+  return core::read_object(path, e);
+}
+
+std::vector<u64> read_words(ByteReader& r, std::size_t count, const std::string& what,
+                            const std::filesystem::path& path) {
+  if (r.remaining() < 8 * count) {
+    throw std::runtime_error(path.string() + ": " + what + " needs " + std::to_string(count) +
+                             " words but the payload has " + std::to_string(r.remaining()) +
+                             " bytes left");
+  }
+  std::vector<u64> v(count);
+  r.get_u64s(v.data(), count);
+  return v;
+}
+
+Level checked_level(const Context& ctx, std::int32_t level, const std::filesystem::path& path) {
+  if (level < 0 || level > ctx.params().max_level()) {
+    throw std::runtime_error(path.string() + ": level " + std::to_string(level) +
+                             " outside [0, " + std::to_string(ctx.params().max_level()) + "]");
+  }
+  return Level(level);
+}
+
+void put_switch_key(ByteWriter& w, const KeySwitchKey& k) {
+  w.put_u32(static_cast<std::uint32_t>(k.digits.size()));
+  for (const auto& d : k.digits) w.put_u64s(d.data(), d.size());
+}
+
+KeySwitchKey get_switch_key(ByteReader& r, const Context& ctx, Level level,
+                            const core::KeyId& id, const std::filesystem::path& path) {
+  const Parameters& p = ctx.params();
+  const std::size_t limbs = p.limbs_at(level);
+  const std::size_t expected_digits = (limbs + p.digit_size() - 1) / p.digit_size();
+  const std::uint32_t digits = r.get_u32();
+  if (digits != expected_digits) {
+    throw std::runtime_error(path.string() + ": key-switching key has " +
+                             std::to_string(digits) + " digits, expected " +
+                             std::to_string(expected_digits) + " at level " +
+                             std::to_string(level.value));
+  }
+  KeySwitchKey k;
+  k.level = level;
+  k.key_id = id;
+  const std::size_t words = 2 * (limbs + p.special_moduli().size()) * ctx.n();
+  for (std::uint32_t j = 0; j < digits; ++j) {
+    k.digits.push_back(read_words(r, words, "key-switching digit", path));
+  }
+  return k;
+}
+
+}  // namespace
+
+void save_parameters(const std::filesystem::path& path, const Parameters& params) {
+  ObjectHeader h;
+  h.scheme = core::Scheme::kCkks;
+  h.kind = ObjectKind::kParameters;
+  h.params_digest = params.digest();
+  core::write_object(path, h, params.canonical_encoding());
+}
+
+Parameters load_parameters(const std::filesystem::path& path) {
+  core::Expectation e;
+  e.scheme = core::Scheme::kCkks;
+  e.kind = ObjectKind::kParameters;
+  core::Object obj = core::read_object(path, e);
+  Parameters p = Parameters::from_canonical_encoding(obj.payload);
+  if (p.digest() != obj.header.params_digest) {
+    throw std::runtime_error(path.string() +
+                             ": parameter digest mismatch between header and payload");
+  }
+  return p;
+}
+
+void save(const std::filesystem::path& path, const Context& ctx, const SecretKey& sk) {
+  ByteWriter w;
+  w.put_u64s(sk.data.data(), sk.data.size());
+  core::write_object(path, header_for(ctx, ObjectKind::kSecretKey, sk.key_id), w.take());
+}
+
+void save(const std::filesystem::path& path, const Context& ctx, const PublicKey& pk) {
+  ObjectHeader h = header_for(ctx, ObjectKind::kPublicKey, pk.key_id);
+  h.level = pk.level.value;
+  ByteWriter w;
+  w.put_u64s(pk.data.data(), pk.data.size());
+  core::write_object(path, h, w.take());
+}
+
+void save(const std::filesystem::path& path, const Context& ctx, const RelinKey& rk) {
+  ObjectHeader h = header_for(ctx, ObjectKind::kRelinKey, rk.key.key_id);
+  h.level = rk.key.level.value;
+  ByteWriter w;
+  put_switch_key(w, rk.key);
+  core::write_object(path, h, w.take());
+}
+
+void save(const std::filesystem::path& path, const Context& ctx, const GaloisKeys& gk) {
+  ObjectHeader h = header_for(ctx, ObjectKind::kGaloisKeys, gk.key_id);
+  h.level = gk.level.value;
+  h.degree = static_cast<std::uint32_t>(gk.keys.size());
+  ByteWriter w;
+  for (const auto& [g, k] : gk.keys) {
+    w.put_u64(g);
+    put_switch_key(w, k);
+  }
+  core::write_object(path, h, w.take());
+}
+
+void save(const std::filesystem::path& path, const Context& ctx, const Ciphertext& ct) {
+  ObjectHeader h = header_for(ctx, ObjectKind::kCiphertext, ct.key_id);
+  h.level = ct.level.value;
+  h.scale = ct.scale;
+  h.degree = static_cast<std::uint32_t>(ct.degree);
+  ByteWriter w;
+  w.put_u64s(ct.data.data(), ct.data.size());
+  core::write_object(path, h, w.take());
+}
+
+void save(const std::filesystem::path& path, const Context& ctx, const Plaintext& pt) {
+  ObjectHeader h = header_for(ctx, ObjectKind::kPlaintext, core::KeyId{});
+  h.level = pt.level.value;
+  h.scale = pt.scale;
+  ByteWriter w;
+  w.put_u64s(pt.data.data(), pt.data.size());
+  core::write_object(path, h, w.take());
+}
+
+void save(const std::filesystem::path& path, const Context& ctx,
+          const std::vector<Ciphertext>& cts) {
+  if (cts.empty()) throw std::invalid_argument("save: empty ciphertext array for " + path.string());
+  ObjectHeader h = header_for(ctx, ObjectKind::kCiphertextArray, cts[0].key_id);
+  h.degree = static_cast<std::uint32_t>(cts.size());
+  ByteWriter w;
+  for (const auto& ct : cts) {
+    if (ct.key_id != cts[0].key_id) {
+      throw std::invalid_argument("save: ciphertext array for " + path.string() +
+                                  " mixes key ids");
+    }
+    w.put_u32(static_cast<std::uint32_t>(ct.level.value));
+    w.put_f64(ct.scale);
+    w.put_u32(static_cast<std::uint32_t>(ct.degree));
+    w.put_u64s(ct.data.data(), ct.data.size());
+  }
+  core::write_object(path, h, w.take());
+}
+
+SecretKey load_secret_key(const std::filesystem::path& path, const Context& ctx) {
+  core::Object obj = read(path, ctx, ObjectKind::kSecretKey, nullptr);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  SecretKey sk;
+  sk.key_id = obj.header.key_id;
+  const std::size_t words =
+      (ctx.params().chain().size() + ctx.params().special_moduli().size()) * ctx.n();
+  sk.data = read_words(r, words, "secret key", path);
+  r.expect_end();
+  return sk;
+}
+
+PublicKey load_public_key(const std::filesystem::path& path, const Context& ctx,
+                          const core::KeyId& key_id) {
+  core::Object obj = read(path, ctx, ObjectKind::kPublicKey, &key_id);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  PublicKey pk;
+  pk.key_id = key_id;
+  pk.level = checked_level(ctx, obj.header.level, path);
+  pk.data = read_words(r, 2 * ctx.params().limbs_at(pk.level) * ctx.n(), "public key", path);
+  r.expect_end();
+  return pk;
+}
+
+RelinKey load_relin_key(const std::filesystem::path& path, const Context& ctx,
+                        const core::KeyId& key_id) {
+  core::Object obj = read(path, ctx, ObjectKind::kRelinKey, &key_id);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  const Level level = checked_level(ctx, obj.header.level, path);
+  RelinKey rk{get_switch_key(r, ctx, level, key_id, path)};
+  r.expect_end();
+  return rk;
+}
+
+GaloisKeys load_galois_keys(const std::filesystem::path& path, const Context& ctx,
+                            const core::KeyId& key_id) {
+  core::Object obj = read(path, ctx, ObjectKind::kGaloisKeys, &key_id);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  GaloisKeys gk;
+  gk.key_id = key_id;
+  gk.level = checked_level(ctx, obj.header.level, path);
+  for (std::uint32_t i = 0; i < obj.header.degree; ++i) {
+    const std::uint64_t g = r.get_u64();
+    if (g % 2 == 0 || g >= 2 * ctx.n()) {
+      throw std::runtime_error(path.string() + ": Galois element " + std::to_string(g) +
+                               " is not an odd number below 2N");
+    }
+    gk.keys.emplace(g, get_switch_key(r, ctx, gk.level, key_id, path));
+  }
+  r.expect_end();
+  return gk;
+}
+
+namespace {
+Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t level,
+                                double scale, std::uint32_t degree, const core::KeyId& key_id,
+                                const std::filesystem::path& path) {
+  if (degree < 1 || degree > 64) {
+    throw std::runtime_error(path.string() + ": ciphertext degree " + std::to_string(degree) +
+                             " outside [1, 64]");
+  }
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    throw std::runtime_error(path.string() + ": ciphertext scale " + std::to_string(scale) +
+                             " is not finite and positive");
+  }
+  Ciphertext ct = ctx.make_ciphertext(checked_level(ctx, level, path), degree, scale);
+  ct.key_id = key_id;
+  ct.data = read_words(r, ct.data.size(), "ciphertext", path);
+  return ct;
+}
+}  // namespace
+
+Ciphertext load_ciphertext(const std::filesystem::path& path, const Context& ctx,
+                           const core::KeyId& key_id) {
+  core::Object obj = read(path, ctx, ObjectKind::kCiphertext, &key_id);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  Ciphertext ct = read_ciphertext_body(r, ctx, obj.header.level, obj.header.scale,
+                                       obj.header.degree, key_id, path);
+  r.expect_end();
+  return ct;
+}
+
+Plaintext load_plaintext(const std::filesystem::path& path, const Context& ctx) {
+  core::Object obj = read(path, ctx, ObjectKind::kPlaintext, nullptr);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  Plaintext pt = ctx.make_plaintext(checked_level(ctx, obj.header.level, path), obj.header.scale);
+  pt.data = read_words(r, pt.data.size(), "plaintext", path);
+  r.expect_end();
+  return pt;
+}
+
+std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,
+                                         const core::KeyId& key_id) {
+  core::Object obj = read(path, ctx, ObjectKind::kCiphertextArray, &key_id);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  std::vector<Ciphertext> out;
+  for (std::uint32_t i = 0; i < obj.header.degree; ++i) {
+    const std::int32_t level = static_cast<std::int32_t>(r.get_u32());
+    const double scale = r.get_f64();
+    const std::uint32_t degree = r.get_u32();
+    out.push_back(read_ciphertext_body(r, ctx, level, scale, degree, key_id, path));
+  }
+  r.expect_end();
+  return out;
+}
+
+}  // namespace hec::ckks

@@ -1,0 +1,9 @@
+# core/: the shared serialization container (included by runtime/CMakeLists.txt).
+target_sources(hec_runtime PRIVATE
+  core/serialize.cpp
+)
+if(HEC_BUILD_TESTS)
+  target_sources(hec_runtime_tests PRIVATE
+    tests/core/serialize_test.cpp
+  )
+endif()

@@ -1,0 +1,224 @@
+// Negacyclic NTT: table construction, the portable Harvey-butterfly kernels and run-time
+// dispatch to the AVX-512 IFMA kernels (ntt_avx512.cpp). See ntt.h for the algorithms.
+#include "math/ntt.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "math/cpu_features.h"
+#include "math/ntt_kernels.h"
+#include "math/primes.h"
+
+namespace hec::math {
+
+std::size_t bit_reverse(std::size_t k, int bits) {
+  std::size_t r = 0;
+  for (int b = 0; b < bits; ++b) {
+    r = (r << 1) | (k & 1);
+    k >>= 1;
+  }
+  return r;
+}
+
+namespace {
+
+u64 shoup52(u64 w, u64 q) { return static_cast<u64>((static_cast<u128>(w) << 52) / q); }
+
+}  // namespace
+
+NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
+    : n_(ring_dim), modulus_(modulus) {
+  if (ring_dim == 0 || (ring_dim & (ring_dim - 1)) != 0 ||
+      ring_dim < (std::size_t{1} << kMinLogRingDim) ||
+      ring_dim > (std::size_t{1} << kMaxLogRingDim)) {
+    throw std::invalid_argument("NttTables: ring dimension N = " + std::to_string(ring_dim) +
+                                " must be a power of two in [2^" + std::to_string(kMinLogRingDim) +
+                                ", 2^" + std::to_string(kMaxLogRingDim) + "]");
+  }
+  const u64 q = modulus.value();
+  if (!is_prime(q)) {
+    throw std::invalid_argument("NttTables: modulus q = " + std::to_string(q) + " is not prime");
+  }
+  if ((q - 1) % (2 * ring_dim) != 0) {
+    throw std::invalid_argument("NttTables: modulus q = " + std::to_string(q) +
+                                " is not 1 mod 2N = " + std::to_string(2 * ring_dim));
+  }
+  log_n_ = __builtin_ctzll(ring_dim);
+  root_ = minimal_primitive_root(2 * ring_dim, q);
+  const u64 root_inv = inverse_mod(root_, q);
+
+  fwd_.resize(n_);
+  fwd_shoup_.resize(n_);
+  inv_.resize(n_);
+  inv_shoup_.resize(n_);
+  // Powers in natural order, then placed at their bit-reversed index.
+  u64 power = 1, power_inv = 1;
+  for (std::size_t i = 0; i < n_; ++i) {
+    const std::size_t r = bit_reverse(i, log_n_);
+    fwd_[r] = power;
+    inv_[r] = power_inv;
+    power = mul_mod(power, root_, modulus_);
+    power_inv = mul_mod(power_inv, root_inv, modulus_);
+  }
+  for (std::size_t i = 0; i < n_; ++i) {
+    fwd_shoup_[i] = shoup_precompute(fwd_[i], q);
+    inv_shoup_[i] = shoup_precompute(inv_[i], q);
+  }
+  n_inv_ = inverse_mod(static_cast<u64>(n_), q);
+  n_inv_shoup_ = shoup_precompute(n_inv_, q);
+  last_scaled_ = mul_mod(inv_[1], n_inv_, modulus_);
+  last_scaled_shoup_ = shoup_precompute(last_scaled_, q);
+
+  ifma_capable_ = modulus.bit_count() <= kIfmaMaxModulusBits && n_ >= 16;
+  if (ifma_capable_) {
+    IfmaTables& t = ifma_;
+    t.fwd_shoup52.resize(n_);
+    t.inv_shoup52.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) {
+      t.fwd_shoup52[i] = shoup52(fwd_[i], q);
+      t.inv_shoup52[i] = shoup52(inv_[i], q);
+    }
+    // Lane-expanded twiddles for the layers with distance t = 4 and t = 2: the 16-element
+    // block b has 8 butterflies, lane l uses the twiddle of group 8b/t + l/t. The forward
+    // layer with distance t has m = N/(2t) groups starting at table index m; the inverse
+    // layer with distance t has h = N/(2t) groups starting at index h.
+    auto expand = [&](std::size_t dist, const AlignedU64Vector& table, AlignedU64Vector& out,
+                      AlignedU64Vector& out_shoup) {
+      const std::size_t first = n_ / (2 * dist);
+      out.resize(n_ / 2);
+      out_shoup.resize(n_ / 2);
+      for (std::size_t k = 0; k < n_ / 2; ++k) {
+        const std::size_t block = k / 8, lane = k % 8;
+        const u64 w = table[first + 8 * block / dist + lane / dist];
+        out[k] = w;
+        out_shoup[k] = shoup52(w, q);
+      }
+    };
+    expand(4, fwd_, t.fwd_t4, t.fwd_t4_shoup52);
+    expand(2, fwd_, t.fwd_t2, t.fwd_t2_shoup52);
+    expand(4, inv_, t.inv_t4, t.inv_t4_shoup52);
+    expand(2, inv_, t.inv_t2, t.inv_t2_shoup52);
+    t.n_inv_shoup52 = shoup52(n_inv_, q);
+    t.last_twiddle_scaled_shoup52 = shoup52(last_scaled_, q);
+  }
+}
+
+namespace detail {
+
+// Harvey's forward butterfly layer by layer (Longa-Naehrig Alg. 1 indexing).
+// Invariant: every value is in [0, 4q) at the start of each layer.
+void ntt_forward_lazy_portable(u64* a, const NttTables& tables) {
+  const std::size_t n = tables.ring_dim();
+  const u64 q = tables.modulus().value();
+  const u64 two_q = 2 * q;
+  const u64* w = tables.forward_twiddles();
+  const u64* ws = tables.forward_twiddles_shoup();
+  std::size_t t = n;
+  for (std::size_t m = 1; m < n; m <<= 1) {
+    t >>= 1;
+    for (std::size_t i = 0; i < m; ++i) {
+      const u64 wi = w[m + i], wsi = ws[m + i];
+      u64* x = a + 2 * i * t;
+      u64* y = x + t;
+      for (std::size_t j = 0; j < t; ++j) {
+        u64 xj = x[j];
+        xj -= (xj >= two_q) ? two_q : 0;                 // [0, 2q)
+        const u64 v = mul_shoup_lazy(y[j], wi, wsi, q);  // [0, 2q)
+        x[j] = xj + v;                                   // [0, 4q)
+        y[j] = xj - v + two_q;                           // [0, 4q)
+      }
+    }
+  }
+}
+
+// Harvey's inverse (Gentleman-Sande) butterfly, Longa-Naehrig Alg. 2 indexing, with 1/N
+// folded into the last layer. Invariant: values in [0, 2q) at the start of each layer.
+void ntt_inverse_lazy_portable(u64* a, const NttTables& tables) {
+  const std::size_t n = tables.ring_dim();
+  const u64 q = tables.modulus().value();
+  const u64 two_q = 2 * q;
+  const u64* w = tables.inverse_twiddles();
+  const u64* ws = tables.inverse_twiddles_shoup();
+  std::size_t t = 1;
+  for (std::size_t m = n; m > 2; m >>= 1) {
+    const std::size_t h = m >> 1;
+    for (std::size_t i = 0; i < h; ++i) {
+      const u64 wi = w[h + i], wsi = ws[h + i];
+      u64* x = a + 2 * i * t;
+      u64* y = x + t;
+      for (std::size_t j = 0; j < t; ++j) {
+        const u64 xj = x[j], yj = y[j];
+        u64 s = xj + yj;
+        s -= (s >= two_q) ? two_q : 0;  // [0, 2q)
+        x[j] = s;
+        y[j] = mul_shoup_lazy(xj - yj + two_q, wi, wsi, q);  // [0, 2q)
+      }
+    }
+    t <<= 1;
+  }
+  // Last layer (t = N/2): x' = (x + y) / N, y' = (x - y) * psi^(-bitrev(1)) / N.
+  const u64 ni = tables.n_inverse(), nis = tables.n_inverse_shoup();
+  const u64 wl = tables.last_twiddle_scaled(), wls = tables.last_twiddle_scaled_shoup();
+  u64* x = a;
+  u64* y = a + n / 2;
+  for (std::size_t j = 0; j < n / 2; ++j) {
+    const u64 xj = x[j], yj = y[j];
+    x[j] = mul_shoup_lazy(xj + yj, ni, nis, q);
+    y[j] = mul_shoup_lazy(xj - yj + two_q, wl, wls, q);
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+bool use_ifma(const NttTables& tables) {
+  return tables.ifma_capable() && active_kernel_path() == KernelPath::kAvx512Ifma;
+}
+
+}  // namespace
+
+void ntt_forward_lazy_inplace(u64* a, const NttTables& tables) {
+  if (use_ifma(tables)) {
+    detail::ntt_forward_lazy_ifma(a, tables);
+  } else {
+    detail::ntt_forward_lazy_portable(a, tables);
+  }
+}
+
+void ntt_forward_inplace(u64* a, const NttTables& tables) {
+  if (use_ifma(tables)) {
+    detail::ntt_forward_ifma(a, tables);
+    return;
+  }
+  detail::ntt_forward_lazy_portable(a, tables);
+  const u64 q = tables.modulus().value(), two_q = 2 * q;
+  const std::size_t n = tables.ring_dim();
+  for (std::size_t i = 0; i < n; ++i) {
+    u64 v = a[i];
+    v -= (v >= two_q) ? two_q : 0;
+    v -= (v >= q) ? q : 0;
+    a[i] = v;
+  }
+}
+
+void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables) {
+  if (use_ifma(tables)) {
+    detail::ntt_inverse_lazy_ifma(a, tables);
+  } else {
+    detail::ntt_inverse_lazy_portable(a, tables);
+  }
+}
+
+void ntt_inverse_inplace(u64* a, const NttTables& tables) {
+  if (use_ifma(tables)) {
+    detail::ntt_inverse_ifma(a, tables);
+    return;
+  }
+  detail::ntt_inverse_lazy_portable(a, tables);
+  const u64 q = tables.modulus().value();
+  const std::size_t n = tables.ring_dim();
+  for (std::size_t i = 0; i < n; ++i) a[i] -= (a[i] >= q) ? q : 0;
+}
+
+}  // namespace hec::math

@@ -1,0 +1,100 @@
+// Negacyclic number-theoretic transform over Z_q[X]/(X^N + 1), N = 2^10 ... 2^17 (powers of
+// two from 2^4 are accepted for small tests).
+//
+// Forward: Cooley-Tukey butterflies with the powers of the 2N-th root psi merged into the
+// twiddles (Longa-Naehrig, "Speeding up the NTT ...", CANS 2016, Alg. 1), natural order in,
+// bit-reversed order out. Inverse: Gentleman-Sande (Alg. 2), bit-reversed in, natural out,
+// with the 1/N scaling folded into the last layer. Butterflies are Harvey's lazy ones
+// ("Faster arithmetic for number-theoretic transforms", J. Symb. Comp. 2014, Alg. 4 and the
+// inverse form) with Shoup-precomputed twiddles, values kept in [0, 4q) between layers.
+//
+// Two kernel paths chosen at run time by active_kernel_path(): AVX-512 IFMA (moduli below
+// 2^50, 52-bit multiply-add, Boemer et al., "Intel HEXL", WAHC 2021) and portable scalar C++.
+// The fully reduced outputs of both paths are bit-identical; the lazy outputs are congruent
+// mod q and within the documented range (they may differ from each other by multiples of q).
+//
+// Pointwise products in the bit-reversed evaluation order are negacyclic products: for a, b
+// in coefficient form, inverse(forward(a) .* forward(b)) = a * b mod (X^N + 1, q).
+#pragma once
+
+#include <cstddef>
+
+#include "math/aligned.h"
+#include "math/modarith.h"
+
+namespace hec::math {
+
+inline constexpr int kMinLogRingDim = 4;
+inline constexpr int kMaxLogRingDim = 17;
+// Moduli below this bound can use the AVX-512 IFMA kernels (values up to 4q < 2^52).
+inline constexpr int kIfmaMaxModulusBits = 50;
+
+// Precomputed twiddles for one (N, q): q prime, q = 1 mod 2N, q < 2^61.
+class NttTables {
+ public:
+  // Throws std::invalid_argument (naming the values) if N is not a power of two in
+  // [2^4, 2^17], q is not prime, or q != 1 mod 2N.
+  NttTables(std::size_t ring_dim, const Modulus& modulus);
+
+  std::size_t ring_dim() const { return n_; }
+  int log_ring_dim() const { return log_n_; }
+  const Modulus& modulus() const { return modulus_; }
+  // The primitive 2N-th root psi used (the minimal one, as SEAL and OpenFHE choose).
+  u64 root() const { return root_; }
+  // True when q < 2^50 and N >= 16, so the IFMA kernels may run on these tables.
+  bool ifma_capable() const { return ifma_capable_; }
+
+  // Tables, all of length N, index k holds psi^(bitrev(k)) resp. psi^(-bitrev(k)) and
+  // their Shoup constants floor(w * 2^64 / q) (and floor(w * 2^52 / q) for IFMA).
+  const u64* forward_twiddles() const { return fwd_.data(); }
+  const u64* forward_twiddles_shoup() const { return fwd_shoup_.data(); }
+  const u64* inverse_twiddles() const { return inv_.data(); }
+  const u64* inverse_twiddles_shoup() const { return inv_shoup_.data(); }
+
+  // Internal tables of the IFMA kernels (empty unless ifma_capable()).
+  struct IfmaTables {
+    AlignedU64Vector fwd_shoup52, inv_shoup52;
+    // Per-lane twiddles for the layers with butterfly distance t = 4 and t = 2 (N/2 each).
+    AlignedU64Vector fwd_t4, fwd_t4_shoup52, fwd_t2, fwd_t2_shoup52;
+    AlignedU64Vector inv_t4, inv_t4_shoup52, inv_t2, inv_t2_shoup52;
+    u64 n_inv_shoup52 = 0, last_twiddle_scaled_shoup52 = 0;
+  };
+  const IfmaTables& ifma() const { return ifma_; }
+
+  u64 n_inverse() const { return n_inv_; }
+  u64 n_inverse_shoup() const { return n_inv_shoup_; }
+  // psi^(-bitrev(1)) / N mod q and its Shoup constant: the merged last inverse twiddle.
+  u64 last_twiddle_scaled() const { return last_scaled_; }
+  u64 last_twiddle_scaled_shoup() const { return last_scaled_shoup_; }
+
+ private:
+  std::size_t n_ = 0;
+  int log_n_ = 0;
+  Modulus modulus_;
+  u64 root_ = 0;
+  bool ifma_capable_ = false;
+  AlignedU64Vector fwd_, fwd_shoup_, inv_, inv_shoup_;
+  u64 n_inv_ = 0, n_inv_shoup_ = 0, last_scaled_ = 0, last_scaled_shoup_ = 0;
+  IfmaTables ifma_;
+};
+
+// Forward negacyclic NTT in place. Input in [0, q), output in [0, q), bit-reversed order.
+void ntt_forward_inplace(u64* a, const NttTables& tables);
+
+// Forward NTT without the final correction. Input in [0, 4q), output in [0, 4q) (congruent
+// to the fully reduced output mod q).
+void ntt_forward_lazy_inplace(u64* a, const NttTables& tables);
+
+// Inverse negacyclic NTT in place, including the 1/N scaling. Input in [0, 2q) in
+// bit-reversed order, output in [0, q) in natural order.
+void ntt_inverse_inplace(u64* a, const NttTables& tables);
+
+// Inverse NTT without the final correction. Input in [0, 2q), output in [0, 2q).
+void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables);
+
+// Position of coefficient-order index k in the bit-reversed evaluation order (bitrev of k
+// over log2(N) bits), for callers that need to know which evaluation point sits where: slot
+// j of the forward output holds a(psi^(2*bitrev(j)+1)).
+std::size_t bit_reverse(std::size_t k, int bits);
+
+}  // namespace hec::math

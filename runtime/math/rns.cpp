@@ -1,0 +1,234 @@
+// RNS bases, base conversion and CRT composition (see rns.h).
+#include "math/rns.h"
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "math/parallel.h"
+
+namespace hec::math {
+namespace {
+
+// Little-endian multi-word helpers on fixed-length vectors (carry out of the top word is
+// a caller error and checked where it could happen).
+void mul_word_inplace(std::vector<u64>& x, u64 m) {
+  u64 carry = 0;
+  for (u64& w : x) {
+    const u128 p = static_cast<u128>(w) * m + carry;
+    w = static_cast<u64>(p);
+    carry = static_cast<u64>(p >> 64);
+  }
+  if (carry != 0) throw std::logic_error("RnsBase: multi-word overflow");
+}
+
+// x += y * m (y no longer than x).
+void add_mul_word_inplace(std::vector<u64>& x, const std::vector<u64>& y, u64 m) {
+  u64 carry = 0;
+  std::size_t i = 0;
+  for (; i < y.size(); ++i) {
+    const u128 p = static_cast<u128>(y[i]) * m + x[i] + carry;
+    x[i] = static_cast<u64>(p);
+    carry = static_cast<u64>(p >> 64);
+  }
+  for (; carry != 0 && i < x.size(); ++i) {
+    const u128 p = static_cast<u128>(x[i]) + carry;
+    x[i] = static_cast<u64>(p);
+    carry = static_cast<u64>(p >> 64);
+  }
+  if (carry != 0) throw std::logic_error("RnsBase: multi-word overflow");
+}
+
+bool greater_equal(const std::vector<u64>& x, const std::vector<u64>& y) {
+  for (std::size_t i = x.size(); i-- > 0;) {
+    const u64 yi = i < y.size() ? y[i] : 0;
+    if (x[i] != yi) return x[i] > yi;
+  }
+  return true;
+}
+
+void sub_inplace(std::vector<u64>& x, const std::vector<u64>& y) {
+  u64 borrow = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const u64 yi = i < y.size() ? y[i] : 0;
+    const u128 d = static_cast<u128>(x[i]) - yi - borrow;
+    x[i] = static_cast<u64>(d);
+    borrow = static_cast<u64>(d >> 64) != 0 ? 1 : 0;
+  }
+}
+
+long double to_long_double(const std::vector<u64>& x) {
+  long double v = 0;
+  for (std::size_t i = x.size(); i-- > 0;) v = v * 18446744073709551616.0L + x[i];
+  return v;
+}
+
+u64 mod_words(const std::vector<u64>& words, const Modulus& m) {
+  u64 r = 0;
+  for (std::size_t i = words.size(); i-- > 0;) {
+    r = barrett_reduce_128((static_cast<u128>(r) << 64) | words[i], m);
+  }
+  return r;
+}
+
+std::vector<Modulus> to_moduli(const std::vector<u64>& values) {
+  std::vector<Modulus> out;
+  out.reserve(values.size());
+  for (u64 v : values) out.emplace_back(v);
+  return out;
+}
+
+}  // namespace
+
+RnsBase::RnsBase(const std::vector<u64>& moduli) : RnsBase(to_moduli(moduli)) {}
+
+RnsBase::RnsBase(std::vector<Modulus> moduli) : moduli_(std::move(moduli)) {
+  const std::size_t k = moduli_.size();
+  if (k == 0) throw std::invalid_argument("RnsBase: the list of moduli is empty");
+  for (std::size_t i = 0; i < k; ++i) {
+    for (std::size_t j = i + 1; j < k; ++j) {
+      if (std::gcd(moduli_[i].value(), moduli_[j].value()) != 1) {
+        throw std::invalid_argument("RnsBase: moduli " + std::to_string(moduli_[i].value()) +
+                                    " (index " + std::to_string(i) + ") and " +
+                                    std::to_string(moduli_[j].value()) + " (index " +
+                                    std::to_string(j) + ") are not coprime");
+      }
+    }
+  }
+  product_.assign(k, 0);
+  product_[0] = 1;
+  for (const Modulus& m : moduli_) mul_word_inplace(product_, m.value());
+  q_hat_.assign(k, std::vector<u64>(k, 0));
+  q_hat_inv_.resize(k);
+  q_hat_inv_shoup_.resize(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    std::vector<u64>& hat = q_hat_[i];
+    hat[0] = 1;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (j != i) mul_word_inplace(hat, moduli_[j].value());
+    }
+    const u64 qi = moduli_[i].value();
+    q_hat_inv_[i] = inverse_mod(mod_words(hat, moduli_[i]), qi);
+    q_hat_inv_shoup_[i] = shoup_precompute(q_hat_inv_[i], qi);
+  }
+}
+
+RnsBase RnsBase::prefix(std::size_t count) const {
+  if (count < 1 || count > size()) {
+    throw std::invalid_argument("RnsBase::prefix: count = " + std::to_string(count) +
+                                " must be in [1, " + std::to_string(size()) + "]");
+  }
+  return RnsBase(std::vector<Modulus>(moduli_.begin(), moduli_.begin() + count));
+}
+
+std::vector<u64> RnsBase::compose(const u64* residues, std::size_t stride) const {
+  const std::size_t k = size();
+  // sum_i y_i * (Q/q_i) < k * Q: one extra word of headroom, then reduce.
+  std::vector<u64> acc(k + 1, 0);
+  for (std::size_t i = 0; i < k; ++i) {
+    const u64 qi = moduli_[i].value();
+    const u64 xi = residues[i * stride];
+    if (xi >= qi) {
+      throw std::invalid_argument("RnsBase::compose: residue " + std::to_string(xi) + " of limb " +
+                                  std::to_string(i) + " is not below q_i = " + std::to_string(qi));
+    }
+    const u64 yi = mul_shoup(xi, q_hat_inv_[i], q_hat_inv_shoup_[i], qi);
+    add_mul_word_inplace(acc, q_hat_[i], yi);
+  }
+  while (greater_equal(acc, product_)) sub_inplace(acc, product_);
+  acc.resize(k);
+  return acc;
+}
+
+long double RnsBase::compose_centered(const u64* residues, std::size_t stride) const {
+  std::vector<u64> x = compose(residues, stride);
+  // x > Q/2  <=>  2x > Q  <=>  2x >= Q and 2x != Q.
+  std::vector<u64> twice = x, q = product_;
+  twice.push_back(0);
+  q.push_back(0);
+  mul_word_inplace(twice, 2);
+  if (!greater_equal(twice, q) || twice == q) return to_long_double(x);
+  std::vector<u64> negated = product_;
+  sub_inplace(negated, x);
+  return -to_long_double(negated);
+}
+
+void RnsBase::decompose(const std::vector<u64>& words, u64* out, std::size_t stride) const {
+  for (std::size_t i = 0; i < size(); ++i) out[i * stride] = mod_words(words, moduli_[i]);
+}
+
+BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to) : from_(from), to_(to) {
+  const std::size_t k = from.size(), l = to.size();
+  if (k > 64) {
+    throw std::invalid_argument("BaseConverter: " + std::to_string(k) +
+                                " source moduli exceed the 64 the 128-bit accumulator allows");
+  }
+  q_hat_mod_p_.resize(k * l);
+  q_mod_p_.resize(l);
+  for (std::size_t j = 0; j < l; ++j) {
+    for (std::size_t i = 0; i < k; ++i) q_hat_mod_p_[j * k + i] = mod_words(from.q_hat(i), to[j]);
+    q_mod_p_[j] = mod_words(from.product(), to[j]);
+  }
+  q_inv_double_.resize(k);
+  for (std::size_t i = 0; i < k; ++i) q_inv_double_[i] = 1.0 / static_cast<double>(from[i].value());
+}
+
+void BaseConverter::convert_approx(const u64* in, u64* out, std::size_t n) const {
+  const std::size_t k = from_.size(), l = to_.size();
+  // Step (1): y_i = [x_i * (Q/q_i)^{-1}]_{q_i}, limb by limb.
+  std::vector<u64> y(k * n);
+  parallel_for(k, [&](std::size_t i) {
+    const u64 qi = from_[i].value(), w = from_.q_hat_inv_mod_q(i),
+              ws = from_.q_hat_inv_mod_q_shoup(i);
+    for (std::size_t c = 0; c < n; ++c) y[i * n + c] = mul_shoup(in[i * n + c], w, ws, qi);
+  });
+  // Step (2): out_j = [sum_i y_i * (Q/q_i mod p_j)]_{p_j}, accumulating 128-bit products
+  // (k <= 64 products below 2^122 each fit).
+  parallel_for(l, [&](std::size_t j) {
+    const Modulus& pj = to_[j];
+    const u64* hat = &q_hat_mod_p_[j * k];
+    u64* oj = out + j * n;
+    for (std::size_t c = 0; c < n; ++c) {
+      u128 acc = 0;
+      for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * n + c]) * hat[i];
+      oj[c] = barrett_reduce_128(acc, pj);
+    }
+  });
+}
+
+void BaseConverter::convert_exact(const u64* in, u64* out, std::size_t n) const {
+  const std::size_t k = from_.size(), l = to_.size();
+  // Step (1): y_i as in convert_approx.
+  std::vector<u64> y(k * n);
+  parallel_for(k, [&](std::size_t i) {
+    const u64 qi = from_[i].value(), w = from_.q_hat_inv_mod_q(i),
+              ws = from_.q_hat_inv_mod_q_shoup(i);
+    for (std::size_t c = 0; c < n; ++c) y[i * n + c] = mul_shoup(in[i * n + c], w, ws, qi);
+  });
+  // Step (2): v = round(sum_i y_i / q_i), the number of times Q was added (HPS Lemma 2);
+  // rounding rather than flooring selects the centred representative.
+  std::vector<u64> v(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    double s = 0;
+    for (std::size_t i = 0; i < k; ++i) s += static_cast<double>(y[i * n + c]) * q_inv_double_[i];
+    v[c] = static_cast<u64>(std::llround(s));
+  }
+  // Step (3): out_j = [sum_i y_i * (Q/q_i) - v * Q]_{p_j}.
+  parallel_for(l, [&](std::size_t j) {
+    const Modulus& pj = to_[j];
+    const u64 p = pj.value();
+    const u64* hat = &q_hat_mod_p_[j * k];
+    const u64 q_mod = q_mod_p_[j];
+    u64* oj = out + j * n;
+    for (std::size_t c = 0; c < n; ++c) {
+      u128 acc = 0;
+      for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * n + c]) * hat[i];
+      const u64 sum = barrett_reduce_128(acc, pj);
+      const u64 correction = mul_mod(v[c] % p, q_mod, pj);
+      oj[c] = sub_mod(sum, correction, p);
+    }
+  });
+}
+
+}  // namespace hec::math

@@ -1,0 +1,1328 @@
+// Array ops, row streaming and the four roles of a generated CKKS program (see
+// ckks_program.h). Files a run writes:
+//   KEYDIR/secret, KEYDIR/public              ckks/io.h containers
+//   KEYDIR/eval/keyset                        which program and key id the keys belong to
+//   KEYDIR/eval/relin, KEYDIR/eval/galois     only when the program needs them
+//   CTDIR/<id>.rows-<a>-<b>.cts (+ .meta)     rows [a, b) of a streamed input
+//   CTDIR/<id>.cts (+ .meta)                  a whole (not streamed) input
+//   RESDIR/<name>.cts (+ .meta)               a revealed value, still encrypted
+// A .meta file is a few "key value" lines (program, program digest, key id, shape, rows)
+// closed by a BLAKE2b checksum line; every reader checks it and names the file on mismatch.
+#include "program/ckks_program.h"
+
+#include <omp.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <numeric>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "ckks/encoder.h"
+#include "ckks/encryptor.h"
+#include "ckks/io.h"
+#include "core/serialize.h"
+#include "program/args.h"
+#include "program/npy.h"
+#include "program/output.h"
+#include "program/progress.h"
+#include "program/resources.h"
+
+namespace hec::program {
+
+namespace {
+
+std::size_t product(const std::vector<std::size_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<>());
+}
+
+std::string hex(const std::uint8_t* data, std::size_t size) { return core::to_hex(data, size); }
+
+std::string key_hex(const core::KeyId& id) { return hex(id.data(), id.size()); }
+
+// Runs body(i) for i in [0, count) over OpenMP threads; body gets its thread number. The first
+// exception is captured and rethrown after the loop (none escapes the parallel region).
+void parallel_rows(std::size_t count, int threads,
+                   const std::function<void(std::size_t, int)>& body) {
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (std::size_t i = 0; i < count; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (error) continue;
+    }
+    try {
+      body(i, omp_get_thread_num());
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+int default_threads() {
+  if (const char* env = std::getenv("HEC_THREADS")) {
+    const int t = std::atoi(env);
+    if (t >= 1) return t;
+  }
+  return std::max(1, omp_get_max_threads());
+}
+
+CtArray make_array(std::vector<std::size_t> shape, std::vector<Ct>&& values) {
+  CtArray out;
+  out.shape = std::move(shape);
+  out.cts.reserve(values.size());
+  for (auto& v : values) out.cts.push_back(std::make_shared<const Ct>(std::move(v)));
+  return out;
+}
+
+void check_same_shape(const char* what, const CtArray& a, const CtArray& b) {
+  if (a.shape != b.shape) {
+    throw std::logic_error(std::string(what) + ": array shapes " + format_shape(a.shape) +
+                           " and " + format_shape(b.shape) + " differ");
+  }
+}
+
+CtArray map1(const CtArray& a, const std::function<Ct(const Ct&)>& f) {
+  std::vector<Ct> out(a.size());
+  parallel_rows(a.size(), default_threads(), [&](std::size_t i, int) { out[i] = f(a.at(i)); });
+  return make_array(a.shape, std::move(out));
+}
+
+CtArray map2(const char* what, const CtArray& a, const CtArray& b,
+             const std::function<Ct(const Ct&, const Ct&)>& f) {
+  check_same_shape(what, a, b);
+  std::vector<Ct> out(a.size());
+  parallel_rows(a.size(), default_threads(),
+                [&](std::size_t i, int) { out[i] = f(a.at(i), b.at(i)); });
+  return make_array(a.shape, std::move(out));
+}
+
+// (a + b) mod q elementwise on n words.
+void add_mod(std::uint64_t* a, const std::uint64_t* b, std::size_t n, std::uint64_t q) {
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::uint64_t s = a[t] + b[t];
+    a[t] = s >= q ? s - q : s;
+  }
+}
+
+// Lowers the degree of `c` by one (degree >= 3) with the degree-2 relinearization key.
+void lower_degree_once(const Ops& ops, Ct& c) {
+  const std::size_t d = c.degree;
+  const std::size_t words = c.limbs * c.n;
+  Ct top = ops.context()->make_ciphertext(c.level, 2, c.scale);
+  top.key_id = c.key_id;
+  std::fill(top.data.begin(), top.data.end(), 0);
+  std::copy(c.poly(d), c.poly(d) + words, top.poly(2));
+  ops.evaluator().relinearize_inplace(top, ops.relin_key());
+  const auto& chain = ops.context()->params().chain();
+  for (std::size_t j = 0; j < c.limbs; ++j) {
+    add_mod(c.limb(d - 2, j), top.limb(0, j), c.n, chain[j]);
+    add_mod(c.limb(d - 1, j), top.limb(1, j), c.n, chain[j]);
+  }
+  c.degree = d - 1;
+  c.data.resize((d) * words);
+}
+
+}  // namespace
+
+std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
+                                     std::size_t slots) {
+  if (layout == Layout::kReplicated) return dims;
+  if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");
+  std::vector<std::size_t> out(dims.begin(), dims.end() - 1);
+  out.push_back((dims.back() + slots - 1) / slots);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Ops
+// ------------------------------------------------------------------------------------------
+
+Ops::Ops(ckks::ContextPtr context, const ckks::RelinKey* relin, const ckks::GaloisKeys* galois)
+    : context_(context), evaluator_(context), relin_(relin), galois_(galois) {}
+
+const ckks::RelinKey& Ops::relin_key() const {
+  if (relin_ == nullptr) throw std::logic_error("the program relinearizes but has no relin key");
+  return *relin_;
+}
+
+const ckks::GaloisKeys& Ops::galois_keys() const {
+  if (galois_ == nullptr) throw std::logic_error("the program rotates but has no Galois keys");
+  return *galois_;
+}
+
+CtArray add(const Ops& ops, const CtArray& a, const CtArray& b) {
+  return map2("add", a, b, [&](const Ct& x, const Ct& y) { return ops.evaluator().add(x, y); });
+}
+
+CtArray sub(const Ops& ops, const CtArray& a, const CtArray& b) {
+  return map2("sub", a, b, [&](const Ct& x, const Ct& y) { return ops.evaluator().sub(x, y); });
+}
+
+CtArray negate(const Ops& ops, const CtArray& a) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().negate_inplace(y);
+    return y;
+  });
+}
+
+CtArray mul(const Ops& ops, const CtArray& a, const CtArray& b) {
+  return map2("mul", a, b,
+              [&](const Ct& x, const Ct& y) { return ops.evaluator().multiply(x, y); });
+}
+
+CtArray mul_const(const Ops& ops, const CtArray& a, double c, double const_scale_bits) {
+  if (const_scale_bits == 0.0) {
+    const double k = std::nearbyint(c);
+    if (k != c || std::fabs(k) > 9.0e18) {
+      throw std::logic_error("mul_const: " + std::to_string(c) +
+                             " is not an integer that fits in 63 bits (const_scale 0)");
+    }
+    return map1(a, [&](const Ct& x) {
+      Ct y = x;
+      ops.evaluator().multiply_integer_inplace(y, static_cast<std::int64_t>(k));
+      return y;
+    });
+  }
+  const double scale = std::exp2(const_scale_bits);
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().multiply_constant_inplace(y, c, scale);
+    return y;
+  });
+}
+
+CtArray add_const(const Ops& ops, const CtArray& a, double c) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().add_constant_inplace(y, c);
+    return y;
+  });
+}
+
+CtArray relinearize(const Ops& ops, const CtArray& a) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    while (y.degree > 2) lower_degree_once(ops, y);
+    if (y.degree == 2) ops.evaluator().relinearize_inplace(y, ops.relin_key());
+    return y;
+  });
+}
+
+CtArray rescale(const Ops& ops, const CtArray& a) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().rescale_inplace(y);
+    return y;
+  });
+}
+
+CtArray level_down(const Ops& ops, const CtArray& a, int level) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().drop_to_level_inplace(y, ckks::Level(level));
+    return y;
+  });
+}
+
+CtArray rotate(const Ops& ops, const CtArray& a, int offset) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().rotate_inplace(y, offset, ops.galois_keys());
+    return y;
+  });
+}
+
+CtArray sum_slots(const Ops& ops, const CtArray& a) {
+  if (a.shape.empty()) throw std::logic_error("sum_slots of an array without a block axis");
+  const std::size_t blocks = a.shape.back();
+  const std::vector<std::size_t> out_shape(a.shape.begin(), a.shape.end() - 1);
+  const std::size_t count = product(out_shape);
+  std::vector<Ct> out(count);
+  parallel_rows(count, default_threads(), [&](std::size_t i, int) {
+    Ct acc = a.at(i * blocks);
+    for (std::size_t b = 1; b < blocks; ++b) ops.evaluator().add_inplace(acc, a.at(i * blocks + b));
+    for (std::size_t offset = 1; offset < ops.slots(); offset <<= 1) {
+      Ct rotated = acc;
+      ops.evaluator().rotate_inplace(rotated, static_cast<int>(offset), ops.galois_keys());
+      ops.evaluator().add_inplace(acc, rotated);
+    }
+    out[i] = std::move(acc);
+  });
+  return make_array(out_shape, std::move(out));
+}
+
+namespace {
+// Splits a C-order shape around `axis`: outer * len * inner.
+struct AxisSplit {
+  std::size_t outer, len, inner;
+};
+AxisSplit split(const std::vector<std::size_t>& shape, std::size_t axis) {
+  if (axis >= shape.size()) throw std::logic_error("axis out of range");
+  AxisSplit s{1, shape[axis], 1};
+  for (std::size_t i = 0; i < axis; ++i) s.outer *= shape[i];
+  for (std::size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
+  return s;
+}
+std::vector<std::size_t> without(const std::vector<std::size_t>& shape, std::size_t axis) {
+  std::vector<std::size_t> out = shape;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  return out;
+}
+}  // namespace
+
+CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis) {
+  const AxisSplit s = split(a.shape, axis);
+  std::vector<Ct> out(s.outer * s.inner);
+  for (std::size_t o = 0; o < s.outer; ++o) {
+    for (std::size_t i = 0; i < s.inner; ++i) {
+      std::vector<Ct> terms;
+      terms.reserve(s.len);
+      for (std::size_t k = 0; k < s.len; ++k) terms.push_back(a.at((o * s.len + k) * s.inner + i));
+      out[o * s.inner + i] = ckks::sum_tree(ops.evaluator(), terms);
+    }
+  }
+  return make_array(without(a.shape, axis), std::move(out));
+}
+
+CtArray dot(const Ops& ops, const CtArray& a, const CtArray& b, std::size_t axis) {
+  check_same_shape("dot", a, b);
+  const AxisSplit s = split(a.shape, axis);
+  std::vector<Ct> out(s.outer * s.inner);
+  for (std::size_t o = 0; o < s.outer; ++o) {
+    for (std::size_t i = 0; i < s.inner; ++i) {
+      std::vector<Ct> x, y;
+      for (std::size_t k = 0; k < s.len; ++k) {
+        x.push_back(a.at((o * s.len + k) * s.inner + i));
+        y.push_back(b.at((o * s.len + k) * s.inner + i));
+      }
+      out[o * s.inner + i] = ckks::dot(ops.context(), x, y);
+    }
+  }
+  return make_array(without(a.shape, axis), std::move(out));
+}
+
+CtArray broadcast(const CtArray& a, const std::vector<std::size_t>& dims,
+                  const std::vector<std::size_t>& shape, bool replicated_to_packed) {
+  // Operand axis i sits at result axis dims[i]; other result axes repeat it.
+  std::vector<std::size_t> source_extent(shape.size(), 1);
+  for (std::size_t i = 0; i < dims.size() && i < a.shape.size(); ++i) {
+    source_extent[dims[i]] = a.shape[i];
+  }
+  if (replicated_to_packed && !shape.empty()) source_extent.back() = 1;
+  if (product(source_extent) != a.size()) {
+    throw std::logic_error("broadcast: operand of array shape " + format_shape(a.shape) +
+                           " does not fit result " + format_shape(shape));
+  }
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (source_extent[k] != 1 && source_extent[k] != shape[k]) {
+      throw std::logic_error("broadcast: operand array shape " + format_shape(a.shape) +
+                             " cannot stretch to " + format_shape(shape));
+    }
+  }
+  CtArray out;
+  out.shape = shape;
+  const std::size_t count = product(shape);
+  out.cts.reserve(count);
+  std::vector<std::size_t> index(shape.size(), 0);
+  for (std::size_t flat = 0; flat < count; ++flat) {
+    std::size_t src = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      src = src * source_extent[k] + (source_extent[k] == 1 ? 0 : index[k]);
+    }
+    out.cts.push_back(a.cts[src]);
+    for (std::size_t k = shape.size(); k-- > 0;) {
+      if (++index[k] < shape[k]) break;
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+
+CtArray transpose(const CtArray& a) {
+  if (a.shape.size() != 2) throw std::logic_error("transpose needs a rank-2 array");
+  CtArray out;
+  out.shape = {a.shape[1], a.shape[0]};
+  for (std::size_t j = 0; j < a.shape[1]; ++j) {
+    for (std::size_t i = 0; i < a.shape[0]; ++i) out.cts.push_back(a.cts[i * a.shape[1] + j]);
+  }
+  return out;
+}
+
+void expect_type(const CtArray& a, const char* value, int level, double log_scale, int degree) {
+  if (a.cts.empty()) return;
+  const Ct& c = a.at(0);
+  const double log_s = std::log2(c.scale);
+  if (c.level.value != level || static_cast<int>(c.degree) != degree ||
+      std::fabs(log_s - log_scale) > 1e-6 * std::max(1.0, std::fabs(log_scale))) {
+    std::ostringstream m;
+    m.precision(12);
+    m << "value " << value << ": the compiler expects level " << level << ", scale 2^"
+      << log_scale << ", degree " << degree << " but the runtime has level " << c.level.value
+      << ", scale 2^" << log_s << ", degree " << c.degree << " (a compiler/runtime mismatch)";
+    throw std::logic_error(m.str());
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Sinks
+// ------------------------------------------------------------------------------------------
+
+DotSink::DotSink(const Ops& ops, int level, int threads)
+    : ops_(ops), level_(level), partial_(static_cast<std::size_t>(threads)) {}
+
+void DotSink::add(int thread, const CtArray& a, const CtArray& b) {
+  check_same_shape("dot over rows", a, b);
+  auto& mine = partial_.at(static_cast<std::size_t>(thread));
+  if (mine.empty()) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      mine.emplace_back(ops_.context(), ckks::Level(level_));
+    }
+  }
+  if (mine.size() != a.size()) throw std::logic_error("dot over rows: row shapes differ");
+  for (std::size_t i = 0; i < a.size(); ++i) mine[i].add_product(a.at(i), b.at(i));
+  if (shape_.empty()) shape_ = a.shape;
+}
+
+CtArray DotSink::finish() {
+  std::vector<ckks::DotAccumulator>* first = nullptr;
+  for (auto& p : partial_) {
+    if (p.empty()) continue;
+    if (first == nullptr) {
+      first = &p;
+    } else {
+      for (std::size_t i = 0; i < p.size(); ++i) (*first)[i].merge(std::move(p[i]));
+    }
+  }
+  if (first == nullptr) throw std::runtime_error("a sum over rows saw no rows");
+  std::vector<Ct> out;
+  for (auto& acc : *first) out.push_back(acc.finish());
+  return make_array(shape_, std::move(out));
+}
+
+SumSink::SumSink(const Ops& ops, int threads)
+    : ops_(ops), partial_(static_cast<std::size_t>(threads)) {}
+
+void SumSink::add(int thread, const CtArray& a) {
+  auto& mine = partial_.at(static_cast<std::size_t>(thread));
+  if (mine.empty()) {
+    for (std::size_t i = 0; i < a.size(); ++i) mine.push_back(std::make_unique<Ct>(a.at(i)));
+    if (shape_.empty()) shape_ = a.shape;
+    return;
+  }
+  if (mine.size() != a.size()) throw std::logic_error("sum over rows: row shapes differ");
+  for (std::size_t i = 0; i < a.size(); ++i) ops_.evaluator().add_inplace(*mine[i], a.at(i));
+}
+
+CtArray SumSink::finish() {
+  std::vector<std::unique_ptr<Ct>>* first = nullptr;
+  for (auto& p : partial_) {
+    if (p.empty()) continue;
+    if (first == nullptr) {
+      first = &p;
+    } else {
+      for (std::size_t i = 0; i < p.size(); ++i) ops_.evaluator().add_inplace(*(*first)[i], *p[i]);
+    }
+  }
+  if (first == nullptr) throw std::runtime_error("a sum over rows saw no rows");
+  std::vector<Ct> out;
+  for (auto& c : *first) out.push_back(std::move(*c));
+  return make_array(shape_, std::move(out));
+}
+
+void RowCollector::put(std::size_t row, const CtArray& value) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (values_.empty()) values_.resize(rows_);
+  values_.at(row) = value;
+}
+
+CtArray RowCollector::finish() {
+  CtArray out;
+  if (values_.empty()) throw std::runtime_error("no rows were collected");
+  out.shape = {rows_};
+  out.shape.insert(out.shape.end(), values_[0].shape.begin(), values_[0].shape.end());
+  for (auto& v : values_) out.cts.insert(out.cts.end(), v.cts.begin(), v.cts.end());
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Metadata files
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+using Meta = std::vector<std::pair<std::string, std::string>>;
+
+std::string meta_text(const Meta& meta) {
+  std::string text = "hec-meta 1\n";
+  for (const auto& [k, v] : meta) text += k + " " + v + "\n";
+  return text;
+}
+
+void write_meta(const std::filesystem::path& path, const Meta& meta) {
+  const std::string text = meta_text(meta);
+  const auto digest =
+      core::blake2b_256(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  write_file_atomic(path, text + "checksum " + hex(digest.data(), digest.size()) + "\n");
+}
+
+std::map<std::string, std::string> read_meta(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open (missing metadata file)");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string all = buffer.str();
+  const auto pos = all.rfind("checksum ");
+  if (all.rfind("hec-meta 1\n", 0) != 0 || pos == std::string::npos) {
+    throw std::runtime_error(path.string() + ": not a hec metadata file (bad header)");
+  }
+  const std::string body = all.substr(0, pos);
+  const auto digest =
+      core::blake2b_256(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
+  std::string want = all.substr(pos + 9);
+  while (!want.empty() && (want.back() == '\n' || want.back() == '\r')) want.pop_back();
+  if (want != hex(digest.data(), digest.size())) {
+    throw std::runtime_error(path.string() + ": checksum mismatch (the file is damaged)");
+  }
+  std::map<std::string, std::string> out;
+  std::istringstream lines(body);
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    const auto sp = line.find(' ');
+    out[line.substr(0, sp)] = sp == std::string::npos ? "" : line.substr(sp + 1);
+  }
+  return out;
+}
+
+const std::string& field(const std::map<std::string, std::string>& meta,
+                         const std::filesystem::path& path, const std::string& key) {
+  auto it = meta.find(key);
+  if (it == meta.end()) throw std::runtime_error(path.string() + ": metadata lacks '" + key + "'");
+  return it->second;
+}
+
+void check_program(const ProgramSpec& spec, const std::map<std::string, std::string>& meta,
+                   const std::filesystem::path& path) {
+  const std::string& digest = field(meta, path, "program_digest");
+  if (digest != spec.digest) {
+    throw std::runtime_error(path.string() + ": made for program '" + field(meta, path, "program") +
+                             "' (digest " + digest.substr(0, 16) + "...), not for this program '" +
+                             spec.name + "' (digest " + spec.digest.substr(0, 16) +
+                             "...): a file from another program or another compilation");
+  }
+}
+
+// The header fields of a HEC1 container (core/serialize.h layout), read without the payload.
+struct Peek {
+  core::ObjectHeader header;
+  std::uintmax_t file_size = 0;
+};
+
+Peek peek_container(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open (does it exist?)");
+  std::uint8_t h[core::kHeaderSize];
+  in.read(reinterpret_cast<char*>(h), core::kHeaderSize);
+  if (in.gcount() != static_cast<std::streamsize>(core::kHeaderSize)) {
+    throw std::runtime_error(path.string() + ": truncated: shorter than the " +
+                             std::to_string(core::kHeaderSize) + "-byte header");
+  }
+  if (std::memcmp(h, core::kMagic, 4) != 0) {
+    throw std::runtime_error(path.string() + ": not a hec key or ciphertext file (bad magic)");
+  }
+  auto u32 = [&](std::size_t o) {
+    std::uint32_t v = 0;
+    for (int k = 3; k >= 0; --k) v = (v << 8) | h[o + static_cast<std::size_t>(k)];
+    return v;
+  };
+  auto u64 = [&](std::size_t o) {
+    std::uint64_t v = 0;
+    for (int k = 7; k >= 0; --k) v = (v << 8) | h[o + static_cast<std::size_t>(k)];
+    return v;
+  };
+  Peek p;
+  p.header.scheme = static_cast<core::Scheme>(h[8]);
+  p.header.kind = static_cast<core::ObjectKind>(h[9]);
+  std::copy(h + 12, h + 44, p.header.params_digest.begin());
+  std::copy(h + 44, h + 60, p.header.key_id.begin());
+  p.header.level = static_cast<std::int32_t>(u32(60));
+  const std::uint64_t scale_bits = u64(64);
+  std::memcpy(&p.header.scale, &scale_bits, sizeof(double));
+  p.header.degree = u32(72);
+  p.header.payload_length = u64(76);
+  p.file_size = std::filesystem::file_size(path);
+  const std::uintmax_t want = core::kHeaderSize + p.header.payload_length + core::kChecksumSize;
+  if (p.file_size < want) {
+    throw std::runtime_error(path.string() + ": truncated: the header announces " +
+                             std::to_string(want) + " bytes, the file has " +
+                             std::to_string(p.file_size));
+  }
+  if (u32(4) != core::kFormatVersion) {
+    throw std::runtime_error(path.string() + ": format version " + std::to_string(u32(4)) +
+                             ", this program reads version " +
+                             std::to_string(core::kFormatVersion));
+  }
+  return p;
+}
+
+ckks::ContextPtr make_program_context(const ProgramSpec& spec) {
+  std::vector<std::uint64_t> special = spec.special_moduli;
+  const int dnum = std::max(1, spec.dnum);
+  return ckks::make_context(ckks::Parameters::from_primes(
+      ckks::LogN(spec.log_n), spec.output_moduli, spec.moduli, special, dnum,
+      spec.insecure ? ckks::Security::kInsecure : ckks::Security::k128));
+}
+
+std::size_t resolve_dim(const std::string& dim, const Sizes& sizes) {
+  if (!dim.empty() && std::isdigit(static_cast<unsigned char>(dim[0]))) return std::stoull(dim);
+  auto it = sizes.find(dim);
+  if (it == sizes.end()) throw std::logic_error("no size for dimension " + dim);
+  return it->second;
+}
+
+std::vector<std::size_t> resolve(const std::vector<std::string>& dims, const Sizes& sizes) {
+  std::vector<std::size_t> out;
+  for (const auto& d : dims) out.push_back(resolve_dim(d, sizes));
+  return out;
+}
+
+std::size_t bound_of(const ProgramSpec& spec, const std::string& name) {
+  for (const auto& [p, b] : spec.params) {
+    if (p == name) return b;
+  }
+  return 0;
+}
+
+std::string sizes_text(const Sizes& sizes) {
+  std::string s;
+  for (const auto& [k, v] : sizes) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return s;
+}
+
+Sizes parse_sizes_text(const std::string& text) {
+  Sizes out;
+  std::istringstream in(text);
+  std::string item;
+  while (in >> item) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    out[item.substr(0, eq)] = std::stoull(item.substr(eq + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// Server
+// ------------------------------------------------------------------------------------------
+
+Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, const Ops& ops,
+               const ckks::ContextPtr& context, const core::KeyId& key_id)
+    : spec_(spec), dir_(ct_dir), ops_(ops), context_(context), key_id_(key_id) {
+  if (!std::filesystem::is_directory(dir_)) {
+    throw std::runtime_error(dir_.string() + ": the ciphertext directory does not exist");
+  }
+  const std::regex block_name(R"((.+)\.rows-(\d+)-(\d+)\.cts)");
+  std::map<std::string, std::vector<Block>> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, m, block_name)) {
+      found[m[1]].push_back({entry.path(), std::stoull(m[2]), std::stoull(m[3])});
+    }
+  }
+  auto check_file = [&](const std::filesystem::path& path, const InputSpec& in) {
+    const auto meta = read_meta(path.string() + ".meta");
+    check_program(spec_, meta, path.string() + ".meta");
+    if (field(meta, path, "key_id") != key_hex(key_id_)) {
+      throw std::runtime_error(path.string() + ": encrypted under key id " +
+                               field(meta, path, "key_id") + " but the evaluation keys are key id " +
+                               key_hex(key_id_) + " (wrong keys: encrypt with KEYDIR/public of " +
+                               "the same keygen run)");
+    }
+    if (field(meta, path, "id") != in.id) {
+      throw std::runtime_error(path.string() + ": holds array '" + field(meta, path, "id") +
+                               "', expected '" + in.id + "'");
+    }
+    const Peek p = peek_container(path);
+    if (p.header.key_id != key_id_) {
+      throw std::runtime_error(path.string() + ": the ciphertexts carry key id " +
+                               key_hex(p.header.key_id) + ", the evaluation keys " +
+                               key_hex(key_id_) + " (wrong keys)");
+    }
+    return meta;
+  };
+  for (const auto& in : spec_.inputs) {
+    std::map<std::string, std::string> meta;
+    if (in.streamed) {
+      auto it = found.find(in.id);
+      if (it == found.end()) {
+        throw std::runtime_error("missing input '" + in.source + "': no " + in.id +
+                                 ".rows-A-B.cts in " + dir_.string() + " (run encrypt --input " +
+                                 in.source + "=FILE.npy)");
+      }
+      auto blocks = it->second;
+      std::sort(blocks.begin(), blocks.end(),
+                [](const Block& a, const Block& b) { return a.begin < b.begin; });
+      std::size_t next = 0;
+      for (const auto& b : blocks) {
+        if (b.begin != next) {
+          throw std::runtime_error(
+              "input '" + in.source + "': rows " + std::to_string(std::min(next, b.begin)) + ":" +
+              std::to_string(std::max(next, b.begin)) + (b.begin > next ? " are missing" : " overlap") +
+              " (row blocks in " + dir_.string() + " must cover 0:N exactly once)");
+        }
+        next = b.end;
+        meta = check_file(b.path, in);
+      }
+      if (sizes_.count(spec_.stream_dim) && sizes_[spec_.stream_dim] != next) {
+        throw std::runtime_error("input '" + in.source + "' has " + std::to_string(next) +
+                                 " rows but another streamed input has " +
+                                 std::to_string(sizes_[spec_.stream_dim]));
+      }
+      sizes_[spec_.stream_dim] = next;
+      blocks_[in.id] = blocks;
+    } else {
+      const auto path = dir_ / (in.id + ".cts");
+      if (!std::filesystem::exists(path)) {
+        throw std::runtime_error("missing input '" + in.source + "': no " + path.string() +
+                                 " (run encrypt --input " + in.source + "=FILE.npy)");
+      }
+      meta = check_file(path, in);
+    }
+    const Sizes dims = parse_sizes_text(field(meta, dir_, "sizes"));
+    for (const auto& [k, v] : dims) {
+      auto [pos, inserted] = sizes_.emplace(k, v);
+      if (!inserted && pos->second != v) {
+        throw std::runtime_error("input '" + in.source + "' has " + k + " = " +
+                                 std::to_string(v) + " but another input has " + k + " = " +
+                                 std::to_string(pos->second));
+      }
+    }
+  }
+  for (const auto& [name, bound] : spec_.params) {
+    if (sizes_.count(name) == 0) {
+      throw std::runtime_error("size " + name + " is not given by any input in " + dir_.string());
+    }
+    if (sizes_[name] > bound) {
+      throw std::runtime_error("size " + name + " = " + std::to_string(sizes_[name]) +
+                               " exceeds the bound " + std::to_string(bound) +
+                               " this program was compiled for");
+    }
+  }
+}
+
+std::size_t Server::size(const std::string& name) const {
+  auto it = sizes_.find(name);
+  if (it == sizes_.end()) throw std::logic_error("no size " + name);
+  return it->second;
+}
+
+int Server::threads() const { return default_threads(); }
+
+std::size_t Server::rows() const {
+  return spec_.stream_dim.empty() ? 0 : size(spec_.stream_dim);
+}
+
+const InputSpec& Server::input(const std::string& id) const {
+  for (const auto& in : spec_.inputs) {
+    if (in.id == id) return in;
+  }
+  throw std::logic_error("no input array " + id);
+}
+
+CtArray Server::load(const std::string& id) const {
+  const InputSpec& in = input(id);
+  const auto shape =
+      array_shape(in.layout, resolve(in.dims, sizes_), context_->slots());
+  CtArray out;
+  out.shape = shape;
+  auto append = [&](const std::filesystem::path& path) {
+    for (auto& c : ckks::load_ciphertexts(path, *context_, key_id_)) {
+      out.cts.push_back(std::make_shared<const Ct>(std::move(c)));
+    }
+  };
+  if (in.streamed) {
+    for (const auto& b : blocks_.at(id)) append(b.path);
+  } else {
+    append(dir_ / (id + ".cts"));
+  }
+  if (out.cts.size() != product(shape)) {
+    throw std::runtime_error("input '" + in.source + "': " + std::to_string(out.cts.size()) +
+                             " ciphertexts in " + dir_.string() + ", the shape needs " +
+                             std::to_string(product(shape)));
+  }
+  return out;
+}
+
+void Server::stream(const std::string& phase, const std::vector<std::string>& ids,
+                    const RowBody& body) const {
+  const std::size_t n = rows();
+  Progress progress(phase, n);
+  // Per input: the row-local array shape and the current block.
+  struct Cursor {
+    const InputSpec* in;
+    std::vector<std::size_t> row_shape;
+    std::size_t per_row;
+    std::size_t block = 0;
+    std::vector<CtPtr> cts;  // the current block's ciphertexts
+    std::size_t begin = 0, end = 0;
+  };
+  std::vector<Cursor> cursors;
+  for (const auto& id : ids) {
+    Cursor c;
+    c.in = &input(id);
+    const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), context_->slots());
+    c.row_shape.assign(full.begin() + 1, full.end());
+    c.per_row = product(c.row_shape);
+    cursors.push_back(std::move(c));
+  }
+  std::size_t row = 0;
+  while (row < n) {
+    std::size_t chunk_end = n;
+    for (auto& c : cursors) {
+      if (row >= c.end) {
+        const auto& blocks = blocks_.at(c.in->id);
+        while (c.block < blocks.size() && blocks[c.block].end <= row) ++c.block;
+        const Block& b = blocks.at(c.block);
+        c.cts.clear();
+        c.cts.shrink_to_fit();
+        for (auto& ct : ckks::load_ciphertexts(b.path, *context_, key_id_)) {
+          c.cts.push_back(std::make_shared<const Ct>(std::move(ct)));
+        }
+        if (c.cts.size() != (b.end - b.begin) * c.per_row) {
+          throw std::runtime_error(b.path.string() + ": holds " + std::to_string(c.cts.size()) +
+                                   " ciphertexts, rows " + std::to_string(b.begin) + ":" +
+                                   std::to_string(b.end) + " need " +
+                                   std::to_string((b.end - b.begin) * c.per_row));
+        }
+        c.begin = b.begin;
+        c.end = b.end;
+      }
+      chunk_end = std::min(chunk_end, c.end);
+    }
+    const std::size_t first = row;
+    parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
+      const std::size_t r = first + k;
+      std::vector<CtArray> local;
+      local.reserve(cursors.size());
+      for (const auto& c : cursors) {
+        CtArray a;
+        a.shape = c.row_shape;
+        const std::size_t offset = (r - c.begin) * c.per_row;
+        a.cts.assign(c.cts.begin() + static_cast<std::ptrdiff_t>(offset),
+                     c.cts.begin() + static_cast<std::ptrdiff_t>(offset + c.per_row));
+        local.push_back(std::move(a));
+      }
+      body(r, local, thread);
+      progress.advance();
+    });
+    row = chunk_end;
+  }
+  progress.done();
+}
+
+void Server::output(const std::string& name, const CtArray& value, double factor) {
+  results_.push_back({name, value, factor});
+}
+
+// ------------------------------------------------------------------------------------------
+// Roles
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+void print_stamp(const ProgramSpec& spec, std::ostream& out) {
+  if (spec.insecure) {
+    out << "WARNING: program '" << spec.name
+        << "' was compiled with --insecure: its parameters are NOT 128-bit secure\n";
+  }
+}
+
+Meta base_meta(const ProgramSpec& spec, const std::string& kind) {
+  return {{"kind", kind},
+          {"program", spec.name},
+          {"program_digest", spec.digest},
+          {"insecure", spec.insecure ? "true" : "false"}};
+}
+
+core::KeyId read_keyset(const ProgramSpec& spec, const std::filesystem::path& eval_dir) {
+  const auto path = eval_dir / "keyset";
+  if (!std::filesystem::exists(path)) {
+    throw std::runtime_error(eval_dir.string() +
+                             ": not an evaluation-key directory (no keyset file; give "
+                             "--eval KEYDIR/eval as written by keygen)");
+  }
+  const auto meta = read_meta(path);
+  check_program(spec, meta, path);
+  const std::string& text = field(meta, path, "key_id");
+  core::KeyId id{};
+  if (text.size() != 32) throw std::runtime_error(path.string() + ": bad key_id");
+  for (std::size_t i = 0; i < 16; ++i) {
+    id[i] = static_cast<std::uint8_t>(std::stoul(text.substr(2 * i, 2), nullptr, 16));
+  }
+  return id;
+}
+
+int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path dir = args.require("out");
+  auto ctx = make_program_context(spec);
+  OutputSet outputs;
+  outputs.create_dir(dir);
+  outputs.create_dir(dir / "eval");
+  ckks::KeyGenerator gen(ctx);
+  const auto sk = gen.secret_key();
+  const auto pk = gen.public_key(sk);
+  ckks::save(dir / "secret", *ctx, sk);
+  outputs.add(dir / "secret");
+  std::filesystem::permissions(dir / "secret", std::filesystem::perms::owner_read |
+                                                   std::filesystem::perms::owner_write);
+  ckks::save(dir / "public", *ctx, pk);
+  outputs.add(dir / "public");
+  Meta meta = base_meta(spec, "keyset");
+  meta.push_back({"key_id", key_hex(sk.key_id)});
+  meta.push_back({"params_digest", hex(ctx->params().digest().data(), 32)});
+  meta.push_back({"relin", spec.relinearizes ? "yes" : "no"});
+  std::string rot;
+  for (int r : spec.rotations) rot += (rot.empty() ? "" : " ") + std::to_string(r);
+  meta.push_back({"rotations", rot});
+  const ckks::Level key_level(spec.key_level);
+  if (spec.relinearizes) {
+    ckks::save(dir / "eval" / "relin", *ctx, gen.relin_key(sk, key_level));
+    outputs.add(dir / "eval" / "relin");
+  }
+  if (!spec.rotations.empty()) {
+    ckks::save(dir / "eval" / "galois", *ctx, gen.galois_keys(sk, spec.rotations, false, key_level));
+    outputs.add(dir / "eval" / "galois");
+  }
+  write_meta(dir / "eval" / "keyset", meta);
+  outputs.add(dir / "eval" / "keyset");
+  outputs.finish();
+  std::cerr << "[keygen] key id " << key_hex(sk.key_id) << ": " << dir / "secret"
+            << " (coordinator only), " << dir / "public" << ", " << dir / "eval"
+            << (spec.relinearizes ? " (relinearization key)" : "")
+            << (spec.rotations.empty() ? "" : " (" + std::to_string(spec.rotations.size()) +
+                                                  " rotation keys)")
+            << "\n";
+  return 0;
+}
+
+void check_domain(const InputSpec& in, const std::filesystem::path& file, const NpyArray& a) {
+  if (!in.domain.bounded) return;
+  for (std::size_t i = 0; i < a.data.size(); ++i) {
+    const double v = a.data[i];
+    bool ok;
+    if (!in.domain.set.empty()) {
+      ok = std::find(in.domain.set.begin(), in.domain.set.end(), v) != in.domain.set.end();
+    } else {
+      ok = v >= in.domain.lo && v <= in.domain.hi;
+    }
+    if (!ok) {
+      std::ostringstream m;
+      m << file.string() << ": input '" << in.source << "' element " << i << " is " << v
+        << ", outside its declared domain ";
+      if (!in.domain.set.empty()) {
+        m << "{";
+        for (std::size_t k = 0; k < in.domain.set.size(); ++k) {
+          m << (k ? ", " : "") << in.domain.set[k];
+        }
+        m << "}";
+      } else {
+        m << "[" << in.domain.lo << ", " << in.domain.hi << "]";
+      }
+      throw std::runtime_error(m.str());
+    }
+  }
+}
+
+int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path pk_path = args.require("pk");
+  const std::filesystem::path out_dir = args.require("out");
+  std::map<std::string, std::filesystem::path> files;
+  for (const auto& item : args.all("input")) {
+    auto [name, file] = split_assignment("--input", item);
+    bool known = false;
+    for (const auto& in : spec.inputs) known = known || in.source == name;
+    if (!known) {
+      std::string names;
+      for (const auto& in : spec.inputs) {
+        if (names.find(in.source) == std::string::npos) names += (names.empty() ? "" : ", ") + in.source;
+      }
+      throw UsageError("--input " + name + ": the program has no input of that name (inputs: " +
+                       names + ")");
+    }
+    if (files.count(name)) throw UsageError("--input " + name + " is given twice");
+    files[name] = file;
+  }
+  std::optional<RowRange> rows;
+  if (auto r = args.get("rows")) rows = parse_row_range("--rows", *r);
+  std::size_t block_rows = 0;
+  if (auto b = args.get("block-rows")) block_rows = std::stoull(*b);
+
+  auto ctx = make_program_context(spec);
+  const Peek pk_head = peek_container(pk_path);
+  const auto pk = ckks::load_public_key(pk_path, *ctx, pk_head.header.key_id);
+  ckks::Encryptor encryptor(ctx, pk);
+  ckks::Encoder encoder(ctx);
+  const std::size_t slots = ctx->slots();
+
+  // Read every given input once; bind the sizes its shape gives.
+  std::map<std::string, NpyArray> arrays;
+  Sizes sizes;
+  std::map<std::string, std::string> where;
+  for (const auto& [name, file] : files) arrays[name] = read_npy(file);
+  for (const auto& in : spec.inputs) {
+    auto it = arrays.find(in.source);
+    if (it == arrays.end()) continue;
+    const NpyArray& a = it->second;
+    const auto& file = files[in.source];
+    if (a.shape.size() != in.dims.size()) {
+      std::string dims;
+      for (const auto& d : in.dims) dims += (dims.empty() ? "" : ", ") + d;
+      throw std::runtime_error(file.string() + ": input '" + in.source + "' has shape " +
+                               format_shape(a.shape) + ", the program declares [" + dims + "]");
+    }
+    for (std::size_t k = 0; k < in.dims.size(); ++k) {
+      const std::string& d = in.dims[k];
+      if (std::isdigit(static_cast<unsigned char>(d[0]))) {
+        if (std::stoull(d) != a.shape[k]) {
+          throw std::runtime_error(file.string() + ": axis " + std::to_string(k) + " has length " +
+                                   std::to_string(a.shape[k]) + ", expected " + d);
+        }
+        continue;
+      }
+      if (in.streamed && k == 0) {
+        if (rows && rows->end - rows->begin != a.shape[0]) {
+          throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) +
+                                   ":" + std::to_string(rows->end) + " is " +
+                                   std::to_string(rows->end - rows->begin) +
+                                   " rows but the file has " + std::to_string(a.shape[0]));
+        }
+        const std::size_t end = (rows ? rows->begin : 0) + a.shape[0];
+        if (end > bound_of(spec, d)) {
+          throw std::runtime_error(file.string() + ": rows up to " + std::to_string(end) +
+                                   " exceed the bound " + d + " <= " +
+                                   std::to_string(bound_of(spec, d)));
+        }
+        continue;
+      }
+      auto [pos, inserted] = sizes.emplace(d, a.shape[k]);
+      if (!inserted && pos->second != a.shape[k]) {
+        throw std::runtime_error(file.string() + ": axis " + std::to_string(k) + " gives " + d +
+                                 " = " + std::to_string(a.shape[k]) + " but " + where[d] +
+                                 " gives " + std::to_string(pos->second));
+      }
+      where[d] = files[in.source].string();
+      if (a.shape[k] > bound_of(spec, d)) {
+        throw std::runtime_error(file.string() + ": " + d + " = " + std::to_string(a.shape[k]) +
+                                 " exceeds the bound " + std::to_string(bound_of(spec, d)) +
+                                 " this program was compiled for");
+      }
+    }
+    check_domain(in, file, a);
+  }
+  std::size_t stream_rows = 0;
+  for (const auto& in : spec.inputs) {
+    if (in.streamed && arrays.count(in.source)) {
+      const std::size_t r = arrays[in.source].shape[0];
+      if (stream_rows != 0 && r != stream_rows) {
+        throw std::runtime_error("the streamed inputs have different numbers of rows (" +
+                                 std::to_string(stream_rows) + " and " + std::to_string(r) + ")");
+      }
+      stream_rows = r;
+    }
+  }
+
+  OutputSet outputs;
+  outputs.create_dir(out_dir);
+  const int threads = default_threads();
+  for (const auto& in : spec.inputs) {
+    auto it = arrays.find(in.source);
+    if (it == arrays.end()) continue;
+    const NpyArray& a = it->second;
+    const ckks::Level level(in.level);
+    const double scale = std::exp2(in.log_scale);
+    // Logical row-local shape (everything but the streamed axis) and its ciphertext layout.
+    std::vector<std::size_t> local(a.shape.begin() + (in.streamed ? 1 : 0), a.shape.end());
+    const std::size_t nrows = in.streamed ? a.shape[0] : 1;
+    const std::size_t row_values = product(local);
+    const auto local_arr = array_shape(in.layout, local, slots);
+    const std::size_t per_row = product(local_arr);
+    // Encrypts row r (or the whole array) into out[0..per_row).
+    auto encrypt_row = [&](std::size_t r, Ct* out) {
+      const double* x = a.data.data() + r * row_values;
+      if (in.layout == Layout::kReplicated) {
+        for (std::size_t i = 0; i < per_row; ++i) {
+          out[i] = encryptor.encrypt(encoder.encode_constant(x[i], level, scale));
+        }
+        return;
+      }
+      const std::size_t width = local.back();
+      const std::size_t blocks = local_arr.back();
+      const std::size_t lead = per_row / blocks;
+      for (std::size_t l = 0; l < lead; ++l) {
+        for (std::size_t b = 0; b < blocks; ++b) {
+          const std::size_t lo = b * slots, hi = std::min(width, lo + slots);
+          std::span<const double> values(x + l * width + lo, hi - lo);
+          out[l * blocks + b] = encryptor.encrypt(encoder.encode(values, level, scale));
+        }
+      }
+    };
+    Meta meta = base_meta(spec, "ciphertext-array");
+    meta.push_back({"id", in.id});
+    meta.push_back({"input", in.source});
+    meta.push_back({"layout", in.layout == Layout::kPacked ? "packed" : "replicated"});
+    meta.push_back({"level", std::to_string(in.level)});
+    meta.push_back({"key_id", key_hex(pk.key_id)});
+    Sizes own;
+    for (std::size_t k = in.streamed ? 1 : 0; k < in.dims.size(); ++k) {
+      if (!std::isdigit(static_cast<unsigned char>(in.dims[k][0]))) own[in.dims[k]] = a.shape[k];
+    }
+    meta.push_back({"sizes", sizes_text(own)});
+    if (!in.streamed) {
+      std::vector<Ct> cts(per_row);
+      Progress progress("encrypt " + in.id, 1);
+      encrypt_row(0, cts.data());
+      progress.advance();
+      const auto path = out_dir / (in.id + ".cts");
+      ckks::save(path, *ctx, cts);
+      outputs.add(path);
+      meta.push_back({"count", std::to_string(cts.size())});
+      write_meta(path.string() + ".meta", meta);
+      outputs.add(path.string() + ".meta");
+      continue;
+    }
+    // Row blocks of about 64 MiB of ciphertexts each (or --block-rows).
+    const std::size_t ct_bytes =
+        2 * ctx->params().limbs_at(level) * ctx->n() * sizeof(std::uint64_t);
+    std::size_t per_block = block_rows;
+    if (per_block == 0) per_block = std::max<std::size_t>(1, (64u << 20) / (per_row * ct_bytes));
+    const std::size_t base = rows ? rows->begin : 0;
+    Progress progress("encrypt " + in.id + " rows", nrows);
+    for (std::size_t r0 = 0; r0 < nrows; r0 += per_block) {
+      const std::size_t r1 = std::min(nrows, r0 + per_block);
+      std::vector<Ct> cts((r1 - r0) * per_row);
+      parallel_rows(r1 - r0, threads, [&](std::size_t k, int) {
+        encrypt_row(r0 + k, cts.data() + k * per_row);
+        progress.advance();
+      });
+      const std::string stem =
+          in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
+      const auto path = out_dir / stem;
+      ckks::save(path, *ctx, cts);
+      outputs.add(path);
+      Meta m = meta;
+      m.push_back({"rows", std::to_string(base + r0) + " " + std::to_string(base + r1)});
+      m.push_back({"count", std::to_string(cts.size())});
+      write_meta(path.string() + ".meta", m);
+      outputs.add(path.string() + ".meta");
+    }
+    progress.done();
+  }
+  if (arrays.empty()) throw UsageError("encrypt: give at least one --input NAME=FILE.npy");
+  outputs.finish();
+  return 0;
+}
+
+int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
+  const std::filesystem::path eval_dir = args.require("eval");
+  const std::filesystem::path in_dir = args.require("in");
+  const std::filesystem::path out_dir = args.require("out");
+  if (auto t = args.get("threads")) ::setenv("HEC_THREADS", t->c_str(), 1);
+  auto ctx = make_program_context(spec);
+  const core::KeyId key_id = read_keyset(spec, eval_dir);
+  std::optional<ckks::RelinKey> relin;
+  std::optional<ckks::GaloisKeys> galois;
+  if (spec.relinearizes) relin = ckks::load_relin_key(eval_dir / "relin", *ctx, key_id);
+  if (!spec.rotations.empty()) galois = ckks::load_galois_keys(eval_dir / "galois", *ctx, key_id);
+  Ops ops(ctx, relin ? &*relin : nullptr, galois ? &*galois : nullptr);
+  Server server(spec, in_dir, ops, ctx, key_id);
+  fn(server);
+  OutputSet outputs;
+  outputs.create_dir(out_dir);
+  for (const auto& r : server.results()) {
+    const auto path = out_dir / (r.name + ".cts");
+    std::vector<Ct> cts;
+    for (const auto& c : r.value.cts) cts.push_back(*c);
+    ckks::save(path, *ctx, cts);
+    outputs.add(path);
+    Meta meta = base_meta(spec, "result");
+    meta.push_back({"name", r.name});
+    meta.push_back({"key_id", key_hex(key_id)});
+    meta.push_back({"sizes", sizes_text(server.sizes())});
+    char factor[64];
+    std::snprintf(factor, sizeof factor, "%.17g", r.factor);
+    meta.push_back({"factor", factor});
+    meta.push_back({"count", std::to_string(cts.size())});
+    write_meta(path.string() + ".meta", meta);
+    outputs.add(path.string() + ".meta");
+  }
+  outputs.finish();
+  std::cerr << "[compute] peak resident set " << format_bytes(peak_rss_bytes())
+            << " (peak_rss_bytes=" << peak_rss_bytes() << ")\n";
+  return 0;
+}
+
+int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path sk_path = args.require("sk");
+  const std::filesystem::path in_dir = args.require("in");
+  const std::filesystem::path out_dir = args.require("out");
+  auto ctx = make_program_context(spec);
+  const auto sk = ckks::load_secret_key(sk_path, *ctx);
+  ckks::Decryptor decryptor(ctx, sk);
+  ckks::Encoder encoder(ctx);
+  OutputSet outputs;
+  outputs.create_dir(out_dir);
+  for (const auto& o : spec.outputs) {
+    const auto path = in_dir / (o.name + ".cts");
+    if (!std::filesystem::exists(path)) {
+      throw std::runtime_error("missing result '" + o.name + "': no " + path.string() +
+                               " (run compute first)");
+    }
+    const auto meta = read_meta(path.string() + ".meta");
+    check_program(spec, meta, path.string() + ".meta");
+    if (field(meta, path, "key_id") != key_hex(sk.key_id)) {
+      throw std::runtime_error(path.string() + ": computed under key id " +
+                               field(meta, path, "key_id") + " but " + sk_path.string() +
+                               " is key id " + key_hex(sk.key_id) + " (wrong keys)");
+    }
+    const Sizes sizes = parse_sizes_text(field(meta, path, "sizes"));
+    const double factor = std::stod(field(meta, path, "factor"));
+    const auto dims = resolve(o.dims, sizes);
+    const auto arr = array_shape(o.layout, dims, ctx->slots());
+    const auto cts = ckks::load_ciphertexts(path, *ctx, sk.key_id);
+    if (cts.size() != product(arr)) {
+      throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
+                               " ciphertexts, the shape needs " + std::to_string(product(arr)));
+    }
+    std::vector<double> values(product(dims));
+    parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
+      const auto decoded = encoder.decode(decryptor.decrypt(cts[i]));
+      if (o.layout == Layout::kReplicated) {
+        values[i] = decoded.values[0].real() * factor;
+        return;
+      }
+      const std::size_t width = dims.back(), blocks = arr.back();
+      const std::size_t lead = i / blocks, b = i % blocks;
+      for (std::size_t s = 0; s < ctx->slots() && b * ctx->slots() + s < width; ++s) {
+        values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
+      }
+    });
+    const auto out = out_dir / (o.name + ".npy");
+    write_npy(out, dims, values);
+    outputs.add(out);
+  }
+  outputs.finish();
+  return 0;
+}
+
+int info(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path path = args.positional(0);
+  const std::string name = path.string();
+  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") ||
+      path.filename() == "keyset") {
+    for (const auto& [k, v] : read_meta(path)) std::cout << k << ": " << v << "\n";
+    std::cout << "checksum: ok\n";
+    return 0;
+  }
+  const Peek p = peek_container(path);
+  const auto& h = p.header;
+  std::cout << "file: " << name << "\n"
+            << "scheme: " << core::scheme_name(h.scheme) << "\n"
+            << "kind: " << core::object_kind_name(h.kind) << "\n"
+            << "params_digest: " << hex(h.params_digest.data(), 32) << "\n"
+            << "key_id: " << key_hex(h.key_id) << "\n"
+            << "level: " << h.level << "\n";
+  std::cout.precision(17);
+  std::cout << "scale: " << h.scale;
+  if (h.scale > 0) std::cout << " (2^" << std::log2(h.scale) << ")";
+  std::cout << "\n"
+            << (h.kind == core::ObjectKind::kCiphertextArray ? "count: " : "degree: ") << h.degree
+            << "\n"
+            << "payload_bytes: " << h.payload_length << "\n"
+            << "file_bytes: " << p.file_size << "\n";
+  auto ctx = make_program_context(spec);
+  std::cout << "this program: " << spec.name << " ("
+            << (h.params_digest == ctx->params().digest() ? "same parameters"
+                                                           : "OTHER parameters")
+            << ")\n";
+  return 0;
+}
+
+CommandLine command_line(const ProgramSpec& spec) {
+  CommandLine cl(spec.name, "hec program '" + spec.name + "' compiled from " + spec.source +
+                                (spec.insecure ? " (INSECURE parameters)" : ""));
+  cl.add({"keygen",
+          "coordinator: make the secret key, the public key and the evaluation keys",
+          {{"out", "KEYDIR", "directory for secret, public and eval/", true}},
+          {}});
+  cl.add({"encrypt",
+          "data owner: encrypt input arrays under the public key",
+          {{"pk", "KEYDIR/public", "the public key", true},
+           {"input", "NAME=FILE.npy", "an input array (repeat for several)", true, true},
+           {"rows", "A:B", "the files hold rows A..B-1 of the streamed inputs"},
+           {"block-rows", "R", "rows per ciphertext file (default: about 64 MiB per file)"},
+           {"out", "CTDIR", "directory for the ciphertexts", true}},
+          {}});
+  cl.add({"compute",
+          "server: evaluate the program on ciphertexts (evaluation keys only)",
+          {{"eval", "KEYDIR/eval", "the evaluation keys", true},
+           {"in", "CTDIR", "the ciphertexts of every input", true},
+           {"out", "RESDIR", "directory for the encrypted results", true},
+           {"threads", "T", "OpenMP threads (default: HEC_THREADS or all)"}},
+          {}});
+  cl.add({"decrypt",
+          "coordinator: decrypt the results into NAME.npy files",
+          {{"sk", "KEYDIR/secret", "the secret key", true},
+           {"in", "RESDIR", "the encrypted results", true},
+           {"out", "DIR", "directory for the .npy files", true}},
+          {}});
+  cl.add({"info", "print the header of a key, ciphertext or metadata file", {}, {"FILE"}});
+  return cl;
+}
+
+}  // namespace
+
+int run_main(const ProgramSpec& spec, ComputeFn compute_fn, int argc, const char* const* argv) {
+  const CommandLine cl = command_line(spec);
+  try {
+    const ParsedArgs args = cl.parse(argc, argv);
+    if (args.subcommand == "help") {
+      std::cout << (args.positionals.empty() ? cl.usage() : cl.usage(args.positionals[0]));
+      return 0;
+    }
+    if (args.subcommand != "info") print_stamp(spec, std::cerr);
+    if (args.subcommand == "keygen") return keygen(spec, args);
+    if (args.subcommand == "encrypt") return encrypt(spec, args);
+    if (args.subcommand == "compute") return compute(spec, compute_fn, args);
+    if (args.subcommand == "decrypt") return decrypt(spec, args);
+    if (args.subcommand == "info") return info(spec, args);
+    throw UsageError("unknown command " + args.subcommand);
+  } catch (const UsageError& e) {
+    std::cerr << spec.name << ": usage error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << spec.name << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace hec::program

@@ -1,0 +1,18 @@
+# program/: what every generated program needs above ckks (included by runtime/CMakeLists.txt):
+# subcommand parsing, .npy I/O, atomic output, progress, resource figures.
+target_sources(hec_runtime PRIVATE
+  program/args.cpp
+  program/ckks_program.cpp
+  program/npy.cpp
+  program/output.cpp
+  program/progress.cpp
+  program/resources.cpp
+)
+if(HEC_BUILD_TESTS)
+  target_sources(hec_runtime_tests PRIVATE
+    tests/program/args_test.cpp
+    tests/program/npy_test.cpp
+    tests/program/output_test.cpp
+    tests/program/progress_test.cpp
+  )
+endif()

@@ -1,0 +1,273 @@
+// Tests for keys, encryption and ckks/evaluator.h: every operation against the same operation
+// on the plaintext vectors, with measured errors checked against the analytic bounds of
+// encoder.h; rotation and conjugation by every generated key; degree-2 and degree-4
+// decryption; hybrid key switching for dnum = 1, 2, 4; keys trimmed to a lower level.
+#include "ckks/evaluator.h"
+
+#include <gtest/gtest.h>
+
+#include "ckks/encoder.h"
+#include "ckks/encryptor.h"
+#include "ckks/keys.h"
+#include "test_util.h"
+
+namespace hec::ckks {
+namespace {
+
+using testing::max_error;
+using testing::random_slots;
+using testing::small_params;
+using Vec = std::vector<std::complex<double>>;
+
+class CkksFixture : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    ctx = make_context(small_params(GetParam()));
+    enc = std::make_unique<Encoder>(ctx);
+    KeyGenerator gen(ctx);
+    sk = gen.secret_key();
+    pk = gen.public_key(sk);
+    rk = gen.relin_key(sk);
+    encryptor = std::make_unique<Encryptor>(ctx, pk);
+    decryptor = std::make_unique<Decryptor>(ctx, sk);
+    eval = std::make_unique<Evaluator>(ctx);
+    scale = static_cast<double>(ctx->params().moduli().back());  // Delta ~ 2^40
+  }
+  Ciphertext encrypt(const Vec& z, int level = -1) {
+    const Level l(level < 0 ? ctx->params().max_level() : level);
+    return encryptor->encrypt(enc->encode(z, l, scale));
+  }
+  Vec decrypt(const Ciphertext& ct) { return enc->decode(decryptor->decrypt(ct)).values; }
+
+  ContextPtr ctx;
+  std::unique_ptr<Encoder> enc;
+  SecretKey sk;
+  PublicKey pk;
+  RelinKey rk;
+  std::unique_ptr<Encryptor> encryptor;
+  std::unique_ptr<Decryptor> decryptor;
+  std::unique_ptr<Evaluator> eval;
+  double scale = 0;
+};
+
+TEST_P(CkksFixture, EncryptDecryptWithinBound) {
+  const Vec z = random_slots(ctx->slots(), 5.0, 10);
+  double enc_bound = 0;
+  const Plaintext pt = enc->encode(z, Level(3), scale, &enc_bound);
+  const Ciphertext ct = encryptor->encrypt(pt);
+  const DecodeResult r = enc->decode(decryptor->decrypt(ct));
+  const double bound =
+      enc_bound + r.error_bound + fresh_public_key_noise_bound(ctx->params(), scale);
+  EXPECT_LE(max_error(r.values, z), bound);
+  EXPECT_LT(max_error(r.values, z), 1e-6);
+}
+
+TEST_P(CkksFixture, SymmetricAndCompactEncryption) {
+  const Vec z = random_slots(ctx->slots(), 5.0, 11);
+  SymmetricEncryptor sym(ctx, sk);
+  double enc_bound = 0;
+  const Plaintext pt = enc->encode(z, Level(2), scale, &enc_bound);
+  const CompactCiphertext compact = sym.encrypt_compact(pt);
+  const Ciphertext ct = ctx->expand(compact);
+  const double bound = enc_bound + fresh_symmetric_noise_bound(ctx->params(), scale) + 1e-12;
+  EXPECT_LE(max_error(decrypt(ct), z), bound);
+  EXPECT_LE(max_error(decrypt(sym.encrypt(pt)), z), bound);
+}
+
+TEST_P(CkksFixture, AddSubNegateConstant) {
+  const Vec x = random_slots(ctx->slots(), 3.0, 12), y = random_slots(ctx->slots(), 3.0, 13);
+  const Ciphertext cx = encrypt(x), cy = encrypt(y);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] + y[i];
+  EXPECT_LT(max_error(decrypt(eval->add(cx, cy)), want), 1e-6);
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] - y[i];
+  EXPECT_LT(max_error(decrypt(eval->sub(cx, cy)), want), 1e-6);
+  Ciphertext n = cx;
+  eval->negate_inplace(n);
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = -x[i];
+  EXPECT_LT(max_error(decrypt(n), want), 1e-6);
+  Ciphertext c = cx;
+  eval->add_constant_inplace(c, 2.5);
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] + 2.5;
+  EXPECT_LT(max_error(decrypt(c), want), 1e-6);
+  Ciphertext p = cx;
+  eval->add_plain_inplace(p, enc->encode(y, cx.level, cx.scale));
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] + y[i];
+  EXPECT_LT(max_error(decrypt(p), want), 1e-6);
+  eval->sub_plain_inplace(p, enc->encode(y, cx.level, cx.scale));
+  EXPECT_LT(max_error(decrypt(p), x), 1e-6);
+}
+
+TEST_P(CkksFixture, MultiplyRelinearizeRescale) {
+  const Vec x = random_slots(ctx->slots(), 2.0, 14), y = random_slots(ctx->slots(), 2.0, 15);
+  const Ciphertext cx = encrypt(x), cy = encrypt(y);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * y[i];
+  Ciphertext prod = eval->multiply(cx, cy);
+  EXPECT_EQ(prod.degree, 2u);
+  EXPECT_LT(max_error(decrypt(prod), want), 1e-4);  // degree-2 decryption
+  eval->relinearize_inplace(prod, rk);
+  EXPECT_EQ(prod.degree, 1u);
+  EXPECT_LT(max_error(decrypt(prod), want), 1e-4);
+  const double before = prod.scale;
+  const double q_top = static_cast<double>(ctx->params().chain()[prod.limbs - 1]);
+  eval->rescale_inplace(prod);
+  EXPECT_EQ(prod.level.value, 2);
+  EXPECT_EQ(prod.scale, before / q_top);  // exact division, no power-of-two assumption
+  const double err = max_error(decrypt(prod), want);
+  // Noise before the rescale is below 1e-4 * scale^2 / scale; the rescale adds its bound.
+  EXPECT_LE(err, 1e-4 + rescale_noise_bound(ctx->params(), prod.scale));
+}
+
+TEST_P(CkksFixture, DegreeFourDecryption) {
+  const Vec x = random_slots(ctx->slots(), 1.5, 16);
+  const Ciphertext cx = encrypt(x);
+  const Ciphertext c2 = eval->multiply(cx, cx);
+  const Ciphertext c4 = eval->multiply(c2, c2);
+  EXPECT_EQ(c4.degree, 4u);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * x[i] * x[i] * x[i];
+  // Scale 2^160 at level 3 (Q ~ 2^175): still decodes; error relative to scale^4.
+  EXPECT_LT(max_error(decrypt(c4), want), 1e-3);
+  // Degree-3 too, and adding ciphertexts of different degrees.
+  Ciphertext c3 = eval->multiply(c2, cx);
+  EXPECT_EQ(c3.degree, 3u);
+  Vec want3(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want3[i] = x[i] * x[i] * x[i];
+  EXPECT_LT(max_error(decrypt(c3), want3), 1e-3);
+}
+
+TEST_P(CkksFixture, MultiplyPlainAndConstants) {
+  const Vec x = random_slots(ctx->slots(), 2.0, 17), y = random_slots(ctx->slots(), 2.0, 18);
+  Ciphertext c = encrypt(x);
+  eval->multiply_plain_inplace(c, enc->encode(y, c.level, scale));
+  eval->rescale_inplace(c);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * y[i];
+  EXPECT_LT(max_error(decrypt(c), want), 1e-6);
+
+  Ciphertext k = encrypt(x);
+  const double s0 = k.scale;
+  eval->multiply_constant_inplace(k, -0.3141592653);
+  eval->rescale_inplace(k);
+  EXPECT_DOUBLE_EQ(k.scale, s0);  // the constant was scaled by q_level
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * -0.3141592653;
+  EXPECT_LT(max_error(decrypt(k), want), 1e-6);
+
+  Ciphertext m = encrypt(x);
+  eval->multiply_integer_inplace(m, -7);
+  EXPECT_EQ(m.level.value, 3);
+  EXPECT_EQ(m.scale, s0);
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * -7.0;
+  EXPECT_LT(max_error(decrypt(m), want), 1e-5);
+}
+
+TEST_P(CkksFixture, DropLevel) {
+  const Vec x = random_slots(ctx->slots(), 2.0, 19);
+  Ciphertext c = encrypt(x);
+  eval->drop_to_level_inplace(c, Level(1));
+  EXPECT_EQ(c.level.value, 1);
+  EXPECT_LT(max_error(decrypt(c), x), 1e-6);
+  EXPECT_THROW(eval->drop_to_level_inplace(c, Level(2)), std::invalid_argument);
+}
+
+TEST_P(CkksFixture, RotationAndConjugationByEveryKey) {
+  const std::vector<int> steps = {1, 2, 3, 7, -1, -5, 100, static_cast<int>(ctx->slots()) - 1};
+  KeyGenerator gen(ctx);
+  const GaloisKeys gk = gen.galois_keys(sk, steps, /*conjugation=*/true);
+  const Vec x = random_slots(ctx->slots(), 2.0, 20);
+  const Ciphertext c = encrypt(x);
+  const std::size_t slots = ctx->slots();
+  for (int s : steps) {
+    Ciphertext r = c;
+    eval->rotate_inplace(r, s, gk);
+    Vec want(slots);
+    for (std::size_t i = 0; i < slots; ++i) {
+      want[i] = x[(i + static_cast<std::size_t>((s % static_cast<int>(slots) + slots))) % slots];
+    }
+    EXPECT_LT(max_error(decrypt(r), want), 1e-5) << "rotation by " << s;
+  }
+  Ciphertext conj = c;
+  eval->conjugate_inplace(conj, gk);
+  Vec want(slots);
+  for (std::size_t i = 0; i < slots; ++i) want[i] = std::conj(x[i]);
+  EXPECT_LT(max_error(decrypt(conj), want), 1e-5);
+  // A missing key is refused with the element named.
+  Ciphertext r = c;
+  EXPECT_THROW(eval->rotate_inplace(r, 4, gk), std::invalid_argument);
+}
+
+TEST_P(CkksFixture, HoistedRotationsEqualSeparateRotations) {
+  const std::vector<int> steps = {0, 1, 2, 4, 8, 16, -3};
+  KeyGenerator gen(ctx);
+  const GaloisKeys gk = gen.galois_keys(sk, steps);
+  const Vec x = random_slots(ctx->slots(), 2.0, 21);
+  const Ciphertext c = encrypt(x);
+  const std::vector<Ciphertext> hoisted = eval->rotate_hoisted(c, steps, gk);
+  ASSERT_EQ(hoisted.size(), steps.size());
+  const std::size_t slots = ctx->slots();
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    Vec want(slots);
+    const int s = steps[k];
+    for (std::size_t i = 0; i < slots; ++i) {
+      want[i] = x[(i + static_cast<std::size_t>(s % static_cast<int>(slots) + slots)) % slots];
+    }
+    EXPECT_LT(max_error(decrypt(hoisted[k]), want), 1e-5) << "step " << s;
+  }
+}
+
+TEST_P(CkksFixture, RotateAndRelinearizeAtLowerLevelAndTrimmedKeys) {
+  KeyGenerator gen(ctx);
+  const GaloisKeys gk = gen.galois_keys(sk, {1});
+  const Vec x = random_slots(ctx->slots(), 2.0, 22), y = random_slots(ctx->slots(), 2.0, 23);
+  Ciphertext cx = encrypt(x, 1), cy = encrypt(y, 1);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * y[i];
+  // Full-level keys on a level-1 ciphertext.
+  Ciphertext p = eval->multiply_relin(cx, cy, rk);
+  EXPECT_LT(max_error(decrypt(p), want), 1e-4);
+  // Keys trimmed to level 1.
+  const RelinKey rk1 = trim(rk, ctx->params(), Level(1));
+  const GaloisKeys gk1 = trim(gk, ctx->params(), Level(1));
+  Ciphertext q = eval->multiply_relin(cx, cy, rk1);
+  EXPECT_LT(max_error(decrypt(q), want), 1e-4);
+  Ciphertext r = cx;
+  eval->rotate_inplace(r, 1, gk1);
+  Vec rot(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) rot[i] = x[(i + 1) % x.size()];
+  EXPECT_LT(max_error(decrypt(r), rot), 1e-5);
+  // A trimmed key cannot serve a higher level.
+  Ciphertext high = encrypt(x, 3);
+  Ciphertext hp = eval->multiply(high, high);
+  EXPECT_THROW(eval->relinearize_inplace(hp, rk1), std::invalid_argument);
+  // Keys generated directly at a lower level.
+  const RelinKey rk_low = gen.relin_key(sk, Level(1));
+  Ciphertext s = eval->multiply_relin(cx, cy, rk_low);
+  EXPECT_LT(max_error(decrypt(s), want), 1e-4);
+}
+
+TEST_P(CkksFixture, ChecksRefuseMismatches) {
+  const Vec x = random_slots(ctx->slots(), 1.0, 24);
+  Ciphertext a = encrypt(x, 3), b = encrypt(x, 2);
+  EXPECT_THROW(eval->add_inplace(a, b), std::invalid_argument);  // levels
+  Ciphertext c = encrypt(x, 3);
+  c.scale *= 2;
+  EXPECT_THROW(eval->add_inplace(a, c), std::invalid_argument);  // scales
+  Ciphertext d = encrypt(x, 3);
+  EXPECT_THROW(eval->relinearize_inplace(d, rk), std::invalid_argument);  // degree 1
+  Ciphertext z = encrypt(x, 0);
+  EXPECT_THROW(eval->rescale_inplace(z), std::invalid_argument);  // level 0
+  // Another key set.
+  KeyGenerator gen(ctx);
+  const SecretKey other = gen.secret_key();
+  Encryptor e2(ctx, gen.public_key(other));
+  Ciphertext foreign = e2.encrypt(enc->encode(x, Level(3), scale));
+  EXPECT_THROW(eval->add_inplace(a, foreign), std::invalid_argument);
+  EXPECT_THROW(decryptor->decrypt(foreign), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dnum, CkksFixture, ::testing::Values(1, 2, 4),
+                         [](const auto& info) { return "dnum" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace hec::ckks

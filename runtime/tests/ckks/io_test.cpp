@@ -1,0 +1,109 @@
+// Tests for ckks/io.h: round trips of parameters, every key kind, ciphertexts (any degree),
+// plaintexts and ciphertext arrays; refusal of files made under other keys or parameters.
+#include "ckks/io.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ckks/encoder.h"
+#include "ckks/encryptor.h"
+#include "ckks/evaluator.h"
+#include "test_util.h"
+
+namespace hec::ckks {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CkksIo : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("hec_ckks_io_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+TEST_F(CkksIo, RoundTripEverything) {
+  const auto ctx = make_context(testing::small_params(2, 2));
+  save_parameters(dir / "params.hec", ctx->params());
+  EXPECT_EQ(load_parameters(dir / "params.hec").digest(), ctx->params().digest());
+
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  const PublicKey pk = gen.public_key(sk);
+  const RelinKey rk = gen.relin_key(sk);
+  const GaloisKeys gk = gen.galois_keys(sk, {1, -2}, true);
+  save(dir / "sk", *ctx, sk);
+  save(dir / "pk", *ctx, pk);
+  save(dir / "rk", *ctx, rk);
+  save(dir / "gk", *ctx, gk);
+  EXPECT_EQ(load_secret_key(dir / "sk", *ctx).data, sk.data);
+  EXPECT_EQ(load_public_key(dir / "pk", *ctx, sk.key_id).data, pk.data);
+  EXPECT_EQ(load_relin_key(dir / "rk", *ctx, sk.key_id).key.digits, rk.key.digits);
+  const GaloisKeys gk2 = load_galois_keys(dir / "gk", *ctx, sk.key_id);
+  ASSERT_EQ(gk2.keys.size(), gk.keys.size());
+  for (const auto& [g, k] : gk.keys) EXPECT_EQ(gk2.keys.at(g).digits, k.digits);
+
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, pk);
+  Evaluator eval(ctx);
+  const auto z = testing::random_slots(ctx->slots(), 1.0, 5);
+  const Plaintext pt = enc.encode(z, Level(2), 1234567.5);
+  const Ciphertext ct = encryptor.encrypt(pt);
+  const Ciphertext ct2 = eval.multiply(ct, ct);
+  save(dir / "pt", *ctx, pt);
+  save(dir / "ct", *ctx, ct2);
+  save(dir / "cts", *ctx, std::vector<Ciphertext>{ct, ct2});
+  const Plaintext pt_back = load_plaintext(dir / "pt", *ctx);
+  EXPECT_EQ(pt_back.data, pt.data);
+  EXPECT_EQ(pt_back.scale, pt.scale);
+  const Ciphertext back = load_ciphertext(dir / "ct", *ctx, sk.key_id);
+  EXPECT_EQ(back.data, ct2.data);
+  EXPECT_EQ(back.degree, 2u);
+  EXPECT_EQ(back.scale, ct2.scale);
+  EXPECT_EQ(back.level, ct2.level);
+  const auto arr = load_ciphertexts(dir / "cts", *ctx, sk.key_id);
+  ASSERT_EQ(arr.size(), 2u);
+  EXPECT_EQ(arr[0].data, ct.data);
+  EXPECT_EQ(arr[1].data, ct2.data);
+  EXPECT_FALSE(fs::exists(dir / "ct.tmp"));
+}
+
+TEST_F(CkksIo, RefusesOtherKeysAndParameters) {
+  const auto ctx = make_context(testing::small_params(2, 2));
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  const SecretKey other = gen.secret_key();
+  Encoder enc(ctx);
+  SymmetricEncryptor encryptor(ctx, sk);
+  save(dir / "ct", *ctx, encryptor.encrypt(enc.encode(std::vector<double>{1.0}, Level(1), 1e6)));
+  try {
+    load_ciphertext(dir / "ct", *ctx, other.key_id);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("key id mismatch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find((dir / "ct").string()), std::string::npos);
+  }
+  const auto ctx2 = make_context(testing::small_params(1, 2));
+  try {
+    load_ciphertext(dir / "ct", *ctx2, sk.key_id);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("parameter digest mismatch"), std::string::npos)
+        << e.what();
+  }
+  try {
+    load_relin_key(dir / "ct", *ctx, sk.key_id);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("wrong kind"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hec::ckks

@@ -1,0 +1,173 @@
+// Tests for core/serialize.h: round trip, and one test per malformed-file case, each checking
+// that the message names the file and the mismatch.
+#include "core/serialize.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace hec::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Serialize : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("hec_serialize_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir);
+    header.scheme = Scheme::kCkks;
+    header.kind = ObjectKind::kCiphertext;
+    header.params_digest.fill(0xab);
+    header.key_id = new_key_id();
+    header.level = 3;
+    header.scale = 1099511627776.5;
+    header.degree = 2;
+    payload = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    expect.scheme = Scheme::kCkks;
+    expect.kind = ObjectKind::kCiphertext;
+    expect.params_digest = header.params_digest;
+    expect.key_id = header.key_id;
+    path = dir / "object.hec";
+    write_object(path, header, payload);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::vector<std::uint8_t> bytes() const {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  void overwrite(const std::vector<std::uint8_t>& b) const {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  }
+  // The error message of reading `path`, which must fail.
+  std::string error_of(const Expectation& e) const {
+    try {
+      read_object(path, e);
+    } catch (const std::runtime_error& err) {
+      const std::string msg = err.what();
+      EXPECT_NE(msg.find(path.string()), std::string::npos) << "message lacks the path: " << msg;
+      return msg;
+    }
+    ADD_FAILURE() << "read_object did not throw";
+    return "";
+  }
+
+  fs::path dir, path;
+  ObjectHeader header;
+  std::vector<std::uint8_t> payload;
+  Expectation expect;
+};
+
+TEST_F(Serialize, RoundTrip) {
+  const Object obj = read_object(path, expect);
+  EXPECT_EQ(obj.payload, payload);
+  EXPECT_EQ(obj.header.level, 3);
+  EXPECT_EQ(obj.header.scale, 1099511627776.5);
+  EXPECT_EQ(obj.header.degree, 2u);
+  EXPECT_EQ(obj.header.key_id, header.key_id);
+  EXPECT_EQ(obj.header.payload_length, payload.size());
+  EXPECT_EQ(bytes().size(), kHeaderSize + payload.size() + kChecksumSize);
+  EXPECT_FALSE(fs::exists(dir / "object.hec.tmp"));
+}
+
+TEST_F(Serialize, BadMagic) {
+  auto b = bytes();
+  b[0] = 'X';
+  overwrite(b);
+  EXPECT_NE(error_of(expect).find("bad magic"), std::string::npos);
+}
+
+TEST_F(Serialize, WrongVersion) {
+  auto b = bytes();
+  b[4] = 99;
+  overwrite(b);
+  EXPECT_NE(error_of(expect).find("unsupported format version 99"), std::string::npos);
+}
+
+TEST_F(Serialize, TruncatedHeader) {
+  auto b = bytes();
+  b.resize(40);
+  overwrite(b);
+  EXPECT_NE(error_of(expect).find("smaller than the 84-byte header"), std::string::npos);
+}
+
+TEST_F(Serialize, TruncatedPayload) {
+  auto b = bytes();
+  b.resize(b.size() - 5);
+  overwrite(b);
+  const std::string msg = error_of(expect);
+  EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("announces 12 payload bytes"), std::string::npos) << msg;
+}
+
+TEST_F(Serialize, TrailingBytes) {
+  auto b = bytes();
+  b.push_back(0);
+  overwrite(b);
+  EXPECT_NE(error_of(expect).find("trailing bytes"), std::string::npos);
+}
+
+TEST_F(Serialize, ChecksumFailure) {
+  auto b = bytes();
+  b[kHeaderSize + 3] ^= 1;  // one payload bit
+  overwrite(b);
+  EXPECT_NE(error_of(expect).find("checksum failure"), std::string::npos);
+}
+
+TEST_F(Serialize, WrongScheme) {
+  Expectation e = expect;
+  e.scheme = Scheme::kBfv;
+  const std::string msg = error_of(e);
+  EXPECT_NE(msg.find("wrong scheme: file holds CKKS"), std::string::npos) << msg;
+}
+
+TEST_F(Serialize, WrongKind) {
+  Expectation e = expect;
+  e.kind = ObjectKind::kRelinKey;
+  const std::string msg = error_of(e);
+  EXPECT_NE(msg.find("wrong kind: file holds a ciphertext"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected a relinearization key"), std::string::npos) << msg;
+}
+
+TEST_F(Serialize, ParameterDigestMismatch) {
+  Expectation e = expect;
+  e.params_digest->fill(0xcd);
+  const std::string msg = error_of(e);
+  EXPECT_NE(msg.find("parameter digest mismatch"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("abababab"), std::string::npos) << msg;
+}
+
+TEST_F(Serialize, KeyIdMismatch) {
+  Expectation e = expect;
+  e.key_id = new_key_id();
+  const std::string msg = error_of(e);
+  EXPECT_NE(msg.find("key id mismatch"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(to_hex(header.key_id.data(), 16)), std::string::npos) << msg;
+}
+
+TEST_F(Serialize, MissingFile) {
+  fs::remove(path);
+  EXPECT_NE(error_of(expect).find("cannot open"), std::string::npos);
+}
+
+TEST_F(Serialize, UnwritableDirectoryLeavesNothing) {
+  const fs::path bad = dir / "no_such_dir" / "x.hec";
+  EXPECT_THROW(write_object(bad, header, payload), std::runtime_error);
+  EXPECT_FALSE(fs::exists(bad));
+}
+
+TEST_F(Serialize, InMemoryEncodeDecode) {
+  const auto b = encode_object(header, payload);
+  EXPECT_EQ(decode_object(b, expect, "memory").payload, payload);
+  EXPECT_EQ(blake2b_256(b.data(), 0), blake2b_256(nullptr, 0));
+  EXPECT_NE(new_key_id(), new_key_id());
+}
+
+}  // namespace
+}  // namespace hec::core

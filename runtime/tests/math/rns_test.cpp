@@ -1,0 +1,140 @@
+// Tests for math/rns.h: CRT compose/decompose round trips, centred composition, approximate
+// base conversion within its bound (x + u Q with 0 <= u < k) and exact conversion.
+#include "math/rns.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "math/primes.h"
+
+namespace hec::math {
+namespace {
+
+// Residues of a random value x in [0, Q): limb-major, n coefficients.
+std::vector<u64> random_residues(const RnsBase& base, std::size_t n, std::mt19937_64& rng) {
+  std::vector<u64> v(base.size() * n);
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    for (std::size_t c = 0; c < n; ++c) v[i * n + c] = rng() % base[i].value();
+  }
+  return v;
+}
+
+// (x + u * Q) mod p for the multi-word x and Q.
+u64 shifted_mod(const RnsBase& base, const std::vector<u64>& x, u64 u, const Modulus& p) {
+  const RnsBase single(std::vector<Modulus>{p});
+  u64 x_mod = 0, q_mod = 0;
+  single.decompose(x, &x_mod);
+  single.decompose(base.product(), &q_mod);
+  return add_mod(x_mod, mul_mod(u % p.value(), q_mod, p), p.value());
+}
+
+TEST(RnsBase, ComposeDecomposeRoundTrip) {
+  std::mt19937_64 rng(21);
+  const RnsBase base(ntt_primes(60, 5, 1024));
+  const std::size_t n = 200;
+  const std::vector<u64> in = random_residues(base, n, rng);
+  for (std::size_t c = 0; c < n; ++c) {
+    const std::vector<u64> x = base.compose(in.data() + c, n);
+    ASSERT_EQ(x.size(), base.size());
+    std::vector<u64> back(base.size());
+    base.decompose(x, back.data());
+    for (std::size_t i = 0; i < base.size(); ++i) ASSERT_EQ(back[i], in[i * n + c]);
+  }
+  // Q itself decomposes to zeros; a known small value composes to itself.
+  std::vector<u64> zeros(base.size());
+  base.decompose(base.product(), zeros.data());
+  for (u64 z : zeros) EXPECT_EQ(z, 0u);
+  std::vector<u64> small(base.size());
+  base.decompose({123456789}, small.data());
+  EXPECT_EQ(base.compose(small.data())[0], 123456789u);
+  EXPECT_EQ(base.compose_centered(small.data()), 123456789.0L);
+}
+
+TEST(RnsBase, ComposeCenteredGivesSignedValues) {
+  const RnsBase base(ntt_primes(50, 3, 1024));
+  for (long long v : {0LL, 1LL, -1LL, 42LL, -1000000007LL, (1LL << 62), -(1LL << 62)}) {
+    std::vector<u64> r(base.size());
+    for (std::size_t i = 0; i < base.size(); ++i) {
+      const long long q = static_cast<long long>(base[i].value());
+      r[i] = static_cast<u64>(((v % q) + q) % q);
+    }
+    EXPECT_EQ(base.compose_centered(r.data()), static_cast<long double>(v)) << v;
+  }
+}
+
+TEST(RnsBase, RejectsBadModuli) {
+  EXPECT_THROW(RnsBase(std::vector<u64>{}), std::invalid_argument);
+  EXPECT_THROW(RnsBase(std::vector<u64>{97, 193, 97}), std::invalid_argument);
+  EXPECT_THROW(RnsBase(std::vector<u64>{15, 21}), std::invalid_argument);
+  const RnsBase base(std::vector<u64>{97, 193});
+  const u64 bad[2] = {97, 0};
+  EXPECT_THROW(base.compose(bad), std::invalid_argument);
+}
+
+TEST(BaseConverter, ApproximateIsOffByLessThanKTimesQ) {
+  std::mt19937_64 rng(22);
+  const std::vector<u64> all = ntt_primes(50, 9, 4096);
+  const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 5));
+  const RnsBase to(std::vector<u64>(all.begin() + 5, all.end()));
+  const BaseConverter conv(from, to);
+  const std::size_t n = 256;
+  const std::vector<u64> in = random_residues(from, n, rng);
+  std::vector<u64> out(to.size() * n);
+  conv.convert_approx(in.data(), out.data(), n);
+  std::vector<int> seen(from.size(), 0);
+  for (std::size_t c = 0; c < n; ++c) {
+    const std::vector<u64> x = from.compose(in.data() + c, n);
+    // One u in [0, k) must explain every output limb.
+    int matching_u = -1;
+    for (u64 u = 0; u < from.size() && matching_u < 0; ++u) {
+      bool all_match = true;
+      for (std::size_t j = 0; j < to.size(); ++j) {
+        all_match = all_match && out[j * n + c] == shifted_mod(from, x, u, to[j]);
+      }
+      if (all_match) matching_u = static_cast<int>(u);
+    }
+    ASSERT_GE(matching_u, 0) << "coefficient " << c << " is not x + uQ with 0 <= u < k";
+    ++seen[matching_u];
+  }
+  EXPECT_GT(seen[0] + seen[1] + seen[2] + seen[3] + seen[4], 0);
+}
+
+TEST(BaseConverter, ExactGivesCenteredRepresentative) {
+  std::mt19937_64 rng(23);
+  const std::vector<u64> all = ntt_primes(60, 7, 4096);
+  const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 4));
+  const RnsBase to(std::vector<u64>(all.begin() + 4, all.end()));
+  const BaseConverter conv(from, to);
+  const std::size_t n = 512;
+  std::vector<u64> in = random_residues(from, n, rng);
+  // Also small signed values, where the approximate form would be off by Q multiples.
+  for (std::size_t c = 0; c < 64; ++c) {
+    const long long v = static_cast<long long>(c) - 32;
+    for (std::size_t i = 0; i < from.size(); ++i) {
+      const long long q = static_cast<long long>(from[i].value());
+      in[i * n + c] = static_cast<u64>(((v % q) + q) % q);
+    }
+  }
+  std::vector<u64> out(to.size() * n);
+  conv.convert_exact(in.data(), out.data(), n);
+  for (std::size_t c = 0; c < n; ++c) {
+    const std::vector<u64> x = from.compose(in.data() + c, n);
+    const long double centred = from.compose_centered(in.data() + c, n);
+    // u = 0 when x <= Q/2, and x - Q = x + (p-1) Q mod p otherwise: check directly.
+    const bool negative = centred < 0;
+    for (std::size_t j = 0; j < to.size(); ++j) {
+      const u64 p = to[j].value();
+      const u64 x_mod = shifted_mod(from, x, 0, to[j]);
+      u64 q_mod = 0;
+      RnsBase(std::vector<Modulus>{to[j]}).decompose(from.product(), &q_mod);
+      const u64 expected = negative ? sub_mod(x_mod, q_mod, p) : x_mod;
+      ASSERT_EQ(out[j * n + c], expected) << "coefficient " << c << " limb " << j;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hec::math

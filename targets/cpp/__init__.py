@@ -1,0 +1,1 @@
+"""C++ target: generated programs against runtime/ (see emit.py)."""
