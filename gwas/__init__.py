@@ -6,6 +6,6 @@ and `gwas.demo.run_demo`.
 """
 
 # Light constants the command line needs before anything heavy is imported.
-BACKEND_NAMES = ("sim",)  # gwas.backend.BACKENDS has one entry per name
-DEFAULT_BACKEND = "sim"
+BACKEND_NAMES = ("encrypted", "sim")  # gwas.backend.BACKENDS has one entry per name
+DEFAULT_BACKEND = "encrypted"
 DEFAULT_PRECISION_BITS = 40.0

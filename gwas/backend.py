@@ -7,13 +7,15 @@ directory keyed by the source's SHA-256, the sizes and the options, so a second 
 the same shape does not compile again.
 
 Backends:
+- `encrypted` (`EncryptedBackend`, the default): the C++ program generated for the compiled
+  program (targets/cpp through `hec.run.compile_cpp`, cached next to the compiled IR), its
+  four roles run locally in order: `keygen` once (coordinator), then per SNP block `encrypt`
+  (data owners, public key only), `compute` (server, evaluation keys only), `decrypt`
+  (coordinator). Keys and ciphertexts live in a temporary directory removed at the end.
 - `sim` (`SimBackend`): the reference simulator in noisy mode (targets/sim): the compiled
   program's arithmetic on plaintext numpy arrays with the CKKS errors injected at their
   analytic magnitudes. It is a SIMULATION of the encrypted computation: nothing is
   encrypted, and every output it produces says so.
-
-The encrypted backend (the generated C++ binary of issue #7) is not here yet: TODO(#8) wire it
-once the C++ target's `hec compile` lands.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,12 +116,20 @@ class CompiledProgram:
             return run_client(self.stat_program, sizes, revealed)
 
 
-def _cache_key(source_text: bytes, sizes: Mapping[str, int], precision_bits: float) -> str:
+def compile_options(sizes: Mapping[str, int], precision_bits: float, log_n: int) -> Options:
+    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
+    return Options(sizes=size_text, precision_bits=precision_bits, log_n=log_n)
+
+
+def _cache_key(
+    source_text: bytes, sizes: Mapping[str, int], precision_bits: float, log_n: int
+) -> str:
     h = hashlib.sha256()
     h.update(source_text)
     meta = {
         "sizes": dict(sorted(sizes.items())),
         "precision_bits": precision_bits,
+        "log_n": log_n,
         "hec": __version__,
         "format": CACHE_FORMAT,
     }
@@ -130,11 +142,13 @@ def compile_cached(
     sizes: Mapping[str, int],
     precision_bits: float,
     cache_dir: Path | None = None,
+    log_n: int = 0,
 ) -> CompiledProgram:
-    """Compile `source` for `sizes`, or load the result of an earlier identical compilation."""
+    """Compile `source` for `sizes`, or load the result of an earlier identical compilation.
+    `log_n` forces the ring dimension (0: the compiler's choice)."""
     text = source.read_bytes()
     digest = hashlib.sha256(text).hexdigest()
-    key = _cache_key(text, sizes, precision_bits)
+    key = _cache_key(text, sizes, precision_bits, log_n)
     root = cache_dir or default_cache_dir()
     entry = root / key
     if (entry / "report.json").is_file():
@@ -144,8 +158,7 @@ def compile_cached(
         return CompiledProgram(
             source, digest, dict(sizes), precision_bits, module, stat_module, report, key, True
         )
-    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
-    comp = compile_file(source, Options(sizes=size_text, precision_bits=precision_bits))
+    comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
     report = report_of(comp)
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
@@ -182,6 +195,7 @@ class Block:
     start: int
     stop: int
     inputs: dict[str, Array]
+    shared: frozenset[str] = frozenset()  # inputs equal in every block (encrypted only once)
 
 
 class Backend(ABC):
@@ -190,6 +204,20 @@ class Backend(ABC):
     name: str
     encrypts: bool
     description: str
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []  # what the log should say about this run's backend
+        self.seed = 0
+
+    def compile(
+        self,
+        source: Path,
+        sizes: Mapping[str, int],
+        precision_bits: float,
+        cache_dir: Path | None,
+    ) -> CompiledProgram:
+        """Compile (or load from the cache) what this backend runs."""
+        return compile_cached(source, sizes, precision_bits, cache_dir)
 
     @abstractmethod
     def phases(self) -> list[str]:
@@ -218,9 +246,6 @@ class SimBackend(Backend):
         "key-switch errors injected at their analytic magnitudes). Nothing is encrypted."
     )
 
-    def __init__(self, seed: int = 0):
-        self.seed = seed
-
     def phases(self) -> list[str]:
         return ["simulate"]
 
@@ -244,4 +269,140 @@ class SimBackend(Backend):
             yield block, result.outputs
 
 
-BACKENDS: dict[str, Callable[[], Backend]] = {"sim": SimBackend}
+_PEAK = re.compile(r"peak_rss_bytes=(\d+)")
+
+
+@contextmanager
+def _threads(threads: int) -> Iterator[None]:
+    """HEC_THREADS for the generated program's roles (0: leave the runtime's default)."""
+    old = os.environ.get("HEC_THREADS")
+    if threads > 0:
+        os.environ["HEC_THREADS"] = str(threads)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HEC_THREADS", None)
+        else:
+            os.environ["HEC_THREADS"] = old
+
+
+class EncryptedBackend(Backend):
+    """The generated C++ program: real CKKS encryption under 128-bit secure parameters."""
+
+    name = "encrypted"
+    encrypts = True
+    description = (
+        "encrypted: the C++ program generated from the compiled CKKS program (targets/cpp) runs "
+        "its four roles locally: keygen (coordinator), encrypt (data owners: public key only), "
+        "compute (server: evaluation keys only, never the secret key), decrypt (coordinator)."
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.binary: Path | None = None
+        self.threads = 0
+
+    def phases(self) -> list[str]:
+        return ["keygen", "encrypt", "compute", "decrypt"]
+
+    def compile(
+        self,
+        source: Path,
+        sizes: Mapping[str, int],
+        precision_bits: float,
+        cache_dir: Path | None,
+    ) -> CompiledProgram:
+        from compiler.errors import UserError
+        from hec.run import compile_cpp
+
+        log_n = 0
+        while True:
+            compiled = compile_cached(source, sizes, precision_bits, cache_dir, log_n)
+            build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
+            try:
+                built = compile_cpp(source, build, compile_options(sizes, precision_bits, log_n))
+            except UserError as err:
+                have = int(compiled.report["params"]["log_n"])
+                if "larger --log-n" in str(err) and have < 17:
+                    self.notes.append(
+                        f"ring dimension raised from 2^{have} to 2^{have + 1}: {err.message} "
+                        "(the C++ runtime adds a special prime P)"
+                    )
+                    log_n = have + 1
+                    continue
+                raise
+            self.binary = built.binary
+            self.notes.append(f"generated program {built.binary} ({built.describe()})")
+            return compiled
+
+    def _role(self, meter: PhaseMeter, phase: str, *args: str) -> None:
+        from hec.run import run_role
+
+        assert self.binary is not None
+        with meter.phase(phase), _threads(self.threads):
+            log = run_role(self.binary, *args)
+        # The role prints its own peak resident set; 0 (shown as "not reported") otherwise.
+        found = [int(m) for m in _PEAK.findall(log)]
+        meter.note_subprocess_peak(phase, max(found, default=0))
+
+    def run(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        n_blocks: int,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> Iterator[tuple[Block, dict[str, Array]]]:
+        with tempfile.TemporaryDirectory(prefix="hec-gwas-") as tmp:
+            root = Path(tmp)
+            keys = root / "keys"
+            progress("keygen", 0, 1)
+            self._role(meter, "keygen", "keygen", "--out", str(keys))
+            progress("keygen", 1, 1)
+            for phase in ("encrypt", "compute", "decrypt"):
+                progress(phase, 0, n_blocks)
+            shared_ct = root / "shared"
+            for done, block in enumerate(blocks, start=1):
+                work = root / f"block{block.index}"
+                plain, cts, res, dec = (work / d for d in ("in", "ct", "res", "dec"))
+                with meter.phase("inputs"):
+                    plain.mkdir(parents=True)
+                    files = {}
+                    for name, value in block.inputs.items():
+                        files[name] = plain / f"{name}.npy"
+                        np.save(files[name], value)
+                # A data owner's inputs that do not depend on the SNP block (the phenotype) are
+                # encrypted once; every block's ciphertext directory links to them.
+                if not shared_ct.exists():
+                    once = [n for n in block.inputs if n in block.shared]
+                    if once:
+                        args = [a for n in once for a in ("--input", f"{n}={files[n]}")]
+                        self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
+                                   *args, "--out", str(shared_ct))  # fmt: skip
+                    else:
+                        shared_ct.mkdir()
+                args = [
+                    a
+                    for n in block.inputs
+                    if n not in block.shared
+                    for a in ("--input", f"{n}={files[n]}")
+                ]
+                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"), *args,
+                           "--out", str(cts))  # fmt: skip
+                for f in shared_ct.iterdir():
+                    (cts / f.name).symlink_to(f)
+                shutil.rmtree(plain)
+                progress("encrypt", done, n_blocks)
+                self._role(meter, "compute", "compute", "--eval", str(keys / "eval"),
+                           "--in", str(cts), "--out", str(res))  # fmt: skip
+                progress("compute", done, n_blocks)
+                self._role(meter, "decrypt", "decrypt", "--sk", str(keys / "secret"),
+                           "--in", str(res), "--out", str(dec))  # fmt: skip
+                progress("decrypt", done, n_blocks)
+                outputs = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
+                shutil.rmtree(work)
+                yield block, outputs
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"encrypted": EncryptedBackend, "sim": SimBackend}

@@ -31,9 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.errors import UserError
-from gwas import DEFAULT_PRECISION_BITS
+from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.assoc import rows_from_arrays, write_assoc
-from gwas.backend import BACKENDS, Backend, Block, CompiledProgram, compile_cached
+from gwas.backend import BACKENDS, Backend, Block, CompiledProgram, EncryptedBackend
 from gwas.exact import TableCounts, plink_rules
 from gwas.memory import PhaseMeter
 from gwas.plink import Fileset, fam_phenotypes, open_fileset, read_pheno
@@ -58,7 +58,8 @@ class ChisqOptions:
     bfile: str
     out: str
     pheno: str | None = None
-    backend: str = "sim"
+    backend: str = DEFAULT_BACKEND
+    threads: int = 0  # HEC_THREADS of the generated program (0: the runtime's default)
     precision_bits: float = DEFAULT_PRECISION_BITS
     cache_dir: Path | None = None
     progress: bool = True
@@ -154,7 +155,7 @@ def blocks(
             inputs = {"y": y, "S": S}
             if with_called:
                 inputs["C"] = called.astype(np.float64)
-        yield Block(index, start, stop, inputs)
+        yield Block(index, start, stop, inputs, shared=frozenset({"y"}))
 
 
 def _names(indices: npt.NDArray[np.intp], fileset: Fileset) -> str:
@@ -178,8 +179,9 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
             hint="available: " + ", ".join(BACKENDS),
         )
     backend = BACKENDS[opts.backend]()
-    if hasattr(backend, "seed"):
-        backend.seed = opts.seed  # type: ignore[attr-defined]
+    backend.seed = opts.seed
+    if isinstance(backend, EncryptedBackend):
+        backend.threads = opts.threads
     out = Path(opts.out)
     if not out.parent.is_dir():
         raise UserError(f"--out {opts.out}: directory {out.parent} does not exist")
@@ -212,7 +214,7 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     # Step (3).
     sizes = {"N": n_inc, "M": fileset.n_variants}
     with meter.phase("compile"):
-        compiled = compile_cached(program, sizes, opts.precision_bits, opts.cache_dir)
+        compiled = backend.compile(program, sizes, opts.precision_bits, opts.cache_dir)
     slots = compiled.slots
 
     # Step (4).
@@ -385,6 +387,10 @@ def render_log(
     if not backend.encrypts:
         w("  The figures below are those of the simulation; no key was generated, nothing was")
         w("  encrypted or decrypted, and no security claim applies to this run.")
+    else:
+        w("  Keys and ciphertexts were kept in a temporary directory, removed at the end.")
+    for note in backend.notes:
+        w(f"  {note}")
     w("")
     w("input:")
     w(f"  fileset {fileset.prefix}: {fileset.n_samples} samples, {fileset.n_variants} SNPs")
@@ -468,7 +474,14 @@ def render_log(
     )
     w(f"phases ({peaks}):")
     for name, secs in meter.seconds.items():
-        w(f"  {name:<10} {secs:10.3f} s   peak {_fmt_bytes(meter.peak_rss.get(name, 0))}")
+        peak = meter.peak_rss.get(name, 0)
+        if name in meter.subprocess_phases:
+            text = (
+                f"{_fmt_bytes(peak)} (the role's process)" if peak else "not reported by the role"
+            )
+        else:
+            text = _fmt_bytes(peak)
+        w(f"  {name:<10} {secs:10.3f} s   peak {text}")
     w(
         f"  total      {sum(meter.seconds.values()):10.3f} s   peak "
         f"{_fmt_bytes(meter.overall_peak())}"

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from bed_reader import to_bed
 
 from compiler.errors import UserError
+from gwas import DEFAULT_BACKEND
 from gwas.chisq import ChisqOptions, ChisqResult, backend_label, run_chisq
 from gwas.exact import exact_statistics, table_counts
 from gwas.plink import open_fileset
@@ -94,7 +95,8 @@ def run_demo(
     n_causal: int = 10,
     missing_rate: float = 0.0,
     seed: int = 2020,
-    backend: str = "sim",
+    backend: str = DEFAULT_BACKEND,
+    threads: int = 0,
     top: int = 15,
     progress: bool = True,
     cache_dir: Path | None = None,
@@ -109,6 +111,7 @@ def run_demo(
             bfile=str(prefix),
             out=str(out),
             backend=backend,
+            threads=threads,
             progress=progress,
             cache_dir=cache_dir,
             command_line=f"hec demo --dir {directory} --n {n} --m {m} --seed {seed}",

@@ -44,6 +44,7 @@ class PhaseMeter:
         self.seconds: dict[str, float] = {}
         self.peak_rss: dict[str, int] = {}
         self.per_phase_peaks = True
+        self.subprocess_phases: set[str] = set()
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -54,7 +55,15 @@ class PhaseMeter:
             yield
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
-            self.peak_rss[name] = max(self.peak_rss.get(name, 0), peak_rss_bytes())
+            if name not in self.subprocess_phases:
+                self.peak_rss[name] = max(self.peak_rss.get(name, 0), peak_rss_bytes())
+
+    def note_subprocess_peak(self, name: str, peak: int) -> None:
+        """A phase run by a child process: its peak is the child's, not this process's."""
+        if name not in self.subprocess_phases:
+            self.subprocess_phases.add(name)
+            self.peak_rss[name] = 0
+        self.peak_rss[name] = max(self.peak_rss[name], peak)
 
     def overall_peak(self) -> int:
         return max(self.peak_rss.values(), default=peak_rss_bytes())

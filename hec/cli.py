@@ -312,8 +312,12 @@ def _gwas_common_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend",
         choices=BACKEND_NAMES,
         default=DEFAULT_BACKEND,
-        help="how the program runs: 'sim' is the reference simulator in noisy mode, a "
+        help="how the program runs: 'encrypted' runs the generated C++ program (keygen, "
+        "encrypt, compute, decrypt); 'sim' is the reference simulator in noisy mode, a "
         f"SIMULATION of the encrypted computation, not encryption (default {DEFAULT_BACKEND})",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="threads of the encrypted roles (default: all)"
     )
     parser.add_argument(
         "--precision-bits",
@@ -360,6 +364,7 @@ def _gwas_run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             plots=not args.no_plots,
             seed=args.seed,
+            threads=args.threads,
             command_line="hec " + " ".join(sys.argv[1:]),
         )
     )
@@ -404,6 +409,7 @@ def _demo_run(args: argparse.Namespace) -> int:
         missing_rate=args.missing_rate,
         seed=args.seed,
         backend=args.backend,
+        threads=args.threads,
         progress=not args.no_progress,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
     )

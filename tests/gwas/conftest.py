@@ -4,6 +4,8 @@ with PLINK's own `--assoc` output next to it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from gwas_fixtures import PlinkCohort, plink, simulate_plink_cohort, write_fileset
@@ -51,3 +53,9 @@ def degenerate_cohort(tmp_path_factory: pytest.TempPathFactory) -> PlinkCohort:
     write_fileset(directory / "cohort", g, pheno, father=father)
     plink("--bfile", "cohort", "--assoc", "--out", "plink", cwd=directory)
     return PlinkCohort(directory / "cohort", directory / "plink.assoc")
+
+
+@pytest.fixture(scope="session")
+def program_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One compiled-program cache (IR and generated C++ builds) for the whole session."""
+    return tmp_path_factory.mktemp("program-cache")

@@ -19,33 +19,56 @@ from hec.cli import main
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def test_gwas_chisq_command_writes_labeled_outputs(
-    complete_cohort: PlinkCohort, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_gwas_chisq_command_encrypted_by_default(
+    complete_cohort: PlinkCohort,
+    tmp_path: Path,
+    program_cache: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "res"
     args = ["gwas", "chisq", "--bfile", str(complete_cohort.prefix), "--out", str(out),
-            "--cache-dir", str(tmp_path / "cache"), "--no-progress"]  # fmt: skip
+            "--cache-dir", str(program_cache), "--no-progress"]  # fmt: skip
     assert main(args) == 0
     stdout = capsys.readouterr().out
-    assert "--backend sim (SIMULATION, not encrypted)" in stdout
-    assert "nothing was encrypted" in stdout
+    assert "hec gwas chisq: --backend encrypted (encrypted)" in stdout
+    assert "SIMULATION" not in stdout
     for suffix in (".assoc", ".manhattan.png", ".qq.png", ".log"):
         assert (tmp_path / f"res{suffix}").is_file(), suffix
     for png in ("res.manhattan.png", "res.qq.png"):
         assert (tmp_path / png).read_bytes()[:8] == PNG_MAGIC
     log = (tmp_path / "res.log").read_text()
-    assert "backend: --backend sim (SIMULATION, not encrypted)" in log
-    assert "no security claim applies to this run" in log
+    assert "backend: --backend encrypted (encrypted)" in log
+    assert "compute (server: evaluation keys only" in log
     assert "security: 128-bit" in log
     assert "revealed to the coordinator (decrypted): chi2_num, chi2_den, or_num, or_den" in log
     assert "F_A and F_U are NA" in log
-    assert "(compiled now)" in log
-    for phase in ("read", "scan", "compile", "inputs", "simulate", "client", "write"):
+    for phase in ("read", "scan", "compile", "keygen", "encrypt", "compute", "decrypt", "client"):
         assert f"\n  {phase:<10} " in log, phase
+    assert "(the role's process)" in log
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
-    # Second run: the compiled program comes from the cache.
+    # A second run finds the compiled program (IR and C++ build) in the cache.
     assert main(args) == 0
     assert "(hit)" in (tmp_path / "res.log").read_text()
+
+
+def test_gwas_chisq_sim_backend_is_labeled_a_simulation(
+    complete_cohort: PlinkCohort,
+    tmp_path: Path,
+    program_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "res"
+    args = ["gwas", "chisq", "--bfile", str(complete_cohort.prefix), "--out", str(out),
+            "--cache-dir", str(program_cache), "--no-progress", "--backend", "sim"]  # fmt: skip
+    assert main(args) == 0
+    stdout = capsys.readouterr().out
+    assert "--backend sim (SIMULATION, not encrypted)" in stdout
+    assert "nothing was encrypted" in stdout
+    log = (tmp_path / "res.log").read_text()
+    assert "backend: --backend sim (SIMULATION, not encrypted)" in log
+    assert "no security claim applies to this run" in log
+    assert "\n  simulate " in log and "\n  encrypt " not in log
+    assert (tmp_path / "res.qq.png").read_bytes()[:8] == PNG_MAGIC
 
 
 def test_gwas_chisq_user_error_exit_code(
@@ -117,7 +140,7 @@ def test_read_assoc_refuses_other_files(tmp_path: Path) -> None:
 
 def test_demo_finds_planted_associations(tmp_path: Path) -> None:
     demo = run_demo(tmp_path / "d", n=1500, m=2000, n_causal=4, seed=8, progress=False,
-                    cache_dir=tmp_path / "cache")  # fmt: skip
+                    cache_dir=tmp_path / "cache", backend="sim")  # fmt: skip
     assert demo.result.program.name == "chisq.hec"
     assert demo.max_rel_error <= 1e-4 and demo.max_abs_error_small <= 1e-6
     top = set(np.argsort(demo.result.p)[:10].tolist())
@@ -132,9 +155,19 @@ def test_demo_with_missing_calls_uses_the_missing_program(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["demo", "--dir", str(tmp_path / "d"), "--n", "300", "--m", "1500",
-                 "--causal", "3", "--missing-rate", "0.03", "--no-progress",
+                 "--causal", "3", "--missing-rate", "0.03", "--no-progress", "--backend", "sim",
                  "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
     assert code == 0
     text = capsys.readouterr().out
     assert "program: chisq_missing.hec" in text
     assert "--backend sim (SIMULATION, not encrypted)" in text
+
+
+@pytest.mark.slow
+def test_demo_encrypted_default_size(tmp_path: Path) -> None:
+    """`hec demo` as scripts/demo runs it: 2,000 x 20,000, encrypted."""
+    demo = run_demo(tmp_path / "d", progress=False, cache_dir=tmp_path / "cache")
+    assert demo.result.backend.encrypts
+    assert demo.max_rel_error <= 1e-4 and demo.max_abs_error_small <= 1e-6
+    top = set(np.argsort(demo.result.p)[:15].tolist())
+    assert len(top & set(demo.cohort.causal.tolist())) >= 6

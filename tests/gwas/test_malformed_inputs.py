@@ -24,7 +24,7 @@ def small_fileset(directory: Path, **kw: object) -> Path:
 def run(prefix: Path, tmp_path: Path, **kw: object) -> chisq_module.ChisqResult:
     opts = ChisqOptions(
         bfile=str(prefix), out=str(tmp_path / "out"), cache_dir=tmp_path / "cache",
-        progress=False, plots=False,
+        progress=False, plots=False, backend="sim",
     )  # fmt: skip
     for k, v in kw.items():
         setattr(opts, k, v)

@@ -18,11 +18,11 @@ from gwas.chisq import ChisqOptions, ChisqResult, run_chisq
 from gwas.exact import exact_statistics, table_counts
 
 
-def run(cohort: PlinkCohort, tmp_path: Path, **kw: object) -> ChisqResult:
+def run(cohort: PlinkCohort, tmp_path: Path, cache: Path, **kw: object) -> ChisqResult:
     opts = ChisqOptions(
         bfile=str(cohort.prefix),
         out=str(tmp_path / "ours"),
-        cache_dir=tmp_path / "cache",
+        cache_dir=cache,
         progress=False,
         plots=False,
     )
@@ -89,8 +89,15 @@ def check_exact(result: ChisqResult, cohort: PlinkCohort) -> None:
         assert ab.max(initial=0.0) <= 1e-6, f"{name}: max absolute error {ab.max()}"
 
 
-def test_complete_cohort_agrees_with_plink(complete_cohort: PlinkCohort, tmp_path: Path) -> None:
-    result = run(complete_cohort, tmp_path)
+BACKENDS = ["encrypted", "sim"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complete_cohort_agrees_with_plink(
+    complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, backend: str
+) -> None:
+    result = run(complete_cohort, tmp_path, program_cache, backend=backend)
+    assert result.backend.name == backend
     assert result.program.name == "chisq.hec"
     problems = compare_with_plink(
         read_assoc(tmp_path / "ours.assoc"), read_assoc(complete_cohort.assoc)
@@ -100,8 +107,11 @@ def test_complete_cohort_agrees_with_plink(complete_cohort: PlinkCohort, tmp_pat
     assert "chisq.hec (no call is missing" in result.log_text
 
 
-def test_missing_calls_agree_with_plink(missing_cohort: PlinkCohort, tmp_path: Path) -> None:
-    result = run(missing_cohort, tmp_path)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_missing_calls_agree_with_plink(
+    missing_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, backend: str
+) -> None:
+    result = run(missing_cohort, tmp_path, program_cache, backend=backend)
     assert result.program.name == "chisq_missing.hec"
     problems = compare_with_plink(
         read_assoc(tmp_path / "ours.assoc"), read_assoc(missing_cohort.assoc)
@@ -111,10 +121,11 @@ def test_missing_calls_agree_with_plink(missing_cohort: PlinkCohort, tmp_path: P
     assert "chisq_missing.hec (calls are missing" in result.log_text
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_degenerate_snps_printed_as_plink_prints_them(
-    degenerate_cohort: PlinkCohort, tmp_path: Path
+    degenerate_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, backend: str
 ) -> None:
-    result = run(degenerate_cohort, tmp_path)
+    result = run(degenerate_cohort, tmp_path, program_cache, backend=backend)
     ours = read_assoc(tmp_path / "ours.assoc")
     theirs = read_assoc(degenerate_cohort.assoc)
     problems = compare_with_plink(ours, theirs)
@@ -131,7 +142,9 @@ def test_degenerate_snps_printed_as_plink_prints_them(
     assert by["s5"].odds is None and by["s5"].chisq is not None and by["s6"].odds == 0.0
 
 
-def test_phenotype_file_replaces_fam_column(complete_cohort: PlinkCohort, tmp_path: Path) -> None:
+def test_phenotype_file_replaces_fam_column(
+    complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path
+) -> None:
     """--pheno: unlisted samples and -9/0 values are missing; compared with plink --pheno."""
     fam = [
         line.split() for line in complete_cohort.prefix.with_suffix(".fam").read_text().splitlines()
@@ -146,7 +159,7 @@ def test_phenotype_file_replaces_fam_column(complete_cohort: PlinkCohort, tmp_pa
         "--bfile", str(complete_cohort.prefix), "--pheno", str(pheno), "--assoc",
         "--out", str(tmp_path / "plink"), cwd=tmp_path,
     )  # fmt: skip
-    result = run(complete_cohort, tmp_path, pheno=str(pheno))
+    result = run(complete_cohort, tmp_path, program_cache, pheno=str(pheno), backend="sim")
     n_listed_ok = sum(1 for line in lines[1:] if line.split()[2] in ("1", "2"))
     assert result.n_included == n_listed_ok
     problems = compare_with_plink(
@@ -156,10 +169,11 @@ def test_phenotype_file_replaces_fam_column(complete_cohort: PlinkCohort, tmp_pa
 
 
 @pytest.mark.slow
-def test_larger_cohort_with_missing_calls_agrees_with_plink(tmp_path: Path) -> None:
-    """2,000 individuals x 5,000 SNPs (two SNP blocks), 2% missing."""
-    cohort = simulate_plink_cohort(tmp_path / "big", 1000, 1000, 4950, 50, 0.02, 21)
-    result = run(cohort, tmp_path)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_larger_cohort_with_missing_calls_agrees_with_plink(tmp_path: Path, backend: str) -> None:
+    """2,000 individuals x 10,000 SNPs (two SNP blocks at 2^14, three at 2^13), 2% missing."""
+    cohort = simulate_plink_cohort(tmp_path / "big", 1000, 1000, 9950, 50, 0.02, 21)
+    result = run(cohort, tmp_path, tmp_path / "cache", backend=backend)
     problems = compare_with_plink(read_assoc(tmp_path / "ours.assoc"), read_assoc(cohort.assoc))
     assert not problems, "\n".join(problems[:20])
     check_exact(result, cohort)
