@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -272,6 +273,47 @@ class SimBackend(Backend):
 _PEAK = re.compile(r"peak_rss_bytes=(\d+)")
 
 
+def _vm_hwm(pid: int) -> int:
+    """Peak resident set (VmHWM) of a running process in bytes; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.005) -> int:
+    """Run one role of a generated program (as `hec.run.run_role` does: HEC_QUIET unless set,
+    a failure becomes a UserError with the role's message) and return its peak resident set in
+    bytes: the largest of the peak the role prints (`peak_rss_bytes=`) and its VmHWM sampled
+    while it runs. (The kernel's per-child maximum would also count the launching Python
+    process's pages, which the child shares until exec.)"""
+    from compiler.errors import UserError
+
+    if binary is None:
+        raise InternalError("the generated program was not built")
+    env = {**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
+    peak = 0
+    with tempfile.TemporaryFile() as err_file:
+        with subprocess.Popen(
+            [str(binary), *args], stdout=subprocess.DEVNULL, stderr=err_file, env=env
+        ) as proc:
+            while True:
+                try:
+                    proc.wait(timeout=poll_seconds)
+                    break
+                except subprocess.TimeoutExpired:
+                    peak = max(peak, _vm_hwm(proc.pid))
+        err_file.seek(0)
+        err = err_file.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise UserError(f"{binary.name} {args[0]} failed: {err.strip()}")
+    reported = [int(x) for x in _PEAK.findall(err)]
+    return max([peak, *reported])
+
+
 @contextmanager
 def _threads(threads: int) -> Iterator[None]:
     """HEC_THREADS for the generated program's roles (0: leave the runtime's default)."""
@@ -337,14 +379,9 @@ class EncryptedBackend(Backend):
             return compiled
 
     def _role(self, meter: PhaseMeter, phase: str, *args: str) -> None:
-        from hec.run import run_role
-
-        assert self.binary is not None
         with meter.phase(phase), _threads(self.threads):
-            log = run_role(self.binary, *args)
-        # The role prints its own peak resident set; 0 (shown as "not reported") otherwise.
-        found = [int(m) for m in _PEAK.findall(log)]
-        meter.note_subprocess_peak(phase, max(found, default=0))
+            peak = run_role_measured(self.binary, *args)
+        meter.note_subprocess_peak(phase, peak)
 
     def run(
         self,

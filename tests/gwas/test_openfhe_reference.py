@@ -56,17 +56,22 @@ def test_reference_matches_exact_statistics(tmp_path: Path, workers: int) -> Non
     assert np.max(np.abs(res["odds"][good] - odds[good]) / odds[good]) < 1e-3
 
 
-def test_benchmark_says_ours_cannot_run_without_the_encrypted_backend() -> None:
-    """Until gwas.backend has an `encrypted` backend, the benchmark must say so (and never
-    time the simulator as ours)."""
-    from gwas.backend import BACKENDS
-
-    if "encrypted" in BACKENDS:
-        pytest.skip("the encrypted backend exists: the benchmark measures ours")
-    source = (ROOT / "bench" / "gwas_chisq.py").read_text()
-    assert "ours cannot run yet" in source
-    sys.path.insert(0, str(ROOT / "bench"))
-    import gwas_chisq  # type: ignore[import-not-found]
-
-    r = gwas_chisq.row("c", None, 2.0, "s")
-    assert r["ours"] is None and r["ratio"] is None and r["reference"] == 2.0
+@pytest.mark.slow
+def test_benchmark_measures_ours_next_to_the_reference() -> None:
+    """The benchmark at a tiny size: every timing row has ours, the reference and their ratio
+    (the encrypted backend exists), and ours is as accurate as `hec gwas chisq` promises."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gwas_chisq.py"), "--sizes", "120",
+         "--snps", "600", "--threads", "1"],
+        capture_output=True, text=True, check=False, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "bench")},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    by_case = {r["case"]: r for r in rows}
+    for phase in ("keygen", "encrypt", "compute", "decrypt"):
+        r = by_case[f"N=120 M=600 t=1 {phase}"]
+        assert r["ours"] > 0 and r["reference"] > 0 and r["ratio"] == r["ours"] / r["reference"]
+        assert by_case[f"N=120 M=600 t=1 {phase} peak RSS"]["ours"] > 0
+    assert by_case["N=120 M=600 t=1 CHISQ max rel. error"]["ours"] < 1e-4
+    assert "cannot run yet" not in proc.stdout
