@@ -16,6 +16,7 @@ must agree); `--size` sets the bounds the program is compiled for (default: the 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
@@ -81,7 +82,7 @@ def infer_sizes(checked: CheckedProgram, arrays: Mapping[str, Array]) -> dict[st
         raise UserError(f"missing input '{missing[0]}': give it as --input {missing[0]}=FILE.npy")
     sizes: dict[str, int] = {}
     where: dict[str, str] = {}
-    for name, decl in decls.items():
+    for name in decls:
         shape = checked.bindings[name].ty.shape
         got = arrays[name].shape
         if len(got) != len(shape):
@@ -176,7 +177,7 @@ def _atomic_write(target: Path, write: Any) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
-        os.replace(tmp, target)
+        Path(tmp).replace(target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -218,7 +219,7 @@ def run_sim(
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
-    compile_sizes = format_sizes(run_sizes) if not sizes else sizes
+    compile_sizes = sizes if sizes else format_sizes(run_sizes)
     for name, bound in parse_sizes(compile_sizes).items():
         if name in run_sizes and run_sizes[name] > bound:
             raise UserError(
@@ -226,7 +227,7 @@ def run_sim(
                 hint=f"compile for the data: --size {name}={run_sizes[name]} (or omit --size)",
             )
     opts = replace(options or Options(), sizes=compile_sizes)
-    comp = run_pipeline(checked, opts, out=open(os.devnull, "w"))  # noqa: SIM115
+    comp = run_pipeline(checked, opts, out=io.StringIO())
     result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
     client = run_client(comp.stat_program, run_sizes, result.outputs, public_inputs=arrays)
     params = _params_summary(comp.program)
@@ -317,7 +318,7 @@ def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool 
     from hec.pipeline import compile_file
     from targets.cpp.emit import emit, write_project
 
-    comp = compile_file(path, options, out=open(os.devnull, "w"))  # noqa: SIM115
+    comp = compile_file(path, options, out=io.StringIO())
     runtime_dir, lib = _runtime_library()
     emitted = emit(comp.module, str(path), runtime_dir, lib, _sodium_libs())
     out = Path(outdir)
@@ -338,7 +339,10 @@ def run_role(binary: Path, *args: str) -> str:
     import subprocess
 
     done = subprocess.run(
-        [str(binary), *args], capture_output=True, text=True, check=False,
+        [str(binary), *args],
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")},
     )
     if done.returncode != 0:
@@ -382,13 +386,31 @@ def run_encrypted(
         enc_args: list[str] = []
         for name, p in inputs.items():
             enc_args += ["--input", f"{name}={Path(p).resolve()}"]
-        run_role(built.binary, "encrypt", "--pk", str(keys / "public"), *enc_args, "--out", str(cts))
-        log = run_role(
-            built.binary, "compute", "--eval", str(keys / "eval"), "--in", str(cts), "--out", str(res)
+        run_role(
+            built.binary, "encrypt", "--pk", str(keys / "public"), *enc_args, "--out", str(cts)
         )
-        run_role(built.binary, "decrypt", "--sk", str(keys / "secret"), "--in", str(res), "--out", str(dec))
+        log = run_role(
+            built.binary,
+            "compute",
+            "--eval",
+            str(keys / "eval"),
+            "--in",
+            str(cts),
+            "--out",
+            str(res),
+        )
+        run_role(
+            built.binary,
+            "decrypt",
+            "--sk",
+            str(keys / "secret"),
+            "--in",
+            str(res),
+            "--out",
+            str(dec),
+        )
         revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
-        comp = run_pipeline(checked, opts, out=open(os.devnull, "w"))  # noqa: SIM115
+        comp = run_pipeline(checked, opts, out=io.StringIO())
         client = run_client(comp.stat_program, run_sizes, revealed, public_inputs=arrays)
         params = _params_summary(comp.program)
         peak = [ln for ln in log.splitlines() if "peak_rss_bytes=" in ln]

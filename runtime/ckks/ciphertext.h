@@ -41,9 +41,7 @@ struct Ciphertext {
   u64* poly(std::size_t k) { return data.data() + k * limbs * n; }
   const u64* poly(std::size_t k) const { return data.data() + k * limbs * n; }
   u64* limb(std::size_t k, std::size_t j) { return data.data() + (k * limbs + j) * n; }
-  const u64* limb(std::size_t k, std::size_t j) const {
-    return data.data() + (k * limbs + j) * n;
-  }
+  const u64* limb(std::size_t k, std::size_t j) const { return data.data() + (k * limbs + j) * n; }
 };
 
 // A symmetric-key ciphertext stored compactly: c_0 and the 32-byte seed that `a = c_1`

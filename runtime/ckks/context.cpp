@@ -128,9 +128,8 @@ Ciphertext Context::expand(const CompactCiphertext& compact) const {
   const std::size_t limbs = params_.limbs_at(compact.level);
   if (compact.limbs != limbs || compact.n != n() || compact.c0.size() != limbs * n()) {
     throw std::invalid_argument("Context::expand: compact ciphertext shape (limbs " +
-                                std::to_string(compact.limbs) + ", n " +
-                                std::to_string(compact.n) + ") does not match level " +
-                                std::to_string(compact.level.value));
+                                std::to_string(compact.limbs) + ", n " + std::to_string(compact.n) +
+                                ") does not match level " + std::to_string(compact.level.value));
   }
   Ciphertext ct = make_ciphertext(compact.level, 1, compact.scale);
   ct.key_id = compact.key_id;

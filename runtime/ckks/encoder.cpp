@@ -18,10 +18,10 @@ namespace hec::ckks {
 using cld = std::complex<long double>;
 
 struct Encoder::Tables {
-  std::size_t n = 0;       // ring dimension N
-  std::size_t half = 0;    // N/2 slots, the DFT length
+  std::size_t n = 0;     // ring dimension N
+  std::size_t half = 0;  // N/2 slots, the DFT length
   int log_half = 0;
-  std::vector<cld> zeta;   // zeta^k, k < N (zeta = exp(i pi / N))
+  std::vector<cld> zeta;               // zeta^k, k < N (zeta = exp(i pi / N))
   std::vector<std::size_t> slot_to_t;  // t(j): 5^j = 1 + 4 t(j) mod 2N
   std::vector<std::size_t> bitrev;     // bit reversal over log_half bits
 
@@ -124,8 +124,7 @@ inline void reduce_coefficient(long double c, const Context::Impl& impl, std::si
     const u64 q = impl.moduli[j].value();
     u64 r;
     if (small) {
-      r = ci >= 0 ? static_cast<u64>(ci) % q
-                  : (q - (static_cast<u64>(-(ci + 1)) + 1) % q) % q;
+      r = ci >= 0 ? static_cast<u64>(ci) % q : (q - (static_cast<u64>(-(ci + 1)) + 1) % q) % q;
     } else {
       long double m = std::fmod(c, static_cast<long double>(q));
       if (m < 0) m += static_cast<long double>(q);
@@ -138,8 +137,8 @@ inline void reduce_coefficient(long double c, const Context::Impl& impl, std::si
 
 }  // namespace
 
-Plaintext Encoder::encode(std::span<const std::complex<double>> values, Level level,
-                          double scale, double* error_bound) const {
+Plaintext Encoder::encode(std::span<const std::complex<double>> values, Level level, double scale,
+                          double* error_bound) const {
   const Tables& t = *tables_;
   check_scale(scale, "Encoder::encode");
   if (values.size() > t.half) {
@@ -181,8 +180,8 @@ Plaintext Encoder::encode(std::span<const std::complex<double>> values, Level le
     // relative error ~ 2^-64 * log2(N) per slot, plus the 2^-64 relative rounding of the
     // scaled coefficients themselves.
     const long double eps = std::numeric_limits<long double>::epsilon();
-    const double fp = static_cast<double>(4 * eps * (t.log_half + 2) * max_abs *
-                                          static_cast<long double>(t.n));
+    const double fp =
+        static_cast<double>(4 * eps * (t.log_half + 2) * max_abs * static_cast<long double>(t.n));
     *error_bound = static_cast<double>(rounding / scale) + fp;
   }
   return pt;
@@ -220,8 +219,7 @@ DecodeResult Encoder::decode(const Plaintext& plaintext) const {
   const Tables& t = *tables_;
   const Parameters& params = context_->params();
   const std::size_t limbs = params.limbs_at(plaintext.level);
-  if (plaintext.limbs != limbs || plaintext.n != t.n ||
-      plaintext.data.size() != limbs * t.n) {
+  if (plaintext.limbs != limbs || plaintext.n != t.n || plaintext.data.size() != limbs * t.n) {
     throw std::invalid_argument("Encoder::decode: plaintext shape (n " +
                                 std::to_string(plaintext.n) + ", limbs " +
                                 std::to_string(plaintext.limbs) + ") does not match level " +

@@ -115,8 +115,7 @@ Plaintext Decryptor::decrypt(const Ciphertext& ct) const {
                                 core::to_hex(secret_key_.key_id.data(), 8) + "...");
   }
   const std::size_t limbs = context_->params().limbs_at(ct.level);
-  if (ct.n != context_->n() || ct.limbs != limbs ||
-      ct.data.size() != ct.size() * limbs * ct.n) {
+  if (ct.n != context_->n() || ct.limbs != limbs || ct.data.size() != ct.size() * limbs * ct.n) {
     throw std::invalid_argument("Decryptor::decrypt: ciphertext shape does not match level " +
                                 std::to_string(ct.level.value));
   }

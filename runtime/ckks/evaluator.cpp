@@ -19,8 +19,8 @@ void check_shape(const Context& ctx, const Ciphertext& a, const char* where) {
   const std::size_t limbs = ctx.params().limbs_at(a.level);
   if (a.n != ctx.n() || a.limbs != limbs || a.data.size() != a.size() * limbs * a.n) {
     throw std::invalid_argument(std::string(where) + ": ciphertext shape (n " +
-                                std::to_string(a.n) + ", limbs " + std::to_string(a.limbs) +
-                                ", " + std::to_string(a.data.size()) +
+                                std::to_string(a.n) + ", limbs " + std::to_string(a.limbs) + ", " +
+                                std::to_string(a.data.size()) +
                                 " words) does not match its level " + level_str(a.level));
   }
 }
@@ -47,16 +47,14 @@ void check_same_scale(double s, double t, const char* where) {
 
 void check_plain(const Context& ctx, const Ciphertext& a, const Plaintext& p, const char* where) {
   check_shape(ctx, a, where);
-  if (p.level != a.level || p.limbs != a.limbs || p.n != a.n ||
-      p.data.size() != p.limbs * p.n) {
+  if (p.level != a.level || p.limbs != a.limbs || p.n != a.n || p.data.size() != p.limbs * p.n) {
     throw std::invalid_argument(std::string(where) + ": plaintext level " + level_str(p.level) +
                                 " does not match ciphertext level " + level_str(a.level));
   }
 }
 
 // round(value) mod each prime of the first `limbs` primes (exact via fmodl).
-std::vector<u64> integer_residues(long double value, const Context::Impl& impl,
-                                  std::size_t limbs) {
+std::vector<u64> integer_residues(long double value, const Context::Impl& impl, std::size_t limbs) {
   std::vector<u64> r(limbs);
   for (std::size_t i = 0; i < limbs; ++i) {
     const long double q = static_cast<long double>(impl.moduli[i].value());
@@ -104,8 +102,40 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
 }
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
-  Ciphertext r = a;
-  add_inplace(r, b);
+  if (a.degree != b.degree) {
+    Ciphertext r = a;
+    add_inplace(r, b);
+    return r;
+  }
+  // One pass: out = a + b (no copy of a first).
+  check_pair(*context_, a, b, "Evaluator::add");
+  check_same_scale(a.scale, b.scale, "Evaluator::add");
+  Ciphertext r;
+  r.n = a.n;
+  r.limbs = a.limbs;
+  r.degree = a.degree;
+  r.level = a.level;
+  r.scale = a.scale;
+  r.key_id = a.key_id;
+  r.data.resize(a.data.size());
+  const Context::Impl& impl = context_->impl();
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      const u64 q = impl.moduli[i].value();
+      const u64* x = a.limb(k, i);
+      const u64* y = b.limb(k, i);
+      u64* z = r.limb(k, i);
+      if (detail::use_avx512()) {
+        std::copy(x, x + a.n, z);
+        detail::add_limb(z, y, a.n, q);
+        continue;
+      }
+      for (std::size_t t = 0; t < a.n; ++t) {
+        const u64 s = x[t] + y[t];
+        z[t] = s >= q ? s - q : s;
+      }
+    }
+  }
   return r;
 }
 
@@ -168,14 +198,21 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   const std::size_t n = a.n;
   math::parallel_for(a.limbs, [&](std::size_t i) {
     const math::Modulus& m = impl.moduli[i];
+    if (a.degree == 1 && b.degree == 1 && detail::use_ifma(m.value())) {
+      detail::mul_limb_to(out.limb(0, i), a.limb(0, i), b.limb(0, i), n, m);
+      detail::mul_limb_to(out.limb(2, i), a.limb(1, i), b.limb(1, i), n, m);
+      detail::mul_limb_to(out.limb(1, i), a.limb(0, i), b.limb(1, i), n, m);
+      detail::mul_add_limb(out.limb(1, i), a.limb(1, i), b.limb(0, i), n, m);
+      return;
+    }
     if (a.degree == 1 && b.degree == 1) {
       const u64 *a0 = a.limb(0, i), *a1 = a.limb(1, i), *b0 = b.limb(0, i), *b1 = b.limb(1, i);
       u64 *c0 = out.limb(0, i), *c1 = out.limb(1, i), *c2 = out.limb(2, i);
       for (std::size_t t = 0; t < n; ++t) {
         c0[t] = math::mul_mod(a0[t], b0[t], m);
         c2[t] = math::mul_mod(a1[t], b1[t], m);
-        const math::u128 cross = static_cast<math::u128>(a0[t]) * b1[t] +
-                                 static_cast<math::u128>(a1[t]) * b0[t];
+        const math::u128 cross =
+            static_cast<math::u128>(a0[t]) * b1[t] + static_cast<math::u128>(a1[t]) * b0[t];
         c1[t] = math::barrett_reduce_128(cross, m);
       }
       return;
@@ -189,9 +226,7 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   return out;
 }
 
-void Evaluator::multiply_inplace(Ciphertext& a, const Ciphertext& b) const {
-  a = multiply(a, b);
-}
+void Evaluator::multiply_inplace(Ciphertext& a, const Ciphertext& b) const { a = multiply(a, b); }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const {
   check_plain(*context_, a, p, "Evaluator::multiply_plain");
@@ -249,9 +284,8 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& key) const {
     throw std::invalid_argument("Evaluator::relinearize: relinearization key is for another key");
   }
   if (key.key.level.value < a.level.value) {
-    throw std::invalid_argument("Evaluator::relinearize: ciphertext level " +
-                                level_str(a.level) + " exceeds key level " +
-                                level_str(key.key.level));
+    throw std::invalid_argument("Evaluator::relinearize: ciphertext level " + level_str(a.level) +
+                                " exceeds key level " + level_str(key.key.level));
   }
   const std::size_t words = a.limbs * a.n;
   std::vector<u64> d0(words), d1(words);
@@ -304,7 +338,7 @@ void Evaluator::rescale_inplace(Ciphertext& a) const {
     for (std::size_t t = 0; t < n; ++t) {
       const u64 x = lk[t];
       // centred: x - q_top when x > q_top / 2
-      const u64 r = x % q;
+      const u64 r = x >= q ? math::barrett_reduce_128(x, m) : x;
       dst[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
     }
     math::ntt_forward_inplace(dst, impl.ntt[i]);
@@ -360,17 +394,15 @@ const KeySwitchKey& galois_key(const GaloisKeys& keys, std::uint64_t g, const Ci
     throw std::invalid_argument(std::string(where) + ": Galois keys are for another key");
   }
   if (it->second.level.value < a.level.value) {
-    throw std::invalid_argument(std::string(where) + ": ciphertext level " +
-                                level_str(a.level) + " exceeds Galois key level " +
-                                level_str(it->second.level));
+    throw std::invalid_argument(std::string(where) + ": ciphertext level " + level_str(a.level) +
+                                " exceeds Galois key level " + level_str(it->second.level));
   }
   return it->second;
 }
 
 }  // namespace
 
-void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g,
-                                     const GaloisKeys& keys) const {
+void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const GaloisKeys& keys) const {
   check_shape(*context_, a, "Evaluator::rotate");
   if (a.degree != 1) {
     throw std::invalid_argument("Evaluator::rotate: degree " + std::to_string(a.degree) +
@@ -408,8 +440,8 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
                                                   const GaloisKeys& keys) const {
   check_shape(*context_, a, "Evaluator::rotate_hoisted");
   if (a.degree != 1) {
-    throw std::invalid_argument("Evaluator::rotate_hoisted: degree " +
-                                std::to_string(a.degree) + ", relinearize first");
+    throw std::invalid_argument("Evaluator::rotate_hoisted: degree " + std::to_string(a.degree) +
+                                ", relinearize first");
   }
   std::vector<std::uint64_t> elements;
   for (int s : steps) {

@@ -49,8 +49,8 @@ std::vector<u64> read_words(ByteReader& r, std::size_t count, const std::string&
 
 Level checked_level(const Context& ctx, std::int32_t level, const std::filesystem::path& path) {
   if (level < 0 || level > ctx.params().max_level()) {
-    throw std::runtime_error(path.string() + ": level " + std::to_string(level) +
-                             " outside [0, " + std::to_string(ctx.params().max_level()) + "]");
+    throw std::runtime_error(path.string() + ": level " + std::to_string(level) + " outside [0, " +
+                             std::to_string(ctx.params().max_level()) + "]");
   }
   return Level(level);
 }
@@ -60,16 +60,15 @@ void put_switch_key(ByteWriter& w, const KeySwitchKey& k) {
   for (const auto& d : k.digits) w.put_u64s(d.data(), d.size());
 }
 
-KeySwitchKey get_switch_key(ByteReader& r, const Context& ctx, Level level,
-                            const core::KeyId& id, const std::filesystem::path& path) {
+KeySwitchKey get_switch_key(ByteReader& r, const Context& ctx, Level level, const core::KeyId& id,
+                            const std::filesystem::path& path) {
   const Parameters& p = ctx.params();
   const std::size_t limbs = p.limbs_at(level);
   const std::size_t expected_digits = (limbs + p.digit_size() - 1) / p.digit_size();
   const std::uint32_t digits = r.get_u32();
   if (digits != expected_digits) {
-    throw std::runtime_error(path.string() + ": key-switching key has " +
-                             std::to_string(digits) + " digits, expected " +
-                             std::to_string(expected_digits) + " at level " +
+    throw std::runtime_error(path.string() + ": key-switching key has " + std::to_string(digits) +
+                             " digits, expected " + std::to_string(expected_digits) + " at level " +
                              std::to_string(level.value));
   }
   KeySwitchKey k;
@@ -166,8 +165,7 @@ void save(const std::filesystem::path& path, const Context& ctx,
   ByteWriter w;
   for (const auto& ct : cts) {
     if (ct.key_id != cts[0].key_id) {
-      throw std::invalid_argument("save: ciphertext array for " + path.string() +
-                                  " mixes key ids");
+      throw std::invalid_argument("save: ciphertext array for " + path.string() + " mixes key ids");
     }
     w.put_u32(static_cast<std::uint32_t>(ct.level.value));
     w.put_f64(ct.scale);
@@ -231,8 +229,8 @@ GaloisKeys load_galois_keys(const std::filesystem::path& path, const Context& ct
 }
 
 namespace {
-Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t level,
-                                double scale, std::uint32_t degree, const core::KeyId& key_id,
+Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t level, double scale,
+                                std::uint32_t degree, const core::KeyId& key_id,
                                 const std::filesystem::path& path) {
   if (degree < 1 || degree > 64) {
     throw std::runtime_error(path.string() + ": ciphertext degree " + std::to_string(degree) +

@@ -35,8 +35,8 @@ void check_dot_operand(const Context& ctx, const Ciphertext& a, Level level, con
   if (a.level != level || a.limbs != limbs || a.n != ctx.n() || a.degree != 1 ||
       a.data.size() != 2 * limbs * a.n) {
     throw std::invalid_argument(std::string(where) + ": operand at level " + lvl(a.level) +
-                                " of degree " + std::to_string(a.degree) +
-                                ", expected level " + lvl(level) + " and degree 1");
+                                " of degree " + std::to_string(a.degree) + ", expected level " +
+                                lvl(level) + " and degree 1");
   }
 }
 
@@ -275,9 +275,8 @@ Ciphertext dot(const ContextPtr& context, std::span<const Ciphertext> a,
 Ciphertext dot_plain(const ContextPtr& context, std::span<const Ciphertext> a,
                      std::span<const Plaintext> b) {
   if (a.size() != b.size() || a.empty()) {
-    throw std::invalid_argument("dot_plain: array lengths " + std::to_string(a.size()) +
-                                " and " + std::to_string(b.size()) +
-                                " (need equal and non-zero)");
+    throw std::invalid_argument("dot_plain: array lengths " + std::to_string(a.size()) + " and " +
+                                std::to_string(b.size()) + " (need equal and non-zero)");
   }
   DotAccumulator acc(context, a[0].level);
   for (std::size_t p = 0; p < a.size(); ++p) acc.add_product(a[p], b[p]);
@@ -320,9 +319,8 @@ Ciphertext sum_tree(const Evaluator& evaluator, std::span<const Ciphertext> valu
   partial = std::move(live);
   while (partial.size() > 1) {
     const std::size_t half = partial.size() / 2;
-    math::parallel_for(half, [&](std::size_t i) {
-      evaluator.add_inplace(partial[2 * i], partial[2 * i + 1]);
-    });
+    math::parallel_for(
+        half, [&](std::size_t i) { evaluator.add_inplace(partial[2 * i], partial[2 * i + 1]); });
     std::vector<Ciphertext> next;
     for (std::size_t i = 0; i < partial.size(); i += 2) next.push_back(std::move(partial[i]));
     partial = std::move(next);

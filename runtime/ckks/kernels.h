@@ -8,8 +8,8 @@
 // (a0+a1)*(b0+b1)); reductions happen only every K pairs, with K chosen from the largest
 // prime so the 128-bit sums cannot overflow, and once at the end. No temporary ciphertext is
 // made per term. Over arrays, the work is tiled by (limb, block of coefficients) so each
-// tile's accumulators stay in cache while every pair streams through once. The result equals, bit for bit, the sum of
-// Evaluator::multiply over the pairs (both are exact modular arithmetic).
+// tile's accumulators stay in cache while every pair streams through once. The result equals, bit
+// for bit, the sum of Evaluator::multiply over the pairs (both are exact modular arithmetic).
 #pragma once
 
 #include <cstddef>

@@ -59,9 +59,7 @@ KeySwitchKey KeyGenerator::switch_key(const SecretKey& sk, const std::vector<u64
   const std::size_t total = limbs + impl.special_size;
   const KeySwitchLevel& ks = impl.key_switch.at(static_cast<std::size_t>(level.value));
   // index in the context's limb space of key limb k
-  auto ctx_index = [&](std::size_t k) {
-    return k < limbs ? k : impl.chain_size + (k - limbs);
-  };
+  auto ctx_index = [&](std::size_t k) { return k < limbs ? k : impl.chain_size + (k - limbs); };
   std::vector<u64> basis;
   for (std::size_t k = 0; k < total; ++k) basis.push_back(impl.moduli[ctx_index(k)].value());
   const math::RnsBase qp(basis);
@@ -140,8 +138,7 @@ GaloisKeys KeyGenerator::galois_keys(const SecretKey& sk, const std::vector<int>
 KeySwitchKey trim(const KeySwitchKey& key, const Parameters& params, Level level) {
   if (level.value > key.level.value || level.value < 0) {
     throw std::invalid_argument("trim: level " + std::to_string(level.value) +
-                                " outside [0, key level " + std::to_string(key.level.value) +
-                                "]");
+                                " outside [0, key level " + std::to_string(key.level.value) + "]");
   }
   const std::size_t n = params.n();
   const std::size_t old_limbs = params.limbs_at(key.level);

@@ -6,8 +6,20 @@
 #include "ckks/context_impl.h"
 #include "ckks/poly_ops.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 
 namespace hec::ckks::detail {
+namespace {
+
+// Per-thread scratch reused across calls (a fresh multi-megabyte vector per key switch costs
+// page faults on every first touch). Contents are unspecified on entry.
+u64* scratch(std::vector<u64>& buffer, std::size_t words) {
+  if (buffer.size() < words) buffer.resize(words);
+  return buffer.data();
+}
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv;
+
+}  // namespace
 
 ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   const Context::Impl& impl = ctx.impl();
@@ -17,10 +29,10 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   const std::size_t total = limbs + impl.special_size;
   auto ctx_index = [&](std::size_t k) { return k < limbs ? k : impl.chain_size + (k - limbs); };
   // Step (1): coefficient form of c.
-  std::vector<u64> coef(c, c + limbs * n);
-  math::parallel_for(limbs, [&](std::size_t i) {
-    math::ntt_inverse_inplace(coef.data() + i * n, impl.ntt[i]);
-  });
+  u64* coef = scratch(tl_coef, limbs * n);
+  std::copy(c, c + limbs * n, coef);
+  math::parallel_for(limbs,
+                     [&](std::size_t i) { math::ntt_inverse_inplace(coef + i * n, impl.ntt[i]); });
   ModUpDigits out;
   out.level = level;
   const std::size_t digits = ks.digit_begin.size();
@@ -30,7 +42,7 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   math::parallel_for(digits, [&](std::size_t j) {
     const std::size_t begin = ks.digit_begin[j], end = ks.digit_end[j];
     converted[j].resize((total - (end - begin)) * n);
-    ks.mod_up[j]->convert_approx(coef.data() + begin * n, converted[j].data(), n);
+    ks.mod_up[j]->convert_approx(coef + begin * n, converted[j].data(), n);
   });
   // Step (3): place limbs, NTT the converted ones (parallel over digit x limb).
   math::parallel_for(digits * total, [&](std::size_t idx) {
@@ -67,60 +79,97 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
   }
   auto ctx_index = [&](std::size_t k) { return k < limbs ? k : impl.chain_size + (k - limbs); };
   auto key_index = [&](std::size_t k) { return k < limbs ? k : key_limbs + (k - limbs); };
-  // Step (1): acc = sum_j ext_j * key_j, 128-bit lazy sums reduced every 8 digits.
-  std::vector<u64> acc0(total * n), acc1(total * n);
+  // Step (1): acc = sum_j ext_j * key_j per coefficient in 128-bit registers, reduced once
+  // (every 8 digits when there are more: 8 products of 61-bit values stay below 2^125).
+  u64* const acc0 = scratch(tl_acc, 2 * total * n);
+  u64* const acc1 = acc0 + total * n;
   const std::size_t digits = ext.digits.size();
   math::parallel_for(total, [&](std::size_t k) {
     const math::Modulus& m = impl.moduli[ctx_index(k)];
     const std::size_t kk = key_index(k);
-    std::vector<math::u128> s0(n, 0), s1(n, 0);
-    for (std::size_t j = 0; j < digits; ++j) {
-      const u64* e = ext.digits[j].data() + k * n;
-      const u64* b = key.digits[j].data() + kk * n;
-      const u64* a = key.digits[j].data() + (key_total + kk) * n;
-      if (perm) {
-        const std::uint32_t* p = perm->data();
-        for (std::size_t t = 0; t < n; ++t) {
-          const u64 x = e[p[t]];
-          s0[t] += static_cast<math::u128>(x) * b[t];
-          s1[t] += static_cast<math::u128>(x) * a[t];
+    u64* d0 = acc0 + k * n;
+    u64* d1 = acc1 + k * n;
+    if (detail::use_ifma(m.value())) {
+      // IFMA path (q < 2^50): permute the digits first if needed, then the math core's
+      // lazily reduced multiply-accumulate.
+      std::vector<const u64*> xs(digits), bs(digits), as(digits);
+      std::vector<u64> permuted(perm ? digits * n : 0);
+      for (std::size_t j = 0; j < digits; ++j) {
+        const u64* e = ext.digits[j].data() + k * n;
+        if (perm) {
+          u64* dst = permuted.data() + j * n;
+          const std::uint32_t* p = perm->data();
+          for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
+          e = dst;
         }
-      } else {
-        for (std::size_t t = 0; t < n; ++t) {
-          s0[t] += static_cast<math::u128>(e[t]) * b[t];
-          s1[t] += static_cast<math::u128>(e[t]) * a[t];
-        }
+        xs[j] = e;
+        bs[j] = key.digits[j].data() + kk * n;
+        as[j] = key.digits[j].data() + (key_total + kk) * n;
       }
-      if ((j + 1) % 8 == 0 && j + 1 < digits) {
-        for (std::size_t t = 0; t < n; ++t) {
-          s0[t] = math::barrett_reduce_128(s0[t], m);
-          s1[t] = math::barrett_reduce_128(s1[t], m);
-        }
-      }
+      math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
+      math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      return;
     }
-    u64* d0 = acc0.data() + k * n;
-    u64* d1 = acc1.data() + k * n;
-    for (std::size_t t = 0; t < n; ++t) {
-      d0[t] = math::barrett_reduce_128(s0[t], m);
-      d1[t] = math::barrett_reduce_128(s1[t], m);
+    constexpr std::size_t kGroup = 8;
+    for (std::size_t j0 = 0; j0 < digits; j0 += kGroup) {
+      const std::size_t j1 = std::min(digits, j0 + kGroup);
+      const u64* e[kGroup];
+      const u64* b[kGroup];
+      const u64* a[kGroup];
+      for (std::size_t j = j0; j < j1; ++j) {
+        e[j - j0] = ext.digits[j].data() + k * n;
+        b[j - j0] = key.digits[j].data() + kk * n;
+        a[j - j0] = key.digits[j].data() + (key_total + kk) * n;
+      }
+      const std::size_t g = j1 - j0;
+      const std::uint32_t* p = perm ? perm->data() : nullptr;
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::size_t src = p ? p[t] : t;
+        math::u128 s0 = j0 == 0 ? 0 : d0[t], s1 = j0 == 0 ? 0 : d1[t];
+        for (std::size_t j = 0; j < g; ++j) {
+          const u64 x = e[j][src];
+          s0 += static_cast<math::u128>(x) * b[j][t];
+          s1 += static_cast<math::u128>(x) * a[j][t];
+        }
+        d0[t] = math::barrett_reduce_128(s0, m);
+        d1[t] = math::barrett_reduce_128(s1, m);
+      }
     }
   });
-  // Step (2): ModDown both halves: INTT the P limbs, convert to Q_l, NTT, subtract, * P^-1.
-  std::vector<u64> conv(2 * limbs * n);
+  // Step (2): ModDown both halves: INTT the P limbs, convert the centred value exactly to
+  // Q_l, NTT, subtract, multiply by P^-1.
+  u64* const conv = scratch(tl_conv, 2 * limbs * n);
   math::parallel_for(2 * special, [&](std::size_t idx) {
     const std::size_t h = idx / special, p = idx % special;
-    u64* limb = (h == 0 ? acc0 : acc1).data() + (limbs + p) * n;
+    u64* limb = (h == 0 ? acc0 : acc1) + (limbs + p) * n;
     math::ntt_inverse_inplace(limb, impl.ntt[impl.chain_size + p]);
   });
   math::parallel_for(2, [&](std::size_t h) {
-    const u64* p_part = (h == 0 ? acc0 : acc1).data() + limbs * n;
-    ks.mod_down->convert_approx(p_part, conv.data() + h * limbs * n, n);
+    const u64* p_part = (h == 0 ? acc0 : acc1) + limbs * n;
+    u64* out = conv + h * limbs * n;
+    if (special == 1) {
+      // One special prime: the centred lift of x mod p is x or x - p, exactly.
+      const u64 p = impl.moduli[impl.chain_size].value();
+      for (std::size_t i = 0; i < limbs; ++i) {
+        const math::Modulus& m = impl.moduli[i];
+        const u64 q = m.value();
+        const u64 p_mod_q = p % q;
+        u64* o = out + i * n;
+        for (std::size_t t = 0; t < n; ++t) {
+          const u64 x = p_part[t];
+          const u64 r = x >= q ? math::barrett_reduce_128(x, m) : x;
+          o[t] = x > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
+        }
+      }
+      return;
+    }
+    ks.mod_down->convert_exact(p_part, out, n);
   });
   math::parallel_for(2 * limbs, [&](std::size_t idx) {
     const std::size_t h = idx / limbs, i = idx % limbs;
-    u64* cv = conv.data() + (h * limbs + i) * n;
+    u64* cv = conv + (h * limbs + i) * n;
     math::ntt_forward_inplace(cv, impl.ntt[i]);
-    const u64* a = (h == 0 ? acc0 : acc1).data() + i * n;
+    const u64* a = (h == 0 ? acc0 : acc1) + i * n;
     u64* out = (h == 0 ? out0 : out1) + i * n;
     const u64 q = impl.moduli[i].value();
     const u64 w = ks.p_inv[i], ws = ks.p_inv_shoup[i];

@@ -5,7 +5,13 @@
 //       |Q_l| + |P| limbs per digit, in NTT form.
 //   (2) key_product_mod_down: acc_0 = sum_j ext_j * b_j, acc_1 = sum_j ext_j * a_j over Q_l P
 //       (an NTT-domain Galois permutation of ext_j may be applied on the fly), then ModDown:
-//       out = (acc - Conv_{P -> Q_l}([acc]_P)) * P^{-1} mod each q_i.
+//       out = (acc - [acc]_P) * P^{-1} mod each q_i, with the centred [acc]_P converted to
+//       Q_l EXACTLY (math::BaseConverter::convert_exact). The approximate conversion would
+//       add u*P with 0 <= u < |P|: after division, an error -u*(1 + s) whose mean (|P|-1)/2
+//       is not zero, and a constant-mean polynomial has canonical norm up to ~2N/pi times its
+//       mean (its embedding 2/(1 - zeta^j) is large near zeta^j = 1). Measured at N = 2^16,
+//       |P| = 8: rotation noise 1.7e-8 with the approximate ModDown, 1.2e-9 (the fresh
+//       encryption level) with the exact one.
 #pragma once
 
 #include <cstdint>

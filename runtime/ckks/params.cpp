@@ -58,8 +58,7 @@ Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, 
                                 " outside [10, 17]");
   }
   if (levels < 0) {
-    throw std::invalid_argument("Parameters: levels = " + std::to_string(levels) +
-                                " must be >= 0");
+    throw std::invalid_argument("Parameters: levels = " + std::to_string(levels) + " must be >= 0");
   }
   const u64 two_n = u64{2} << log_n.value;
   std::set<u64> used;
@@ -71,14 +70,16 @@ Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, 
     }
     std::vector<u64> avoid(used.begin(), used.end());
     // Output and special primes: the largest below 2^bits; scaling primes: alternating.
-    std::vector<u64> primes = alternate ? math::ntt_primes_alternating(bits, count, two_n / 2, avoid)
-                                        : math::ntt_primes(bits, count, two_n / 2, avoid);
+    std::vector<u64> primes = alternate
+                                  ? math::ntt_primes_alternating(bits, count, two_n / 2, avoid)
+                                  : math::ntt_primes(bits, count, two_n / 2, avoid);
     for (u64 q : primes) used.insert(q);
     return primes;
   };
   std::vector<u64> output, scaling, special;
   for (int b : output_bits) output.push_back(take(b, 1, false, "output prime")[0]);
-  if (levels > 0) scaling = take(scale_bits, static_cast<std::size_t>(levels), true, "scaling prime");
+  if (levels > 0)
+    scaling = take(scale_bits, static_cast<std::size_t>(levels), true, "scaling prime");
   for (int b : special_bits) special.push_back(take(b, 1, false, "special prime")[0]);
   return from_primes(log_n, std::move(output), std::move(scaling), std::move(special), dnum,
                      security);
@@ -114,8 +115,7 @@ void Parameters::validate_and_finish(Security security) {
                                   " is not 1 mod 2N = " + std::to_string(two_n));
     }
     if (!math::is_prime(q)) {
-      throw std::invalid_argument(where + ": " + what + " " + std::to_string(q) +
-                                  " is not prime");
+      throw std::invalid_argument(where + ": " + what + " " + std::to_string(q) + " is not prime");
     }
     if (!seen.insert(q).second) {
       throw std::invalid_argument(where + ": " + what + " " + std::to_string(q) +
@@ -144,20 +144,19 @@ void Parameters::validate_and_finish(Security security) {
       if (log_digit > log_p + 1.0) {
         throw std::invalid_argument(
             where + ": a key-switching digit of " + std::to_string(log_digit) +
-            " bits exceeds log2 P = " + std::to_string(log_p) + " (dnum = " +
-            std::to_string(dnum_) + "); add special primes or raise dnum");
+            " bits exceeds log2 P = " + std::to_string(log_p) +
+            " (dnum = " + std::to_string(dnum_) + "); add special primes or raise dnum");
       }
     }
   }
   const double bound = he_standard_max_log_qp(log_n_);
   insecure_ = log_qp() > bound || log_n_ < kMinSecureLogN;
   if (insecure_ && security != Security::kInsecure) {
-    throw std::invalid_argument(where + ": log2(QP) = " + std::to_string(log_qp()) +
-                                " exceeds the HE Standard 128-bit bound " +
-                                std::to_string(static_cast<int>(bound)) + " for N = 2^" +
-                                std::to_string(log_n_) + " (moduli " + list_string(chain_) +
-                                ", special " + list_string(special_moduli_) +
-                                "); pass Security::kInsecure to accept it");
+    throw std::invalid_argument(
+        where + ": log2(QP) = " + std::to_string(log_qp()) +
+        " exceeds the HE Standard 128-bit bound " + std::to_string(static_cast<int>(bound)) +
+        " for N = 2^" + std::to_string(log_n_) + " (moduli " + list_string(chain_) + ", special " +
+        list_string(special_moduli_) + "); pass Security::kInsecure to accept it");
   }
   const auto enc = canonical_encoding();
   crypto_generichash(digest_.data(), digest_.size(), enc.data(), enc.size(), nullptr, 0);

@@ -58,9 +58,9 @@ class Parameters {
   //   output_moduli: the primes of Q_0 (one or more), moduli: rescale primes q_1..q_L
   //   (q_L is dropped first), special_moduli: P. Every prime must be 1 mod 2N, below 2^61,
   //   and all must be distinct. dnum in [1, number of primes of Q_L].
-  static Parameters from_primes(LogN log_n, std::vector<u64> output_moduli,
-                                std::vector<u64> moduli, std::vector<u64> special_moduli,
-                                int dnum, Security security = Security::k128);
+  static Parameters from_primes(LogN log_n, std::vector<u64> output_moduli, std::vector<u64> moduli,
+                                std::vector<u64> special_moduli, int dnum,
+                                Security security = Security::k128);
 
   // Bit sizes: `output_bits` for each prime of Q_0, `levels` scaling primes alternating
   // around 2^scale_bits (first just above, then just below, ...), `special_bits` for each

@@ -17,6 +17,7 @@ if(HEC_BUILD_TESTS)
     tests/ckks/evaluator_test.cpp
     tests/ckks/kernels_test.cpp
     tests/ckks/io_test.cpp
+    tests/ckks/slow_test.cpp
   )
   # The security-table test reads compiler/analysis/security.py from the source tree.
   set_property(SOURCE tests/ckks/params_test.cpp APPEND PROPERTY COMPILE_DEFINITIONS

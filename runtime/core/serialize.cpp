@@ -118,8 +118,7 @@ Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& 
   const std::uint32_t version = r.get_u32();
   if (version != kFormatVersion) {
     throw std::runtime_error(source + ": unsupported format version " + std::to_string(version) +
-                             " (this build reads version " + std::to_string(kFormatVersion) +
-                             ")");
+                             " (this build reads version " + std::to_string(kFormatVersion) + ")");
   }
   Object obj;
   ObjectHeader& h = obj.header;
@@ -154,10 +153,9 @@ Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& 
                              to_hex(sum.data(), 8) + "...): the file is corrupted");
   }
   if (h.scheme != expect.scheme) {
-    throw std::runtime_error(source + ": wrong scheme: file holds " +
-                             std::string(scheme_name(h.scheme)) + " (code " +
-                             std::to_string(static_cast<int>(h.scheme)) + "), expected " +
-                             scheme_name(expect.scheme));
+    throw std::runtime_error(
+        source + ": wrong scheme: file holds " + std::string(scheme_name(h.scheme)) + " (code " +
+        std::to_string(static_cast<int>(h.scheme)) + "), expected " + scheme_name(expect.scheme));
   }
   if (h.kind != expect.kind) {
     throw std::runtime_error(source + ": wrong kind: file holds a " +
@@ -167,9 +165,8 @@ Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& 
   }
   if (expect.params_digest && *expect.params_digest != h.params_digest) {
     throw std::runtime_error(source + ": parameter digest mismatch: file was made under " +
-                             "parameters " + to_hex(h.params_digest.data(), 8) +
-                             "..., these are " + to_hex(expect.params_digest->data(), 8) +
-                             "...");
+                             "parameters " + to_hex(h.params_digest.data(), 8) + "..., these are " +
+                             to_hex(expect.params_digest->data(), 8) + "...");
   }
   if (expect.key_id && *expect.key_id != h.key_id) {
     throw std::runtime_error(source + ": key id mismatch: file was made under key " +

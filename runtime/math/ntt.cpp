@@ -172,6 +172,21 @@ void ntt_inverse_lazy_portable(u64* a, const NttTables& tables) {
 
 namespace {
 
+// Debug builds (HEC_DEBUG) check the documented input range of each transform.
+void check_input_range([[maybe_unused]] const char* what, [[maybe_unused]] const u64* a,
+                       [[maybe_unused]] const NttTables& tables, [[maybe_unused]] u64 factor) {
+#ifdef HEC_DEBUG
+  const u64 bound = factor * tables.modulus().value();
+  for (std::size_t i = 0; i < tables.ring_dim(); ++i) {
+    if (a[i] >= bound) {
+      throw std::invalid_argument(std::string(what) + ": input[" + std::to_string(i) +
+                                  "] = " + std::to_string(a[i]) + " is not below " +
+                                  std::to_string(factor) + "q = " + std::to_string(bound));
+    }
+  }
+#endif
+}
+
 bool use_ifma(const NttTables& tables) {
   return tables.ifma_capable() && active_kernel_path() == KernelPath::kAvx512Ifma;
 }
@@ -179,6 +194,7 @@ bool use_ifma(const NttTables& tables) {
 }  // namespace
 
 void ntt_forward_lazy_inplace(u64* a, const NttTables& tables) {
+  check_input_range("ntt_forward_lazy_inplace", a, tables, 4);
   if (use_ifma(tables)) {
     detail::ntt_forward_lazy_ifma(a, tables);
   } else {
@@ -187,6 +203,7 @@ void ntt_forward_lazy_inplace(u64* a, const NttTables& tables) {
 }
 
 void ntt_forward_inplace(u64* a, const NttTables& tables) {
+  check_input_range("ntt_forward_inplace", a, tables, 1);
   if (use_ifma(tables)) {
     detail::ntt_forward_ifma(a, tables);
     return;
@@ -203,6 +220,7 @@ void ntt_forward_inplace(u64* a, const NttTables& tables) {
 }
 
 void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables) {
+  check_input_range("ntt_inverse_lazy_inplace", a, tables, 2);
   if (use_ifma(tables)) {
     detail::ntt_inverse_lazy_ifma(a, tables);
   } else {
@@ -211,6 +229,7 @@ void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables) {
 }
 
 void ntt_inverse_inplace(u64* a, const NttTables& tables) {
+  check_input_range("ntt_inverse_inplace", a, tables, 2);
   if (use_ifma(tables)) {
     detail::ntt_inverse_ifma(a, tables);
     return;

@@ -39,7 +39,7 @@ class NttTables {
   std::size_t ring_dim() const { return n_; }
   int log_ring_dim() const { return log_n_; }
   const Modulus& modulus() const { return modulus_; }
-  // The primitive 2N-th root psi used (the minimal one, as SEAL and OpenFHE choose).
+  // The primitive 2N-th root psi used (the minimal one, as SEAL chooses).
   u64 root() const { return root_; }
   // True when q < 2^50 and N >= 16, so the IFMA kernels may run on these tables.
   bool ifma_capable() const { return ifma_capable_; }

@@ -2,6 +2,7 @@
 #include "math/parallel.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -17,8 +18,11 @@ std::atomic<int>& cap_storage() {
   return cap;
 }
 
-int cap_from_environment() {
-  const char* value = std::getenv("HEC_THREADS");
+int cap_from_environment() { return parse_thread_cap(std::getenv("HEC_THREADS")); }
+
+}  // namespace
+
+int parse_thread_cap(const char* value) {
   if (value == nullptr || *value == '\0') return omp_get_max_threads();
   char* end = nullptr;
   const long parsed = std::strtol(value, &end, 10);
@@ -28,8 +32,6 @@ int cap_from_environment() {
   }
   return static_cast<int>(parsed);
 }
-
-}  // namespace
 
 void set_thread_cap(int threads) {
   if (threads < 1) {
@@ -46,6 +48,13 @@ int thread_cap() {
     cap_storage().store(cap, std::memory_order_relaxed);
   }
   return cap;
+}
+
+void reexec_with_passive_openmp_wait(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // execv returned: could not re-execute; carry on with the policy libgomp already chose.
 }
 
 }  // namespace hec::math

@@ -19,6 +19,10 @@ void set_thread_cap(int threads);
 // is set to something other than a positive integer.
 int thread_cap();
 
+// The cap a value of HEC_THREADS asks for: omp_get_max_threads() when null or empty, else a
+// positive integer; throws std::invalid_argument naming HEC_THREADS otherwise.
+int parse_thread_cap(const char* value);
+
 // Collects the first exception thrown inside an OpenMP region; rethrow() after the region.
 class ParallelExceptionCollector {
  public:
@@ -37,12 +41,18 @@ class ParallelExceptionCollector {
   std::exception_ptr first_;
 };
 
-// Runs body(i) for i in [0, count) on up to thread_cap() threads (static schedule). An
-// exception thrown by any body is rethrown here after all threads finished.
+// Below this much work (in rough units of one modular operation) a parallel region costs
+// more than it saves, above all when other processes share the cores.
+inline constexpr std::size_t kParallelMinWork = std::size_t{1} << 15;
+
+// Runs body(i) for i in [0, count) on up to thread_cap() threads (static schedule), or
+// serially when count * work_per_item < kParallelMinWork (the default work_per_item always
+// goes parallel when count >= 2). An exception thrown by any body is rethrown here after all
+// threads finished.
 template <class Body>
-void parallel_for(std::size_t count, Body&& body) {
+void parallel_for(std::size_t count, Body&& body, std::size_t work_per_item = kParallelMinWork) {
   const int cap = thread_cap();
-  if (count < 2 || cap == 1) {
+  if (count < 2 || cap == 1 || count * work_per_item < kParallelMinWork) {
     for (std::size_t i = 0; i < count; ++i) body(i);
     return;
   }
@@ -58,5 +68,12 @@ void parallel_for(std::size_t count, Body&& body) {
   }
   errors.rethrow_if_any();
 }
+
+// OpenMP threads that spin while waiting slow everything down when other processes share
+// the cores (DESIGN.md §7). libgomp reads OMP_WAIT_POLICY only when it is loaded, so a
+// program that wants passive waiting calls this first thing in main(): if OMP_WAIT_POLICY
+// is unset it sets it to "passive" and re-executes /proc/self/exe with the same argv (on
+// failure to re-execute it returns and the program continues with the default policy).
+void reexec_with_passive_openmp_wait(char** argv);
 
 }  // namespace hec::math

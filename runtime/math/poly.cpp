@@ -4,7 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 #include "math/sampling.h"
 
 namespace hec::math {
@@ -41,6 +43,14 @@ void check_evaluation(const char* op, const RnsPoly& a) {
                                 " form, evaluation form required");
   }
 }
+
+// The IFMA kernels take limbs whose modulus is below 2^50 when the CPU has them.
+bool use_ifma(const Modulus& m) {
+  return m.bit_count() <= 50 && active_kernel_path() == KernelPath::kAvx512Ifma;
+}
+
+// Addition-type kernels need only AVX-512F (any q < 2^61); the IFMA check covers it.
+bool use_avx512() { return active_kernel_path() == KernelPath::kAvx512Ifma; }
 
 }  // namespace
 
@@ -88,50 +98,66 @@ bool RnsPoly::operator==(const RnsPoly& other) const {
 void add_inplace(RnsPoly& a, const RnsPoly& b) {
   check_compatible("add_inplace", a, b);
   const std::size_t n = a.ring_dim();
-  parallel_for(a.num_limbs(), [&](std::size_t i) {
-    const u64 q = a.modulus(i).value();
-    u64* x = a.limb(i);
-    const u64* y = b.limb(i);
-    for (std::size_t c = 0; c < n; ++c) {
-      const u64 s = x[c] + y[c];
-      x[c] = s >= q ? s - q : s;
-    }
-  });
+  parallel_for(
+      a.num_limbs(),
+      [&](std::size_t i) {
+        const u64 q = a.modulus(i).value();
+        u64* x = a.limb(i);
+        const u64* y = b.limb(i);
+        if (use_avx512()) return detail::add_avx512(x, y, n, q);
+        for (std::size_t c = 0; c < n; ++c) {
+          const u64 s = x[c] + y[c];
+          x[c] = s >= q ? s - q : s;
+        }
+      },
+      n);
 }
 
 void sub_inplace(RnsPoly& a, const RnsPoly& b) {
   check_compatible("sub_inplace", a, b);
   const std::size_t n = a.ring_dim();
-  parallel_for(a.num_limbs(), [&](std::size_t i) {
-    const u64 q = a.modulus(i).value();
-    u64* x = a.limb(i);
-    const u64* y = b.limb(i);
-    for (std::size_t c = 0; c < n; ++c) {
-      const u64 d = x[c] - y[c];
-      x[c] = x[c] >= y[c] ? d : d + q;
-    }
-  });
+  parallel_for(
+      a.num_limbs(),
+      [&](std::size_t i) {
+        const u64 q = a.modulus(i).value();
+        u64* x = a.limb(i);
+        const u64* y = b.limb(i);
+        if (use_avx512()) return detail::sub_avx512(x, y, n, q);
+        for (std::size_t c = 0; c < n; ++c) {
+          const u64 d = x[c] - y[c];
+          x[c] = x[c] >= y[c] ? d : d + q;
+        }
+      },
+      n);
 }
 
 void negate_inplace(RnsPoly& a) {
   const std::size_t n = a.ring_dim();
-  parallel_for(a.num_limbs(), [&](std::size_t i) {
-    const u64 q = a.modulus(i).value();
-    u64* x = a.limb(i);
-    for (std::size_t c = 0; c < n; ++c) x[c] = x[c] == 0 ? 0 : q - x[c];
-  });
+  parallel_for(
+      a.num_limbs(),
+      [&](std::size_t i) {
+        const u64 q = a.modulus(i).value();
+        u64* x = a.limb(i);
+        if (use_avx512()) return detail::negate_avx512(x, n, q);
+        for (std::size_t c = 0; c < n; ++c) x[c] = x[c] == 0 ? 0 : q - x[c];
+      },
+      n);
 }
 
 void multiply_inplace(RnsPoly& a, const RnsPoly& b) {
   check_compatible("multiply_inplace", a, b);
   check_evaluation("multiply_inplace", a);
   const std::size_t n = a.ring_dim();
-  parallel_for(a.num_limbs(), [&](std::size_t i) {
-    const Modulus& m = a.modulus(i);
-    u64* x = a.limb(i);
-    const u64* y = b.limb(i);
-    for (std::size_t c = 0; c < n; ++c) x[c] = mul_mod(x[c], y[c], m);
-  });
+  parallel_for(
+      a.num_limbs(),
+      [&](std::size_t i) {
+        const Modulus& m = a.modulus(i);
+        u64* x = a.limb(i);
+        const u64* y = b.limb(i);
+        if (use_ifma(m)) return detail::multiply_ifma(x, y, n, m.value());
+        for (std::size_t c = 0; c < n; ++c) x[c] = mul_mod(x[c], y[c], m);
+      },
+      n);
 }
 
 void multiply_scalar_inplace(RnsPoly& a, std::span<const u64> scalars) {
@@ -147,12 +173,15 @@ void multiply_scalar_inplace(RnsPoly& a, std::span<const u64> scalars) {
     }
   }
   const std::size_t n = a.ring_dim();
-  parallel_for(a.num_limbs(), [&](std::size_t i) {
-    const u64 q = a.modulus(i).value();
-    const u64 s = scalars[i], ss = shoup_precompute(s, q);
-    u64* x = a.limb(i);
-    for (std::size_t c = 0; c < n; ++c) x[c] = mul_shoup(x[c], s, ss, q);
-  });
+  parallel_for(
+      a.num_limbs(),
+      [&](std::size_t i) {
+        const u64 q = a.modulus(i).value();
+        const u64 s = scalars[i], ss = shoup_precompute(s, q);
+        u64* x = a.limb(i);
+        for (std::size_t c = 0; c < n; ++c) x[c] = mul_shoup(x[c], s, ss, q);
+      },
+      n);
 }
 
 void multiply_add_inplace(RnsPoly& acc, const RnsPoly& a, const RnsPoly& b) {
@@ -160,15 +189,19 @@ void multiply_add_inplace(RnsPoly& acc, const RnsPoly& a, const RnsPoly& b) {
   check_compatible("multiply_add_inplace", a, b);
   check_evaluation("multiply_add_inplace", acc);
   const std::size_t n = acc.ring_dim();
-  parallel_for(acc.num_limbs(), [&](std::size_t i) {
-    const Modulus& m = acc.modulus(i);
-    u64* z = acc.limb(i);
-    const u64* x = a.limb(i);
-    const u64* y = b.limb(i);
-    for (std::size_t c = 0; c < n; ++c) {
-      z[c] = barrett_reduce_128(static_cast<u128>(x[c]) * y[c] + z[c], m);
-    }
-  });
+  parallel_for(
+      acc.num_limbs(),
+      [&](std::size_t i) {
+        const Modulus& m = acc.modulus(i);
+        u64* z = acc.limb(i);
+        const u64* x = a.limb(i);
+        const u64* y = b.limb(i);
+        if (use_ifma(m)) return detail::multiply_add_ifma(z, x, y, n, m.value());
+        for (std::size_t c = 0; c < n; ++c) {
+          z[c] = barrett_reduce_128(static_cast<u128>(x[c]) * y[c] + z[c], m);
+        }
+      },
+      n);
 }
 
 void multiply_accumulate(RnsPoly& out, std::span<const RnsPoly* const> a,
@@ -191,31 +224,43 @@ void multiply_accumulate(RnsPoly& out, std::span<const RnsPoly* const> a,
   out.set_form(PolyForm::kEvaluation);
   const std::size_t n = out.ring_dim();
   constexpr std::size_t kBlock = 256;  // 4 KiB of 128-bit accumulators stay in L1
-  parallel_for(out.num_limbs(), [&](std::size_t i) {
-    const Modulus& m = out.modulus(i);
-    const u64 q = m.value();
-    // Terms that fit a 128-bit accumulator on top of a reduced value below q.
-    const u128 max_product = static_cast<u128>(q - 1) * (q - 1);
-    const std::size_t run = static_cast<std::size_t>(
-        std::min<u128>((~static_cast<u128>(0) - q) / max_product, u128{1} << 30));
-    u128 acc[kBlock];
-    u64* z = out.limb(i);
-    for (std::size_t start = 0; start < n; start += kBlock) {
-      const std::size_t len = std::min(kBlock, n - start);
-      for (std::size_t c = 0; c < len; ++c) acc[c] = 0;
-      std::size_t in_run = 0;
-      for (std::size_t k = 0; k < a.size(); ++k) {
-        const u64* x = a[k]->limb(i) + start;
-        const u64* y = b[k]->limb(i) + start;
-        for (std::size_t c = 0; c < len; ++c) acc[c] += static_cast<u128>(x[c]) * y[c];
-        if (++in_run == run) {  // fold back to [0, q) and continue
-          for (std::size_t c = 0; c < len; ++c) acc[c] = barrett_reduce_128(acc[c], m);
-          in_run = 0;
+  parallel_for(
+      out.num_limbs(),
+      [&](std::size_t i) {
+        const Modulus& m = out.modulus(i);
+        const u64 q = m.value();
+        if (use_ifma(m)) {
+          std::vector<const u64*> xs(a.size()), ys(b.size());
+          for (std::size_t k = 0; k < a.size(); ++k) {
+            xs[k] = a[k]->limb(i);
+            ys[k] = b[k]->limb(i);
+          }
+          return detail::multiply_accumulate_ifma(out.limb(i), xs.data(), ys.data(), a.size(), n,
+                                                  q);
         }
-      }
-      for (std::size_t c = 0; c < len; ++c) z[start + c] = barrett_reduce_128(acc[c], m);
-    }
-  });
+        // Terms that fit a 128-bit accumulator on top of a reduced value below q.
+        const u128 max_product = static_cast<u128>(q - 1) * (q - 1);
+        const std::size_t run = static_cast<std::size_t>(
+            std::min<u128>((~static_cast<u128>(0) - q) / max_product, u128{1} << 30));
+        u128 acc[kBlock];
+        u64* z = out.limb(i);
+        for (std::size_t start = 0; start < n; start += kBlock) {
+          const std::size_t len = std::min(kBlock, n - start);
+          for (std::size_t c = 0; c < len; ++c) acc[c] = 0;
+          std::size_t in_run = 0;
+          for (std::size_t k = 0; k < a.size(); ++k) {
+            const u64* x = a[k]->limb(i) + start;
+            const u64* y = b[k]->limb(i) + start;
+            for (std::size_t c = 0; c < len; ++c) acc[c] += static_cast<u128>(x[c]) * y[c];
+            if (++in_run == run) {  // fold back to [0, q) and continue
+              for (std::size_t c = 0; c < len; ++c) acc[c] = barrett_reduce_128(acc[c], m);
+              in_run = 0;
+            }
+          }
+          for (std::size_t c = 0; c < len; ++c) z[start + c] = barrett_reduce_128(acc[c], m);
+        }
+      },
+      n * a.size());
 }
 
 void to_ntt_inplace(RnsPoly& a) {
@@ -223,7 +268,9 @@ void to_ntt_inplace(RnsPoly& a) {
     throw std::invalid_argument("to_ntt_inplace: polynomial is already in evaluation form");
   }
   const RnsContext& ctx = *a.context();
-  parallel_for(a.num_limbs(), [&](std::size_t i) { ntt_forward_inplace(a.limb(i), ctx.ntt(i)); });
+  parallel_for(
+      a.num_limbs(), [&](std::size_t i) { ntt_forward_inplace(a.limb(i), ctx.ntt(i)); },
+      a.ring_dim() * ctx.ntt(0).log_ring_dim());
   a.set_form(PolyForm::kEvaluation);
 }
 
@@ -232,7 +279,9 @@ void from_ntt_inplace(RnsPoly& a) {
     throw std::invalid_argument("from_ntt_inplace: polynomial is already in coefficient form");
   }
   const RnsContext& ctx = *a.context();
-  parallel_for(a.num_limbs(), [&](std::size_t i) { ntt_inverse_inplace(a.limb(i), ctx.ntt(i)); });
+  parallel_for(
+      a.num_limbs(), [&](std::size_t i) { ntt_inverse_inplace(a.limb(i), ctx.ntt(i)); },
+      a.ring_dim() * ctx.ntt(0).log_ring_dim());
   a.set_form(PolyForm::kCoefficient);
 }
 

@@ -6,7 +6,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/rns_kernels.h"
 
 namespace hec::math {
 namespace {
@@ -172,63 +174,114 @@ BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to) : from_(fro
   }
   q_inv_double_.resize(k);
   for (std::size_t i = 0; i < k; ++i) q_inv_double_[i] = 1.0 / static_cast<double>(from[i].value());
+
+  bool small_moduli = true;
+  for (const Modulus& m : from.moduli()) small_moduli = small_moduli && m.bit_count() <= 50;
+  for (const Modulus& m : to.moduli()) small_moduli = small_moduli && m.bit_count() <= 50;
+  if (small_moduli) {
+    auto t = std::make_shared<detail::ConvertTables>();
+    const auto shoup52 = [](u64 w, u64 q) {
+      return static_cast<u64>((static_cast<u128>(w) << 52) / q);
+    };
+    t->k = k;
+    t->l = l;
+    for (std::size_t i = 0; i < k; ++i) {
+      const u64 q = from[i].value();
+      t->from_q.push_back(q);
+      t->hat_inv.push_back(from.q_hat_inv_mod_q(i));
+      t->hat_inv_shoup52.push_back(shoup52(from.q_hat_inv_mod_q(i), q));
+    }
+    t->q_hat_mod_p = q_hat_mod_p_;
+    t->q_inv = q_inv_double_;
+    for (std::size_t j = 0; j < l; ++j) {
+      const u64 p = to[j].value();
+      const u64 two52 = static_cast<u64>((u128{1} << 52) % p);
+      t->to_p.push_back(p);
+      t->two52_mod_p.push_back(two52);
+      t->two52_mod_p_shoup52.push_back(shoup52(two52, p));
+      t->one_shoup52.push_back(shoup52(1, p));
+      t->q_mod_p.push_back(q_mod_p_[j]);
+      t->q_mod_p_shoup52.push_back(shoup52(q_mod_p_[j], p));
+    }
+    ifma_ = std::move(t);
+  }
+}
+
+// Both conversions, block by block over the coefficients (blocks in parallel):
+// Step (1): y_i = [x_i * (Q/q_i)^{-1}]_{q_i} for the block, limb by limb.
+// Step (2) (exact only): v = floor(sum_i y_i / q_i + 1/2), the number of times Q was added (HPS
+//          Lemma 2); rounding rather than flooring selects the centred representative.
+// Step (3): out_j = [sum_i y_i * (Q/q_i mod p_j) - v * (Q mod p_j)]_{p_j}, accumulating the
+//          k <= 64 products below 2^122 each in 128 bits and reducing once.
+template <bool exact>
+void BaseConverter::convert(const u64* in, u64* out, std::size_t n) const {
+  using detail::kConvertBlock;
+  const std::size_t k = from_.size(), l = to_.size();
+  const std::size_t blocks = (n + kConvertBlock - 1) / kConvertBlock;
+  const bool ifma = ifma_ != nullptr && active_kernel_path() == KernelPath::kAvx512Ifma;
+  parallel_for(
+      blocks,
+      [&](std::size_t b) {
+        const std::size_t start = b * kConvertBlock;
+        const std::size_t len = std::min(kConvertBlock, n - start);
+        if (ifma) {
+          detail::convert_block_ifma(*ifma_, exact, in, out, n, start, len);
+          return;
+        }
+        std::vector<u64> y(k * kConvertBlock);
+        // Step (1)
+        for (std::size_t i = 0; i < k; ++i) {
+          const u64 qi = from_[i].value(), w = from_.q_hat_inv_mod_q(i),
+                    ws = from_.q_hat_inv_mod_q_shoup(i);
+          const u64* xi = in + i * n + start;
+          u64* yi = y.data() + i * kConvertBlock;
+          for (std::size_t c = 0; c < len; ++c) yi[c] = mul_shoup(xi[c], w, ws, qi);
+        }
+        // Step (2)
+        u64 v[kConvertBlock];
+        if constexpr (exact) {
+          double s[kConvertBlock] = {};
+          for (std::size_t i = 0; i < k; ++i) {
+            const double inv = q_inv_double_[i];
+            const u64* yi = y.data() + i * kConvertBlock;
+            for (std::size_t c = 0; c < len; ++c) s[c] += static_cast<double>(yi[c]) * inv;
+          }
+          // floor(s + 1/2) (s >= 0), the same operations as the IFMA kernel.
+          for (std::size_t c = 0; c < len; ++c) v[c] = static_cast<u64>(s[c] + 0.5);
+        }
+        // Step (3)
+        for (std::size_t j = 0; j < l; ++j) {
+          const Modulus& pj = to_[j];
+          const u64 p = pj.value();
+          const u64* hat = &q_hat_mod_p_[j * k];
+          u64* oj = out + j * n + start;
+          u128 acc[kConvertBlock] = {};
+          for (std::size_t i = 0; i < k; ++i) {
+            const u64 h = hat[i];
+            const u64* yi = y.data() + i * kConvertBlock;
+            for (std::size_t c = 0; c < len; ++c) acc[c] += static_cast<u128>(yi[c]) * h;
+          }
+          if constexpr (exact) {
+            const u64 q_mod = q_mod_p_[j];
+            for (std::size_t c = 0; c < len; ++c) {
+              // v <= k < p: v * (Q mod p) < 2^67 fits the accumulator's headroom after reducing.
+              const u64 sum = barrett_reduce_128(acc[c], pj);
+              oj[c] = sub_mod(sum, barrett_reduce_128(static_cast<u128>(v[c]) * q_mod, pj), p);
+            }
+          } else {
+            for (std::size_t c = 0; c < len; ++c) oj[c] = barrett_reduce_128(acc[c], pj);
+          }
+        }
+      },
+      kConvertBlock * (k * l + k));
 }
 
 void BaseConverter::convert_approx(const u64* in, u64* out, std::size_t n) const {
-  const std::size_t k = from_.size(), l = to_.size();
-  // Step (1): y_i = [x_i * (Q/q_i)^{-1}]_{q_i}, limb by limb.
-  std::vector<u64> y(k * n);
-  parallel_for(k, [&](std::size_t i) {
-    const u64 qi = from_[i].value(), w = from_.q_hat_inv_mod_q(i),
-              ws = from_.q_hat_inv_mod_q_shoup(i);
-    for (std::size_t c = 0; c < n; ++c) y[i * n + c] = mul_shoup(in[i * n + c], w, ws, qi);
-  });
-  // Step (2): out_j = [sum_i y_i * (Q/q_i mod p_j)]_{p_j}, accumulating 128-bit products
-  // (k <= 64 products below 2^122 each fit).
-  parallel_for(l, [&](std::size_t j) {
-    const Modulus& pj = to_[j];
-    const u64* hat = &q_hat_mod_p_[j * k];
-    u64* oj = out + j * n;
-    for (std::size_t c = 0; c < n; ++c) {
-      u128 acc = 0;
-      for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * n + c]) * hat[i];
-      oj[c] = barrett_reduce_128(acc, pj);
-    }
-  });
+  convert<false>(in, out, n);
 }
 
 void BaseConverter::convert_exact(const u64* in, u64* out, std::size_t n) const {
-  const std::size_t k = from_.size(), l = to_.size();
-  // Step (1): y_i as in convert_approx.
-  std::vector<u64> y(k * n);
-  parallel_for(k, [&](std::size_t i) {
-    const u64 qi = from_[i].value(), w = from_.q_hat_inv_mod_q(i),
-              ws = from_.q_hat_inv_mod_q_shoup(i);
-    for (std::size_t c = 0; c < n; ++c) y[i * n + c] = mul_shoup(in[i * n + c], w, ws, qi);
-  });
-  // Step (2): v = round(sum_i y_i / q_i), the number of times Q was added (HPS Lemma 2);
-  // rounding rather than flooring selects the centred representative.
-  std::vector<u64> v(n);
-  for (std::size_t c = 0; c < n; ++c) {
-    double s = 0;
-    for (std::size_t i = 0; i < k; ++i) s += static_cast<double>(y[i * n + c]) * q_inv_double_[i];
-    v[c] = static_cast<u64>(std::llround(s));
-  }
-  // Step (3): out_j = [sum_i y_i * (Q/q_i) - v * Q]_{p_j}.
-  parallel_for(l, [&](std::size_t j) {
-    const Modulus& pj = to_[j];
-    const u64 p = pj.value();
-    const u64* hat = &q_hat_mod_p_[j * k];
-    const u64 q_mod = q_mod_p_[j];
-    u64* oj = out + j * n;
-    for (std::size_t c = 0; c < n; ++c) {
-      u128 acc = 0;
-      for (std::size_t i = 0; i < k; ++i) acc += static_cast<u128>(y[i * n + c]) * hat[i];
-      const u64 sum = barrett_reduce_128(acc, pj);
-      const u64 correction = mul_mod(v[c] % p, q_mod, pj);
-      oj[c] = sub_mod(sum, correction, p);
-    }
-  });
+  convert<true>(in, out, n);
 }
 
 }  // namespace hec::math

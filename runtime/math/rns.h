@@ -11,14 +11,21 @@
 // Lemma 2), which yields the centred representative [x]_Q in (-Q/2, Q/2] mod p_j.
 //
 // Layout of multi-limb arrays: limb-major, limb i of n coefficients at in + i * n.
+// Kernel paths: AVX-512 IFMA when every modulus of both bases is below 2^50 and the CPU has
+// it (active_kernel_path()), portable otherwise; the outputs are bit-identical.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "math/modarith.h"
 
 namespace hec::math {
+
+namespace detail {
+struct ConvertTables;
+}  // namespace detail
 
 class RnsBase {
  public:
@@ -61,6 +68,8 @@ class RnsBase {
 // Converts n coefficients from base `from` (Q) to base `to` (P).
 class BaseConverter {
  public:
+  // Throws std::invalid_argument if from has more than 64 moduli (the 128-bit accumulator
+  // bound). The bases normally share no modulus; that is not checked.
   BaseConverter(const RnsBase& from, const RnsBase& to);
 
   const RnsBase& from() const { return from_; }
@@ -73,17 +82,24 @@ class BaseConverter {
   void convert_approx(const u64* in, u64* out, std::size_t n) const;
 
   // Exact conversion of the centred representative: out_j = [x]_Q mod p_j with
-  // [x]_Q in (-Q/2, Q/2]. Exact whenever |[x]_Q| <= Q/2 - Q * k * 2^-50 (k = from().size()),
-  // i.e. except within a relative band of width k * 2^-50 around Q/2, where the
-  // floating-point rounding of v may pick the other representative (HPS Lemma 2).
+  // [x]_Q in (-Q/2, Q/2]. v = round(sum_i y_i / q_i) is computed in double precision; each
+  // term carries a rounding error below 3 * 2^-53 and the k-term sum adds at most
+  // k^2 * 2^-53, so the result is exact whenever |[x]_Q| <= Q * (1/2 - (k^2 + 3k) * 2^-53)
+  // (k = from().size() <= 64): only values within that relative band around +-Q/2 may come
+  // out as the other representative, off by Q (HPS §2.2, Lemma 2). Inputs in [0, q_i).
   void convert_exact(const u64* in, u64* out, std::size_t n) const;
 
  private:
+  template <bool exact>
+  void convert(const u64* in, u64* out, std::size_t n) const;
+
   RnsBase from_, to_;
   // q_hat_mod_p_[j * k + i] = (Q/q_i) mod p_j; q_mod_p_[j] = Q mod p_j.
   std::vector<u64> q_hat_mod_p_;
   std::vector<u64> q_mod_p_;
   std::vector<double> q_inv_double_;  // 1 / q_i
+  // Constants of the AVX-512 IFMA kernel; null unless every modulus is below 2^50.
+  std::shared_ptr<const detail::ConvertTables> ifma_;
 };
 
 }  // namespace hec::math

@@ -55,6 +55,11 @@ Prng::Prng(const Seed& seed, std::uint64_t stream_id) : key_(seed) {
   std::memcpy(nonce_.data(), &stream_id, sizeof(stream_id));
 }
 
+Prng::~Prng() {
+  sodium_memzero(key_.data(), key_.size());
+  sodium_memzero(buffer_.data(), buffer_.size());
+}
+
 void Prng::refill() {
   constexpr std::uint32_t kBlocks = sizeof(buffer_) / 64;
   if (block_counter_ > UINT32_MAX - kBlocks) {

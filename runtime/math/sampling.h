@@ -30,7 +30,8 @@ using Seed = std::array<unsigned char, kSeedBytes>;
 inline constexpr double kDefaultGaussianSigma = 3.19;
 inline constexpr double kGaussianTailCutSigmas = 6.0;
 
-// ChaCha20 keystream generator. Not thread-safe: use one per thread.
+// ChaCha20 keystream generator. Not thread-safe: use one per thread. Not copyable (a copy
+// would repeat the stream); the key and buffered keystream are wiped on destruction.
 class Prng {
  public:
   // Seeded from the operating system through libsodium's randombytes_buf.
@@ -38,6 +39,9 @@ class Prng {
   // Deterministic stream: the same seed (and stream id) gives the same bytes everywhere.
   // Different stream ids give independent streams under one seed (the id is the nonce).
   explicit Prng(const Seed& seed, std::uint64_t stream_id = 0);
+  ~Prng();
+  Prng(const Prng&) = delete;
+  Prng& operator=(const Prng&) = delete;
 
   // A fresh seed from the operating system.
   static Seed random_seed();

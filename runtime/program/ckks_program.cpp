@@ -33,6 +33,7 @@
 #include "ckks/encryptor.h"
 #include "ckks/io.h"
 #include "core/serialize.h"
+#include "math/parallel.h"
 #include "program/args.h"
 #include "program/npy.h"
 #include "program/output.h"
@@ -73,13 +74,8 @@ void parallel_rows(std::size_t count, int threads,
   if (error) std::rethrow_exception(error);
 }
 
-int default_threads() {
-  if (const char* env = std::getenv("HEC_THREADS")) {
-    const int t = std::atoi(env);
-    if (t >= 1) return t;
-  }
-  return std::max(1, omp_get_max_threads());
-}
+// The runtime's one process-wide thread cap (math/parallel.h: HEC_THREADS or all cores).
+int default_threads() { return math::thread_cap(); }
 
 CtArray make_array(std::vector<std::size_t> shape, std::vector<Ct>&& values) {
   CtArray out;
@@ -91,8 +87,8 @@ CtArray make_array(std::vector<std::size_t> shape, std::vector<Ct>&& values) {
 
 void check_same_shape(const char* what, const CtArray& a, const CtArray& b) {
   if (a.shape != b.shape) {
-    throw std::logic_error(std::string(what) + ": array shapes " + format_shape(a.shape) +
-                           " and " + format_shape(b.shape) + " differ");
+    throw std::logic_error(std::string(what) + ": array shapes " + format_shape(a.shape) + " and " +
+                           format_shape(b.shape) + " differ");
   }
 }
 
@@ -134,7 +130,7 @@ void lower_degree_once(const Ops& ops, Ct& c) {
     add_mod(c.limb(d - 1, j), top.limb(1, j), c.n, chain[j]);
   }
   c.degree = d - 1;
-  c.data.resize((d) * words);
+  c.data.resize((d)*words);
 }
 
 }  // namespace
@@ -372,9 +368,9 @@ void expect_type(const CtArray& a, const char* value, int level, double log_scal
       std::fabs(log_s - log_scale) > 1e-6 * std::max(1.0, std::fabs(log_scale))) {
     std::ostringstream m;
     m.precision(12);
-    m << "value " << value << ": the compiler expects level " << level << ", scale 2^"
-      << log_scale << ", degree " << degree << " but the runtime has level " << c.level.value
-      << ", scale 2^" << log_s << ", degree " << c.degree << " (a compiler/runtime mismatch)";
+    m << "value " << value << ": the compiler expects level " << level << ", scale 2^" << log_scale
+      << ", degree " << degree << " but the runtime has level " << c.level.value << ", scale 2^"
+      << log_s << ", degree " << c.degree << " (a compiler/runtime mismatch)";
     throw std::logic_error(m.str());
   }
 }
@@ -653,10 +649,10 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
     const auto meta = read_meta(path.string() + ".meta");
     check_program(spec_, meta, path.string() + ".meta");
     if (field(meta, path, "key_id") != key_hex(key_id_)) {
-      throw std::runtime_error(path.string() + ": encrypted under key id " +
-                               field(meta, path, "key_id") + " but the evaluation keys are key id " +
-                               key_hex(key_id_) + " (wrong keys: encrypt with KEYDIR/public of " +
-                               "the same keygen run)");
+      throw std::runtime_error(
+          path.string() + ": encrypted under key id " + field(meta, path, "key_id") +
+          " but the evaluation keys are key id " + key_hex(key_id_) +
+          " (wrong keys: encrypt with KEYDIR/public of " + "the same keygen run)");
     }
     if (field(meta, path, "id") != in.id) {
       throw std::runtime_error(path.string() + ": holds array '" + field(meta, path, "id") +
@@ -687,8 +683,9 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
         if (b.begin != next) {
           throw std::runtime_error(
               "input '" + in.source + "': rows " + std::to_string(std::min(next, b.begin)) + ":" +
-              std::to_string(std::max(next, b.begin)) + (b.begin > next ? " are missing" : " overlap") +
-              " (row blocks in " + dir_.string() + " must cover 0:N exactly once)");
+              std::to_string(std::max(next, b.begin)) +
+              (b.begin > next ? " are missing" : " overlap") + " (row blocks in " + dir_.string() +
+              " must cover 0:N exactly once)");
         }
         next = b.end;
         meta = check_file(b.path, in);
@@ -712,8 +709,8 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
     for (const auto& [k, v] : dims) {
       auto [pos, inserted] = sizes_.emplace(k, v);
       if (!inserted && pos->second != v) {
-        throw std::runtime_error("input '" + in.source + "' has " + k + " = " +
-                                 std::to_string(v) + " but another input has " + k + " = " +
+        throw std::runtime_error("input '" + in.source + "' has " + k + " = " + std::to_string(v) +
+                                 " but another input has " + k + " = " +
                                  std::to_string(pos->second));
       }
     }
@@ -738,9 +735,7 @@ std::size_t Server::size(const std::string& name) const {
 
 int Server::threads() const { return default_threads(); }
 
-std::size_t Server::rows() const {
-  return spec_.stream_dim.empty() ? 0 : size(spec_.stream_dim);
-}
+std::size_t Server::rows() const { return spec_.stream_dim.empty() ? 0 : size(spec_.stream_dim); }
 
 const InputSpec& Server::input(const std::string& id) const {
   for (const auto& in : spec_.inputs) {
@@ -751,8 +746,7 @@ const InputSpec& Server::input(const std::string& id) const {
 
 CtArray Server::load(const std::string& id) const {
   const InputSpec& in = input(id);
-  const auto shape =
-      array_shape(in.layout, resolve(in.dims, sizes_), context_->slots());
+  const auto shape = array_shape(in.layout, resolve(in.dims, sizes_), context_->slots());
   CtArray out;
   out.shape = shape;
   auto append = [&](const std::filesystem::path& path) {
@@ -893,8 +887,8 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   const auto pk = gen.public_key(sk);
   ckks::save(dir / "secret", *ctx, sk);
   outputs.add(dir / "secret");
-  std::filesystem::permissions(dir / "secret", std::filesystem::perms::owner_read |
-                                                   std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   ckks::save(dir / "public", *ctx, pk);
   outputs.add(dir / "public");
   Meta meta = base_meta(spec, "keyset");
@@ -910,17 +904,19 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
     outputs.add(dir / "eval" / "relin");
   }
   if (!spec.rotations.empty()) {
-    ckks::save(dir / "eval" / "galois", *ctx, gen.galois_keys(sk, spec.rotations, false, key_level));
+    ckks::save(dir / "eval" / "galois", *ctx,
+               gen.galois_keys(sk, spec.rotations, false, key_level));
     outputs.add(dir / "eval" / "galois");
   }
   write_meta(dir / "eval" / "keyset", meta);
   outputs.add(dir / "eval" / "keyset");
   outputs.finish();
   std::cerr << "[keygen] key id " << key_hex(sk.key_id) << ": " << dir / "secret"
-            << " (coordinator only), " << dir / "public" << ", " << dir / "eval"
-            << (spec.relinearizes ? " (relinearization key)" : "")
-            << (spec.rotations.empty() ? "" : " (" + std::to_string(spec.rotations.size()) +
-                                                  " rotation keys)")
+            << " (coordinator only), " << dir / "public"
+            << ", " << dir / "eval" << (spec.relinearizes ? " (relinearization key)" : "")
+            << (spec.rotations.empty()
+                    ? ""
+                    : " (" + std::to_string(spec.rotations.size()) + " rotation keys)")
             << "\n";
   return 0;
 }
@@ -964,10 +960,11 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     if (!known) {
       std::string names;
       for (const auto& in : spec.inputs) {
-        if (names.find(in.source) == std::string::npos) names += (names.empty() ? "" : ", ") + in.source;
+        if (names.find(in.source) == std::string::npos)
+          names += (names.empty() ? "" : ", ") + in.source;
       }
-      throw UsageError("--input " + name + ": the program has no input of that name (inputs: " +
-                       names + ")");
+      throw UsageError("--input " + name +
+                       ": the program has no input of that name (inputs: " + names + ")");
     }
     if (files.count(name)) throw UsageError("--input " + name + " is given twice");
     files[name] = file;
@@ -1011,16 +1008,16 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       if (in.streamed && k == 0) {
         if (rows && rows->end - rows->begin != a.shape[0]) {
-          throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) +
-                                   ":" + std::to_string(rows->end) + " is " +
+          throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) + ":" +
+                                   std::to_string(rows->end) + " is " +
                                    std::to_string(rows->end - rows->begin) +
                                    " rows but the file has " + std::to_string(a.shape[0]));
         }
         const std::size_t end = (rows ? rows->begin : 0) + a.shape[0];
         if (end > bound_of(spec, d)) {
           throw std::runtime_error(file.string() + ": rows up to " + std::to_string(end) +
-                                   " exceed the bound " + d + " <= " +
-                                   std::to_string(bound_of(spec, d)));
+                                   " exceed the bound " + d +
+                                   " <= " + std::to_string(bound_of(spec, d)));
         }
         continue;
       }
@@ -1146,7 +1143,13 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
   const std::filesystem::path eval_dir = args.require("eval");
   const std::filesystem::path in_dir = args.require("in");
   const std::filesystem::path out_dir = args.require("out");
-  if (auto t = args.get("threads")) ::setenv("HEC_THREADS", t->c_str(), 1);
+  if (auto t = args.get("threads")) {
+    if (t->empty() || t->find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(*t) < 1) {
+      throw UsageError("compute: --threads must be a positive integer, got '" + *t + "'");
+    }
+    math::set_thread_cap(std::stoi(*t));
+  }
   auto ctx = make_program_context(spec);
   const core::KeyId key_id = read_keyset(spec, eval_dir);
   std::optional<ckks::RelinKey> relin;
@@ -1189,8 +1192,11 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   const auto sk = ckks::load_secret_key(sk_path, *ctx);
   ckks::Decryptor decryptor(ctx, sk);
   ckks::Encoder encoder(ctx);
+  // --out DIR: one NAME.npy per revealed value; --out FILE.npz: one archive (numpy.load).
+  const bool npz = out_dir.extension() == ".npz";
+  std::vector<std::pair<std::string, std::string>> members;
   OutputSet outputs;
-  outputs.create_dir(out_dir);
+  if (!npz) outputs.create_dir(out_dir);
   for (const auto& o : spec.outputs) {
     const auto path = in_dir / (o.name + ".cts");
     if (!std::filesystem::exists(path)) {
@@ -1226,10 +1232,16 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
       }
     });
+    if (npz) {
+      members.emplace_back(o.name,
+                           npy_bytes(dims, "<f8", values.data(), values.size() * sizeof(double)));
+      continue;
+    }
     const auto out = out_dir / (o.name + ".npy");
     write_npy(out, dims, values);
     outputs.add(out);
   }
+  if (npz) write_npz(out_dir, members);
   outputs.finish();
   return 0;
 }
@@ -1237,8 +1249,7 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
 int info(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path path = args.positional(0);
   const std::string name = path.string();
-  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") ||
-      path.filename() == "keyset") {
+  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") || path.filename() == "keyset") {
     for (const auto& [k, v] : read_meta(path)) std::cout << k << ": " << v << "\n";
     std::cout << "checksum: ok\n";
     return 0;
@@ -1261,8 +1272,7 @@ int info(const ProgramSpec& spec, const ParsedArgs& args) {
             << "file_bytes: " << p.file_size << "\n";
   auto ctx = make_program_context(spec);
   std::cout << "this program: " << spec.name << " ("
-            << (h.params_digest == ctx->params().digest() ? "same parameters"
-                                                           : "OTHER parameters")
+            << (h.params_digest == ctx->params().digest() ? "same parameters" : "OTHER parameters")
             << ")\n";
   return 0;
 }
@@ -1290,10 +1300,10 @@ CommandLine command_line(const ProgramSpec& spec) {
            {"threads", "T", "OpenMP threads (default: HEC_THREADS or all)"}},
           {}});
   cl.add({"decrypt",
-          "coordinator: decrypt the results into NAME.npy files",
+          "coordinator: decrypt the results into NAME.npy files (or one .npz)",
           {{"sk", "KEYDIR/secret", "the secret key", true},
            {"in", "RESDIR", "the encrypted results", true},
-           {"out", "DIR", "directory for the .npy files", true}},
+           {"out", "DIR|FILE.npz", "a directory of NAME.npy files, or one .npz archive", true}},
           {}});
   cl.add({"info", "print the header of a key, ciphertext or metadata file", {}, {"FILE"}});
   return cl;

@@ -2,6 +2,7 @@
 // the three keys the format defines ('descr', 'fortran_order', 'shape') and nothing else.
 #include "program/npy.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -284,6 +285,98 @@ void write_npy_int64(const std::filesystem::path& path, const std::vector<std::s
                                 " values, got " + std::to_string(data.size()));
   }
   write_file_atomic(path, npy_bytes(shape, "<i8", data.data(), data.size() * sizeof(std::int64_t)));
+}
+
+std::uint32_t crc32(const void* data, std::size_t size) {
+  static const auto table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t c = 0xFFFFFFFFu;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+namespace {
+void put16(std::string& out, std::uint32_t v) {
+  out.push_back(static_cast<char>(v & 0xFF));
+  out.push_back(static_cast<char>((v >> 8) & 0xFF));
+}
+void put32(std::string& out, std::uint32_t v) {
+  put16(out, v & 0xFFFF);
+  put16(out, v >> 16);
+}
+}  // namespace
+
+void write_npz(const std::filesystem::path& path,
+               const std::vector<std::pair<std::string, std::string>>& members) {
+  // ZIP (PKWARE APPNOTE 6.3): local header + data per member, central directory, end record;
+  // method 0 (stored), date 1980-01-01, no ZIP64.
+  std::string out, central;
+  std::vector<std::string> names;
+  for (const auto& [stem, bytes] : members) {
+    const std::string name = stem + ".npy";
+    for (const auto& n : names) {
+      if (n == name)
+        throw std::invalid_argument("write_npz " + path.string() + ": " + name + " twice");
+    }
+    names.push_back(name);
+    if (bytes.size() >= 0xFFFFFFFFull || out.size() >= 0xFFFFFFFFull) {
+      throw std::invalid_argument("write_npz " + path.string() + ": " + name +
+                                  " needs ZIP64 (4 GiB or more); write a directory instead");
+    }
+    const std::uint32_t crc = crc32(bytes.data(), bytes.size());
+    const auto offset = static_cast<std::uint32_t>(out.size());
+    const auto size = static_cast<std::uint32_t>(bytes.size());
+    put32(out, 0x04034b50);
+    put16(out, 20);
+    put16(out, 0);
+    put16(out, 0);
+    put16(out, 0);
+    put16(out, 0x21);
+    put32(out, crc);
+    put32(out, size);
+    put32(out, size);
+    put16(out, static_cast<std::uint32_t>(name.size()));
+    put16(out, 0);
+    out += name;
+    out += bytes;
+    put32(central, 0x02014b50);
+    put16(central, 20);
+    put16(central, 20);
+    put16(central, 0);
+    put16(central, 0);
+    put16(central, 0);
+    put16(central, 0x21);
+    put32(central, crc);
+    put32(central, size);
+    put32(central, size);
+    put16(central, static_cast<std::uint32_t>(name.size()));
+    put16(central, 0);
+    put16(central, 0);
+    put16(central, 0);
+    put16(central, 0);
+    put32(central, 0);
+    put32(central, offset);
+    central += name;
+  }
+  const auto cd_offset = static_cast<std::uint32_t>(out.size());
+  out += central;
+  put32(out, 0x06054b50);
+  put16(out, 0);
+  put16(out, 0);
+  put16(out, static_cast<std::uint32_t>(members.size()));
+  put16(out, static_cast<std::uint32_t>(members.size()));
+  put32(out, static_cast<std::uint32_t>(central.size()));
+  put32(out, cd_offset);
+  put16(out, 0);
+  write_file_atomic(path, out);
 }
 
 }  // namespace hec::program

@@ -39,6 +39,15 @@ void write_npy_int64(const std::filesystem::path& path, const std::vector<std::s
 std::string npy_bytes(const std::vector<std::size_t>& shape, const std::string& descr,
                       const void* data, std::size_t data_bytes);
 
+// An uncompressed .npz archive (a ZIP file of stored .npy members, as numpy.savez writes):
+// `members` are (name without ".npy", .npy bytes from npy_bytes). Written atomically. Throws
+// std::invalid_argument for a member of 4 GiB or more (no ZIP64) or a duplicate name.
+void write_npz(const std::filesystem::path& path,
+               const std::vector<std::pair<std::string, std::string>>& members);
+
+// CRC-32 (ISO-HDLC, the ZIP checksum) of `size` bytes.
+std::uint32_t crc32(const void* data, std::size_t size);
+
 // "(3, 4)", "(5,)" or "()": the shape as NumPy prints it, for messages.
 std::string format_shape(const std::vector<std::size_t>& shape);
 

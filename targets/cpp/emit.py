@@ -43,14 +43,100 @@ from compiler.ir_text import print_ir
 from compiler.types import FiniteSet, Interval
 
 CPP_KEYWORDS = frozenset(
-    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
-    char16_t char32_t class compl concept const consteval constexpr constinit const_cast
-    continue co_await co_return co_yield decltype default delete do double dynamic_cast else
-    enum explicit export extern false float for friend goto if inline int long mutable
-    namespace new noexcept not not_eq nullptr operator or or_eq private protected public
-    register reinterpret_cast requires return short signed sizeof static static_assert
-    static_cast struct switch template this thread_local throw true try typedef typeid
-    typename union unsigned using virtual void volatile wchar_t while xor xor_eq""".split()
+    [
+        "alignas",
+        "alignof",
+        "and",
+        "and_eq",
+        "asm",
+        "auto",
+        "bitand",
+        "bitor",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "char8_t",
+        "char16_t",
+        "char32_t",
+        "class",
+        "compl",
+        "concept",
+        "const",
+        "consteval",
+        "constexpr",
+        "constinit",
+        "const_cast",
+        "continue",
+        "co_await",
+        "co_return",
+        "co_yield",
+        "decltype",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "dynamic_cast",
+        "else",
+        "enum",
+        "explicit",
+        "export",
+        "extern",
+        "false",
+        "float",
+        "for",
+        "friend",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "not",
+        "not_eq",
+        "nullptr",
+        "operator",
+        "or",
+        "or_eq",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "reinterpret_cast",
+        "requires",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "static_assert",
+        "static_cast",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "thread_local",
+        "throw",
+        "true",
+        "try",
+        "typedef",
+        "typeid",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "wchar_t",
+        "while",
+        "xor",
+        "xor_eq",
+    ]
 )
 # Names the generated code itself uses.
 RESERVED = frozenset(
@@ -78,12 +164,12 @@ class _Schedule:
     stage: dict[SSAValue, int] = field(default_factory=dict)  # globals: when available
     row_stage: dict[SSAValue, int] = field(default_factory=dict)  # row values: earliest pass
     sinks: dict[Operation, int] = field(default_factory=dict)  # sink op -> its pass
-    collects: dict[Operation, int] = field(default_factory=dict)  # decrypt of row values
+    collects: dict[ckks.DecryptOp, int] = field(default_factory=dict)  # decrypt of row values
     passes: int = 0
     fallback: str = ""
 
 
-class _NotStreamable(Exception):
+class _NotStreamableError(Exception):
     pass
 
 
@@ -117,7 +203,7 @@ def _schedule(program: ckks.ProgramOp) -> _Schedule:
         return _global_schedule(program, None, "")
     try:
         return _row_schedule(program, dim)
-    except _NotStreamable as why:
+    except _NotStreamableError as why:
         return _global_schedule(program, None, str(why))
 
 
@@ -163,7 +249,7 @@ def _row_schedule(program: ckks.ProgramOp, dim: str) -> _Schedule:
                     s.stage[r] = stage
             continue
         if len(rows) != len(ct_operands):
-            raise _NotStreamable(f"{op.name} mixes row values and global arrays")
+            raise _NotStreamableError(f"{op.name} mixes row values and global arrays")
         stage = max(
             [s.row_stage[o] for o in rows]
             + [s.stage.get(o, 0) for o in op.operands if o not in s.row]
@@ -176,17 +262,17 @@ def _row_schedule(program: ckks.ProgramOp, dim: str) -> _Schedule:
             s.collects[op] = stage
             continue
         if isinstance(op, ckks.TransposeOp):
-            raise _NotStreamable("a transpose moves the streamed axis")
+            raise _NotStreamableError("a transpose moves the streamed axis")
         if isinstance(op, ckks.BroadcastOp) and op.dims_tuple[:1] != (0,):
-            raise _NotStreamable("a broadcast moves the streamed axis")
+            raise _NotStreamableError("a broadcast moves the streamed axis")
         result = ckks.ct_type(op.results[0])
         if not _rowable(result, dim):
-            raise _NotStreamable(f"{op.name} turns a row value into {result.dims}")
+            raise _NotStreamableError(f"{op.name} turns a row value into {result.dims}")
         s.row.add(op.results[0])
         s.row_stage[op.results[0]] = stage
     s.passes = 1 + max([*s.sinks.values(), *s.collects.values()], default=-1)
     if s.passes == 0:
-        raise _NotStreamable("no sum over the streamed axis")
+        raise _NotStreamableError("no sum over the streamed axis")
     return s
 
 
@@ -397,6 +483,7 @@ def emit(
         "// Roles: keygen (coordinator), encrypt (data owner), compute (server: evaluation keys",
         "// only), decrypt (coordinator), info. Run it without arguments for usage.",
         f"// The server computation {plan}.",
+        '#include "math/parallel.h"',
         '#include "program/ckks_program.h"',
         "",
         "namespace {",
@@ -414,6 +501,8 @@ def emit(
         "}  // namespace",
         "",
         "int main(int argc, char** argv) {",
+        "  // Passive OpenMP waiting (DESIGN.md §7): re-executes itself once with the policy set.",
+        "  hec::math::reexec_with_passive_openmp_wait(argv);",
         "  return hec::program::run_main(kSpec, compute, argc, argv);",
         "}",
         "",
@@ -517,9 +606,7 @@ class _ComputeWriter:
                 a, b = ckks.ct_type(op.lhs), ckks.ct_type(op.rhs)
                 if a.degree_value == 1 and b.degree_value == 1:
                     return f"dot(ops, {n(op.lhs)}, {n(op.rhs)}, {op.axis_value - shift})"
-                return (
-                    f"reduce(ops, mul(ops, {n(op.lhs)}, {n(op.rhs)}), {op.axis_value - shift})"
-                )
+                return f"reduce(ops, mul(ops, {n(op.lhs)}, {n(op.rhs)}), {op.axis_value - shift})"
             case ckks.BroadcastOp():
                 src, res = ckks.ct_type(op.input), ckks.ct_type(op.result)
                 dims = list(op.dims_tuple)
@@ -542,7 +629,8 @@ class _ComputeWriter:
         n = self.n
         match op:
             case ckks.SizeOp():
-                return f"const double {n(op.result)} = static_cast<double>({self.size_expr(op.sym_value)});"
+                size = self.size_expr(op.sym_value)
+                return f"const double {n(op.result)} = static_cast<double>({size});"
             case ckks.ConstantOp():
                 return f"const double {n(op.result)} = {_double(op.float_value)};"
             case ckks.PublicArithOp():
@@ -584,9 +672,8 @@ class _ComputeWriter:
                         f"server.load({_cpp_string(self.n(op.result))});"
                     )
                 else:
-                    lines.append(
-                        f"{ind}const CtArray {self.n(op.results[0])} = {self.expression(op, False)};"
-                    )
+                    value = self.expression(op, False)
+                    lines.append(f"{ind}const CtArray {self.n(op.results[0])} = {value};")
                 lines.append(self.check(op.results[0], ind))
             return lines
 
@@ -653,7 +740,9 @@ class _ComputeWriter:
             if isinstance(owner, Operation) and not isinstance(owner, ckks.EncryptOp):
                 stack += [o for o in owner.operands if o in s.row]
         inputs = [
-            op.results[0] for op in row_ops if isinstance(op, ckks.EncryptOp) and op.results[0] in need
+            op.results[0]
+            for op in row_ops
+            if isinstance(op, ckks.EncryptOp) and op.results[0] in need
         ]
         lines = [
             "",
@@ -676,7 +765,7 @@ class _ComputeWriter:
             lines.append(f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.rows());")
         ids = ", ".join(_cpp_string(self.n(v)) for v in inputs)
         lines.append(
-            f"{ind}server.stream(\"compute pass {p + 1}/{s.passes}\", {{{ids}}},"
+            f'{ind}server.stream("compute pass {p + 1}/{s.passes}", {{{ids}}},'
             " [&]([[maybe_unused]] std::size_t row, const std::vector<CtArray>& in,"
             " [[maybe_unused]] int thread) {"
         )
@@ -767,7 +856,10 @@ def write_project(emitted: Emitted, out_dir: Path) -> list[Path]:
     """Write `<name>.cpp` and `build.ninja` into `out_dir`; returns the files rewritten."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for path, text in ((out_dir / f"{emitted.name}.cpp", emitted.cpp), (out_dir / "build.ninja", emitted.ninja)):
+    for path, text in (
+        (out_dir / f"{emitted.name}.cpp", emitted.cpp),
+        (out_dir / "build.ninja", emitted.ninja),
+    ):
         if write_if_changed(path, text):
             written.append(path)
     return written

@@ -18,8 +18,8 @@ using testing::small_params;
 
 TEST(CkksEncoder, SpecialFftMatchesDirectEmbedding) {
   // N = 2^10 (insecure is irrelevant here): slot j must equal m(zeta^{5^j}).
-  const auto ctx = make_context(Parameters::from_bit_sizes(LogN(10), {50}, 40, 1, {50}, 2,
-                                                           Security::kInsecure));
+  const auto ctx =
+      make_context(Parameters::from_bit_sizes(LogN(10), {50}, 40, 1, {50}, 2, Security::kInsecure));
   Encoder enc(ctx);
   const std::size_t n = ctx->n();
   const auto z = random_slots(n / 2, 1.0, 1);
@@ -31,12 +31,13 @@ TEST(CkksEncoder, SpecialFftMatchesDirectEmbedding) {
   for (std::size_t j = 0; j < n / 2; ++j) {
     std::complex<long double> acc = 0;
     for (std::size_t k = 0; k < n; ++k) {
-      const long double angle = std::numbers::pi_v<long double> *
-                                static_cast<long double>((g * k) % (2 * n)) / n;
+      const long double angle =
+          std::numbers::pi_v<long double> * static_cast<long double>((g * k) % (2 * n)) / n;
       acc += m[k] * std::complex<long double>(std::cos(angle), std::sin(angle));
     }
-    worst = std::max(worst, static_cast<double>(std::abs(acc - std::complex<long double>(
-                                                                   z[j].real(), z[j].imag()))));
+    worst = std::max(
+        worst,
+        static_cast<double>(std::abs(acc - std::complex<long double>(z[j].real(), z[j].imag()))));
     g = g * 5 % (2 * n);
   }
   EXPECT_LT(worst, 1e-12);
@@ -57,7 +58,8 @@ TEST(CkksEncoder, RoundTripAtEveryLevelWithinBound) {
       const double err = max_error(r.values, z);
       EXPECT_LE(err, bound + r.error_bound) << "level " << l << " scale " << scale;
       EXPECT_GT(bound, 0);
-      EXPECT_LT(bound, ctx->n() / scale);  // the rigorous bound is below the worst case N/(2 Delta) * 2
+      EXPECT_LT(bound,
+                ctx->n() / scale);  // the rigorous bound is below the worst case N/(2 Delta) * 2
     }
   }
 }

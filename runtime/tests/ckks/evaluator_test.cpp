@@ -197,6 +197,26 @@ TEST_P(CkksFixture, RotationAndConjugationByEveryKey) {
   EXPECT_THROW(eval->rotate_inplace(r, 4, gk), std::invalid_argument);
 }
 
+TEST_P(CkksFixture, KeySwitchNoiseStaysAtFreshLevel) {
+  // Regression: with the approximate P -> Q conversion in ModDown, the error -u(1 + s) has a
+  // non-zero mean, which the canonical embedding amplifies ~N-fold; a rotation then carried
+  // 1.5-4x (N = 2^12; 15x at N = 2^16) the noise of a fresh encryption. With the exact
+  // conversion the key-switching noise is negligible: the ciphertext keeps its fresh error.
+  KeyGenerator gen(ctx);
+  const GaloisKeys gk = gen.galois_keys(sk, {1});
+  double fresh = 0, rotated = 0;
+  for (unsigned trial = 0; trial < 4; ++trial) {
+    const Vec x = random_slots(ctx->slots(), 1.0, 40 + trial);
+    Ciphertext c = encrypt(x);
+    fresh = std::max(fresh, max_error(decrypt(c), x));
+    eval->rotate_inplace(c, 1, gk);
+    Vec want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[(i + 1) % x.size()];
+    rotated = std::max(rotated, max_error(decrypt(c), want));
+  }
+  EXPECT_LT(rotated, 1.25 * fresh) << "fresh " << fresh << ", after key switching " << rotated;
+}
+
 TEST_P(CkksFixture, HoistedRotationsEqualSeparateRotations) {
   const std::vector<int> steps = {0, 1, 2, 4, 8, 16, -3};
   KeyGenerator gen(ctx);

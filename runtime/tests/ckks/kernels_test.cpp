@@ -65,11 +65,11 @@ TEST_F(CkksKernels, DotEqualsSumOfProductsBitExact) {
   EXPECT_EQ(acc.count(), count);
   EXPECT_EQ(acc.finish().data, reference.data);
 
-  const Ciphertext streamed = dot_stream(ctx, Level(2), count,
-                                         [&](std::size_t i, Ciphertext& x, Ciphertext& y) {
-                                           x = a[i];
-                                           y = b[i];
-                                         });
+  const Ciphertext streamed =
+      dot_stream(ctx, Level(2), count, [&](std::size_t i, Ciphertext& x, Ciphertext& y) {
+        x = a[i];
+        y = b[i];
+      });
   EXPECT_EQ(streamed.data, reference.data);
 
   // Merged partial accumulators.

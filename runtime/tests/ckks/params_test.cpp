@@ -73,8 +73,8 @@ TEST(CkksParams, ScalingPrimesAlternateAroundScale) {
     EXPECT_GT(q[i], u64{1} << 40);
     EXPECT_LT(q[i + 1], u64{1} << 40);
     // A consecutive pair multiplies to within 2^-20 of 2^80 (relative).
-    const double pair = std::log2(static_cast<double>(q[i])) +
-                        std::log2(static_cast<double>(q[i + 1]));
+    const double pair =
+        std::log2(static_cast<double>(q[i])) + std::log2(static_cast<double>(q[i + 1]));
     EXPECT_NEAR(pair, 80.0, 1e-4);
   }
 }
@@ -82,8 +82,8 @@ TEST(CkksParams, ScalingPrimesAlternateAroundScale) {
 TEST(CkksParams, ExplicitPrimesValidated) {
   const u64 two_n = 2 << 12;
   const auto good = math::ntt_primes(50, 4, 1 << 12);
-  EXPECT_NO_THROW(Parameters::from_primes(LogN(12), {good[0]}, {}, {good[1]}, 1,
-                                          Security::kInsecure));
+  EXPECT_NO_THROW(
+      Parameters::from_primes(LogN(12), {good[0]}, {}, {good[1]}, 1, Security::kInsecure));
   // not 1 mod 2N
   EXPECT_THROW(Parameters::from_primes(LogN(12), {good[0] + two_n / 2}, {}, {good[1]}, 1,
                                        Security::kInsecure),

@@ -15,11 +15,13 @@ namespace hec::ckks::testing {
 // N = 2^12, Q_0 = one 55-bit prime, 3 scaling primes around 2^40, P sized for `dnum`.
 inline Parameters small_params(int dnum = 2, int levels = 3) {
   std::vector<int> special;
-  if (dnum == 1) special = {60, 60, 60};
-  else if (dnum == 2) special = {55, 55};
-  else special = {58};
-  return Parameters::from_bit_sizes(LogN(12), {55}, 40, levels, special, dnum,
-                                    Security::kInsecure);
+  if (dnum == 1)
+    special = {60, 60, 60};
+  else if (dnum == 2)
+    special = {55, 55};
+  else
+    special = {58};
+  return Parameters::from_bit_sizes(LogN(12), {55}, 40, levels, special, dnum, Security::kInsecure);
 }
 
 // Test-only pseudo-random message values (not secret: std::mt19937 is fine here).

@@ -168,6 +168,28 @@ TEST_P(NttPathTest, ProductEqualsSchoolbookNegacyclic) {
   }
 }
 
+TEST_P(NttPathTest, SlowFullSchoolbookProductsUpTo2To13) {
+  std::mt19937_64 rng(16);
+  for (int log_n = 10; log_n <= 13; ++log_n) {
+    const std::size_t n = std::size_t{1} << log_n;
+    for (int bits : {30, 50, 61}) {
+      const Modulus m(ntt_primes(bits, 1, n)[0]);
+      const NttTables tables(n, m);
+      const std::vector<u64> a = random_vector(n, m.value(), rng);
+      const std::vector<u64> b = random_vector(n, m.value(), rng);
+      std::vector<u64> fa = a, fb = b;
+      ntt_forward_inplace(fa.data(), tables);
+      ntt_forward_inplace(fb.data(), tables);
+      for (std::size_t j = 0; j < n; ++j) fa[j] = mul_mod(fa[j], fb[j], m);
+      ntt_inverse_inplace(fa.data(), tables);
+      for (std::size_t k = 0; k < n; ++k) {
+        ASSERT_EQ(fa[k], negacyclic_coefficient(a, b, k, m))
+            << "N=2^" << log_n << " bits=" << bits << " k=" << k;
+      }
+    }
+  }
+}
+
 TEST(NttPaths, IfmaAndPortableAgreeBitForBit) {
   if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   std::mt19937_64 rng(15);
@@ -177,7 +199,11 @@ TEST(NttPaths, IfmaAndPortableAgreeBitForBit) {
       const Modulus m(ntt_primes(bits, 1, n)[0]);
       const NttTables tables(n, m);
       ASSERT_TRUE(tables.ifma_capable());
-      const std::vector<u64> a = random_vector(n, m.value(), rng);
+      std::vector<u64> a = random_vector(n, m.value(), rng);
+      if (log_n % 3 == 0) std::fill(a.begin(), a.end(), m.value() - 1);  // extreme inputs
+      if (log_n % 3 == 1) {
+        for (std::size_t i = 0; i < n; i += 2) a[i] = 0;
+      }
       std::vector<u64> portable = a, ifma = a;
       force_portable_path(true);
       ntt_forward_inplace(portable.data(), tables);
@@ -205,6 +231,20 @@ TEST(NttTables, RejectsBadParameters) {
   EXPECT_FALSE(NttTables(1024, Modulus(ntt_primes(55, 1, 1024)[0])).ifma_capable());
   EXPECT_TRUE(NttTables(1024, Modulus(ntt_primes(50, 1, 1024)[0])).ifma_capable());
 }
+
+#ifdef HEC_DEBUG
+TEST(NttDebugChecks, RejectInputsOutsideTheDocumentedRange) {
+  const Modulus m(ntt_primes(50, 1, 64)[0]);
+  const NttTables tables(64, m);
+  std::vector<u64> a(64, 0);
+  a[5] = m.value();  // fine for the lazy forward and the inverse, not for ntt_forward_inplace
+  EXPECT_THROW(ntt_forward_inplace(a.data(), tables), std::invalid_argument);
+  a[5] = 2 * m.value();
+  EXPECT_THROW(ntt_inverse_inplace(a.data(), tables), std::invalid_argument);
+  a[5] = 4 * m.value();
+  EXPECT_THROW(ntt_forward_lazy_inplace(a.data(), tables), std::invalid_argument);
+}
+#endif
 
 }  // namespace
 }  // namespace hec::math

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
+#include <string>
 
+#include "math/cpu_features.h"
 #include "math/parallel.h"
 #include "math/primes.h"
 #include "math/sampling.h"
@@ -149,6 +152,50 @@ TEST(RnsPoly, ValidationNamesTheMismatch) {
   EXPECT_THROW(RnsContext(64, std::vector<u64>{97}), std::invalid_argument);  // 97 != 1 mod 128
 }
 
+TEST(RnsPoly, IfmaAndPortablePointwiseKernelsAgreeBitForBit) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(36);
+  for (int bits : {17, 30, 45, 49, 50, 61}) {  // 61: add/sub/negate only take AVX-512
+    const auto ctx = RnsContext::create(256, ntt_primes(bits, 2, 256));
+    std::vector<RnsPoly> xs, ys;
+    for (int k = 0; k < 40; ++k) {  // 40 terms: three 15-product chunks in the IFMA kernel
+      xs.push_back(random_poly(ctx, 2, rng, PolyForm::kEvaluation));
+      ys.push_back(random_poly(ctx, 2, rng, PolyForm::kEvaluation));
+    }
+    // Extreme values too: q - 1 everywhere in the first operands.
+    for (std::size_t i = 0; i < 2; ++i) {
+      for (std::size_t c = 0; c < 256; ++c)
+        xs[0].limb(i)[c] = ys[0].limb(i)[c] = ctx->modulus(i).value() - 1;
+    }
+    std::vector<const RnsPoly*> px, py;
+    for (int k = 0; k < 40; ++k) {
+      px.push_back(&xs[k]);
+      py.push_back(&ys[k]);
+    }
+    auto run = [&](bool portable) {
+      force_portable_path(portable);
+      RnsPoly product = xs[0], fma = xs[1], acc(ctx, 2, PolyForm::kEvaluation);
+      multiply_inplace(product, ys[0]);
+      multiply_add_inplace(fma, xs[2], ys[2]);
+      multiply_accumulate(acc, px, py);
+      RnsPoly sum = xs[3], diff = xs[4], neg = xs[5];
+      add_inplace(sum, ys[3]);
+      sub_inplace(diff, ys[4]);
+      RnsPoly neg_zero = xs[6];
+      sub_inplace(neg_zero, xs[6]);  // zeros: negation must keep them
+      negate_inplace(neg);
+      negate_inplace(neg_zero);
+      force_portable_path(false);
+      return std::vector<RnsPoly>{product, fma, acc, sum, diff, neg, neg_zero};
+    };
+    const std::vector<RnsPoly> portable = run(true), ifma = run(false);
+    for (int r = 0; r < 7; ++r) EXPECT_EQ(portable[r], ifma[r]) << "bits=" << bits << " op " << r;
+    // And the portable results are right: spot-check against mul_mod.
+    const Modulus& m = ctx->modulus(0);
+    EXPECT_EQ(portable[0].limb(0)[7], mul_mod(xs[0].limb(0)[7], ys[0].limb(0)[7], m));
+  }
+}
+
 TEST(Parallel, ThreadCapAndExceptionCapture) {
   const int before = thread_cap();
   EXPECT_GE(before, 1);
@@ -164,6 +211,44 @@ TEST(Parallel, ThreadCapAndExceptionCapture) {
                             }),
                std::runtime_error);
   set_thread_cap(before);
+}
+
+TEST(Parallel, ParsesHecThreads) {
+  EXPECT_EQ(parse_thread_cap("3"), 3);
+  EXPECT_GE(parse_thread_cap(nullptr), 1);
+  EXPECT_GE(parse_thread_cap(""), 1);
+  for (const char* bad : {"0", "-2", "two", "4x", "100000"}) {
+    try {
+      parse_thread_cap(bad);
+      ADD_FAILURE() << "accepted HEC_THREADS=" << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("HEC_THREADS"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Child half of the re-execution test: passes only when run with the policy set.
+TEST(Parallel, ReexecChildSeesPassivePolicy) {
+  if (std::getenv("HEC_TEST_REEXEC_CHILD") == nullptr) GTEST_SKIP() << "run by the parent test";
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  ASSERT_NE(policy, nullptr);
+  EXPECT_STREQ(policy, "passive");
+}
+
+// Runs in the death-test child: clears the policy, then re-executes this test binary running
+// only the child half above; that run's exit code is the verdict.
+[[noreturn]] void reexec_into_child_check() {
+  unsetenv("OMP_WAIT_POLICY");
+  setenv("HEC_TEST_REEXEC_CHILD", "1", 1);
+  std::string self = "hec_runtime_tests";
+  std::string filter = "--gtest_filter=Parallel.ReexecChildSeesPassivePolicy";
+  char* argv[] = {self.data(), filter.data(), nullptr};
+  reexec_with_passive_openmp_wait(argv);
+  std::exit(3);  // not re-executed
+}
+
+TEST(Parallel, ReexecSetsPassiveWaitPolicy) {
+  EXPECT_EXIT(reexec_into_child_check(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

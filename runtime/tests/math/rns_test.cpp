@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "math/cpu_features.h"
 #include "math/primes.h"
 
 namespace hec::math {
@@ -102,9 +103,13 @@ TEST(BaseConverter, ApproximateIsOffByLessThanKTimesQ) {
   EXPECT_GT(seen[0] + seen[1] + seen[2] + seen[3] + seen[4], 0);
 }
 
-TEST(BaseConverter, ExactGivesCenteredRepresentative) {
+class ExactConversion : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Bits, ExactConversion, ::testing::Values(50, 60));
+
+// 50-bit moduli take the IFMA kernel where the CPU has it, 60-bit the portable one.
+TEST_P(ExactConversion, GivesCenteredRepresentative) {
   std::mt19937_64 rng(23);
-  const std::vector<u64> all = ntt_primes(60, 7, 4096);
+  const std::vector<u64> all = ntt_primes(GetParam(), 7, 4096);
   const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 4));
   const RnsBase to(std::vector<u64>(all.begin() + 4, all.end()));
   const BaseConverter conv(from, to);
@@ -132,6 +137,82 @@ TEST(BaseConverter, ExactGivesCenteredRepresentative) {
       RnsBase(std::vector<Modulus>{to[j]}).decompose(from.product(), &q_mod);
       const u64 expected = negative ? sub_mod(x_mod, q_mod, p) : x_mod;
       ASSERT_EQ(out[j * n + c], expected) << "coefficient " << c << " limb " << j;
+    }
+  }
+}
+
+// Little-endian multi-word helpers for the boundary test.
+std::vector<u64> shift_right(const std::vector<u64>& x, int bits) {
+  std::vector<u64> out(x.size(), 0);
+  const int words = bits / 64, rest = bits % 64;
+  for (std::size_t i = 0; i + words < x.size(); ++i) {
+    out[i] = x[i + words] >> rest;
+    if (rest != 0 && i + words + 1 < x.size()) out[i] |= x[i + words + 1] << (64 - rest);
+  }
+  return out;
+}
+
+std::vector<u64> subtract(const std::vector<u64>& x, const std::vector<u64>& y) {
+  std::vector<u64> out(x.size());
+  u64 borrow = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const u128 d = static_cast<u128>(x[i]) - y[i] - borrow;
+    out[i] = static_cast<u64>(d);
+    borrow = static_cast<u64>(d >> 64) != 0 ? 1 : 0;
+  }
+  return out;
+}
+
+// Values just inside the documented exactness range, |x| = Q/2 - Q 2^-40 (the band is
+// (k^2 + 3k) 2^-53 Q < Q 2^-45 for k = 4): the exact conversion must give x and -x.
+TEST_P(ExactConversion, ExactJustInsideTheDocumentedBand) {
+  const std::vector<u64> all = ntt_primes(GetParam(), 6, 4096);
+  const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 4));
+  const RnsBase to(std::vector<u64>(all.begin() + 4, all.end()));
+  const BaseConverter conv(from, to);
+  const std::vector<u64>& q = from.product();
+  const std::vector<u64> x = subtract(shift_right(q, 1), shift_right(q, 40));  // Q/2 - Q/2^40
+  const std::vector<u64> neg_x = subtract(q, x);                               // Q - x = -x mod Q
+  const std::size_t n = 2;
+  std::vector<u64> in(from.size() * n), out(to.size() * n);
+  from.decompose(x, in.data(), n);
+  from.decompose(neg_x, in.data() + 1, n);
+  conv.convert_exact(in.data(), out.data(), n);
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    const u64 p = to[j].value();
+    u64 x_mod = 0;
+    RnsBase(std::vector<Modulus>{to[j]}).decompose(x, &x_mod);
+    EXPECT_EQ(out[j * n], x_mod) << "+x, limb " << j;
+    EXPECT_EQ(out[j * n + 1], negate_mod(x_mod, p)) << "-x, limb " << j;
+  }
+}
+
+TEST(BaseConverter, IfmaAndPortableAgreeBitForBit) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(24);
+  for (int bits : {30, 45, 50}) {
+    const std::vector<u64> all = ntt_primes(bits, 24, 1024);
+    // k = 20 exercises the 15-product chunks of the IFMA kernel; odd n the masked tails.
+    for (std::size_t k : {1u, 5u, 20u}) {
+      for (std::size_t l : {1u, 4u}) {
+        const RnsBase from(std::vector<u64>(all.begin(), all.begin() + k));
+        const RnsBase to(std::vector<u64>(all.begin() + k, all.begin() + k + l));
+        const BaseConverter conv(from, to);
+        for (std::size_t n : {1u, 13u, 256u, 1000u}) {
+          const std::vector<u64> in = random_residues(from, n, rng);
+          for (bool exact : {false, true}) {
+            std::vector<u64> portable(l * n), ifma(l * n);
+            force_portable_path(true);
+            exact ? conv.convert_exact(in.data(), portable.data(), n)
+                  : conv.convert_approx(in.data(), portable.data(), n);
+            force_portable_path(false);
+            exact ? conv.convert_exact(in.data(), ifma.data(), n)
+                  : conv.convert_approx(in.data(), ifma.data(), n);
+            ASSERT_EQ(portable, ifma)
+                << "bits=" << bits << " k=" << k << " l=" << l << " n=" << n << " exact=" << exact;
+          }
+        }
+      }
     }
   }
 }

@@ -127,5 +127,69 @@ TEST(Sampling, SignedToRns) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], expected[i]) << i;
 }
 
+// Pearson chi-square statistic of observed counts against expected probabilities.
+double chi_square(const std::vector<double>& observed, const std::vector<double>& expected_p,
+                  double total) {
+  double stat = 0;
+  for (std::size_t b = 0; b < observed.size(); ++b) {
+    const double e = expected_p[b] * total;
+    stat += (observed[b] - e) * (observed[b] - e) / e;
+  }
+  return stat;
+}
+
+// Acceptance bound for d degrees of freedom: mean + 6 standard deviations (d + 6 sqrt(2d));
+// a correct sampler exceeds it with probability below 10^-5.
+double chi_square_bound(std::size_t dof) {
+  return static_cast<double>(dof) + 6 * std::sqrt(2.0 * static_cast<double>(dof));
+}
+
+TEST(SamplingSlow, GaussianGoodnessOfFit) {
+  Prng prng(seed_of(5));
+  const std::size_t n = 10000000;
+  const std::vector<std::int64_t> g = sample_gaussian(prng, n);
+  // Bins: x = -9 .. 9 one each, then x <= -10 and x >= 10; expected from the tail-cut
+  // distribution rho(x) / sum_{|y| <= 19} rho(y).
+  const double sigma = kDefaultGaussianSigma;
+  auto rho = [&](int x) { return std::exp(-static_cast<double>(x) * x / (2 * sigma * sigma)); };
+  double total_mass = 0;
+  for (int x = -19; x <= 19; ++x) total_mass += rho(x);
+  std::vector<double> expected(21, 0), observed(21, 0);
+  auto bin = [](std::int64_t x) {
+    return x <= -10 ? 0 : (x >= 10 ? 20 : static_cast<int>(x) + 10);
+  };
+  for (int x = -19; x <= 19; ++x) expected[bin(x)] += rho(x) / total_mass;
+  for (std::int64_t v : g) observed[bin(v)] += 1;
+  EXPECT_LT(chi_square(observed, expected, static_cast<double>(n)), chi_square_bound(20));
+}
+
+TEST(SamplingSlow, TernaryAndUniformGoodnessOfFit) {
+  Prng prng(seed_of(6));
+  const std::size_t n = 3000000;
+  const std::vector<std::int64_t> t = sample_ternary(prng, n);
+  std::vector<double> observed(3, 0);
+  for (std::int64_t v : t) observed[v + 1] += 1;
+  EXPECT_LT(chi_square(observed, {1.0 / 3, 1.0 / 3, 1.0 / 3}, static_cast<double>(n)),
+            chi_square_bound(2));
+  // Uniform mod q in 64 equal-probability buckets (q = 1 mod 64 is not needed: bucket
+  // b holds [b q / 64, (b+1) q / 64), probabilities from the exact bucket sizes).
+  const RnsBase base(ntt_primes(45, 1, 1024));
+  const u64 q = base[0].value();
+  std::vector<u64> u(n);
+  sample_uniform_mod(prng, base, n, u.data());
+  std::vector<double> buckets(64, 0), probs(64, 0);
+  auto lower = [&](u64 b) { return static_cast<u64>(static_cast<u128>(b) * q / 64); };
+  for (u64 b = 0; b < 64; ++b) {
+    probs[b] = static_cast<double>(lower(b + 1) - lower(b)) / static_cast<double>(q);
+  }
+  for (u64 v : u) {
+    u64 b = static_cast<u64>(static_cast<u128>(v) * 64 / q);
+    while (v < lower(b)) --b;
+    while (v >= lower(b + 1)) ++b;
+    buckets[b] += 1;
+  }
+  EXPECT_LT(chi_square(buckets, probs, static_cast<double>(n)), chi_square_bound(63));
+}
+
 }  // namespace
 }  // namespace hec::math

@@ -211,6 +211,28 @@ TEST(Npy, WriteChecksShape) {
   EXPECT_FALSE(std::filesystem::exists(dir / "w.npy"));
 }
 
+TEST(Npz, Crc32KnownAnswer) {
+  // The standard check value of CRC-32/ISO-HDLC.
+  EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);
+  EXPECT_EQ(crc32("", 0), 0u);
+}
+
+TEST(Npz, ArchiveLayout) {
+  TempDir dir;
+  const std::vector<double> a{1.0, 2.0};
+  const std::string member = npy_bytes({2}, "<f8", a.data(), 16);
+  write_npz(dir / "r.npz", {{"a", member}, {"b", member}});
+  std::ifstream in(dir / "r.npz", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.compare(0, 4, "PK\x03\x04"), 0);
+  EXPECT_NE(bytes.find("a.npy"), std::string::npos);
+  EXPECT_NE(bytes.find("b.npy"), std::string::npos);
+  EXPECT_EQ(bytes.compare(bytes.size() - 22, 4, "PK\x05\x06"), 0);  // end record, 2 entries
+  EXPECT_EQ(bytes[bytes.size() - 22 + 10], 2);
+  EXPECT_THROW(write_npz(dir / "d.npz", {{"a", member}, {"a", member}}), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(dir / "d.npz"));
+}
+
 TEST(Npy, FormatShapeLikeNumpy) {
   EXPECT_EQ(format_shape({}), "()");
   EXPECT_EQ(format_shape({5}), "(5,)");

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
 from compiler.errors import UserError
 from hec.cli import main
 from hec.run import run_sim
-
-from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
 
 @pytest.mark.parametrize(("path", "sizes"), EXAMPLES, ids=[e[0] for e in EXAMPLES])

@@ -1,0 +1,135 @@
+"""`bench/run ckks`: our RNS-CKKS runtime against OpenFHE (PyPI wheel) in the same run.
+
+For each parameter set both sides are configured with the same ring dimension, the same
+first-prime and scaling-prime bit sizes and number of limbs, the same number of
+key-switching digits (dnum) and special primes sized the way OpenFHE sizes them (60-bit
+primes, enough to cover the largest digit); both are checked against the 128-bit HE Standard
+bound (OpenFHE with HEStd_128_classic). The primes themselves are each library's own choice
+of NTT-friendly primes of those sizes. Single thread on both sides (HEC_THREADS=1,
+OMP_NUM_THREADS=1). Medians over repeats of the CPU time of the calling thread by default
+(this machine's 2 cores are shared: wall time mostly measures waiting for a core; `--wall`
+switches both sides to wall time). The OpenFHE times include Python call overhead (about a
+microsecond per call, small against every row but `add`).
+
+Usage: bench/run ckks [--quick] [--wall]   (--quick: skip the N = 2^16 set)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, Row, print_rows, reference_python
+
+OPS = [
+    ("encrypt", "encrypt (public key)"),
+    ("mul_relin", "ct x ct multiply + relinearize"),
+    ("mul_norelin", "ct x ct multiply, no relinearization"),
+    ("rescale", "rescale"),
+    ("rotate", "rotate by 1"),
+    ("hoisted16", "16 hoisted rotations"),
+    ("add", "add"),
+]
+
+SPECIAL_BITS = 60
+
+
+CLOCK = "cpu"
+
+
+def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: int) -> dict:
+    levels = limbs - 1
+    bits = [first] + [scale] * levels
+    alpha = math.ceil(limbs / dnum)
+    largest_digit = max(sum(bits[i : i + alpha]) for i in range(0, limbs, alpha))
+    return {
+        "log_n": log_n,
+        "first_bits": first,
+        "scale_bits": scale,
+        "levels": levels,
+        "dnum": dnum,
+        "special": math.ceil(largest_digit / SPECIAL_BITS),
+        "special_bits": SPECIAL_BITS,
+        "repeats": repeats,
+        "clock": CLOCK,
+    }
+
+
+def run_ours(cfg: dict, dot: int = 0) -> dict[str, float]:
+    binary = ROOT / "build" / "bench" / "hec_bench_ckks"
+    args = [str(binary), "--clock", cfg["clock"]]
+    for key in (
+        "log_n",
+        "first_bits",
+        "scale_bits",
+        "levels",
+        "special",
+        "special_bits",
+        "dnum",
+        "repeats",
+    ):
+        args += ["--" + key.replace("_", "-"), str(cfg[key])]
+    if dot:
+        args += ["--dot", str(dot)]
+    env = dict(os.environ, HEC_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
+    return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
+
+
+def run_reference(python: str, cfg: dict, dot: int = 0) -> dict[str, float]:
+    script = ROOT / "bench" / "ckks_reference.py"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run(
+        [python, str(script), json.dumps(dict(cfg, dot=dot))],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
+
+
+def main() -> int:
+    global CLOCK
+    quick = "--quick" in sys.argv[1:]
+    if "--wall" in sys.argv[1:]:
+        CLOCK = "wall"
+    python = reference_python()
+    sets = [
+        ("N=2^13 L=4", config(13, 45, 35, 4, 4, 15)),
+        ("N=2^14 L=6", config(14, 50, 40, 6, 3, 9)),
+    ]
+    if not quick:
+        sets.append(("N=2^16 L=25", config(16, 60, 50, 25, 3, 3)))
+    rows: list[Row] = []
+    for name, cfg in sets:
+        ours = run_ours(cfg)
+        ref = run_reference(python, cfg)
+        for op, label in OPS:
+            rows.append(Row("ckks", f"{name} {label}", ours[op] * 1e3, ref[op] * 1e3, "ms"))
+    dot_cfg = config(13, 45, 35, 3, 3, 5)
+    pairs = 1000
+    ours = run_ours(dot_cfg, dot=pairs)
+    ref = run_reference(python, dot_cfg, dot=pairs)
+    rows.append(
+        Row(
+            "ckks",
+            f"N=2^13 L=3 fused dot, {pairs} pairs (ref: EvalMultNoRelin+EvalAdd)",
+            ours["dot"] * 1e3,
+            ref["dot"] * 1e3,
+            "ms",
+        )
+    )
+    print_rows(
+        "RNS-CKKS, ours vs OpenFHE 1.5.1 (1 thread each, median ms; ratio = ours/OpenFHE)", rows
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

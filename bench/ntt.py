@@ -1,0 +1,138 @@
+"""`bench/run ntt`: our negacyclic NTT, forward and inverse, per limb, on both kernel paths,
+against OpenFHE's NTT measured in the same run.
+
+Runs the Google Benchmark binary `hec_bench_ntt` (built by the `bench` preset) for
+N = 2^14 and 2^16 with one 50-bit prime, single-threaded, and reports the median of 5
+repetitions of the CPU time (steadier than wall time on a machine shared with other
+processes): microseconds per transform of one limb and nanoseconds per butterfly
+(butterflies = N/2 * log2 N), for the AVX-512 IFMA path and the portable path, and the
+speedup of AVX-512 over portable.
+
+Reference: the `openfhe` PyPI wheel (bench/setup-reference) exposes no NTT to Python and
+ships no headers, so `hec_bench_openfhe_ntt` loads the wheel's libOPENFHEcore.so.1 and calls
+OpenFHE's own ChineseRemainderTransformFTT forward / inverse (what DCRTPoly's format switch
+calls) on its own NativeVector, with the same prime and root, in the same Google Benchmark
+harness, after checking that its output equals ours. Ratio = ours / OpenFHE (below 1 means
+we are faster). If the reference cannot be set up, the table says so and has no reference.
+Targets (issue 3): AVX-512 <= 0.6 ns/butterfly at N = 2^16 and >= 3x faster than portable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, Row, print_rows, reference_python
+
+LOG_NS = (14, 16)
+PATHS = {0: "portable", 1: "avx512-ifma"}
+NAME = re.compile(r"BM_(OpenFhe)?Ntt(Forward|Inverse)/logN:(\d+)(?:/path:(\d))?")
+
+
+def openfhe_core_library() -> tuple[str | None, str]:
+    """Path of the wheel's libOPENFHEcore.so.1, or None and the reason."""
+    try:
+        python = reference_python()
+        out = subprocess.run(
+            [python, "-c", "import openfhe, os; print(os.path.dirname(openfhe.__file__))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    except (subprocess.CalledProcessError, OSError, IndexError) as e:
+        return None, f"OpenFHE reference unavailable ({e})"
+    lib = Path(out.stdout.strip()) / "lib" / "libOPENFHEcore.so.1"
+    if not lib.exists():
+        return None, f"OpenFHE reference unavailable ({lib} missing)"
+    return str(lib), ""
+
+
+def run_benchmarks(
+    binary_name: str, extra_env: dict[str, str]
+) -> dict[tuple[str, int, str], float]:
+    """Median CPU nanoseconds per transform, keyed by (direction, log N, path or 'openfhe')."""
+    binary = ROOT / "build" / "bench" / binary_name
+    if not binary.exists():
+        raise SystemExit(f"bench/ntt: {binary} is missing; build the runtime with preset 'bench'")
+    logs = "|".join(str(v) for v in LOG_NS)
+    out = subprocess.run(
+        [
+            str(binary),
+            f"--benchmark_filter=Ntt.*/logN:({logs})(/|$)",
+            "--benchmark_format=json",
+            "--benchmark_repetitions=5",
+            "--benchmark_report_aggregates_only=true",
+            "--benchmark_min_time=0.2",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={"HEC_THREADS": "1", "OMP_NUM_THREADS": "1", **extra_env},
+    )
+    result: dict[tuple[str, int, str], float] = {}
+    for b in json.loads(out.stdout)["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        if b.get("error_occurred"):
+            continue
+        m = NAME.match(b["run_name"])
+        if m is None:
+            continue
+        direction, log_n = m.group(2).lower(), int(m.group(3))
+        path = "openfhe" if m.group(1) else PATHS[int(m.group(4))]
+        scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
+        result[(direction, log_n, path)] = b["cpu_time"] * scale
+    return result
+
+
+def main() -> int:
+    times = run_benchmarks("hec_bench_ntt", {})
+    lib, why_not = openfhe_core_library()
+    if lib is not None:
+        times |= run_benchmarks("hec_bench_openfhe_ntt", {"HEC_OPENFHE_CORE_LIB": lib})
+    rows: list[Row] = []
+    lines: list[str] = []
+    for direction in ("forward", "inverse"):
+        for log_n in LOG_NS:
+            n = 1 << log_n
+            butterflies = n // 2 * log_n
+            per_path: dict[str, float] = {}
+            ref_ns = times.get((direction, log_n, "openfhe"))
+            if lib is not None and ref_ns is None:
+                lines.append(f"{direction} N=2^{log_n}: OpenFHE benchmark produced no figure")
+            for path in ("avx512-ifma", "portable"):
+                ns = times.get((direction, log_n, path))
+                if ns is None:
+                    lines.append(f"{direction} N=2^{log_n} {path}: not run (CPU lacks the path)")
+                    continue
+                per_path[path] = ns / butterflies
+                case = f"{direction} N=2^{log_n} {path}"
+                ref_us = ref_ns / 1e3 if ref_ns is not None else None
+                ref_bf = ref_ns / butterflies if ref_ns is not None else None
+                rows.append(Row("ntt", case + " time/limb", ns / 1e3, ref_us, "us"))
+                rows.append(Row("ntt", case, ns / butterflies, ref_bf, "ns/butterfly"))
+            if len(per_path) == 2:
+                speedup = per_path["portable"] / per_path["avx512-ifma"]
+                rows.append(
+                    Row("ntt", f"{direction} N=2^{log_n} speedup ifma/portable", speedup, None, "x")
+                )
+    reference = (
+        "reference = OpenFHE 1.5.1 wheel's NTT, same run"
+        if lib is not None
+        else f"no reference: {why_not}"
+    )
+    print_rows(
+        f"Negacyclic NTT, one 50-bit prime, single thread, median CPU time of 5 ({reference})",
+        rows,
+    )
+    for line in lines:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+// AVX-512 IFMA pointwise kernels (poly_kernels.h), eight coefficients per register, for
+// moduli q < 2^50 with L = bit length of q:
+//  products x = a b < 2^(2L) as 52-bit halves (vpmadd52luq / vpmadd52huq), reduced by
+//  Barrett's method with mu = floor(2^(2L) / q): t = ((x >> (L-1)) mu) >> (L+1) underestimates
+//  floor(x / q) by at most 2, so x - t q < 3q < 2^52 and two conditional subtractions finish
+//  (Barrett, CRYPTO 1986; the 52-bit form of Boemer et al., "Intel HEXL", WAHC 2021, §4);
+//  sums of products kept as separate low / high halves and folded every 15 terms as
+//  H (2^52 mod q) + L with Shoup multiplications, as in rns_avx512.cpp.
+// GCC 12 warns that _mm512_min_epu64 passes an undefined pass-through vector; it is unused.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "math/poly_kernels.h"
+
+namespace hec::math::detail {
+namespace {
+
+constexpr std::size_t kChunk = 15;  // products per low/high accumulation before folding
+
+inline __m512i set1(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+
+inline __m512i reduce_once(__m512i x, __m512i q) {
+  return _mm512_min_epu64(x, _mm512_sub_epi64(x, q));
+}
+
+struct Barrett52 {
+  __m512i q, mu, mask52, shift_down_lo, shift_up_hi, shift_down_p, shift_up_p;
+  explicit Barrett52(u64 modulus) {
+    const int bits = 64 - __builtin_clzll(modulus);
+    const u64 mu_value = static_cast<u64>((u128{1} << (2 * bits)) / modulus);
+    q = set1(modulus);
+    mu = set1(mu_value);
+    mask52 = set1((u64{1} << 52) - 1);
+    shift_down_lo = set1(static_cast<u64>(bits - 1));  // x >> (L-1) from (hi, lo)
+    shift_up_hi = set1(static_cast<u64>(53 - bits));
+    shift_down_p = set1(static_cast<u64>(bits + 1));  // P >> (L+1) from (P_hi, P_lo)
+    shift_up_p = set1(static_cast<u64>(51 - bits));
+  }
+  // (hi 2^52 + lo) mod q for hi 2^52 + lo < 2^(2L), lo < 2^52.
+  __m512i reduce(__m512i hi, __m512i lo) const {
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i c = _mm512_or_si512(_mm512_sllv_epi64(hi, shift_up_hi),
+                                      _mm512_srlv_epi64(lo, shift_down_lo));  // < 2^(L+1)
+    const __m512i p_lo = _mm512_madd52lo_epu64(zero, c, mu);
+    const __m512i p_hi = _mm512_madd52hi_epu64(zero, c, mu);
+    const __m512i t =
+        _mm512_or_si512(_mm512_sllv_epi64(p_hi, shift_up_p), _mm512_srlv_epi64(p_lo, shift_down_p));
+    const __m512i tq = _mm512_madd52lo_epu64(zero, t, q);
+    const __m512i r = _mm512_and_si512(_mm512_sub_epi64(lo, tq), mask52);  // < 3q
+    return reduce_once(reduce_once(r, _mm512_add_epi64(q, q)), q);
+  }
+  // a b mod q for a, b in [0, q).
+  __m512i mul(__m512i a, __m512i b) const {
+    const __m512i zero = _mm512_setzero_si512();
+    return reduce(_mm512_madd52hi_epu64(zero, a, b), _mm512_madd52lo_epu64(zero, a, b));
+  }
+};
+
+inline __m512i mul_shoup52_lazy(__m512i x, __m512i w, __m512i wp, __m512i neg_q52, __m512i mask52) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i quotient = _mm512_madd52hi_epu64(zero, x, wp);
+  __m512i r = _mm512_madd52lo_epu64(zero, x, w);
+  r = _mm512_madd52lo_epu64(r, quotient, neg_q52);
+  return _mm512_and_si512(r, mask52);
+}
+
+inline __mmask8 tail_mask(std::size_t remaining) {
+  return remaining >= 8 ? static_cast<__mmask8>(0xFF)
+                        : static_cast<__mmask8>((1u << remaining) - 1);
+}
+
+}  // namespace
+
+void add_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
+  const __m512i qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i s =
+        _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c));
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(s, qv));
+  }
+}
+
+void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
+  const __m512i qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    // x - y + q in [1, 2q), then one conditional subtraction.
+    const __m512i d = _mm512_add_epi64(
+        _mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c)),
+        qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(d, qv));
+  }
+}
+
+void negate_avx512(u64* x, std::size_t n, u64 q) {
+  const __m512i qv = set1(q), zero = _mm512_setzero_si512();
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i v = _mm512_maskz_loadu_epi64(m, x + c);
+    // q - v, except 0 stays 0.
+    const __mmask8 nonzero = _mm512_cmpneq_epi64_mask(v, zero);
+    _mm512_mask_storeu_epi64(x + c, m, _mm512_maskz_sub_epi64(nonzero, qv, v));
+  }
+}
+
+void multiply_ifma(u64* x, const u64* y, std::size_t n, u64 q) {
+  const Barrett52 b(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i xv = _mm512_maskz_loadu_epi64(m, x + c);
+    const __m512i yv = _mm512_maskz_loadu_epi64(m, y + c);
+    _mm512_mask_storeu_epi64(x + c, m, b.mul(xv, yv));
+  }
+}
+
+void multiply_add_ifma(u64* z, const u64* x, const u64* y, std::size_t n, u64 q) {
+  const Barrett52 b(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i xv = _mm512_maskz_loadu_epi64(m, x + c);
+    const __m512i yv = _mm512_maskz_loadu_epi64(m, y + c);
+    const __m512i zv = _mm512_maskz_loadu_epi64(m, z + c);
+    _mm512_mask_storeu_epi64(z + c, m, reduce_once(_mm512_add_epi64(b.mul(xv, yv), zv), b.q));
+  }
+}
+
+void multiply_accumulate_ifma(u64* z, const u64* const* xs, const u64* const* ys, std::size_t terms,
+                              std::size_t n, u64 q) {
+  const __m512i qv = set1(q), two_q = set1(2 * q), neg_q = set1((u64{1} << 52) - q);
+  const __m512i mask52 = set1((u64{1} << 52) - 1);
+  const u64 two52 = static_cast<u64>((u128{1} << 52) % q);
+  const __m512i r = set1(two52);
+  const __m512i rp = set1(static_cast<u64>((static_cast<u128>(two52) << 52) / q));
+  const __m512i one = set1(1), one_p = set1(static_cast<u64>((u128{1} << 52) / q));
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    __m512i total = _mm512_setzero_si512();
+    for (std::size_t k0 = 0; k0 < terms; k0 += kChunk) {
+      const std::size_t k1 = std::min(terms, k0 + kChunk);
+      __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+      for (std::size_t k = k0; k < k1; ++k) {
+        const __m512i xv = _mm512_maskz_loadu_epi64(m, xs[k] + c);
+        const __m512i yv = _mm512_maskz_loadu_epi64(m, ys[k] + c);
+        lo = _mm512_madd52lo_epu64(lo, xv, yv);
+        hi = _mm512_madd52hi_epu64(hi, xv, yv);
+      }
+      const __m512i big = _mm512_add_epi64(hi, _mm512_srli_epi64(lo, 52));  // < 2^52
+      const __m512i low = _mm512_and_si512(lo, mask52);
+      __m512i part = _mm512_add_epi64(mul_shoup52_lazy(big, r, rp, neg_q, mask52),
+                                      mul_shoup52_lazy(low, one, one_p, neg_q, mask52));
+      part = reduce_once(reduce_once(part, two_q), qv);
+      total = reduce_once(_mm512_add_epi64(total, part), qv);
+    }
+    _mm512_mask_storeu_epi64(z + c, m, total);
+  }
+}
+
+}  // namespace hec::math::detail

@@ -1,0 +1,25 @@
+// Internal: AVX-512 IFMA kernels behind the pointwise operations of poly.h, for one limb of
+// n coefficients modulo q < 2^50 (poly_avx512.cpp, compiled with the AVX-512 flags; callers
+// check cpu_has_avx512_ifma() through active_kernel_path()). Inputs in [0, q), outputs in
+// [0, q), so results equal the portable kernels' bit for bit.
+#pragma once
+
+#include <cstddef>
+
+#include "math/modarith.h"
+
+namespace hec::math::detail {
+
+// x = x + y, x - y, -x mod q, for any q < 2^61 (AVX-512F only).
+void add_avx512(u64* x, const u64* y, std::size_t n, u64 q);
+void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q);
+void negate_avx512(u64* x, std::size_t n, u64 q);
+// x = x * y mod q.
+void multiply_ifma(u64* x, const u64* y, std::size_t n, u64 q);
+// z = z + x * y mod q.
+void multiply_add_ifma(u64* z, const u64* x, const u64* y, std::size_t n, u64 q);
+// z = sum_k xs[k] * ys[k] mod q.
+void multiply_accumulate_ifma(u64* z, const u64* const* xs, const u64* const* ys, std::size_t terms,
+                              std::size_t n, u64 q);
+
+}  // namespace hec::math::detail
