@@ -304,6 +304,135 @@ COMMANDS: list[Command] = [
 ]
 
 
+# --- hec gwas / hec demo (gwas/, issue #8) ----------------------------------------------------
+def _gwas_common_arguments(parser: argparse.ArgumentParser) -> None:
+    from gwas import BACKEND_NAMES, DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
+
+    parser.add_argument(
+        "--backend",
+        choices=BACKEND_NAMES,
+        default=DEFAULT_BACKEND,
+        help="how the program runs: 'encrypted' runs the generated C++ program (keygen, "
+        "encrypt, compute, decrypt); 'sim' is the reference simulator in noisy mode, a "
+        f"SIMULATION of the encrypted computation, not encryption (default {DEFAULT_BACKEND})",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="threads of the encrypted roles (default: all)"
+    )
+    parser.add_argument(
+        "--precision-bits",
+        type=float,
+        default=DEFAULT_PRECISION_BITS,
+        help=f"bits of precision of every revealed value (default {DEFAULT_PRECISION_BITS:g})",
+    )
+    parser.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+
+
+def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="test", metavar="TEST", title="tests", required=True)
+    chisq = sub.add_parser(
+        "chisq",
+        help="allelic chi-square test and odds ratio (PLINK 1.9 --assoc)",
+        description="Allelic chi-square test and odds ratio of every SNP of a PLINK 1 binary "
+        "fileset, computed by examples/gwas/chisq.hec (chisq_missing.hec when calls are "
+        "missing); writes PREFIX.assoc, PREFIX.manhattan.png, PREFIX.qq.png and PREFIX.log.",
+    )
+    chisq.add_argument("--bfile", required=True, metavar="PREFIX", help="PREFIX.bed/.bim/.fam")
+    chisq.add_argument(
+        "--pheno", metavar="FILE", help="phenotype file (FID IID value; 1 control, 2 case)"
+    )
+    chisq.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    chisq.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
+    chisq.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _gwas_common_arguments(chisq)
+
+
+def _gwas_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gwas.chisq import ChisqOptions, backend_label, run_chisq
+
+    result = run_chisq(
+        ChisqOptions(
+            bfile=args.bfile,
+            out=args.out,
+            pheno=args.pheno,
+            backend=args.backend,
+            precision_bits=args.precision_bits,
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+            progress=not args.no_progress,
+            plots=not args.no_plots,
+            seed=args.seed,
+            threads=args.threads,
+            command_line="hec " + " ".join(sys.argv[1:]),
+        )
+    )
+    print(f"hec gwas chisq: {backend_label(result.backend)}")
+    if not result.backend.encrypts:
+        print(
+            "  a simulation of the encrypted computation (CKKS noise on plaintext); nothing "
+            "was encrypted"
+        )
+    print(
+        f"  {result.n_included} individuals ({result.n_cases} cases, {result.n_controls} "
+        f"controls), {len(result.chisq)} SNPs, program {result.program.name}, "
+        f"lambda {result.lam:.4f}"
+    )
+    for path in result.files:
+        print(f"  wrote {path}")
+    return 0
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dir", default="demo-output", help="where the cohort and results go")
+    parser.add_argument("--n", type=int, default=2000, help="individuals (default 2000)")
+    parser.add_argument("--m", type=int, default=20000, help="SNPs (default 20000)")
+    parser.add_argument("--causal", type=int, default=10, help="planted associations")
+    parser.add_argument(
+        "--missing-rate", type=float, default=0.0, help="fraction of calls set missing"
+    )
+    parser.add_argument("--seed", type=int, default=2020, help="seed of the simulated cohort")
+    _gwas_common_arguments(parser)
+
+
+def _demo_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gwas.demo import run_demo
+
+    demo = run_demo(
+        Path(args.dir),
+        n=args.n,
+        m=args.m,
+        n_causal=args.causal,
+        missing_rate=args.missing_rate,
+        seed=args.seed,
+        backend=args.backend,
+        threads=args.threads,
+        progress=not args.no_progress,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+    )
+    sys.stdout.write(demo.text)
+    return 0
+
+
+COMMANDS += [
+    Command(
+        "gwas",
+        "genome-wide association tests on PLINK filesets (hec gwas chisq)",
+        _gwas_arguments,
+        _gwas_run,
+    ),
+    Command(
+        "demo",
+        "simulate a case/control cohort and run the chi-square GWAS on it end to end",
+        _demo_arguments,
+        _demo_run,
+    ),
+]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hec",

@@ -1,0 +1,213 @@
+"""`bench/run gwas-chisq`: the encrypted allelic chi-square GWAS (examples/gwas/chisq.hec) next
+to PNAS Algorithm 2 on OpenFHE (bench/gwas_chisq_reference.py, the PyPI `openfhe` wheel) on
+the same data in the same run: key generation, encryption, server computation, decryption,
+peak resident memory per phase, at N in {1000, 5000} individuals, M = 16384 SNPs, 1 and 2
+threads; and the accuracy of each against the double-precision statistics.
+
+Ours runs through the `encrypted` backend of `gwas.backend` (the generated C++ program of
+issue #7), as `hec gwas chisq` runs it, at the precision `hec gwas chisq` uses (40 bits per
+revealed value); a peak the role did not report is left empty. Where that backend is not
+available, the benchmark says so and reports the reference alone: the simulator is never
+timed as if it were encryption.
+
+Options: --sizes 1000,5000  --snps 16384  --threads 1,2  (smaller values for a quick look).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from common import ROOT, reference_python
+
+from gwas import DEFAULT_PRECISION_BITS
+from gwas.backend import BACKENDS, Block, EncryptedBackend
+from gwas.chisq import PROGRAM_COMPLETE
+from gwas.exact import exact_statistics, table_counts
+from gwas.memory import PhaseMeter
+
+BENCH = "gwas-chisq"
+PHASES = ("keygen", "encrypt", "compute", "decrypt")
+
+
+def cohort(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Genotypes in Hardy-Weinberg proportions (MAF uniform in [0.01, 0.5]) and a balanced
+    random phenotype: the shape of real data, no missing calls (the chisq.hec workload)."""
+    rng = np.random.default_rng(seed)
+    maf = rng.uniform(0.01, 0.5, size=m)
+    S = rng.binomial(2, maf, size=(n, m)).astype(np.float64)
+    y = (rng.random(n) < 0.5).astype(np.float64)
+    return S, y
+
+
+def accuracy(chi2: np.ndarray, odds: np.ndarray, S: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Worst relative error of CHISQ (>= 0.01) and OR, worst absolute error of CHISQ < 0.01,
+    against float64 from the same genotypes (SNPs without a statistic left out)."""
+    want_chi, _, want_or = exact_statistics(table_counts(S, y))
+    ok = np.isfinite(want_chi)
+    big = ok & (want_chi >= 0.01)
+    small = ok & (want_chi < 0.01)
+    good_or = np.isfinite(want_or) & (want_or > 0)
+    return {
+        "chi2_rel": float(np.max(np.abs(chi2[big] - want_chi[big]) / want_chi[big], initial=0)),
+        "chi2_abs_small": float(np.max(np.abs(chi2[small] - want_chi[small]), initial=0)),
+        "or_rel": float(
+            np.max(np.abs(odds[good_or] - want_or[good_or]) / want_or[good_or], initial=0)
+        ),
+    }
+
+
+def run_reference(
+    python: str, data: Path, threads: int, workdir: Path
+) -> tuple[dict, np.ndarray, np.ndarray]:
+    out = workdir / f"ref-{threads}.npz"
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",  # its parallelism is over individuals: --workers processes
+        "OMP_WAIT_POLICY": "passive",  # DESIGN.md §7: spinning threads slow shared machines
+    }
+    proc = subprocess.run(
+        [python, str(ROOT / "bench" / "gwas_chisq_reference.py"), "--data", str(data),
+         "--out", str(out), "--workers", str(threads)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"{BENCH}: the OpenFHE reference failed (exit {proc.returncode})")
+    facts = json.loads(proc.stdout.strip().splitlines()[-1])
+    res = np.load(out)
+    return facts, res["chi2"], res["odds"]
+
+
+def run_ours(
+    S: np.ndarray, y: np.ndarray, threads: int, cache: Path
+) -> tuple[dict[str, float], dict[str, int], np.ndarray, np.ndarray, dict]:
+    """examples/gwas/chisq.hec through the encrypted backend (the generated C++ program), the
+    way `hec gwas chisq` runs it: keygen once, the phenotype encrypted once, then per block of
+    `slots` SNPs encrypt, compute, decrypt; the client block on the decrypted values."""
+    n, m = S.shape
+    backend = EncryptedBackend()
+    backend.threads = threads
+    sizes = {"N": n, "M": m}
+    compiled = backend.compile(PROGRAM_COMPLETE, sizes, DEFAULT_PRECISION_BITS, cache)
+    width = compiled.slots
+    blocks = (
+        Block(k, a, min(a + width, m), {"y": y, "S": S[:, a : a + width]}, frozenset({"y"}))
+        for k, a in enumerate(range(0, m, width))
+    )
+    meter = PhaseMeter()
+    revealed = {name: np.zeros(m) for name in ("chi2_num", "chi2_den", "or_num", "or_den")}
+    n_blocks = -(-m // width)
+    for block, values in backend.run(compiled, blocks, n_blocks, meter, lambda *a: None):
+        for name in revealed:
+            revealed[name][block.start : block.stop] = values[name]
+    client = compiled.client(sizes, revealed)
+    params = compiled.report["params"]
+    return meter.seconds, meter.peak_rss, client["chi2"], client["odds"], params
+
+
+def emit(rows: list[dict]) -> None:
+    """The table for people, then one JSON object per row (keys of bench/common.py; `ours`
+    and `ratio` are null where our encrypted backend did not run)."""
+    header = f"{'case':<40} {'ours':>12} {'reference':>12} {'ratio':>7}  unit"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        ours = f"{r['ours']:12.4g}" if r["ours"] is not None else f"{'-':>12}"
+        ref = f"{r['reference']:12.4g}" if r["reference"] is not None else f"{'-':>12}"
+        ratio = f"{r['ratio']:7.3f}" if r["ratio"] is not None else f"{'-':>7}"
+        print(f"{r['case']:<40} {ours} {ref} {ratio}  {r['unit']}")
+    print()
+    for r in rows:
+        print(json.dumps(r))
+
+
+def row(case: str, ours: float | None, reference: float | None, unit: str) -> dict:
+    ratio = ours / reference if ours is not None and reference else None
+    return {
+        "bench": BENCH, "case": case, "ours": ours, "reference": reference, "ratio": ratio,
+        "unit": unit,
+    }  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="encrypted chi-square GWAS vs PNAS Alg. 2 on OpenFHE"
+    )
+    parser.add_argument("--sizes", default="1000,5000", help="individuals N, comma-separated")
+    parser.add_argument("--snps", type=int, default=16384, help="SNPs M")
+    parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
+    parser.add_argument("--seed", type=int, default=8)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    threads = [int(t) for t in args.threads.split(",")]
+
+    ours_available = "encrypted" in BACKENDS
+    if not ours_available:
+        print(
+            f"{BENCH}: ours cannot run yet: the encrypted backend (the generated C++ program of "
+            "issue #7) is not available in gwas.backend, so only the OpenFHE reference is "
+            "measured below; the simulator is not timed as if it were encryption."
+        )
+    python = reference_python()
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="hec-bench-gwas-") as tmp:
+        work = Path(tmp)
+        for n in sizes:
+            S, y = cohort(n, args.snps, args.seed + n)
+            data = work / f"cohort-{n}.npz"
+            np.savez(data, S=S, y=y)
+            for t in threads:
+                facts, chi2, odds = run_reference(python, data, t, work)
+                acc = accuracy(chi2, odds, S, y)
+                p = facts["params"]
+                print(
+                    f"# reference N={n} t={t}: ring 2^{int(np.log2(p['ring_dim']))}, "
+                    f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
+                    file=sys.stderr,
+                )
+                ours_s: dict[str, float] = {}
+                ours_peak: dict[str, int] = {}
+                ours_acc: dict[str, float] = {}
+                if ours_available:
+                    ours_s, ours_peak, o_chi2, o_odds, params = run_ours(S, y, t, work / "cache")
+                    ours_acc = accuracy(o_chi2, o_odds, S, y)
+                    print(
+                        f"# ours N={n} t={t}: ring 2^{params['log_n']}, moduli "
+                        f"{params['moduli_bits']} + special {params['special_moduli_bits']}",
+                        file=sys.stderr,
+                    )
+                case = f"N={n} M={args.snps} t={t}"
+                for phase in PHASES:
+                    rows.append(
+                        row(f"{case} {phase}", ours_s.get(phase), facts["seconds"][phase], "s")
+                    )
+                for phase in PHASES:
+                    mine = ours_peak.get(phase)
+                    rows.append(
+                        row(
+                            f"{case} {phase} peak RSS",
+                            mine / 2**20 if mine else None,
+                            facts["peak_rss"][phase] / 2**20,
+                            "MiB",
+                        )
+                    )
+                rows.append(
+                    row(f"{case} CHISQ max rel. error", ours_acc.get("chi2_rel"),
+                        acc["chi2_rel"], "rel")
+                )  # fmt: skip
+                rows.append(
+                    row(f"{case} OR max rel. error", ours_acc.get("or_rel"), acc["or_rel"], "rel")
+                )
+    print(f"{BENCH}: PNAS Alg. 2 on OpenFHE (reference) vs hec chisq.hec (ours)")
+    emit(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,445 @@
+"""Execution backends of `hec gwas`: compile a .hec program once (cached on disk), then run
+it block by block on the data and return the revealed values of each block.
+
+`compile_cached` runs the compiler pipeline (hec/pipeline.py) for the run's sizes and keeps
+the compiled ckks IR, the source's stat IR (for the client block) and the report in a cache
+directory keyed by the source's SHA-256, the sizes and the options, so a second run on data of
+the same shape does not compile again.
+
+Backends:
+- `encrypted` (`EncryptedBackend`, the default): the C++ program generated for the compiled
+  program (targets/cpp through `hec.run.compile_cpp`, cached next to the compiled IR), its
+  four roles run locally in order: `keygen` once (coordinator), then per SNP block `encrypt`
+  (data owners, public key only), `compute` (server, evaluation keys only), `decrypt`
+  (coordinator). Keys and ciphertexts live in a temporary directory removed at the end.
+- `sim` (`SimBackend`): the reference simulator in noisy mode (targets/sim): the compiled
+  program's arithmetic on plaintext numpy arrays with the CKKS errors injected at their
+  analytic magnitudes. It is a SIMULATION of the encrypted computation: nothing is
+  encrypted, and every output it produces says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from compiler.dialects import ckks, stat
+from compiler.errors import InternalError
+from compiler.ir_text import parse_ir, print_ir
+from compiler.stat_numpy import run_client
+from gwas.memory import PhaseMeter
+from hec import __version__
+from hec.pipeline import Options, compile_file, report_of
+from targets.sim.simulator import simulate
+
+Array = npt.NDArray[np.float64]
+CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("HEC_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hec" / "programs"
+
+
+@dataclass
+class CompiledProgram:
+    """A program compiled for one size binding: what every backend starts from."""
+
+    source: Path
+    source_sha256: str
+    sizes: dict[str, int]
+    precision_bits: float
+    module: Any  # the ckks ModuleOp
+    stat_module: Any  # the source's stat ModuleOp (its client block runs after decryption)
+    report: dict[str, Any]
+    cache_key: str
+    cache_hit: bool
+
+    @property
+    def program(self) -> ckks.ProgramOp:
+        for op in self.module.walk():
+            if isinstance(op, ckks.ProgramOp):
+                return op
+        raise InternalError("compiled module has no ckks.program")
+
+    @property
+    def stat_program(self) -> stat.ProgramOp:
+        op = self.stat_module.body.block.first_op
+        if not isinstance(op, stat.ProgramOp):
+            raise InternalError("stat module has no stat.program")
+        return op
+
+    @property
+    def slots(self) -> int:
+        params = self.program.parameters()
+        if params is None:
+            raise InternalError("compiled program has no parameters")
+        return params.slots
+
+    @property
+    def input_names(self) -> list[str]:
+        names: list[str] = []
+        for op in self.program.block.ops:
+            if isinstance(op, ckks.EncodeOp) and op.sym_value not in names:
+                names.append(op.sym_value)
+        return names
+
+    def revealed_abs_error(self, name: str) -> float:
+        """The absolute error the report promises for revealed value `name`: its range's
+        largest magnitude times 2^-precision_bits."""
+        for out in self.report["outputs"]:
+            if out["name"] == name:
+                lo, hi = out["range"]
+                return max(abs(lo), abs(hi)) * 2.0 ** -float(out["precision_bits"])
+        raise InternalError(f"no output {name} in the report")
+
+    def client(self, sizes: Mapping[str, int], revealed: Mapping[str, Array]) -> dict[str, Array]:
+        """The program's client block on decrypted values (division by zero gives inf/nan,
+        which the caller maps to PLINK's NA)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return run_client(self.stat_program, sizes, revealed)
+
+
+def compile_options(sizes: Mapping[str, int], precision_bits: float, log_n: int) -> Options:
+    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
+    return Options(sizes=size_text, precision_bits=precision_bits, log_n=log_n)
+
+
+def _cache_key(
+    source_text: bytes, sizes: Mapping[str, int], precision_bits: float, log_n: int
+) -> str:
+    h = hashlib.sha256()
+    h.update(source_text)
+    meta = {
+        "sizes": dict(sorted(sizes.items())),
+        "precision_bits": precision_bits,
+        "log_n": log_n,
+        "hec": __version__,
+        "format": CACHE_FORMAT,
+    }
+    h.update(json.dumps(meta, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def compile_cached(
+    source: Path,
+    sizes: Mapping[str, int],
+    precision_bits: float,
+    cache_dir: Path | None = None,
+    log_n: int = 0,
+) -> CompiledProgram:
+    """Compile `source` for `sizes`, or load the result of an earlier identical compilation.
+    `log_n` forces the ring dimension (0: the compiler's choice)."""
+    text = source.read_bytes()
+    digest = hashlib.sha256(text).hexdigest()
+    key = _cache_key(text, sizes, precision_bits, log_n)
+    root = cache_dir or default_cache_dir()
+    entry = root / key
+    if (entry / "report.json").is_file():
+        module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
+        stat_module = parse_ir((entry / "stat.mlir").read_text())
+        report = json.loads((entry / "report.json").read_text())
+        return CompiledProgram(
+            source, digest, dict(sizes), precision_bits, module, stat_module, report, key, True
+        )
+    comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
+    report = report_of(comp)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
+    try:
+        (tmp / "ckks.mlir").write_text(print_ir(comp.module))
+        (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
+        (tmp / "source.hec").write_bytes(text)
+        (tmp / "report.json").write_text(json.dumps(report, indent=1))
+        try:
+            tmp.rename(entry)
+        except OSError:  # another run stored the same entry first: theirs is identical
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return CompiledProgram(
+        source,
+        digest,
+        dict(sizes),
+        precision_bits,
+        comp.module,
+        comp.stat_module,
+        report,
+        key,
+        False,
+    )
+
+
+@dataclass
+class Block:
+    """One SNP block: the columns [start, stop) and the program's inputs for them."""
+
+    index: int
+    start: int
+    stop: int
+    inputs: dict[str, Array]
+    shared: frozenset[str] = frozenset()  # inputs equal in every block (encrypted only once)
+
+
+class Backend(ABC):
+    """Runs a compiled program over SNP blocks and hands back each block's revealed values."""
+
+    name: str
+    encrypts: bool
+    description: str
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []  # what the log should say about this run's backend
+        self.seed = 0
+
+    def compile(
+        self,
+        source: Path,
+        sizes: Mapping[str, int],
+        precision_bits: float,
+        cache_dir: Path | None,
+    ) -> CompiledProgram:
+        """Compile (or load from the cache) what this backend runs."""
+        return compile_cached(source, sizes, precision_bits, cache_dir)
+
+    @abstractmethod
+    def phases(self) -> list[str]:
+        """The phases this backend times, in order."""
+
+    @abstractmethod
+    def run(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        n_blocks: int,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> Iterator[tuple[Block, dict[str, Array]]]:
+        """Yield (block, revealed values of that block) for every block, in order."""
+
+
+class SimBackend(Backend):
+    """The reference simulator in noisy mode: a simulation of the encrypted computation."""
+
+    name = "sim"
+    encrypts = False
+    description = (
+        "SIMULATION of the encrypted computation (reference simulator, noisy mode: the compiled "
+        "CKKS program run on plaintext numbers with encoding, encryption, rescale and "
+        "key-switch errors injected at their analytic magnitudes). Nothing is encrypted."
+    )
+
+    def phases(self) -> list[str]:
+        return ["simulate"]
+
+    def run(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        n_blocks: int,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> Iterator[tuple[Block, dict[str, Array]]]:
+        program = compiled.program
+        progress("simulate", 0, n_blocks)
+        for done, block in enumerate(blocks, start=1):
+            sizes = {**compiled.sizes, "M": block.stop - block.start}
+            with meter.phase("simulate"):
+                result = simulate(
+                    program, sizes, block.inputs, noisy=True, seed=self.seed + block.index
+                )
+            progress("simulate", done, n_blocks)
+            yield block, result.outputs
+
+
+_PEAK = re.compile(r"peak_rss_bytes=(\d+)")
+
+
+def _vm_hwm(pid: int) -> int:
+    """Peak resident set (VmHWM) of a running process in bytes; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.005) -> int:
+    """Run one role of a generated program (as `hec.run.run_role` does: HEC_QUIET unless set,
+    a failure becomes a UserError with the role's message) and return its peak resident set in
+    bytes: the largest of the peak the role prints (`peak_rss_bytes=`) and its VmHWM sampled
+    while it runs. (The kernel's per-child maximum would also count the launching Python
+    process's pages, which the child shares until exec.)"""
+    from compiler.errors import UserError
+
+    if binary is None:
+        raise InternalError("the generated program was not built")
+    env = {**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
+    peak = 0
+    with tempfile.TemporaryFile() as err_file:
+        with subprocess.Popen(
+            [str(binary), *args], stdout=subprocess.DEVNULL, stderr=err_file, env=env
+        ) as proc:
+            while True:
+                try:
+                    proc.wait(timeout=poll_seconds)
+                    break
+                except subprocess.TimeoutExpired:
+                    peak = max(peak, _vm_hwm(proc.pid))
+        err_file.seek(0)
+        err = err_file.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise UserError(f"{binary.name} {args[0]} failed: {err.strip()}")
+    reported = [int(x) for x in _PEAK.findall(err)]
+    return max([peak, *reported])
+
+
+@contextmanager
+def _threads(threads: int) -> Iterator[None]:
+    """HEC_THREADS for the generated program's roles (0: leave the runtime's default)."""
+    old = os.environ.get("HEC_THREADS")
+    if threads > 0:
+        os.environ["HEC_THREADS"] = str(threads)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HEC_THREADS", None)
+        else:
+            os.environ["HEC_THREADS"] = old
+
+
+class EncryptedBackend(Backend):
+    """The generated C++ program: real CKKS encryption under 128-bit secure parameters."""
+
+    name = "encrypted"
+    encrypts = True
+    description = (
+        "encrypted: the C++ program generated from the compiled CKKS program (targets/cpp) runs "
+        "its four roles locally: keygen (coordinator), encrypt (data owners: public key only), "
+        "compute (server: evaluation keys only, never the secret key), decrypt (coordinator)."
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.binary: Path | None = None
+        self.threads = 0
+
+    def phases(self) -> list[str]:
+        return ["keygen", "encrypt", "compute", "decrypt"]
+
+    def compile(
+        self,
+        source: Path,
+        sizes: Mapping[str, int],
+        precision_bits: float,
+        cache_dir: Path | None,
+    ) -> CompiledProgram:
+        from compiler.errors import UserError
+        from hec.run import compile_cpp
+
+        log_n = 0
+        while True:
+            compiled = compile_cached(source, sizes, precision_bits, cache_dir, log_n)
+            build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
+            try:
+                built = compile_cpp(source, build, compile_options(sizes, precision_bits, log_n))
+            except UserError as err:
+                have = int(compiled.report["params"]["log_n"])
+                if "larger --log-n" in str(err) and have < 17:
+                    self.notes.append(
+                        f"ring dimension raised from 2^{have} to 2^{have + 1}: {err.message} "
+                        "(the C++ runtime adds a special prime P)"
+                    )
+                    log_n = have + 1
+                    continue
+                raise
+            self.binary = built.binary
+            self.notes.append(f"generated program {built.binary} ({built.describe()})")
+            return compiled
+
+    def _role(self, meter: PhaseMeter, phase: str, *args: str) -> None:
+        with meter.phase(phase), _threads(self.threads):
+            peak = run_role_measured(self.binary, *args)
+        meter.note_subprocess_peak(phase, peak)
+
+    def run(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        n_blocks: int,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> Iterator[tuple[Block, dict[str, Array]]]:
+        with tempfile.TemporaryDirectory(prefix="hec-gwas-") as tmp:
+            root = Path(tmp)
+            keys = root / "keys"
+            progress("keygen", 0, 1)
+            self._role(meter, "keygen", "keygen", "--out", str(keys))
+            progress("keygen", 1, 1)
+            for phase in ("encrypt", "compute", "decrypt"):
+                progress(phase, 0, n_blocks)
+            shared_ct = root / "shared"
+            for done, block in enumerate(blocks, start=1):
+                work = root / f"block{block.index}"
+                plain, cts, res, dec = (work / d for d in ("in", "ct", "res", "dec"))
+                with meter.phase("inputs"):
+                    plain.mkdir(parents=True)
+                    files = {}
+                    for name, value in block.inputs.items():
+                        files[name] = plain / f"{name}.npy"
+                        np.save(files[name], value)
+                # A data owner's inputs that do not depend on the SNP block (the phenotype) are
+                # encrypted once; every block's ciphertext directory links to them.
+                if not shared_ct.exists():
+                    once = [n for n in block.inputs if n in block.shared]
+                    if once:
+                        args = [a for n in once for a in ("--input", f"{n}={files[n]}")]
+                        self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
+                                   *args, "--out", str(shared_ct))  # fmt: skip
+                    else:
+                        shared_ct.mkdir()
+                args = [
+                    a
+                    for n in block.inputs
+                    if n not in block.shared
+                    for a in ("--input", f"{n}={files[n]}")
+                ]
+                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"), *args,
+                           "--out", str(cts))  # fmt: skip
+                for f in shared_ct.iterdir():
+                    (cts / f.name).symlink_to(f)
+                shutil.rmtree(plain)
+                progress("encrypt", done, n_blocks)
+                self._role(meter, "compute", "compute", "--eval", str(keys / "eval"),
+                           "--in", str(cts), "--out", str(res))  # fmt: skip
+                progress("compute", done, n_blocks)
+                self._role(meter, "decrypt", "decrypt", "--sk", str(keys / "secret"),
+                           "--in", str(res), "--out", str(dec))  # fmt: skip
+                progress("decrypt", done, n_blocks)
+                outputs = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
+                shutil.rmtree(work)
+                yield block, outputs
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"encrypted": EncryptedBackend, "sim": SimBackend}

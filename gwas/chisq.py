@@ -1,0 +1,498 @@
+"""`hec gwas chisq`: the allelic chi-square association test and odds ratio of PLINK 1.9's
+`--assoc`, computed by a compiled hec program (Blatt et al., PNAS 2020, Alg. 1-2) on a PLINK 1
+binary fileset, with PLINK's output files.
+
+Steps:
+ (1) read the fileset and the phenotypes; individuals with a missing phenotype are left out;
+ (2) data-holder scan (plaintext, before encryption): choose A1 as PLINK 1.9 does (the allele
+     with the lower count over the founders' calls; ties keep the .bim order), find whether any
+     analysed individual has a missing call, and flag the SNPs whose table is degenerate
+     (monomorphic or no calls among the analysed individuals; or called individuals all cases
+     or all controls), for which PLINK prints NA (or CHISQ 0, P 1);
+ (3) compile examples/gwas/chisq.hec, or chisq_missing.hec when calls are missing (cached);
+ (4) run the program with the chosen backend over blocks of `slots` SNPs; the coordinator
+     gets the four revealed values per SNP and runs the program's client block;
+ (5) write PREFIX.assoc, PREFIX.manhattan.png, PREFIX.qq.png and PREFIX.log under temporary
+     names, and rename them only when everything succeeded.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import shlex
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from compiler.errors import UserError
+from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
+from gwas.assoc import rows_from_arrays, write_assoc
+from gwas.backend import BACKENDS, Backend, Block, CompiledProgram, EncryptedBackend
+from gwas.exact import TableCounts, plink_rules
+from gwas.memory import PhaseMeter
+from gwas.plink import Fileset, fam_phenotypes, open_fileset, read_pheno
+from gwas.plots import manhattan_plot, qq_plot
+from gwas.progress import Progress
+from hec import __version__
+
+Array = npt.NDArray[np.float64]
+PROGRAM_DIR = Path(__file__).resolve().parent.parent / "examples" / "gwas"
+PROGRAM_COMPLETE = PROGRAM_DIR / "chisq.hec"
+PROGRAM_MISSING = PROGRAM_DIR / "chisq_missing.hec"
+SCAN_BLOCK = 4096
+MISSING_INT8 = -127
+# Revealed values that are integers by construction are rounded to the nearest integer when
+# the promised absolute error is below this (then rounding gives the exact integer).
+ROUNDING_ERROR_LIMIT = 0.25
+LIST_LIMIT = 10
+
+
+@dataclass
+class ChisqOptions:
+    bfile: str
+    out: str
+    pheno: str | None = None
+    backend: str = DEFAULT_BACKEND
+    threads: int = 0  # HEC_THREADS of the generated program (0: the runtime's default)
+    precision_bits: float = DEFAULT_PRECISION_BITS
+    cache_dir: Path | None = None
+    progress: bool = True
+    plots: bool = True
+    seed: int = 0
+    command_line: str = ""
+    highlight: Sequence[int] = ()  # SNP indices marked on the Manhattan plot (the demo's)
+
+
+@dataclass
+class Scan:
+    """What the data holder computes on plaintext before encryption (step 2)."""
+
+    swap: npt.NDArray[np.bool_]  # A1 is the .bim A2
+    counts: TableCounts  # used only for the degenerate-SNP flags, never written out
+    any_missing: bool
+
+
+@dataclass
+class ChisqResult:
+    chisq: Array
+    p: Array
+    odds: Array
+    a1: list[str]
+    a2: list[str]
+    lam: float
+    program: Path
+    compiled: CompiledProgram
+    backend: Backend
+    meter: PhaseMeter
+    files: list[Path]
+    log_text: str
+    n_included: int
+    n_cases: int
+    n_controls: int
+    notes: list[str] = field(default_factory=list)
+
+
+def _phenotypes(fileset: Fileset, pheno: str | None) -> Array:
+    if pheno is None:
+        return fam_phenotypes(fileset)
+    return read_pheno(Path(pheno), fileset)
+
+
+def scan(fileset: Fileset, y_all: Array, included: npt.NDArray[np.bool_]) -> Scan:
+    """Step (2): A1 choice over founders, missingness and per-SNP table counts of the
+    analysed individuals."""
+    founders = np.array([s.is_founder for s in fileset.samples])
+    y = y_all[included]
+    m = fileset.n_variants
+    swap = np.zeros(m, dtype=bool)
+    n11, c1, r1, d = (np.zeros(m) for _ in range(4))
+    any_missing = False
+    for start in range(0, m, SCAN_BLOCK):
+        stop = min(start + SCAN_BLOCK, m)
+        g = fileset.read_block(start, stop)
+        called = g != MISSING_INT8
+        gf = np.where(called, g, 0).astype(np.float64)
+        a1_count = gf[founders].sum(axis=0)
+        a2_count = 2.0 * called[founders].sum(axis=0) - a1_count
+        sw = a1_count > a2_count
+        swap[start:stop] = sw
+        ci = called[included]
+        si = np.where(sw, 2.0 * ci - gf[included], gf[included])
+        cf = ci.astype(np.float64)
+        any_missing = any_missing or not bool(ci.all())
+        n11[start:stop] = y @ si
+        c1[start:stop] = si.sum(axis=0)
+        r1[start:stop] = 2.0 * (y @ cf)
+        d[start:stop] = 2.0 * cf.sum(axis=0)
+    return Scan(swap, TableCounts(n11, c1, r1, d), any_missing)
+
+
+def blocks(
+    fileset: Fileset,
+    y: Array,
+    included: npt.NDArray[np.bool_],
+    swap: npt.NDArray[np.bool_],
+    width: int,
+    with_called: bool,
+    meter: PhaseMeter,
+) -> Iterator[Block]:
+    """Step (4)'s inputs: y and the minor-allele counts S (0 where missing) of the analysed
+    individuals, and the called indicator C when the program takes it."""
+    m = fileset.n_variants
+    for index, start in enumerate(range(0, m, width)):
+        stop = min(start + width, m)
+        with meter.phase("inputs"):
+            g = fileset.read_block(start, stop)[included]
+            called = g != MISSING_INT8
+            gf = np.where(called, g, 0).astype(np.float64)
+            S = np.where(swap[start:stop], 2.0 * called - gf, gf)
+            inputs = {"y": y, "S": S}
+            if with_called:
+                inputs["C"] = called.astype(np.float64)
+        yield Block(index, start, stop, inputs, shared=frozenset({"y"}))
+
+
+def _names(indices: npt.NDArray[np.intp], fileset: Fileset) -> str:
+    names = [fileset.variants[int(j)].snp for j in indices[:LIST_LIMIT]]
+    more = f" and {len(indices) - LIST_LIMIT} more" if len(indices) > LIST_LIMIT else ""
+    return ", ".join(names) + more
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def _temp_path(final: Path) -> Path:
+    return final.with_name(f".{final.name}.tmp-{os.getpid()}")
+
+
+def run_chisq(opts: ChisqOptions) -> ChisqResult:
+    if opts.backend not in BACKENDS:
+        raise UserError(
+            f"--backend {opts.backend}: unknown backend",
+            hint="available: " + ", ".join(BACKENDS),
+        )
+    backend = BACKENDS[opts.backend]()
+    backend.seed = opts.seed
+    if isinstance(backend, EncryptedBackend):
+        backend.threads = opts.threads
+    out = Path(opts.out)
+    if not out.parent.is_dir():
+        raise UserError(f"--out {opts.out}: directory {out.parent} does not exist")
+    progress = Progress(enabled=opts.progress)
+    meter = PhaseMeter()
+    started = datetime.datetime.now(datetime.UTC)
+
+    # Step (1).
+    with meter.phase("read"):
+        fileset = open_fileset(opts.bfile)
+        y_all = _phenotypes(fileset, opts.pheno)
+    included = ~np.isnan(y_all)
+    y = y_all[included]
+    n_inc = int(included.sum())
+    n_cases = int(y.sum())
+    n_controls = n_inc - n_cases
+    source = f"--pheno {opts.pheno}" if opts.pheno else f"column 6 of {fileset.fam}"
+    if n_cases == 0 or n_controls == 0:
+        raise UserError(
+            f"{opts.pheno or fileset.fam}: {n_cases} cases and {n_controls} controls with a "
+            f"phenotype ({source}); the case/control test needs both",
+            hint="phenotypes: 1 = control, 2 = case, -9/0 = missing",
+        )
+
+    # Step (2).
+    with meter.phase("scan"):
+        sc = scan(fileset, y_all, included)
+    program = PROGRAM_MISSING if sc.any_missing else PROGRAM_COMPLETE
+
+    # Step (3).
+    sizes = {"N": n_inc, "M": fileset.n_variants}
+    with meter.phase("compile"):
+        compiled = backend.compile(program, sizes, opts.precision_bits, opts.cache_dir)
+    slots = compiled.slots
+
+    # Step (4).
+    n_blocks = -(-fileset.n_variants // slots)
+    m = fileset.n_variants
+    revealed: dict[str, Array] = {
+        name: np.zeros(m) for name in ("chi2_num", "chi2_den", "or_num", "or_den")
+    }
+    block_iter = blocks(fileset, y, included, sc.swap, slots, sc.any_missing, meter)
+    for block, values in backend.run(compiled, block_iter, n_blocks, meter, progress):
+        for name in revealed:
+            revealed[name][block.start : block.stop] = values[name]
+
+    with meter.phase("client"):
+        notes: list[str] = []
+        for name in ("or_num", "or_den"):
+            err = compiled.revealed_abs_error(name)
+            if err < ROUNDING_ERROR_LIMIT:
+                revealed[name] = np.rint(revealed[name])
+                notes.append(
+                    f"{name} is an integer by construction and its promised absolute error is "
+                    f"{err:.3g} < {ROUNDING_ERROR_LIMIT}: rounded to the nearest integer"
+                )
+            else:
+                notes.append(
+                    f"{name}: promised absolute error {err:.3g} is too large to round to the "
+                    "integer it is; used as decrypted"
+                )
+        # chi2_num = d (n11 d - c1 r1)^2 >= 0; CKKS noise can push a zero slightly below.
+        negative = int((revealed["chi2_num"] < 0).sum())
+        revealed["chi2_num"] = np.maximum(revealed["chi2_num"], 0.0)
+        notes.append(
+            f"chi2_num is >= 0 by construction: {negative} value(s) below 0 by the scheme's "
+            "noise were set to 0"
+        )
+        client = compiled.client(sizes, revealed)
+        or_err = compiled.revealed_abs_error("or_den")
+        or_den_zero = np.abs(revealed["or_den"]) <= (
+            0.0 if or_err < ROUNDING_ERROR_LIMIT else or_err
+        )
+        chisq, p, odds = plink_rules(
+            sc.counts, client["chi2"], client["p"], client["odds"], or_den_zero
+        )
+
+    # Step (5).
+    bim = fileset.variants
+    a1 = [v.a2 if s else v.a1 for v, s in zip(bim, sc.swap, strict=True)]
+    a2 = [v.a1 if s else v.a2 for v, s in zip(bim, sc.swap, strict=True)]
+    nan = np.full(m, np.nan)
+    rows = rows_from_arrays(
+        [(v.chrom, v.snp, v.bp, a1[j], a2[j]) for j, v in enumerate(bim)],
+        nan,
+        nan,
+        chisq,
+        p,
+        odds,
+    )
+    finals = {
+        "assoc": out.with_name(out.name + ".assoc"),
+        "manhattan": out.with_name(out.name + ".manhattan.png"),
+        "qq": out.with_name(out.name + ".qq.png"),
+        "log": out.with_name(out.name + ".log"),
+    }
+    temps = {k: _temp_path(v) for k, v in finals.items()}
+    label = backend_label(backend)
+    try:
+        with meter.phase("write"):
+            write_assoc(temps["assoc"], rows)
+            lam = float("nan")
+            if opts.plots:
+                title = f"{out.name}: allelic chi-square, {label}"
+                manhattan_plot(
+                    temps["manhattan"],
+                    [v.chrom for v in bim],
+                    [int(v.bp) for v in bim],
+                    p,
+                    title,
+                    opts.highlight,
+                )
+                lam = qq_plot(temps["qq"], chisq, p, title)
+            else:
+                from gwas.plots import genomic_inflation
+
+                lam = genomic_inflation(chisq)
+        log_text = render_log(
+            opts,
+            fileset,
+            backend,
+            compiled,
+            program,
+            sc,
+            meter,
+            notes,
+            started,
+            n_inc,
+            n_cases,
+            n_controls,
+            source,
+            n_blocks,
+            lam,
+            finals,
+        )
+        temps["log"].write_text(log_text)
+        produced = [k for k in finals if temps[k].exists()]
+        for k in produced:
+            temps[k].replace(finals[k])
+    except BaseException:
+        for t in temps.values():
+            t.unlink(missing_ok=True)
+        raise
+    return ChisqResult(
+        chisq,
+        p,
+        odds,
+        a1,
+        a2,
+        lam,
+        program,
+        compiled,
+        backend,
+        meter,
+        [finals[k] for k in produced],
+        log_text,
+        n_inc,
+        n_cases,
+        n_controls,
+        notes,
+    )
+
+
+def backend_label(backend: Backend) -> str:
+    if backend.encrypts:
+        return f"--backend {backend.name} (encrypted)"
+    return f"--backend {backend.name} (SIMULATION, not encrypted)"
+
+
+def render_log(
+    opts: ChisqOptions,
+    fileset: Fileset,
+    backend: Backend,
+    compiled: CompiledProgram,
+    program: Path,
+    sc: Scan,
+    meter: PhaseMeter,
+    notes: list[str],
+    started: datetime.datetime,
+    n_inc: int,
+    n_cases: int,
+    n_controls: int,
+    pheno_source: str,
+    n_blocks: int,
+    lam: float,
+    finals: dict[str, Path],
+) -> str:
+    rep = compiled.report
+    params = rep["params"]
+    t = sc.counts
+    mono = np.flatnonzero(t.monomorphic & (t.d > 0))
+    no_calls = np.flatnonzero(t.d == 0)
+    one_sided = np.flatnonzero(t.one_sided)
+    n_missing_calls = round(float(((n_inc * 2) - t.d).sum() / 2))
+    L: list[str] = []
+    w = L.append
+    w(f"hec {__version__} gwas chisq  (Python {platform.python_version()})")
+    w(f"command: {opts.command_line or ' '.join(shlex.quote(a) for a in sys.argv)}")
+    w(f"started: {started.isoformat(timespec='seconds')}")
+    w("")
+    w(f"backend: {backend_label(backend)}")
+    w(f"  {backend.description}")
+    if not backend.encrypts:
+        w("  The figures below are those of the simulation; no key was generated, nothing was")
+        w("  encrypted or decrypted, and no security claim applies to this run.")
+    else:
+        w("  Keys and ciphertexts were kept in a temporary directory, removed at the end.")
+    for note in backend.notes:
+        w(f"  {note}")
+    w("")
+    w("input:")
+    w(f"  fileset {fileset.prefix}: {fileset.n_samples} samples, {fileset.n_variants} SNPs")
+    w(
+        f"  phenotype from {pheno_source}: {n_cases} cases, {n_controls} controls, "
+        f"{fileset.n_samples - n_inc} with a missing phenotype (left out)"
+    )
+    founders = sum(s.is_founder for s in fileset.samples)
+    w(
+        f"  A1 = minor allele over the {founders} founders' calls (PLINK 1.9 rule; ties keep the "
+        f".bim order): {int(sc.swap.sum())} SNPs have A1 = the .bim A2"
+    )
+    w(f"  missing genotype calls among the analysed samples: {n_missing_calls}")
+    w("")
+    w("program:")
+    why = (
+        "calls are missing: per-SNP counts of the called individuals (PLINK --assoc's "
+        "per-SNP exclusion)"
+        if sc.any_missing
+        else "no call is missing: the cheaper program with d = 2N"
+    )
+    w(f"  {program.name} ({why})")
+    w(f"  source sha256 {compiled.source_sha256}")
+    w(
+        f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, precision target "
+        f"{compiled.precision_bits:g} bits per revealed value, relative to its range"
+    )
+    w(
+        f"  compiled program cache {compiled.cache_key} "
+        f"({'hit' if compiled.cache_hit else 'compiled now'})"
+    )
+    w(
+        f"  parameters: ring dimension 2^{params['log_n']}, moduli bits {params['moduli_bits']}, "
+        f"special moduli bits {params['special_moduli_bits']}"
+    )
+    insecure = " (INSECURE override)" if params.get("insecure") else ""
+    w(f"  security: {params['security_bits']}-bit (HE Standard table, ternary secret){insecure}")
+    for o in rep["outputs"]:
+        err = compiled.revealed_abs_error(o["name"])
+        w(
+            f"  output {o['name']:<9} depth {o['depth']} precision {o['precision_bits']} bits "
+            f"(absolute error <= {err:.3g})"
+        )
+    w(f"  {n_blocks} block(s) of up to {compiled.slots} SNPs (one per ciphertext slot set)")
+    w("")
+    w(
+        "revealed to the coordinator (decrypted): "
+        + ", ".join(r["name"] for r in rep["reveals"])
+        + " per SNP; nothing else leaves encryption"
+    )
+    w(
+        "computed on plaintext by the data holder before encryption: the A1/A2 coding (founder "
+        "allele counts) and the degenerate-SNP flags below"
+    )
+    w(
+        "columns: F_A and F_U are NA: the allele frequencies among cases and controls are not "
+        "revealed by the program (they would need n11, c1 and r1 in clear)"
+    )
+    for note in notes:
+        w(f"  {note}")
+    w("degenerate SNPs, printed as PLINK 1.9 --assoc prints them:")
+    w(
+        f"  no call among the analysed samples (CHISQ, P, OR = NA): {len(no_calls)}"
+        + (f" [{_names(no_calls, fileset)}]" if len(no_calls) else "")
+    )
+    w(
+        f"  monomorphic among the called samples (CHISQ, P, OR = NA): {len(mono)}"
+        + (f" [{_names(mono, fileset)}]" if len(mono) else "")
+    )
+    w(
+        f"  called samples all cases or all controls (CHISQ 0, P 1, OR NA): {len(one_sided)}"
+        + (f" [{_names(one_sided, fileset)}]" if len(one_sided) else "")
+    )
+    w("")
+    w(f"genomic inflation lambda: {lam:.6f}")
+    w("")
+    peaks = (
+        "peak resident set of each phase"
+        if meter.per_phase_peaks
+        else "peak resident set of the process so far"
+    )
+    w(f"phases ({peaks}):")
+    for name, secs in meter.seconds.items():
+        peak = meter.peak_rss.get(name, 0)
+        if name in meter.subprocess_phases:
+            text = (
+                f"{_fmt_bytes(peak)} (the role's process)" if peak else "not reported by the role"
+            )
+        else:
+            text = _fmt_bytes(peak)
+        w(f"  {name:<10} {secs:10.3f} s   peak {text}")
+    w(
+        f"  total      {sum(meter.seconds.values()):10.3f} s   peak "
+        f"{_fmt_bytes(meter.overall_peak())}"
+    )
+    w("")
+    w("written:")
+    for k, path in finals.items():
+        if k in ("manhattan", "qq") and not opts.plots:
+            continue
+        w(f"  {path}")
+    return "\n".join(L) + "\n"
+
+
+__all__ = ["ChisqOptions", "ChisqResult", "run_chisq"]
