@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -134,6 +135,11 @@ def check_domains(checked: CheckedProgram, arrays: Mapping[str, Array]) -> None:
             )
 
 
+def public_only(checked: CheckedProgram, arrays: Mapping[str, Array]) -> dict[str, Array]:
+    """The inputs the client block may see: the public ones (never a secret input's data)."""
+    return {n: v for n, v in arrays.items() if not checked.bindings[n].ty.secret}
+
+
 @dataclass
 class RunResult:
     outdir: Path
@@ -229,7 +235,9 @@ def run_sim(
     opts = replace(options or Options(), sizes=compile_sizes)
     comp = run_pipeline(checked, opts, out=io.StringIO())
     result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
-    client = run_client(comp.stat_program, run_sizes, result.outputs, public_inputs=arrays)
+    client = run_client(
+        comp.stat_program, run_sizes, result.outputs, public_inputs=public_only(checked, arrays)
+    )
     params = _params_summary(comp.program)
     summary: dict[str, Any] = {
         "program": comp.program.sym_name.data,
@@ -382,6 +390,8 @@ def run_encrypted(
     try:
         built = compile_cpp(path, base / "build", opts)
         keys, cts, res, dec = base / "keys", base / "ct", base / "res", base / "dec"
+        for scratch_dir in (keys, cts, res, dec):  # a kept work directory is reused: start clean
+            shutil.rmtree(scratch_dir, ignore_errors=True)
         run_role(built.binary, "keygen", "--out", str(keys))
         enc_args: list[str] = []
         for name, p in inputs.items():
@@ -411,7 +421,9 @@ def run_encrypted(
         )
         revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
         comp = run_pipeline(checked, opts, out=io.StringIO())
-        client = run_client(comp.stat_program, run_sizes, revealed, public_inputs=arrays)
+        client = run_client(
+            comp.stat_program, run_sizes, revealed, public_inputs=public_only(checked, arrays)
+        )
         params = _params_summary(comp.program)
         peak = [ln for ln in log.splitlines() if "peak_rss_bytes=" in ln]
         summary: dict[str, Any] = {

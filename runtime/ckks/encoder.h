@@ -29,10 +29,11 @@ class Encoder {
   ~Encoder();
 
   // Encodes up to N/2 values (missing slots are zero) at `level` and `scale`.
-  // Throws std::invalid_argument on too many values, a bad level, or a scale that is not
-  // finite and positive, or when scale * max|z| * N reaches Q_level / 2 (the message would
-  // wrap). `error_bound`, when given, receives a rigorous bound on the slot-wise error of
-  // the encoding itself (sum of the coefficient rounding errors / scale plus FFT rounding).
+  // Throws std::invalid_argument on too many values, a bad level, a scale that is not finite
+  // and positive, or when scale * max|z| reaches Q_level / 4 (every coefficient is at most
+  // max|z| in absolute value, so below that the message cannot wrap). `error_bound`, when
+  // given, receives a rigorous bound on the slot-wise error of the encoding itself (sum of
+  // the coefficient rounding errors / scale plus FFT rounding).
   Plaintext encode(std::span<const std::complex<double>> values, Level level, double scale,
                    double* error_bound = nullptr) const;
   Plaintext encode(std::span<const double> values, Level level, double scale,

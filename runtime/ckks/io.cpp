@@ -175,6 +175,17 @@ void save(const std::filesystem::path& path, const Context& ctx,
   core::write_object(path, h, w.take());
 }
 
+void save(const std::filesystem::path& path, const Context& ctx, const CompactCiphertext& ct) {
+  ObjectHeader h = header_for(ctx, ObjectKind::kCompactCiphertext, ct.key_id);
+  h.level = ct.level.value;
+  h.scale = ct.scale;
+  h.degree = 1;
+  ByteWriter w;
+  w.put_bytes(ct.seed.data(), ct.seed.size());
+  w.put_u64s(ct.c0.data(), ct.c0.size());
+  core::write_object(path, h, w.take());
+}
+
 SecretKey load_secret_key(const std::filesystem::path& path, const Context& ctx) {
   core::Object obj = read(path, ctx, ObjectKind::kSecretKey, nullptr);
   ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
@@ -264,6 +275,26 @@ Plaintext load_plaintext(const std::filesystem::path& path, const Context& ctx) 
   pt.data = read_words(r, pt.data.size(), "plaintext", path);
   r.expect_end();
   return pt;
+}
+
+CompactCiphertext load_compact_ciphertext(const std::filesystem::path& path, const Context& ctx,
+                                          const core::KeyId& key_id) {
+  core::Object obj = read(path, ctx, ObjectKind::kCompactCiphertext, &key_id);
+  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
+  CompactCiphertext ct;
+  ct.level = checked_level(ctx, obj.header.level, path);
+  ct.scale = obj.header.scale;
+  if (!(ct.scale > 0) || !std::isfinite(ct.scale)) {
+    throw std::runtime_error(path.string() + ": ciphertext scale " + std::to_string(ct.scale) +
+                             " is not finite and positive");
+  }
+  ct.n = ctx.n();
+  ct.limbs = ctx.params().limbs_at(ct.level);
+  ct.key_id = key_id;
+  r.get_bytes(ct.seed.data(), ct.seed.size());
+  ct.c0 = read_words(r, ct.limbs * ct.n, "compact ciphertext", path);
+  r.expect_end();
+  return ct;
 }
 
 std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,

@@ -24,6 +24,8 @@ void save(const std::filesystem::path& path, const Context& ctx, const Ciphertex
 void save(const std::filesystem::path& path, const Context& ctx, const Plaintext& pt);
 void save(const std::filesystem::path& path, const Context& ctx,
           const std::vector<Ciphertext>& cts);
+// c_0 and the 32-byte seed of a (about half the size of the expanded ciphertext).
+void save(const std::filesystem::path& path, const Context& ctx, const CompactCiphertext& ct);
 
 SecretKey load_secret_key(const std::filesystem::path& path, const Context& ctx);
 PublicKey load_public_key(const std::filesystem::path& path, const Context& ctx,
@@ -35,6 +37,8 @@ GaloisKeys load_galois_keys(const std::filesystem::path& path, const Context& ct
 Ciphertext load_ciphertext(const std::filesystem::path& path, const Context& ctx,
                            const core::KeyId& key_id);
 Plaintext load_plaintext(const std::filesystem::path& path, const Context& ctx);
+CompactCiphertext load_compact_ciphertext(const std::filesystem::path& path, const Context& ctx,
+                                          const core::KeyId& key_id);
 std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,
                                          const core::KeyId& key_id);
 

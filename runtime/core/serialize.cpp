@@ -50,6 +50,8 @@ const char* object_kind_name(ObjectKind k) {
       return "plaintext";
     case ObjectKind::kCiphertextArray:
       return "ciphertext array";
+    case ObjectKind::kCompactCiphertext:
+      return "compact ciphertext";
   }
   return "unknown kind";
 }

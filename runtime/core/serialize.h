@@ -47,6 +47,7 @@ enum class ObjectKind : std::uint8_t {
   kCiphertext = 6,
   kPlaintext = 7,
   kCiphertextArray = 8,
+  kCompactCiphertext = 9,  // symmetric ciphertext stored as c_0 and the seed of c_1
 };
 
 using Digest = std::array<std::uint8_t, 32>;

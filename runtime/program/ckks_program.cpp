@@ -689,6 +689,12 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
         }
         next = b.end;
         meta = check_file(b.path, in);
+        const std::string rows = std::to_string(b.begin) + " " + std::to_string(b.end);
+        if (field(meta, b.path, "rows") != rows) {
+          throw std::runtime_error(b.path.string() + ": its metadata says rows " +
+                                   field(meta, b.path, "rows") + ", the file name " + rows +
+                                   " (a renamed file?)");
+        }
       }
       if (sizes_.count(spec_.stream_dim) && sizes_[spec_.stream_dim] != next) {
         throw std::runtime_error("input '" + in.source + "' has " + std::to_string(next) +
@@ -878,6 +884,13 @@ core::KeyId read_keyset(const ProgramSpec& spec, const std::filesystem::path& ev
 
 int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path dir = args.require("out");
+  for (const char* existing : {"secret", "public", "eval/keyset"}) {
+    if (std::filesystem::exists(dir / existing)) {
+      throw std::runtime_error((dir / existing).string() +
+                               " exists: keygen never overwrites keys (data encrypted under them "
+                               "could no longer be decrypted); choose a new --out directory");
+    }
+  }
   auto ctx = make_program_context(spec);
   OutputSet outputs;
   outputs.create_dir(dir);

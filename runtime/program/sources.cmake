@@ -11,6 +11,7 @@ target_sources(hec_runtime PRIVATE
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/program/args_test.cpp
+    tests/program/ckks_program_test.cpp
     tests/program/npy_test.cpp
     tests/program/output_test.cpp
     tests/program/progress_test.cpp

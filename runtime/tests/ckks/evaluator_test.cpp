@@ -9,6 +9,7 @@
 #include "ckks/encoder.h"
 #include "ckks/encryptor.h"
 #include "ckks/keys.h"
+#include "math/cpu_features.h"
 #include "test_util.h"
 
 namespace hec::ckks {
@@ -288,6 +289,92 @@ TEST_P(CkksFixture, ChecksRefuseMismatches) {
 
 INSTANTIATE_TEST_SUITE_P(Dnum, CkksFixture, ::testing::Values(1, 2, 4),
                          [](const auto& info) { return "dnum" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace hec::ckks
+
+namespace hec::ckks {
+namespace {
+
+// Q_0 of several primes (the compiler sizes the output modulus from range analysis and may
+// need more than one prime): levels, rescale and key switching index the chain correctly.
+TEST(CkksMultiPrimeOutput, RescaleAndRotateDownToLevelZero) {
+  const auto ctx = make_context(
+      Parameters::from_bit_sizes(LogN(12), {50, 50}, 40, 2, {60, 60}, 2, Security::kInsecure));
+  ASSERT_EQ(ctx->params().limbs_at(Level(0)), 2u);
+  Encoder enc(ctx);
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  Encryptor encryptor(ctx, gen.public_key(sk));
+  Decryptor decryptor(ctx, sk);
+  Evaluator eval(ctx);
+  const RelinKey rk = gen.relin_key(sk);
+  const GaloisKeys gk = gen.galois_keys(sk, {3});
+  const Vec x = random_slots(ctx->slots(), 3.0, 77);
+  const double scale = static_cast<double>(ctx->params().moduli()[1]);
+  Ciphertext c = encryptor.encrypt(enc.encode(x, Level(2), scale));
+  Vec want = x;
+  for (int l = 2; l >= 1; --l) {
+    c = eval.multiply_relin(c, c, rk);
+    eval.rescale_inplace(c);
+    for (auto& v : want) v *= v;
+  }
+  EXPECT_EQ(c.level.value, 0);
+  EXPECT_EQ(c.limbs, 2u);
+  eval.rotate_inplace(c, 3, gk);
+  Vec rot(want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) rot[i] = want[(i + 3) % want.size()];
+  double largest = 0;
+  for (const auto& v : rot) largest = std::max(largest, std::abs(v));
+  EXPECT_LT(max_error(enc.decode(decryptor.decrypt(c)).values, rot), 1e-5 * largest);
+}
+
+}  // namespace
+}  // namespace hec::ckks
+
+namespace hec::ckks {
+namespace {
+
+// The evaluator's deterministic operations give the same bits on the portable and the
+// AVX-512/IFMA kernel paths (the latter only where the CPU has it).
+TEST(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
+  const auto ctx = make_context(small_params(2));
+  Encoder enc(ctx);
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  Encryptor encryptor(ctx, gen.public_key(sk));
+  Evaluator eval(ctx);
+  const RelinKey rk = gen.relin_key(sk);
+  const GaloisKeys gk = gen.galois_keys(sk, {1, 5}, true);
+  const double scale = static_cast<double>(ctx->params().moduli().back());
+  const Ciphertext x =
+      encryptor.encrypt(enc.encode(random_slots(ctx->slots(), 1.0, 5), Level(3), scale));
+  const Ciphertext y =
+      encryptor.encrypt(enc.encode(random_slots(ctx->slots(), 1.0, 6), Level(3), scale));
+  auto run = [&] {
+    std::vector<Ciphertext> out;
+    out.push_back(eval.add(x, y));
+    out.push_back(eval.multiply(x, y));
+    out.push_back(eval.multiply_relin(x, y, rk));
+    Ciphertext r = out.back();
+    eval.rescale_inplace(r);
+    out.push_back(r);
+    Ciphertext rot = x;
+    eval.rotate_inplace(rot, 5, gk);
+    out.push_back(rot);
+    for (auto& h : eval.rotate_hoisted(x, {1, 5}, gk)) out.push_back(std::move(h));
+    Ciphertext cj = y;
+    eval.conjugate_inplace(cj, gk);
+    out.push_back(cj);
+    return out;
+  };
+  math::force_portable_path(true);
+  const auto portable = run();
+  math::force_portable_path(false);
+  const auto best = run();
+  ASSERT_EQ(portable.size(), best.size());
+  for (std::size_t i = 0; i < best.size(); ++i) EXPECT_EQ(portable[i].data, best[i].data) << i;
+}
 
 }  // namespace
 }  // namespace hec::ckks

@@ -74,6 +74,26 @@ TEST_F(CkksIo, RoundTripEverything) {
   EXPECT_FALSE(fs::exists(dir / "ct.tmp"));
 }
 
+TEST_F(CkksIo, CompactCiphertextStoresTheSeed) {
+  const auto ctx = make_context(testing::small_params(2, 2));
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  Encoder enc(ctx);
+  SymmetricEncryptor encryptor(ctx, sk);
+  Decryptor decryptor(ctx, sk);
+  const auto z = testing::random_slots(ctx->slots(), 1.0, 9);
+  const CompactCiphertext compact = encryptor.encrypt_compact(enc.encode(z, Level(2), 1e9));
+  save(dir / "compact", *ctx, compact);
+  save(dir / "full", *ctx, ctx->expand(compact));
+  // c_0 plus 32 bytes, against c_0 and c_1.
+  EXPECT_LT(fs::file_size(dir / "compact") * 10, fs::file_size(dir / "full") * 6);
+  const CompactCiphertext back = load_compact_ciphertext(dir / "compact", *ctx, sk.key_id);
+  EXPECT_EQ(ctx->expand(back).data, ctx->expand(compact).data);
+  const auto values = enc.decode(decryptor.decrypt(ctx->expand(back))).values;
+  EXPECT_LT(testing::max_error(values, z), 1e-6);
+  EXPECT_THROW(load_ciphertext(dir / "compact", *ctx, sk.key_id), std::runtime_error);
+}
+
 TEST_F(CkksIo, RefusesOtherKeysAndParameters) {
   const auto ctx = make_context(testing::small_params(2, 2));
   KeyGenerator gen(ctx);

@@ -103,6 +103,12 @@ def test_hec_run_encrypted_writes_client_outputs(tmp_path: Path) -> None:
         finite = np.isfinite(want) & (np.abs(want) < 1e6)
         assert np.allclose(got[finite], want[finite], rtol=1e-3, atol=1e-4), name
     assert '"backend": "encrypted"' in (tmp_path / "out" / "summary.json").read_text()
+    # The client block ran on the decrypted values (not on the plaintext inputs).
+    out = tmp_path / "out"
+    num, den = np.load(out / "chi2_num.npy"), np.load(out / "chi2_den.npy")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.array_equal(np.load(out / "chi2.npy"), num / den, equal_nan=True)
+    assert not np.array_equal(num, ref.revealed["chi2_num"])
 
 
 def test_compute_runs_with_public_and_evaluation_keys_only(
@@ -516,3 +522,41 @@ def test_decrypt_into_one_npz_file(chisq_run: tuple[Path, Path, dict[str, Path]]
         assert sorted(archive.files) == ["chi2_den", "chi2_num", "or_den", "or_num"]
         for name in archive.files:
             assert np.array_equal(archive[name], np.load(tmp / "d" / f"{name}.npy")), name
+
+
+def test_keygen_never_overwrites_keys(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+    binary, tmp, _ = chisq_run
+    before = (tmp / "keys" / "secret").read_bytes()
+    done = role(binary, "keygen", "--out", str(tmp / "keys"))
+    assert done.returncode == 1 and "keygen never overwrites keys" in done.stderr
+    assert (tmp / "keys" / "secret").read_bytes() == before
+
+
+def test_a_renamed_row_block_is_refused(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+    binary, tmp, files = chisq_run
+    y, s = np.load(files["y"]), np.load(files["S"])
+    parts = tmp / "parts"
+    for a, b in ((0, 10), (10, 20)):
+        np.save(tmp / f"y{a}.npy", y[a:b])
+        np.save(tmp / f"S{a}.npy", s[a:b])
+        ok(
+            binary,
+            "encrypt",
+            "--pk",
+            str(tmp / "keys" / "public"),
+            "--rows",
+            f"{a}:{b}",
+            "--input",
+            f"y={tmp / f'y{a}.npy'}",
+            "--input",
+            f"S={tmp / f'S{a}.npy'}",
+            "--out",
+            str(parts),
+        )
+    # Swap the two S blocks by renaming: the metadata still knows which rows they hold.
+    first, second = parts / "S.rows-0-10.cts", parts / "S.rows-10-20.cts"
+    for suffix in ("", ".meta"):
+        Path(f"{first}{suffix}").rename(tmp / f"swap{suffix}")
+        Path(f"{second}{suffix}").rename(f"{first}{suffix}")
+        (tmp / f"swap{suffix}").rename(f"{second}{suffix}")
+    assert "a renamed file?" in compute_error(binary, tmp / "keys", parts, tmp / "res")

@@ -1,0 +1,199 @@
+// Tests for program/ckks_program.h: the ciphertext-array layouts and index maps (broadcast,
+// transpose, array_shape) on shared ciphertexts, and the array ops on real ciphertexts at a
+// small insecure parameter set (N = 2^12, test only): elementwise ops, reduce and dot against
+// the plaintext, the degree-3 relinearization adapter, sum_slots, row accumulators, and the
+// type check that catches a compiler/runtime mismatch.
+#include "program/ckks_program.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "ckks/encoder.h"
+#include "ckks/encryptor.h"
+#include "ckks/keys.h"
+
+namespace hec::program {
+namespace {
+
+CtArray labelled(std::vector<std::size_t> shape) {
+  CtArray a;
+  a.shape = shape;
+  std::size_t n = 1;
+  for (auto d : shape) n *= d;
+  for (std::size_t i = 0; i < n; ++i) {
+    Ct c;
+    c.scale = static_cast<double>(i);  // a label we can read back
+    a.cts.push_back(std::make_shared<const Ct>(c));
+  }
+  return a;
+}
+
+std::vector<double> labels(const CtArray& a) {
+  std::vector<double> out;
+  for (const auto& c : a.cts) out.push_back(c->scale);
+  return out;
+}
+
+TEST(ArrayShape, PackedAndReplicated) {
+  EXPECT_EQ(array_shape(Layout::kPacked, {5, 10000}, 4096), (std::vector<std::size_t>{5, 3}));
+  EXPECT_EQ(array_shape(Layout::kPacked, {4096}, 4096), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(array_shape(Layout::kReplicated, {5, 7}, 4096), (std::vector<std::size_t>{5, 7}));
+  EXPECT_THROW(array_shape(Layout::kPacked, {}, 4096), std::logic_error);
+}
+
+TEST(Broadcast, LeadingAxisRepeatsAndSharesCiphertexts) {
+  // [D] packed (1 block) -> [N, D] packed: dims {1}.
+  const CtArray a = labelled({1});
+  const CtArray b = broadcast(a, {1}, {3, 1}, false);
+  EXPECT_EQ(b.shape, (std::vector<std::size_t>{3, 1}));
+  for (const auto& c : b.cts) EXPECT_EQ(c.get(), a.cts[0].get());
+}
+
+TEST(Broadcast, ReplicatedToPackedReusesEachCiphertextForEveryBlock) {
+  // [N] replicated -> [N, M] packed with 2 blocks: dims {0}.
+  const CtArray a = labelled({3});
+  const CtArray b = broadcast(a, {0}, {3, 2}, true);
+  EXPECT_EQ(labels(b), (std::vector<double>{0, 0, 1, 1, 2, 2}));
+}
+
+TEST(Broadcast, NewMiddleAxis) {
+  // [N, D] replicated -> [N, D, D] with operand axes at {0, 2}.
+  const CtArray a = labelled({2, 3});
+  const CtArray b = broadcast(a, {0, 2}, {2, 3, 3}, false);
+  EXPECT_EQ(labels(b), (std::vector<double>{0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 3, 4, 5}));
+  EXPECT_THROW(broadcast(a, {0, 1}, {2, 4}, false), std::logic_error);
+}
+
+TEST(Transpose, SwapsAxes) {
+  const CtArray t = transpose(labelled({2, 3}));
+  EXPECT_EQ(t.shape, (std::vector<std::size_t>{3, 2}));
+  EXPECT_EQ(labels(t), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+}
+
+// Real ciphertexts: N = 2^12, Q_0 one 55-bit prime, 3 scaling primes near 2^40, P for dnum 2.
+class ProgramOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ctx_ = ckks::make_context(ckks::Parameters::from_bit_sizes(
+        ckks::LogN(12), {55}, 40, 3, {55, 55}, 2, ckks::Security::kInsecure));
+    ckks::KeyGenerator gen(ctx_);
+    sk_ = gen.secret_key();
+    pk_ = gen.public_key(sk_);
+    relin_ = gen.relin_key(sk_);
+    std::vector<int> steps;
+    for (std::size_t s = 1; s < ctx_->slots(); s <<= 1) steps.push_back(static_cast<int>(s));
+    galois_ = gen.galois_keys(sk_, steps);
+    ops_ = std::make_unique<Ops>(ctx_, &relin_, &galois_);
+  }
+
+  CtArray encrypt(const std::vector<std::vector<double>>& rows, int level = 3) const {
+    ckks::Encoder encoder(ctx_);
+    ckks::Encryptor enc(ctx_, pk_);
+    CtArray a;
+    a.shape = {rows.size()};
+    for (const auto& r : rows) {
+      a.cts.push_back(std::make_shared<const Ct>(enc.encrypt(
+          encoder.encode(std::span<const double>(r), ckks::Level(level), std::exp2(40.0)))));
+    }
+    return a;
+  }
+
+  std::vector<double> decrypt(const Ct& c, std::size_t count) const {
+    ckks::Encoder encoder(ctx_);
+    ckks::Decryptor dec(ctx_, sk_);
+    const auto d = encoder.decode(dec.decrypt(c));
+    std::vector<double> out;
+    for (std::size_t i = 0; i < count; ++i) out.push_back(d.values[i].real());
+    return out;
+  }
+
+  ckks::ContextPtr ctx_;
+  ckks::SecretKey sk_;
+  ckks::PublicKey pk_;
+  ckks::RelinKey relin_;
+  ckks::GaloisKeys galois_;
+  std::unique_ptr<Ops> ops_;
+};
+
+TEST_F(ProgramOps, ElementwiseReduceAndDot) {
+  const CtArray a = encrypt({{1.0, 2.0}, {3.0, -1.0}, {0.5, 4.0}});
+  const CtArray b = encrypt({{2.0, 1.0}, {1.0, 1.0}, {-2.0, 0.5}});
+  const CtArray sum = reduce(*ops_, a, 0);
+  ASSERT_EQ(sum.size(), 1u);
+  const auto s = decrypt(sum.at(0), 2);
+  EXPECT_NEAR(s[0], 4.5, 1e-6);
+  EXPECT_NEAR(s[1], 5.0, 1e-6);
+  const CtArray d = dot(*ops_, a, b, 0);  // 2 + 3 - 1 = 4; 2 - 1 + 2 = 3
+  EXPECT_EQ(d.at(0).degree, 2u);
+  const auto dd = decrypt(d.at(0), 2);
+  EXPECT_NEAR(dd[0], 4.0, 1e-6);
+  EXPECT_NEAR(dd[1], 3.0, 1e-6);
+  const auto diff = decrypt(sub(*ops_, a, b).at(2), 2);
+  EXPECT_NEAR(diff[0], 2.5, 1e-6);
+  const auto k = decrypt(mul_const(*ops_, a, 3.0, 0.0).at(1), 2);
+  EXPECT_NEAR(k[0], 9.0, 1e-6);
+  EXPECT_THROW(mul_const(*ops_, a, 2.5, 0.0), std::logic_error);
+  const auto c = decrypt(add_const(*ops_, a, 1.25).at(0), 2);
+  EXPECT_NEAR(c[1], 3.25, 1e-6);
+}
+
+TEST_F(ProgramOps, RelinearizeDegreeThreeAndFour) {
+  const CtArray a = encrypt({{1.5, -2.0, 0.5}});
+  const CtArray b = encrypt({{2.0, 1.0, -3.0}});
+  const CtArray c = encrypt({{-1.0, 0.5, 2.0}});
+  const CtArray abc = mul(*ops_, mul(*ops_, a, b), c);
+  ASSERT_EQ(abc.at(0).degree, 3u);
+  const CtArray r3 = relinearize(*ops_, abc);
+  ASSERT_EQ(r3.at(0).degree, 1u);
+  const auto v = decrypt(r3.at(0), 3);
+  EXPECT_NEAR(v[0], -3.0, 1e-4);
+  EXPECT_NEAR(v[1], -1.0, 1e-4);
+  EXPECT_NEAR(v[2], -3.0, 1e-4);
+  const CtArray abcd = mul(*ops_, abc, a);
+  ASSERT_EQ(abcd.at(0).degree, 4u);
+  const auto w = decrypt(relinearize(*ops_, abcd).at(0), 3);
+  EXPECT_NEAR(w[0], -4.5, 1e-3);
+  EXPECT_NEAR(w[1], 2.0, 1e-3);
+  EXPECT_NEAR(w[2], -1.5, 1e-3);
+}
+
+TEST_F(ProgramOps, SumSlotsLeavesTheTotalInEverySlot) {
+  CtArray a = encrypt({{1.0, 2.0, 3.0, 4.0}});
+  a.shape = {1, 1};  // one row, one block
+  const CtArray s = sum_slots(*ops_, a);
+  EXPECT_EQ(s.shape, (std::vector<std::size_t>{1}));
+  for (double x : decrypt(s.at(0), 8)) EXPECT_NEAR(x, 10.0, 1e-4);
+}
+
+TEST_F(ProgramOps, RowSinksEqualTheWholeArrayKernels) {
+  const CtArray a = encrypt({{1.0}, {2.0}, {3.0}, {4.0}});
+  const CtArray b = encrypt({{0.5}, {-1.0}, {2.0}, {1.0}});
+  DotSink dot_sink(*ops_, 3, 2);
+  SumSink sum_sink(*ops_, 2);
+  for (std::size_t r = 0; r < 4; ++r) {
+    CtArray ar, br;
+    ar.cts = {a.cts[r]};
+    br.cts = {b.cts[r]};
+    dot_sink.add(static_cast<int>(r % 2), ar, br);
+    sum_sink.add(static_cast<int>(r % 2), ar);
+  }
+  EXPECT_NEAR(decrypt(dot_sink.finish().at(0), 1)[0], 0.5 - 2.0 + 6.0 + 4.0, 1e-6);
+  EXPECT_NEAR(decrypt(sum_sink.finish().at(0), 1)[0], 10.0, 1e-6);
+}
+
+TEST_F(ProgramOps, TypeCheckNamesTheValue) {
+  const CtArray a = encrypt({{1.0}});
+  EXPECT_NO_THROW(expect_type(a, "%x", 3, 40.0, 1));
+  try {
+    expect_type(a, "%x", 2, 40.0, 1);
+    FAIL() << "expected a mismatch";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("value %x: the compiler expects level 2"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace hec::program
