@@ -69,11 +69,7 @@ def test_scale_plans_beyond_the_float_range_do_not_overflow_the_noise_analysis()
     2^1023 after a few levels and lifts; the noise analysis divided by scale^2 and raised
     OverflowError. It now multiplies by 2^(-2·scale bits), which underflows to 0 instead, and
     the pass rejects such plans on their modulus needs."""
-    text = (
-        "input x: secret in {-1}\n"
-        "t = poly(x, [1, 1, 1, -0.5]) / 2\n"
-        "reveal r = x + t\n"
-    )
+    text = "input x: secret in {-1}\nt = poly(x, [1, 1, 1, -0.5]) / 2\nreveal r = x + t\n"
     compile_and_compare(text, "")
 
 
