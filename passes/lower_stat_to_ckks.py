@@ -54,6 +54,7 @@ class _Lowering:
         self.memo: dict[tuple[SSAValue, str], SSAValue] = {}
         self.pub: dict[SSAValue, SSAValue] = {}
         self.pub_int: dict[SSAValue, bool] = {}
+        self.dirty: dict[SSAValue, bool] = {}
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
@@ -143,6 +144,57 @@ class _Lowering:
         if ckks.ct_type(x).degree_value > 1:
             return self.emit(ckks.RelinearizeOp(x))
         return x
+
+    def padding_may_be_nonzero(self, v: SSAValue) -> bool:
+        """Whether the padding slots of packed `v` may hold something other than zero.
+
+        Encryption zero-pads; a replicated value broadcast to packed and `add_const` fill the
+        padding; sums and negations carry it; a product is zero-padded when one factor is."""
+        if v in self.dirty:
+            return self.dirty[v]
+        op = v.owner
+        ty = ckks.ct_type(v)
+        dirty: bool
+        match op:
+            case _ if ty.layout_name != PACKED:
+                dirty = False
+            case ckks.EncryptOp():
+                dirty = False
+            case ckks.AddConstOp():
+                dirty = True
+            case ckks.BroadcastOp():
+                src_packed = ckks.ct_type(op.input).layout_name == PACKED
+                dirty = not src_packed or self.padding_may_be_nonzero(op.input)
+            case ckks.MulOp() | ckks.MulPlainOp() | ckks.DotOp():
+                dirty = all(
+                    self.padding_may_be_nonzero(x)
+                    for x in op.operands
+                    if isinstance(x.type, ckks.CtType)
+                )
+            case Operation():
+                dirty = any(
+                    self.padding_may_be_nonzero(x)
+                    for x in op.operands
+                    if isinstance(x.type, ckks.CtType)
+                )
+            case _:
+                dirty = True
+        self.dirty[v] = dirty
+        return dirty
+
+    def sum_slots(self, x: SSAValue) -> SSAValue:
+        """`ckks.sum_slots` of packed `x`, whose padding slots must be zero (they are summed)."""
+        if self.padding_may_be_nonzero(x):
+            # TODO(#6): mask the padding (a multiply by a 0/1 plaintext, one level) instead.
+            raise UserError(
+                "a sum over the packed axis of a value that adds a constant or a scalar to a "
+                "packed vector is not supported by the ckks lowering yet (the padding slots "
+                "of the packed ciphertexts would enter the sum)",
+                hint="sum the terms separately, e.g. write sum(x - c) as sum(x) - M * c and "
+                "sum((x - c)^2) as sum(x^2) - 2 * c * sum(x) + M * c^2, or move the constant "
+                "term to the client block",
+            )
+        return self.emit(ckks.SumSlotsOp(self.relin_if_needed(x)))
 
     def bcast(self, x: SSAValue, shape: tuple[Dim, ...], dims: tuple[int, ...], layout: str):
         src = ckks.ct_type(x)
@@ -259,7 +311,7 @@ class _Lowering:
             # G@a + H@b = sum_slots(G*a + H*b): one relinearization and one rotation tree
             # instead of two (the slot sum is linear).
             total = self.add(self.packed_product(*left), self.packed_product(*right), sub)
-            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(total)))
+            return self.sum_slots(total)
         if not lp and not rp:
             return self.add(self.lower(op.lhs, layout), self.lower(op.rhs, layout), sub)
         if rp:
@@ -346,7 +398,7 @@ class _Lowering:
                     " layout is not supported yet"
                 )
             product = self.packed_product(op.lhs, op.rhs)
-            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(product)))
+            return self.sum_slots(product)
         if lt.rank == 2 and rt.rank == 2:  # [A, K] @ [K, B] -> [A, B]
             a, b = lt.dims[0], rt.dims[1]
             lhs_src = op.lhs.owner
@@ -360,7 +412,7 @@ class _Lowering:
         # [K] @ [K] -> scalar
         if k in self.columns:
             prod = self.mul(self.lower(op.lhs, PACKED), self.lower(op.rhs, PACKED))
-            return self.emit(ckks.SumSlotsOp(self.relin_if_needed(prod)))
+            return self.sum_slots(prod)
         return self.emit(
             ckks.DotOp(self.lower(op.lhs, REPLICATED), self.lower(op.rhs, REPLICATED), 0)
         )
@@ -373,7 +425,7 @@ class _Lowering:
         x = self.lower(op.input, src_layout)
         for axis in sorted(axes, reverse=True):
             if axis == last and ckks.ct_type(x).layout_name == PACKED:
-                x = self.emit(ckks.SumSlotsOp(self.relin_if_needed(x)))
+                x = self.sum_slots(x)
             else:
                 x = self.emit(ckks.ReduceOp(x, axis))
         if isinstance(op, stat.MeanOp):

@@ -160,8 +160,8 @@ class ScaleManagementPass(ModulePass):
                 return None
             apply_plan(program, plan)
             needs = chain_needs(program, plan.divisors, ranges)
-            if needs.min_scale < MIN_SCALE_BITS:
-                return None
+            if needs.min_scale < MIN_SCALE_BITS or not math.isfinite(needs.output_bits):
+                return None  # rounding swamps a value, or a range is unbounded
             out_bits = max(MIN_PRIME_BITS, math.ceil(needs.output_bits))
             dnum = math.ceil(out_bits / MAX_PRIME_BITS) + levels
             model = NoiseModel(log_n, dnum)

@@ -75,14 +75,16 @@ def error_variances(
     pub = public_values(program, bounds)
     var: dict[SSAValue, float] = {}
 
-    def scale(v: SSAValue) -> float:
+    def per_scale_sq(v: SSAValue) -> float:
+        """1 / scale(v)^2, as a negative power of two: a scale plan the search rejects may
+        have scales beyond 2^1023, where 1/scale^2 underflows to 0 but scale^2 overflows."""
         ty = v.type
         assert isinstance(ty, ckks.CtType | ckks.PtType)
-        return 2.0**ty.scale_bits
+        return 2.0 ** (-2.0 * ty.scale_bits)
 
     def prod(a: SSAValue, b: SSAValue) -> float:
         ma, mb = magnitude(range_of(rng, a)), magnitude(range_of(rng, b))
-        return mb**2 * var[a] + ma**2 * var[b] + var[a] * var[b]
+        return _times(mb * mb, var[a]) + _times(ma * ma, var[b]) + var[a] * var[b]
 
     for op in program.block.ops:
         if not op.results or isinstance(op.results[0].type, ckks.PublicType):
@@ -90,9 +92,9 @@ def error_variances(
         out = op.results[0]
         match op:
             case ckks.EncodeOp():
-                v = model.encoding() / scale(out) ** 2
+                v = model.encoding() * per_scale_sq(out)
             case ckks.EncryptOp():
-                v = var[op.input] + model.fresh() / scale(out) ** 2
+                v = var[op.input] + model.fresh() * per_scale_sq(out)
             case ckks.AddOp() | ckks.SubOp():
                 v = var[op.lhs] + var[op.rhs]
             case ckks.AddPlainOp():
@@ -111,18 +113,19 @@ def error_variances(
                 src = ckks.ct_type(op.input)
                 k = dim_bound(src.dims[-1], dict(bounds))
                 steps = max(1, math.ceil(math.log2(max(2, k))))
-                v = k * var[op.input] + k * model.key_switch() / scale(out) ** 2 * steps
+                v = k * var[op.input] + k * model.key_switch() * per_scale_sq(out) * steps
             case ckks.RotateOp() | ckks.RelinearizeOp():
-                v = var[op.input] + model.key_switch() / scale(out) ** 2
+                v = var[op.input] + model.key_switch() * per_scale_sq(out)
             case ckks.RescaleOp():
                 degree = ckks.ct_type(op.input).degree_value
-                v = var[op.input] + model.rescale(degree) / scale(out) ** 2
+                v = var[op.input] + model.rescale(degree) * per_scale_sq(out)
             case ckks.MulConstOp():
                 c = magnitude(pub[op.value].interval)
-                v = c**2 * var[op.input]
+                v = _times(c * c, var[op.input])
                 if not op.is_integer:
                     # The constant is rounded to an integer multiple of 2^-const_scale.
-                    v += magnitude(range_of(rng, op.input)) ** 2 / 12.0 / 4.0**op.const_scale_bits
+                    m = magnitude(range_of(rng, op.input))
+                    v += _times(m * m / 12.0, 4.0 ** (-op.const_scale_bits))
             case ckks.NegateOp() | ckks.AddConstOp() | ckks.LevelDownOp():
                 v = var[op.operands[0]]
             case ckks.BroadcastOp() | ckks.TransposeOp():
@@ -131,6 +134,11 @@ def error_variances(
                 raise AssertionError(f"noise analysis does not handle {op.name}")
         var[out] = v
     return var
+
+
+def _times(a: float, b: float) -> float:
+    """a·b with 0·inf = 0: an unbounded range times an exact (error-free) value adds no error."""
+    return 0.0 if a == 0.0 or b == 0.0 else a * b
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,8 @@ class OutputPrecision:
     def precision_bits(self) -> float:
         if self.sigma == 0.0:
             return math.inf
+        if not math.isfinite(self.sigma):
+            return -math.inf  # an unbounded error: no precision (the plan is rejected)
         return math.log2(max(self.bound, 1e-300) / (SIGMAS * self.sigma))
 
 
