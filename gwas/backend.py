@@ -355,28 +355,16 @@ class EncryptedBackend(Backend):
         precision_bits: float,
         cache_dir: Path | None,
     ) -> CompiledProgram:
-        from compiler.errors import UserError
         from hec.run import compile_cpp
 
-        log_n = 0
-        while True:
-            compiled = compile_cached(source, sizes, precision_bits, cache_dir, log_n)
-            build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
-            try:
-                built = compile_cpp(source, build, compile_options(sizes, precision_bits, log_n))
-            except UserError as err:
-                have = int(compiled.report["params"]["log_n"])
-                if "larger --log-n" in str(err) and have < 17:
-                    self.notes.append(
-                        f"ring dimension raised from 2^{have} to 2^{have + 1}: {err.message} "
-                        "(the C++ runtime adds a special prime P)"
-                    )
-                    log_n = have + 1
-                    continue
-                raise
-            self.binary = built.binary
-            self.notes.append(f"generated program {built.binary} ({built.describe()})")
-            return compiled
+        # The program runs under exactly the parameters the compiler chose (the runtime takes
+        # parameter sets without special primes when no key is switched).
+        compiled = compile_cached(source, sizes, precision_bits, cache_dir, 0)
+        build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
+        built = compile_cpp(source, build, compile_options(sizes, precision_bits, 0))
+        self.binary = built.binary
+        self.notes.append(f"generated program {built.binary} ({built.describe()})")
+        return compiled
 
     def _role(self, meter: PhaseMeter, phase: str, *args: str) -> None:
         with meter.phase(phase), _threads(self.threads):

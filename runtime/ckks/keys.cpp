@@ -54,6 +54,11 @@ KeySwitchKey KeyGenerator::switch_key(const SecretKey& sk, const std::vector<u64
   // Step (3): b = -a*s + e, plus P * s' on the digit's own primes.
   const Context::Impl& impl = context_->impl();
   const Parameters& params = context_->params();
+  if (params.key_switching() == KeySwitching::kHybrid && params.special_moduli().empty()) {
+    throw std::invalid_argument(
+        "KeyGenerator: these parameters have no special primes P, so no key-switching key "
+        "(relinearization or Galois) can be made; hybrid key switching needs P");
+  }
   const std::size_t n = impl.n;
   const std::size_t limbs = params.limbs_at(level);
   const std::size_t total = limbs + impl.special_size;

@@ -99,9 +99,9 @@ void Parameters::validate_and_finish(Security security) {
   if (output_moduli_.empty()) {
     throw std::invalid_argument(where + ": output_moduli is empty (Q_0 needs a prime)");
   }
-  if (key_switching_ == KeySwitching::kHybrid && special_moduli_.empty()) {
-    throw std::invalid_argument(where + ": special_moduli is empty (hybrid key switching needs P)");
-  }
+  // Hybrid parameters without P are valid for programs that never switch keys (the chi-square
+  // GWAS: no relinearization, no rotation); KeyGenerator refuses to make a key-switching key
+  // for them, so P costs no modulus bits (and no ring dimension) where it is not used.
   if (key_switching_ == KeySwitching::kBv && !special_moduli_.empty()) {
     throw std::invalid_argument(where + ": " + std::to_string(special_moduli_.size()) +
                                 " special primes given, BV key switching takes none");
@@ -142,7 +142,7 @@ void Parameters::validate_and_finish(Security security) {
   }
   // Hybrid key switching needs P at least as large as the largest digit product, else the
   // key-switching noise Q_digit * e / P is not small (Han-Ki 2020, section 3).
-  if (key_switching_ == KeySwitching::kHybrid) {
+  if (key_switching_ == KeySwitching::kHybrid && !special_moduli_.empty()) {
     const std::size_t alpha = digit_size();
     double log_p = 0;
     for (u64 q : special_moduli_) log_p += std::log2(static_cast<double>(q));

@@ -36,7 +36,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.security import log2_product, max_log_qp, ntt_primes
 from compiler.dialects import ckks
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
@@ -344,27 +343,6 @@ def _program_lines(program: ckks.ProgramOp) -> tuple[str, list[str]]:
     return text, body
 
 
-def _runtime_special_prime(params: ckks.Parameters) -> tuple[list[int], str]:
-    """The runtime's parameter sets always name a special prime P (ckks/params.h). A program
-    without key switching has none; it gets one that no key ever uses (no evaluation key is
-    generated), chosen like parameter-selection would: an NTT prime at least as large as every
-    prime of the chain. The security bound is checked with P included."""
-    if params.special_moduli:
-        return list(params.special_moduli), ""
-    chain = list(params.output_moduli + params.moduli)
-    bits = min(60, max(q.bit_length() for q in chain))
-    special = ntt_primes(bits, params.log_n, 1, avoid=set(chain))
-    log_qp = log2_product(chain + special)
-    if not params.insecure and log_qp > max_log_qp(params.log_n):
-        raise UserError(
-            f"the runtime needs a special prime P even without key switching; with P "
-            f"(log2 QP = {log_qp:.1f}) n = 2^{params.log_n} exceeds the 128-bit bound "
-            f"{max_log_qp(params.log_n)}",
-            hint="compile with a larger --log-n",
-        )
-    return special, "P was added for the runtime only (no key switching: no key uses it)"
-
-
 def _domain_literal(op: ckks.EncodeOp) -> str:
     dom = op.domain_value
     if isinstance(dom, FiniteSet):
@@ -397,7 +375,6 @@ def emit(
     names = _Names(program, printed)
     line_of = dict(zip(program.block.ops, printed, strict=True))
     sched = _schedule(program)
-    special, special_note = _runtime_special_prime(params)
 
     for op in program.block.ops:
         if isinstance(op, ckks.EncodeOp):
@@ -419,11 +396,13 @@ def emit(
     add(f"  s.log_n = {params.log_n};")
     add(f"  s.output_moduli = {{{', '.join(f'{q}ULL' for q in params.output_moduli)}}};")
     add(f"  s.moduli = {{{', '.join(f'{q}ULL' for q in params.moduli)}}};")
+    special = params.special_moduli
     add(f"  s.special_moduli = {{{', '.join(f'{q}ULL' for q in special)}}};")
-    if special_note:
-        add(f"  // {special_note}")
-    # Without key switching the runtime still checks each digit against P: one prime a digit.
-    dnum = params.dnum if params.dnum >= 1 else len(params.output_moduli) + len(params.moduli)
+    if not special:
+        add(
+            "  // no special primes: the program switches no key, so keygen makes no evaluation key"
+        )
+    dnum = max(params.dnum, 1)
     add(f"  s.dnum = {dnum};")
     add(f"  s.security_bits = {params.security_bits};")
     add(f"  s.insecure = {'true' if params.insecure else 'false'};")

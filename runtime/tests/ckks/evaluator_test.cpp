@@ -51,6 +51,36 @@ class CkksFixture : public ::testing::TestWithParam<int> {
   double scale = 0;
 };
 
+// Parameters without special primes (what the compiler chooses for a program with no key
+// switch, such as the chi-square GWAS): encryption, products of any degree and decryption
+// work, and making a key-switching key is refused by name.
+TEST(CkksNoSpecialPrimes, ComputesWithoutKeysAndRefusesKeySwitchingKeys) {
+  const ContextPtr ctx =
+      make_context(Parameters::from_bit_sizes(LogN(12), {55}, 40, 2, {}, 1, Security::kInsecure));
+  Encoder enc(ctx);
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  Encryptor encryptor(ctx, gen.public_key(sk));
+  Decryptor decryptor(ctx, sk);
+  Evaluator eval(ctx);
+  const double scale = static_cast<double>(ctx->params().moduli().back());
+  const Vec x = random_slots(ctx->slots(), 2.0, 40), y = random_slots(ctx->slots(), 2.0, 41);
+  const Level top(ctx->params().max_level());
+  Ciphertext prod = eval.multiply(encryptor.encrypt(enc.encode(x, top, scale)),
+                                  encryptor.encrypt(enc.encode(y, top, scale)));
+  eval.rescale_inplace(prod);
+  Vec want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * y[i];
+  EXPECT_LT(max_error(enc.decode(decryptor.decrypt(prod)).values, want), 1e-5);
+  try {
+    (void)gen.relin_key(sk);
+    ADD_FAILURE() << "relin_key without special primes did not throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no special primes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)gen.galois_keys(sk, {1}), std::invalid_argument);
+}
+
 TEST_P(CkksFixture, EncryptDecryptWithinBound) {
   const Vec z = random_slots(ctx->slots(), 5.0, 10);
   double enc_bound = 0;

@@ -98,9 +98,8 @@ TEST(CkksParams, ExplicitPrimesValidated) {
   EXPECT_THROW(
       Parameters::from_primes(LogN(12), {good[0]}, {good[0]}, {good[1]}, 1, Security::kInsecure),
       std::invalid_argument);
-  // no special primes, bad dnum, bad log n
-  EXPECT_THROW(Parameters::from_primes(LogN(12), {good[0]}, {}, {}, 1, Security::kInsecure),
-               std::invalid_argument);
+  // no special primes: valid (a program without key switching), bad dnum, bad log n
+  EXPECT_NO_THROW(Parameters::from_primes(LogN(12), {good[0]}, {}, {}, 1, Security::kInsecure));
   EXPECT_THROW(Parameters::from_primes(LogN(12), {good[0]}, {}, {good[1]}, 2, Security::kInsecure),
                std::invalid_argument);
   EXPECT_THROW(Parameters::from_primes(LogN(9), {good[0]}, {}, {good[1]}, 1, Security::kInsecure),

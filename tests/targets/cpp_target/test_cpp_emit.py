@@ -95,11 +95,20 @@ def test_spec_carries_levels_scales_domains_and_keys() -> None:
     assert "Domain{{}, -1.0, 1.0, true}" in e.cpp
 
 
-def test_special_prime_added_only_without_key_switching() -> None:
-    _, chisq = emitted(*EXAMPLES[0])
-    assert "P was added for the runtime only" in chisq.cpp
-    _, grs = emitted(*EXAMPLES[2])
-    assert "P was added" not in grs.cpp
+def test_special_primes_exactly_as_the_compiler_chose() -> None:
+    """Regression: the emitter used to add a special prime P to programs that switch no key
+    (the runtime refused hybrid parameters without P), which pushed the chi-square GWAS from
+    n = 2^13 to 2^14 at high precision. P is now emitted only when parameter-selection chose
+    one."""
+    comp, chisq = emitted(*EXAMPLES[0])
+    params = comp.program.parameters()
+    assert params is not None and params.special_moduli == ()
+    assert "s.special_moduli = {};" in chisq.cpp
+    assert "no special primes" in chisq.cpp
+    comp, grs = emitted(*EXAMPLES[2])
+    params = comp.program.parameters()
+    assert params is not None and params.special_moduli
+    assert f"s.special_moduli = {{{params.special_moduli[0]}ULL" in grs.cpp
 
 
 def test_insecure_is_stamped_in_the_generated_program() -> None:
