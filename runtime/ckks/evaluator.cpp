@@ -126,8 +126,7 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
       const u64* y = b.limb(k, i);
       u64* z = r.limb(k, i);
       if (detail::use_avx512()) {
-        std::copy(x, x + a.n, z);
-        detail::add_limb(z, y, a.n, q);
+        math::detail::add_avx512(z, x, y, a.n, q);
         continue;
       }
       for (std::size_t t = 0; t < a.n; ++t) {

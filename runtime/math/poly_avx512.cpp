@@ -81,6 +81,16 @@ void add_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
   }
 }
 
+void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q) {
+  const __m512i qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i s =
+        _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c));
+    _mm512_mask_storeu_epi64(z + c, m, reduce_once(s, qv));
+  }
+}
+
 void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
   const __m512i qv = set1(q);
   for (std::size_t c = 0; c < n; c += 8) {

@@ -14,6 +14,8 @@ namespace hec::math::detail {
 void add_avx512(u64* x, const u64* y, std::size_t n, u64 q);
 void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q);
 void negate_avx512(u64* x, std::size_t n, u64 q);
+// z = x + y mod q into a separate output (z may alias x or y).
+void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q);
 // x = x * y mod q.
 void multiply_ifma(u64* x, const u64* y, std::size_t n, u64 q);
 // z = z + x * y mod q.
