@@ -344,6 +344,10 @@ void Evaluator::rescale_inplace(Ciphertext& a) const {
     math::ntt_forward_inplace(dst, impl.ntt[i]);
     const u64 w = impl.rescale_inv[l][i], ws = impl.rescale_inv_shoup[l][i];
     const u64* src = a.limb(k, i);
+    if (detail::use_avx512()) {
+      math::detail::sub_scale_avx512(dst, src, n, w, ws, q);
+      return;
+    }
     for (std::size_t t = 0; t < n; ++t) {
       const u64 d = src[t] >= dst[t] ? src[t] - dst[t] : src[t] + q - dst[t];
       dst[t] = math::mul_shoup(d, w, ws, q);

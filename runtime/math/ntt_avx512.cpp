@@ -3,10 +3,9 @@
 // share the layer code (template parameter `Wide`):
 //  - moduli q < 2^50: Shoup multiplication in 52-bit limbs with vpmadd52luq/vpmadd52huq
 //    (Boemer et al., "Intel HEXL", WAHC 2021, §4), values in [0, 4q) < 2^52 between layers;
-//  - moduli 2^50 <= q < 2^61: Shoup multiplication with beta = 2^64, the high 64 bits of the
-//    64x64-bit product y * w' assembled exactly from four 32x32-bit vpmuludq partial products
-//    (the approach of HEXL's AVX512DQ path for large moduli), the low products by vpmullq;
-//    values in [0, 4q) < 2^63 between layers.
+//  - moduli 2^50 <= q < 2^61: Shoup multiplication with beta = 2^64 (avx512_mul64.h: high
+//    words from vpmuludq partial products, low words by vpmullq); values in [0, 4q) < 2^63
+//    between layers.
 // The layers with butterfly distance t >= 8 work on whole registers; the layers with t = 4, 2,
 // 1 gather the X and Y halves of two registers with vpermt2q, run the butterflies, and
 // scatter back. This file is compiled with ${HEC_AVX512_FLAGS} and only entered after
@@ -15,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "math/avx512_mul64.h"
 #include "math/ntt_kernels.h"
 
 namespace hec::math::detail {
@@ -38,35 +38,10 @@ inline __m512i mul_shoup52_lazy(__m512i y, __m512i w, __m512i wp, const Consts& 
   return _mm512_and_si512(r, c.mask52);
 }
 
-// High 64 bits of the 64x64-bit products a * b (exact), from 32x32-bit partial products.
-inline __m512i mulhi64(__m512i a, __m512i b) {
-  const __m512i mask32 = _mm512_set1_epi64(0xffffffffLL);
-  const __m512i a_hi = _mm512_srli_epi64(a, 32);
-  const __m512i b_hi = _mm512_srli_epi64(b, 32);
-  const __m512i lolo = _mm512_mul_epu32(a, b);
-  const __m512i lohi = _mm512_mul_epu32(a, b_hi);
-  const __m512i hilo = _mm512_mul_epu32(a_hi, b);
-  const __m512i hihi = _mm512_mul_epu32(a_hi, b_hi);
-  // Middle column: < 3 * 2^32, no overflow.
-  const __m512i mid = _mm512_add_epi64(
-      _mm512_add_epi64(_mm512_srli_epi64(lolo, 32), _mm512_and_si512(lohi, mask32)),
-      _mm512_and_si512(hilo, mask32));
-  return _mm512_add_epi64(
-      _mm512_add_epi64(hihi, _mm512_srli_epi64(mid, 32)),
-      _mm512_add_epi64(_mm512_srli_epi64(lohi, 32), _mm512_srli_epi64(hilo, 32)));
-}
-
-// y * w mod q in [0, 2q) for y < 2^64, w < q < 2^63, wp = floor(w * 2^64 / q): Shoup with
-// beta = 2^64; the result fits 64 bits, so only the low words of y * w and quotient * q count.
-inline __m512i mul_shoup64_lazy(__m512i y, __m512i w, __m512i wp, const Consts& c) {
-  const __m512i quotient = mulhi64(y, wp);
-  return _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(quotient, c.q));
-}
-
 template <bool Wide>
 inline __m512i mul_shoup(__m512i y, __m512i w, __m512i wp, const Consts& c) {
   if constexpr (Wide) {
-    return mul_shoup64_lazy(y, w, wp, c);
+    return mul_shoup64_lazy_avx512(y, w, wp, c.q);
   } else {
     return mul_shoup52_lazy(y, w, wp, c);
   }

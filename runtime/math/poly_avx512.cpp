@@ -10,6 +10,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "math/avx512_mul64.h"
 #include "math/poly_kernels.h"
 
 namespace hec::math::detail {
@@ -88,6 +89,20 @@ void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q) {
     const __m512i s =
         _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c));
     _mm512_mask_storeu_epi64(z + c, m, reduce_once(s, qv));
+  }
+}
+
+void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
+  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    // y - x + q in [1, 2q), reduced once, then Shoup-multiplied and reduced once.
+    const __m512i d = reduce_once(
+        _mm512_add_epi64(
+            _mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, y + c), _mm512_maskz_loadu_epi64(m, x + c)),
+            qv),
+        qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(mul_shoup64_lazy_avx512(d, wv, wpv, qv), qv));
   }
 }
 
