@@ -114,7 +114,9 @@ def main() -> int:
         known = {str(cfg["log_n"]) for _, cfg in sets}
         if at + 1 >= len(sys.argv) or sys.argv[at + 1] not in known:
             value = sys.argv[at + 1] if at + 1 < len(sys.argv) else "(missing)"
-            print(f"bench/run ckks: --only {value}: expected one of {sorted(known)}", file=sys.stderr)
+            print(
+                f"bench/run ckks: --only {value}: expected one of {sorted(known)}", file=sys.stderr
+            )
             return 2
         only = int(sys.argv[at + 1])
         sets = [(name, cfg) for name, cfg in sets if cfg["log_n"] == only]
