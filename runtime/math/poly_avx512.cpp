@@ -92,16 +92,29 @@ void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q) {
   }
 }
 
+void centre_reduce_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q, u64 half) {
+  const __m512i qv = set1(q), pv = set1(p_mod_q), hv = set1(half);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i xv = _mm512_maskz_loadu_epi64(m, x + c);
+    const __m512i r = reduce_once(xv, qv);  // x < p <= 2q
+    const __m512i d = _mm512_sub_epi64(r, pv);
+    const __m512i neg = _mm512_min_epu64(d, _mm512_add_epi64(d, qv));  // r - p mod q
+    const __mmask8 above = _mm512_cmpgt_epu64_mask(xv, hv);
+    _mm512_mask_storeu_epi64(out + c, m, _mm512_mask_blend_epi64(above, r, neg));
+  }
+}
+
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
   for (std::size_t c = 0; c < n; c += 8) {
     const __mmask8 m = tail_mask(n - c);
     // y - x + q in [1, 2q), reduced once, then Shoup-multiplied and reduced once.
-    const __m512i d = reduce_once(
-        _mm512_add_epi64(
-            _mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, y + c), _mm512_maskz_loadu_epi64(m, x + c)),
-            qv),
-        qv);
+    const __m512i d =
+        reduce_once(_mm512_add_epi64(_mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, y + c),
+                                                      _mm512_maskz_loadu_epi64(m, x + c)),
+                                     qv),
+                    qv);
     _mm512_mask_storeu_epi64(x + c, m, reduce_once(mul_shoup64_lazy_avx512(d, wv, wpv, qv), qv));
   }
 }

@@ -216,6 +216,22 @@ TEST(RnsPoly, WideModulusAvx512KernelsMatchScalar) {
       std::vector<u64> sum(n), scaled = x;
       detail::add_avx512(sum.data(), x.data(), y.data(), n, q);
       detail::sub_scale_avx512(scaled.data(), y.data(), n, w, ws, q);
+      // Centred residues mod p (a prime with p <= 2q, above or below q) taken mod q.
+      std::vector<u64> ps = {ntt_primes(bits, 2, 1024)[1]};
+      if (bits <= 60) ps.push_back(ntt_primes_alternating(bits, 1, 1024)[0]);
+      for (const u64 p : ps) {
+        std::vector<u64> xp(n), centred(n);
+        for (std::size_t t = 0; t < n; ++t) xp[t] = rng() % p;
+        xp[0] = p - 1;
+        if (n > 1) xp[1] = p / 2;
+        if (n > 2) xp[2] = p / 2 + 1;
+        detail::centre_reduce_avx512(centred.data(), xp.data(), n, q, p % q, p / 2);
+        for (std::size_t t = 0; t < n; ++t) {
+          const u64 r = xp[t] % q, pm = p % q;
+          const u64 want = xp[t] > p / 2 ? (r + q - pm) % q : r;
+          ASSERT_EQ(centred[t], want) << "bits=" << bits << " p=" << p << " t=" << t;
+        }
+      }
       for (std::size_t t = 0; t < n; ++t) {
         ASSERT_EQ(sum[t], (x[t] + y[t]) % q) << "bits=" << bits << " t=" << t;
         const u64 d = y[t] >= x[t] ? y[t] - x[t] : y[t] + q - x[t];
