@@ -204,6 +204,19 @@ TEST(RnsPoly, WideModulusAvx512KernelsMatchScalar) {
   std::mt19937_64 rng(23);
   for (int bits : {50, 51, 55, 60, 61}) {
     const u64 q = ntt_primes(bits, 1, 1024)[0];
+    // Streaming-store path of the 3-operand add from 2^16 words on, at every misalignment.
+    for (std::size_t offset = 0; offset < 8; offset += 3) {
+      const std::size_t n = (std::size_t{1} << 16) + 5;
+      std::vector<u64> x(n), y(n), z(n + offset);
+      for (std::size_t t = 0; t < n; ++t) {
+        x[t] = rng() % q;
+        y[t] = rng() % q;
+      }
+      detail::add_avx512(z.data() + offset, x.data(), y.data(), n, q);
+      for (std::size_t t = 0; t < n; ++t) {
+        ASSERT_EQ(z[offset + t], (x[t] + y[t]) % q) << "bits=" << bits << " t=" << t;
+      }
+    }
     for (std::size_t n : {std::size_t{1}, std::size_t{13}, std::size_t{1024}}) {
       std::vector<u64> x(n), y(n);
       for (std::size_t t = 0; t < n; ++t) {
