@@ -201,8 +201,8 @@ void inverse_avx512(u64* a, const NttTables& tables) {
   }
   // Last layer (t = N/2) with 1/N folded in.
   const __m512i ni = _mm512_set1_epi64(static_cast<long long>(tables.n_inverse()));
-  const __m512i nip = _mm512_set1_epi64(
-      static_cast<long long>(Wide ? tables.n_inverse_shoup() : it.n_inv_shoup52));
+  const __m512i nip =
+      _mm512_set1_epi64(static_cast<long long>(Wide ? tables.n_inverse_shoup() : it.n_inv_shoup52));
   const __m512i wl = _mm512_set1_epi64(static_cast<long long>(tables.last_twiddle_scaled()));
   const __m512i wlp = _mm512_set1_epi64(static_cast<long long>(
       Wide ? tables.last_twiddle_scaled_shoup() : it.last_twiddle_scaled_shoup52));
