@@ -11,7 +11,9 @@ OMP_NUM_THREADS=1). Medians over repeats of the CPU time of the calling thread b
 switches both sides to wall time). The OpenFHE times include Python call overhead (about a
 microsecond per call, small against every row but `add`).
 
-Usage: bench/run ckks [--quick] [--wall]   (--quick: skip the N = 2^16 set)
+Usage: bench/run ckks [--quick] [--wall] [--only LOG_N]
+  --quick: skip the N = 2^16 set; --only LOG_N: only the set with N = 2^LOG_N (13, 14 or 16;
+  for iterating on one size, no fused-dot row).
 """
 
 from __future__ import annotations
@@ -106,25 +108,38 @@ def main() -> int:
     ]
     if not quick:
         sets.append(("N=2^16 L=25", config(16, 60, 50, 25, 3, 3)))
+    only = None
+    if "--only" in sys.argv[1:]:
+        at = sys.argv.index("--only")
+        known = {str(cfg["log_n"]) for _, cfg in sets}
+        if at + 1 >= len(sys.argv) or sys.argv[at + 1] not in known:
+            value = sys.argv[at + 1] if at + 1 < len(sys.argv) else "(missing)"
+            print(
+                f"bench/run ckks: --only {value}: expected one of {sorted(known)}", file=sys.stderr
+            )
+            return 2
+        only = int(sys.argv[at + 1])
+        sets = [(name, cfg) for name, cfg in sets if cfg["log_n"] == only]
     rows: list[Row] = []
     for name, cfg in sets:
         ours = run_ours(cfg)
         ref = run_reference(python, cfg)
         for op, label in OPS:
             rows.append(Row("ckks", f"{name} {label}", ours[op] * 1e3, ref[op] * 1e3, "ms"))
-    dot_cfg = config(13, 45, 35, 3, 3, 5)
-    pairs = 1000
-    ours = run_ours(dot_cfg, dot=pairs)
-    ref = run_reference(python, dot_cfg, dot=pairs)
-    rows.append(
-        Row(
-            "ckks",
-            f"N=2^13 L=3 fused dot, {pairs} pairs (ref: EvalMultNoRelin+EvalAdd)",
-            ours["dot"] * 1e3,
-            ref["dot"] * 1e3,
-            "ms",
+    if only is None:
+        dot_cfg = config(13, 45, 35, 3, 3, 5)
+        pairs = 1000
+        ours = run_ours(dot_cfg, dot=pairs)
+        ref = run_reference(python, dot_cfg, dot=pairs)
+        rows.append(
+            Row(
+                "ckks",
+                f"N=2^13 L=3 fused dot, {pairs} pairs (ref: EvalMultNoRelin+EvalAdd)",
+                ours["dot"] * 1e3,
+                ref["dot"] * 1e3,
+                "ms",
+            )
         )
-    )
     what = "CPU" if CLOCK == "cpu" else "wall"
     print_rows(
         f"RNS-CKKS, ours vs OpenFHE 1.5.1 (1 thread each, median {what} ms; ratio = ours/OpenFHE)",

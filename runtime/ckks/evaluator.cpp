@@ -126,8 +126,7 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
       const u64* y = b.limb(k, i);
       u64* z = r.limb(k, i);
       if (detail::use_avx512()) {
-        std::copy(x, x + a.n, z);
-        detail::add_limb(z, y, a.n, q);
+        math::detail::add_avx512(z, x, y, a.n, q);
         continue;
       }
       for (std::size_t t = 0; t < a.n; ++t) {
@@ -336,15 +335,23 @@ void Evaluator::rescale_inplace(Ciphertext& a) const {
     u64* dst = out.data() + (k * top + i) * n;
     const u64 q_top_mod = q_top % q;
     const bool small = q_top <= 2 * q;
-    for (std::size_t t = 0; t < n; ++t) {
-      const u64 x = lk[t];
-      // centred: x - q_top when x > q_top / 2
-      const u64 r = detail::reduce_below(x, m, small);
-      dst[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
+    if (small && detail::use_avx512()) {
+      math::detail::centre_reduce_avx512(dst, lk, n, q, q_top_mod, half);
+    } else {
+      for (std::size_t t = 0; t < n; ++t) {
+        const u64 x = lk[t];
+        // centred: x - q_top when x > q_top / 2
+        const u64 r = detail::reduce_below(x, m, small);
+        dst[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
+      }
     }
     math::ntt_forward_inplace(dst, impl.ntt[i]);
     const u64 w = impl.rescale_inv[l][i], ws = impl.rescale_inv_shoup[l][i];
     const u64* src = a.limb(k, i);
+    if (detail::use_avx512()) {
+      math::detail::sub_scale_avx512(dst, src, n, w, ws, q);
+      return;
+    }
     for (std::size_t t = 0; t < n; ++t) {
       const u64 d = src[t] >= dst[t] ? src[t] - dst[t] : src[t] + q - dst[t];
       dst[t] = math::mul_shoup(d, w, ws, q);

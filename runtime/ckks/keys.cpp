@@ -1,6 +1,8 @@
 // Key generation for RNS-CKKS with hybrid key-switching keys (see keys.h).
 #include "ckks/keys.h"
 
+#include <sodium.h>
+
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
@@ -9,6 +11,32 @@
 
 namespace hec::ckks {
 
+namespace {
+
+void wipe(std::vector<u64>& v) { sodium_memzero(v.data(), v.size() * sizeof(u64)); }
+
+}  // namespace
+
+SecretKey& SecretKey::operator=(const SecretKey& other) {
+  if (this != &other) {
+    wipe(data);
+    data = other.data;
+    key_id = other.key_id;
+  }
+  return *this;
+}
+
+SecretKey& SecretKey::operator=(SecretKey&& other) noexcept {
+  if (this != &other) {
+    wipe(data);
+    data = std::move(other.data);
+    key_id = other.key_id;
+  }
+  return *this;
+}
+
+SecretKey::~SecretKey() { wipe(data); }
+
 KeyGenerator::KeyGenerator(ContextPtr context) : context_(std::move(context)) {}
 
 SecretKey KeyGenerator::secret_key() const {
@@ -16,10 +44,11 @@ SecretKey KeyGenerator::secret_key() const {
   const std::size_t n = impl.n;
   const std::size_t limbs = impl.chain_size + impl.special_size;
   math::Prng prng;
-  const std::vector<std::int64_t> s = math::sample_ternary(prng, n);
+  std::vector<std::int64_t> s = math::sample_ternary(prng, n);
   SecretKey sk;
   sk.data.resize(limbs * n);
   detail::small_to_ntt(impl, s.data(), 0, limbs, sk.data.data());
+  sodium_memzero(s.data(), s.size() * sizeof(std::int64_t));
   sk.key_id = core::new_key_id();
   return sk;
 }

@@ -1,5 +1,6 @@
 // 64-byte aligned storage for polynomial data, so that every limb of an RnsPoly and every
-// twiddle table starts on a cache line (and on an AVX-512 register boundary).
+// twiddle table starts on a cache line (and on an AVX-512 register boundary). The first
+// allocation tunes glibc malloc once for large blocks (aligned.cpp explains why).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,11 @@ namespace hec::math {
 
 inline constexpr std::size_t kCacheLineBytes = 64;
 
+// Sets glibc's mmap and trim thresholds once per process so that large polynomial buffers
+// are reused from the heap instead of being mapped and page-faulted per operation (no effect
+// on other C libraries). Returns whether the tuning applies. Idempotent, thread-safe.
+bool tune_large_allocations();
+
 template <class T>
 struct AlignedAllocator {
   using value_type = T;
@@ -19,6 +25,7 @@ struct AlignedAllocator {
   AlignedAllocator(const AlignedAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
 
   T* allocate(std::size_t count) {
+    tune_large_allocations();
     return static_cast<T*>(::operator new (count * sizeof(T), std::align_val_t{kCacheLineBytes}));
   }
   void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{kCacheLineBytes}); }

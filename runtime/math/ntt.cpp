@@ -70,13 +70,19 @@ NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
   last_scaled_shoup_ = shoup_precompute(last_scaled_, q);
 
   ifma_capable_ = modulus.bit_count() <= kIfmaMaxModulusBits && n_ >= 16;
-  if (ifma_capable_) {
+  avx512_capable_ = n_ >= 16 && q < (u64{1} << 61);
+  if (avx512_capable_) {
     IfmaTables& t = ifma_;
-    t.fwd_shoup52.resize(n_);
-    t.inv_shoup52.resize(n_);
-    for (std::size_t i = 0; i < n_; ++i) {
-      t.fwd_shoup52[i] = shoup52(fwd_[i], q);
-      t.inv_shoup52[i] = shoup52(inv_[i], q);
+    // Shoup constants of the vector kernels: beta = 2^52 (IFMA) below 2^50, else 2^64 (the
+    // full-width tables above are used directly, only the lane tables are built).
+    auto shoup_v = [&](u64 w) { return ifma_capable_ ? shoup52(w, q) : shoup_precompute(w, q); };
+    if (ifma_capable_) {
+      t.fwd_shoup52.resize(n_);
+      t.inv_shoup52.resize(n_);
+      for (std::size_t i = 0; i < n_; ++i) {
+        t.fwd_shoup52[i] = shoup52(fwd_[i], q);
+        t.inv_shoup52[i] = shoup52(inv_[i], q);
+      }
     }
     // Lane-expanded twiddles for the layers with distance t = 4 and t = 2: the 16-element
     // block b has 8 butterflies, lane l uses the twiddle of group 8b/t + l/t. The forward
@@ -91,15 +97,15 @@ NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
         const std::size_t block = k / 8, lane = k % 8;
         const u64 w = table[first + 8 * block / dist + lane / dist];
         out[k] = w;
-        out_shoup[k] = shoup52(w, q);
+        out_shoup[k] = shoup_v(w);
       }
     };
     expand(4, fwd_, t.fwd_t4, t.fwd_t4_shoup52);
     expand(2, fwd_, t.fwd_t2, t.fwd_t2_shoup52);
     expand(4, inv_, t.inv_t4, t.inv_t4_shoup52);
     expand(2, inv_, t.inv_t2, t.inv_t2_shoup52);
-    t.n_inv_shoup52 = shoup52(n_inv_, q);
-    t.last_twiddle_scaled_shoup52 = shoup52(last_scaled_, q);
+    t.n_inv_shoup52 = shoup_v(n_inv_);
+    t.last_twiddle_scaled_shoup52 = shoup_v(last_scaled_);
   }
 }
 
@@ -188,7 +194,7 @@ void check_input_range([[maybe_unused]] const char* what, [[maybe_unused]] const
 }
 
 bool use_ifma(const NttTables& tables) {
-  return tables.ifma_capable() && active_kernel_path() == KernelPath::kAvx512Ifma;
+  return tables.avx512_capable() && active_kernel_path() == KernelPath::kAvx512Ifma;
 }
 
 }  // namespace

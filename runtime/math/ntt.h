@@ -8,8 +8,10 @@
 // ("Faster arithmetic for number-theoretic transforms", J. Symb. Comp. 2014, Alg. 4 and the
 // inverse form) with Shoup-precomputed twiddles, values kept in [0, 4q) between layers.
 //
-// Two kernel paths chosen at run time by active_kernel_path(): AVX-512 IFMA (moduli below
-// 2^50, 52-bit multiply-add, Boemer et al., "Intel HEXL", WAHC 2021) and portable scalar C++.
+// Two kernel paths chosen at run time by active_kernel_path(): AVX-512 (moduli below 2^50:
+// IFMA 52-bit multiply-add, Boemer et al., "Intel HEXL", WAHC 2021; moduli from 2^50 to 2^61:
+// 64-bit Shoup products emulated with 32x32-bit vpmuludq partial products) and portable
+// scalar C++.
 // The fully reduced outputs of both paths are bit-identical; the lazy outputs are congruent
 // mod q and within the documented range (they may differ from each other by multiples of q).
 //
@@ -43,6 +45,9 @@ class NttTables {
   u64 root() const { return root_; }
   // True when q < 2^50 and N >= 16, so the IFMA kernels may run on these tables.
   bool ifma_capable() const { return ifma_capable_; }
+  // True when N >= 16 (and q < 2^61), so the AVX-512 kernels may run on these tables (with the
+  // IFMA multiplier when ifma_capable(), the emulated 64-bit one otherwise).
+  bool avx512_capable() const { return avx512_capable_; }
 
   // Tables, all of length N, index k holds psi^(bitrev(k)) resp. psi^(-bitrev(k)) and
   // their Shoup constants floor(w * 2^64 / q) (and floor(w * 2^52 / q) for IFMA).
@@ -51,7 +56,9 @@ class NttTables {
   const u64* inverse_twiddles() const { return inv_.data(); }
   const u64* inverse_twiddles_shoup() const { return inv_shoup_.data(); }
 
-  // Internal tables of the IFMA kernels (empty unless ifma_capable()).
+  // Internal tables of the AVX-512 kernels (empty unless avx512_capable()). The *_shoup52
+  // members hold Shoup constants with beta = 2^52 when ifma_capable(), else with beta = 2^64
+  // (and fwd_shoup52 / inv_shoup52 stay empty: the kernels read forward_twiddles_shoup()).
   struct IfmaTables {
     AlignedU64Vector fwd_shoup52, inv_shoup52;
     // Per-lane twiddles for the layers with butterfly distance t = 4 and t = 2 (N/2 each).
@@ -73,6 +80,7 @@ class NttTables {
   Modulus modulus_;
   u64 root_ = 0;
   bool ifma_capable_ = false;
+  bool avx512_capable_ = false;
   AlignedU64Vector fwd_, fwd_shoup_, inv_, inv_shoup_;
   u64 n_inv_ = 0, n_inv_shoup_ = 0, last_scaled_ = 0, last_scaled_shoup_ = 0;
   IfmaTables ifma_;

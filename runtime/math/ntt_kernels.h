@@ -1,6 +1,7 @@
 // Internal: the NTT kernels behind ntt.h's dispatch. The *_ifma functions live in
 // ntt_avx512.cpp (compiled with the AVX-512 flags) and may only run when
-// cpu_has_avx512_ifma() and tables.ifma_capable().
+// cpu_has_avx512_ifma() and tables.avx512_capable() (IFMA multiplier when
+// tables.ifma_capable(), emulated 64-bit Shoup multiplier otherwise).
 #pragma once
 
 #include "math/ntt.h"

@@ -10,6 +10,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <cstdint>
+
+#include "math/aligned.h"
+#include "math/avx512_mul64.h"
 #include "math/poly_kernels.h"
 
 namespace hec::math::detail {
@@ -78,6 +82,69 @@ void add_avx512(u64* x, const u64* y, std::size_t n, u64 q) {
     const __m512i s =
         _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c));
     _mm512_mask_storeu_epi64(x + c, m, reduce_once(s, qv));
+  }
+}
+
+// Limbs of at least this many words (512 KiB) are written with non-temporal stores by the
+// 3-operand add: a result that large leaves the cache before it is read again anyway, and
+// streaming stores skip reading the destination lines first (write-allocate), a third of
+// the memory traffic of the pass.
+constexpr std::size_t kStreamWords = std::size_t{1} << 16;
+
+void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q) {
+  const __m512i qv = set1(q);
+  std::size_t c = 0;
+  if (n >= kStreamWords) {
+    // Head up to a 64-byte boundary of z, then full aligned streaming stores.
+    const std::size_t head =
+        ((kCacheLineBytes - reinterpret_cast<std::uintptr_t>(z) % kCacheLineBytes) %
+         kCacheLineBytes) /
+        sizeof(u64);
+    if (head > 0) {
+      const __mmask8 m = tail_mask(head);
+      const __m512i s =
+          _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x), _mm512_maskz_loadu_epi64(m, y));
+      _mm512_mask_storeu_epi64(z, m, reduce_once(s, qv));
+    }
+    c = head;
+    for (; c + 8 <= n; c += 8) {
+      const __m512i s = _mm512_add_epi64(_mm512_loadu_si512(x + c), _mm512_loadu_si512(y + c));
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(z + c), reduce_once(s, qv));
+    }
+    _mm_sfence();
+  }
+  for (; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i s =
+        _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, x + c), _mm512_maskz_loadu_epi64(m, y + c));
+    _mm512_mask_storeu_epi64(z + c, m, reduce_once(s, qv));
+  }
+}
+
+void centre_reduce_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q, u64 half) {
+  const __m512i qv = set1(q), pv = set1(p_mod_q), hv = set1(half);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i xv = _mm512_maskz_loadu_epi64(m, x + c);
+    const __m512i r = reduce_once(xv, qv);  // x < p <= 2q
+    const __m512i d = _mm512_sub_epi64(r, pv);
+    const __m512i neg = _mm512_min_epu64(d, _mm512_add_epi64(d, qv));  // r - p mod q
+    const __mmask8 above = _mm512_cmpgt_epu64_mask(xv, hv);
+    _mm512_mask_storeu_epi64(out + c, m, _mm512_mask_blend_epi64(above, r, neg));
+  }
+}
+
+void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
+  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    // y - x + q in [1, 2q), reduced once, then Shoup-multiplied and reduced once.
+    const __m512i d =
+        reduce_once(_mm512_add_epi64(_mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, y + c),
+                                                      _mm512_maskz_loadu_epi64(m, x + c)),
+                                     qv),
+                    qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(mul_shoup64_lazy_avx512(d, wv, wpv, qv), qv));
   }
 }
 

@@ -14,6 +14,15 @@ namespace hec::math::detail {
 void add_avx512(u64* x, const u64* y, std::size_t n, u64 q);
 void sub_avx512(u64* x, const u64* y, std::size_t n, u64 q);
 void negate_avx512(u64* x, std::size_t n, u64 q);
+// z = x + y mod q into a separate output (z may alias x or y).
+void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q);
+// out = the centred residue of x mod p, taken mod q: x mod q, minus p mod q when x > half =
+// floor(p / 2); for x in [0, p), p <= 2q, q < 2^61, p_mod_q = p mod q (AVX-512F; the CKKS
+// rescale's first step).
+void centre_reduce_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q, u64 half);
+// x = (y - x) * w mod q for x, y in [0, q), w < q < 2^61, w_shoup = floor(w * 2^64 / q)
+// (AVX-512F/DQ, emulated 64-bit Shoup product: the CKKS rescale's last step).
+void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q);
 // x = x * y mod q.
 void multiply_ifma(u64* x, const u64* y, std::size_t n, u64 q);
 // z = z + x * y mod q.

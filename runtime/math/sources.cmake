@@ -1,5 +1,6 @@
 # math/: modular arithmetic, NTT, RNS, sampling (included by runtime/CMakeLists.txt).
 target_sources(hec_runtime PRIVATE
+  math/aligned.cpp
   math/cpu_features.cpp
   math/ntt.cpp
   math/ntt_avx512.cpp

@@ -221,6 +221,59 @@ TEST(NttPaths, IfmaAndPortableAgreeBitForBit) {
   }
 }
 
+// Moduli of 50 to 61 bits take the AVX-512 kernels with the emulated 64-bit Shoup multiplier
+// (ntt_avx512.cpp); fully reduced outputs must match the portable path bit for bit, lazy
+// outputs must be congruent and in range.
+TEST(NttPaths, WideModulusAvx512AndPortableAgree) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(16);
+  for (int log_n = kMinLogRingDim; log_n <= kMaxLogRingDim; ++log_n) {
+    const std::size_t n = std::size_t{1} << log_n;
+    for (int bits : {50, 51, 55, 60, 61}) {
+      const Modulus m(ntt_primes(bits, 1, n)[0]);
+      const u64 q = m.value();
+      const NttTables tables(n, m);
+      ASSERT_TRUE(tables.avx512_capable());
+      ASSERT_EQ(tables.ifma_capable(), bits <= kIfmaMaxModulusBits);
+      std::vector<u64> a = random_vector(n, q, rng);
+      if (log_n % 3 == 0) std::fill(a.begin(), a.end(), q - 1);  // extreme inputs
+      if (log_n % 3 == 1) {
+        for (std::size_t i = 0; i < n; i += 2) a[i] = 0;
+      }
+      std::vector<u64> portable = a, vec = a;
+      force_portable_path(true);
+      ntt_forward_inplace(portable.data(), tables);
+      force_portable_path(false);
+      ASSERT_EQ(active_kernel_path(), KernelPath::kAvx512Ifma);
+      ntt_forward_inplace(vec.data(), tables);
+      ASSERT_EQ(portable, vec) << "forward, N=2^" << log_n << " bits=" << bits;
+      force_portable_path(true);
+      ntt_inverse_inplace(portable.data(), tables);
+      force_portable_path(false);
+      ntt_inverse_inplace(vec.data(), tables);
+      ASSERT_EQ(portable, vec) << "inverse, N=2^" << log_n << " bits=" << bits;
+      ASSERT_EQ(vec, a);
+
+      // Lazy transforms on inputs up to 4q - 1 (forward) and 2q - 1 (inverse).
+      std::vector<u64> big(n);
+      for (std::size_t i = 0; i < n; ++i) big[i] = a[i] + (i % 4) * q;
+      std::vector<u64> lazy = big, full = a;
+      ntt_forward_lazy_inplace(lazy.data(), tables);
+      ntt_forward_inplace(full.data(), tables);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_LT(lazy[i], 4 * q) << "forward lazy, bits=" << bits << " i=" << i;
+        ASSERT_EQ(lazy[i] % q, full[i]) << "forward lazy, bits=" << bits << " i=" << i;
+      }
+      for (std::size_t i = 0; i < n; ++i) lazy[i] = full[i] + (i % 2) * q;
+      ntt_inverse_lazy_inplace(lazy.data(), tables);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_LT(lazy[i], 2 * q) << "inverse lazy, bits=" << bits << " i=" << i;
+        ASSERT_EQ(lazy[i] % q, a[i]) << "inverse lazy, bits=" << bits << " i=" << i;
+      }
+    }
+  }
+}
+
 TEST(NttTables, RejectsBadParameters) {
   EXPECT_THROW(NttTables(1000, Modulus(12289)), std::invalid_argument);     // not 2^k
   EXPECT_THROW(NttTables(1 << 18, Modulus(ntt_primes(50, 1, 1 << 18)[0])),  // too large

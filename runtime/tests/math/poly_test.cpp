@@ -13,6 +13,7 @@
 
 #include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 #include "math/primes.h"
 #include "math/sampling.h"
 
@@ -193,6 +194,64 @@ TEST(RnsPoly, IfmaAndPortablePointwiseKernelsAgreeBitForBit) {
     // And the portable results are right: spot-check against mul_mod.
     const Modulus& m = ctx->modulus(0);
     EXPECT_EQ(portable[0].limb(0)[7], mul_mod(xs[0].limb(0)[7], ys[0].limb(0)[7], m));
+  }
+}
+
+// The wide-modulus AVX-512 kernels (3-operand add, rescale's subtract-and-scale) against the
+// scalar formulas, for 50- to 61-bit primes and lengths that are not multiples of 8.
+TEST(RnsPoly, WideModulusAvx512KernelsMatchScalar) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(23);
+  for (int bits : {50, 51, 55, 60, 61}) {
+    const u64 q = ntt_primes(bits, 1, 1024)[0];
+    // Streaming-store path of the 3-operand add from 2^16 words on, at every misalignment.
+    for (std::size_t offset = 0; offset < 8; offset += 3) {
+      const std::size_t n = (std::size_t{1} << 16) + 5;
+      std::vector<u64> x(n), y(n), z(n + offset);
+      for (std::size_t t = 0; t < n; ++t) {
+        x[t] = rng() % q;
+        y[t] = rng() % q;
+      }
+      detail::add_avx512(z.data() + offset, x.data(), y.data(), n, q);
+      for (std::size_t t = 0; t < n; ++t) {
+        ASSERT_EQ(z[offset + t], (x[t] + y[t]) % q) << "bits=" << bits << " t=" << t;
+      }
+    }
+    for (std::size_t n : {std::size_t{1}, std::size_t{13}, std::size_t{1024}}) {
+      std::vector<u64> x(n), y(n);
+      for (std::size_t t = 0; t < n; ++t) {
+        x[t] = rng() % q;
+        y[t] = rng() % q;
+      }
+      x[0] = q - 1;  // extremes
+      y[0] = 0;
+      const u64 w = rng() % q, ws = shoup_precompute(w, q);
+      std::vector<u64> sum(n), scaled = x;
+      detail::add_avx512(sum.data(), x.data(), y.data(), n, q);
+      detail::sub_scale_avx512(scaled.data(), y.data(), n, w, ws, q);
+      // Centred residues mod p (a prime with p <= 2q, above or below q) taken mod q.
+      std::vector<u64> ps = {ntt_primes(bits, 2, 1024)[1]};
+      if (bits <= 60) ps.push_back(ntt_primes_alternating(bits, 1, 1024)[0]);
+      for (const u64 p : ps) {
+        std::vector<u64> xp(n), centred(n);
+        for (std::size_t t = 0; t < n; ++t) xp[t] = rng() % p;
+        xp[0] = p - 1;
+        if (n > 1) xp[1] = p / 2;
+        if (n > 2) xp[2] = p / 2 + 1;
+        detail::centre_reduce_avx512(centred.data(), xp.data(), n, q, p % q, p / 2);
+        for (std::size_t t = 0; t < n; ++t) {
+          const u64 r = xp[t] % q, pm = p % q;
+          const u64 want = xp[t] > p / 2 ? (r + q - pm) % q : r;
+          ASSERT_EQ(centred[t], want) << "bits=" << bits << " p=" << p << " t=" << t;
+        }
+      }
+      for (std::size_t t = 0; t < n; ++t) {
+        ASSERT_EQ(sum[t], (x[t] + y[t]) % q) << "bits=" << bits << " t=" << t;
+        const u64 d = y[t] >= x[t] ? y[t] - x[t] : y[t] + q - x[t];
+        ASSERT_EQ(scaled[t], static_cast<u64>(static_cast<u128>(d) * w % q))
+            << "bits=" << bits << " t=" << t;
+      }
+    }
   }
 }
 
