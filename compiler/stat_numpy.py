@@ -19,6 +19,7 @@ from scipy import stats
 from xdsl.ir import Operation, SSAValue
 
 from compiler.dialects import stat
+from compiler.errors import InternalError
 
 Array = npt.NDArray[np.float64]
 
@@ -133,7 +134,7 @@ class _Machine:
             case stat.ParamOp() | stat.OutputOp() | stat.ClientOp():
                 return None
             case _:
-                raise NotImplementedError(f"no numpy semantics for {op.name}")
+                raise InternalError(f"no numpy semantics for {op.name} (every stat op needs one)")
 
 
 def run_program(

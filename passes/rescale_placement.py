@@ -97,5 +97,6 @@ class RescalePlacementPass(ModulePass):
 
 
 def nominal_plan(levels: int) -> ScalePlan:
-    """Inputs at 2^40 and rescale primes of 40 bits: placeholders for scale-management."""
+    """Inputs at 2^40 and rescale primes of 40 bits: nominal values that scale-management
+    replaces with the exact ones."""
     return ScalePlan(NOMINAL_RESCALE_BITS, tuple([NOMINAL_RESCALE_BITS] * levels))
