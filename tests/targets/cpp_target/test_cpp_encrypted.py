@@ -309,11 +309,13 @@ def test_missing_input_is_refused(chisq_run: tuple[Path, Path, dict[str, Path]])
     assert "missing input 'y'" in message
 
 
-def test_owners_encrypt_their_own_rows(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
-    binary, tmp, files = chisq_run
+def encrypt_row_blocks(
+    binary: Path, tmp: Path, files: dict[str, Path], blocks: tuple[tuple[int, int], ...]
+) -> Path:
+    """Each data owner encrypts its own rows a:b of y and S into tmp/parts; returns that dir."""
     y, s = np.load(files["y"]), np.load(files["S"])
     parts = tmp / "parts"
-    for a, b in ((0, 8), (8, 20)):
+    for a, b in blocks:
         np.save(tmp / f"y{a}.npy", y[a:b])
         np.save(tmp / f"S{a}.npy", s[a:b])
         ok(
@@ -330,6 +332,12 @@ def test_owners_encrypt_their_own_rows(chisq_run: tuple[Path, Path, dict[str, Pa
             "--out",
             str(parts),
         )
+    return parts
+
+
+def test_owners_encrypt_their_own_rows(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
+    binary, tmp, files = chisq_run
+    parts = encrypt_row_blocks(binary, tmp, files, ((0, 8), (8, 20)))
     ok(
         binary,
         "compute",
@@ -366,22 +374,7 @@ def test_owners_encrypt_their_own_rows(chisq_run: tuple[Path, Path, dict[str, Pa
     # A gap in the rows is refused by name.
     for f in parts.glob("*.rows-8-20.*"):
         f.unlink()
-    np.save(tmp / "y12.npy", y[12:20])
-    np.save(tmp / "S12.npy", s[12:20])
-    ok(
-        binary,
-        "encrypt",
-        "--pk",
-        str(tmp / "keys" / "public"),
-        "--rows",
-        "12:20",
-        "--input",
-        f"y={tmp / 'y12.npy'}",
-        "--input",
-        f"S={tmp / 'S12.npy'}",
-        "--out",
-        str(parts),
-    )
+    encrypt_row_blocks(binary, tmp, files, ((12, 20),))
     assert "rows 8:12 are missing" in compute_error(binary, tmp / "keys", parts, tmp / "r3")
 
 
@@ -534,25 +527,7 @@ def test_keygen_never_overwrites_keys(chisq_run: tuple[Path, Path, dict[str, Pat
 
 def test_a_renamed_row_block_is_refused(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
     binary, tmp, files = chisq_run
-    y, s = np.load(files["y"]), np.load(files["S"])
-    parts = tmp / "parts"
-    for a, b in ((0, 10), (10, 20)):
-        np.save(tmp / f"y{a}.npy", y[a:b])
-        np.save(tmp / f"S{a}.npy", s[a:b])
-        ok(
-            binary,
-            "encrypt",
-            "--pk",
-            str(tmp / "keys" / "public"),
-            "--rows",
-            f"{a}:{b}",
-            "--input",
-            f"y={tmp / f'y{a}.npy'}",
-            "--input",
-            f"S={tmp / f'S{a}.npy'}",
-            "--out",
-            str(parts),
-        )
+    parts = encrypt_row_blocks(binary, tmp, files, ((0, 10), (10, 20)))
     # Swap the two S blocks by renaming: the metadata still knows which rows they hold.
     first, second = parts / "S.rows-0-10.cts", parts / "S.rows-10-20.cts"
     for suffix in ("", ".meta"):
