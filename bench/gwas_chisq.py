@@ -96,7 +96,7 @@ def run_ours(
     backend.threads = threads
     sizes = {"N": n, "M": m}
     compiled = backend.compile(PROGRAM_COMPLETE, sizes, DEFAULT_PRECISION_BITS, cache)
-    width = compiled.slots
+    width = compiled.block_width(n, m)
     blocks = (
         Block(k, a, min(a + width, m), {"y": y, "S": S[:, a : a + width]}, frozenset({"y"}))
         for k, a in enumerate(range(0, m, width))

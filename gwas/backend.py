@@ -58,6 +58,10 @@ def default_cache_dir() -> Path:
     return Path(base) / "hec" / "programs"
 
 
+# The largest float64 SNP block (individuals x SNPs) a run holds in memory at once.
+BLOCK_BYTES = 1 << 30
+
+
 @dataclass
 class CompiledProgram:
     """A program compiled for one size binding: what every backend starts from."""
@@ -92,6 +96,16 @@ class CompiledProgram:
         if params is None:
             raise InternalError("compiled program has no parameters")
         return params.slots
+
+    def block_width(self, rows: int, columns: int) -> int:
+        """SNPs per block: a whole number of slot sets, as many as the columns need but at
+        most BLOCK_BYTES of float64 inputs per block (rows x width), so that inputs shared
+        by every block (the phenotype) are encrypted once and read by the server once per
+        block, while the plaintext block stays small whatever the cohort."""
+        slots = self.slots
+        wanted = max(1, -(-columns // slots))
+        affordable = max(1, BLOCK_BYTES // (8 * max(1, rows) * slots))
+        return slots * min(wanted, affordable)
 
     @property
     def input_names(self) -> list[str]:

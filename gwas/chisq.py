@@ -215,15 +215,15 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     sizes = {"N": n_inc, "M": fileset.n_variants}
     with meter.phase("compile"):
         compiled = backend.compile(program, sizes, opts.precision_bits, opts.cache_dir)
-    slots = compiled.slots
+    width = compiled.block_width(n_inc, fileset.n_variants)
 
     # Step (4).
-    n_blocks = -(-fileset.n_variants // slots)
+    n_blocks = -(-fileset.n_variants // width)
     m = fileset.n_variants
     revealed: dict[str, Array] = {
         name: np.zeros(m) for name in ("chi2_num", "chi2_den", "or_num", "or_den")
     }
-    block_iter = blocks(fileset, y, included, sc.swap, slots, sc.any_missing, meter)
+    block_iter = blocks(fileset, y, included, sc.swap, width, sc.any_missing, meter)
     for block, values in backend.run(compiled, block_iter, n_blocks, meter, progress):
         for name in revealed:
             revealed[name][block.start : block.stop] = values[name]
@@ -314,6 +314,7 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
             n_controls,
             source,
             n_blocks,
+            width,
             lam,
             finals,
         )
@@ -366,6 +367,7 @@ def render_log(
     n_controls: int,
     pheno_source: str,
     n_blocks: int,
+    width: int,
     lam: float,
     finals: dict[str, Path],
 ) -> str:
@@ -434,7 +436,10 @@ def render_log(
             f"  output {o['name']:<9} depth {o['depth']} precision {o['precision_bits']} bits "
             f"(absolute error <= {err:.3g})"
         )
-    w(f"  {n_blocks} block(s) of up to {compiled.slots} SNPs (one per ciphertext slot set)")
+    w(
+        f"  {n_blocks} block(s) of up to {width} SNPs ({width // compiled.slots} ciphertext(s) "
+        f"of {compiled.slots} slots per individual and input)"
+    )
     w("")
     w(
         "revealed to the coordinator (decrypted): "

@@ -309,13 +309,21 @@ def _runtime_library() -> tuple[Path, Path]:
     return REPO_ROOT / "runtime", lib
 
 
-def _sodium_libs() -> str:
+def _system_libs() -> str:
+    """Linker flags of the Debian libraries the runtime uses (libsodium, libxxhash)."""
     import subprocess
 
     done = subprocess.run(
-        ["pkg-config", "--libs", "libsodium"], capture_output=True, text=True, check=False
+        ["pkg-config", "--libs", "libsodium", "libxxhash"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "-lsodium"
+    if done.returncode == 0 and done.stdout.strip():
+        return done.stdout.strip()
+    from targets.cpp.emit import SYSTEM_LIBS
+
+    return SYSTEM_LIBS
 
 
 def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True) -> Built:
@@ -328,7 +336,7 @@ def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool 
 
     comp = compile_file(path, options, out=io.StringIO())
     runtime_dir, lib = _runtime_library()
-    emitted = emit(comp.module, str(path), runtime_dir, lib, _sodium_libs())
+    emitted = emit(comp.module, str(path), runtime_dir, lib, _system_libs())
     out = Path(outdir)
     rewritten = write_project(emitted, out)
     binary = out / emitted.name

@@ -3,9 +3,13 @@
 // (zeta = exp(i*pi/N)), computed by the "special FFT" over the rotation group <5> mod 2N, so
 // that the Galois automorphism X -> X^{5^k} rotates the slots left by k and X -> X^{-1}
 // conjugates them. m is scaled by Delta (any positive double, not only powers of two),
-// rounded in long double (64-bit mantissa: coefficients beyond 2^63 are still exact up to
-// 2^-64 relative) and reduced exactly modulo each prime of Q_level; decoding composes the
-// residues by CRT (centred), so it works at every level.
+// rounded and reduced exactly modulo each prime of Q_level; decoding composes the residues by
+// CRT (centred), so it works at every level. The FFT runs in long double (64-bit mantissa:
+// coefficients beyond 2^63 are still exact up to 2^-64 relative), or in double (several
+// times faster) when a rigorous bound on the double FFT's error per scaled coefficient is
+// within the caller's tolerance: by default the 1/2 of the rounding to integers itself; for
+// values about to be encrypted, the standard deviation of fresh encryption noise
+// (fresh_noise_tolerance), next to which a smaller error changes nothing measurable.
 #pragma once
 
 #include <complex>
@@ -34,10 +38,16 @@ class Encoder {
   // max|z| in absolute value, so below that the message cannot wrap). `error_bound`, when
   // given, receives a rigorous bound on the slot-wise error of the encoding itself (sum of
   // the coefficient rounding errors / scale plus FFT rounding).
+  // `tolerance`: the largest floating-point error per scaled coefficient the caller accepts
+  // from the double-precision FFT (0.5 by default; see above).
   Plaintext encode(std::span<const std::complex<double>> values, Level level, double scale,
-                   double* error_bound = nullptr) const;
+                   double* error_bound = nullptr, double tolerance = 0.5) const;
   Plaintext encode(std::span<const double> values, Level level, double scale,
-                   double* error_bound = nullptr) const;
+                   double* error_bound = nullptr, double tolerance = 0.5) const;
+  // The standard deviation of the noise in each coefficient of a fresh public-key
+  // encryption, sigma * sqrt(1 + 4N/3) (e_0 + u e + e_1 s with ternary u and s): the tolerance
+  // for values that are encrypted right after encoding.
+  double fresh_noise_tolerance() const;
   // The constant c in every slot (the polynomial round(c * scale), no FFT).
   Plaintext encode_constant(double value, Level level, double scale) const;
 

@@ -160,19 +160,45 @@ void save(const std::filesystem::path& path, const Context& ctx, const Plaintext
 void save(const std::filesystem::path& path, const Context& ctx,
           const std::vector<Ciphertext>& cts) {
   if (cts.empty()) throw std::invalid_argument("save: empty ciphertext array for " + path.string());
-  ObjectHeader h = header_for(ctx, ObjectKind::kCiphertextArray, cts[0].key_id);
-  h.degree = static_cast<std::uint32_t>(cts.size());
-  ByteWriter w;
-  for (const auto& ct : cts) {
-    if (ct.key_id != cts[0].key_id) {
-      throw std::invalid_argument("save: ciphertext array for " + path.string() + " mixes key ids");
-    }
-    w.put_u32(static_cast<std::uint32_t>(ct.level.value));
-    w.put_f64(ct.scale);
-    w.put_u32(static_cast<std::uint32_t>(ct.degree));
-    w.put_u64s(ct.data.data(), ct.data.size());
+  std::uint64_t payload = 0;
+  for (const auto& ct : cts) payload += CiphertextArrayWriter::record_bytes(ct);
+  CiphertextArrayWriter w(path, ctx, cts[0].key_id, cts.size(), payload);
+  for (const auto& ct : cts) w.append(ct);
+  w.finish();
+}
+
+std::uint64_t CiphertextArrayWriter::record_bytes(const Ciphertext& ct) {
+  return 16 + 8 * static_cast<std::uint64_t>(ct.data.size());
+}
+
+CiphertextArrayWriter::CiphertextArrayWriter(const std::filesystem::path& path, const Context& ctx,
+                                             const core::KeyId& key_id, std::size_t count,
+                                             std::uint64_t payload_bytes)
+    : key_id_(key_id), count_(count), writer_(path, [&] {
+        ObjectHeader h = header_for(ctx, ObjectKind::kCiphertextArray, key_id);
+        h.degree = static_cast<std::uint32_t>(count);
+        h.payload_length = payload_bytes;
+        return h;
+      }()) {}
+
+void CiphertextArrayWriter::append(const Ciphertext& ct) {
+  if (ct.key_id != key_id_) {
+    throw std::invalid_argument("save: ciphertext array mixes key ids");
   }
-  core::write_object(path, h, w.take());
+  if (written_ == count_) throw std::logic_error("save: more ciphertexts than announced");
+  writer_.put_u32(static_cast<std::uint32_t>(ct.level.value));
+  writer_.put_f64(ct.scale);
+  writer_.put_u32(static_cast<std::uint32_t>(ct.degree));
+  writer_.put_u64s(ct.data.data(), ct.data.size());
+  ++written_;
+}
+
+void CiphertextArrayWriter::finish() {
+  if (written_ != count_) {
+    throw std::logic_error("save: " + std::to_string(written_) + " ciphertexts written, " +
+                           std::to_string(count_) + " announced");
+  }
+  writer_.finish();
 }
 
 void save(const std::filesystem::path& path, const Context& ctx, const CompactCiphertext& ct) {
@@ -299,17 +325,71 @@ CompactCiphertext load_compact_ciphertext(const std::filesystem::path& path, con
 
 std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,
                                          const core::KeyId& key_id) {
-  core::Object obj = read(path, ctx, ObjectKind::kCiphertextArray, &key_id);
-  ByteReader r(obj.payload.data(), obj.payload.size(), path.string());
-  std::vector<Ciphertext> out;
-  for (std::uint32_t i = 0; i < obj.header.degree; ++i) {
-    const std::int32_t level = static_cast<std::int32_t>(r.get_u32());
-    const double scale = r.get_f64();
-    const std::uint32_t degree = r.get_u32();
-    out.push_back(read_ciphertext_body(r, ctx, level, scale, degree, key_id, path));
-  }
-  r.expect_end();
+  CiphertextArrayReader r(path, ctx, key_id);
+  std::vector<Ciphertext> out(r.count());
+  for (auto& ct : out) r.next(ct);
+  r.finish();
   return out;
+}
+
+namespace {
+core::Expectation array_expectation(const Context& ctx, const core::KeyId& key_id) {
+  core::Expectation e;
+  e.scheme = core::Scheme::kCkks;
+  e.kind = ObjectKind::kCiphertextArray;
+  e.params_digest = ctx.params().digest();
+  e.key_id = key_id;
+  return e;
+}
+}  // namespace
+
+CiphertextArrayReader::CiphertextArrayReader(const std::filesystem::path& path, const Context& ctx,
+                                             const core::KeyId& key_id)
+    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id)) {}
+
+void CiphertextArrayReader::next(Ciphertext& ct) {
+  const std::filesystem::path& path = reader_.path();
+  if (read_ == count()) {
+    throw std::runtime_error(path.string() + ": asked for ciphertext " + std::to_string(read_) +
+                             " of an array of " + std::to_string(count()));
+  }
+  const std::int32_t level = static_cast<std::int32_t>(reader_.get_u32());
+  const double scale = reader_.get_f64();
+  const std::uint32_t degree = reader_.get_u32();
+  if (degree < 1 || degree > 64) {
+    throw std::runtime_error(path.string() + ": ciphertext degree " + std::to_string(degree) +
+                             " outside [1, 64]");
+  }
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    throw std::runtime_error(path.string() + ": ciphertext scale " + std::to_string(scale) +
+                             " is not finite and positive");
+  }
+  const Level lv = checked_level(ctx_, level, path);
+  const std::size_t limbs = ctx_.params().limbs_at(lv);
+  const std::size_t words = (degree + 1) * limbs * ctx_.n();
+  if (reader_.remaining() < 8 * static_cast<std::uint64_t>(words)) {
+    throw std::runtime_error(path.string() + ": ciphertext needs " + std::to_string(words) +
+                             " words but the payload has " + std::to_string(reader_.remaining()) +
+                             " bytes left");
+  }
+  // Reuses ct's storage when it has the same shape (no allocation, no page faults).
+  ct.n = ctx_.n();
+  ct.limbs = limbs;
+  ct.degree = degree;
+  ct.level = lv;
+  ct.scale = scale;
+  ct.key_id = key_id_;
+  ct.data.resize(words);
+  reader_.get_u64s(ct.data.data(), words);
+  ++read_;
+}
+
+void CiphertextArrayReader::finish() {
+  if (read_ != count()) {
+    throw std::runtime_error(reader_.path().string() + ": " + std::to_string(count() - read_) +
+                             " ciphertexts left unread");
+  }
+  reader_.finish();
 }
 
 }  // namespace hec::ckks

@@ -42,4 +42,40 @@ CompactCiphertext load_compact_ciphertext(const std::filesystem::path& path, con
 std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,
                                          const core::KeyId& key_id);
 
+// A ciphertext array written one ciphertext at a time (the file of `save(path, ctx, cts)`),
+// so that a data owner never holds more than it is encrypting. `payload_bytes` is the sum of
+// record_bytes over the ciphertexts to come; finish() checks the count and renames the file
+// into place (destroyed earlier, it leaves nothing behind).
+class CiphertextArrayWriter {
+ public:
+  CiphertextArrayWriter(const std::filesystem::path& path, const Context& ctx,
+                        const core::KeyId& key_id, std::size_t count, std::uint64_t payload_bytes);
+  static std::uint64_t record_bytes(const Ciphertext& ct);
+  void append(const Ciphertext& ct);
+  void finish();
+
+ private:
+  core::KeyId key_id_;
+  std::size_t count_, written_ = 0;
+  core::ObjectWriter writer_;
+};
+
+// A ciphertext array read one ciphertext at a time into the caller's ciphertext (whose
+// storage is reused). The checksum is verified by finish(), after the last ciphertext:
+// nothing computed from the ciphertexts may be released before it returns.
+class CiphertextArrayReader {
+ public:
+  CiphertextArrayReader(const std::filesystem::path& path, const Context& ctx,
+                        const core::KeyId& key_id);
+  std::size_t count() const { return reader_.header().degree; }
+  void next(Ciphertext& ct);
+  void finish();
+
+ private:
+  const Context& ctx_;
+  core::KeyId key_id_;
+  std::size_t read_ = 0;
+  core::ObjectReader reader_;
+};
+
 }  // namespace hec::ckks

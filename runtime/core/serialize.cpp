@@ -1,8 +1,14 @@
 // The versioned, checksummed binary container shared by every scheme (see serialize.h).
 #include "core/serialize.h"
 
+#include <fcntl.h>
 #include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -80,9 +86,9 @@ Digest blake2b_256(const std::uint8_t* data, std::size_t size) {
   return d;
 }
 
-std::vector<std::uint8_t> encode_object(ObjectHeader header,
-                                        const std::vector<std::uint8_t>& payload) {
-  header.payload_length = payload.size();
+namespace {
+
+std::vector<std::uint8_t> encode_header(const ObjectHeader& header) {
   ByteWriter w;
   w.put_bytes(reinterpret_cast<const std::uint8_t*>(kMagic), 4);
   w.put_u32(kFormatVersion);
@@ -96,34 +102,30 @@ std::vector<std::uint8_t> encode_object(ObjectHeader header,
   w.put_f64(header.scale);
   w.put_u32(header.degree);
   w.put_u64(header.payload_length);
-  w.put_bytes(payload.data(), payload.size());
-  std::vector<std::uint8_t> bytes = w.take();
-  const Digest sum = blake2b_256(bytes.data(), bytes.size());
-  bytes.insert(bytes.end(), sum.begin(), sum.end());
-  return bytes;
+  return w.take();
 }
 
-Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& expect,
-                     const std::string& source) {
-  if (bytes.size() < 4 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
-    const std::string seen = to_hex(bytes.data(), std::min<std::size_t>(4, bytes.size()));
+// Magic and version from the first `size` bytes (at least kHeaderSize unless the file is
+// shorter), then the fields.
+ObjectHeader parse_header(const std::uint8_t* bytes, std::size_t size, const std::string& source) {
+  if (size < 4 || std::memcmp(bytes, kMagic, 4) != 0) {
+    const std::string seen = to_hex(bytes, std::min<std::size_t>(4, size));
     throw std::runtime_error(source + ": bad magic (bytes " + seen +
                              ", expected \"HEC1\" = 48454331): not a hec object file");
   }
-  if (bytes.size() < kHeaderSize) {
-    throw std::runtime_error(source + ": truncated: " + std::to_string(bytes.size()) +
+  if (size < kHeaderSize) {
+    throw std::runtime_error(source + ": truncated: " + std::to_string(size) +
                              " bytes, smaller than the " + std::to_string(kHeaderSize) +
                              "-byte header");
   }
-  ByteReader r(bytes.data(), kHeaderSize, source);
+  ByteReader r(bytes, kHeaderSize, source);
   r.get_u32();  // magic, checked above
   const std::uint32_t version = r.get_u32();
   if (version != kFormatVersion) {
     throw std::runtime_error(source + ": unsupported format version " + std::to_string(version) +
                              " (this build reads version " + std::to_string(kFormatVersion) + ")");
   }
-  Object obj;
-  ObjectHeader& h = obj.header;
+  ObjectHeader h;
   h.scheme = static_cast<Scheme>(r.get_u8());
   h.kind = static_cast<ObjectKind>(r.get_u8());
   r.get_u8();
@@ -134,26 +136,34 @@ Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& 
   h.scale = r.get_f64();
   h.degree = r.get_u32();
   h.payload_length = r.get_u64();
+  return h;
+}
+
+void check_size(const ObjectHeader& h, std::uint64_t size, const std::string& source) {
   const std::uint64_t expected_size = kHeaderSize + h.payload_length + kChecksumSize;
-  if (h.payload_length > bytes.size() || bytes.size() < expected_size) {
-    throw std::runtime_error(source + ": truncated: " + std::to_string(bytes.size()) +
+  if (h.payload_length > size || size < expected_size) {
+    throw std::runtime_error(source + ": truncated: " + std::to_string(size) +
                              " bytes, but the header announces " +
                              std::to_string(h.payload_length) + " payload bytes (" +
                              std::to_string(expected_size) + " in total)");
   }
-  if (bytes.size() > expected_size) {
-    throw std::runtime_error(source + ": " + std::to_string(bytes.size() - expected_size) +
-                             " trailing bytes after the checksum (file is " +
-                             std::to_string(bytes.size()) + " bytes, header says " +
-                             std::to_string(expected_size) + ")");
+  if (size > expected_size) {
+    throw std::runtime_error(source + ": " + std::to_string(size - expected_size) +
+                             " trailing bytes after the checksum (file is " + std::to_string(size) +
+                             " bytes, header says " + std::to_string(expected_size) + ")");
   }
-  const std::size_t body = kHeaderSize + h.payload_length;
-  const Digest sum = blake2b_256(bytes.data(), body);
-  if (std::memcmp(sum.data(), bytes.data() + body, kChecksumSize) != 0) {
-    throw std::runtime_error(source + ": checksum failure (stored " +
-                             to_hex(bytes.data() + body, 8) + "..., computed " +
-                             to_hex(sum.data(), 8) + "...): the file is corrupted");
+}
+
+void check_sum(const Checksum& computed, const std::uint8_t* stored, const std::string& source) {
+  if (std::memcmp(computed.data(), stored, kChecksumSize) != 0) {
+    throw std::runtime_error(source + ": checksum failure (stored " + to_hex(stored, 8) +
+                             "..., computed " + to_hex(computed.data(), 8) +
+                             "...): the file is corrupted");
   }
+}
+
+void check_expectation(const ObjectHeader& h, const Expectation& expect,
+                       const std::string& source) {
   if (h.scheme != expect.scheme) {
     throw std::runtime_error(
         source + ": wrong scheme: file holds " + std::string(scheme_name(h.scheme)) + " (code " +
@@ -175,6 +185,43 @@ Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& 
                              to_hex(h.key_id.data(), h.key_id.size()) + ", expected key " +
                              to_hex(expect.key_id->data(), expect.key_id->size()));
   }
+}
+
+Checksum to_bytes(XXH128_hash_t h) {
+  Checksum c;
+  for (int i = 0; i < 8; ++i) {
+    c[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(h.low64 >> (8 * i));
+    c[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(h.high64 >> (8 * i));
+  }
+  return c;
+}
+
+}  // namespace
+
+Checksum checksum(const std::uint8_t* data, std::size_t size) {
+  return to_bytes(XXH3_128bits(data, size));
+}
+
+std::vector<std::uint8_t> encode_object(ObjectHeader header,
+                                        const std::vector<std::uint8_t>& payload) {
+  header.payload_length = payload.size();
+  std::vector<std::uint8_t> bytes = encode_header(header);
+  bytes.reserve(bytes.size() + payload.size() + kChecksumSize);
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  const Checksum sum = checksum(bytes.data(), bytes.size());
+  bytes.insert(bytes.end(), sum.begin(), sum.end());
+  return bytes;
+}
+
+Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& expect,
+                     const std::string& source) {
+  Object obj;
+  obj.header = parse_header(bytes.data(), bytes.size(), source);
+  const ObjectHeader& h = obj.header;
+  check_size(h, bytes.size(), source);
+  const std::size_t body = kHeaderSize + h.payload_length;
+  check_sum(checksum(bytes.data(), body), bytes.data() + body, source);
+  check_expectation(h, expect, source);
   obj.payload.assign(bytes.begin() + kHeaderSize, bytes.begin() + body);
   return obj;
 }
@@ -207,11 +254,256 @@ void write_object(const std::filesystem::path& path, const ObjectHeader& header,
 }
 
 Object read_object(const std::filesystem::path& path, const Expectation& expect) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+  const std::streamoff size = in.tellg();
+  in.seekg(0);
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(std::max<std::streamoff>(size, 0)));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!in) throw std::runtime_error(path.string() + ": read failed");
   return decode_object(bytes, expect, path.string());
+}
+
+// ------------------------------------------------------------------------------------------
+// Streaming
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr std::size_t kStreamBuffer = 1 << 20;  // small fields are gathered up to this size
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+struct ObjectWriter::State {
+  XXH3_state_t* xxh = XXH3_createState();
+  ~State() { XXH3_freeState(xxh); }
+};
+
+ObjectWriter::ObjectWriter(std::filesystem::path path, const ObjectHeader& header)
+    : path_(std::move(path)), tmp_(path_.string() + ".tmp"), state_(new State) {
+  if (!state_->xxh) throw std::bad_alloc();
+  XXH3_128bits_reset(state_->xxh);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw std::runtime_error(tmp_.string() + ": cannot open for writing: " + errno_text());
+  buffer_.reserve(kStreamBuffer);
+  remaining_ = header.payload_length;
+  const std::vector<std::uint8_t> head = encode_header(header);
+  XXH3_128bits_update(state_->xxh, head.data(), head.size());
+  buffer_.insert(buffer_.end(), head.begin(), head.end());
+}
+
+ObjectWriter::~ObjectWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!finished_) {
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+  delete state_;
+}
+
+void ObjectWriter::flush_buffer() {
+  const std::uint8_t* p = buffer_.data();
+  std::size_t left = buffer_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(tmp_.string() + ": write failed: " + errno_text());
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  buffer_.clear();
+}
+
+void ObjectWriter::put(const void* data, std::size_t size) {
+  if (finished_) throw std::logic_error(path_.string() + ": put after finish");
+  if (size > remaining_) {
+    throw std::logic_error(path_.string() + ": payload longer than the header announces");
+  }
+  remaining_ -= size;
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  XXH3_128bits_update(state_->xxh, p, size);
+  if (buffer_.size() + size <= kStreamBuffer) {
+    buffer_.insert(buffer_.end(), p, p + size);
+    return;
+  }
+  // Large runs go straight from the caller's memory to the file.
+  flush_buffer();
+  if (size < kStreamBuffer) {
+    buffer_.insert(buffer_.end(), p, p + size);
+    return;
+  }
+  std::size_t left = size;
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(tmp_.string() + ": write failed: " + errno_text());
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+void ObjectWriter::put_u32(std::uint32_t v) {
+  std::uint8_t b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  put(b, 4);
+}
+
+void ObjectWriter::put_f64(double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  std::uint8_t b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(bits >> (8 * i));
+  put(b, 8);
+}
+
+void ObjectWriter::finish() {
+  if (remaining_ != 0) {
+    throw std::logic_error(path_.string() + ": payload " + std::to_string(remaining_) +
+                           " bytes shorter than the header announces");
+  }
+  const Checksum sum = to_bytes(XXH3_128bits_digest(state_->xxh));
+  buffer_.insert(buffer_.end(), sum.begin(), sum.end());
+  flush_buffer();
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw std::runtime_error(tmp_.string() + ": close failed: " + errno_text());
+  }
+  fd_ = -1;
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) {
+    throw std::runtime_error(path_.string() + ": cannot rename " + tmp_.string() + ": " +
+                             ec.message());
+  }
+  finished_ = true;
+}
+
+struct ObjectReader::State {
+  XXH3_state_t* xxh = XXH3_createState();
+  ~State() { XXH3_freeState(xxh); }
+};
+
+ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect)
+    : path_(std::move(path)), state_(new State) {
+  if (!state_->xxh) {
+    delete state_;
+    throw std::bad_alloc();
+  }
+  XXH3_128bits_reset(state_->xxh);
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    delete state_;
+    throw std::runtime_error(path_.string() + ": cannot open for reading: " + errno_text());
+  }
+  try {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) throw std::runtime_error(path_.string() + ": " + errno_text());
+    std::uint8_t head[kHeaderSize];
+    std::size_t got = 0;
+    while (got < kHeaderSize) {
+      const ssize_t n = ::read(fd_, head + got, kHeaderSize - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error(path_.string() + ": read failed: " + errno_text());
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    header_ = parse_header(head, got, path_.string());
+    check_size(header_, static_cast<std::uint64_t>(st.st_size), path_.string());
+    check_expectation(header_, expect, path_.string());
+    XXH3_128bits_update(state_->xxh, head, kHeaderSize);
+    remaining_ = header_.payload_length;
+    buffer_.resize(kStreamBuffer);
+  } catch (...) {
+    ::close(fd_);
+    delete state_;
+    throw;
+  }
+}
+
+ObjectReader::~ObjectReader() {
+  if (fd_ >= 0) ::close(fd_);
+  delete state_;
+}
+
+void ObjectReader::fill() {
+  buf_pos_ = 0;
+  buf_len_ = 0;
+  while (buf_len_ == 0) {
+    const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(path_.string() + ": read failed: " + errno_text());
+    if (n == 0) throw std::runtime_error(path_.string() + ": truncated while reading");
+    buf_len_ = static_cast<std::size_t>(n);
+  }
+}
+
+void ObjectReader::read_raw(void* out, std::size_t size) {
+  auto* dst = static_cast<std::uint8_t*>(out);
+  // Whatever is buffered first, then large runs straight into the caller's memory.
+  const std::size_t from_buf = std::min(size, buf_len_ - buf_pos_);
+  std::memcpy(dst, buffer_.data() + buf_pos_, from_buf);
+  buf_pos_ += from_buf;
+  dst += from_buf;
+  size -= from_buf;
+  if (size >= kStreamBuffer) {
+    while (size > 0) {
+      const ssize_t n = ::read(fd_, dst, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error(path_.string() + ": read failed: " + errno_text());
+      if (n == 0) throw std::runtime_error(path_.string() + ": truncated while reading");
+      dst += n;
+      size -= static_cast<std::size_t>(n);
+    }
+  }
+  while (size > 0) {
+    if (buf_pos_ == buf_len_) fill();
+    const std::size_t k = std::min(size, buf_len_ - buf_pos_);
+    std::memcpy(dst, buffer_.data() + buf_pos_, k);
+    buf_pos_ += k;
+    dst += k;
+    size -= k;
+  }
+}
+
+void ObjectReader::get(void* out, std::size_t size) {
+  if (size > remaining_) {
+    throw std::runtime_error(path_.string() + ": the payload ends " +
+                             std::to_string(size - remaining_) + " bytes early");
+  }
+  remaining_ -= size;
+  read_raw(out, size);
+  XXH3_128bits_update(state_->xxh, out, size);
+}
+
+std::uint32_t ObjectReader::get_u32() {
+  std::uint8_t b[4];
+  get(b, 4);
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(b[i]) << (8 * i);
+  return v;
+}
+
+double ObjectReader::get_f64() {
+  std::uint8_t b[8];
+  get(b, 8);
+  std::uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) bits |= static_cast<std::uint64_t>(b[i]) << (8 * i);
+  double v;
+  std::memcpy(&v, &bits, 8);
+  return v;
+}
+
+void ObjectReader::finish() {
+  if (remaining_ != 0) {
+    throw std::runtime_error(path_.string() + ": " + std::to_string(remaining_) +
+                             " unexpected trailing payload bytes");
+  }
+  std::uint8_t stored[kChecksumSize];
+  read_raw(stored, kChecksumSize);
+  check_sum(to_bytes(XXH3_128bits_digest(state_->xxh)), stored, path_.string());
 }
 
 }  // namespace hec::core

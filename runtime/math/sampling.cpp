@@ -161,13 +161,19 @@ std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n, double sigm
       sigma == kDefaultGaussianSigma ? std::vector<u64>{} : gaussian_cdt(sigma);
   const std::vector<u64>& table = sigma == kDefaultGaussianSigma ? default_table : custom;
   std::vector<std::int64_t> out(n);
+  // The randomness in two bulk draws: one 64-bit word per sample, one sign bit per sample.
+  std::vector<u64> words(n), signs((n + 63) / 64);
+  prng.fill(words.data(), n * sizeof(u64));
+  prng.fill(signs.data(), signs.size() * sizeof(u64));
   for (std::size_t c = 0; c < n; ++c) {
-    const u64 u = prng.next_u64();
+    const u64 u = words[c];
     std::int64_t magnitude = 0;
     for (u64 threshold : table) magnitude += static_cast<std::int64_t>(u >= threshold);
-    const std::int64_t sign = static_cast<std::int64_t>(prng.next_byte() & 1);
+    const std::int64_t sign = static_cast<std::int64_t>((signs[c / 64] >> (c % 64)) & 1);
     out[c] = magnitude - 2 * sign * magnitude;  // branch-free sign
   }
+  sodium_memzero(words.data(), words.size() * sizeof(u64));
+  sodium_memzero(signs.data(), signs.size() * sizeof(u64));
   return out;
 }
 
@@ -178,7 +184,7 @@ void signed_to_rns(const std::int64_t* values, std::size_t n, const RnsBase& bas
     for (std::size_t c = 0; c < n; ++c) {
       const std::int64_t v = values[c];
       const u64 magnitude = static_cast<u64>(v < 0 ? -(v + 1) : v) + (v < 0 ? 1 : 0);
-      const u64 r = magnitude % q;
+      const u64 r = magnitude < q ? magnitude : magnitude % q;  // samples are small: no division
       limb[c] = v < 0 ? negate_mod(r, q) : r;
     }
   }

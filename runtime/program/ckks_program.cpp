@@ -783,7 +783,8 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
     std::vector<std::size_t> row_shape;
     std::size_t per_row;
     std::size_t block = 0;
-    std::vector<CtPtr> cts;  // the current block's ciphertexts
+    std::unique_ptr<ckks::CiphertextArrayReader> reader;  // the current block's file
+    std::vector<CtPtr> cts;                               // the current chunk's ciphertexts
     std::size_t begin = 0, end = 0;
   };
   std::vector<Cursor> cursors;
@@ -795,24 +796,25 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
     c.per_row = product(c.row_shape);
     cursors.push_back(std::move(c));
   }
+  // Rows are read a chunk at a time (a few per thread) from each input's current block file
+  // and folded in parallel; a block's checksum is verified when its last row has been read,
+  // and the results are written only after every block has passed (compute's OutputSet).
+  const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, threads()));
   std::size_t row = 0;
   while (row < n) {
-    std::size_t chunk_end = n;
+    std::size_t chunk_end = std::min(n, row + chunk);
     for (auto& c : cursors) {
       if (row >= c.end) {
+        if (c.reader) c.reader->finish();
         const auto& blocks = blocks_.at(c.in->id);
         while (c.block < blocks.size() && blocks[c.block].end <= row) ++c.block;
         const Block& b = blocks.at(c.block);
-        c.cts.clear();
-        c.cts.shrink_to_fit();
-        for (auto& ct : ckks::load_ciphertexts(b.path, *context_, key_id_)) {
-          c.cts.push_back(std::make_shared<const Ct>(std::move(ct)));
-        }
-        if (c.cts.size() != (b.end - b.begin) * c.per_row) {
-          throw std::runtime_error(b.path.string() + ": holds " + std::to_string(c.cts.size()) +
-                                   " ciphertexts, rows " + std::to_string(b.begin) + ":" +
-                                   std::to_string(b.end) + " need " +
-                                   std::to_string((b.end - b.begin) * c.per_row));
+        c.reader = std::make_unique<ckks::CiphertextArrayReader>(b.path, *context_, key_id_);
+        if (c.reader->count() != (b.end - b.begin) * c.per_row) {
+          throw std::runtime_error(b.path.string() + ": holds " +
+                                   std::to_string(c.reader->count()) + " ciphertexts, rows " +
+                                   std::to_string(b.begin) + ":" + std::to_string(b.end) +
+                                   " need " + std::to_string((b.end - b.begin) * c.per_row));
         }
         c.begin = b.begin;
         c.end = b.end;
@@ -820,6 +822,14 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
       chunk_end = std::min(chunk_end, c.end);
     }
     const std::size_t first = row;
+    for (auto& c : cursors) {
+      c.cts.clear();
+      for (std::size_t k = 0; k < (chunk_end - first) * c.per_row; ++k) {
+        Ct ct;
+        c.reader->next(ct);
+        c.cts.push_back(std::make_shared<const Ct>(std::move(ct)));
+      }
+    }
     parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
       const std::size_t r = first + k;
       std::vector<CtArray> local;
@@ -827,7 +837,7 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
       for (const auto& c : cursors) {
         CtArray a;
         a.shape = c.row_shape;
-        const std::size_t offset = (r - c.begin) * c.per_row;
+        const std::size_t offset = k * c.per_row;
         a.cts.assign(c.cts.begin() + static_cast<std::ptrdiff_t>(offset),
                      c.cts.begin() + static_cast<std::ptrdiff_t>(offset + c.per_row));
         local.push_back(std::move(a));
@@ -836,6 +846,10 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
       progress.advance();
     });
     row = chunk_end;
+  }
+  for (auto& c : cursors) {
+    c.cts.clear();
+    if (c.reader) c.reader->finish();
   }
   progress.done();
 }
@@ -1095,7 +1109,8 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         for (std::size_t b = 0; b < blocks; ++b) {
           const std::size_t lo = b * slots, hi = std::min(width, lo + slots);
           std::span<const double> values(x + l * width + lo, hi - lo);
-          out[l * blocks + b] = encryptor.encrypt(encoder.encode(values, level, scale));
+          out[l * blocks + b] = encryptor.encrypt(
+              encoder.encode(values, level, scale, nullptr, encoder.fresh_noise_tolerance()));
         }
       }
     };
@@ -1130,21 +1145,31 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     if (per_block == 0) per_block = std::max<std::size_t>(1, (64u << 20) / (per_row * ct_bytes));
     const std::size_t base = rows ? rows->begin : 0;
     Progress progress("encrypt " + in.id + " rows", nrows);
+    // Rows are encrypted a batch at a time (in parallel) and streamed into the block's file,
+    // so a data owner holds one batch of ciphertexts, not a block.
+    const std::size_t batch = std::max<std::size_t>(1, 2 * static_cast<std::size_t>(threads));
+    std::vector<Ct> cts(batch * per_row);
     for (std::size_t r0 = 0; r0 < nrows; r0 += per_block) {
       const std::size_t r1 = std::min(nrows, r0 + per_block);
-      std::vector<Ct> cts((r1 - r0) * per_row);
-      parallel_rows(r1 - r0, threads, [&](std::size_t k, int) {
-        encrypt_row(r0 + k, cts.data() + k * per_row);
-        progress.advance();
-      });
       const std::string stem =
           in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
       const auto path = out_dir / stem;
-      ckks::save(path, *ctx, cts);
+      const std::size_t count = (r1 - r0) * per_row;
+      const std::uint64_t record = 16 + ct_bytes;  // level, scale, degree, then c_0 and c_1
+      ckks::CiphertextArrayWriter writer(path, *ctx, pk.key_id, count, count * record);
+      for (std::size_t b0 = r0; b0 < r1; b0 += batch) {
+        const std::size_t b1 = std::min(r1, b0 + batch);
+        parallel_rows(b1 - b0, threads, [&](std::size_t k, int) {
+          encrypt_row(b0 + k, cts.data() + k * per_row);
+          progress.advance();
+        });
+        for (std::size_t i = 0; i < (b1 - b0) * per_row; ++i) writer.append(cts[i]);
+      }
+      writer.finish();
       outputs.add(path);
       Meta m = meta;
       m.push_back({"rows", std::to_string(base + r0) + " " + std::to_string(base + r1)});
-      m.push_back({"count", std::to_string(cts.size())});
+      m.push_back({"count", std::to_string(count)});
       write_meta(path.string() + ".meta", m);
       outputs.add(path.string() + ".meta");
     }

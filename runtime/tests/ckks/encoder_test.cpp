@@ -64,6 +64,34 @@ TEST(CkksEncoder, RoundTripAtEveryLevelWithinBound) {
   }
 }
 
+TEST(CkksEncoder, DoubleAndLongDoublePathsAgree) {
+  // Tolerance 0 forces the long double FFT, a huge one the double FFT: both decode within
+  // their reported bounds, the double one's bound is the larger, and at scale 2^54 with
+  // values in {0, 1, 2} (the GWAS genotypes) the double path is within the fresh-noise
+  // tolerance the encrypting roles use.
+  const auto ctx = make_context(small_params());
+  Encoder enc(ctx);
+  std::vector<double> z(ctx->slots());
+  for (std::size_t j = 0; j < z.size(); ++j) z[j] = static_cast<double>((j * 7 + j / 3) % 3);
+  const double scale = std::pow(2.0, 54);
+  double b_long = 0, b_double = 0;
+  const Plaintext p_long = enc.encode(z, Level(3), scale, &b_long, 0.0);
+  const Plaintext p_double = enc.encode(z, Level(3), scale, &b_double, 1e300);
+  std::vector<std::complex<double>> zc(z.begin(), z.end());
+  const DecodeResult r_long = enc.decode(p_long), r_double = enc.decode(p_double);
+  EXPECT_LE(max_error(r_long.values, zc), b_long + r_long.error_bound);
+  EXPECT_LE(max_error(r_double.values, zc), b_double + r_double.error_bound);
+  EXPECT_GT(b_double, b_long);
+  // The two plaintexts differ by the double path's floating-point error only: a few units
+  // per coefficient at most, far below the bound.
+  EXPECT_LT(max_error(r_long.values, r_double.values), b_double + b_long);
+  double chosen = 0;
+  enc.encode(z, Level(3), scale, &chosen, enc.fresh_noise_tolerance());
+  EXPECT_EQ(chosen, b_double);  // the double path was taken (same rounding, same bound)
+  EXPECT_NEAR(enc.fresh_noise_tolerance(),
+              3.19 * std::sqrt(1 + 4.0 * static_cast<double>(ctx->n()) / 3), 1e-9);
+}
+
 TEST(CkksEncoder, CoefficientsBeyond64Bits) {
   // scale 2^55 times values 2^20: coefficients near 2^75, kept exact to 2^-64 relative.
   const auto ctx = make_context(small_params());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -167,6 +168,125 @@ TEST_F(Serialize, InMemoryEncodeDecode) {
   EXPECT_EQ(decode_object(b, expect, "memory").payload, payload);
   EXPECT_EQ(blake2b_256(b.data(), 0), blake2b_256(nullptr, 0));
   EXPECT_NE(new_key_id(), new_key_id());
+}
+
+// --- streaming writer and reader (the ciphertext-array path) ---------------------------
+
+namespace streaming {
+
+// A payload large enough to pass the writer's and the reader's direct (unbuffered) path.
+std::vector<std::uint8_t> big_payload() {
+  std::vector<std::uint8_t> p(3 * 1024 * 1024 + 17);
+  for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<std::uint8_t>(i * 2654435761u >> 7);
+  return p;
+}
+
+// Writes `p` in pieces of varied sizes (small fields, then large runs).
+void write_streamed(const fs::path& path, ObjectHeader h, const std::vector<std::uint8_t>& p) {
+  h.payload_length = p.size();
+  ObjectWriter w(path, h);
+  std::size_t at = 0;
+  for (std::size_t piece : {4u, 8u, 1u, 2000000u, 5u}) {
+    piece = std::min(piece, p.size() - at);
+    w.put(p.data() + at, piece);
+    at += piece;
+  }
+  w.put(p.data() + at, p.size() - at);
+  w.finish();
+}
+
+}  // namespace streaming
+
+TEST_F(Serialize, StreamedFileIsTheSameContainer) {
+  const auto p = streaming::big_payload();
+  streaming::write_streamed(path, header, p);
+  EXPECT_FALSE(fs::exists(dir / "object.hec.tmp"));
+  // The whole-file reader accepts it ...
+  EXPECT_EQ(read_object(path, expect).payload, p);
+  // ... and the streaming reader gives it back in pieces of any size.
+  ObjectReader r(path, expect);
+  EXPECT_EQ(r.header().payload_length, p.size());
+  std::vector<std::uint8_t> got(p.size());
+  r.get(got.data(), 3);
+  r.get(got.data() + 3, 1500000);
+  r.get(got.data() + 1500003, p.size() - 1500003);
+  r.finish();
+  EXPECT_EQ(got, p);
+}
+
+TEST_F(Serialize, StreamedReaderFindsCorruptionAtFinish) {
+  const auto p = streaming::big_payload();
+  streaming::write_streamed(path, header, p);
+  auto b = bytes();
+  b[kHeaderSize + 2500000] ^= 0x10;
+  overwrite(b);
+  ObjectReader r(path, expect);
+  std::vector<std::uint8_t> got(p.size());
+  r.get(got.data(), got.size());
+  try {
+    r.finish();
+    ADD_FAILURE() << "finish() did not throw";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("checksum failure"), std::string::npos) << msg;
+  }
+}
+
+TEST_F(Serialize, StreamedReaderChecksHeaderAndSizeFirst) {
+  const auto p = streaming::big_payload();
+  streaming::write_streamed(path, header, p);
+  auto b = bytes();
+  b.resize(b.size() - 100);  // truncated
+  overwrite(b);
+  try {
+    ObjectReader r(path, expect);
+    ADD_FAILURE() << "a truncated file was opened";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  streaming::write_streamed(path, header, p);
+  Expectation other = expect;
+  other.key_id->fill(7);
+  try {
+    ObjectReader r(path, other);
+    ADD_FAILURE() << "a file under other keys was opened";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("key id mismatch"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Serialize, StreamedReaderRefusesOverreadAndUnderread) {
+  streaming::write_streamed(path, header, payload);
+  {
+    ObjectReader r(path, expect);
+    std::vector<std::uint8_t> got(payload.size() + 1);
+    EXPECT_THROW(r.get(got.data(), got.size()), std::runtime_error);
+  }
+  ObjectReader r(path, expect);
+  std::uint8_t one;
+  r.get(&one, 1);
+  EXPECT_THROW(r.finish(), std::runtime_error);  // payload bytes left unread
+}
+
+TEST_F(Serialize, AbandonedWriterLeavesNothing) {
+  const fs::path fresh = dir / "fresh.hec";
+  ObjectHeader h = header;
+  h.payload_length = 100;
+  {
+    ObjectWriter w(fresh, h);
+    std::vector<std::uint8_t> half(50, 1);
+    w.put(half.data(), half.size());
+    EXPECT_THROW(w.finish(), std::logic_error);  // 50 bytes short
+  }
+  EXPECT_FALSE(fs::exists(fresh));
+  EXPECT_FALSE(fs::exists(dir / "fresh.hec.tmp"));
+  {
+    ObjectWriter w(fresh, h);
+    std::vector<std::uint8_t> too_much(101, 1);
+    EXPECT_THROW(w.put(too_much.data(), too_much.size()), std::logic_error);
+  }
+  EXPECT_FALSE(fs::exists(fresh));
 }
 
 }  // namespace
