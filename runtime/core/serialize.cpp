@@ -5,6 +5,7 @@
 #include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxh_x86dispatch.h>  // XXH3 with run-time SSE2/AVX2/AVX-512 choice (libxxhash)
 #include <xxhash.h>
 
 #include <algorithm>
@@ -271,8 +272,23 @@ Object read_object(const std::filesystem::path& path, const Expectation& expect)
 namespace {
 
 constexpr std::size_t kStreamBuffer = 1 << 20;  // small fields are gathered up to this size
+constexpr std::size_t kDirectRead = 1 << 15;    // runs this long skip the buffer
+// The reader's buffer is small on purpose: it reads ahead at most this much past a small
+// field, so the large run after it (a ciphertext's words) is read straight into place
+// instead of being copied twice.
+constexpr std::size_t kReadAhead = 1 << 12;
 
 std::string errno_text() { return std::strerror(errno); }
+
+void write_all(int fd, const std::uint8_t* p, std::size_t size, const std::filesystem::path& path) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(path.string() + ": write failed: " + errno_text());
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
 
 }  // namespace
 
@@ -305,15 +321,7 @@ ObjectWriter::~ObjectWriter() {
 }
 
 void ObjectWriter::flush_buffer() {
-  const std::uint8_t* p = buffer_.data();
-  std::size_t left = buffer_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error(tmp_.string() + ": write failed: " + errno_text());
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  write_all(fd_, buffer_.data(), buffer_.size(), tmp_);
   buffer_.clear();
 }
 
@@ -325,24 +333,14 @@ void ObjectWriter::put(const void* data, std::size_t size) {
   remaining_ -= size;
   const auto* p = static_cast<const std::uint8_t*>(data);
   XXH3_128bits_update(state_->xxh, p, size);
-  if (buffer_.size() + size <= kStreamBuffer) {
+  if (size < kDirectRead) {
+    if (buffer_.size() + size > kStreamBuffer) flush_buffer();
     buffer_.insert(buffer_.end(), p, p + size);
     return;
   }
-  // Large runs go straight from the caller's memory to the file.
+  // Long runs go straight from the caller's memory to the file.
   flush_buffer();
-  if (size < kStreamBuffer) {
-    buffer_.insert(buffer_.end(), p, p + size);
-    return;
-  }
-  std::size_t left = size;
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error(tmp_.string() + ": write failed: " + errno_text());
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  write_all(fd_, p, size, tmp_);
 }
 
 void ObjectWriter::put_u32(std::uint32_t v) {
@@ -415,7 +413,7 @@ ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect
     check_expectation(header_, expect, path_.string());
     XXH3_128bits_update(state_->xxh, head, kHeaderSize);
     remaining_ = header_.payload_length;
-    buffer_.resize(kStreamBuffer);
+    buffer_.resize(kReadAhead);
   } catch (...) {
     ::close(fd_);
     delete state_;
@@ -448,7 +446,7 @@ void ObjectReader::read_raw(void* out, std::size_t size) {
   buf_pos_ += from_buf;
   dst += from_buf;
   size -= from_buf;
-  if (size >= kStreamBuffer) {
+  if (size >= kDirectRead) {
     while (size > 0) {
       const ssize_t n = ::read(fd_, dst, size);
       if (n < 0 && errno == EINTR) continue;

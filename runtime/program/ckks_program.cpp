@@ -785,6 +785,7 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
     std::size_t block = 0;
     std::unique_ptr<ckks::CiphertextArrayReader> reader;  // the current block's file
     std::vector<CtPtr> cts;                               // the current chunk's ciphertexts
+    std::vector<std::shared_ptr<Ct>> pool;                // their storage, reused chunk to chunk
     std::size_t begin = 0, end = 0;
   };
   std::vector<Cursor> cursors;
@@ -824,10 +825,13 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
     const std::size_t first = row;
     for (auto& c : cursors) {
       c.cts.clear();
-      for (std::size_t k = 0; k < (chunk_end - first) * c.per_row; ++k) {
-        Ct ct;
-        c.reader->next(ct);
-        c.cts.push_back(std::make_shared<const Ct>(std::move(ct)));
+      const std::size_t count = (chunk_end - first) * c.per_row;
+      if (c.pool.size() < count) c.pool.resize(count);
+      for (std::size_t k = 0; k < count; ++k) {
+        // Reuse the previous chunk's ciphertext storage unless the row body kept it.
+        if (!c.pool[k] || c.pool[k].use_count() != 1) c.pool[k] = std::make_shared<Ct>();
+        c.reader->next(*c.pool[k]);
+        c.cts.push_back(c.pool[k]);
       }
     }
     parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
