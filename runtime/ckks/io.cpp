@@ -2,6 +2,7 @@
 // the objects' words, little-endian; shapes are checked against the Context on reading.
 #include "ckks/io.h"
 
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -381,7 +382,57 @@ void CiphertextArrayReader::next(Ciphertext& ct) {
   ct.key_id = key_id_;
   ct.data.resize(words);
   reader_.get_u64s(ct.data.data(), words);
+  if (read_ == 0) {
+    first_.level = lv;
+    first_.limbs = limbs;
+    first_.degree = degree;
+    first_.scale = scale;
+  }
   ++read_;
+}
+
+void CiphertextArrayReader::next_batch(Ciphertext* const* out, std::size_t count, int threads) {
+  const std::filesystem::path& path = reader_.path();
+  std::size_t k = 0;
+  if (count > 0 && read_ == 0) next(*out[k++]);  // the first fixes the shape
+  if (k == count) return;
+  if (read_ + (count - k) > this->count()) {
+    throw std::runtime_error(path.string() + ": asked for ciphertexts up to " +
+                             std::to_string(read_ + count - k) + " of an array of " +
+                             std::to_string(this->count()));
+  }
+  const std::size_t words = (first_.degree + 1) * first_.limbs * ctx_.n();
+  std::vector<std::array<std::uint8_t, 16>> heads(count - k);
+  std::vector<core::ObjectReader::Piece> pieces;
+  pieces.reserve(2 * (count - k));
+  for (std::size_t i = k; i < count; ++i) {
+    Ciphertext& ct = *out[i];
+    ct.n = ctx_.n();
+    ct.limbs = first_.limbs;
+    ct.degree = first_.degree;
+    ct.level = first_.level;
+    ct.scale = first_.scale;
+    ct.key_id = key_id_;
+    ct.data.resize(words);
+    pieces.push_back({heads[i - k].data(), 16});
+    pieces.push_back({ct.data.data(), 8 * words});
+  }
+  reader_.get_scattered(pieces, threads);
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    ByteReader r(heads[i].data(), 16, path.string());
+    const std::int32_t level = static_cast<std::int32_t>(r.get_u32());
+    const double scale = r.get_f64();
+    const std::uint32_t degree = r.get_u32();
+    if (level != first_.level.value || degree != first_.degree || scale != first_.scale) {
+      throw std::runtime_error(path.string() + ": ciphertext " + std::to_string(read_ + i) +
+                               " has level " + std::to_string(level) + ", degree " +
+                               std::to_string(degree) + " and scale " + std::to_string(scale) +
+                               ", the first has level " + std::to_string(first_.level.value) +
+                               ", degree " + std::to_string(first_.degree) + " and scale " +
+                               std::to_string(first_.scale) + " (an input array is uniform)");
+    }
+  }
+  read_ += count - k;
 }
 
 void CiphertextArrayReader::finish() {

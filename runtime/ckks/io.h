@@ -69,12 +69,23 @@ class CiphertextArrayReader {
                         const core::KeyId& key_id);
   std::size_t count() const { return reader_.header().degree; }
   void next(Ciphertext& ct);
+  // The next `count` ciphertexts into *out[0..count), read by up to `threads` threads at
+  // once. Every one must have the level, degree and scale of the array's first (as every
+  // input array has); a different one is an error naming the file and the index.
+  void next_batch(Ciphertext* const* out, std::size_t count, int threads);
   void finish();
 
  private:
+  struct Shape {
+    Level level{0};
+    std::size_t limbs = 0;
+    std::uint32_t degree = 0;
+    double scale = 0;
+  };
   const Context& ctx_;
   core::KeyId key_id_;
   std::size_t read_ = 0;
+  Shape first_;
   core::ObjectReader reader_;
 };
 

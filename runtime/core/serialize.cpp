@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 
 #include "core/bytes.h"
@@ -280,6 +282,19 @@ constexpr std::size_t kReadAhead = 1 << 12;
 
 std::string errno_text() { return std::strerror(errno); }
 
+void pread_all(int fd, std::uint8_t* p, std::size_t size, std::uint64_t at,
+               const std::filesystem::path& path) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(path.string() + ": read failed: " + errno_text());
+    if (n == 0) throw std::runtime_error(path.string() + ": truncated while reading");
+    p += n;
+    at += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
 void write_all(int fd, const std::uint8_t* p, std::size_t size, const std::filesystem::path& path) {
   while (size > 0) {
     const ssize_t n = ::write(fd, p, size);
@@ -409,6 +424,7 @@ ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect
       got += static_cast<std::size_t>(n);
     }
     header_ = parse_header(head, got, path_.string());
+    file_pos_ = kHeaderSize;
     check_size(header_, static_cast<std::uint64_t>(st.st_size), path_.string());
     check_expectation(header_, expect, path_.string());
     XXH3_128bits_update(state_->xxh, head, kHeaderSize);
@@ -430,11 +446,12 @@ void ObjectReader::fill() {
   buf_pos_ = 0;
   buf_len_ = 0;
   while (buf_len_ == 0) {
-    const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
+    const ssize_t n = ::pread(fd_, buffer_.data(), buffer_.size(), static_cast<off_t>(file_pos_));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw std::runtime_error(path_.string() + ": read failed: " + errno_text());
     if (n == 0) throw std::runtime_error(path_.string() + ": truncated while reading");
     buf_len_ = static_cast<std::size_t>(n);
+    file_pos_ += static_cast<std::uint64_t>(n);
   }
 }
 
@@ -447,14 +464,9 @@ void ObjectReader::read_raw(void* out, std::size_t size) {
   dst += from_buf;
   size -= from_buf;
   if (size >= kDirectRead) {
-    while (size > 0) {
-      const ssize_t n = ::read(fd_, dst, size);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw std::runtime_error(path_.string() + ": read failed: " + errno_text());
-      if (n == 0) throw std::runtime_error(path_.string() + ": truncated while reading");
-      dst += n;
-      size -= static_cast<std::size_t>(n);
-    }
+    pread_all(fd_, dst, size, file_pos_, path_);
+    file_pos_ += size;
+    size = 0;
   }
   while (size > 0) {
     if (buf_pos_ == buf_len_) fill();
@@ -474,6 +486,52 @@ void ObjectReader::get(void* out, std::size_t size) {
   remaining_ -= size;
   read_raw(out, size);
   XXH3_128bits_update(state_->xxh, out, size);
+}
+
+void ObjectReader::get_scattered(const std::vector<Piece>& pieces, int threads) {
+  std::uint64_t total = 0;
+  for (const Piece& p : pieces) total += p.size;
+  if (total > remaining_) {
+    throw std::runtime_error(path_.string() + ": the payload ends " +
+                             std::to_string(total - remaining_) + " bytes early");
+  }
+  remaining_ -= total;
+  // What the buffer already holds goes first; the rest is read by position, in parallel.
+  struct Job {
+    std::uint8_t* dst;
+    std::size_t size;
+    std::uint64_t at;
+  };
+  std::vector<Job> jobs;
+  jobs.reserve(pieces.size());
+  std::uint64_t at = file_pos_;
+  for (const Piece& p : pieces) {
+    auto* dst = static_cast<std::uint8_t*>(p.data);
+    std::size_t size = p.size;
+    const std::size_t from_buf = std::min(size, buf_len_ - buf_pos_);
+    std::memcpy(dst, buffer_.data() + buf_pos_, from_buf);
+    buf_pos_ += from_buf;
+    dst += from_buf;
+    size -= from_buf;
+    if (size > 0) {
+      jobs.push_back({dst, size, at});
+      at += size;
+    }
+  }
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    try {
+      pread_all(fd_, jobs[j].dst, jobs[j].size, jobs[j].at, path_);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  file_pos_ = at;
+  for (const Piece& p : pieces) XXH3_128bits_update(state_->xxh, p.data, p.size);
 }
 
 std::uint32_t ObjectReader::get_u32() {

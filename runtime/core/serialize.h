@@ -161,6 +161,13 @@ class ObjectReader {
   std::uint32_t get_u32();
   double get_f64();
   void get_u64s(std::uint64_t* out, std::size_t count) { get(out, 8 * count); }
+  // The next sum(size) payload bytes into the pieces, in order, read by up to `threads`
+  // threads at once (positioned reads); the checksum is updated in order afterwards.
+  struct Piece {
+    void* data;
+    std::size_t size;
+  };
+  void get_scattered(const std::vector<Piece>& pieces, int threads);
   void finish();
 
  private:
@@ -173,6 +180,7 @@ class ObjectReader {
   std::uint64_t remaining_ = 0;  // payload bytes not yet handed out
   std::vector<std::uint8_t> buffer_;
   std::size_t buf_pos_ = 0, buf_len_ = 0;
+  std::uint64_t file_pos_ = 0;  // file offset of the first byte not yet buffered
   State* state_ = nullptr;
 };
 

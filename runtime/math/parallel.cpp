@@ -41,6 +41,8 @@ void set_thread_cap(int threads) {
   cap_storage().store(threads, std::memory_order_relaxed);
 }
 
+bool inside_parallel_region() { return omp_in_parallel() != 0; }
+
 int thread_cap() {
   int cap = cap_storage().load(std::memory_order_relaxed);
   if (cap == 0) {

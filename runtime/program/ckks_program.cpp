@@ -827,12 +827,14 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
       c.cts.clear();
       const std::size_t count = (chunk_end - first) * c.per_row;
       if (c.pool.size() < count) c.pool.resize(count);
+      std::vector<Ct*> slots_out(count);
       for (std::size_t k = 0; k < count; ++k) {
         // Reuse the previous chunk's ciphertext storage unless the row body kept it.
         if (!c.pool[k] || c.pool[k].use_count() != 1) c.pool[k] = std::make_shared<Ct>();
-        c.reader->next(*c.pool[k]);
+        slots_out[k] = c.pool[k].get();
         c.cts.push_back(c.pool[k]);
       }
+      c.reader->next_batch(slots_out.data(), count, threads());
     }
     parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
       const std::size_t r = first + k;

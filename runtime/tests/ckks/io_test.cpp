@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <filesystem>
 
 #include "ckks/encoder.h"
@@ -72,6 +74,62 @@ TEST_F(CkksIo, RoundTripEverything) {
   EXPECT_EQ(arr[0].data, ct.data);
   EXPECT_EQ(arr[1].data, ct2.data);
   EXPECT_FALSE(fs::exists(dir / "ct.tmp"));
+}
+
+TEST_F(CkksIo, ArraysStreamInBatchesAndRefuseMixedShapes) {
+  const auto ctx = make_context(testing::small_params(2, 2));
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  const PublicKey pk = gen.public_key(sk);
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, pk);
+  std::vector<Ciphertext> cts;
+  for (int i = 0; i < 7; ++i) {
+    const auto z = testing::random_slots(ctx->slots(), 1.0, 20 + static_cast<unsigned>(i));
+    cts.push_back(encryptor.encrypt(enc.encode(z, Level(2), 1e9)));
+  }
+  // Written one at a time, read back one, then three in parallel, then three more.
+  {
+    std::uint64_t bytes = 0;
+    for (const auto& c : cts) bytes += CiphertextArrayWriter::record_bytes(c);
+    CiphertextArrayWriter w(dir / "arr", *ctx, sk.key_id, cts.size(), bytes);
+    for (const auto& c : cts) w.append(c);
+    w.finish();
+  }
+  CiphertextArrayReader r(dir / "arr", *ctx, sk.key_id);
+  ASSERT_EQ(r.count(), 7u);
+  std::vector<Ciphertext> back(7);
+  std::vector<Ciphertext*> ptrs;
+  for (auto& c : back) ptrs.push_back(&c);
+  r.next(back[0]);
+  r.next_batch(ptrs.data() + 1, 3, 2);
+  r.next_batch(ptrs.data() + 4, 3, 1);
+  r.finish();
+  for (int i = 0; i < 7; ++i) {
+    EXPECT_EQ(back[static_cast<std::size_t>(i)].data, cts[static_cast<std::size_t>(i)].data) << i;
+    EXPECT_EQ(back[static_cast<std::size_t>(i)].scale, cts[static_cast<std::size_t>(i)].scale);
+  }
+  // A corrupted word is found by finish(), after the batches.
+  {
+    std::fstream f(dir / "arr", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(core::kHeaderSize + 16 + 8 * 1000));
+    f.put('\x5a');
+  }
+  CiphertextArrayReader bad(dir / "arr", *ctx, sk.key_id);
+  bad.next_batch(ptrs.data(), 7, 2);
+  EXPECT_THROW(bad.finish(), std::runtime_error);
+  // An array whose ciphertexts differ in scale cannot be batch-read.
+  cts[3].scale *= 2;
+  save(dir / "mixed", *ctx, cts);
+  CiphertextArrayReader mixed(dir / "mixed", *ctx, sk.key_id);
+  try {
+    mixed.next_batch(ptrs.data(), 7, 2);
+    ADD_FAILURE() << "a mixed array was batch-read";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("mixed"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ciphertext 3"), std::string::npos) << msg;
+  }
 }
 
 TEST_F(CkksIo, CompactCiphertextStoresTheSeed) {
