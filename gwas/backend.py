@@ -21,6 +21,7 @@ Backends:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -328,6 +329,56 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
     return max([peak, *reported])
 
 
+def _mem_available() -> int:
+    """MemAvailable from /proc/meminfo in bytes (0 when unknown)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+RAM_SCRATCH = Path("/dev/shm")
+
+
+def block_bytes(compiled: CompiledProgram, width: int) -> int:
+    """The ciphertext bytes one SNP block of `width` columns uploads (from the report's
+    per-individual upload for the compiled M, scaled to the block)."""
+    sizes = compiled.report["sizes"]
+    axes = sizes["individual_axes"]
+    rows = int(compiled.sizes.get(axes[0], 1)) if axes else 1
+    m = int(compiled.sizes.get("M", width)) or width
+    per_row = int(sizes["upload_per_individual"]) * min(1.0, width / m)
+    return int(per_row * rows) + int(sizes["upload_other"])
+
+
+def scratch_dir(need_bytes: int) -> tuple[str | None, str]:
+    """Where a run keeps its ciphertext files: RAM-backed /dev/shm when it exists and both
+    its free space and the machine's available memory exceed 1.25 x the bytes a block's
+    ciphertexts take, so that the roles pay serialization but not disk write-back (writing
+    gigabytes to disk is throttled to the disk's speed once dirty pages pass the kernel's
+    threshold); otherwise the default temporary directory (TMPDIR). HEC_SCRATCH overrides
+    both. Returns the directory (None: the default) and a sentence for the log."""
+    explicit = os.environ.get("HEC_SCRATCH")
+    if explicit:
+        return explicit, f"ciphertext files in {explicit} (HEC_SCRATCH)"
+    want = int(1.25 * need_bytes)
+    if RAM_SCRATCH.is_dir() and os.access(RAM_SCRATCH, os.W_OK):
+        free = shutil.disk_usage(RAM_SCRATCH).free
+        if free >= want and _mem_available() >= want:
+            return str(RAM_SCRATCH), (
+                f"ciphertext files in {RAM_SCRATCH} (RAM; a block needs about "
+                f"{need_bytes / 2**30:.1f} GiB)"
+            )
+    where = tempfile.gettempdir()
+    return None, (
+        f"ciphertext files in {where} (a block needs about {need_bytes / 2**30:.1f} GiB, "
+        f"more than RAM-backed {RAM_SCRATCH} can take)"
+    )
+
+
 @contextmanager
 def _threads(threads: int) -> Iterator[None]:
     """HEC_THREADS for the generated program's roles (0: leave the runtime's default)."""
@@ -393,7 +444,14 @@ class EncryptedBackend(Backend):
         meter: PhaseMeter,
         progress: Callable[[str, int, int], None],
     ) -> Iterator[tuple[Block, dict[str, Array]]]:
-        with tempfile.TemporaryDirectory(prefix="hec-gwas-") as tmp:
+        pending = iter(blocks)
+        first = next(pending, None)
+        if first is None:
+            return
+        blocks = itertools.chain([first], pending)
+        where, note = scratch_dir(block_bytes(compiled, first.stop - first.start))
+        self.notes.append(note)
+        with tempfile.TemporaryDirectory(prefix="hec-gwas-", dir=where) as tmp:
             root = Path(tmp)
             keys = root / "keys"
             progress("keygen", 0, 1)
