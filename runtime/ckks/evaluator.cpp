@@ -197,6 +197,15 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   const std::size_t n = a.n;
   math::parallel_for(a.limbs, [&](std::size_t i) {
     const math::Modulus& m = impl.moduli[i];
+    if (a.degree == 1 && b.degree == 1 && detail::use_avx512() && !detail::use_ifma(m.value())) {
+      // Moduli of 50 to 61 bits: the cross term as one two-product accumulation.
+      const u64* const x01[2] = {a.limb(0, i), a.limb(1, i)};
+      const u64* const y10[2] = {b.limb(1, i), b.limb(0, i)};
+      math::detail::multiply_accumulate_wide(out.limb(1, i), x01, y10, 2, n, m.value());
+      detail::mul_limb_to(out.limb(0, i), a.limb(0, i), b.limb(0, i), n, m);
+      detail::mul_limb_to(out.limb(2, i), a.limb(1, i), b.limb(1, i), n, m);
+      return;
+    }
     if (a.degree == 1 && b.degree == 1 && detail::use_ifma(m.value())) {
       detail::mul_limb_to(out.limb(0, i), a.limb(0, i), b.limb(0, i), n, m);
       detail::mul_limb_to(out.limb(2, i), a.limb(1, i), b.limb(1, i), n, m);

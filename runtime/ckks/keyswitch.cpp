@@ -17,7 +17,7 @@ u64* scratch(std::vector<u64>& buffer, std::size_t words) {
   if (buffer.size() < words) buffer.resize(words);
   return buffer.data();
 }
-thread_local std::vector<u64> tl_coef, tl_acc, tl_conv;
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm;
 
 }  // namespace
 
@@ -117,15 +117,15 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
     const std::size_t kk = key_index(k);
     u64* d0 = acc0 + k * n;
     u64* d1 = acc1 + k * n;
-    if (detail::use_ifma(m.value())) {
-      // IFMA path (q < 2^50): permute the digits first if needed, then the math core's
-      // lazily reduced multiply-accumulate.
+    if (detail::use_avx512()) {
+      // AVX-512 path: permute the digits first if needed, then the math core's
+      // multiply-accumulate (IFMA for q < 2^50, 52-bit columns up to 2^61).
       std::vector<const u64*> xs(digits), bs(digits), as(digits);
-      std::vector<u64> permuted(perm ? digits * n : 0);
+      u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
       for (std::size_t j = 0; j < digits; ++j) {
         const u64* e = ext.digits[j].data() + k * n;
         if (perm) {
-          u64* dst = permuted.data() + j * n;
+          u64* dst = permuted + j * n;
           const std::uint32_t* p = perm->data();
           for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
           e = dst;
@@ -134,8 +134,13 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
         bs[j] = key.digits[j].data() + kk * n;
         as[j] = key.digits[j].data() + (key_total + kk) * n;
       }
-      math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
-      math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      if (detail::use_ifma(m.value())) {
+        math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
+        math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      } else {
+        math::detail::multiply_accumulate_wide(d0, xs.data(), bs.data(), digits, n, m.value());
+        math::detail::multiply_accumulate_wide(d1, xs.data(), as.data(), digits, n, m.value());
+      }
       return;
     }
     constexpr std::size_t kGroup = 8;
