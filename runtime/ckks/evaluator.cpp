@@ -3,6 +3,7 @@
 #include "ckks/evaluator.h"
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
@@ -296,14 +297,17 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& key) const {
                                 " exceeds key level " + level_str(key.key.level));
   }
   const std::size_t words = a.limbs * a.n;
-  std::vector<u64> d0(words), d1(words);
+  // Overwritten by the key product: allocated without zero-filling.
+  const std::unique_ptr<u64[]> d(new u64[2 * words]);
+  u64* const d0 = d.get();
+  u64* const d1 = d0 + words;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(2), a.level);
-  detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0.data(), d1.data());
+  detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0, d1);
   const Context::Impl& impl = context_->impl();
   for (std::size_t i = 0; i < a.limbs; ++i) {
     const u64 q = impl.moduli[i].value();
-    detail::add_limb(a.limb(0, i), d0.data() + i * a.n, a.n, q);
-    detail::add_limb(a.limb(1, i), d1.data() + i * a.n, a.n, q);
+    detail::add_limb(a.limb(0, i), d0 + i * a.n, a.n, q);
+    detail::add_limb(a.limb(1, i), d1 + i * a.n, a.n, q);
   }
   a.data.resize(2 * words);
   a.degree = 1;
@@ -432,15 +436,15 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const Galoi
   const std::size_t n = a.n;
   const std::size_t words = a.limbs * n;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
-  std::vector<u64> c0(words);
+  const std::unique_ptr<u64[]> c0(new u64[words]);  // every word written below
   for (std::size_t i = 0; i < a.limbs; ++i) {
     const u64* src = a.limb(0, i);
-    u64* dst = c0.data() + i * n;
+    u64* dst = c0.get() + i * n;
     for (std::size_t t = 0; t < n; ++t) dst[t] = src[perm[t]];
   }
   detail::key_product_mod_down(*context_, ext, key, &perm, a.poly(0), a.poly(1));
   for (std::size_t i = 0; i < a.limbs; ++i) {
-    detail::add_limb(a.limb(0, i), c0.data() + i * n, n, impl.moduli[i].value());
+    detail::add_limb(a.limb(0, i), c0.get() + i * n, n, impl.moduli[i].value());
   }
 }
 

@@ -45,8 +45,10 @@ inline __m512i mul_shoup64_lazy_avx512(__m512i y, __m512i w, __m512i wp, __m512i
 
 // Reduction of col1 + 2^52 col52 + 2^104 col104 modulo p < 2^61 to [0, p), for columns
 // col1 < 2^63, col52 < 2^62, col104 < 2^63 (each a sum of vpmadd52 halves): the carry of col1
-// moves to col52, then each column is multiplied by 2^(52 i) mod p with a Shoup product.
-struct Columns52 {
+// moves to col52, then each column is multiplied by 2^(52 i) mod p with a Shoup product
+// (the low one only for p < 2^50; above, conditional subtractions suffice).
+class Columns52 {
+ public:
   // Scalar constants (precomputed once per modulus by callers that reduce often).
   struct Scalars {
     u64 p, r52, r52_shoup, r104, r104_shoup, one_shoup;
@@ -59,7 +61,8 @@ struct Columns52 {
   }
 
   __m512i p, two_p, four_p, r52, r52_shoup, r104, r104_shoup, one, one_shoup, mask52;
-  bool wide;  // p >= 2^52: the low column after the carry is already below p
+  bool wide;    // p >= 2^52: the low column after the carry is already below p
+  bool medium;  // 2^50 <= p < 2^52: it is below 4p (one conditional subtraction of 2p)
 
   explicit Columns52(const Scalars& s)
       : p(set(s.p)),
@@ -72,7 +75,8 @@ struct Columns52 {
         one(set(1)),
         one_shoup(set(s.one_shoup)),
         mask52(set((u64{1} << 52) - 1)),
-        wide(s.p >= (u64{1} << 52)) {}
+        wide(s.p >= (u64{1} << 52)),
+        medium(!wide && s.p >= (u64{1} << 50)) {}
 
   static __m512i set(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
   static __m512i reduce_once(__m512i x, __m512i k) {
@@ -80,13 +84,24 @@ struct Columns52 {
   }
 
   __m512i reduce(__m512i col1, __m512i col52, __m512i col104) const {
-    const __m512i low = _mm512_and_si512(col1, mask52);                        // < 2^52
+    return finish(_mm512_add_epi64(partial(col1, col52),
+                                   mul_shoup64_lazy_avx512(col104, r104, r104_shoup, p)));
+  }
+  // The same when col104 is zero (every operand below 2^52).
+  __m512i reduce(__m512i col1, __m512i col52) const { return finish(partial(col1, col52)); }
+
+ private:
+  // col1 + 2^52 col52 mod p as a value in [0, 4p).
+  __m512i partial(__m512i col1, __m512i col52) const {
+    __m512i low = _mm512_and_si512(col1, mask52);                              // < 2^52
     const __m512i mid = _mm512_add_epi64(col52, _mm512_srli_epi64(col1, 52));  // < 2^63
-    // Three Shoup products in [0, 2p) (or low < 2^52 <= p): the sum is below 6p < 2^64.
-    __m512i s = _mm512_add_epi64(mul_shoup64_lazy_avx512(mid, r52, r52_shoup, p),
-                                 mul_shoup64_lazy_avx512(col104, r104, r104_shoup, p));
-    s = _mm512_add_epi64(s, wide ? low : mul_shoup64_lazy_avx512(low, one, one_shoup, p));
-    return reduce_once(reduce_once(reduce_once(s, four_p), two_p), p);
+    if (medium) low = reduce_once(low, two_p);                                 // [0, 2p)
+    if (!wide && !medium) low = mul_shoup64_lazy_avx512(low, one, one_shoup, p);
+    return _mm512_add_epi64(mul_shoup64_lazy_avx512(mid, r52, r52_shoup, p), low);
+  }
+  // x in [0, 6p) (6p < 2^64 for p < 2^61) -> [0, p).
+  __m512i finish(__m512i x) const {
+    return reduce_once(reduce_once(reduce_once(x, four_p), two_p), p);
   }
 };
 

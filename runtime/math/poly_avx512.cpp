@@ -269,7 +269,8 @@ void multiply_accumulate_columns(u64* z, const u64* const* xs, const u64* const*
         accumulate_product<Wide>(col1, col52, col104, _mm512_maskz_loadu_epi64(m, xs[k] + c),
                                  _mm512_maskz_loadu_epi64(m, ys[k] + c), mask52);
       }
-      total = reduce_once(_mm512_add_epi64(total, reducer.reduce(col1, col52, col104)), qv);
+      const __m512i part = Wide ? reducer.reduce(col1, col52, col104) : reducer.reduce(col1, col52);
+      total = reduce_once(_mm512_add_epi64(total, part), qv);
     }
     _mm512_mask_storeu_epi64(z + c, m, total);
   }

@@ -170,8 +170,9 @@ void convert_target_wide(const WideConvertTables& t, bool exact, std::size_t j, 
       accumulate_term<PWide>(col1, col52, col104, _mm512_load_si512(tl_wide.v + 8 * vec), nullptr,
                              h4);
     }
-    _mm512_mask_storeu_epi64(oj + 8 * vec, vec + 1 == vectors ? tail : 0xFF,
-                             reducer.reduce(col1, col52, col104));
+    _mm512_mask_storeu_epi64(
+        oj + 8 * vec, vec + 1 == vectors ? tail : 0xFF,
+        PWide ? reducer.reduce(col1, col52, col104) : reducer.reduce(col1, col52));
   }
 }
 
