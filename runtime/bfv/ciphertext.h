@@ -39,9 +39,21 @@ struct Ciphertext {
   std::size_t size() const { return polys.size(); }
 };
 
+// The secret key. Its words are wiped (sodium_memzero) when the key is destroyed or assigned
+// over, as ckks::SecretKey's are, so freed key memory that malloc keeps for reuse
+// (math/aligned.cpp) holds no secret.
 struct SecretKey {
   math::RnsPoly s;  // ternary, evaluation form over Q u P_ks
   KeyId key_id{};
+
+  SecretKey() = default;
+  SecretKey(const SecretKey&) = default;
+  SecretKey(SecretKey&&) noexcept = default;
+  SecretKey& operator=(const SecretKey& other);
+  SecretKey& operator=(SecretKey&& other) noexcept;
+  ~SecretKey();
+  // Zeroes every word of s in place (the destructor and the assignments call it).
+  void wipe();
 };
 
 struct PublicKey {

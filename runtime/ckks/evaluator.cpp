@@ -3,6 +3,7 @@
 #include "ckks/evaluator.h"
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
@@ -197,6 +198,15 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   const std::size_t n = a.n;
   math::parallel_for(a.limbs, [&](std::size_t i) {
     const math::Modulus& m = impl.moduli[i];
+    if (a.degree == 1 && b.degree == 1 && detail::use_avx512() && !detail::use_ifma(m.value())) {
+      // Moduli of 50 to 61 bits: the cross term as one two-product accumulation.
+      const u64* const x01[2] = {a.limb(0, i), a.limb(1, i)};
+      const u64* const y10[2] = {b.limb(1, i), b.limb(0, i)};
+      math::detail::multiply_accumulate_wide(out.limb(1, i), x01, y10, 2, n, m.value());
+      detail::mul_limb_to(out.limb(0, i), a.limb(0, i), b.limb(0, i), n, m);
+      detail::mul_limb_to(out.limb(2, i), a.limb(1, i), b.limb(1, i), n, m);
+      return;
+    }
     if (a.degree == 1 && b.degree == 1 && detail::use_ifma(m.value())) {
       detail::mul_limb_to(out.limb(0, i), a.limb(0, i), b.limb(0, i), n, m);
       detail::mul_limb_to(out.limb(2, i), a.limb(1, i), b.limb(1, i), n, m);
@@ -287,14 +297,17 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& key) const {
                                 " exceeds key level " + level_str(key.key.level));
   }
   const std::size_t words = a.limbs * a.n;
-  std::vector<u64> d0(words), d1(words);
+  // Overwritten by the key product: allocated without zero-filling.
+  const std::unique_ptr<u64[]> d(new u64[2 * words]);
+  u64* const d0 = d.get();
+  u64* const d1 = d0 + words;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(2), a.level);
-  detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0.data(), d1.data());
+  detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0, d1);
   const Context::Impl& impl = context_->impl();
   for (std::size_t i = 0; i < a.limbs; ++i) {
     const u64 q = impl.moduli[i].value();
-    detail::add_limb(a.limb(0, i), d0.data() + i * a.n, a.n, q);
-    detail::add_limb(a.limb(1, i), d1.data() + i * a.n, a.n, q);
+    detail::add_limb(a.limb(0, i), d0 + i * a.n, a.n, q);
+    detail::add_limb(a.limb(1, i), d1 + i * a.n, a.n, q);
   }
   a.data.resize(2 * words);
   a.degree = 1;
@@ -423,15 +436,15 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const Galoi
   const std::size_t n = a.n;
   const std::size_t words = a.limbs * n;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
-  std::vector<u64> c0(words);
+  const std::unique_ptr<u64[]> c0(new u64[words]);  // every word written below
   for (std::size_t i = 0; i < a.limbs; ++i) {
     const u64* src = a.limb(0, i);
-    u64* dst = c0.data() + i * n;
+    u64* dst = c0.get() + i * n;
     for (std::size_t t = 0; t < n; ++t) dst[t] = src[perm[t]];
   }
   detail::key_product_mod_down(*context_, ext, key, &perm, a.poly(0), a.poly(1));
   for (std::size_t i = 0; i < a.limbs; ++i) {
-    detail::add_limb(a.limb(0, i), c0.data() + i * n, n, impl.moduli[i].value());
+    detail::add_limb(a.limb(0, i), c0.get() + i * n, n, impl.moduli[i].value());
   }
 }
 

@@ -17,7 +17,7 @@ u64* scratch(std::vector<u64>& buffer, std::size_t words) {
   if (buffer.size() < words) buffer.resize(words);
   return buffer.data();
 }
-thread_local std::vector<u64> tl_coef, tl_acc, tl_conv;
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm;
 
 }  // namespace
 
@@ -36,12 +36,13 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
   ModUpDigits out;
   out.level = level;
   const std::size_t digits = ks.digit_begin.size();
-  out.digits.assign(digits, std::vector<u64>(total * n));
-  // Step (2): base conversion of each digit to the complement primes.
-  std::vector<std::vector<u64>> converted(digits);
+  out.digits.resize(digits);
+  for (ExtendedDigit& d : out.digits) d.words.reset(new u64[total * n]);
+  // Step (2): base conversion of each digit to the complement primes, written straight into
+  // the digit's rows of those primes (coefficient form for now).
   math::parallel_for(digits, [&](std::size_t j) {
     const std::size_t begin = ks.digit_begin[j], end = ks.digit_end[j];
-    converted[j].resize((total - (end - begin)) * n);
+    u64* const dst = out.digits[j].data();
     if (end - begin == 1) {
       // One-prime digit (BV, or hybrid with alpha = 1): the centred lift of [c]_{q_j}, so the
       // digit has mean zero. An uncentred lift in [0, q_j) has mean q_j / 2, and a constant-
@@ -49,30 +50,34 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
       // effect as in ModDown): measured 7x more BV key-switching noise at N = 2^12.
       const u64 qj = impl.moduli[begin].value();
       const u64* x = coef + begin * n;
-      std::size_t slot = 0;
       for (std::size_t k = 0; k < total; ++k) {
         if (k == begin) continue;
         const math::Modulus& m = impl.moduli[ctx_index(k)];
         const u64 p = m.value();
         const u64 qj_mod_p = qj >= p ? math::barrett_reduce_128(qj, m) : qj;
         const bool small = qj <= 2 * p;
-        u64* o = converted[j].data() + slot * n;
+        u64* o = dst + k * n;
         for (std::size_t t = 0; t < n; ++t) {
           const u64 r = detail::reduce_below(x[t], m, small);
           o[t] = x[t] > qj / 2 ? (r >= qj_mod_p ? r - qj_mod_p : r + p - qj_mod_p) : r;
         }
-        ++slot;
       }
       return;
     }
     if (!ks.mod_up[j]) return;
+    std::vector<u64*> rows;
+    rows.reserve(total - (end - begin));
+    for (std::size_t k = 0; k < total; ++k) {
+      if (k < begin || k >= end) rows.push_back(dst + k * n);
+    }
     if (ks.exact_mod_up[j]) {
-      ks.mod_up[j]->convert_exact(coef + begin * n, converted[j].data(), n);
+      ks.mod_up[j]->convert_exact(coef + begin * n, rows.data(), n);
     } else {
-      ks.mod_up[j]->convert_approx(coef + begin * n, converted[j].data(), n);
+      ks.mod_up[j]->convert_approx(coef + begin * n, rows.data(), n);
     }
   });
-  // Step (3): place limbs, NTT the converted ones (parallel over digit x limb).
+  // Step (3): copy the digit's own limbs (already NTT form), NTT the converted ones (parallel
+  // over digit x limb).
   math::parallel_for(digits * total, [&](std::size_t idx) {
     const std::size_t j = idx / total, k = idx % total;
     const std::size_t begin = ks.digit_begin[j], end = ks.digit_end[j];
@@ -81,9 +86,6 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level) {
       std::copy(c + k * n, c + (k + 1) * n, dst);
       return;
     }
-    const std::size_t slot = k < begin ? k : k - (end - begin);
-    const u64* src = converted[j].data() + slot * n;
-    std::copy(src, src + n, dst);
     math::ntt_forward_inplace(dst, impl.ntt[ctx_index(k)]);
   });
   return out;
@@ -117,15 +119,15 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
     const std::size_t kk = key_index(k);
     u64* d0 = acc0 + k * n;
     u64* d1 = acc1 + k * n;
-    if (detail::use_ifma(m.value())) {
-      // IFMA path (q < 2^50): permute the digits first if needed, then the math core's
-      // lazily reduced multiply-accumulate.
+    if (detail::use_avx512()) {
+      // AVX-512 path: permute the digits first if needed, then the math core's
+      // multiply-accumulate (IFMA for q < 2^50, 52-bit columns up to 2^61).
       std::vector<const u64*> xs(digits), bs(digits), as(digits);
-      std::vector<u64> permuted(perm ? digits * n : 0);
+      u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
       for (std::size_t j = 0; j < digits; ++j) {
         const u64* e = ext.digits[j].data() + k * n;
         if (perm) {
-          u64* dst = permuted.data() + j * n;
+          u64* dst = permuted + j * n;
           const std::uint32_t* p = perm->data();
           for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
           e = dst;
@@ -134,8 +136,13 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
         bs[j] = key.digits[j].data() + kk * n;
         as[j] = key.digits[j].data() + (key_total + kk) * n;
       }
-      math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
-      math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      if (detail::use_ifma(m.value())) {
+        math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
+        math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      } else {
+        math::detail::multiply_accumulate_wide(d0, xs.data(), bs.data(), digits, n, m.value());
+        math::detail::multiply_accumulate_wide(d1, xs.data(), as.data(), digits, n, m.value());
+      }
       return;
     }
     constexpr std::size_t kGroup = 8;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ckks/context.h"
@@ -25,8 +26,16 @@
 
 namespace hec::ckks::detail {
 
+// One extended digit: (|Q_l| + |P|) * N words in NTT form. Allocated without zero-filling
+// (mod_up writes every word; at N = 2^16 a key switch's digits are ~50 MB).
+struct ExtendedDigit {
+  std::unique_ptr<u64[]> words;
+  u64* data() { return words.get(); }
+  const u64* data() const { return words.get(); }
+};
+
 struct ModUpDigits {
-  std::vector<std::vector<u64>> digits;  // each (|Q_l| + |P|) * N, NTT form
+  std::vector<ExtendedDigit> digits;
   Level level{0};
 };
 

@@ -2,7 +2,8 @@
 // add/sub/negate/multiply over one limb of N words, and small-integer polynomials lifted to
 // NTT form. Inputs and outputs in [0, q) unless a name says _lazy. Where the CPU has them,
 // the math core's AVX-512 kernels (math/poly_kernels.h: add/sub/negate for any q, IFMA
-// multiply for q < 2^50) run instead of the scalar loops; both give identical results.
+// multiply for q < 2^50, the 52-bit-column multiply for q up to 2^61) run instead of the
+// scalar loops; both give identical results.
 // TODO(#3): math/poly.h exposes these only on RnsPoly; a public per-limb pointer API would
 // let ckks/ stop reaching into math::detail.
 #pragma once
@@ -42,6 +43,10 @@ inline void negate_limb(u64* a, std::size_t n, u64 q) {
 // a <- a * b mod q (Barrett).
 inline void mul_limb(u64* a, const u64* b, std::size_t n, const math::Modulus& m) {
   if (use_ifma(m.value())) return math::detail::multiply_ifma(a, b, n, m.value());
+  if (use_avx512()) {
+    const u64* const as[1] = {a};
+    return math::detail::multiply_accumulate_wide(a, as, &b, 1, n, m.value());
+  }
   for (std::size_t t = 0; t < n; ++t) a[t] = math::mul_mod(a[t], b[t], m);
 }
 // out <- a * b mod q.
@@ -51,12 +56,14 @@ inline void mul_limb_to(u64* out, const u64* a, const u64* b, std::size_t n,
     if (out != a) std::copy(a, a + n, out);
     return math::detail::multiply_ifma(out, b, n, m.value());
   }
+  if (use_avx512()) return math::detail::multiply_accumulate_wide(out, &a, &b, 1, n, m.value());
   for (std::size_t t = 0; t < n; ++t) out[t] = math::mul_mod(a[t], b[t], m);
 }
 // a <- a + b * c mod q.
 inline void mul_add_limb(u64* a, const u64* b, const u64* c, std::size_t n,
                          const math::Modulus& m) {
   if (use_ifma(m.value())) return math::detail::multiply_add_ifma(a, b, c, n, m.value());
+  if (use_avx512()) return math::detail::multiply_add_wide(a, b, c, n, m.value());
   const u64 q = m.value();
   for (std::size_t t = 0; t < n; ++t) {
     const u64 p = math::mul_mod(b[t], c[t], m);

@@ -8,6 +8,8 @@
 // AP step (i, k) with digit d != 0: (1), then ACC = sum_r D_r * BK[i][k][d][r], inverse NTT.
 #include "fhew/bootstrap.h"
 
+#include <sodium.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -101,13 +103,14 @@ RingContext::RingContext(const Params& params) : params_(params) {
 
 RingKey ring_keygen(const RingContext& ring, math::Prng& prng) {
   RingKey k;
-  const auto values = math::sample_ternary(prng, ring.n());
+  auto values = math::sample_ternary(prng, ring.n());
   k.z.assign(values.begin(), values.end());
   k.z_ntt.resize(ring.n());
   for (std::size_t j = 0; j < ring.n(); ++j) {
     k.z_ntt[j] = values[j] >= 0 ? static_cast<u64>(values[j]) : ring.q() - 1;
   }
   math::ntt_forward_inplace(k.z_ntt.data(), ring.ntt());
+  sodium_memzero(values.data(), values.size() * sizeof(values[0]));
   return k;
 }
 

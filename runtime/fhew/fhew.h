@@ -30,12 +30,22 @@ const char* gate_name(Gate g);
 // Number of inputs: 1 for NOT, 3 for MUX (selector, if-true, if-false), 2 otherwise.
 int gate_arity(Gate g);
 
-// Client side: the LWE key s (dimension n) and the ring key z (dimension N).
+// Client side: the LWE key s (dimension n) and the ring key z (dimension N). The key's words
+// (lwe, ring.z, ring.z_ntt) are wiped (sodium_memzero) when it is destroyed or assigned over.
 struct SecretKey {
   Params params;
   KeyId key_id{};
   TernaryKey lwe;
   RingKey ring;
+
+  SecretKey() = default;
+  SecretKey(const SecretKey&) = default;
+  SecretKey(SecretKey&&) noexcept = default;
+  SecretKey& operator=(const SecretKey& other);
+  SecretKey& operator=(SecretKey&& other) noexcept;
+  ~SecretKey();
+  // Zeroes lwe, ring.z and ring.z_ntt in place (the destructor and the assignments call it).
+  void wipe();
 };
 
 // Server side: everything needed to evaluate gates, no secret.

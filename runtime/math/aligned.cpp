@@ -9,12 +9,19 @@
 // operation reuses them without faults. We chose this over a size-keyed free-list pool
 // because it adds no code path that could hand one object's memory to another beyond what
 // malloc already does, needs no locking of our own, and leaves glibc's per-thread arenas
-// working for the OpenMP threads. Measured cost: the fused-dot benchmark at N = 2^13 (many
-// 400 KB ciphertexts) ran 65-70 ms without and 85-92 ms with the mmap threshold in A/B runs;
-// the trim threshold alone does not slow it, and does not help the 2^16 add (TODO(#4)).
+// working for the OpenMP threads. Measured cost: the fused-dot benchmark at N = 2^13 (1,000
+// pairs of 393 KB ciphertexts, 786 MB streamed once in 4 KiB tiles) ran 66-70 ms without and
+// 85-92 ms with the mmap threshold in A/B runs; the trim threshold alone does not slow it,
+// and does not help the 2^16 add. What we ruled out (2026-11-23, TODO(#4) for the cause):
+// page faults (the tuned run takes fewer: 193k against 232k for the whole benchmark), the dot
+// kernel's allocations (the slowdown is inside its inner loop, perf), hardware prefetchers
+// stopping at page boundaries (software prefetch of the next two pairs' tiles: no change).
+// Transparent huge pages for the heap (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) recover about
+// half (80 ms), so TLB reach is part of it: heap-placed ciphertexts are contiguous and 16 mod
+// 32 bytes aligned, each mmap'ed one starts 16 bytes into its own pages.
 // Secret material: freed heap blocks are reused by later allocations of the process (as for
 // every small allocation already); key structures holding secrets wipe themselves on
-// destruction (ckks::SecretKey), they do not rely on munmap.
+// destruction (ckks::SecretKey, bfv::SecretKey, fhew::SecretKey), they do not rely on munmap.
 #include "math/aligned.h"
 
 #if defined(__GLIBC__)

@@ -1,11 +1,20 @@
-// Internal, AVX-512 translation units only (ntt_avx512.cpp, poly_avx512.cpp): 64-bit Shoup
-// multiplication for moduli up to 2^61 with AVX-512F/DQ. AVX-512 has no 64x64 -> 128-bit
-// multiply; the high word of a * b is assembled exactly from four 32x32-bit vpmuludq partial
-// products (the approach of Intel HEXL's AVX512DQ path for moduli above 2^50; Boemer et al.,
-// WAHC 2021), the low words come from vpmullq.
+// Internal, AVX-512 translation units only (ntt_avx512.cpp, poly_avx512.cpp, rns_avx512.cpp):
+// 64-bit Shoup multiplication for moduli up to 2^61 with AVX-512F/DQ. AVX-512 has no 64x64 ->
+// 128-bit multiply; the high word of a * b is assembled exactly from four 32x32-bit vpmuludq
+// partial products (the approach of Intel HEXL's AVX512DQ path for moduli above 2^50; Boemer
+// et al., WAHC 2021), the low words come from vpmullq.
+// Sums of products of values up to 2^61 (base conversion, key-switching inner product) are
+// accumulated with IFMA in three 52-bit columns instead: with x = a + 2^52 b and
+// y = c + 2^52 d (a, c < 2^52; b, d < 2^9),
+//   x y = lo(ac) + 2^52 (hi(ac) + lo(ad) + lo(bc)) + 2^104 (hi(ad) + hi(bc) + bd),
+// where lo / hi are the vpmadd52luq / vpmadd52huq halves of a 52x52-bit product; each
+// column gains less than 2^52 per product, so hundreds of products fit before any reduction,
+// and Columns52 reduces the three columns once at the end.
 #pragma once
 
 #include <immintrin.h>
+
+#include "math/modarith.h"
 
 namespace hec::math::detail {
 
@@ -33,5 +42,67 @@ inline __m512i mul_shoup64_lazy_avx512(__m512i y, __m512i w, __m512i wp, __m512i
   const __m512i quotient = mulhi64_avx512(y, wp);
   return _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(quotient, q));
 }
+
+// Reduction of col1 + 2^52 col52 + 2^104 col104 modulo p < 2^61 to [0, p), for columns
+// col1 < 2^63, col52 < 2^62, col104 < 2^63 (each a sum of vpmadd52 halves): the carry of col1
+// moves to col52, then each column is multiplied by 2^(52 i) mod p with a Shoup product
+// (the low one only for p < 2^50; above, conditional subtractions suffice).
+class Columns52 {
+ public:
+  // Scalar constants (precomputed once per modulus by callers that reduce often).
+  struct Scalars {
+    u64 p, r52, r52_shoup, r104, r104_shoup, one_shoup;
+  };
+  static Scalars scalars(u64 p) {
+    const u64 r52 = static_cast<u64>((u128{1} << 52) % p);
+    const u64 r104 = static_cast<u64>((static_cast<u128>(r52) << 52) % p);
+    return {
+        p, r52, shoup_precompute(r52, p), r104, shoup_precompute(r104, p), shoup_precompute(1, p)};
+  }
+
+  __m512i p, two_p, four_p, r52, r52_shoup, r104, r104_shoup, one, one_shoup, mask52;
+  bool wide;    // p >= 2^52: the low column after the carry is already below p
+  bool medium;  // 2^50 <= p < 2^52: it is below 4p (one conditional subtraction of 2p)
+
+  explicit Columns52(const Scalars& s)
+      : p(set(s.p)),
+        two_p(set(2 * s.p)),
+        four_p(set(4 * s.p)),
+        r52(set(s.r52)),
+        r52_shoup(set(s.r52_shoup)),
+        r104(set(s.r104)),
+        r104_shoup(set(s.r104_shoup)),
+        one(set(1)),
+        one_shoup(set(s.one_shoup)),
+        mask52(set((u64{1} << 52) - 1)),
+        wide(s.p >= (u64{1} << 52)),
+        medium(!wide && s.p >= (u64{1} << 50)) {}
+
+  static __m512i set(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+  static __m512i reduce_once(__m512i x, __m512i k) {
+    return _mm512_min_epu64(x, _mm512_sub_epi64(x, k));
+  }
+
+  __m512i reduce(__m512i col1, __m512i col52, __m512i col104) const {
+    return finish(_mm512_add_epi64(partial(col1, col52),
+                                   mul_shoup64_lazy_avx512(col104, r104, r104_shoup, p)));
+  }
+  // The same when col104 is zero (every operand below 2^52).
+  __m512i reduce(__m512i col1, __m512i col52) const { return finish(partial(col1, col52)); }
+
+ private:
+  // col1 + 2^52 col52 mod p as a value in [0, 4p).
+  __m512i partial(__m512i col1, __m512i col52) const {
+    __m512i low = _mm512_and_si512(col1, mask52);                              // < 2^52
+    const __m512i mid = _mm512_add_epi64(col52, _mm512_srli_epi64(col1, 52));  // < 2^63
+    if (medium) low = reduce_once(low, two_p);                                 // [0, 2p)
+    if (!wide && !medium) low = mul_shoup64_lazy_avx512(low, one, one_shoup, p);
+    return _mm512_add_epi64(mul_shoup64_lazy_avx512(mid, r52, r52_shoup, p), low);
+  }
+  // x in [0, 6p) (6p < 2^64 for p < 2^61) -> [0, p).
+  __m512i finish(__m512i x) const {
+    return reduce_once(reduce_once(reduce_once(x, four_p), two_p), p);
+  }
+};
 
 }  // namespace hec::math::detail

@@ -155,6 +155,10 @@ void multiply_inplace(RnsPoly& a, const RnsPoly& b) {
         u64* x = a.limb(i);
         const u64* y = b.limb(i);
         if (use_ifma(m)) return detail::multiply_ifma(x, y, n, m.value());
+        if (use_avx512()) {
+          const u64* const xs[1] = {x};
+          return detail::multiply_accumulate_wide(x, xs, &y, 1, n, m.value());
+        }
         for (std::size_t c = 0; c < n; ++c) x[c] = mul_mod(x[c], y[c], m);
       },
       n);
@@ -197,6 +201,7 @@ void multiply_add_inplace(RnsPoly& acc, const RnsPoly& a, const RnsPoly& b) {
         const u64* x = a.limb(i);
         const u64* y = b.limb(i);
         if (use_ifma(m)) return detail::multiply_add_ifma(z, x, y, n, m.value());
+        if (use_avx512()) return detail::multiply_add_wide(z, x, y, n, m.value());
         for (std::size_t c = 0; c < n; ++c) {
           z[c] = barrett_reduce_128(static_cast<u128>(x[c]) * y[c] + z[c], m);
         }
@@ -229,14 +234,16 @@ void multiply_accumulate(RnsPoly& out, std::span<const RnsPoly* const> a,
       [&](std::size_t i) {
         const Modulus& m = out.modulus(i);
         const u64 q = m.value();
-        if (use_ifma(m)) {
+        if (use_avx512()) {
           std::vector<const u64*> xs(a.size()), ys(b.size());
           for (std::size_t k = 0; k < a.size(); ++k) {
             xs[k] = a[k]->limb(i);
             ys[k] = b[k]->limb(i);
           }
-          return detail::multiply_accumulate_ifma(out.limb(i), xs.data(), ys.data(), a.size(), n,
-                                                  q);
+          return use_ifma(m) ? detail::multiply_accumulate_ifma(out.limb(i), xs.data(), ys.data(),
+                                                                a.size(), n, q)
+                             : detail::multiply_accumulate_wide(out.limb(i), xs.data(), ys.data(),
+                                                                a.size(), n, q);
         }
         // Terms that fit a 128-bit accumulator on top of a reduced value below q.
         const u128 max_product = static_cast<u128>(q - 1) * (q - 1);

@@ -6,10 +6,13 @@
 //  (Barrett, CRYPTO 1986; the 52-bit form of Boemer et al., "Intel HEXL", WAHC 2021, §4);
 //  sums of products kept as separate low / high halves and folded every 15 terms as
 //  H (2^52 mod q) + L with Shoup multiplications, as in rns_avx512.cpp.
+// multiply_accumulate_wide takes moduli up to 2^61: products in three 52-bit IFMA columns
+// reduced once per output (avx512_mul64.h).
 // GCC 12 warns that _mm512_min_epu64 passes an undefined pass-through vector; it is unused.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "math/aligned.h"
@@ -221,6 +224,71 @@ void multiply_accumulate_ifma(u64* z, const u64* const* xs, const u64* const* ys
     }
     _mm512_mask_storeu_epi64(z + c, m, total);
   }
+}
+
+namespace {
+
+// Adds x y to the 52-bit columns (avx512_mul64.h) for x, y < 2^61 (Wide) or < 2^52.
+template <bool Wide>
+inline void accumulate_product(__m512i& col1, __m512i& col52, __m512i& col104, __m512i x, __m512i y,
+                               __m512i mask52) {
+  if constexpr (Wide) {
+    const __m512i a = _mm512_and_si512(x, mask52), b = _mm512_srli_epi64(x, 52);
+    const __m512i c = _mm512_and_si512(y, mask52), d = _mm512_srli_epi64(y, 52);
+    col1 = _mm512_madd52lo_epu64(col1, a, c);
+    col52 = _mm512_madd52hi_epu64(col52, a, c);
+    col52 = _mm512_madd52lo_epu64(col52, a, d);
+    col52 = _mm512_madd52lo_epu64(col52, b, c);
+    col104 = _mm512_madd52hi_epu64(col104, a, d);
+    col104 = _mm512_madd52hi_epu64(col104, b, c);
+    col104 = _mm512_madd52lo_epu64(col104, b, d);  // b d < 2^18
+  } else {
+    col1 = _mm512_madd52lo_epu64(col1, x, y);
+    col52 = _mm512_madd52hi_epu64(col52, x, y);
+  }
+}
+
+// Products per column pass: each adds below 3 * 2^52 to a column, so 128 stay below 2^61
+// (plus an addend below 2^61 in the low column).
+constexpr std::size_t kColumnTerms = 128;
+
+// z = addend + sum_k xs[k] ys[k] mod q (addend optional, in [0, q)).
+template <bool Wide>
+void multiply_accumulate_columns(u64* z, const u64* const* xs, const u64* const* ys,
+                                 std::size_t terms, std::size_t n, u64 q, const u64* addend) {
+  const Columns52 reducer(Columns52::scalars(q));
+  const __m512i mask52 = set1((u64{1} << 52) - 1), qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    __m512i total = _mm512_setzero_si512();
+    for (std::size_t k0 = 0; k0 < terms; k0 += kColumnTerms) {
+      const std::size_t k1 = std::min(terms, k0 + kColumnTerms);
+      __m512i col1 = _mm512_setzero_si512(), col52 = col1, col104 = col1;
+      if (k0 == 0 && addend != nullptr) col1 = _mm512_maskz_loadu_epi64(m, addend + c);
+      for (std::size_t k = k0; k < k1; ++k) {
+        accumulate_product<Wide>(col1, col52, col104, _mm512_maskz_loadu_epi64(m, xs[k] + c),
+                                 _mm512_maskz_loadu_epi64(m, ys[k] + c), mask52);
+      }
+      const __m512i part = Wide ? reducer.reduce(col1, col52, col104) : reducer.reduce(col1, col52);
+      total = reduce_once(_mm512_add_epi64(total, part), qv);
+    }
+    _mm512_mask_storeu_epi64(z + c, m, total);
+  }
+}
+
+}  // namespace
+
+void multiply_accumulate_wide(u64* z, const u64* const* xs, const u64* const* ys, std::size_t terms,
+                              std::size_t n, u64 q) {
+  q >= (u64{1} << 52) ? multiply_accumulate_columns<true>(z, xs, ys, terms, n, q, nullptr)
+                      : multiply_accumulate_columns<false>(z, xs, ys, terms, n, q, nullptr);
+}
+
+void multiply_add_wide(u64* z, const u64* x, const u64* y, std::size_t n, u64 q) {
+  const u64* const xs[1] = {x};
+  const u64* const ys[1] = {y};
+  q >= (u64{1} << 52) ? multiply_accumulate_columns<true>(z, xs, ys, 1, n, q, z)
+                      : multiply_accumulate_columns<false>(z, xs, ys, 1, n, q, z);
 }
 
 }  // namespace hec::math::detail

@@ -1,7 +1,8 @@
 // Internal: AVX-512 IFMA kernels behind the pointwise operations of poly.h, for one limb of
-// n coefficients modulo q < 2^50 (poly_avx512.cpp, compiled with the AVX-512 flags; callers
-// check cpu_has_avx512_ifma() through active_kernel_path()). Inputs in [0, q), outputs in
-// [0, q), so results equal the portable kernels' bit for bit.
+// n coefficients modulo q < 2^50 (multiply_accumulate_wide: any q < 2^61) (poly_avx512.cpp,
+// compiled with the AVX-512 flags; callers check cpu_has_avx512_ifma() through
+// active_kernel_path()). Inputs in [0, q), outputs in [0, q), so results equal the portable
+// kernels' bit for bit.
 #pragma once
 
 #include <cstddef>
@@ -30,5 +31,13 @@ void multiply_add_ifma(u64* z, const u64* x, const u64* y, std::size_t n, u64 q)
 // z = sum_k xs[k] * ys[k] mod q.
 void multiply_accumulate_ifma(u64* z, const u64* const* xs, const u64* const* ys, std::size_t terms,
                               std::size_t n, u64 q);
+// z = sum_k xs[k] * ys[k] mod q for any q < 2^61 (inputs in [0, q), output in [0, q)): the
+// products summed in three 52-bit IFMA columns and reduced once (avx512_mul64.h). Any number
+// of terms (the columns are reduced every 128). z may be one of the input arrays (each
+// coefficient is read before it is written), so terms == 1 is the pointwise product.
+void multiply_accumulate_wide(u64* z, const u64* const* xs, const u64* const* ys, std::size_t terms,
+                              std::size_t n, u64 q);
+// z = z + x * y mod q for any q < 2^61 (the same kernel with z added to the low column).
+void multiply_add_wide(u64* z, const u64* x, const u64* y, std::size_t n, u64 q);
 
 }  // namespace hec::math::detail

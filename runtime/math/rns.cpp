@@ -204,6 +204,42 @@ BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to) : from_(fro
       t->q_mod_p_shoup52.push_back(shoup52(q_mod_p_[j], p));
     }
     ifma_ = std::move(t);
+  } else {
+    auto t = std::make_shared<detail::WideConvertTables>();
+    constexpr u64 kTwo52 = u64{1} << 52, kMask52 = kTwo52 - 1;
+    t->k = k;
+    t->l = l;
+    for (std::size_t i = 0; i < k; ++i) {
+      const u64 q = from[i].value();
+      t->from_q.push_back(q);
+      t->hat_inv.push_back(from.q_hat_inv_mod_q(i));
+      t->hat_inv_shoup.push_back(from.q_hat_inv_mod_q_shoup(i));
+      t->from_wide.push_back(q >= kTwo52 ? 1 : 0);
+    }
+    t->q_inv = q_inv_double_;
+    for (std::size_t j = 0; j < l; ++j) {
+      const u64 p = to[j].value();
+      for (std::size_t i = 0; i < k; ++i) {
+        const u64 h = q_hat_mod_p_[j * k + i];
+        const u64 g = static_cast<u64>((static_cast<u128>(h) << 52) % p);
+        t->hat_lo.push_back(h & kMask52);
+        t->hat_hi.push_back(h >> 52);
+        t->hat52_lo.push_back(g & kMask52);
+        t->hat52_hi.push_back(g >> 52);
+      }
+      const u64 neg_q = q_mod_p_[j] == 0 ? 0 : p - q_mod_p_[j];
+      t->neg_q_lo.push_back(neg_q & kMask52);
+      t->neg_q_hi.push_back(neg_q >> 52);
+      const u64 r52 = static_cast<u64>((u128{1} << 52) % p);
+      const u64 r104 = static_cast<u64>((static_cast<u128>(r52) << 52) % p);
+      t->to_p.push_back(p);
+      t->r52.push_back(r52);
+      t->r52_shoup.push_back(shoup_precompute(r52, p));
+      t->r104.push_back(r104);
+      t->r104_shoup.push_back(shoup_precompute(r104, p));
+      t->one_shoup.push_back(shoup_precompute(1, p));
+    }
+    wide_ = std::move(t);
   }
 }
 
@@ -214,18 +250,28 @@ BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to) : from_(fro
 // Step (3): out_j = [sum_i y_i * (Q/q_i mod p_j) - v * (Q mod p_j)]_{p_j}, accumulating the
 //          k <= 64 products below 2^122 each in 128 bits and reducing once.
 template <bool exact>
-void BaseConverter::convert(const u64* in, u64* out, std::size_t n) const {
+void BaseConverter::convert(const u64* in, u64* const* out_limbs, std::size_t n) const {
   using detail::kConvertBlock;
   const std::size_t k = from_.size(), l = to_.size();
   const std::size_t blocks = (n + kConvertBlock - 1) / kConvertBlock;
-  const bool ifma = ifma_ != nullptr && active_kernel_path() == KernelPath::kAvx512Ifma;
+  const bool avx512 = active_kernel_path() == KernelPath::kAvx512Ifma;
+  const bool ifma = ifma_ != nullptr && avx512;
+  const bool wide = wide_ != nullptr && avx512;
+  // The IFMA kernel takes one output array; it is used only when the limbs are contiguous.
+  bool contiguous = true;
+  for (std::size_t j = 1; j < l; ++j) contiguous &= out_limbs[j] == out_limbs[0] + j * n;
+  u64* const out = out_limbs[0];
   parallel_for(
       blocks,
       [&](std::size_t b) {
         const std::size_t start = b * kConvertBlock;
         const std::size_t len = std::min(kConvertBlock, n - start);
-        if (ifma) {
+        if (ifma && contiguous) {
           detail::convert_block_ifma(*ifma_, exact, in, out, n, start, len);
+          return;
+        }
+        if (wide) {
+          detail::convert_block_wide(*wide_, exact, in, out_limbs, n, start, len);
           return;
         }
         std::vector<u64> y(k * kConvertBlock);
@@ -254,7 +300,7 @@ void BaseConverter::convert(const u64* in, u64* out, std::size_t n) const {
           const Modulus& pj = to_[j];
           const u64 p = pj.value();
           const u64* hat = &q_hat_mod_p_[j * k];
-          u64* oj = out + j * n + start;
+          u64* oj = out_limbs[j] + start;
           u128 acc[kConvertBlock] = {};
           for (std::size_t i = 0; i < k; ++i) {
             const u64 h = hat[i];
@@ -276,12 +322,28 @@ void BaseConverter::convert(const u64* in, u64* out, std::size_t n) const {
       kConvertBlock * (k * l + k));
 }
 
+namespace {
+std::vector<u64*> contiguous_limbs(u64* out, std::size_t count, std::size_t n) {
+  std::vector<u64*> limbs(count);
+  for (std::size_t j = 0; j < count; ++j) limbs[j] = out + j * n;
+  return limbs;
+}
+}  // namespace
+
 void BaseConverter::convert_approx(const u64* in, u64* out, std::size_t n) const {
-  convert<false>(in, out, n);
+  convert<false>(in, contiguous_limbs(out, to_.size(), n).data(), n);
 }
 
 void BaseConverter::convert_exact(const u64* in, u64* out, std::size_t n) const {
-  convert<true>(in, out, n);
+  convert<true>(in, contiguous_limbs(out, to_.size(), n).data(), n);
+}
+
+void BaseConverter::convert_approx(const u64* in, u64* const* out_limbs, std::size_t n) const {
+  convert<false>(in, out_limbs, n);
+}
+
+void BaseConverter::convert_exact(const u64* in, u64* const* out_limbs, std::size_t n) const {
+  convert<true>(in, out_limbs, n);
 }
 
 }  // namespace hec::math

@@ -25,6 +25,7 @@ namespace hec::math {
 
 namespace detail {
 struct ConvertTables;
+struct WideConvertTables;
 }  // namespace detail
 
 class RnsBase {
@@ -89,9 +90,14 @@ class BaseConverter {
   // out as the other representative, off by Q (HPS §2.2, Lemma 2). Inputs in [0, q_i).
   void convert_exact(const u64* in, u64* out, std::size_t n) const;
 
+  // The same conversions writing target limb j to out_limbs[j] (n words each, anywhere; for
+  // callers that place the converted limbs between others, e.g. ModUp's extended digits).
+  void convert_approx(const u64* in, u64* const* out_limbs, std::size_t n) const;
+  void convert_exact(const u64* in, u64* const* out_limbs, std::size_t n) const;
+
  private:
   template <bool exact>
-  void convert(const u64* in, u64* out, std::size_t n) const;
+  void convert(const u64* in, u64* const* out_limbs, std::size_t n) const;
 
   RnsBase from_, to_;
   // q_hat_mod_p_[j * k + i] = (Q/q_i) mod p_j; q_mod_p_[j] = Q mod p_j.
@@ -100,6 +106,8 @@ class BaseConverter {
   std::vector<double> q_inv_double_;  // 1 / q_i
   // Constants of the AVX-512 IFMA kernel; null unless every modulus is below 2^50.
   std::shared_ptr<const detail::ConvertTables> ifma_;
+  // Constants of the AVX-512 kernel for wider moduli (up to 2^61); null when ifma_ is set.
+  std::shared_ptr<const detail::WideConvertTables> wide_;
 };
 
 }  // namespace hec::math

@@ -1,7 +1,8 @@
-// Internal: constants and kernels behind BaseConverter (rns.h). The IFMA kernel lives in
-// rns_avx512.cpp (compiled with the AVX-512 flags and -ffp-contract=off, so its double
-// arithmetic rounds exactly like the portable code) and runs only when every modulus of both
-// bases is below 2^50 and cpu_has_avx512_ifma().
+// Internal: constants and kernels behind BaseConverter (rns.h). The AVX-512 kernels live in
+// rns_avx512.cpp (compiled with the AVX-512 flags and -ffp-contract=off, so their double
+// arithmetic rounds exactly like the portable code) and run only on the AVX-512 IFMA kernel
+// path (active_kernel_path()): convert_block_ifma when every modulus of both bases is below
+// 2^50, convert_block_wide otherwise (any moduli below 2^61).
 #pragma once
 
 #include <cstddef>
@@ -27,9 +28,30 @@ struct ConvertTables {
   std::vector<double> q_inv;  // 1.0 / q_i
 };
 
+// Constants of the wide kernel (moduli up to 2^61). Products y_i (Q/q_i mod p_j) are summed in
+// 52-bit columns (avx512_mul64.h): y_i = a + 2^52 b, and the constant is given both as
+// h = (Q/q_i mod p_j) = c + 2^52 d and as g = (2^52 Q/q_i mod p_j) = e + 2^52 f, so that
+// y_i h = a h + b g (mod p_j) needs no product of two high parts.
+struct WideConvertTables {
+  std::size_t k = 0, l = 0;
+  std::vector<u64> from_q, hat_inv, hat_inv_shoup;  // per source limb i (Shoup, beta = 2^64)
+  std::vector<unsigned char> from_wide;             // q_i >= 2^52 (y_i may have a high part)
+  std::vector<double> q_inv;                        // 1.0 / q_i
+  // per (j, i) at j * k + i:
+  std::vector<u64> hat_lo, hat_hi, hat52_lo, hat52_hi;
+  // per target limb j: (-Q) mod p_j split at 2^52 (the exact form's correction -v Q), and the
+  // scalars of the final column reduction.
+  std::vector<u64> neg_q_lo, neg_q_hi;
+  std::vector<u64> to_p, r52, r52_shoup, r104, r104_shoup, one_shoup;
+};
+
 // Converts coefficients [start, start + len) (len <= kConvertBlock) of the limb-major
 // arrays in (k limbs of n) to out (l limbs of n). `exact` adds the HPS correction.
 void convert_block_ifma(const ConvertTables& t, bool exact, const u64* in, u64* out, std::size_t n,
                         std::size_t start, std::size_t len);
+// The same for moduli up to 2^61 on either side; out_limbs[j] is target limb j's row (the
+// block is written at out_limbs[j] + start).
+void convert_block_wide(const WideConvertTables& t, bool exact, const u64* in,
+                        u64* const* out_limbs, std::size_t n, std::size_t start, std::size_t len);
 
 }  // namespace hec::math::detail

@@ -3,6 +3,8 @@
 // multiplicative depth against the noise analysis of README §Bounds, parameter validation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <iostream>
@@ -331,6 +333,21 @@ TEST(BfvParams, InsecureParametersAreRefusedWithTheValues) {
   p = BfvParams::generate(10, 65537, 2, 50, 1, true, true);
   p.q[1] = p.q[0];
   EXPECT_THROW(BfvContext{p}, std::invalid_argument);
+}
+
+// SecretKey::wipe (run by the destructor and the assignments) zeroes every word of s; a copy
+// assigned over decrypts again.
+TEST(BfvKeys, WipeZeroesEverySecretWord) {
+  const auto ctx = make_context(kCases[0]);
+  KeyGenerator keygen(ctx, test_seed(3));
+  SecretKey copy = keygen.secret_key();
+  const std::size_t words = copy.s.num_limbs() * copy.s.ring_dim();
+  ASSERT_GT(words, 0u);
+  ASSERT_TRUE(std::any_of(copy.s.data(), copy.s.data() + words, [](u64 x) { return x != 0; }));
+  copy.wipe();
+  EXPECT_TRUE(std::all_of(copy.s.data(), copy.s.data() + words, [](u64 x) { return x == 0; }));
+  copy = keygen.secret_key();
+  EXPECT_TRUE(copy.s == keygen.secret_key().s);
 }
 
 }  // namespace

@@ -367,8 +367,20 @@ namespace {
 
 // The evaluator's deterministic operations give the same bits on the portable and the
 // AVX-512/IFMA kernel paths (the latter only where the CPU has it).
-TEST(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
-  const auto ctx = make_context(small_params(2));
+// Every parameter shape whose kernels differ between paths: 55/40-bit primes (IFMA and wide
+// limbs mixed), the N = 2^16 benchmark chain's sizes at a small N (60-bit first and special
+// primes, scaling primes around 2^50 on both sides of the IFMA bound, dnum = 3), and BV.
+class CkksKernelPaths : public ::testing::TestWithParam<int> {};
+INSTANTIATE_TEST_SUITE_P(Chains, CkksKernelPaths, ::testing::Values(0, 1, 2));
+
+TEST_P(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
+  const Parameters params =
+      GetParam() == 0 ? small_params(2)
+      : GetParam() == 1
+          ? Parameters::from_bit_sizes(LogN(12), {60}, 50, 5, {60, 60, 60}, 3, Security::kInsecure)
+          : Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {}, 4, Security::kInsecure,
+                                       KeySwitching::kBv);
+  const auto ctx = make_context(params);
   Encoder enc(ctx);
   KeyGenerator gen(ctx);
   const SecretKey sk = gen.secret_key();

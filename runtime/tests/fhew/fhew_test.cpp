@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <map>
 #include <memory>
@@ -255,6 +257,25 @@ TEST(FhewParams, ValidationNamesTheField) {
             Params::std128(BlindRotation::kGinx).digest());
   EXPECT_TRUE(Params::toy_insecure(BlindRotation::kAp).insecure);
   EXPECT_NE(Params::toy_insecure(BlindRotation::kAp).name.find("INSECURE"), std::string::npos);
+}
+
+// SecretKey::wipe (run by the destructor and the assignments) zeroes every secret word: the LWE
+// key, the ring key and its NTT form; a copy assigned over keeps working.
+TEST(FhewKeys, WipeZeroesEverySecretWord) {
+  const Keys& k = keys_for(Params::std128(BlindRotation::kGinx));
+  SecretKey copy = k.sk;
+  auto nonzero = [](const auto& v) {
+    return std::any_of(v.begin(), v.end(), [](auto x) { return x != 0; });
+  };
+  ASSERT_TRUE(nonzero(copy.lwe) && nonzero(copy.ring.z) && nonzero(copy.ring.z_ntt));
+  copy.wipe();
+  EXPECT_FALSE(nonzero(copy.lwe));
+  EXPECT_FALSE(nonzero(copy.ring.z));
+  EXPECT_FALSE(nonzero(copy.ring.z_ntt));
+  EXPECT_EQ(copy.lwe.size(), k.sk.lwe.size());
+  copy = k.sk;
+  EXPECT_EQ(copy.lwe, k.sk.lwe);
+  EXPECT_TRUE(k.ctx->decrypt(copy, k.ctx->encrypt(k.sk, true)));
 }
 
 }  // namespace

@@ -156,7 +156,9 @@ TEST(RnsPoly, ValidationNamesTheMismatch) {
 TEST(RnsPoly, IfmaAndPortablePointwiseKernelsAgreeBitForBit) {
   if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   std::mt19937_64 rng(36);
-  for (int bits : {17, 30, 45, 49, 50, 61}) {  // 61: add/sub/negate only take AVX-512
+  // Up to 50 bits the IFMA kernels; 51 to 61 bits the 52-bit-column multiply kernels (52 and
+  // 53 straddle the bound where operands get a high part).
+  for (int bits : {17, 30, 45, 49, 50, 51, 52, 53, 55, 60, 61}) {
     const auto ctx = RnsContext::create(256, ntt_primes(bits, 2, 256));
     std::vector<RnsPoly> xs, ys;
     for (int k = 0; k < 40; ++k) {  // 40 terms: three 15-product chunks in the IFMA kernel
@@ -194,6 +196,48 @@ TEST(RnsPoly, IfmaAndPortablePointwiseKernelsAgreeBitForBit) {
     // And the portable results are right: spot-check against mul_mod.
     const Modulus& m = ctx->modulus(0);
     EXPECT_EQ(portable[0].limb(0)[7], mul_mod(xs[0].limb(0)[7], ys[0].limb(0)[7], m));
+  }
+}
+
+// The 52-bit-column multiply-accumulate for moduli up to 2^61 against 128-bit scalar
+// arithmetic: 300 terms (three column passes of at most 128), every operand q - 1 in one
+// coefficient (the largest column sums), n not a multiple of 8, z aliasing an input.
+TEST(RnsPoly, WideMultiplyAccumulateMatchesScalar) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(52);
+  for (int bits : {36, 50, 51, 52, 53, 58, 61}) {
+    const Modulus m(ntt_primes(bits, 1, 1024)[0]);
+    const u64 q = m.value();
+    constexpr std::size_t kTerms = 300, kN = 21;
+    std::vector<std::vector<u64>> x(kTerms, std::vector<u64>(kN)), y = x;
+    std::vector<const u64*> px, py;
+    for (std::size_t k = 0; k < kTerms; ++k) {
+      for (std::size_t t = 0; t < kN; ++t) {
+        x[k][t] = t == 3 ? q - 1 : rng() % q;
+        y[k][t] = t == 3 ? q - 1 : rng() % q;
+      }
+      px.push_back(x[k].data());
+      py.push_back(y[k].data());
+    }
+    for (std::size_t terms :
+         {std::size_t{1}, std::size_t{2}, std::size_t{128}, std::size_t{129}, kTerms}) {
+      std::vector<u64> z(kN);
+      detail::multiply_accumulate_wide(z.data(), px.data(), py.data(), terms, kN, q);
+      for (std::size_t t = 0; t < kN; ++t) {
+        u64 want = 0;
+        for (std::size_t k = 0; k < terms; ++k) {
+          want = add_mod(want, mul_mod(x[k][t], y[k][t], m), q);
+        }
+        ASSERT_EQ(z[t], want) << "bits=" << bits << " terms=" << terms << " t=" << t;
+      }
+    }
+    std::vector<u64> z = x[0], fma = x[1];
+    detail::multiply_accumulate_wide(z.data(), px.data(), py.data(), 2, kN, q);  // z is xs[0]
+    detail::multiply_add_wide(fma.data(), x[2].data(), y[2].data(), kN, q);
+    for (std::size_t t = 0; t < kN; ++t) {
+      ASSERT_EQ(z[t], add_mod(mul_mod(x[0][t], y[0][t], m), mul_mod(x[1][t], y[1][t], m), q));
+      ASSERT_EQ(fma[t], add_mod(x[1][t], mul_mod(x[2][t], y[2][t], m), q)) << "bits=" << bits;
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -215,6 +216,91 @@ TEST(BaseConverter, IfmaAndPortableAgreeBitForBit) {
       }
     }
   }
+}
+
+// The AVX-512 kernel for moduli up to 2^61 (any base that is not entirely below 2^50) against
+// the portable path: mixed sizes on both sides (IFMA-sized, just above 2^50 and 2^52, 60 and 61
+// bits), extreme residues (0 and q - 1), the largest source base (k = 64) and masked tails.
+TEST(BaseConverter, WideAndPortableAgreeBitForBit) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(61);
+  std::vector<u64> pool;
+  for (int bits : {61, 60, 53, 52, 51, 50, 45, 36}) {
+    for (u64 q : ntt_primes(bits, 10, 1024)) pool.push_back(q);
+  }
+  std::shuffle(pool.begin(), pool.end(), rng);
+  struct Shape {
+    std::size_t k, l;
+  };
+  for (const Shape& shape : {Shape{1, 1}, Shape{2, 7}, Shape{9, 25}, Shape{8, 3}, Shape{64, 2}}) {
+    for (int trial = 0; trial < 3; ++trial) {
+      std::shuffle(pool.begin(), pool.end(), rng);
+      const RnsBase from(std::vector<u64>(pool.begin(), pool.begin() + shape.k));
+      const RnsBase to(std::vector<u64>(pool.begin() + shape.k, pool.begin() + shape.k + shape.l));
+      const BaseConverter conv(from, to);
+      for (std::size_t n : {5u, 256u, 771u}) {
+        std::vector<u64> in = random_residues(from, n, rng);
+        for (std::size_t i = 0; i < shape.k; ++i) {
+          in[i * n] = 0;
+          in[i * n + 1] = from[i].value() - 1;
+        }
+        for (bool exact : {false, true}) {
+          const std::size_t l = shape.l;
+          std::vector<u64> portable(l * n), wide(l * n), gapped(2 * l * n);
+          std::vector<u64*> rows(l);
+          for (std::size_t j = 0; j < l; ++j) rows[j] = gapped.data() + (2 * j + 1) * n;
+          force_portable_path(true);
+          exact ? conv.convert_exact(in.data(), portable.data(), n)
+                : conv.convert_approx(in.data(), portable.data(), n);
+          force_portable_path(false);
+          exact ? conv.convert_exact(in.data(), wide.data(), n)
+                : conv.convert_approx(in.data(), wide.data(), n);
+          exact ? conv.convert_exact(in.data(), rows.data(), n)
+                : conv.convert_approx(in.data(), rows.data(), n);
+          ASSERT_EQ(portable, wide) << "k=" << shape.k << " l=" << l << " n=" << n
+                                    << " exact=" << exact << " trial=" << trial;
+          for (std::size_t j = 0; j < l; ++j) {
+            ASSERT_TRUE(std::equal(rows[j], rows[j] + n, wide.data() + j * n))
+                << "limb " << j << " written through out_limbs";
+          }
+        }
+      }
+    }
+  }
+}
+
+// Exact conversion near the centre boundary +-Q/2 (where v = round(sum y_i / q_i) flips) on
+// 60-bit moduli: both paths give the same representative for x = (Q -+ d)/2.
+TEST(BaseConverter, WideExactAgreesNearHalfQ) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  const std::vector<u64> all = ntt_primes(60, 12, 1024);
+  const RnsBase from(std::vector<u64>(all.begin(), all.begin() + 8));
+  const RnsBase to(std::vector<u64>(all.begin() + 8, all.end()));
+  const BaseConverter conv(from, to);
+  const std::vector<u64> half = shift_right(from.product(), 1);
+  std::vector<u64> in;
+  std::size_t n = 0;
+  std::vector<std::vector<u64>> values;
+  for (u64 d = 0; d < 40; ++d) {
+    std::vector<u64> offset(half.size(), 0), above = half;
+    offset[0] = d;
+    for (std::size_t i = 0, carry = d; carry != 0 && i < above.size(); ++i) {
+      above[i] += carry;
+      carry = above[i] < carry ? 1 : 0;
+    }
+    const std::vector<u64> below = subtract(half, offset);
+    values.push_back(below);
+    values.push_back(above);
+  }
+  n = values.size();
+  in.assign(from.size() * n, 0);
+  for (std::size_t c = 0; c < n; ++c) from.decompose(values[c], in.data() + c, n);
+  std::vector<u64> portable(to.size() * n), wide(to.size() * n);
+  force_portable_path(true);
+  conv.convert_exact(in.data(), portable.data(), n);
+  force_portable_path(false);
+  conv.convert_exact(in.data(), wide.data(), n);
+  EXPECT_EQ(portable, wide);
 }
 
 }  // namespace
