@@ -124,6 +124,103 @@ void DotAccumulator::add_product(const Ciphertext& a, const Ciphertext& b) {
   ++s.count;
 }
 
+namespace {
+constexpr std::size_t kTile = 1024;  // coefficients per tile: 8 KiB per limb of one operand
+}  // namespace
+
+void check_dot_batch(const Context& ctx, const Ciphertext& acc,
+                     std::span<const Ciphertext* const> a, std::span<const Ciphertext* const> b) {
+  const char* where = "dot batch";
+  if (a.size() != b.size()) {
+    throw std::invalid_argument(std::string(where) + ": " + std::to_string(a.size()) +
+                                " left and " + std::to_string(b.size()) + " right operands");
+  }
+  if (acc.degree != 2 || acc.n != ctx.n() ||
+      acc.data.size() != 3 * ctx.params().limbs_at(acc.level) * acc.n) {
+    throw std::invalid_argument(std::string(where) + ": the accumulator must be of degree 2");
+  }
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    check_dot_operand(ctx, *a[k], acc.level, where);
+    check_dot_operand(ctx, *b[k], acc.level, where);
+    if (a[k]->key_id != acc.key_id || b[k]->key_id != acc.key_id) {
+      throw std::invalid_argument(std::string(where) + ": key ids differ");
+    }
+    const double s = a[k]->scale * b[k]->scale;
+    if (std::fabs(s - acc.scale) > 1e-9 * acc.scale) {
+      throw std::invalid_argument(std::string(where) + ": product scale " + std::to_string(s) +
+                                  " differs from the accumulator's " + std::to_string(acc.scale));
+    }
+  }
+}
+
+std::size_t dot_batch_units(const Ciphertext& acc) {
+  return acc.limbs * ((acc.n + kTile - 1) / kTile);
+}
+
+void dot_batch_unit(const Context& ctx, Ciphertext& acc, std::span<const Ciphertext* const> a,
+                    std::span<const Ciphertext* const> b, std::size_t unit) {
+  const std::size_t terms = a.size();
+  if (terms == 0) return;
+  const std::size_t n = acc.n, tiles = (n + kTile - 1) / kTile;
+  const std::size_t i = unit / tiles, off = (unit % tiles) * kTile;
+  const std::size_t len = std::min(kTile, n - off);
+  const math::Modulus& m = ctx.impl().moduli[i];
+  std::vector<const u64*> xs(2 * terms), ys(2 * terms);
+  u64 d[kTile];
+  // d0 = sum a0 b0 into polynomial 0, d2 = sum a1 b1 into 2, d1 = sum a0 b1 + a1 b0 into 1.
+  for (std::size_t k = 0; k < terms; ++k) {
+    xs[k] = a[k]->limb(0, i) + off;
+    ys[k] = b[k]->limb(0, i) + off;
+  }
+  detail::mul_acc_limbs(d, xs.data(), ys.data(), terms, len, m);
+  detail::add_limb(acc.limb(0, i) + off, d, len, m.value());
+  for (std::size_t k = 0; k < terms; ++k) {
+    xs[k] = a[k]->limb(1, i) + off;
+    ys[k] = b[k]->limb(1, i) + off;
+  }
+  detail::mul_acc_limbs(d, xs.data(), ys.data(), terms, len, m);
+  detail::add_limb(acc.limb(2, i) + off, d, len, m.value());
+  for (std::size_t k = 0; k < terms; ++k) {
+    xs[k] = a[k]->limb(0, i) + off;
+    ys[k] = b[k]->limb(1, i) + off;
+    xs[terms + k] = a[k]->limb(1, i) + off;
+    ys[terms + k] = b[k]->limb(0, i) + off;
+  }
+  detail::mul_acc_limbs(d, xs.data(), ys.data(), 2 * terms, len, m);
+  detail::add_limb(acc.limb(1, i) + off, d, len, m.value());
+}
+
+void check_sum_batch(const Context& ctx, const Ciphertext& acc,
+                     std::span<const Ciphertext* const> xs) {
+  for (const Ciphertext* x : xs) {
+    if (x->level != acc.level || x->degree != acc.degree || x->n != ctx.n() ||
+        x->limbs != acc.limbs || x->data.size() != acc.data.size()) {
+      throw std::invalid_argument("sum batch: operand at level " + lvl(x->level) + " degree " +
+                                  std::to_string(x->degree) + ", the sum at level " +
+                                  lvl(acc.level) + " degree " + std::to_string(acc.degree));
+    }
+    if (x->key_id != acc.key_id) throw std::invalid_argument("sum batch: key ids differ");
+    if (std::fabs(x->scale - acc.scale) > 1e-9 * acc.scale) {
+      throw std::invalid_argument("sum batch: scale " + std::to_string(x->scale) +
+                                  " differs from the sum's " + std::to_string(acc.scale));
+    }
+  }
+}
+
+std::size_t sum_batch_units(const Ciphertext& acc) {
+  return acc.size() * acc.limbs * ((acc.n + kTile - 1) / kTile);
+}
+
+void sum_batch_unit(const Context& ctx, Ciphertext& acc, std::span<const Ciphertext* const> xs,
+                    std::size_t unit) {
+  const std::size_t n = acc.n, limbs = acc.limbs, tiles = (n + kTile - 1) / kTile;
+  const std::size_t k = unit / (limbs * tiles), i = (unit / tiles) % limbs;
+  const std::size_t off = (unit % tiles) * kTile, len = std::min(kTile, n - off);
+  const u64 q = ctx.impl().moduli[i].value();
+  u64* dst = acc.limb(k, i) + off;
+  for (const Ciphertext* x : xs) detail::add_limb(dst, x->limb(k, i) + off, len, q);
+}
+
 void DotAccumulator::add_product(const Ciphertext& a, const Plaintext& b) {
   State& s = *state_;
   check_dot_operand(*s.ctx, a, s.level, "DotAccumulator::add_product");

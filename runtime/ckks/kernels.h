@@ -61,6 +61,29 @@ Ciphertext dot_plain(const ContextPtr& context, std::span<const Ciphertext> a,
 Ciphertext dot_stream(const ContextPtr& context, Level level, std::size_t count,
                       const std::function<void(std::size_t, Ciphertext&, Ciphertext&)>& pair);
 
+// Chunked accumulation for streaming folds (the generated programs' row sums): a batch of
+// operands is added to an accumulator tile by tile, so that each accumulator tile stays in
+// cache while every operand's words stream through once, in independent work units that a
+// caller can spread over threads together with other accumulators' units (one parallel
+// region per batch). Results equal adding the operands one at a time, bit for bit (modular
+// sums are exact).
+//
+// acc (degree 2, the reduced tensor (d0, d1, d2)) += sum_k a[k] (x) b[k]: check_dot_batch
+// validates the batch (degree-1 operands at acc's level and key, products at acc's scale);
+// unit u < dot_batch_units(acc) covers one limb and one tile of coefficients.
+void check_dot_batch(const Context& ctx, const Ciphertext& acc,
+                     std::span<const Ciphertext* const> a, std::span<const Ciphertext* const> b);
+std::size_t dot_batch_units(const Ciphertext& acc);
+void dot_batch_unit(const Context& ctx, Ciphertext& acc, std::span<const Ciphertext* const> a,
+                    std::span<const Ciphertext* const> b, std::size_t unit);
+// acc += sum_k xs[k]: check_sum_batch validates (same level, degree, scale, key as acc);
+// unit u < sum_batch_units(acc) covers one polynomial, limb and tile.
+void check_sum_batch(const Context& ctx, const Ciphertext& acc,
+                     std::span<const Ciphertext* const> xs);
+std::size_t sum_batch_units(const Ciphertext& acc);
+void sum_batch_unit(const Context& ctx, Ciphertext& acc, std::span<const Ciphertext* const> xs,
+                    std::size_t unit);
+
 // Sum of an array (all operands at one level, key and scale; degrees may differ). Modular
 // addition is exact, so any association gives the same bits; the array is split into one
 // contiguous chunk per thread, each chunk summed in place of a tree layer, and the partial

@@ -71,6 +71,24 @@ inline void mul_add_limb(u64* a, const u64* b, const u64* c, std::size_t n,
     a[t] = s >= q ? s - q : s;
   }
 }
+// z <- sum_k xs[k] * ys[k] mod q over `terms` pairs of limbs (z may not alias the inputs).
+inline void mul_acc_limbs(u64* z, const u64* const* xs, const u64* const* ys, std::size_t terms,
+                          std::size_t n, const math::Modulus& m) {
+  if (use_ifma(m.value()))
+    return math::detail::multiply_accumulate_ifma(z, xs, ys, terms, n, m.value());
+  if (use_avx512()) return math::detail::multiply_accumulate_wide(z, xs, ys, terms, n, m.value());
+  const u64 q = m.value();
+  for (std::size_t t = 0; t < n; ++t) {
+    u64 s = 0;
+    for (std::size_t k = 0; k < terms; ++k) {
+      const u64 p = math::mul_mod(xs[k][t], ys[k][t], m);
+      s += p;
+      s = s >= q ? s - q : s;
+    }
+    z[t] = s;
+  }
+}
+
 // x mod q for x < bound (bound <= 2^61): one conditional subtraction when bound <= 2q (primes
 // of similar size), Barrett otherwise. Callers hoist `small` = (bound <= 2q) out of loops.
 inline u64 reduce_below(u64 x, const math::Modulus& m, bool small) {

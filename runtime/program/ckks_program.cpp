@@ -379,66 +379,117 @@ void expect_type(const CtArray& a, const char* value, int level, double log_scal
 // Sinks
 // ------------------------------------------------------------------------------------------
 
+void RowSink::fold() {
+  const std::size_t units = prepare();
+  for (std::size_t u = 0; u < units; ++u) fold_unit(u);
+  complete();
+}
+
 DotSink::DotSink(const Ops& ops, int level, int threads)
-    : ops_(ops), level_(level), partial_(static_cast<std::size_t>(threads)) {}
+    : ops_(ops), level_(level), pending_(static_cast<std::size_t>(threads)) {}
 
 void DotSink::add(int thread, const CtArray& a, const CtArray& b) {
   check_same_shape("dot over rows", a, b);
-  auto& mine = partial_.at(static_cast<std::size_t>(thread));
-  if (mine.empty()) {
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      mine.emplace_back(ops_.context(), ckks::Level(level_));
+  pending_.at(static_cast<std::size_t>(thread)).emplace_back(a, b);
+}
+
+std::size_t DotSink::prepare() {
+  const ckks::Context& ctx = *ops_.context();
+  for (const auto& rows : pending_) {
+    for (const auto& [a, b] : rows) {
+      if (acc_.empty()) {
+        // The first row fixes the shape, level, scale and key of the sums.
+        shape_ = a.shape;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          Ct z = ctx.make_ciphertext(ckks::Level(level_), 2, a.at(i).scale * b.at(i).scale);
+          z.key_id = a.at(i).key_id;
+          acc_.push_back(std::move(z));
+        }
+        lhs_.assign(a.size(), {});
+        rhs_.assign(a.size(), {});
+        units_per_element_ = ckks::dot_batch_units(acc_[0]);
+      } else if (a.shape != shape_) {
+        throw std::logic_error("dot over rows: row shapes differ");
+      }
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        lhs_[i].push_back(&a.at(i));
+        rhs_[i].push_back(&b.at(i));
+      }
     }
   }
-  if (mine.size() != a.size()) throw std::logic_error("dot over rows: row shapes differ");
-  for (std::size_t i = 0; i < a.size(); ++i) mine[i].add_product(a.at(i), b.at(i));
-  if (shape_.empty()) shape_ = a.shape;
+  for (std::size_t i = 0; i < lhs_.size(); ++i)
+    ckks::check_dot_batch(ctx, acc_[i], lhs_[i], rhs_[i]);
+  return lhs_.size() * units_per_element_;
+}
+
+std::size_t DotSink::unit_key(std::size_t unit) const {
+  return unit % units_per_element_;  // dot_batch_unit: limb * tiles + tile
+}
+
+void DotSink::fold_unit(std::size_t unit) {
+  const std::size_t i = unit / units_per_element_;
+  ckks::dot_batch_unit(*ops_.context(), acc_[i], lhs_[i], rhs_[i], unit % units_per_element_);
+}
+
+void DotSink::complete() {
+  for (auto& v : lhs_) v.clear();
+  for (auto& v : rhs_) v.clear();
+  for (auto& rows : pending_) rows.clear();
 }
 
 CtArray DotSink::finish() {
-  std::vector<ckks::DotAccumulator>* first = nullptr;
-  for (auto& p : partial_) {
-    if (p.empty()) continue;
-    if (first == nullptr) {
-      first = &p;
-    } else {
-      for (std::size_t i = 0; i < p.size(); ++i) (*first)[i].merge(std::move(p[i]));
-    }
-  }
-  if (first == nullptr) throw std::runtime_error("a sum over rows saw no rows");
-  std::vector<Ct> out;
-  for (auto& acc : *first) out.push_back(acc.finish());
-  return make_array(shape_, std::move(out));
+  fold();
+  if (acc_.empty()) throw std::runtime_error("a sum over rows saw no rows");
+  return make_array(shape_, std::move(acc_));
 }
 
 SumSink::SumSink(const Ops& ops, int threads)
-    : ops_(ops), partial_(static_cast<std::size_t>(threads)) {}
+    : ops_(ops), pending_(static_cast<std::size_t>(threads)) {}
 
 void SumSink::add(int thread, const CtArray& a) {
-  auto& mine = partial_.at(static_cast<std::size_t>(thread));
-  if (mine.empty()) {
-    for (std::size_t i = 0; i < a.size(); ++i) mine.push_back(std::make_unique<Ct>(a.at(i)));
-    if (shape_.empty()) shape_ = a.shape;
-    return;
+  pending_.at(static_cast<std::size_t>(thread)).push_back(a);
+}
+
+std::size_t SumSink::prepare() {
+  for (const auto& rows : pending_) {
+    for (const auto& a : rows) {
+      if (acc_.empty()) {
+        // The first row starts the sums (a copy); the rest are added to them.
+        shape_ = a.shape;
+        for (std::size_t i = 0; i < a.size(); ++i) acc_.push_back(a.at(i));
+        terms_.assign(a.size(), {});
+        units_per_element_ = ckks::sum_batch_units(acc_[0]);
+        continue;
+      }
+      if (a.shape != shape_) throw std::logic_error("sum over rows: row shapes differ");
+      for (std::size_t i = 0; i < a.size(); ++i) terms_[i].push_back(&a.at(i));
+    }
   }
-  if (mine.size() != a.size()) throw std::logic_error("sum over rows: row shapes differ");
-  for (std::size_t i = 0; i < a.size(); ++i) ops_.evaluator().add_inplace(*mine[i], a.at(i));
+  for (std::size_t i = 0; i < terms_.size(); ++i) {
+    ckks::check_sum_batch(*ops_.context(), acc_[i], terms_[i]);
+  }
+  return terms_.size() * units_per_element_;
+}
+
+std::size_t SumSink::unit_key(std::size_t unit) const {
+  // sum_batch_unit: (polynomial * limbs + limb) * tiles + tile, polynomials = acc degree + 1.
+  return (unit % units_per_element_) % (units_per_element_ / acc_[0].size());
+}
+
+void SumSink::fold_unit(std::size_t unit) {
+  const std::size_t i = unit / units_per_element_;
+  ckks::sum_batch_unit(*ops_.context(), acc_[i], terms_[i], unit % units_per_element_);
+}
+
+void SumSink::complete() {
+  for (auto& v : terms_) v.clear();
+  for (auto& rows : pending_) rows.clear();
 }
 
 CtArray SumSink::finish() {
-  std::vector<std::unique_ptr<Ct>>* first = nullptr;
-  for (auto& p : partial_) {
-    if (p.empty()) continue;
-    if (first == nullptr) {
-      first = &p;
-    } else {
-      for (std::size_t i = 0; i < p.size(); ++i) ops_.evaluator().add_inplace(*(*first)[i], *p[i]);
-    }
-  }
-  if (first == nullptr) throw std::runtime_error("a sum over rows saw no rows");
-  std::vector<Ct> out;
-  for (auto& c : *first) out.push_back(std::move(*c));
-  return make_array(shape_, std::move(out));
+  fold();
+  if (acc_.empty()) throw std::runtime_error("a sum over rows saw no rows");
+  return make_array(shape_, std::move(acc_));
 }
 
 void RowCollector::put(std::size_t row, const CtArray& value) {
@@ -773,8 +824,30 @@ CtArray Server::load(const std::string& id) const {
   return out;
 }
 
+namespace {
+
+// Every sink's work units for the chunk in one parallel region, ordered by (limb, tile) so
+// that the units reading the same tiles run back to back on one thread (static schedule).
+void fold_sinks(const std::vector<RowSink*>& sinks) {
+  struct Unit {
+    std::size_t key, sink, unit;
+  };
+  std::vector<Unit> units;
+  for (std::size_t k = 0; k < sinks.size(); ++k) {
+    const std::size_t count = sinks[k]->prepare();
+    for (std::size_t u = 0; u < count; ++u) units.push_back({sinks[k]->unit_key(u), k, u});
+  }
+  std::stable_sort(units.begin(), units.end(),
+                   [](const Unit& a, const Unit& b) { return a.key < b.key; });
+  math::parallel_for(units.size(),
+                     [&](std::size_t j) { sinks[units[j].sink]->fold_unit(units[j].unit); });
+  for (RowSink* sink : sinks) sink->complete();
+}
+
+}  // namespace
+
 void Server::stream(const std::string& phase, const std::vector<std::string>& ids,
-                    const RowBody& body) const {
+                    const RowBody& body, const std::vector<RowSink*>& sinks) const {
   const std::size_t n = rows();
   Progress progress(phase, n);
   // Per input: the row-local array shape and the current block.
@@ -851,6 +924,7 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
       body(r, local, thread);
       progress.advance();
     });
+    fold_sinks(sinks);
     row = chunk_end;
   }
   for (auto& c : cursors) {

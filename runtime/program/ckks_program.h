@@ -164,31 +164,67 @@ void expect_type(const CtArray& a, const char* value, int level, double log_scal
 // Row accumulators (one partial sum per thread, merged at the end)
 // ------------------------------------------------------------------------------------------
 
+// Accumulators over rows. The row bodies (running in parallel, one row per thread) only
+// record their operands with add(); after every chunk of rows Server::stream has the sinks
+// fold the chunk in: prepare() gathers and checks it and returns a number of independent work
+// units, fold_unit() runs one (any thread), complete() drops the chunk. All sinks' units of
+// a chunk run in one parallel region; each unit adds the chunk's operands to one tile of one
+// limb of an accumulator (ckks::dot_batch_unit, ckks::sum_batch_unit), so every operand
+// streams through once while the tile stays in cache, and one accumulator per element serves
+// all threads. finish() folds what is left and returns the sums.
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  virtual std::size_t prepare() = 0;
+  // The (limb, tile) a unit works on, limb * tiles + tile: units of different sinks with the
+  // same key read the same tiles of the rows' ciphertexts (a sum and a dot product over the
+  // same input), so they run back to back on one thread while those tiles are in cache.
+  virtual std::size_t unit_key(std::size_t unit) const = 0;
+  virtual void fold_unit(std::size_t unit) = 0;
+  virtual void complete() = 0;
+  // prepare, every unit on this thread, complete.
+  void fold();
+};
+
 // sum over rows of a_row (x) b_row, elementwise over the row arrays.
-class DotSink {
+class DotSink : public RowSink {
  public:
   DotSink(const Ops& ops, int level, int threads);
   void add(int thread, const CtArray& a, const CtArray& b);
+  std::size_t prepare() override;
+  std::size_t unit_key(std::size_t unit) const override;
+  void fold_unit(std::size_t unit) override;
+  void complete() override;
   CtArray finish();
 
  private:
   const Ops& ops_;
   int level_;
   std::vector<std::size_t> shape_;
-  std::vector<std::vector<ckks::DotAccumulator>> partial_;  // [thread][element]
+  std::vector<std::vector<std::pair<CtArray, CtArray>>> pending_;  // [thread]: this chunk's rows
+  std::vector<std::vector<const Ct*>> lhs_, rhs_;                  // [element][row]
+  std::vector<Ct> acc_;                                            // [element], degree 2
+  std::size_t units_per_element_ = 0;
 };
 
 // sum over rows of a_row, elementwise.
-class SumSink {
+class SumSink : public RowSink {
  public:
   SumSink(const Ops& ops, int threads);
   void add(int thread, const CtArray& a);
+  std::size_t prepare() override;
+  std::size_t unit_key(std::size_t unit) const override;
+  void fold_unit(std::size_t unit) override;
+  void complete() override;
   CtArray finish();
 
  private:
   const Ops& ops_;
   std::vector<std::size_t> shape_;
-  std::vector<std::vector<std::unique_ptr<Ct>>> partial_;
+  std::vector<std::vector<CtArray>> pending_;  // [thread]: this chunk's rows
+  std::vector<std::vector<const Ct*>> terms_;  // [element][row]
+  std::vector<Ct> acc_;                        // [element]
+  std::size_t units_per_element_ = 0;
 };
 
 // Collects one row value per row (an output whose leading axis is the stream dimension).
@@ -224,8 +260,9 @@ class Server {
   // body(row, inputs, thread) for every row, in parallel over the rows of a block, with
   // inputs[k] the row-local array of ids[k]. Prints progress as "[phase] rows/N".
   using RowBody = std::function<void(std::size_t, const std::vector<CtArray>&, int)>;
-  void stream(const std::string& phase, const std::vector<std::string>& ids,
-              const RowBody& body) const;
+  // `sinks` are folded after every chunk of rows (see RowSink).
+  void stream(const std::string& phase, const std::vector<std::string>& ids, const RowBody& body,
+              const std::vector<RowSink*>& sinks = {}) const;
   // Records a revealed value for `compute` to write (with the public factor the coordinator
   // multiplies the decoded values by, 1 when none).
   void output(const std::string& name, const CtArray& value, double factor = 1.0);

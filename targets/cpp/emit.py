@@ -766,7 +766,7 @@ class _ComputeWriter:
             lines.append(self.check(res, ii))
         for op in sinks:
             res = op.results[0]
-            lines.append(self.comment(op, ii, "  (folded in row by row)"))
+            lines.append(self.comment(op, ii, "  (folded in chunk by chunk of rows)"))
             if isinstance(op, ckks.DotOp):
                 a, b = self.n(op.lhs), self.n(op.rhs)
                 if all(ckks.ct_type(o).degree_value == 1 for o in op.operands):
@@ -779,7 +779,8 @@ class _ComputeWriter:
         for op in collects:
             lines.append(self.comment(op, ii, "  (one row at a time)"))
             lines.append(f"{ii}{_sanitize(op.sym_value)}_rows.put(row, {self.n(op.input)});")
-        lines.append(f"{ind}}});")
+        folded = ", ".join(f"&{self.n(op.results[0])}_sum" for op in sinks)
+        lines.append(f"{ind}}}, {{{folded}}});")
         for op in sinks:
             res = op.results[0]
             lines.append(f"{ind}const CtArray {self.n(res)} = {self.n(res)}_sum.finish();")

@@ -87,6 +87,44 @@ TEST_F(CkksKernels, DotEqualsSumOfProductsBitExact) {
   EXPECT_LT(max_error(enc->decode(decryptor->decrypt(fused)).values, want), 1e-4);
 }
 
+TEST_F(CkksKernels, BatchFoldsEqualOneAtATimeBitExact) {
+  // Batches of 7 and 5 pairs folded unit by unit (dot units in reverse order) give the same
+  // words as the tensor products and sums added one at a time.
+  const std::size_t count = 12;
+  const auto a = encrypt_many(count, 300);
+  const auto b = encrypt_many(count, 400);
+  Ciphertext want_dot = eval->multiply(a[0], b[0]);
+  Ciphertext want_sum = a[0];
+  for (std::size_t i = 1; i < count; ++i) {
+    eval->add_inplace(want_dot, eval->multiply(a[i], b[i]));
+    eval->add_inplace(want_sum, a[i]);
+  }
+  Ciphertext dot_acc = ctx->make_ciphertext(Level(2), 2, a[0].scale * b[0].scale);
+  dot_acc.key_id = a[0].key_id;
+  Ciphertext sum_acc = a[0];
+  for (std::size_t lo : {std::size_t{0}, std::size_t{7}}) {
+    const std::size_t hi = lo == 0 ? 7 : count;
+    std::vector<const Ciphertext*> pa, pb, ps;
+    for (std::size_t i = lo; i < hi; ++i) {
+      pa.push_back(&a[i]);
+      pb.push_back(&b[i]);
+      if (i > 0) ps.push_back(&a[i]);
+    }
+    check_dot_batch(*ctx, dot_acc, pa, pb);
+    check_sum_batch(*ctx, sum_acc, ps);
+    const std::size_t du = dot_batch_units(dot_acc), su = sum_batch_units(sum_acc);
+    for (std::size_t u = du; u-- > 0;) dot_batch_unit(*ctx, dot_acc, pa, pb, u);  // reversed
+    for (std::size_t u = 0; u < su; ++u) sum_batch_unit(*ctx, sum_acc, ps, u);
+  }
+  EXPECT_EQ(dot_acc.data, want_dot.data);
+  EXPECT_EQ(sum_acc.data, want_sum.data);
+  // Operands that do not match the accumulator are refused before any unit runs.
+  std::vector<const Ciphertext*> one{&a[0]}, other{&want_dot};
+  EXPECT_THROW(check_dot_batch(*ctx, dot_acc, one, other), std::invalid_argument);
+  EXPECT_THROW(check_sum_batch(*ctx, sum_acc, other), std::invalid_argument);
+  EXPECT_THROW(check_dot_batch(*ctx, sum_acc, one, one), std::invalid_argument);
+}
+
 TEST_F(CkksKernels, DotWithPlaintexts) {
   const std::size_t count = 20;
   const auto a = encrypt_many(count, 200);
