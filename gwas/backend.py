@@ -354,28 +354,46 @@ def block_bytes(compiled: CompiledProgram, width: int) -> int:
     return int(per_row * rows) + int(sizes["upload_other"])
 
 
+def _dirty_limit() -> int:
+    """The dirty page-cache bytes past which the kernel throttles writers to the disk's speed
+    (vm.dirty_bytes, or vm.dirty_ratio percent of the available memory)."""
+    try:
+        fixed = int(Path("/proc/sys/vm/dirty_bytes").read_text())
+        if fixed > 0:
+            return fixed
+        ratio = int(Path("/proc/sys/vm/dirty_ratio").read_text())
+    except (OSError, ValueError):
+        ratio = 20
+    return _mem_available() * ratio // 100
+
+
 def scratch_dir(need_bytes: int) -> tuple[str | None, str]:
-    """Where a run keeps its ciphertext files: RAM-backed /dev/shm when it exists and both
-    its free space and the machine's available memory exceed 1.25 x the bytes a block's
-    ciphertexts take, so that the roles pay serialization but not disk write-back (writing
-    gigabytes to disk is throttled to the disk's speed once dirty pages pass the kernel's
-    threshold); otherwise the default temporary directory (TMPDIR). HEC_SCRATCH overrides
-    both. Returns the directory (None: the default) and a sentence for the log."""
+    """Where a run keeps its ciphertext files (`need_bytes`: one block's). The default
+    temporary directory (TMPDIR, usually a disk) when the block stays below the kernel's
+    dirty-page limit: its page cache serves the server's reads fastest (large folios; about
+    20% faster than tmpfs's 4 KiB pages, measured). Above that limit writes to a disk are
+    throttled to the disk's speed, so RAM-backed /dev/shm is used when its free space and the
+    available memory both exceed 1.25 x the block; otherwise TMPDIR all the same. HEC_SCRATCH
+    overrides the choice. Returns the directory (None: the default) and a sentence for the
+    log."""
     explicit = os.environ.get("HEC_SCRATCH")
+    gib = need_bytes / 2**30
     if explicit:
         return explicit, f"ciphertext files in {explicit} (HEC_SCRATCH)"
+    where = tempfile.gettempdir()
+    if need_bytes <= _dirty_limit():
+        return None, f"ciphertext files in {where} (a block needs about {gib:.1f} GiB)"
     want = int(1.25 * need_bytes)
     if RAM_SCRATCH.is_dir() and os.access(RAM_SCRATCH, os.W_OK):
         free = shutil.disk_usage(RAM_SCRATCH).free
         if free >= want and _mem_available() >= want:
             return str(RAM_SCRATCH), (
-                f"ciphertext files in {RAM_SCRATCH} (RAM; a block needs about "
-                f"{need_bytes / 2**30:.1f} GiB)"
+                f"ciphertext files in {RAM_SCRATCH} (RAM: a block needs about {gib:.1f} GiB, "
+                "more than the page cache takes before writes are throttled to disk speed)"
             )
-    where = tempfile.gettempdir()
     return None, (
-        f"ciphertext files in {where} (a block needs about {need_bytes / 2**30:.1f} GiB, "
-        f"more than RAM-backed {RAM_SCRATCH} can take)"
+        f"ciphertext files in {where} (a block needs about {gib:.1f} GiB, more than RAM-backed "
+        f"{RAM_SCRATCH} can take)"
     )
 
 

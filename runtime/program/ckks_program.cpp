@@ -1243,7 +1243,9 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
           encrypt_row(b0 + k, cts.data() + k * per_row);
           progress.advance();
         });
-        for (std::size_t i = 0; i < (b1 - b0) * per_row; ++i) writer.append(cts[i]);
+        std::vector<const Ct*> done((b1 - b0) * per_row);
+        for (std::size_t i = 0; i < done.size(); ++i) done[i] = &cts[i];
+        writer.append_batch(done.data(), done.size(), threads);
       }
       writer.finish();
       outputs.add(path);
