@@ -24,6 +24,7 @@ def test_gwas_chisq_command_encrypted_by_default(
     tmp_path: Path,
     program_cache: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     out = tmp_path / "res"
     args = ["gwas", "chisq", "--bfile", str(complete_cohort.prefix), "--out", str(out),
@@ -45,10 +46,18 @@ def test_gwas_chisq_command_encrypted_by_default(
     for phase in ("read", "scan", "compile", "keygen", "encrypt", "compute", "decrypt", "client"):
         assert f"\n  {phase:<10} " in log, phase
     assert "(the role's process)" in log
+    assert "ciphertext files in " in log and "GiB per block" in log
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
-    # A second run finds the compiled program (IR and C++ build) in the cache.
+    # A second run finds the compiled program (IR and C++ build) in the cache; HEC_SCRATCH
+    # moves the ciphertext files, which are gone afterwards.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("HEC_SCRATCH", str(scratch))
     assert main(args) == 0
-    assert "(hit)" in (tmp_path / "res.log").read_text()
+    log = (tmp_path / "res.log").read_text()
+    assert "(hit)" in log
+    assert f"ciphertext files in {scratch} (HEC_SCRATCH" in log
+    assert list(scratch.iterdir()) == []
 
 
 def test_gwas_chisq_sim_backend_is_labeled_a_simulation(
