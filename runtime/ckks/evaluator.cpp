@@ -332,7 +332,7 @@ void Evaluator::rescale_inplace(Ciphertext& a) const {
   const std::size_t top = a.limbs - 1;
   const u64 q_top = impl.moduli[top].value();
   const std::size_t l = static_cast<std::size_t>(a.level.value);
-  std::vector<u64> out(a.size() * top * n);
+  Words out(a.size() * top * n);
   std::vector<u64> last(a.size() * n);
   math::parallel_for(a.size(), [&](std::size_t k) {
     u64* lk = last.data() + k * n;
@@ -383,7 +383,7 @@ void Evaluator::drop_to_level_inplace(Ciphertext& a, Level level) const {
                                 " outside [0, " + level_str(a.level) + "]");
   }
   const std::size_t limbs = context_->params().limbs_at(level);
-  std::vector<u64> out(a.size() * limbs * a.n);
+  Words out(a.size() * limbs * a.n);
   for (std::size_t k = 0; k < a.size(); ++k) {
     std::copy(a.limb(k, 0), a.limb(k, 0) + limbs * a.n, out.data() + k * limbs * a.n);
   }

@@ -302,7 +302,10 @@ Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t 
   }
   Ciphertext ct = ctx.make_ciphertext(checked_level(ctx, level, path), degree, scale);
   ct.key_id = key_id;
-  ct.data = read_words(r, ct.data.size(), "ciphertext", path);
+  {
+    const std::vector<u64> words = read_words(r, ct.data.size(), "ciphertext", path);
+    std::copy(words.begin(), words.end(), ct.data.begin());
+  }
   return ct;
 }
 }  // namespace

@@ -18,9 +18,11 @@
 // [d0, ..., dk] is held as a C-order array of ciphertexts of shape [d0, ..., d(k-1),
 // ceil(dk / slots)] when packed (the last axis in the slots, zero padded) and [d0, ..., dk]
 // when replicated (one value in every slot). Streaming: when the program's large inputs share
-// a leading size parameter (the individuals N), `compute` reads them one row block at a time
-// and the generated code folds every row into accumulators (sums and fused dot products over
-// N), so memory is bounded by the accumulators and one block, not by N.
+// a leading size parameter (the individuals N), `compute` reads them a chunk of rows at a
+// time (a few rows per thread, positioned reads in parallel, the block file's checksum
+// verified when its last row is read), runs the row bodies in parallel and folds the chunk
+// into accumulators (sums and fused dot products over N, see RowSink), so memory is bounded
+// by the accumulators and one chunk, not by N.
 #pragma once
 
 #include <cstddef>
