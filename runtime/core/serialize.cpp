@@ -425,6 +425,11 @@ void ObjectWriter::finish() {
   const Checksum sum = to_bytes(XXH3_128bits_digest(state_->xxh));
   buffer_.insert(buffer_.end(), sum.begin(), sum.end());
   flush_buffer();
+  // Start writing the finished file back to disk now (without waiting for it): a party's
+  // output is on its way while it produces the next file, rather than left to the kernel's
+  // flusher threads, which would otherwise compete for the cores with whatever runs next
+  // (measured: the server pass right after an encryption ran up to 25% slower).
+  ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw std::runtime_error(tmp_.string() + ": close failed: " + errno_text());
