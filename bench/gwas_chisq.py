@@ -10,6 +10,12 @@ revealed value); a peak the role did not report is left empty. Where that backen
 available, the benchmark says so and reports the reference alone: the simulator is never
 timed as if it were encryption.
 
+The two sides do not do the same I/O, and the difference is charged to ours: its roles are
+separate processes, as the parties are, so every individual's ciphertexts are written to
+files by `encrypt` (checksummed, under TMPDIR or HEC_SCRATCH) and read back by `compute`;
+the reference encrypts and folds its ciphertexts in the same process, in memory, and never
+serializes them. Wall-clock seconds of each phase on both sides (the machine otherwise idle).
+
 Options: --sizes 1000,5000  --snps 16384  --threads 1,2  (smaller values for a quick look).
 """
 

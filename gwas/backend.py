@@ -339,6 +339,17 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
     return max([peak, *reported])
 
 
+def compact_integers(value: Array) -> npt.NDArray[Any]:
+    """`value` as int8 when every entry is an integer in [-128, 127] (genotype counts,
+    phenotypes, masks: an eighth of the float64 file the encrypting role reads), else
+    unchanged. The role converts to double exactly either way."""
+    if value.size and np.all(np.isfinite(value)):
+        lo, hi = float(value.min()), float(value.max())
+        if lo >= -128 and hi <= 127 and np.array_equal(value, np.rint(value)):
+            return value.astype(np.int8)
+    return value
+
+
 def block_bytes(compiled: CompiledProgram, width: int) -> int:
     """The ciphertext bytes one SNP block of `width` columns uploads (from the report's
     per-individual upload for the compiled M, scaled to the block)."""
@@ -455,7 +466,7 @@ class EncryptedBackend(Backend):
                     files = {}
                     for name, value in block.inputs.items():
                         files[name] = plain / f"{name}.npy"
-                        np.save(files[name], value)
+                        np.save(files[name], compact_integers(value))
                 # A data owner's inputs that do not depend on the SNP block (the phenotype) are
                 # encrypted once; every block's ciphertext directory links to them.
                 if not shared_ct.exists():
