@@ -21,6 +21,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <numeric>
@@ -1227,8 +1228,12 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     Progress progress("encrypt " + in.id + " rows", nrows);
     // Rows are encrypted a batch at a time (in parallel) and streamed into the block's file,
     // so a data owner holds one batch of ciphertexts, not a block.
+    // Double buffering: the rows of one batch are encrypted in parallel while a writer thread
+    // streams the previous batch into the block's file. (Several threads writing one file
+    // only queue on its inode lock: measured, a fifth of the role's time spinning.)
     const std::size_t batch = std::max<std::size_t>(1, 2 * static_cast<std::size_t>(threads));
-    std::vector<Ct> cts(batch * per_row);
+    std::vector<Ct> buffers[2] = {std::vector<Ct>(batch * per_row),
+                                  std::vector<Ct>(batch * per_row)};
     for (std::size_t r0 = 0; r0 < nrows; r0 += per_block) {
       const std::size_t r1 = std::min(nrows, r0 + per_block);
       const std::string stem =
@@ -1237,16 +1242,24 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       const std::size_t count = (r1 - r0) * per_row;
       const std::uint64_t record = 16 + ct_bytes;  // level, scale, degree, then c_0 and c_1
       ckks::CiphertextArrayWriter writer(path, *ctx, pk.key_id, count, count * record);
-      for (std::size_t b0 = r0; b0 < r1; b0 += batch) {
+      std::future<void> writing;
+      std::size_t turn = 0;
+      for (std::size_t b0 = r0; b0 < r1; b0 += batch, turn ^= 1) {
         const std::size_t b1 = std::min(r1, b0 + batch);
+        std::vector<Ct>& cts = buffers[turn];
         parallel_rows(b1 - b0, threads, [&](std::size_t k, int) {
           encrypt_row(b0 + k, cts.data() + k * per_row);
           progress.advance();
         });
-        std::vector<const Ct*> done((b1 - b0) * per_row);
-        for (std::size_t i = 0; i < done.size(); ++i) done[i] = &cts[i];
-        writer.append_batch(done.data(), done.size(), threads);
+        if (writing.valid()) writing.get();  // the other buffer is free again
+        const std::size_t n_cts = (b1 - b0) * per_row;
+        writing = std::async(std::launch::async, [&writer, &cts, n_cts] {
+          std::vector<const Ct*> done(n_cts);
+          for (std::size_t i = 0; i < n_cts; ++i) done[i] = &cts[i];
+          writer.append_batch(done.data(), done.size(), 1);
+        });
       }
+      if (writing.valid()) writing.get();
       writer.finish();
       outputs.add(path);
       Meta m = meta;
