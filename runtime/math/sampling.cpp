@@ -165,10 +165,13 @@ std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n, double sigm
   std::vector<u64> words(n), signs((n + 63) / 64);
   prng.fill(words.data(), n * sizeof(u64));
   prng.fill(signs.data(), signs.size() * sizeof(u64));
+  // Threshold by threshold over all samples (the inner loop vectorizes; still no branch on
+  // a secret value).
+  for (u64 threshold : table) {
+    for (std::size_t c = 0; c < n; ++c) out[c] += static_cast<std::int64_t>(words[c] >= threshold);
+  }
   for (std::size_t c = 0; c < n; ++c) {
-    const u64 u = words[c];
-    std::int64_t magnitude = 0;
-    for (u64 threshold : table) magnitude += static_cast<std::int64_t>(u >= threshold);
+    const std::int64_t magnitude = out[c];
     const std::int64_t sign = static_cast<std::int64_t>((signs[c / 64] >> (c % 64)) & 1);
     out[c] = magnitude - 2 * sign * magnitude;  // branch-free sign
   }

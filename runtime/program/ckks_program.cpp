@@ -1231,7 +1231,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     // Double buffering: the rows of one batch are encrypted in parallel while a writer thread
     // streams the previous batch into the block's file. (Several threads writing one file
     // only queue on its inode lock: measured, a fifth of the role's time spinning.)
-    const std::size_t batch = std::max<std::size_t>(1, 2 * static_cast<std::size_t>(threads));
+    const std::size_t batch = std::max<std::size_t>(1, 4 * static_cast<std::size_t>(threads));
     std::vector<Ct> buffers[2] = {std::vector<Ct>(batch * per_row),
                                   std::vector<Ct>(batch * per_row)};
     for (std::size_t r0 = 0; r0 < nrows; r0 += per_block) {
