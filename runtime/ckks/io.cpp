@@ -289,9 +289,8 @@ GaloisKeys load_galois_keys(const std::filesystem::path& path, const Context& ct
 }
 
 namespace {
-Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t level, double scale,
-                                std::uint32_t degree, const core::KeyId& key_id,
-                                const std::filesystem::path& path) {
+// The degree and scale a ciphertext record may carry.
+void check_record(std::uint32_t degree, double scale, const std::filesystem::path& path) {
   if (degree < 1 || degree > 64) {
     throw std::runtime_error(path.string() + ": ciphertext degree " + std::to_string(degree) +
                              " outside [1, 64]");
@@ -300,6 +299,12 @@ Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t 
     throw std::runtime_error(path.string() + ": ciphertext scale " + std::to_string(scale) +
                              " is not finite and positive");
   }
+}
+
+Ciphertext read_ciphertext_body(ByteReader& r, const Context& ctx, std::int32_t level, double scale,
+                                std::uint32_t degree, const core::KeyId& key_id,
+                                const std::filesystem::path& path) {
+  check_record(degree, scale, path);
   Ciphertext ct = ctx.make_ciphertext(checked_level(ctx, level, path), degree, scale);
   ct.key_id = key_id;
   {
@@ -382,14 +387,7 @@ void CiphertextArrayReader::next(Ciphertext& ct) {
   const std::int32_t level = static_cast<std::int32_t>(reader_.get_u32());
   const double scale = reader_.get_f64();
   const std::uint32_t degree = reader_.get_u32();
-  if (degree < 1 || degree > 64) {
-    throw std::runtime_error(path.string() + ": ciphertext degree " + std::to_string(degree) +
-                             " outside [1, 64]");
-  }
-  if (!(scale > 0) || !std::isfinite(scale)) {
-    throw std::runtime_error(path.string() + ": ciphertext scale " + std::to_string(scale) +
-                             " is not finite and positive");
-  }
+  check_record(degree, scale, path);
   const Level lv = checked_level(ctx_, level, path);
   const std::size_t limbs = ctx_.params().limbs_at(lv);
   const std::size_t words = (degree + 1) * limbs * ctx_.n();
