@@ -339,6 +339,18 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
     return max([peak, *reported])
 
 
+def _flush_files(directory: Path) -> None:
+    """fdatasync every regular file in `directory` (not following symbolic links)."""
+    for f in directory.iterdir():
+        if f.is_symlink() or not f.is_file():
+            continue
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+
+
 def compact_integers(value: Array) -> npt.NDArray[Any]:
     """`value` as int8 when every entry is an integer in [-128, 127] (genotype counts,
     phenotypes, masks: an eighth of the float64 file the encrypting role reads), else
@@ -485,6 +497,13 @@ class EncryptedBackend(Backend):
                 ]
                 self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"), *args,
                            "--out", str(cts))  # fmt: skip
+                # The upload is complete when it is on disk: the kernel's write-back of the
+                # block's files is waited for here, in the data owners' phase, instead of
+                # running on the cores the server is using (measured: the server pass at 2
+                # threads took up to a third longer while the flusher was still writing).
+                with meter.phase("encrypt"):
+                    _flush_files(cts)
+                    _flush_files(shared_ct)
                 for f in shared_ct.iterdir():
                     (cts / f.name).symlink_to(f)
                 shutil.rmtree(plain)
