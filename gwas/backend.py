@@ -62,7 +62,7 @@ def default_cache_dir() -> Path:
 # The largest float64 SNP block (individuals x SNPs) a run holds in memory at once, and the
 # ciphertext bytes a block's files may take (CompiledProgram.block_width).
 BLOCK_BYTES = 1 << 30
-BLOCK_CT_BYTES = 8 << 30
+BLOCK_CT_BYTES = 16 << 30
 
 
 @dataclass
@@ -106,9 +106,9 @@ class CompiledProgram:
         ciphertexts per block. Fewer blocks mean fewer reads of the inputs every block shares
         (the phenotype, encrypted once); the caps keep the plaintext block and the block's
         ciphertext files (written, read, deleted block by block) bounded whatever the
-        cohort. Measured at N = 5000, M = 16384, 2 threads: one 13 GiB block took 34.6 s to
-        encrypt and 1.5 s to compute, two 6.5 GiB blocks 23.5 s and 1.6 s, four 3.3 GiB
-        blocks 17.4 s and 2.0 s (fresh page-cache memory costs more than re-reading)."""
+        cohort. Measured at N = 5000, M = 16384, 2 threads (ciphertext files written by one
+        thread per file): one 13 GiB block 15.6-17.7 s to encrypt and 1.49-1.65 s to compute,
+        two 6.5 GiB blocks 16.7 s and 1.8 s (the phenotype read twice)."""
         slots = self.slots
         wanted = max(1, -(-columns // slots))
         affordable = max(1, BLOCK_BYTES // (8 * max(1, rows) * slots))
