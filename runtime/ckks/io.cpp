@@ -194,28 +194,6 @@ void CiphertextArrayWriter::append(const Ciphertext& ct) {
   ++written_;
 }
 
-void CiphertextArrayWriter::append_batch(const Ciphertext* const* cts, std::size_t count,
-                                         int threads) {
-  if (written_ + count > count_) throw std::logic_error("save: more ciphertexts than announced");
-  std::vector<std::array<std::uint8_t, 16>> heads(count);
-  std::vector<core::ObjectWriter::Piece> pieces;
-  pieces.reserve(2 * count);
-  for (std::size_t k = 0; k < count; ++k) {
-    const Ciphertext& ct = *cts[k];
-    if (ct.key_id != key_id_) throw std::invalid_argument("save: ciphertext array mixes key ids");
-    ByteWriter w;
-    w.put_u32(static_cast<std::uint32_t>(ct.level.value));
-    w.put_f64(ct.scale);
-    w.put_u32(static_cast<std::uint32_t>(ct.degree));
-    const auto bytes = w.take();
-    std::copy(bytes.begin(), bytes.end(), heads[k].begin());
-    pieces.push_back({heads[k].data(), 16});
-    pieces.push_back({ct.data.data(), 8 * ct.data.size()});
-  }
-  writer_.put_scattered(pieces, threads);
-  written_ += count;
-}
-
 void CiphertextArrayWriter::finish() {
   if (written_ != count_) {
     throw std::logic_error("save: " + std::to_string(written_) + " ciphertexts written, " +

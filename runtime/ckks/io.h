@@ -52,8 +52,6 @@ class CiphertextArrayWriter {
                         const core::KeyId& key_id, std::size_t count, std::uint64_t payload_bytes);
   static std::uint64_t record_bytes(const Ciphertext& ct);
   void append(const Ciphertext& ct);
-  // *cts[0..count) in order, written by up to `threads` threads at once.
-  void append_batch(const Ciphertext* const* cts, std::size_t count, int threads);
   void finish();
 
  private:

@@ -358,51 +358,6 @@ void ObjectWriter::put(const void* data, std::size_t size) {
   write_all(fd_, p, size, tmp_);
 }
 
-void ObjectWriter::put_scattered(const std::vector<Piece>& pieces, int threads) {
-  if (finished_) throw std::logic_error(path_.string() + ": put after finish");
-  std::uint64_t total = 0;
-  for (const Piece& p : pieces) total += p.size;
-  if (total > remaining_) {
-    throw std::logic_error(path_.string() + ": payload longer than the header announces");
-  }
-  remaining_ -= total;
-  flush_buffer();
-  const off_t base = ::lseek(fd_, 0, SEEK_CUR);
-  if (base < 0) throw std::runtime_error(tmp_.string() + ": lseek failed: " + errno_text());
-  std::vector<std::uint64_t> at(pieces.size());
-  std::uint64_t next = static_cast<std::uint64_t>(base);
-  for (std::size_t j = 0; j < pieces.size(); ++j) {
-    at[j] = next;
-    next += pieces[j].size;
-  }
-  std::exception_ptr error;
-  std::mutex error_mutex;
-#pragma omp parallel for schedule(dynamic) num_threads(std::max(1, threads)) if (threads > 1)
-  for (std::size_t j = 0; j < pieces.size(); ++j) {
-    try {
-      const auto* p = static_cast<const std::uint8_t*>(pieces[j].data);
-      std::size_t left = pieces[j].size;
-      std::uint64_t pos = at[j];
-      while (left > 0) {
-        const ssize_t n = ::pwrite(fd_, p, left, static_cast<off_t>(pos));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error(tmp_.string() + ": write failed: " + errno_text());
-        p += n;
-        pos += static_cast<std::uint64_t>(n);
-        left -= static_cast<std::size_t>(n);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-  if (::lseek(fd_, static_cast<off_t>(next), SEEK_SET) < 0) {
-    throw std::runtime_error(tmp_.string() + ": lseek failed: " + errno_text());
-  }
-  for (const Piece& p : pieces) XXH3_128bits_update(state_->xxh, p.data, p.size);
-}
-
 void ObjectWriter::put_u32(std::uint32_t v) {
   std::uint8_t b[4];
   for (int i = 0; i < 4; ++i) b[i] = static_cast<std::uint8_t>(v >> (8 * i));

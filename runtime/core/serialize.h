@@ -131,13 +131,6 @@ class ObjectWriter {
   void put_u32(std::uint32_t v);
   void put_f64(double v);
   void put_u64s(const std::uint64_t* data, std::size_t count) { put(data, 8 * count); }
-  // The pieces, in order, written by up to `threads` threads at once (positioned writes);
-  // the checksum is updated in order afterwards.
-  struct Piece {
-    const void* data;
-    std::size_t size;
-  };
-  void put_scattered(const std::vector<Piece>& pieces, int threads);
   void finish();
 
  private:

@@ -1231,7 +1231,6 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     Progress progress("encrypt " + in.id + " rows", nrows);
     std::mutex outputs_mutex;
     std::exception_ptr error;
-    const std::size_t batch = 4;  // rows encrypted before each write: a few MiB
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
     for (std::size_t f = 0; f < n_files; ++f) {
       {
@@ -1246,17 +1245,11 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         const std::size_t count = (r1 - r0) * per_row;
         const std::uint64_t record = 16 + ct_bytes;  // level, scale, degree, then c_0 and c_1
         ckks::CiphertextArrayWriter writer(path, *ctx, pk.key_id, count, count * record);
-        std::vector<Ct> cts(batch * per_row);
-        std::vector<const Ct*> done;
-        for (std::size_t b0 = r0; b0 < r1; b0 += batch) {
-          const std::size_t b1 = std::min(r1, b0 + batch);
-          done.clear();
-          for (std::size_t r = b0; r < b1; ++r) {
-            encrypt_row(r, cts.data() + (r - b0) * per_row);
-            progress.advance();
-          }
-          for (std::size_t i = 0; i < (b1 - b0) * per_row; ++i) done.push_back(&cts[i]);
-          writer.append_batch(done.data(), done.size(), 1);
+        std::vector<Ct> cts(per_row);
+        for (std::size_t r = r0; r < r1; ++r) {
+          encrypt_row(r, cts.data());
+          progress.advance();
+          for (const Ct& ct : cts) writer.append(ct);
         }
         writer.finish();
         {
