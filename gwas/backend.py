@@ -48,7 +48,7 @@ from hec.pipeline import Options, compile_file, report_of
 from targets.sim.simulator import simulate
 
 Array = npt.NDArray[np.float64]
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: complex packing (passes/complex_packing.py)
 
 
 def default_cache_dir() -> Path:
@@ -101,7 +101,8 @@ class CompiledProgram:
         return params.slots
 
     def block_width(self, rows: int, columns: int) -> int:
-        """SNPs per block: a whole number of slot sets, as many as the columns need but at
+        """SNPs per block: a whole number of slot sets (of pairs of them when the genotypes are
+        complex-packed), as many as the columns need but at
         most BLOCK_BYTES of float64 inputs (rows x width) and about BLOCK_CT_BYTES of
         ciphertexts per block. Fewer blocks mean fewer reads of the inputs every block shares
         (the phenotype, encrypted once); the caps keep the plaintext block and the block's
@@ -109,7 +110,11 @@ class CompiledProgram:
         cohort. Measured at N = 5000, M = 16384, 2 threads (ciphertext files written by one
         thread per file): one 13 GiB block 15.6-17.7 s to encrypt and 1.49-1.65 s to compute,
         two 6.5 GiB blocks 16.7 s and 1.8 s (the phenotype read twice)."""
-        slots = self.slots
+        # A complex-packed input holds two slot sets per ciphertext: blocks of whole pairs.
+        complex_layout = any(
+            ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in self.program.encrypts()
+        )
+        slots = self.slots * (2 if complex_layout else 1)
         wanted = max(1, -(-columns // slots))
         affordable = max(1, BLOCK_BYTES // (8 * max(1, rows) * slots))
         sizes = self.report["sizes"]

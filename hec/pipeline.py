@@ -10,7 +10,7 @@ show what each pass changed) and, when asked, prints the IR (`--print-ir-after-a
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -36,6 +36,7 @@ from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
+from passes.complex_packing import ComplexPackingPass
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
 from passes.level_assignment import LevelAssignmentPass
@@ -60,6 +61,9 @@ class Options:
     insecure: bool = False
     print_ir_after_all: bool = False
     print_ir_after: tuple[str, ...] = ()
+    # Complex packing (passes/complex_packing.py): tried when a row spans two slot sets.
+    complex_packing: bool = True
+    complex_min_width: int = 0  # set by run_pipeline; 0 = off
 
 
 @dataclass
@@ -108,6 +112,7 @@ def transform_passes(o: Options) -> list[ModulePass]:
         LazyRelinearizationPass(max_degree=o.max_degree),
         RescalePlacementPass(),
         LevelAssignmentPass(),
+        ComplexPackingPass(min_width=o.complex_min_width, sizes=o.sizes),
         ScaleManagementPass(
             precision_bits=o.precision_bits,
             precision=o.precision,
@@ -167,6 +172,52 @@ def _op_counts(module: ModuleOp) -> dict[str, int]:
 
 
 def run_pipeline(
+    checked: CheckedProgram, options: Options, out: TextIO | None = None
+) -> Compilation:
+    """Compile; with `complex_packing`, compile a second time with complex packing when a
+    secret row spans two or more slot sets of the ring the first compilation chose, and keep
+    that program unless it needs a larger ring or more primes (fewer ciphertexts per row is
+    then a pure gain). IR dumps are printed for the program kept."""
+    printing = options.print_ir_after_all or bool(options.print_ir_after)
+    plain = replace(options, complex_min_width=0)
+    first = _run_passes(checked, plain, None if printing else out)
+    params = first.program.parameters()
+    if not options.complex_packing or params is None:
+        return _run_passes(checked, plain, out) if printing else first
+    width = params.slots + 1
+    sizes = parse_sizes(options.sizes)
+    bounds = first.program.params()
+    wide = any(
+        len(t.dims) == 2
+        and t.layout_name == ckks.PACKED
+        and (t.dims[-1] if isinstance(t.dims[-1], int) else sizes.get(t.dims[-1], bounds[t.dims[-1]]))
+        >= width
+        for t in (ckks.ct_type(e.result) for e in first.program.encrypts())
+    )
+    if not wide:
+        return _run_passes(checked, plain, out) if printing else first
+    packed_options = replace(options, complex_min_width=width)
+    try:
+        second = _run_passes(checked, packed_options, None)
+    except UserError:
+        second = None
+    if second is not None and _complex_pays(first.program, second.program):
+        return _run_passes(checked, packed_options, out) if printing else second
+    return _run_passes(checked, plain, out) if printing else first
+
+
+def _complex_pays(plain: ckks.ProgramOp, packed: ckks.ProgramOp) -> bool:
+    a, b = plain.parameters(), packed.parameters()
+    if a is None or b is None:
+        return False
+    uses_complex = any(
+        ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in packed.encrypts()
+    )
+    primes = len(b.output_moduli) + len(b.moduli) <= len(a.output_moduli) + len(a.moduli)
+    return uses_complex and b.log_n <= a.log_n and primes
+
+
+def _run_passes(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
     stream: TextIO = out or sys.stdout

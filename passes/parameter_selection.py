@@ -9,7 +9,9 @@ Turns the scale plan (log2 sizes, from scale-management) into concrete RNS-CKKS 
 - key switching (only when the program relinearizes or rotates): hybrid key switching with
   dnum = number of primes of Q_L (one prime per digit) and one special prime P at least as
   large as every prime, so the key-switch error divided by P stays below the rescale error;
-- security: log2(Q_L·P) must be within the 128-bit bound of the HE Standard for n
+- security: the largest modulus of a published sample, max(log2 Q_L, log2 Q_key_level·P) (the
+  public key is over Q_L, the evaluation keys are generated only up to the highest level a
+  key is switched at), must be within the 128-bit bound of the HE Standard for n
   (`compiler.analysis.security`), or `insecure` must be set, in which case the program is
   stamped `insecure = true` and `security_bits = 0`, and every report says so.
 """
@@ -35,7 +37,7 @@ from compiler.analysis.security import (
 )
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
-from passes.scale_management import needs_key_switch, plan_of
+from passes.scale_management import key_level_of, needs_key_switch, plan_of
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,17 @@ class ParameterSelectionPass(ModulePass):
             special = ntt_primes(
                 min(MAX_PRIME_BITS, math.ceil(bits)), log_n, 1, avoid=set(output + rescale)
             )
-        log_qp = log2_product(output + rescale + special)
+        params = ckks.Parameters(
+            log_n=log_n,
+            output_moduli=tuple(output),
+            moduli=tuple(rescale),
+            special_moduli=tuple(special),
+            dnum=dnum,
+            security_bits=0,
+            insecure=False,
+            key_level=key_level_of(program),
+        )
+        log_qp = params.log_qp
         secure = security_bits(log_n, log_qp)
         if not secure and not self.insecure:
             raise UserError(

@@ -70,6 +70,7 @@ class Candidate:
     special_bits: int
     levels: int
     precision: float
+    key_level: int | None = None  # highest level of a key switch (None: every level)
 
     @property
     def output_primes(self) -> int:
@@ -81,12 +82,19 @@ class Candidate:
 
     @property
     def total_bits(self) -> float:
-        """log2(Q_L·P) of the primes parameter-selection will pick: Q_0 split into equal
+        """log2 of the largest modulus the coordinator publishes a sample under (as
+        `ckks.Parameters.log_qp`): the public key's Q_L, or the evaluation keys'
+        Q_key_level·P, for the primes parameter-selection will pick: Q_0 split into equal
         whole-bit primes, and a small margin because a prime near 2^b may lie just above it."""
         count = self.output_primes
         q0 = count * math.ceil(self.output_bits / count)
         margin = 1e-3 * self.primes
-        return q0 + self.levels * self.rescale_bits + self.special_bits + margin
+        q_top = q0 + self.levels * self.rescale_bits
+        if not self.special_bits:
+            return q_top + margin
+        key_levels = self.levels if self.key_level is None else min(self.key_level, self.levels)
+        keys = q0 + key_levels * self.rescale_bits + self.special_bits
+        return max(q_top, keys) + margin
 
     def cost(self) -> tuple[float, float, float]:
         return (self.primes, self.total_bits, -self.precision)
@@ -110,7 +118,13 @@ def plan_of(program: ckks.ProgramOp) -> Candidate | None:
         special_bits=int(num("plan_special_bits")),
         levels=top_level(program),
         precision=num("plan_precision"),
+        key_level=key_level_of(program),
     )
+
+
+def key_level_of(program: ckks.ProgramOp) -> int | None:
+    value = program.attributes.get("key_level")
+    return value.value.data if isinstance(value, IntegerAttr) else None
 
 
 def needs_key_switch(program: ckks.ProgramOp) -> bool:
@@ -174,7 +188,9 @@ class ScaleManagementPass(ModulePass):
             precision = min((bits for bits, _ in margins), default=math.inf)
             q0_prime_bits = math.ceil(out_bits / math.ceil(out_bits / MAX_PRIME_BITS))
             special = min(MAX_PRIME_BITS, max(math.ceil(r), q0_prime_bits)) if key_switch else 0
-            cand = Candidate(log_n, delta, r, out_bits, special, levels, precision)
+            cand = Candidate(
+                log_n, delta, r, out_bits, special, levels, precision, key_level_of(program)
+            )
             if not self.insecure and cand.total_bits > HE_STANDARD_128[log_n]:
                 return None
             return cand

@@ -59,3 +59,16 @@ def sum_slots_offsets(slots: int) -> list[int]:
     log2(slots) steps are needed for the total to land in every slot (a replicated result);
     the zero padding of the packed axis keeps the extra slots out of the sum."""
     return [1 << k for k in range(slots.bit_length() - 1)]
+
+
+def needs_relin_key(program: ckks.ProgramOp) -> bool:
+    """A relinearization, or an unpack of a degree > 1 value (relinearized first)."""
+    return any(
+        isinstance(op, ckks.RelinearizeOp)
+        or (isinstance(op, ckks.UnpackComplexOp) and ckks.ct_type(op.input).degree_value > 1)
+        for op in program.block.ops
+    )
+
+
+def needs_conjugation_key(program: ckks.ProgramOp) -> bool:
+    return any(isinstance(op, ckks.UnpackComplexOp) for op in program.block.ops)

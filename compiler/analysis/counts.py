@@ -20,7 +20,17 @@ from xdsl.ir import SSAValue
 from compiler.dialects import ckks
 from compiler.types import Dim
 
-COUNT_KEYS = ("ct_mul", "pt_mul", "const_mul", "relin", "rotate", "key_switch", "rescale", "add")
+COUNT_KEYS = (
+    "ct_mul",
+    "pt_mul",
+    "const_mul",
+    "relin",
+    "rotate",
+    "conjugate",
+    "key_switch",
+    "rescale",
+    "add",
+)
 
 
 def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str, int]:
@@ -38,6 +48,12 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
             case ckks.RelinearizeOp():
                 c["relin"] += 1
                 c["key_switch"] += 1
+            case ckks.UnpackComplexOp():
+                relin = ckks.ct_type(op.input).degree_value > 1
+                c["relin"] += relin
+                c["conjugate"] += 1
+                c["key_switch"] += 1 + relin
+                c["add"] += 2
             case ckks.RotateOp():
                 c["rotate"] += 1
                 c["key_switch"] += 1
@@ -74,6 +90,8 @@ class Shapes:
         dims = [self.dim(d) for d in ty.dims]
         if ty.layout_name == ckks.PACKED:
             return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)
+        if ty.layout_name == ckks.COMPLEX:
+            return math.prod(dims[:-1]) * -(-dims[-1] // (2 * self.slots))
         return math.prod(dims)
 
 
@@ -101,6 +119,14 @@ def executed_counts(
             case ckks.RelinearizeOp():
                 c["relin"] += out
                 c["key_switch"] += out
+            case ckks.UnpackComplexOp():
+                # one conjugation (and relinearization) per complex ciphertext
+                pairs = s.count(ckks.ct_type(op.input))
+                relin = ckks.ct_type(op.input).degree_value > 1
+                c["relin"] += relin * pairs
+                c["conjugate"] += pairs
+                c["key_switch"] += (1 + relin) * pairs
+                c["add"] += 2 * pairs
             case ckks.RotateOp():
                 c["rotate"] += out
                 c["key_switch"] += out

@@ -116,6 +116,12 @@ def error_variances(
                 v = k * var[op.input] + k * model.key_switch() * per_scale_sq(out) * steps
             case ckks.RotateOp() | ckks.RelinearizeOp():
                 v = var[op.input] + model.key_switch() * per_scale_sq(out)
+            case ckks.UnpackComplexOp():
+                # Re z = (z + z*)/2: the slot error's real part, plus the conjugation's
+                # key-switch error (and a relinearization's first, above degree 1), both
+                # at the input's scale, i.e. halved at the result's (twice the) scale.
+                switches = 1 + (ckks.ct_type(op.input).degree_value > 1)
+                v = var[op.input] + switches * model.key_switch() * per_scale_sq(op.input)
             case ckks.RescaleOp():
                 degree = ckks.ct_type(op.input).degree_value
                 v = var[op.input] + model.rescale(degree) * per_scale_sq(out)

@@ -206,6 +206,7 @@ def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 | ckks.RescaleOp()
                 | ckks.LevelDownOp()
                 | ckks.RelinearizeOp()
+                | ckks.UnpackComplexOp()
                 | ckks.BroadcastOp()
                 | ckks.TransposeOp()
             ):

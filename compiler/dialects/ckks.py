@@ -16,6 +16,14 @@ Layouts (the `layout` parameter):
   the leading axes) and per block of `slots` columns, zero padded. An array of shape [N, M]
   holds N x ceil(M / slots) ciphertexts.
 - `replicated`: one ciphertext per element, that element's value in every slot.
+- `complex`: the last axis in the complex slots, two blocks of `slots` columns per
+  ciphertext: block 2j in the real parts, block 2j + 1 in the imaginary parts. An array of
+  shape [N, M] holds N x ceil(M / (2 slots)) ciphertexts: half the ciphertexts of `packed`
+  for the same data (the complex-packing pass chooses it). It survives only what acts on
+  real and imaginary parts alike: add, sub, negate, mul_const, add_const (the constant
+  goes to both parts), rescale, level_down, relinearize, reduce, and mul/dot by a broadcast
+  of a replicated array (a real value in every slot). `unpack_complex` turns it back into
+  `packed` with one conjugation.
 
 Ops. Elementwise ops take arrays of the same shape and layout (explicit `ckks.broadcast` makes
 them so), the same level, and (for add/sub) the same scale. Invariants are in the result-type
@@ -29,7 +37,8 @@ rescale (divides by the top prime of the current modulus), level_down, rotate (k
 `group` marks rotations of one source that share a hoisted decomposition), sum_slots (rotate
 and add over the packed axis: log2(slots) rotations per ciphertext), reduce (binary-tree sum
 over an array axis), dot (fused sum_i a_i * b_i over an array axis), broadcast, transpose
-(replicated arrays only: relabelling), decrypt (party: coordinator), and the public-scalar ops
+(replicated arrays only: relabelling), unpack_complex (complex -> packed: a conjugation key
+switch, after a relinearization when the degree is above 1), decrypt (party: coordinator), and the public-scalar ops
 size, constant, public_arith.
 """
 
@@ -51,6 +60,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     f64,
     i64,
 )
@@ -88,7 +98,9 @@ from compiler.types import Dim, Domain, format_shape
 
 PACKED = "packed"
 REPLICATED = "replicated"
-LAYOUTS = (PACKED, REPLICATED)
+COMPLEX = "complex"
+LAYOUTS = (PACKED, REPLICATED, COMPLEX)
+SLOT_LAYOUTS = (PACKED, COMPLEX)  # the last axis lives in the slots
 # Scales are compared in log2; two scales closer than this are the same scale (the exact
 # values are products of the same primes taken in different orders).
 SCALE_TOLERANCE = 1e-9
@@ -118,8 +130,8 @@ def _verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
         raise VerifyException(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if len(dims) > 3:
         raise VerifyException(f"ciphertext arrays have rank at most 3, got {len(dims)}")
-    if layout == PACKED and not dims:
-        raise VerifyException("a packed array needs at least one axis (the packed one)")
+    if layout in SLOT_LAYOUTS and not dims:
+        raise VerifyException(f"a {layout} array needs at least one axis (the packed one)")
 
 
 @irdl_attr_definition
@@ -326,6 +338,30 @@ def _check_same_scale(what: str, a: CtType | PtType, b: CtType | PtType) -> None
         )
 
 
+def is_real_broadcast(value: SSAValue) -> bool:
+    """A broadcast of a replicated array: every slot holds one real value."""
+    owner = value.owner
+    return isinstance(owner, BroadcastOp) and ct_type(owner.input).layout_name == REPLICATED
+
+
+def is_real_factor(value: SSAValue) -> bool:
+    """A complex broadcast marked `real_factor`: a real value in every slot, imaginary 0."""
+    owner = value.owner
+    return isinstance(owner, BroadcastOp) and owner.real_factor is not None
+
+
+def _check_complex_product(what: str, lhs: SSAValue, rhs: SSAValue) -> None:
+    """A product of complex arrays is a product of complex slot values; it multiplies the real
+    and imaginary parts alike only when one factor is real in every slot."""
+    if ct_type(lhs).layout_name != COMPLEX:
+        return
+    if not (is_real_factor(lhs) or is_real_factor(rhs)):
+        raise VerifyException(
+            f"{what}: both operands are complex arrays; insert ckks.unpack_complex first "
+            "(only a real_factor broadcast multiplies a complex array)"
+        )
+
+
 # --------------------------------------------------------------------------------------------
 # Ops
 # --------------------------------------------------------------------------------------------
@@ -433,6 +469,7 @@ class MulOp(_CtBinary):
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
         _check_same_array(self.name, a, b)
+        _check_complex_product(self.name, self.lhs, self.rhs)
         return a.with_(
             log_scale=a.scale_bits + b.scale_bits, degree=a.degree_value + b.degree_value
         )
@@ -555,7 +592,7 @@ class SumSlotsOp(_CtUnary):
 def _check_array_axis(src: CtType, axis: int, what: str) -> None:
     if not 0 <= axis < len(src.dims):
         raise VerifyException(f"{what}: axis {axis} out of range for {format_shape(src.dims)}")
-    if src.layout_name == PACKED and axis == len(src.dims) - 1:
+    if src.layout_name in SLOT_LAYOUTS and axis == len(src.dims) - 1:
         raise VerifyException(f"{what}: axis {axis} is the packed axis; use ckks.sum_slots")
 
 
@@ -612,6 +649,7 @@ class DotOp(CkksOp):
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
         _check_same_array(self.name, a, b)
+        _check_complex_product(self.name, self.lhs, self.rhs)
         _check_array_axis(a, self.axis_value, self.name)
         dims = tuple(d for i, d in enumerate(a.dims) if i != self.axis_value)
         return a.with_(
@@ -623,23 +661,34 @@ class DotOp(CkksOp):
 class BroadcastOp(_CtUnary):
     """Array-level broadcast (no HE work: ciphertexts are reused). Operand axis i becomes result
     axis dims[i]. A replicated array may become packed when the packed (last) result axis is
-    new or stretched: a ciphertext holding one value in every slot is a valid packed row."""
+    new or stretched: a ciphertext holding one value in every slot is a valid packed row. It
+    may become complex the same way: then each ciphertext is multiplied by 1 + i (a monomial,
+    no level) so both parts hold the value, unless `real_factor` marks it as only a factor of a
+    product with a complex array (the ciphertexts as they are: the value, imaginary 0)."""
 
     name = "ckks.broadcast"
 
     dims = prop_def(DenseArrayBase[IntegerType])
     shape = prop_def(ArrayAttr[IntAttr | StringAttr])
     out_layout = prop_def(StringAttr)
+    real_factor = opt_prop_def(UnitAttr)
 
-    def __init__(self, operand: SSAValue, shape: Sequence[Dim], dims: Sequence[int], layout: str):
-        super().__init__(
-            operand,
-            {
-                "dims": DenseArrayBase.from_list(i64, list(dims)),
-                "shape": _shape_attr(shape),
-                "out_layout": StringAttr(layout),
-            },
-        )
+    def __init__(
+        self,
+        operand: SSAValue,
+        shape: Sequence[Dim],
+        dims: Sequence[int],
+        layout: str,
+        real_factor: bool = False,
+    ):
+        props: dict[str, Attribute] = {
+            "dims": DenseArrayBase.from_list(i64, list(dims)),
+            "shape": _shape_attr(shape),
+            "out_layout": StringAttr(layout),
+        }
+        if real_factor:
+            props["real_factor"] = UnitAttr()
+        super().__init__(operand, props)
 
     @property
     def dims_tuple(self) -> tuple[int, ...]:
@@ -660,16 +709,48 @@ class BroadcastOp(_CtUnary):
             if src.dims[i] != shape[d] and src.dims[i] != 1:
                 raise VerifyException(f"operand axis {i} cannot broadcast to result axis {d}")
         last = len(shape) - 1
-        if src.layout_name == PACKED:
-            if layout != PACKED or not dims or dims[-1] != last or src.dims[-1] != shape[last]:
-                raise VerifyException("a packed array broadcasts only along its leading axes")
-        elif layout == PACKED:
+        if src.layout_name in SLOT_LAYOUTS:
+            if (
+                layout != src.layout_name
+                or not dims
+                or dims[-1] != last
+                or src.dims[-1] != shape[last]
+            ):
+                raise VerifyException(
+                    f"a {src.layout_name} array broadcasts only along its leading axes"
+                )
+        elif layout in SLOT_LAYOUTS:
             fed = last in dims and src.dims[dims.index(last)] == shape[last]
             if fed:
                 raise VerifyException(
                     "a replicated array becomes packed only along a new or stretched last axis"
                 )
+            # real_factor: the replicated ciphertexts as they are (v + 0i in every slot), only
+            # a factor of a product; otherwise v in both parts (times 1 + i, no level).
+            for use in self.result.uses if self.real_factor is not None else ():
+                if not isinstance(use.operation, MulOp | DotOp):
+                    raise VerifyException("a real_factor broadcast is only a factor of mul/dot")
+        if self.real_factor is not None and (
+            layout != COMPLEX or src.layout_name != REPLICATED
+        ):
+            raise VerifyException("real_factor: a replicated array broadcast to complex")
         return src.with_(dims=shape, layout=layout)
+
+
+@irdl_op_definition
+class UnpackComplexOp(_CtUnary):
+    """Complex layout -> packed: with z the slots of a ciphertext and z* their conjugates (a
+    Galois key switch), z + z* holds 2 Re z and -i (z - z*) holds 2 Im z (-i is a monomial
+    multiply, no level); read at twice the scale they are Re z and Im z, the column blocks
+    2j and 2j + 1. A degree > 1 operand is relinearized first. No level; scale + 1 bit."""
+
+    name = "ckks.unpack_complex"
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        if src.layout_name != COMPLEX:
+            raise VerifyException("unpack_complex needs a complex array")
+        return src.with_(layout=PACKED, log_scale=src.scale_bits + 1.0, degree=1)
 
 
 @irdl_op_definition
@@ -960,7 +1041,9 @@ class Parameters:
     """The scheme parameters a program runs under (set by parameter-selection).
 
     `moduli` are the rescale primes q_1..q_L (q_l is dropped by a rescale at level l);
-    `output_moduli` the primes of Q_0; `special_moduli` the key-switching primes P."""
+    `output_moduli` the primes of Q_0; `special_moduli` the key-switching primes P;
+    `key_level` the highest level at which a key is switched (level-assignment), None for all
+    levels: the evaluation keys are generated over Q_key_level·P only."""
 
     log_n: int
     output_moduli: tuple[int, ...]
@@ -969,6 +1052,7 @@ class Parameters:
     dnum: int
     security_bits: int
     insecure: bool
+    key_level: int | None = None
 
     @property
     def slots(self) -> int:
@@ -981,7 +1065,15 @@ class Parameters:
 
     @property
     def log_qp(self) -> float:
-        return self.modulus_bits(len(self.moduli)) + sum(math.log2(p) for p in self.special_moduli)
+        """log2 of the largest modulus of any RLWE sample under the secret the coordinator
+        publishes: the public key (Q_L) and the evaluation keys (Q_key_level·P). The HE
+        Standard bounds the modulus of each sample; the largest decides."""
+        top = len(self.moduli)
+        if not self.special_moduli:
+            return self.modulus_bits(top)
+        level = top if self.key_level is None else min(self.key_level, top)
+        keys = self.modulus_bits(level) + sum(math.log2(p) for p in self.special_moduli)
+        return max(self.modulus_bits(top), keys)
 
 
 def _int_array(values: Sequence[int]) -> DenseArrayBase:
@@ -1045,6 +1137,7 @@ class ProgramOp(IRDLOperation):
             return value.value.data
 
         insecure = attrs.get("insecure")
+        key_level = attrs.get("key_level")
         return Parameters(
             log_n=one("log_n"),
             output_moduli=ints("output_moduli"),
@@ -1053,6 +1146,7 @@ class ProgramOp(IRDLOperation):
             dnum=one("dnum"),
             security_bits=one("security_bits"),
             insecure=isinstance(insecure, IntegerAttr) and insecure.value.data != 0,
+            key_level=key_level.value.data if isinstance(key_level, IntegerAttr) else None,
         )
 
     def set_parameters(self, p: Parameters) -> None:
@@ -1111,12 +1205,18 @@ Ckks = Dialect(
         ReduceOp,
         DotOp,
         BroadcastOp,
+        UnpackComplexOp,
         TransposeOp,
     ],
     [CtType, PtType, PublicType],
 )
 
 # The ops that need a key switch (evaluation keys) when executed.
-KEY_SWITCH_OPS: tuple[type[Operation], ...] = (RelinearizeOp, RotateOp, SumSlotsOp)
+KEY_SWITCH_OPS: tuple[type[Operation], ...] = (
+    RelinearizeOp,
+    RotateOp,
+    SumSlotsOp,
+    UnpackComplexOp,
+)
 # Everything that is not a ciphertext computation: public scalars and declarations.
 PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SizeOp, ConstantOp, PublicArithOp)

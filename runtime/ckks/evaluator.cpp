@@ -189,6 +189,46 @@ void Evaluator::add_constant_inplace(Ciphertext& a, double c) const {
   }
 }
 
+namespace {
+
+// X^{N/2} in NTT form modulo the first `limbs` primes: limb i at out + i * N.
+std::vector<u64> monomial_half_ntt(const Context::Impl& impl, std::size_t limbs) {
+  std::vector<std::int64_t> coeffs(impl.n, 0);
+  coeffs[impl.n / 2] = 1;
+  std::vector<u64> out(limbs * impl.n);
+  detail::small_to_ntt(impl, coeffs.data(), 0, limbs, out.data());
+  return out;
+}
+
+}  // namespace
+
+void Evaluator::add_complex_constant_inplace(Ciphertext& a, double re, double im) const {
+  check_shape(*context_, a, "Evaluator::add_complex_constant");
+  if (!std::isfinite(im)) throw std::invalid_argument("Evaluator::add_complex_constant: im");
+  add_constant_inplace(a, re);
+  const Context::Impl& impl = context_->impl();
+  const long double v = std::round(static_cast<long double>(im) * a.scale);
+  const std::vector<u64> r = integer_residues(v, impl, a.limbs);
+  const std::vector<u64> mono = monomial_half_ntt(impl, a.limbs);
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    const u64 q = impl.moduli[i].value();
+    std::vector<u64> term(mono.begin() + i * a.n, mono.begin() + (i + 1) * a.n);
+    detail::mul_scalar_limb(term.data(), r[i], a.n, q);
+    detail::add_limb(a.limb(0, i), term.data(), a.n, q);
+  }
+}
+
+void Evaluator::multiply_by_i_inplace(Ciphertext& a) const {
+  check_shape(*context_, a, "Evaluator::multiply_by_i");
+  const Context::Impl& impl = context_->impl();
+  const std::vector<u64> mono = monomial_half_ntt(impl, a.limbs);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    for (std::size_t i = 0; i < a.limbs; ++i) {
+      detail::mul_limb(a.limb(k, i), mono.data() + i * a.n, a.n, impl.moduli[i]);
+    }
+  }
+}
+
 Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
   // Tensor product: out_k = sum_{i + j = k} a_i * b_j, per limb.
   check_pair(*context_, a, b, "Evaluator::multiply");

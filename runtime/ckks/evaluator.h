@@ -30,6 +30,11 @@ class Evaluator {
   void sub_plain_inplace(Ciphertext& a, const Plaintext& p) const;
   // Adds the constant c to every slot: round(c * a.scale) added to c_0 (exact scale match).
   void add_constant_inplace(Ciphertext& a, double c) const;
+  // Adds re + i*im to every slot: round(re * scale) + round(im * scale) X^{N/2} added to c_0.
+  void add_complex_constant_inplace(Ciphertext& a, double re, double im) const;
+  // Multiplies every slot by i: the monomial X^{N/2} (zeta^{N/2} = i at every slot root
+  // zeta^{5^j}). Exact: no level, no scale change, any degree.
+  void multiply_by_i_inplace(Ciphertext& a) const;
   Ciphertext add(const Ciphertext& a, const Ciphertext& b) const;
   Ciphertext sub(const Ciphertext& a, const Ciphertext& b) const;
 

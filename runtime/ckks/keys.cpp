@@ -88,6 +88,12 @@ KeySwitchKey KeyGenerator::switch_key(const SecretKey& sk, const std::vector<u64
         "KeyGenerator: these parameters have no special primes P, so no key-switching key "
         "(relinearization or Galois) can be made; hybrid key switching needs P");
   }
+  if (params.key_level() < level) {
+    throw std::invalid_argument("KeyGenerator: a key at level " + std::to_string(level.value) +
+                                " but these parameters limit keys to level " +
+                                std::to_string(params.key_level().value) +
+                                " (their security is counted for keys up to there)");
+  }
   const std::size_t n = impl.n;
   const std::size_t limbs = params.limbs_at(level);
   const std::size_t total = limbs + impl.special_size;

@@ -21,6 +21,8 @@ constexpr int kMinTableLogN = 10;
 constexpr int kMaxTableLogN = 17;
 constexpr int kMinSecureLogN = 12;
 constexpr std::uint32_t kEncodingVersion = 1;
+// Version 2 appends the key level (written only when keys are limited below L).
+constexpr std::uint32_t kEncodingVersionKeyLevel = 2;
 
 std::string list_string(const std::vector<u64>& v) {
   std::ostringstream out;
@@ -194,14 +196,26 @@ double Parameters::log_q(Level level) const {
 }
 
 double Parameters::log_qp() const {
-  double s = log_q(Level(max_level()));
+  const double q_top = log_q(Level(max_level()));
+  double s = log_q(key_level());
   for (u64 p : special_moduli_) s += std::log2(static_cast<double>(p));
-  return s;
+  return std::max(q_top, s);
+}
+
+Parameters Parameters::with_key_level(Level level, Security security) const {
+  if (level.value < 0 || level.value > max_level()) {
+    throw std::invalid_argument("Parameters: key level " + std::to_string(level.value) +
+                                " outside [0, " + std::to_string(max_level()) + "]");
+  }
+  Parameters p = *this;
+  p.key_level_ = level.value == max_level() ? -1 : level.value;
+  p.validate_and_finish(security);
+  return p;
 }
 
 std::vector<std::uint8_t> Parameters::canonical_encoding() const {
   core::ByteWriter w;
-  w.put_u32(kEncodingVersion);
+  w.put_u32(key_level_ < 0 ? kEncodingVersion : kEncodingVersionKeyLevel);
   w.put_u32(static_cast<std::uint32_t>(log_n_));
   for (const auto* list : {&output_moduli_, &moduli_, &special_moduli_}) {
     w.put_u32(static_cast<std::uint32_t>(list->size()));
@@ -210,13 +224,14 @@ std::vector<std::uint8_t> Parameters::canonical_encoding() const {
   w.put_u32(static_cast<std::uint32_t>(dnum_));
   w.put_u32(key_switching_ == KeySwitching::kBv ? 1 : 0);
   w.put_u32(insecure_ ? 1 : 0);
+  if (key_level_ >= 0) w.put_u32(static_cast<std::uint32_t>(key_level_));
   return w.take();
 }
 
 Parameters Parameters::from_canonical_encoding(const std::vector<std::uint8_t>& bytes) {
   core::ByteReader r(bytes.data(), bytes.size(), "parameter encoding");
   const std::uint32_t version = r.get_u32();
-  if (version != kEncodingVersion) {
+  if (version != kEncodingVersion && version != kEncodingVersionKeyLevel) {
     throw std::runtime_error("parameter encoding: version " + std::to_string(version) +
                              ", expected " + std::to_string(kEncodingVersion));
   }
@@ -237,10 +252,15 @@ Parameters Parameters::from_canonical_encoding(const std::vector<std::uint8_t>& 
                              " is neither hybrid (0) nor BV (1)");
   }
   const bool insecure = r.get_u32() != 0;
+  const int key_level = version == kEncodingVersionKeyLevel ? static_cast<int>(r.get_u32()) : -1;
   r.expect_end();
-  return from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum,
-                     insecure ? Security::kInsecure : Security::k128,
-                     ks == 1 ? KeySwitching::kBv : KeySwitching::kHybrid);
+  const Security security = insecure ? Security::kInsecure : Security::k128;
+  const KeySwitching kind = ks == 1 ? KeySwitching::kBv : KeySwitching::kHybrid;
+  if (key_level < 0) return from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum, security, kind);
+  // Limited keys: the full chain with P may exceed the bound that the limited set meets.
+  const Parameters full = from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum,
+                                      Security::kInsecure, kind);
+  return full.with_key_level(Level(key_level), security);
 }
 
 std::string Parameters::describe() const {
@@ -248,6 +268,7 @@ std::string Parameters::describe() const {
   out << "CKKS N=2^" << log_n_ << " L=" << max_level() << " |Q_0|=" << output_moduli_.size()
       << " primes, |P|=" << special_moduli_.size() << " primes, "
       << (key_switching_ == KeySwitching::kBv ? "BV" : "hybrid") << " dnum=" << dnum_
+      << (key_level_ >= 0 ? ", keys up to level " + std::to_string(key_level_) : "")
       << ", log2(QP)=" << log_qp() << (insecure_ ? " INSECURE (above the 128-bit bound)" : "");
   return out.str();
 }

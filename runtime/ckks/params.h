@@ -89,6 +89,13 @@ class Parameters {
   const std::vector<u64>& special_moduli() const { return special_moduli_; }
   int dnum() const { return dnum_; }
   KeySwitching key_switching() const { return key_switching_; }
+  // The highest level at which key-switching keys may be made (L unless limited).
+  Level key_level() const { return Level(key_level_ < 0 ? max_level() : key_level_); }
+  // The same set with key-switching keys limited to levels <= `level` (a program that switches
+  // keys only low in the chain): the evaluation keys are then samples modulo Q_level * P, not
+  // Q_L * P, so the security bound applies to max(log2 Q_L, log2 Q_level * P) (log_qp()).
+  // KeyGenerator refuses keys above it. Part of the digest. Validates like from_primes.
+  Parameters with_key_level(Level level, Security security = Security::k128) const;
   bool insecure() const { return insecure_; }
 
   // The chain Q_L in limb order: output primes first, then q_1..q_L.
@@ -98,7 +105,9 @@ class Parameters {
   // Primes per key-switching digit (alpha = ceil(limbs_at(L) / dnum); 1 for BV).
   std::size_t digit_size() const;
   double log_q(Level level) const;  // log2 Q_level
-  double log_qp() const;            // log2 of Q_L * P
+  // log2 of the largest modulus of a published sample: max(Q_L (public key),
+  // Q_key_level * P (key-switching keys)); Q_L * P when keys are not limited.
+  double log_qp() const;
 
   // Canonical little-endian encoding (what the digest and the serialized form hash).
   std::vector<std::uint8_t> canonical_encoding() const;
@@ -118,6 +127,7 @@ class Parameters {
   int log_n_ = 0;
   std::vector<u64> output_moduli_, moduli_, special_moduli_, chain_;
   int dnum_ = 1;
+  int key_level_ = -1;  // -1: L
   KeySwitching key_switching_ = KeySwitching::kHybrid;
   bool insecure_ = false;
   ParamsDigest digest_{};

@@ -140,7 +140,8 @@ std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_
   if (layout == Layout::kReplicated) return dims;
   if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");
   std::vector<std::size_t> out(dims.begin(), dims.end() - 1);
-  out.push_back((dims.back() + slots - 1) / slots);
+  const std::size_t per_ct = layout == Layout::kComplex ? 2 * slots : slots;
+  out.push_back((dims.back() + per_ct - 1) / per_ct);
   return out;
 }
 
@@ -211,13 +212,60 @@ CtArray add_const(const Ops& ops, const CtArray& a, double c) {
   });
 }
 
+CtArray add_const_complex(const Ops& ops, const CtArray& a, double c) {
+  return map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().add_complex_constant_inplace(y, c, c);
+    return y;
+  });
+}
+
+namespace {
+void relinearize_ct(const Ops& ops, Ct& y) {
+  while (y.degree > 2) lower_degree_once(ops, y);
+  if (y.degree == 2) ops.evaluator().relinearize_inplace(y, ops.relin_key());
+}
+}  // namespace
+
 CtArray relinearize(const Ops& ops, const CtArray& a) {
   return map1(a, [&](const Ct& x) {
     Ct y = x;
-    while (y.degree > 2) lower_degree_once(ops, y);
-    if (y.degree == 2) ops.evaluator().relinearize_inplace(y, ops.relin_key());
+    relinearize_ct(ops, y);
     return y;
   });
+}
+
+CtArray unpack_complex(const Ops& ops, const CtArray& a,
+                       const std::vector<std::size_t>& packed_shape) {
+  if (a.shape.empty() || packed_shape.size() != a.shape.size()) {
+    throw std::logic_error("unpack_complex: array shape " + format_shape(a.shape) +
+                           " does not match the packed shape " + format_shape(packed_shape));
+  }
+  const std::size_t pairs = a.shape.back(), blocks = packed_shape.back();
+  if ((blocks + 1) / 2 != pairs || product(packed_shape) / blocks != a.size() / pairs) {
+    throw std::logic_error("unpack_complex: " + format_shape(a.shape) + " complex cannot unpack to " +
+                           format_shape(packed_shape));
+  }
+  std::vector<Ct> out(product(packed_shape));
+  const auto& ev = ops.evaluator();
+  parallel_rows(a.size(), default_threads(), [&](std::size_t i, int) {
+    Ct z = a.at(i);
+    relinearize_ct(ops, z);
+    Ct conj = z;
+    ev.conjugate_inplace(conj, ops.galois_keys());
+    const std::size_t lead = i / pairs, b = 2 * (i % pairs);
+    Ct im = ev.sub(z, conj);  // 2i Im z
+    ev.add_inplace(z, conj);  // 2 Re z
+    z.scale *= 2.0;
+    out[lead * blocks + b] = std::move(z);
+    if (b + 1 < blocks) {
+      ev.multiply_by_i_inplace(im);  // -2 Im z
+      ev.negate_inplace(im);
+      im.scale *= 2.0;
+      out[lead * blocks + b + 1] = std::move(im);
+    }
+  });
+  return make_array(packed_shape, std::move(out));
 }
 
 CtArray rescale(const Ops& ops, const CtArray& a) {
@@ -348,6 +396,17 @@ CtArray broadcast(const CtArray& a, const std::vector<std::size_t>& dims,
     }
   }
   return out;
+}
+
+CtArray broadcast_both_parts(const Ops& ops, const CtArray& a, const std::vector<std::size_t>& dims,
+                             const std::vector<std::size_t>& shape) {
+  const CtArray both = map1(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().multiply_by_i_inplace(y);
+    ops.evaluator().add_inplace(y, x);
+    return y;
+  });
+  return broadcast(both, dims, shape, true);
 }
 
 CtArray transpose(const CtArray& a) {
@@ -632,9 +691,17 @@ Peek peek_container(const std::filesystem::path& path) {
 ckks::ContextPtr make_program_context(const ProgramSpec& spec) {
   std::vector<std::uint64_t> special = spec.special_moduli;
   const int dnum = std::max(1, spec.dnum);
-  return ckks::make_context(ckks::Parameters::from_primes(
-      ckks::LogN(spec.log_n), spec.output_moduli, spec.moduli, special, dnum,
-      spec.insecure ? ckks::Security::kInsecure : ckks::Security::k128));
+  const auto security = spec.insecure ? ckks::Security::kInsecure : ckks::Security::k128;
+  // Keys only up to key_level: the security bound counts Q_key_level * P, not Q_L * P.
+  // Built insecure-tolerant first: the full Q_L * P may exceed the bound the limited set meets.
+  const auto full = ckks::Parameters::from_primes(ckks::LogN(spec.log_n), spec.output_moduli,
+                                                  spec.moduli, special, dnum,
+                                                  ckks::Security::kInsecure);
+  if (special.empty() || spec.key_level >= full.max_level()) {
+    return ckks::make_context(ckks::Parameters::from_primes(
+        ckks::LogN(spec.log_n), spec.output_moduli, spec.moduli, special, dnum, security));
+  }
+  return ckks::make_context(full.with_key_level(ckks::Level(spec.key_level), security));
 }
 
 std::size_t resolve_dim(const std::string& dim, const Sizes& sizes) {
@@ -1008,14 +1075,15 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
     rot += std::to_string(r);
   }
   meta.push_back({"rotations", rot});
+  meta.push_back({"conjugation", spec.conjugates ? "yes" : "no"});
   const ckks::Level key_level(spec.key_level);
   if (spec.relinearizes) {
     ckks::save(dir / "eval" / "relin", *ctx, gen.relin_key(sk, key_level));
     outputs.add(dir / "eval" / "relin");
   }
-  if (!spec.rotations.empty()) {
+  if (!spec.rotations.empty() || spec.conjugates) {
     ckks::save(dir / "eval" / "galois", *ctx,
-               gen.galois_keys(sk, spec.rotations, false, key_level));
+               gen.galois_keys(sk, spec.rotations, spec.conjugates, key_level));
     outputs.add(dir / "eval" / "galois");
   }
   write_meta(dir / "eval" / "keyset", meta);
@@ -1027,7 +1095,7 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
             << (spec.rotations.empty()
                     ? ""
                     : " (" + std::to_string(spec.rotations.size()) + " rotation keys)")
-            << "\n";
+            << (spec.conjugates ? " (conjugation key)" : "") << "\n";
   return 0;
 }
 
@@ -1185,6 +1253,22 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       const std::size_t width = local.back();
       const std::size_t blocks = local_arr.back();
       const std::size_t lead = per_row / blocks;
+      if (in.layout == Layout::kComplex) {
+        // Pair b: columns of block 2b in the real parts, of block 2b + 1 in the imaginary ones.
+        std::vector<std::complex<double>> z(slots);
+        for (std::size_t l = 0; l < lead; ++l) {
+          const double* row = x + l * width;
+          for (std::size_t b = 0; b < blocks; ++b) {
+            for (std::size_t s = 0; s < slots; ++s) {
+              const std::size_t re = 2 * b * slots + s, im = re + slots;
+              z[s] = {re < width ? row[re] : 0.0, im < width ? row[im] : 0.0};
+            }
+            out[l * blocks + b] = encryptor.encrypt(
+                encoder.encode(z, level, scale, nullptr, encoder.fresh_noise_tolerance()));
+          }
+        }
+        return;
+      }
       for (std::size_t l = 0; l < lead; ++l) {
         for (std::size_t b = 0; b < blocks; ++b) {
           const std::size_t lo = b * slots, hi = std::min(width, lo + slots);
@@ -1197,7 +1281,9 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     Meta meta = base_meta(spec, "ciphertext-array");
     meta.push_back({"id", in.id});
     meta.push_back({"input", in.source});
-    meta.push_back({"layout", in.layout == Layout::kPacked ? "packed" : "replicated"});
+    meta.push_back({"layout", in.layout == Layout::kPacked     ? "packed"
+                              : in.layout == Layout::kComplex ? "complex"
+                                                              : "replicated"});
     meta.push_back({"level", std::to_string(in.level)});
     meta.push_back({"key_id", key_hex(pk.key_id)});
     Sizes own;
@@ -1291,7 +1377,9 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
   std::optional<ckks::RelinKey> relin;
   std::optional<ckks::GaloisKeys> galois;
   if (spec.relinearizes) relin = ckks::load_relin_key(eval_dir / "relin", *ctx, key_id);
-  if (!spec.rotations.empty()) galois = ckks::load_galois_keys(eval_dir / "galois", *ctx, key_id);
+  if (!spec.rotations.empty() || spec.conjugates) {
+    galois = ckks::load_galois_keys(eval_dir / "galois", *ctx, key_id);
+  }
   Ops ops(ctx, relin ? &*relin : nullptr, galois ? &*galois : nullptr);
   Server server(spec, in_dir, ops, ctx, key_id);
   fn(server);
@@ -1364,6 +1452,15 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       const std::size_t width = dims.back(), blocks = arr.back();
       const std::size_t lead = i / blocks, b = i % blocks;
+      if (o.layout == Layout::kComplex) {  // the coordinator splits the complex slots
+        const std::size_t slots = ctx->slots();
+        for (std::size_t s = 0; s < slots; ++s) {
+          const std::size_t re = 2 * b * slots + s, im = re + slots;
+          if (re < width) values[lead * width + re] = decoded.values[s].real() * factor;
+          if (im < width) values[lead * width + im] = decoded.values[s].imag() * factor;
+        }
+        return;
+      }
       for (std::size_t s = 0; s < ctx->slots() && b * ctx->slots() + s < width; ++s) {
         values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
       }

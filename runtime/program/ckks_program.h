@@ -16,8 +16,9 @@
 //
 // Layouts (as in the simulator, targets/sim/simulator.py): an array of logical shape
 // [d0, ..., dk] is held as a C-order array of ciphertexts of shape [d0, ..., d(k-1),
-// ceil(dk / slots)] when packed (the last axis in the slots, zero padded) and [d0, ..., dk]
-// when replicated (one value in every slot). Streaming: when the program's large inputs share
+// ceil(dk / slots)] when packed (the last axis in the slots, zero padded), [d0, ..., d(k-1),
+// ceil(dk / (2 slots))] when complex (column block 2j in the real parts of the slots, block
+// 2j + 1 in the imaginary parts) and [d0, ..., dk] when replicated (one value in every slot). Streaming: when the program's large inputs share
 // a leading size parameter (the individuals N), `compute` reads them a chunk of rows at a
 // time (a few rows per thread, positioned reads in parallel, the block file's checksum
 // verified when its last row is read), runs the row bodies in parallel and folds the chunk
@@ -47,7 +48,7 @@ using Ct = ckks::Ciphertext;
 using CtPtr = std::shared_ptr<const Ct>;
 using Sizes = std::map<std::string, std::size_t>;
 
-enum class Layout { kPacked, kReplicated };
+enum class Layout { kPacked, kReplicated, kComplex };
 
 // A value domain declared in the source program (`in {0, 1, 2}`, `in [-4.0, 4.0]`).
 struct Domain {
@@ -85,7 +86,8 @@ struct ProgramSpec {
   int dnum = 0;
   int security_bits = 0;
   bool insecure = false;
-  bool relinearizes = false;
+  bool relinearizes = false;  // keygen makes a relinearization key
+  bool conjugates = false;    // keygen makes a conjugation key (complex layouts are unpacked)
   std::vector<int> rotations;
   int key_level = 0;
   std::vector<std::pair<std::string, std::size_t>> params;  // size parameters and bounds
@@ -136,6 +138,13 @@ CtArray mul(const Ops& ops, const CtArray& a, const CtArray& b);
 // otherwise c is encoded as round(c * 2^const_scale_bits) and the scale grows by that factor.
 CtArray mul_const(const Ops& ops, const CtArray& a, double c, double const_scale_bits);
 CtArray add_const(const Ops& ops, const CtArray& a, double c);
+// A complex array: c goes to the real and the imaginary part of every slot.
+CtArray add_const_complex(const Ops& ops, const CtArray& a, double c);
+// Complex layout -> packed (`packed_shape`: the ciphertext-array shape of the result): per
+// ciphertext z (relinearized first when its degree is above 1), z + conj(z) = 2 Re z becomes
+// block 2j and -i (z - conj(z)) = 2 Im z block 2j + 1, both read at twice the scale. One
+// conjugation (a Galois key switch) per ciphertext; no level.
+CtArray unpack_complex(const Ops& ops, const CtArray& a, const std::vector<std::size_t>& packed_shape);
 // Degree d >= 2 -> 1. Degree 2 uses the relinearization key directly. A degree d > 2 is
 // lowered one degree at a time with the same key: the top component c_d times s^d equals
 // (c_d s^2) s^(d-2), and relinearizing the degree-2 ciphertext (0, 0, c_d) gives (e0, e1) with
@@ -156,6 +165,10 @@ CtArray dot(const Ops& ops, const CtArray& a, const CtArray& b, std::size_t axis
 // the operand's ciphertext. Ciphertexts are shared, not copied.
 CtArray broadcast(const CtArray& a, const std::vector<std::size_t>& dims,
                   const std::vector<std::size_t>& shape, bool replicated_to_packed);
+// A replicated array broadcast to the complex layout with the value in both parts of every
+// slot: each operand ciphertext times 1 + i (exact, no level), then as broadcast().
+CtArray broadcast_both_parts(const Ops& ops, const CtArray& a, const std::vector<std::size_t>& dims,
+                             const std::vector<std::size_t>& shape);
 CtArray transpose(const CtArray& a);
 
 // Checks the first ciphertext of `a` against the type the compiler gave the value (level,

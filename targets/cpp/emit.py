@@ -35,7 +35,11 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.ckks_util import (
+    ckks_programs,
+    needs_conjugation_key,
+    needs_relin_key,
+)
 from compiler.dialects import ckks
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
@@ -185,7 +189,15 @@ def _rowable(ty: ckks.CtType, dim: str) -> bool:
     """A ciphertext array whose leading axis is `dim` and is an array axis (not the slots)."""
     if not ty.dims or ty.dims[0] != dim:
         return False
-    return not (ty.layout_name == ckks.PACKED and len(ty.dims) == 1)
+    return not (ty.layout_name in ckks.SLOT_LAYOUTS and len(ty.dims) == 1)
+
+
+def _layout_enum(ty: ckks.CtType | ckks.PtType) -> str:
+    return {
+        ckks.PACKED: "Layout::kPacked",
+        ckks.REPLICATED: "Layout::kReplicated",
+        ckks.COMPLEX: "Layout::kComplex",
+    }[ty.layout_name]
 
 
 def _choose_stream_dim(program: ckks.ProgramOp) -> str | None:
@@ -409,8 +421,10 @@ def emit(
     add(f"  s.dnum = {dnum};")
     add(f"  s.security_bits = {params.security_bits};")
     add(f"  s.insecure = {'true' if params.insecure else 'false'};")
-    relin = any(isinstance(op, ckks.RelinearizeOp) for op in program.block.ops)
+    relin = needs_relin_key(program)
     add(f"  s.relinearizes = {'true' if relin else 'false'};")
+    conj = needs_conjugation_key(program)
+    add(f"  s.conjugates = {'true' if conj else 'false'};")
     rotations = sorted(program.rotation_keys() or ())
     add(f"  s.rotations = {{{', '.join(str(r) for r in rotations)}}};")
     key_level = program.attributes.get("key_level")
@@ -423,7 +437,7 @@ def emit(
     for enc in program.encrypts():
         ty = ckks.ct_type(enc.result)
         src = enc.source()
-        layout = "Layout::kPacked" if ty.layout_name == ckks.PACKED else "Layout::kReplicated"
+        layout = _layout_enum(ty)
         streamed = "true" if enc.result in sched.row else "false"
         if sched.stream_dim is None and ty.dims and isinstance(ty.dims[0], str):
             streamed = "false"
@@ -434,7 +448,7 @@ def emit(
         )
     for dec in program.decrypts():
         ty = ckks.ct_type(dec.input)
-        layout = "Layout::kPacked" if ty.layout_name == ckks.PACKED else "Layout::kReplicated"
+        layout = _layout_enum(ty)
         add(
             f"  s.outputs.push_back({{{_cpp_string(dec.sym_value)}, {layout}, "
             f"{_dims_literal(ty.dims)}, {ty.level_value}, {_double(ty.scale_bits)}, "
@@ -536,7 +550,7 @@ class _ComputeWriter:
 
     def shape_expr(self, ty: ckks.CtType, row: bool) -> str:
         dims = ty.dims[1:] if row else ty.dims
-        layout = "Layout::kPacked" if ty.layout_name == ckks.PACKED else "Layout::kReplicated"
+        layout = _layout_enum(ty)
         self.slots_used = True
         return f"array_shape({layout}, {{{', '.join(self.size_expr(d) for d in dims)}}}, slots)"
 
@@ -571,7 +585,12 @@ class _ComputeWriter:
                     f"{_double(op.const_scale_bits)})"
                 )
             case ckks.AddConstOp():
+                if ckks.ct_type(op.input).layout_name == ckks.COMPLEX:
+                    return f"add_const_complex(ops, {n(op.input)}, {self.pub(op.value)})"
                 return f"add_const(ops, {n(op.input)}, {self.pub(op.value)})"
+            case ckks.UnpackComplexOp():
+                res = ckks.ct_type(op.result)
+                return f"unpack_complex(ops, {n(op.input)}, {self.shape_expr(res, row)})"
             case ckks.RelinearizeOp():
                 return f"relinearize(ops, {n(op.input)})"
             case ckks.RescaleOp():
@@ -597,7 +616,14 @@ class _ComputeWriter:
                         dims = [d - 1 for d in dims[1:]]
                     else:
                         dims = [d - 1 for d in dims]
-                to_packed = src.layout_name == ckks.REPLICATED and res.layout_name == ckks.PACKED
+                to_packed = (
+                    src.layout_name == ckks.REPLICATED and res.layout_name in ckks.SLOT_LAYOUTS
+                )
+                if to_packed and res.layout_name == ckks.COMPLEX and op.real_factor is None:
+                    return (
+                        f"broadcast_both_parts(ops, {n(op.input)}, "
+                        f"{{{', '.join(str(d) for d in dims)}}}, {self.shape_expr(res, row)})"
+                    )
                 return (
                     f"broadcast({n(op.input)}, {{{', '.join(str(d) for d in dims)}}}, "
                     f"{self.shape_expr(res, row)}, {'true' if to_packed else 'false'})"

@@ -25,6 +25,7 @@ from compiler.analysis.counts import (
     party_sizes,
     static_counts,
 )
+from compiler.analysis.ckks_util import needs_conjugation_key, needs_relin_key
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.ranges import ckks_ranges, public_values, range_of
@@ -120,9 +121,10 @@ def build_report(
         default=0,
     )
     rotations = list(program.rotation_keys() or ())
-    relin = any(isinstance(o, ckks.RelinearizeOp) for o in program.block.ops)
+    relin = needs_relin_key(program)
+    conjugation = needs_conjugation_key(program)
     one_key = key_bytes(params, key_level)
-    n_keys = len(rotations) + int(relin)
+    n_keys = len(rotations) + int(relin) + int(conjugation)
     party = party_sizes(program, params, run_sizes)
     people = sorted(str(a) for a in individual_axes(program))
     reveals = []
@@ -165,6 +167,7 @@ def build_report(
         "keys": {
             "relinearization": relin,
             "rotations": rotations,
+            "conjugation": conjugation,
             "key_level": key_level,
             "eval_key_bytes": n_keys * one_key,
         },
@@ -215,7 +218,8 @@ def render_text(report: Mapping[str, Any]) -> str:
     keys = report["keys"]
     lines.append(
         f"keys: relinearization {'yes' if keys['relinearization'] else 'no'}, rotations "
-        f"{keys['rotations'] or 'none'}, evaluation keys {_mib(keys['eval_key_bytes'])}"
+        f"{keys['rotations'] or 'none'}, conjugation {'yes' if keys['conjugation'] else 'no'}, "
+        f"evaluation keys {_mib(keys['eval_key_bytes'])} (over Q_{keys['key_level']}·P)"
     )
     s = report["sizes"]
     lines.append(

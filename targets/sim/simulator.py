@@ -1,8 +1,9 @@
 """Reference simulator for `ckks` programs: runs the IR on numpy arrays (DESIGN.md §2, §9).
 
 Every ciphertext array is held as its slot values with the layout of its type: a packed
-array of logical shape [..., W] as [..., ceil(W / slots), slots] (zero padded), a replicated
-array as [..., 1] (one value standing for every slot). Each op does on these arrays what the
+array of logical shape [..., W] as [..., ceil(W / slots), slots] (zero padded), a complex one
+as complex numbers [..., ceil(W / (2 slots)), slots] (block 2j the real parts, block 2j + 1
+the imaginary parts), a replicated array as [..., 1] (one value standing for every slot). Each op does on these arrays what the
 scheme does on ciphertexts: `sum_slots` adds the blocks and then rotates and adds with the
 offsets 1, 2, ..., slots/2, `rotate` rolls each ciphertext's slots, `broadcast` reuses
 ciphertexts, and the value of every ciphertext is checked against the modulus of its level
@@ -85,6 +86,12 @@ class _Sim:
         if ty.layout_name == ckks.REPLICATED:
             return x.reshape((*dims, 1))
         width = dims[-1]
+        if ty.layout_name == ckks.COMPLEX:
+            pairs = -(-width // (2 * self.slots))
+            padded = np.zeros((*dims[:-1], 2 * pairs * self.slots))
+            padded[..., :width] = x
+            split = padded.reshape((*dims[:-1], pairs, 2, self.slots))
+            return split[..., 0, :] + 1j * split[..., 1, :]
         padded = np.zeros((*dims[:-1], self.blocks(width) * self.slots))
         padded[..., :width] = x
         return padded.reshape((*dims[:-1], self.blocks(width), self.slots))
@@ -92,10 +99,20 @@ class _Sim:
     def from_layout(self, x: Array, ty: ckks.CtType) -> Array:
         dims = tuple(self.dim(d) for d in ty.dims)
         if ty.layout_name == ckks.REPLICATED:
-            return np.broadcast_to(x, (*dims, 1))[..., 0].copy()
+            return np.real(np.broadcast_to(x, (*dims, 1))[..., 0]).copy()
         width = dims[-1]
-        flat = np.broadcast_to(x, (*dims[:-1], self.blocks(width), self.slots))
+        if ty.layout_name == ckks.COMPLEX:
+            x = self.split_complex(x, dims)
+        flat = np.broadcast_to(np.real(x), (*dims[:-1], self.blocks(width), self.slots))
         return flat.reshape((*dims[:-1], -1))[..., :width].copy()
+
+    def split_complex(self, z: Array, dims: tuple[int, ...]) -> Array:
+        """Complex layout -> packed: block 2j = Re, block 2j + 1 = Im (as the runtime)."""
+        pairs = -(-dims[-1] // (2 * self.slots))
+        z = np.broadcast_to(z, (*dims[:-1], pairs, self.slots))
+        both = np.stack([np.real(z), np.imag(z)], axis=-2)
+        blocks = both.reshape((*dims[:-1], 2 * pairs, self.slots))
+        return blocks[..., : self.blocks(dims[-1]), :].copy()
 
     # ------------------------------------------------------------------ noise
     def noise(self, shape: tuple[int, ...], slot_variance: float, log_scale: float) -> Array:
@@ -103,6 +120,13 @@ class _Sim:
             return np.zeros(())
         sigma = math.sqrt(slot_variance) / 2.0**log_scale
         return self.rng.normal(0.0, sigma, size=shape)
+
+    def noise_like(self, x: Array, slot_variance: float, log_scale: float) -> Array:
+        """Errors for every slot of `x`: on both parts of complex slots."""
+        e = self.noise(x.shape, slot_variance, log_scale)
+        if np.iscomplexobj(x) and self.noisy:
+            e = e + 1j * self.noise(x.shape, slot_variance, log_scale)
+        return e
 
     def round_const(self, c: float, log_scale: float) -> float:
         if not self.noisy:
@@ -150,11 +174,11 @@ class _Sim:
                 if op.sym_value not in inputs:
                     raise UserError(f"no data for input {op.sym_value}")
                 x = self.to_layout(np.asarray(inputs[op.sym_value], dtype=np.float64), ty)
-                return x + self.noise(x.shape, self.model.encoding(), ty.scale_bits)
+                return x + self.noise_like(x, self.model.encoding(), ty.scale_bits)
             case ckks.EncryptOp():
                 ty = ckks.ct_type(op.result)
                 x = g(op.input)
-                return x + self.noise(x.shape, self.model.fresh(), ty.scale_bits)
+                return x + self.noise_like(x, self.model.fresh(), ty.scale_bits)
             case ckks.AddOp():
                 return g(op.lhs) + g(op.rhs)
             case ckks.SubOp():
@@ -173,8 +197,9 @@ class _Sim:
                     c = self.round_const(c, op.const_scale_bits)
                 return g(op.input) * c
             case ckks.AddConstOp():
-                c = self.round_const(self.public[op.value], ckks.ct_type(op.input).scale_bits)
-                return g(op.input) + c
+                ty = ckks.ct_type(op.input)
+                c = self.round_const(self.public[op.value], ty.scale_bits)
+                return g(op.input) + (c * (1 + 1j) if ty.layout_name == ckks.COMPLEX else c)
             case ckks.DotOp():
                 a, b = g(op.lhs), g(op.rhs)
                 shape = np.broadcast_shapes(a.shape, b.shape)
@@ -193,11 +218,17 @@ class _Sim:
             case ckks.RelinearizeOp():
                 ty = ckks.ct_type(op.result)
                 x = g(op.input)
-                return x + self.noise(x.shape, self.model.key_switch(), ty.scale_bits)
+                return x + self.noise_like(x, self.model.key_switch(), ty.scale_bits)
+            case ckks.UnpackComplexOp():
+                src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
+                z = g(op.input)
+                switches = 1 + (src.degree_value > 1)
+                z = z + self.noise_like(z, switches * self.model.key_switch(), src.scale_bits)
+                return self.split_complex(z, tuple(self.dim(d) for d in src.dims))
             case ckks.RescaleOp():
                 src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
                 x = g(op.input)
-                return x + self.noise(x.shape, self.model.rescale(src.degree_value), ty.scale_bits)
+                return x + self.noise_like(x, self.model.rescale(src.degree_value), ty.scale_bits)
             case ckks.LevelDownOp():
                 return g(op.input)
             case ckks.TransposeOp():
@@ -236,6 +267,8 @@ class _Sim:
         # Array axes of the result (the packed axis becomes its block axis), then the slots.
         if res.layout_name == ckks.PACKED:
             arr = [*res_dims[:-1], self.blocks(res_dims[-1])]
+        elif res.layout_name == ckks.COMPLEX:
+            arr = [*res_dims[:-1], -(-res_dims[-1] // (2 * self.slots))]
         else:
             arr = list(res_dims)
         target = [1] * len(arr)
@@ -243,10 +276,13 @@ class _Sim:
         for i, d in enumerate(op.dims_tuple):
             if i < len(src_arr_axes):
                 target[d] = src_arr_axes[i]
-        if src.layout_name == ckks.REPLICATED and res.layout_name == ckks.PACKED:
+        if src.layout_name == ckks.REPLICATED and res.layout_name != ckks.REPLICATED:
             # The last result axis is new or stretched: its block axis broadcasts.
             target[-1] = 1
         shaped = x.reshape((*target, x.shape[-1]))
+        if res.layout_name == ckks.COMPLEX and src.layout_name == ckks.REPLICATED:
+            # v + 0i as a real factor of a product, else v in both parts (times 1 + i).
+            shaped = shaped * (1.0 + 0j if op.real_factor is not None else 1.0 + 1j)
         return np.broadcast_to(shaped, (*arr, x.shape[-1]))
 
 

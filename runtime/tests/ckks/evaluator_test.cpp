@@ -129,6 +129,27 @@ TEST_P(CkksFixture, AddSubNegateConstant) {
   EXPECT_LT(max_error(decrypt(p), x), 1e-6);
 }
 
+// Multiplying by i (the monomial X^{N/2}) and adding a complex constant act on every slot,
+// at any degree: the two exact steps the compiler's complex layout needs.
+TEST_P(CkksFixture, MultiplyByIAndComplexConstant) {
+  const Vec x = random_slots(ctx->slots(), 3.0, 14);
+  const std::complex<double> i(0.0, 1.0);
+  Ciphertext c = encrypt(x);
+  eval->multiply_by_i_inplace(c);
+  Vec want(x.size());
+  for (std::size_t k = 0; k < x.size(); ++k) want[k] = i * x[k];
+  EXPECT_LT(max_error(decrypt(c), want), 1e-6);
+  eval->add_complex_constant_inplace(c, 1.5, -2.25);
+  for (std::size_t k = 0; k < x.size(); ++k) want[k] += std::complex<double>(1.5, -2.25);
+  EXPECT_LT(max_error(decrypt(c), want), 1e-6);
+  Ciphertext sq = eval->multiply(encrypt(x), encrypt(x));  // degree 2
+  eval->multiply_by_i_inplace(sq);
+  for (std::size_t k = 0; k < x.size(); ++k) want[k] = i * x[k] * x[k];
+  Ciphertext r = sq;
+  eval->rescale_inplace(r);
+  EXPECT_LT(max_error(decrypt(r), want), 1e-4);
+}
+
 TEST_P(CkksFixture, MultiplyRelinearizeRescale) {
   const Vec x = random_slots(ctx->slots(), 2.0, 14), y = random_slots(ctx->slots(), 2.0, 15);
   const Ciphertext cx = encrypt(x), cy = encrypt(y);
@@ -328,6 +349,33 @@ namespace {
 
 // Q_0 of several primes (the compiler sizes the output modulus from range analysis and may
 // need more than one prime): levels, rescale and key switching index the chain correctly.
+// Keys limited to a low level: the security bound counts Q_key_level * P, keys above that level
+// are refused by name, and the limit is part of the digest (and survives the encoding).
+TEST(CkksKeyLevel, LimitsKeysAndCountsTheirModulus) {
+  const Parameters full =
+      Parameters::from_bit_sizes(LogN(13), {51, 51, 51}, 58, 1, {59}, 4, Security::kInsecure);
+  EXPECT_TRUE(full.insecure());  // 153 + 58 + 59 > 218
+  const Parameters low = full.with_key_level(Level(0));
+  EXPECT_FALSE(low.insecure());
+  EXPECT_NEAR(low.log_qp(), std::max(low.log_q(Level(1)), low.log_q(Level(0)) + 59.0), 1.0);
+  EXPECT_NE(low.digest(), full.digest());
+  EXPECT_EQ(Parameters::from_canonical_encoding(low.canonical_encoding()).digest(), low.digest());
+  EXPECT_EQ(Parameters::from_canonical_encoding(full.canonical_encoding()).digest(),
+            full.digest());
+  const ContextPtr ctx = make_context(low);
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  EXPECT_NO_THROW((void)gen.galois_keys(sk, {}, true, Level(0)));
+  try {
+    (void)gen.relin_key(sk, Level(1));
+    ADD_FAILURE() << "a key above the key level was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("limit keys to level 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)Parameters::from_bit_sizes(LogN(13), {51, 51, 51}, 58, 1, {59}, 4),
+               std::invalid_argument);
+}
+
 TEST(CkksMultiPrimeOutput, RescaleAndRotateDownToLevelZero) {
   const auto ctx = make_context(
       Parameters::from_bit_sizes(LogN(12), {50, 50}, 40, 2, {60, 60}, 2, Security::kInsecure));

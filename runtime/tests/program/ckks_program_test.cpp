@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <vector>
 
 #include "ckks/encoder.h"
@@ -41,6 +42,9 @@ TEST(ArrayShape, PackedAndReplicated) {
   EXPECT_EQ(array_shape(Layout::kPacked, {4096}, 4096), (std::vector<std::size_t>{1}));
   EXPECT_EQ(array_shape(Layout::kReplicated, {5, 7}, 4096), (std::vector<std::size_t>{5, 7}));
   EXPECT_THROW(array_shape(Layout::kPacked, {}, 4096), std::logic_error);
+  // Complex: two blocks of slots per ciphertext.
+  EXPECT_EQ(array_shape(Layout::kComplex, {5, 10000}, 4096), (std::vector<std::size_t>{5, 2}));
+  EXPECT_EQ(array_shape(Layout::kComplex, {8192}, 4096), (std::vector<std::size_t>{1}));
 }
 
 TEST(Broadcast, LeadingAxisRepeatsAndSharesCiphertexts) {
@@ -84,7 +88,7 @@ class ProgramOps : public ::testing::Test {
     relin_ = gen.relin_key(sk_);
     std::vector<int> steps;
     for (std::size_t s = 1; s < ctx_->slots(); s <<= 1) steps.push_back(static_cast<int>(s));
-    galois_ = gen.galois_keys(sk_, steps);
+    galois_ = gen.galois_keys(sk_, steps, true);
     ops_ = std::make_unique<Ops>(ctx_, &relin_, &galois_);
   }
 
@@ -137,6 +141,46 @@ TEST_F(ProgramOps, ElementwiseReduceAndDot) {
   EXPECT_THROW(mul_const(*ops_, a, 2.5, 0.0), std::logic_error);
   const auto c = decrypt(add_const(*ops_, a, 1.25).at(0), 2);
   EXPECT_NEAR(c[1], 3.25, 1e-6);
+}
+
+// A complex-layout array (block 2j in the real parts, block 2j + 1 in the imaginary parts):
+// products with a real value, complex constants, and unpacking into the packed layout, also
+// from degree 2 and with an odd number of packed blocks (the last imaginary part unused).
+TEST_F(ProgramOps, ComplexLayoutUnpacksToPackedBlocks) {
+  ckks::Encoder encoder(ctx_);
+  ckks::Encryptor enc(ctx_, pk_);
+  const std::size_t slots = ctx_->slots();
+  std::vector<std::complex<double>> z0(slots), z1(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    z0[s] = {1.0 + s % 7, -2.0 + s % 5};
+    z1[s] = {0.5 * (s % 3), 0.0};
+  }
+  CtArray a;
+  a.shape = {2};  // 3 packed blocks: pair 0 = blocks 0, 1; pair 1 = block 2
+  for (const auto* z : {&z0, &z1}) {
+    a.cts.push_back(std::make_shared<const Ct>(
+        enc.encrypt(encoder.encode(*z, ckks::Level(3), std::exp2(40.0)))));
+  }
+  const CtArray y = encrypt({{3.0}}, 3);  // a real factor (3 in slot 0 only)
+  const CtArray both = broadcast_both_parts(*ops_, y, {}, {2});
+  const auto b = encoder.decode(ckks::Decryptor(ctx_, sk_).decrypt(both.at(1)));
+  EXPECT_NEAR(b.values[0].real(), 3.0, 1e-6);
+  EXPECT_NEAR(b.values[0].imag(), 3.0, 1e-6);
+  const CtArray prod = mul(*ops_, add_const_complex(*ops_, a, 1.0), a);  // degree 2
+  const CtArray u = unpack_complex(*ops_, prod, {3});
+  ASSERT_EQ(u.size(), 3u);
+  EXPECT_EQ(u.at(0).degree, 1u);
+  EXPECT_NEAR(std::log2(u.at(0).scale), 81.0, 1e-9);
+  const auto re0 = decrypt(u.at(0), slots), im0 = decrypt(u.at(1), slots);
+  const auto re1 = decrypt(u.at(2), slots);
+  for (std::size_t s = 0; s < slots; s += 97) {
+    const std::complex<double> w0 = (z0[s] + std::complex<double>(1, 1)) * z0[s];
+    const std::complex<double> w1 = (z1[s] + std::complex<double>(1, 1)) * z1[s];
+    EXPECT_NEAR(re0[s], w0.real(), 1e-3) << s;
+    EXPECT_NEAR(im0[s], w0.imag(), 1e-3) << s;
+    EXPECT_NEAR(re1[s], w1.real(), 1e-3) << s;
+  }
+  EXPECT_THROW(unpack_complex(*ops_, prod, {5}), std::logic_error);
 }
 
 TEST_F(ProgramOps, RelinearizeDegreeThreeAndFour) {

@@ -1,0 +1,220 @@
+"""Complex packing: two real column blocks per ciphertext, in the real and imaginary parts of
+the slots (DESIGN.md §5, layout-assignment).
+
+CKKS slots hold complex numbers; a real row-packed array leaves every imaginary part at zero,
+so half of every ciphertext a data owner uploads carries nothing. A secret input [N, M] whose
+row spans two or more slot sets can instead hold column block 2j in the real parts and block
+2j + 1 in the imaginary parts of one ciphertext: half the ciphertexts to encrypt, upload, read
+and sum (the `complex` layout of the ckks dialect). What acts on real and imaginary parts
+alike keeps the layout: sums, differences, negation, multiplication and addition of public
+real constants, rescale, level drops, relinearization, sums over rows, and products with a
+broadcast replicated value (a real number in every slot, such as a phenotype y_i times the
+genotype row S_i). Anything else (a product of two complex values, a rotation, a slot sum,
+an add with a real packed array) gets `ckks.unpack_complex` in front of it: one conjugation
+(a Galois key switch) per ciphertext, z + z* = 2 Re z and -i (z - z*) = 2 Im z, read at
+twice the scale. A decryption needs none: the coordinator splits the decoded complex slots.
+
+Where. An input is packed only if every use of it is a sum over the rows (`reduce` or `dot`
+over axis 0, the other factor of the dot a broadcast of a replicated array; level drops
+before the sum are allowed): per-row values
+stay complex until they are aggregated, so unpacking happens on the aggregate (one ciphertext
+per pair of SNP blocks), never per individual. The pass runs after level-assignment, so the
+unpacks land right before their consumers, at the lowest level the value reaches: a key
+switch there needs keys only over Q_level·P (`key_level`), which keeps the chi-square
+program's evaluation keys within the 128-bit bound at n = 2^13.
+
+When. Packing pays only when a row spans at least two slot sets; the pipeline runs this pass
+with `min_width` = slots + 1 once a first compilation has chosen the ring dimension, and
+keeps the packed program when it does not grow the ring or the primes (hec/pipeline.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.scales import apply_plan, remove_lifts, top_level
+from compiler.analysis.sizes import parse_sizes
+from compiler.dialects import ckks
+from passes.rescale_placement import nominal_plan
+
+# Ops under which the complex layout survives (acting on real and imaginary parts alike).
+_LINEAR = (
+    ckks.AddOp,
+    ckks.SubOp,
+    ckks.NegateOp,
+    ckks.MulConstOp,
+    ckks.AddConstOp,
+    ckks.RescaleOp,
+    ckks.LevelDownOp,
+    ckks.RelinearizeOp,
+)
+
+
+def _width(ty: ckks.CtType, sizes: dict[str, int], bounds: dict[str, int]) -> int:
+    last = ty.dims[-1]
+    if isinstance(last, int):
+        return last
+    return sizes.get(last, bounds.get(last, 0))
+
+
+def _row_sum_use(op: Operation, value: SSAValue) -> bool:
+    """`op` sums `value` over the rows: reduce over axis 0, or a dot over axis 0 whose other
+    factor is a broadcast of a replicated array."""
+    if isinstance(op, ckks.LevelDownOp):  # per-row limb drops before the sum
+        return all(_row_sum_use(u.operation, op.result) for u in op.result.uses)
+    if isinstance(op, ckks.ReduceOp):
+        return op.axis_value == 0
+    if isinstance(op, ckks.DotOp) and op.axis_value == 0:
+        other = op.rhs if op.lhs is value else op.lhs
+        return other is not value and ckks.is_real_broadcast(other)
+    return False
+
+
+@dataclass(frozen=True)
+class ComplexPackingPass(ModulePass):
+    """Pack eligible row-packed secret inputs two column blocks per ciphertext.
+
+    What it does: module docstring. Assumes: levels are assigned (level-assignment). Options:
+    `min_width` (0: the pass does nothing; otherwise only inputs whose packed axis is at least
+    this wide at the compiled sizes are packed), `sizes` (the compiled sizes, "N=..,M=..").
+    Establishes: every complex value is either a per-row value feeding a sum over rows or an
+    aggregate; `unpack_complex` precedes every consumer that needs real slots; the program
+    attribute `key_level` covers the unpacks; scales are re-applied with the nominal plan
+    (scale-management sets the exact ones); the module verifies.
+    Reference: the complex slots of CKKS (Cheon-Kim-Kim-Song 2017); Kim et al., "Approximate
+    homomorphic encryption with reduced slot size" (conjugate-invariant packing) for the
+    contrast: they drop the imaginary parts, here they carry data.
+    """
+
+    name = "complex-packing"
+
+    min_width: int = 0
+    sizes: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.min_width <= 0:
+            return
+        for program in ckks_programs(op):
+            self.run(program)
+
+    def candidates(self, program: ckks.ProgramOp) -> list[ckks.EncryptOp]:
+        sizes = parse_sizes(self.sizes)
+        bounds = program.params()
+        found = []
+        for enc in program.encrypts():
+            ty = ckks.ct_type(enc.result)
+            if ty.layout_name != ckks.PACKED or len(ty.dims) != 2:
+                continue
+            if _width(ty, sizes, bounds) < self.min_width:
+                continue
+            uses = [u.operation for u in enc.result.uses]
+            if uses and all(_row_sum_use(u, enc.result) for u in uses):
+                found.append(enc)
+        return found
+
+    def run(self, program: ckks.ProgramOp) -> None:
+        packed = self.candidates(program)
+        if not packed:
+            return
+        remove_lifts(program)  # scale alignment is redone at the end (apply_plan)
+        complex_values: set[SSAValue] = set()
+        for enc in packed:
+            source = enc.source()
+            pty = ckks.pt_type(source.result)
+            source.result._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
+                pty.dims, ckks.COMPLEX, pty.level_value, pty.scale_bits
+            )
+            ckks.retype(enc)
+            complex_values.add(enc.result)
+        unpacked: dict[SSAValue, SSAValue] = {}
+
+        def unpack(op: Operation, index: int) -> None:
+            value = op.operands[index]
+            if value not in unpacked:
+                u = ckks.UnpackComplexOp(value)
+                block = op.parent_block()
+                assert block is not None
+                block.insert_op_before(u, op)
+                unpacked[value] = u.result
+            op.operands[index] = unpacked[value]
+
+        for op in list(program.block.ops):
+            if isinstance(op, ckks.UnpackComplexOp):
+                continue
+            idx = [i for i, v in enumerate(op.operands) if v in complex_values]
+            if not idx:
+                _retype(op)
+                continue
+            if isinstance(op, ckks.DecryptOp):
+                continue  # the coordinator splits the complex slots itself
+            other = [i for i, v in enumerate(op.operands) if _is_ct(v) and i not in idx]
+            real = len(other) == 1 and ckks.is_real_broadcast(op.operands[other[0]])
+            if isinstance(op, ckks.MulOp | ckks.DotOp):
+                if real:
+                    self._complex_broadcast(op, other[0], real_factor=True)
+                    _retype(op)
+                    complex_values.add(op.results[0])
+                    continue
+                for i in idx:
+                    unpack(op, i)
+            elif isinstance(op, ckks.AddOp | ckks.SubOp) and real:
+                self._complex_broadcast(op, other[0], real_factor=False)
+                _retype(op)
+                complex_values.add(op.results[0])
+                continue
+            elif isinstance(op, ckks.ReduceOp) or (isinstance(op, _LINEAR) and not other):
+                _retype(op)
+                complex_values.add(op.results[0])
+                continue
+            else:
+                for i in idx:
+                    unpack(op, i)
+            _retype(op)
+        levels = [
+            ckks.ct_type(o.operands[0]).level_value
+            for o in program.block.ops
+            if isinstance(o, ckks.KEY_SWITCH_OPS)
+        ]
+        program.attributes["key_level"] = IntegerAttr(max(levels), i64)
+        apply_plan(program, nominal_plan(top_level(program)))
+
+    @staticmethod
+    def _complex_broadcast(op: Operation, index: int, real_factor: bool) -> None:
+        """Make operand `index` of `op` (a broadcast of a replicated array) a complex
+        broadcast of the same value: as a real factor of a product, or in both parts."""
+        b = op.operands[index].owner
+        assert isinstance(b, ckks.BroadcastOp)
+        clone = ckks.BroadcastOp(
+            b.input, b.shape_tuple, b.dims_tuple, ckks.COMPLEX, real_factor=real_factor
+        )
+        block = op.parent_block()
+        assert block is not None
+        block.insert_op_before(clone, op)
+        op.operands[index] = clone.result
+        if not b.result.uses:
+            b.detach()
+            b.erase()
+
+
+def _retype(op: Operation) -> None:
+    """Result type from the operands; an addition's operand scales may differ until
+    apply_plan aligns them at the end of the pass."""
+    if isinstance(op, ckks.AddOp | ckks.SubOp):
+        a, b = ckks.ct_type(op.lhs), ckks.ct_type(op.rhs)
+        op.results[0]._type = a.with_(  # pyright: ignore[reportPrivateUsage]
+            layout=a.layout_name if a.layout_name == b.layout_name else a.layout_name,
+            degree=max(a.degree_value, b.degree_value),
+            log_scale=max(a.scale_bits, b.scale_bits),
+        )
+        return
+    ckks.retype(op)
+
+
+def _is_ct(v: SSAValue) -> bool:
+    return isinstance(v.type, ckks.CtType)
