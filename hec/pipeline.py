@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.counts import static_counts
+from compiler.analysis.counts import party_sizes, static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.sizes import format_sizes, parse_sizes
 from compiler.dialects import ckks, stat
@@ -176,8 +176,8 @@ def run_pipeline(
 ) -> Compilation:
     """Compile; with `complex_packing`, compile a second time with complex packing when a
     secret row spans two or more slot sets of the ring the first compilation chose, and keep
-    that program unless it needs a larger ring or more primes (fewer ciphertexts per row is
-    then a pure gain). IR dumps are printed for the program kept."""
+    that program when it uploads fewer bytes per individual on a ring no larger. IR dumps
+    are printed for the program kept."""
     printing = options.print_ir_after_all or bool(options.print_ir_after)
     plain = replace(options, complex_min_width=0)
     first = _run_passes(checked, plain, None if printing else out)
@@ -190,7 +190,9 @@ def run_pipeline(
     wide = any(
         len(t.dims) == 2
         and t.layout_name == ckks.PACKED
-        and (t.dims[-1] if isinstance(t.dims[-1], int) else sizes.get(t.dims[-1], bounds[t.dims[-1]]))
+        and (
+            t.dims[-1] if isinstance(t.dims[-1], int) else sizes.get(t.dims[-1], bounds[t.dims[-1]])
+        )
         >= width
         for t in (ckks.ct_type(e.result) for e in first.program.encrypts())
     )
@@ -201,20 +203,23 @@ def run_pipeline(
         second = _run_passes(checked, packed_options, None)
     except UserError:
         second = None
-    if second is not None and _complex_pays(first.program, second.program):
+    run_sizes = {name: sizes.get(name, bound) for name, bound in bounds.items()}
+    if second is not None and _complex_pays(first.program, second.program, run_sizes):
         return _run_passes(checked, packed_options, out) if printing else second
     return _run_passes(checked, plain, out) if printing else first
 
 
-def _complex_pays(plain: ckks.ProgramOp, packed: ckks.ProgramOp) -> bool:
+def _complex_pays(plain: ckks.ProgramOp, packed: ckks.ProgramOp, sizes: dict[str, int]) -> bool:
+    """The packed program is kept when it uploads fewer bytes per individual (what the owners
+    encrypt and the server reads, per row) on a ring no larger."""
     a, b = plain.parameters(), packed.parameters()
-    if a is None or b is None:
+    if a is None or b is None or b.log_n > a.log_n:
         return False
-    uses_complex = any(
-        ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in packed.encrypts()
-    )
-    primes = len(b.output_moduli) + len(b.moduli) <= len(a.output_moduli) + len(a.moduli)
-    return uses_complex and b.log_n <= a.log_n and primes
+    if not any(ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in packed.encrypts()):
+        return False
+    before = party_sizes(plain, a, sizes).upload_per_individual
+    after = party_sizes(packed, b, sizes).upload_per_individual
+    return after < before
 
 
 def _run_passes(

@@ -25,7 +25,8 @@ program's evaluation keys within the 128-bit bound at n = 2^13.
 
 When. Packing pays only when a row spans at least two slot sets; the pipeline runs this pass
 with `min_width` = slots + 1 once a first compilation has chosen the ring dimension, and
-keeps the packed program when it does not grow the ring or the primes (hec/pipeline.py).
+keeps the packed program when it uploads fewer bytes per individual on a ring no larger
+(hec/pipeline.py).
 """
 
 from __future__ import annotations
@@ -208,7 +209,6 @@ def _retype(op: Operation) -> None:
     if isinstance(op, ckks.AddOp | ckks.SubOp):
         a, b = ckks.ct_type(op.lhs), ckks.ct_type(op.rhs)
         op.results[0]._type = a.with_(  # pyright: ignore[reportPrivateUsage]
-            layout=a.layout_name if a.layout_name == b.layout_name else a.layout_name,
             degree=max(a.degree_value, b.degree_value),
             log_scale=max(a.scale_bits, b.scale_bits),
         )

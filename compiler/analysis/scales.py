@@ -251,6 +251,8 @@ def chain_needs(
             if not isinstance(ty, ckks.CtType):
                 continue
             bound = max(magnitude(range_of(ranges, r)), 1.0)
+            if ty.layout_name == ckks.COMPLEX:
+                bound *= math.sqrt(2.0)  # a slot holds a + bi, |a|, |b| <= bound
             bits = math.log2(bound) + ty.scale_bits + 1.0
             need = max(need, bits - above[ty.level_value])
             min_scale = min(min_scale, ty.scale_bits)

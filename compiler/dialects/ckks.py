@@ -38,8 +38,8 @@ rescale (divides by the top prime of the current modulus), level_down, rotate (k
 and add over the packed axis: log2(slots) rotations per ciphertext), reduce (binary-tree sum
 over an array axis), dot (fused sum_i a_i * b_i over an array axis), broadcast, transpose
 (replicated arrays only: relabelling), unpack_complex (complex -> packed: a conjugation key
-switch, after a relinearization when the degree is above 1), decrypt (party: coordinator), and the public-scalar ops
-size, constant, public_arith.
+switch, after a relinearization when the degree is above 1), decrypt (party: coordinator),
+and the public-scalar ops size, constant, public_arith.
 """
 
 from __future__ import annotations
@@ -730,9 +730,7 @@ class BroadcastOp(_CtUnary):
             for use in self.result.uses if self.real_factor is not None else ():
                 if not isinstance(use.operation, MulOp | DotOp):
                     raise VerifyException("a real_factor broadcast is only a factor of mul/dot")
-        if self.real_factor is not None and (
-            layout != COMPLEX or src.layout_name != REPLICATED
-        ):
+        if self.real_factor is not None and (layout != COMPLEX or src.layout_name != REPLICATED):
             raise VerifyException("real_factor: a replicated array broadcast to complex")
         return src.with_(dims=shape, layout=layout)
 

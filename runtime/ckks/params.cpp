@@ -256,10 +256,11 @@ Parameters Parameters::from_canonical_encoding(const std::vector<std::uint8_t>& 
   r.expect_end();
   const Security security = insecure ? Security::kInsecure : Security::k128;
   const KeySwitching kind = ks == 1 ? KeySwitching::kBv : KeySwitching::kHybrid;
-  if (key_level < 0) return from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum, security, kind);
+  if (key_level < 0)
+    return from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum, security, kind);
   // Limited keys: the full chain with P may exceed the bound that the limited set meets.
-  const Parameters full = from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum,
-                                      Security::kInsecure, kind);
+  const Parameters full =
+      from_primes(LogN(log_n), lists[0], lists[1], lists[2], dnum, Security::kInsecure, kind);
   return full.with_key_level(Level(key_level), security);
 }
 

@@ -243,8 +243,8 @@ CtArray unpack_complex(const Ops& ops, const CtArray& a,
   }
   const std::size_t pairs = a.shape.back(), blocks = packed_shape.back();
   if ((blocks + 1) / 2 != pairs || product(packed_shape) / blocks != a.size() / pairs) {
-    throw std::logic_error("unpack_complex: " + format_shape(a.shape) + " complex cannot unpack to " +
-                           format_shape(packed_shape));
+    throw std::logic_error("unpack_complex: " + format_shape(a.shape) +
+                           " complex cannot unpack to " + format_shape(packed_shape));
   }
   std::vector<Ct> out(product(packed_shape));
   const auto& ev = ops.evaluator();
@@ -694,9 +694,9 @@ ckks::ContextPtr make_program_context(const ProgramSpec& spec) {
   const auto security = spec.insecure ? ckks::Security::kInsecure : ckks::Security::k128;
   // Keys only up to key_level: the security bound counts Q_key_level * P, not Q_L * P.
   // Built insecure-tolerant first: the full Q_L * P may exceed the bound the limited set meets.
-  const auto full = ckks::Parameters::from_primes(ckks::LogN(spec.log_n), spec.output_moduli,
-                                                  spec.moduli, special, dnum,
-                                                  ckks::Security::kInsecure);
+  const auto full =
+      ckks::Parameters::from_primes(ckks::LogN(spec.log_n), spec.output_moduli, spec.moduli,
+                                    special, dnum, ckks::Security::kInsecure);
   if (special.empty() || spec.key_level >= full.max_level()) {
     return ckks::make_context(ckks::Parameters::from_primes(
         ckks::LogN(spec.log_n), spec.output_moduli, spec.moduli, special, dnum, security));
@@ -1281,7 +1281,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     Meta meta = base_meta(spec, "ciphertext-array");
     meta.push_back({"id", in.id});
     meta.push_back({"input", in.source});
-    meta.push_back({"layout", in.layout == Layout::kPacked     ? "packed"
+    meta.push_back({"layout", in.layout == Layout::kPacked    ? "packed"
                               : in.layout == Layout::kComplex ? "complex"
                                                               : "replicated"});
     meta.push_back({"level", std::to_string(in.level)});

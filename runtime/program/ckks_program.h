@@ -18,12 +18,12 @@
 // [d0, ..., dk] is held as a C-order array of ciphertexts of shape [d0, ..., d(k-1),
 // ceil(dk / slots)] when packed (the last axis in the slots, zero padded), [d0, ..., d(k-1),
 // ceil(dk / (2 slots))] when complex (column block 2j in the real parts of the slots, block
-// 2j + 1 in the imaginary parts) and [d0, ..., dk] when replicated (one value in every slot). Streaming: when the program's large inputs share
-// a leading size parameter (the individuals N), `compute` reads them a chunk of rows at a
-// time (a few rows per thread, positioned reads in parallel, the block file's checksum
-// verified when its last row is read), runs the row bodies in parallel and folds the chunk
-// into accumulators (sums and fused dot products over N, see RowSink), so memory is bounded
-// by the accumulators and one chunk, not by N.
+// 2j + 1 in the imaginary parts) and [d0, ..., dk] when replicated (one value in every slot).
+// Streaming: when the program's large inputs share a leading size parameter (the individuals N),
+// `compute` reads them a chunk of rows at a time (a few rows per thread, positioned reads in
+// parallel, the block file's checksum verified when its last row is read), runs the row bodies in
+// parallel and folds the chunk into accumulators (sums and fused dot products over N, see RowSink),
+// so memory is bounded by the accumulators and one chunk, not by N.
 #pragma once
 
 #include <cstddef>
@@ -144,7 +144,8 @@ CtArray add_const_complex(const Ops& ops, const CtArray& a, double c);
 // ciphertext z (relinearized first when its degree is above 1), z + conj(z) = 2 Re z becomes
 // block 2j and -i (z - conj(z)) = 2 Im z block 2j + 1, both read at twice the scale. One
 // conjugation (a Galois key switch) per ciphertext; no level.
-CtArray unpack_complex(const Ops& ops, const CtArray& a, const std::vector<std::size_t>& packed_shape);
+CtArray unpack_complex(const Ops& ops, const CtArray& a,
+                       const std::vector<std::size_t>& packed_shape);
 // Degree d >= 2 -> 1. Degree 2 uses the relinearization key directly. A degree d > 2 is
 // lowered one degree at a time with the same key: the top component c_d times s^d equals
 // (c_d s^2) s^(d-2), and relinearizing the degree-2 ciphertext (0, 0, c_d) gives (e0, e1) with

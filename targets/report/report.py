@@ -17,6 +17,7 @@ from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
+from compiler.analysis.ckks_util import needs_conjugation_key, needs_relin_key
 from compiler.analysis.counts import (
     ciphertext_bytes,
     executed_counts,
@@ -25,7 +26,6 @@ from compiler.analysis.counts import (
     party_sizes,
     static_counts,
 )
-from compiler.analysis.ckks_util import needs_conjugation_key, needs_relin_key
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.ranges import ckks_ranges, public_values, range_of

@@ -3,11 +3,13 @@
 Every ciphertext array is held as its slot values with the layout of its type: a packed
 array of logical shape [..., W] as [..., ceil(W / slots), slots] (zero padded), a complex one
 as complex numbers [..., ceil(W / (2 slots)), slots] (block 2j the real parts, block 2j + 1
-the imaginary parts), a replicated array as [..., 1] (one value standing for every slot). Each op does on these arrays what the
-scheme does on ciphertexts: `sum_slots` adds the blocks and then rotates and adds with the
-offsets 1, 2, ..., slots/2, `rotate` rolls each ciphertext's slots, `broadcast` reuses
-ciphertexts, and the value of every ciphertext is checked against the modulus of its level
-(|x|·scale < Q_l / 2, else decryption would wrap), with the exact scales of the types.
+the imaginary parts), a replicated array as [..., 1] (one value standing for every slot).
+Each op does on these arrays what the scheme does on ciphertexts: `sum_slots` adds the
+blocks and then rotates and adds with the offsets 1, 2, ..., slots/2, `rotate` rolls each
+ciphertext's slots, `broadcast` reuses ciphertexts, `unpack_complex` splits the real and
+imaginary parts into blocks, and the value of every ciphertext is checked against the
+modulus of its level (|x|·scale < Q_l / 2, else decryption would wrap), with the exact
+scales of the types.
 
 Two modes:
 - exact: real arithmetic in float64, no rounding, no noise: agreement with the plaintext
@@ -25,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +41,8 @@ from compiler.errors import InternalError, UserError
 from compiler.types import Dim
 
 Array = npt.NDArray[np.float64]
+# Slot values of a ciphertext array: real, or complex for the complex layout.
+Slots = npt.NDArray[np.inexact[Any]]
 
 
 @dataclass
@@ -62,7 +67,7 @@ class _Sim:
         self.noisy = noisy
         self.rng = np.random.default_rng(seed)
         self.model = NoiseModel(params.log_n, max(params.dnum, 1))
-        self.values: dict[SSAValue, Array] = {}
+        self.values: dict[SSAValue, Slots] = {}
         self.public = evaluate_public(program, self.sizes)
         bounds = program.params()
         for name, size in self.sizes.items():
@@ -80,7 +85,7 @@ class _Sim:
     def blocks(self, width: int) -> int:
         return -(-width // self.slots)
 
-    def to_layout(self, logical: Array, ty: ckks.CtType | ckks.PtType) -> Array:
+    def to_layout(self, logical: Array, ty: ckks.CtType | ckks.PtType) -> Slots:
         dims = tuple(self.dim(d) for d in ty.dims)
         x = np.asarray(logical, dtype=np.float64).reshape(dims)
         if ty.layout_name == ckks.REPLICATED:
@@ -96,7 +101,7 @@ class _Sim:
         padded[..., :width] = x
         return padded.reshape((*dims[:-1], self.blocks(width), self.slots))
 
-    def from_layout(self, x: Array, ty: ckks.CtType) -> Array:
+    def from_layout(self, x: Slots, ty: ckks.CtType) -> Array:
         dims = tuple(self.dim(d) for d in ty.dims)
         if ty.layout_name == ckks.REPLICATED:
             return np.real(np.broadcast_to(x, (*dims, 1))[..., 0]).copy()
@@ -106,7 +111,7 @@ class _Sim:
         flat = np.broadcast_to(np.real(x), (*dims[:-1], self.blocks(width), self.slots))
         return flat.reshape((*dims[:-1], -1))[..., :width].copy()
 
-    def split_complex(self, z: Array, dims: tuple[int, ...]) -> Array:
+    def split_complex(self, z: Slots, dims: tuple[int, ...]) -> Array:
         """Complex layout -> packed: block 2j = Re, block 2j + 1 = Im (as the runtime)."""
         pairs = -(-dims[-1] // (2 * self.slots))
         z = np.broadcast_to(z, (*dims[:-1], pairs, self.slots))
@@ -121,7 +126,7 @@ class _Sim:
         sigma = math.sqrt(slot_variance) / 2.0**log_scale
         return self.rng.normal(0.0, sigma, size=shape)
 
-    def noise_like(self, x: Array, slot_variance: float, log_scale: float) -> Array:
+    def noise_like(self, x: Slots, slot_variance: float, log_scale: float) -> Slots:
         """Errors for every slot of `x`: on both parts of complex slots."""
         e = self.noise(x.shape, slot_variance, log_scale)
         if np.iscomplexobj(x) and self.noisy:
@@ -134,7 +139,7 @@ class _Sim:
         unit = 2.0**log_scale
         return round(c * unit) / unit
 
-    def check_fits(self, x: Array, ty: ckks.CtType, what: str) -> None:
+    def check_fits(self, x: Slots, ty: ckks.CtType, what: str) -> None:
         peak = float(np.max(np.abs(x))) if x.size else 0.0
         if peak == 0.0:
             return
@@ -166,7 +171,7 @@ class _Sim:
             self.values[out] = value
         return outputs
 
-    def step(self, op: ckks.CkksOp | object, inputs: Mapping[str, npt.ArrayLike]) -> Array:
+    def step(self, op: ckks.CkksOp | object, inputs: Mapping[str, npt.ArrayLike]) -> Slots:
         g = self.values.__getitem__
         match op:
             case ckks.EncodeOp():
@@ -238,7 +243,7 @@ class _Sim:
             case _:
                 raise InternalError(f"the simulator does not handle {getattr(op, 'name', op)}")
 
-    def sum_slots(self, op: ckks.SumSlotsOp) -> Array:
+    def sum_slots(self, op: ckks.SumSlotsOp) -> Slots:
         src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
         x = np.broadcast_to(
             self.values[op.input],
@@ -260,7 +265,7 @@ class _Sim:
             raise InternalError("sum_slots did not leave the same total in every slot")
         return acc[..., :1].copy()
 
-    def broadcast(self, op: ckks.BroadcastOp) -> Array:
+    def broadcast(self, op: ckks.BroadcastOp) -> Slots:
         src, res = ckks.ct_type(op.input), ckks.ct_type(op.result)
         x = self.values[op.input]
         res_dims = [self.dim(d) for d in res.dims]

@@ -17,9 +17,15 @@ HEAD = """builtin.module {
     ckks.param "M" {bound = 100 : i64}
     %p = ckks.encode "S" {domain = #stat.set<0.0, 1.0, 2.0>} : !ckks.ptensor<[N, M], packed, pt<1, 30.0>>
     %s = ckks.encrypt %p {party = "data_owner"} : !ckks.ptensor<[N, M], packed, pt<1, 30.0>> -> !ckks.tensor<[N, M], packed, ct<1, 30.0, 1>>
+    %pc = ckks.encode "C" {domain = #stat.set<0.0, 1.0>} : !ckks.ptensor<[N, M], complex, pt<1, 30.0>>
+    %py = ckks.encode "y" {domain = #stat.set<0.0, 1.0>} : !ckks.ptensor<[N], replicated, pt<1, 30.0>>
 """
 TAIL = "  }\n}\n"
 CT = "!ckks.tensor<[N, M], packed, ct<1, 30.0, 1>>"
+PC = "!ckks.ptensor<[N, M], complex, pt<1, 30.0>>"
+CC = "!ckks.tensor<[N, M], complex, ct<1, 30.0, 1>>"
+PY = "!ckks.ptensor<[N], replicated, pt<1, 30.0>>"
+CY = "!ckks.tensor<[N], replicated, ct<1, 30.0, 1>>"
 
 
 def parse(body: str):
@@ -29,6 +35,13 @@ def parse(body: str):
 def test_round_trip_of_a_compiled_program() -> None:
     comp = compile_file("examples/gwas/chisq.hec", Options(sizes="N=100,M=1000"))
     text = print_ir(comp.module)
+    assert print_ir(parse_ir(text, Ckks)) == text
+
+
+def test_round_trip_of_a_complex_packed_program() -> None:
+    comp = compile_file("examples/gwas/chisq.hec", Options(sizes="N=100,M=10000"))
+    text = print_ir(comp.module)
+    assert "complex" in text and "ckks.unpack_complex" in text and "real_factor" in text
     assert print_ir(parse_ir(text, Ckks)) == text
 
 
@@ -80,6 +93,27 @@ def test_a_valid_product_verifies() -> None:
             f"    %r = ckks.reduce %s {{axis = 1 : i64}} : {CT} -> "
             "!ckks.tensor<[N], packed, ct<1, 30.0, 1>>\n",
             "packed axis",
+        ),
+        # A product of two complex arrays mixes the real and imaginary parts (two packed
+        # column blocks): only a real_factor broadcast may multiply a complex array.
+        (
+            f'    %c = ckks.encrypt %pc {{party = "data_owner"}} : {PC} -> {CC}\n'
+            f"    %m = ckks.mul %c, %c : {CC}, {CC} -> !ckks.tensor<[N, M], complex, ct<1, 60.0, 2>>\n",
+            "unpack_complex first",
+        ),
+        # A real_factor broadcast (imaginary parts 0) is no complex value of its own.
+        (
+            f'    %c = ckks.encrypt %pc {{party = "data_owner"}} : {PC} -> {CC}\n'
+            f'    %y = ckks.encrypt %py {{party = "data_owner"}} : {PY} -> {CY}\n'
+            '    %b = ckks.broadcast %y {dims = array<i64: 0>, shape = ["N", "M"], '
+            f'out_layout = "complex", real_factor}} : {CY} -> {CC}\n'
+            f"    %a = ckks.add %c, %b : {CC}, {CC} -> {CC}\n",
+            "only a factor",
+        ),
+        # Unpacking takes a complex array.
+        (
+            f"    %u = ckks.unpack_complex %s : {CT} -> !ckks.tensor<[N, M], packed, ct<1, 31.0, 1>>\n",
+            "needs a complex array",
         ),
         # Only the data owner encrypts.
         (

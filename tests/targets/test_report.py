@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -45,20 +46,39 @@ def test_schema_rejects_a_report_without_counts() -> None:
 
 
 def test_chisq_acceptance_facts() -> None:
-    report = report_of(compile_file("examples/gwas/chisq.hec", ACCEPTANCE))
-    params = report["params"]
-    assert report["counts"]["executed"]["key_switch"] == 0
-    assert report["counts"]["static"]["relin"] == 0
+    # Without complex packing: no key switch at all, three primes, depth 2.
+    plain = report_of(
+        compile_file("examples/gwas/chisq.hec", replace(ACCEPTANCE, complex_packing=False))
+    )
+    params = plain["params"]
+    assert plain["counts"]["executed"]["key_switch"] == 0
+    assert plain["counts"]["static"]["relin"] == 0
     assert params["primes"] <= 3 and params["chain_levels"] <= 3
     assert params["security_bits"] == 128 and not params["insecure"]
     assert params["special_moduli_bits"] == []
-    assert all(o["depth"] == 2 for o in report["outputs"])
-    assert report["keys"] == {
+    assert all(o["depth"] == 2 for o in plain["outputs"])
+    assert plain["keys"] == {
         "relinearization": False,
         "rotations": [],
+        "conjugation": False,
         "key_level": 0,
         "eval_key_bytes": 0,
     }
+    # With it (the default at M = 16,384 = 4 slot sets): fewer bytes per individual, key
+    # switches only on the aggregates (per pair of slot sets, not per individual), keys
+    # over Q_0·P only, still 128-bit secure at the same ring.
+    report = report_of(compile_file("examples/gwas/chisq.hec", ACCEPTANCE))
+    params = report["params"]
+    assert params["log_n"] == plain["params"]["log_n"]
+    assert params["security_bits"] == 128 and not params["insecure"]
+    up, up_plain = (r["sizes"]["upload_per_individual"] for r in (report, plain))
+    assert up < up_plain
+    assert report["keys"]["conjugation"] and report["keys"]["key_level"] == 0
+    pairs = 16384 // (2 * params["slots"])
+    assert (
+        report["counts"]["executed"]["conjugate"] == report["counts"]["static"]["conjugate"] * pairs
+    )
+    assert all(o["depth"] == 2 for o in report["outputs"])
     assert {r["name"] for r in report["reveals"]} == {"chi2_num", "chi2_den", "or_num", "or_den"}
     assert not any(r["per_individual"] for r in report["reveals"])
 
@@ -138,12 +158,17 @@ def test_unsupported_operations_are_user_errors() -> None:
 
 def test_ir_size_does_not_depend_on_the_data_size() -> None:
     # Principle 1 of the design: N = 100 and N = 100,000 give the same ops (only the
-    # parameters chosen for them differ).
+    # parameters chosen for them differ). The layout may depend on the row width (a row of
+    # several slot sets is complex-packed, with unpacks on the aggregates), but the op count
+    # stays that of the program text, whatever the sizes.
     def op_names(sizes: str) -> list[str]:
         comp = compile_file("examples/gwas/chisq.hec", Options(sizes=sizes))
         return [op.name for op in comp.program.block.ops]
 
-    assert op_names("N=100,M=1000") == op_names("N=100000,M=1000000")
+    assert op_names("N=100,M=1000") == op_names("N=100000,M=1000")
+    wide = op_names("N=100,M=1000000")
+    assert wide == op_names("N=100000,M=1000000")
+    assert "ckks.unpack_complex" in wide and len(wide) < 2 * len(op_names("N=100,M=1000"))
 
 
 def test_sizes_above_the_declared_bounds_are_refused() -> None:

@@ -360,8 +360,7 @@ TEST(CkksKeyLevel, LimitsKeysAndCountsTheirModulus) {
   EXPECT_NEAR(low.log_qp(), std::max(low.log_q(Level(1)), low.log_q(Level(0)) + 59.0), 1.0);
   EXPECT_NE(low.digest(), full.digest());
   EXPECT_EQ(Parameters::from_canonical_encoding(low.canonical_encoding()).digest(), low.digest());
-  EXPECT_EQ(Parameters::from_canonical_encoding(full.canonical_encoding()).digest(),
-            full.digest());
+  EXPECT_EQ(Parameters::from_canonical_encoding(full.canonical_encoding()).digest(), full.digest());
   const ContextPtr ctx = make_context(low);
   KeyGenerator gen(ctx);
   const SecretKey sk = gen.secret_key();
