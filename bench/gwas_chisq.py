@@ -16,6 +16,10 @@ files by `encrypt` (checksummed, under TMPDIR or HEC_SCRATCH) and read back by `
 the reference encrypts and folds its ciphertexts in the same process, in memory, and never
 serializes them. Wall-clock seconds of each phase on both sides (the machine otherwise idle).
 
+The packings differ too: the compiler packs each genotype row two slot sets per ciphertext
+(real and imaginary parts of the slots, passes/complex_packing.py) and unpacks the per-SNP
+sums with one conjugation per ciphertext; the reference packs real values as the paper does.
+
 Options: --sizes 1000,5000  --snps 16384  --threads 1,2  (smaller values for a quick look).
 """
 

@@ -100,6 +100,17 @@ class CompiledProgram:
             raise InternalError("compiled program has no parameters")
         return params.slots
 
+    @property
+    def complex_packed(self) -> bool:
+        """The genotype rows are complex-packed (two slot sets per ciphertext)."""
+        return any(
+            ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in self.program.encrypts()
+        )
+
+    @property
+    def columns_per_ciphertext(self) -> int:
+        return self.slots * (2 if self.complex_packed else 1)
+
     def block_width(self, rows: int, columns: int) -> int:
         """SNPs per block: a whole number of slot sets (of pairs of them when the genotypes are
         complex-packed), as many as the columns need but at
@@ -111,10 +122,7 @@ class CompiledProgram:
         thread per file): one 13 GiB block 15.6-17.7 s to encrypt and 1.49-1.65 s to compute,
         two 6.5 GiB blocks 16.7 s and 1.8 s (the phenotype read twice)."""
         # A complex-packed input holds two slot sets per ciphertext: blocks of whole pairs.
-        complex_layout = any(
-            ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in self.program.encrypts()
-        )
-        slots = self.slots * (2 if complex_layout else 1)
+        slots = self.columns_per_ciphertext
         wanted = max(1, -(-columns // slots))
         affordable = max(1, BLOCK_BYTES // (8 * max(1, rows) * slots))
         sizes = self.report["sizes"]

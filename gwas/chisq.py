@@ -436,9 +436,17 @@ def render_log(
             f"  output {o['name']:<9} depth {o['depth']} precision {o['precision_bits']} bits "
             f"(absolute error <= {err:.3g})"
         )
+    packing = (
+        "two slot sets per ciphertext, in the real and imaginary parts of the slots"
+        if compiled.complex_packed
+        else "real values in the slots"
+    )
     w(
-        f"  {n_blocks} block(s) of up to {width} SNPs ({width // compiled.slots} ciphertext(s) "
-        f"of {compiled.slots} slots per individual and input)"
+        f"  {n_blocks} block(s) of up to {width} SNPs "
+        f"({-(-width // compiled.columns_per_ciphertext)} ciphertext(s) of {compiled.slots} "
+        f"slots per individual and genotype input: {packing}); "
+        f"{rep['sizes']['upload_per_individual'] / 2**20:.2f} MiB uploaded per individual at "
+        f"M = {compiled.sizes['M']}"
     )
     w("")
     w(
