@@ -11,6 +11,11 @@ rescale primes, for the smallest ring dimension that is 128-bit secure:
   output modulus, is as large as the largest output needs (so it may hold several primes);
 - among feasible plans, the fewest primes, then the fewest modulus bits.
 
+The search takes a coarse grid (every third Delta and r), then the neighbourhood of its best
+point; when the coarse grid finds nothing at a ring dimension, every (Delta, r) between the
+smallest Delta that was precise enough and the largest that fit the bound is tried before a
+larger ring (feasible windows can be a few bits wide).
+
 Worked out for the chi-square kernel at N = 5000 (d = 2N = 10^4, n = 2^13):
 1. Depth. n11 = y·S summed over N (one `dot`), c1·r1: both exponent 2 at the top level;
    diff = n11·d - c1·r1 needs no level for d (integer); diff is rescaled once and squared:
@@ -168,6 +173,10 @@ class ScaleManagementPass(ModulePass):
         key_switch = needs_key_switch(program)
         targets = {k: float(v) for k, v in parse_sizes(self.precision).items()}
 
+        # Deltas at which some r met the precision target, resp. the security bound.
+        precise: set[tuple[int, float]] = set()
+        secure: set[tuple[int, float]] = set()
+
         def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
             plan = ScalePlan(delta, tuple([r] * levels))
             if min(plan.level_scales()) < MIN_SCALE_BITS:
@@ -183,17 +192,19 @@ class ScaleManagementPass(ModulePass):
                 (p.precision_bits, p.precision_bits - targets.get(p.name, self.precision_bits))
                 for p in output_precision(program, bounds, model, ranges)
             ]
-            if any(margin < 0 for _, margin in margins):
-                return None
             precision = min((bits for bits, _ in margins), default=math.inf)
             q0_prime_bits = math.ceil(out_bits / math.ceil(out_bits / MAX_PRIME_BITS))
             special = min(MAX_PRIME_BITS, max(math.ceil(r), q0_prime_bits)) if key_switch else 0
             cand = Candidate(
                 log_n, delta, r, out_bits, special, levels, precision, key_level_of(program)
             )
-            if not self.insecure and cand.total_bits > HE_STANDARD_128[log_n]:
+            fits = self.insecure or cand.total_bits <= HE_STANDARD_128[log_n]
+            if fits:
+                secure.add((log_n, delta))
+            if any(margin < 0 for _, margin in margins):
                 return None
-            return cand
+            precise.add((log_n, delta))
+            return cand if fits else None
 
         rs = [float(r) for r in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)] if levels else [0.0]
         deltas = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
@@ -206,6 +217,20 @@ class ScaleManagementPass(ModulePass):
                     cand = evaluate(log_n, delta, r)
                     if cand and (best is None or cand.cost() < best.cost()):
                         best = cand
+            if best is None:
+                # The coarse grid can step over a narrow feasible window (at N = 2000 the
+                # complex-packed chi-square meets 40 bits within the bound only at Delta 54-56
+                # with some r). Precision grows with Delta and so do the modulus bits: scan
+                # every (Delta, r) between the smallest coarse Delta that was precise enough
+                # and the largest that fit the bound, give or take a coarse step.
+                lo = min((d for n, d in precise if n == log_n), default=None)
+                hi = max((d for n, d in secure if n == log_n), default=None)
+                if lo is not None and hi is not None and lo - 3 <= hi + 3:
+                    for delta in (d for d in deltas if lo - 3 <= d <= hi + 3):
+                        for r in rs:
+                            cand = evaluate(log_n, delta, r)
+                            if cand and (best is None or cand.cost() < best.cost()):
+                                best = cand
             if best is not None:
                 centre = best
                 for delta in deltas:
