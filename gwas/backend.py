@@ -20,6 +20,7 @@ Backends:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -49,6 +50,20 @@ from targets.sim.simulator import simulate
 
 Array = npt.NDArray[np.float64]
 CACHE_FORMAT = 2  # 2: complex packing (passes/complex_packing.py)
+# The sources whose change changes what a compilation produces (part of the cache key, so a
+# changed compiler never reuses a program an older one compiled).
+COMPILER_PACKAGES = ("compiler", "dsl", "passes", "targets", "hec")
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_digest() -> str:
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for package in COMPILER_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def default_cache_dir() -> Path:
@@ -170,6 +185,7 @@ def _cache_key(
         "precision_bits": precision_bits,
         "log_n": log_n,
         "hec": __version__,
+        "compiler": compiler_digest(),
         "format": CACHE_FORMAT,
     }
     h.update(json.dumps(meta, sort_keys=True).encode())
