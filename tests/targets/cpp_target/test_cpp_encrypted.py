@@ -91,6 +91,32 @@ def test_three_way_agreement(
         assert err > 0.0, f"{name}: an encrypted result without any CKKS error is suspicious"
 
 
+COMPLEX = ("tests/targets/cpp_target/complex_sums.hec", "N=12,M=16000")
+
+
+def test_three_way_agreement_complex_packed(tmp_path: Path) -> None:
+    # The complex layout end to end: encryption two slot sets per ciphertext, the server's
+    # unpacks (conjugation keys), a complex decryption, against the plaintext and simulator.
+    path, sizes = COMPLEX
+    comp = compile_file(ROOT / path, Options(sizes=sizes))
+    report = report_of(comp)
+    assert report["keys"]["conjugation"] and report["counts"]["static"]["conjugate"] > 0
+    layouts = {o["name"]: o["layout"] for o in report["outputs"]}
+    assert layouts["s"] == "complex" and layouts["p"] == "packed"
+    built = compile_cpp(ROOT / path, tmp_path / "prog", Options(sizes=sizes))
+    files, ref, _ = example_inputs(path, sizes, tmp_path / "in", seed=13)
+    dec = all_roles(built.binary, files, tmp_path)
+    sim = run_sim(ROOT / path, files, tmp_path / "sim")
+    for o in report["outputs"]:
+        name, want = o["name"], ref.revealed[o["name"]]
+        got = np.load(dec / f"{name}.npy")
+        assert got.shape == np.shape(want), name
+        assert rel_error(sim.revealed[name], want) <= 1e-9, name
+        bound = max(abs(o["range"][0]), abs(o["range"][1]))
+        err = float(np.max(np.abs(got - want)))
+        assert 0.0 < err <= bound * 2.0 ** -o["precision_bits"], (name, err, bound)
+
+
 def test_hec_run_encrypted_writes_client_outputs(tmp_path: Path) -> None:
     path, sizes = EXAMPLES[0]
     files, ref, _ = example_inputs(path, sizes, tmp_path / "in", seed=5)
