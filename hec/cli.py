@@ -120,6 +120,13 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="accept parameters beyond the 128-bit table (stamped on every output)",
     )
+    parser.add_argument(
+        "--no-complex-packing",
+        action="store_true",
+        help="keep every secret row in real slots (by default a row of two or more slot sets "
+        "that is only summed over individuals is packed two slot sets per ciphertext when "
+        "that uploads fewer bytes)",
+    )
     parser.add_argument("--print-ir-after-all", action="store_true", help="print IR after passes")
     parser.add_argument(
         "--print-ir-after", action="append", default=[], metavar="PASS", help="print IR after PASS"
@@ -128,18 +135,9 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _compile(args: argparse.Namespace):
-    from hec.pipeline import Options, compile_file
+    from hec.pipeline import compile_file
 
-    options = Options(
-        sizes=args.size,
-        precision_bits=args.precision_bits,
-        precision=args.precision,
-        log_n=args.log_n,
-        insecure=args.insecure,
-        print_ir_after_all=args.print_ir_after_all,
-        print_ir_after=tuple(args.print_ir_after),
-    )
-    return compile_file(args.file, options, out=sys.stderr if args.json else sys.stdout)
+    return compile_file(args.file, _options_of(args), out=sys.stderr if args.json else sys.stdout)
 
 
 def _report_run(args: argparse.Namespace) -> int:
@@ -196,6 +194,7 @@ def _options_of(args: argparse.Namespace):
         precision=args.precision,
         log_n=args.log_n,
         insecure=args.insecure,
+        complex_packing=not args.no_complex_packing,
         print_ir_after_all=args.print_ir_after_all,
         print_ir_after=tuple(args.print_ir_after),
     )

@@ -51,3 +51,16 @@ def test_env_json_reports_cpu_and_dependencies() -> None:
     assert facts["hec"] == __version__
     assert facts["dependencies"]["lark"] is not None
     assert facts["ntt_path"] in {"avx512-ifma", "portable"}
+
+
+def test_no_complex_packing_keeps_rows_in_real_slots(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["report", "examples/gwas/chisq.hec", "--size", "N=5000,M=16384", "--json"]
+    reports = []
+    for extra in ([], ["--no-complex-packing"]):
+        assert main([*base, "--precision-bits", "40", *extra]) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    packed, plain = reports
+    assert packed["keys"]["conjugation"] and not plain["keys"]["conjugation"]
+    layouts = {o["layout"] for o in plain["outputs"]}
+    assert layouts == {"packed"}
+    assert plain["sizes"]["upload_per_individual"] > packed["sizes"]["upload_per_individual"]
