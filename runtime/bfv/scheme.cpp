@@ -12,6 +12,7 @@
 
 #include "bfv/hps.h"
 #include "bfv/keyswitch.h"
+#include "core/wipe.h"
 #include "math/parallel.h"
 
 namespace hec::bfv {
@@ -290,11 +291,17 @@ RnsPoly Decryptor::inner_product_coeff(const Ciphertext& ct) const {
   return x;
 }
 
+namespace {
+// The phase Delta m + e of decryption: its error e and the ciphertext determine s.
+void wipe_phase(RnsPoly& x) { core::wipe(x.data(), x.num_limbs() * x.ring_dim() * sizeof(u64)); }
+}  // namespace
+
 Plaintext Decryptor::decrypt(const Ciphertext& ct) const {
-  const RnsPoly x = inner_product_coeff(ct);
+  RnsPoly x = inner_product_coeff(ct);
   Plaintext pt;
   pt.coeffs.resize(ctx_->ring_dim());
   hps_scale_round_to_plain(*ctx_, x.data(), pt.coeffs.data());
+  wipe_phase(x);
   return pt;
 }
 
@@ -312,6 +319,7 @@ double Decryptor::noise_budget(const Ciphertext& ct) const {
     const long double v = std::fabs(ctx_->q_base().compose_centered(x.data() + c, n));
     if (v > max_abs) max_abs = v;
   }
+  wipe_phase(x);
   if (max_abs < 1) max_abs = 1;
   const double budget = ctx_->log2_q() - 1.0 - static_cast<double>(std::log2(max_abs));
   return budget > 0 ? budget : 0.0;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
+#include "core/wipe.h"
 #include "math/modarith.h"
 #include "math/ntt.h"
 #include "math/sampling.h"
@@ -347,6 +348,8 @@ DecodeResult Encoder::decode(const Plaintext& plaintext) const {
   }
   DecodeResult result;
   coefficients_to_slots(real, result.values);
+  // coeff and real hold Delta m + e coefficient by coefficient: the error e of decryption.
+  core::wipe(coeff);
   const long double eps = std::numeric_limits<long double>::epsilon();
   // Composition: 2^-64 relative per coefficient; FFT: ~eps * log2(N) * sum|coefficients|;
   // the final conversion to double: 2^-53 relative per slot.
@@ -354,6 +357,7 @@ DecodeResult Encoder::decode(const Plaintext& plaintext) const {
   for (const auto& v : result.values) max_abs = std::max(max_abs, std::abs(v));
   result.error_bound = static_cast<double>(eps * (t.log_half + 2) * abs_sum) +
                        max_abs * std::numeric_limits<double>::epsilon();
+  core::wipe(real);
   return result;
 }
 

@@ -7,15 +7,12 @@
 
 #include "ckks/context_impl.h"
 #include "ckks/poly_ops.h"
+#include "core/wipe.h"
 #include "math/sampling.h"
 
 namespace hec::ckks {
 
-namespace {
-
-void wipe(std::vector<u64>& v) { sodium_memzero(v.data(), v.size() * sizeof(u64)); }
-
-}  // namespace
+using core::wipe;
 
 SecretKey& SecretKey::operator=(const SecretKey& other) {
   if (this != &other) {

@@ -5,5 +5,6 @@ target_sources(hec_runtime PRIVATE
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/core/serialize_test.cpp
+    tests/core/wipe_test.cpp
   )
 endif()

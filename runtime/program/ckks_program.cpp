@@ -33,6 +33,7 @@
 #include "ckks/encryptor.h"
 #include "ckks/io.h"
 #include "core/serialize.h"
+#include "core/wipe.h"
 #include "math/parallel.h"
 #include "program/args.h"
 #include "program/npy.h"
@@ -1445,7 +1446,9 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     }
     std::vector<double> values(product(dims));
     parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
-      const auto decoded = encoder.decode(decryptor.decrypt(cts[i]));
+      ckks::Plaintext phase = decryptor.decrypt(cts[i]);  // Delta m + e
+      const auto decoded = encoder.decode(phase);
+      core::wipe(phase.data);
       if (o.layout == Layout::kReplicated) {
         values[i] = decoded.values[0].real() * factor;
         return;

@@ -1,0 +1,21 @@
+// Wiping memory that held secret-derived data (libsodium's sodium_memzero, which the compiler
+// may not elide): key words, ternary samples, and the temporaries of decryption (the phase
+// c_0 + c_1 s + ... = Delta m + e, whose error e together with the ciphertext determines s).
+// Freed memory that malloc keeps for reuse (math/aligned.cpp) then holds no secret.
+#pragma once
+
+#include <sodium.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace hec::core {
+
+inline void wipe(void* data, std::size_t bytes) { sodium_memzero(data, bytes); }
+
+template <class T, class A>
+void wipe(std::vector<T, A>& v) {
+  sodium_memzero(v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace hec::core
