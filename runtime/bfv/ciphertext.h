@@ -12,6 +12,7 @@
 
 #include "bfv/context.h"
 #include "core/serialize.h"
+#include "core/wipe.h"
 #include "math/poly.h"
 
 namespace hec::bfv {
@@ -42,16 +43,16 @@ struct Ciphertext {
 // The secret key. Its words are wiped (sodium_memzero) when the key is destroyed or assigned
 // over, as ckks::SecretKey's are, so freed key memory that malloc keeps for reuse
 // (math/aligned.cpp) holds no secret.
-struct SecretKey {
+struct SecretKey : core::WipedOnReassign<SecretKey> {
   math::RnsPoly s;  // ternary, evaluation form over Q u P_ks
   KeyId key_id{};
 
   SecretKey() = default;
   SecretKey(const SecretKey&) = default;
   SecretKey(SecretKey&&) noexcept = default;
-  SecretKey& operator=(const SecretKey& other);
-  SecretKey& operator=(SecretKey&& other) noexcept;
-  ~SecretKey();
+  SecretKey& operator=(const SecretKey&) = default;
+  SecretKey& operator=(SecretKey&&) noexcept = default;
+  ~SecretKey() { wipe(); }
   // Zeroes every word of s in place (the destructor and the assignments call it).
   void wipe();
 };

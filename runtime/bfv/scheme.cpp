@@ -3,8 +3,6 @@
 // is in multiply.cpp).
 #include "bfv/scheme.h"
 
-#include <sodium.h>
-
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -97,28 +95,8 @@ RnsPoly apply_permutation(const RnsPoly& in, const std::vector<std::uint32_t>& p
 // ---- SecretKey ---------------------------------------------------------------------------
 
 void SecretKey::wipe() {
-  sodium_memzero(s.data(), s.num_limbs() * s.ring_dim() * sizeof(std::uint64_t));
+  core::wipe(s.data(), s.num_limbs() * s.ring_dim() * sizeof(std::uint64_t));
 }
-
-SecretKey& SecretKey::operator=(const SecretKey& other) {
-  if (this != &other) {
-    wipe();
-    s = other.s;
-    key_id = other.key_id;
-  }
-  return *this;
-}
-
-SecretKey& SecretKey::operator=(SecretKey&& other) noexcept {
-  if (this != &other) {
-    wipe();
-    s = std::move(other.s);
-    key_id = other.key_id;
-  }
-  return *this;
-}
-
-SecretKey::~SecretKey() { wipe(); }
 
 // ---- KeyGenerator ------------------------------------------------------------------------
 
@@ -129,7 +107,7 @@ SecretKey make_secret(const BfvContext& ctx, math::Prng& prng) {
   sk.s = RnsPoly(kc, kc->size(), PolyForm::kCoefficient);
   std::vector<std::int64_t> ternary = math::sample_ternary(prng, ctx.ring_dim());
   sk.s.set_signed(ternary);
-  sodium_memzero(ternary.data(), ternary.size() * sizeof(std::int64_t));
+  core::wipe(ternary);
   math::to_ntt_inplace(sk.s);
   prng.fill(sk.key_id.data(), sk.key_id.size());
   return sk;

@@ -1,8 +1,6 @@
 // Key generation for RNS-CKKS with hybrid key-switching keys (see keys.h).
 #include "ckks/keys.h"
 
-#include <sodium.h>
-
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
@@ -11,28 +9,6 @@
 #include "math/sampling.h"
 
 namespace hec::ckks {
-
-using core::wipe;
-
-SecretKey& SecretKey::operator=(const SecretKey& other) {
-  if (this != &other) {
-    wipe(data);
-    data = other.data;
-    key_id = other.key_id;
-  }
-  return *this;
-}
-
-SecretKey& SecretKey::operator=(SecretKey&& other) noexcept {
-  if (this != &other) {
-    wipe(data);
-    data = std::move(other.data);
-    key_id = other.key_id;
-  }
-  return *this;
-}
-
-SecretKey::~SecretKey() { wipe(data); }
 
 KeyGenerator::KeyGenerator(ContextPtr context) : context_(std::move(context)) {}
 
@@ -45,7 +21,7 @@ SecretKey KeyGenerator::secret_key() const {
   SecretKey sk;
   sk.data.resize(limbs * n);
   detail::small_to_ntt(impl, s.data(), 0, limbs, sk.data.data());
-  sodium_memzero(s.data(), s.size() * sizeof(std::int64_t));
+  core::wipe(s);
   sk.key_id = core::new_key_id();
   return sk;
 }

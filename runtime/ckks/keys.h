@@ -17,22 +17,24 @@
 
 #include "ckks/context.h"
 #include "core/serialize.h"
+#include "core/wipe.h"
 
 namespace hec::ckks {
 
 // The secret key: s in NTT form modulo every prime of Q_L and P ((|Q_L| + |P|) * N words).
 // The words are wiped (sodium_memzero) when the key is destroyed or assigned over, so freed
 // key memory that malloc keeps for reuse (math/aligned.cpp) holds no secret.
-struct SecretKey {
+struct SecretKey : core::WipedOnReassign<SecretKey> {
   std::vector<u64> data;
   core::KeyId key_id{};
 
   SecretKey() = default;
   SecretKey(const SecretKey&) = default;
   SecretKey(SecretKey&&) noexcept = default;
-  SecretKey& operator=(const SecretKey& other);
-  SecretKey& operator=(SecretKey&& other) noexcept;
-  ~SecretKey();
+  SecretKey& operator=(const SecretKey&) = default;
+  SecretKey& operator=(SecretKey&&) noexcept = default;
+  ~SecretKey() { wipe(); }
+  void wipe() { core::wipe(data); }
 };
 
 // (b, a) in NTT form modulo Q_L: 2 * |Q_L| * N words (b first).

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/wipe.h"
 #include "math/parallel.h"
 
 namespace hec::fhew {
@@ -49,34 +50,10 @@ int gate_arity(Gate g) {
 Context::Context(Params params) : ring_(params) { tv_ = (ring_.q() + 4) / 8; }
 
 void SecretKey::wipe() {
-  sodium_memzero(lwe.data(), lwe.size());
-  sodium_memzero(ring.z.data(), ring.z.size());
-  sodium_memzero(ring.z_ntt.data(), ring.z_ntt.size() * sizeof(std::uint64_t));
+  core::wipe(lwe);
+  core::wipe(ring.z);
+  core::wipe(ring.z_ntt);
 }
-
-SecretKey& SecretKey::operator=(const SecretKey& other) {
-  if (this != &other) {
-    wipe();
-    params = other.params;
-    key_id = other.key_id;
-    lwe = other.lwe;
-    ring = other.ring;
-  }
-  return *this;
-}
-
-SecretKey& SecretKey::operator=(SecretKey&& other) noexcept {
-  if (this != &other) {
-    wipe();
-    params = std::move(other.params);
-    key_id = other.key_id;
-    lwe = std::move(other.lwe);
-    ring = std::move(other.ring);
-  }
-  return *this;
-}
-
-SecretKey::~SecretKey() { wipe(); }
 
 SecretKey Context::keygen_secret() const {
   math::Prng prng;
@@ -85,7 +62,7 @@ SecretKey Context::keygen_secret() const {
   randombytes_buf(sk.key_id.data(), sk.key_id.size());
   std::vector<std::int64_t> s = math::sample_ternary(prng, params().lwe_dim);
   sk.lwe.assign(s.begin(), s.end());
-  sodium_memzero(s.data(), s.size() * sizeof(std::int64_t));
+  core::wipe(s);
   sk.ring = ring_keygen(ring_, prng);
   return sk;
 }

@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "core/wipe.h"
 #include "fhew/bootstrap.h"
 #include "fhew/lwe.h"
 #include "fhew/params.h"
@@ -32,7 +33,7 @@ int gate_arity(Gate g);
 
 // Client side: the LWE key s (dimension n) and the ring key z (dimension N). The key's words
 // (lwe, ring.z, ring.z_ntt) are wiped (sodium_memzero) when it is destroyed or assigned over.
-struct SecretKey {
+struct SecretKey : core::WipedOnReassign<SecretKey> {
   Params params;
   KeyId key_id{};
   TernaryKey lwe;
@@ -41,9 +42,9 @@ struct SecretKey {
   SecretKey() = default;
   SecretKey(const SecretKey&) = default;
   SecretKey(SecretKey&&) noexcept = default;
-  SecretKey& operator=(const SecretKey& other);
-  SecretKey& operator=(SecretKey&& other) noexcept;
-  ~SecretKey();
+  SecretKey& operator=(const SecretKey&) = default;
+  SecretKey& operator=(SecretKey&&) noexcept = default;
+  ~SecretKey() { wipe(); }
   // Zeroes lwe, ring.z and ring.z_ntt in place (the destructor and the assignments call it).
   void wipe();
 };
