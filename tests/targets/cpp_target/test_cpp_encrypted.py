@@ -91,7 +91,7 @@ def test_three_way_agreement(
         assert err > 0.0, f"{name}: an encrypted result without any CKKS error is suspicious"
 
 
-COMPLEX = ("tests/targets/cpp_target/complex_sums.hec", "N=12,M=16000")
+COMPLEX = ("tests/targets/cpp_target/complex_sums.hec", "N=12,M=9000")
 
 
 def test_three_way_agreement_complex_packed(tmp_path: Path) -> None:
