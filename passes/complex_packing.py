@@ -182,7 +182,8 @@ class ComplexPackingPass(ModulePass):
             for o in program.block.ops
             if isinstance(o, ckks.KEY_SWITCH_OPS)
         ]
-        program.attributes["key_level"] = IntegerAttr(max(levels), i64)
+        if levels:  # none when every complex value is only decrypted (the coordinator splits)
+            program.attributes["key_level"] = IntegerAttr(max(levels), i64)
         apply_plan(program, nominal_plan(top_level(program)))
 
     @staticmethod
