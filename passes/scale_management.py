@@ -57,6 +57,7 @@ from compiler.analysis.security import (
     MAX_PRIME_BITS,
     MIN_LOG_N,
     MIN_PRIME_BITS,
+    MIN_SECURE_LOG_N,
 )
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import ckks
@@ -208,7 +209,8 @@ class ScaleManagementPass(ModulePass):
 
         rs = [float(r) for r in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)] if levels else [0.0]
         deltas = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
-        ring_sizes = [self.log_n] if self.log_n else list(range(MIN_LOG_N, MAX_LOG_N + 1))
+        smallest = MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N
+        ring_sizes = [self.log_n] if self.log_n else list(range(smallest, MAX_LOG_N + 1))
         best: Candidate | None = None
         for log_n in ring_sizes:
             # Coarse grid, then the neighbourhood of the best coarse point.

@@ -31,6 +31,10 @@ HE_STANDARD_128: dict[int, int] = {
 }
 MIN_LOG_N = min(HE_STANDARD_128)
 MAX_LOG_N = max(HE_STANDARD_128)
+# The smallest ring the runtime's CKKS accepts as secure (runtime/ckks/params.cpp,
+# kMinSecureLogN): 2^10 and 2^11 only with --insecure (tests), so the parameter search starts
+# here unless the user asked for insecure parameters.
+MIN_SECURE_LOG_N = 12
 # The error distribution of the standard (and of our runtime).
 ERROR_SIGMA = 3.2
 # The largest prime size the runtime's 64-bit modular arithmetic takes.
@@ -45,13 +49,16 @@ def max_log_qp(log_n: int) -> int:
 def smallest_secure_log_n(log_qp: float) -> int | None:
     """The smallest ring dimension (log2) whose 128-bit bound holds log_qp bits."""
     for log_n in sorted(HE_STANDARD_128):
-        if log_qp <= HE_STANDARD_128[log_n]:
+        if log_n >= MIN_SECURE_LOG_N and log_qp <= HE_STANDARD_128[log_n]:
             return log_n
     return None
 
 
 def security_bits(log_n: int, log_qp: float) -> int:
-    """128 when the parameters are within the table, else 0 (not certified by the table)."""
+    """128 when the parameters are within the table and the ring is one the runtime accepts as
+    secure (n >= 2^12), else 0 (not certified)."""
+    if log_n < MIN_SECURE_LOG_N:
+        return 0
     return 128 if log_n in HE_STANDARD_128 and log_qp <= HE_STANDARD_128[log_n] else 0
 
 

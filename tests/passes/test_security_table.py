@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 from compiler.analysis.security import (
     HE_STANDARD_128,
+    MIN_SECURE_LOG_N,
     is_prime,
     ntt_primes,
     security_bits,
@@ -26,6 +28,15 @@ def test_security_is_granted_up_to_the_bound_and_not_beyond(log_n: int, bits: in
     assert security_bits(log_n, bits + 0.01) == 0
     assert smallest_secure_log_n(bits) == log_n
     assert smallest_secure_log_n(bits + 1) == log_n + 1
+
+
+def test_rings_below_2_12_are_not_certified() -> None:
+    # The runtime's CKKS refuses n < 2^12 unless insecure (runtime/ckks/params.cpp); the
+    # compiler agrees, so a tiny program gets n = 2^12, not a ring its keygen would refuse.
+    assert security_bits(11, 40) == 0 and security_bits(10, 20) == 0
+    assert smallest_secure_log_n(40) == 12
+    src = Path(__file__).resolve().parents[2] / "runtime" / "ckks" / "params.cpp"
+    assert f"kMinSecureLogN = {MIN_SECURE_LOG_N};" in src.read_text()
 
 
 def test_is_prime_against_trial_division() -> None:
