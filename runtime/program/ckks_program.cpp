@@ -1317,44 +1317,32 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     const std::size_t n_files = (nrows + per_block - 1) / per_block;
     Progress progress("encrypt " + in.id + " rows", nrows);
     std::mutex outputs_mutex;
-    std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic) num_threads(threads)
-    for (std::size_t f = 0; f < n_files; ++f) {
+    parallel_rows(n_files, threads, [&](std::size_t f, int) {
+      const std::size_t r0 = f * per_block, r1 = std::min(nrows, r0 + per_block);
+      const std::string stem =
+          in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
+      const auto path = out_dir / stem;
+      const std::size_t count = (r1 - r0) * per_row;
+      const std::uint64_t record = 16 + ct_bytes;  // level, scale, degree, then c_0 and c_1
+      ckks::CiphertextArrayWriter writer(path, *ctx, pk.key_id, count, count * record);
+      std::vector<Ct> cts(per_row);
+      for (std::size_t r = r0; r < r1; ++r) {
+        encrypt_row(r, cts.data());
+        progress.advance();
+        for (const Ct& ct : cts) writer.append(ct);
+      }
+      writer.finish();
       {
         std::lock_guard<std::mutex> lock(outputs_mutex);
-        if (error) continue;
+        outputs.add(path);
       }
-      try {
-        const std::size_t r0 = f * per_block, r1 = std::min(nrows, r0 + per_block);
-        const std::string stem =
-            in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
-        const auto path = out_dir / stem;
-        const std::size_t count = (r1 - r0) * per_row;
-        const std::uint64_t record = 16 + ct_bytes;  // level, scale, degree, then c_0 and c_1
-        ckks::CiphertextArrayWriter writer(path, *ctx, pk.key_id, count, count * record);
-        std::vector<Ct> cts(per_row);
-        for (std::size_t r = r0; r < r1; ++r) {
-          encrypt_row(r, cts.data());
-          progress.advance();
-          for (const Ct& ct : cts) writer.append(ct);
-        }
-        writer.finish();
-        {
-          std::lock_guard<std::mutex> lock(outputs_mutex);
-          outputs.add(path);
-        }
-        Meta m = meta;
-        m.push_back({"rows", std::to_string(base + r0) + " " + std::to_string(base + r1)});
-        m.push_back({"count", std::to_string(count)});
-        write_meta(path.string() + ".meta", m);
-        std::lock_guard<std::mutex> lock(outputs_mutex);
-        outputs.add(path.string() + ".meta");
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(outputs_mutex);
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+      Meta m = meta;
+      m.push_back({"rows", std::to_string(base + r0) + " " + std::to_string(base + r1)});
+      m.push_back({"count", std::to_string(count)});
+      write_meta(path.string() + ".meta", m);
+      std::lock_guard<std::mutex> lock(outputs_mutex);
+      outputs.add(path.string() + ".meta");
+    });
     progress.done();
   }
   if (arrays.empty()) throw UsageError("encrypt: give at least one --input NAME=FILE.npy");
