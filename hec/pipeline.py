@@ -187,15 +187,7 @@ def run_pipeline(
     width = params.slots + 1
     sizes = parse_sizes(options.sizes)
     bounds = first.program.params()
-    wide = any(
-        len(t.dims) == 2
-        and t.layout_name == ckks.PACKED
-        and (
-            t.dims[-1] if isinstance(t.dims[-1], int) else sizes.get(t.dims[-1], bounds[t.dims[-1]])
-        )
-        >= width
-        for t in (ckks.ct_type(e.result) for e in first.program.encrypts())
-    )
+    wide = ComplexPackingPass(min_width=width, sizes=options.sizes).candidates(first.program)
     if not wide:
         return _run_passes(checked, plain, out) if printing else first
     packed_options = replace(options, complex_min_width=width)
