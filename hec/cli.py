@@ -84,20 +84,103 @@ def _check_run(args: argparse.Namespace) -> int:
 
 
 def _ir_arguments(parser: argparse.ArgumentParser) -> None:
-    _file_argument(parser)
     parser.add_argument(
-        "--generic", action="store_true", help="print the generic MLIR form of every op"
+        "file", help="a .hec program, or hec IR as MLIR text (.mlir: read back, verified)"
+    )
+    parser.add_argument(
+        "--layer",
+        choices=("stat", "scheme"),
+        default="stat",
+        help="stat: the program as lowered from the source; scheme: the compiled ckks "
+        "program for --size (default stat)",
+    )
+    parser.add_argument(
+        "--size", default="", metavar="N=100,M=64", help="sizes to compile for (--layer scheme)"
+    )
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument(
+        "--generic",
+        action="store_true",
+        help="the MLIR form: generic ops, types as IRDL parameters, what mlir-opt-19 "
+        "--irdl-file=targets/mlir/irdl/hec.irdl.mlir parses and verifies (docs/mlir.md)",
+    )
+    form.add_argument(
+        "--upstream",
+        action="store_true",
+        help="the stat program lowered to func/arith/math/tensor/linalg for --size "
+        "(its plaintext meaning; mlir-opt-19 lowers it to LLVM)",
+    )
+    form.add_argument(
+        "--heir",
+        action="store_true",
+        help="the ckks program for --size in HEIR's ckks/lwe dialects (heir-opt reads it)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="(--layer scheme) accept parameters beyond the 128-bit table",
     )
 
 
 def _ir_run(args: argparse.Namespace) -> int:
+    from compiler.ir_text import print_ir
+    from targets.mlir.form import from_mlir, to_mlir
+
+    if args.file.endswith(".mlir") or args.file == "-":
+        if args.upstream or args.heir or args.layer != "stat" or args.size:
+            raise UserError(
+                "an .mlir input is printed as it is: --layer, --size, --upstream and --heir "
+                "apply to .hec programs"
+            )
+        name = "<stdin>" if args.file == "-" else args.file
+        try:
+            text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
+        except OSError as err:
+            raise UserError(f"cannot read {args.file}: {err.strerror}") from None
+        module = from_mlir(text, name)
+    else:
+        module = _ir_module(args)
+    if args.upstream:
+        from targets.mlir.upstream import lower_to_upstream
+
+        sys.stdout.write(lower_to_upstream(module, _ir_sizes(args)).text)
+    elif args.heir:
+        from targets.mlir.heir import export_heir
+
+        sys.stdout.write(export_heir(module, _ir_sizes(args)).text)
+    elif args.generic:
+        sys.stdout.write(to_mlir(module))
+    else:
+        sys.stdout.write(print_ir(module))
+    return 0
+
+
+def _read_text(path: str) -> str:
+    from pathlib import Path
+
+    return Path(path).read_text()
+
+
+def _ir_sizes(args: argparse.Namespace) -> dict[str, int]:
+    from compiler.analysis.sizes import parse_sizes
     from dsl.checker import check
-    from dsl.lower import lower, print_ir
     from dsl.parser import parse_file
 
-    module = lower(check(parse_file(args.file)))
-    sys.stdout.write(print_ir(module, generic=args.generic))
-    return 0
+    checked = check(parse_file(args.file))
+    sizes = parse_sizes(args.size)
+    return {name: sizes.get(name, bound) for name, bound in checked.params.items()}
+
+
+def _ir_module(args: argparse.Namespace):
+    from dsl.checker import check
+    from dsl.lower import lower
+    from dsl.parser import parse_file
+    from hec.pipeline import Options, compile_file
+
+    if args.layer == "stat" and not args.heir:
+        return lower(check(parse_file(args.file)))
+    options = Options(sizes=args.size, insecure=args.insecure)
+    return compile_file(args.file, options, out=sys.stderr).module
 
 
 def _compile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -275,7 +358,12 @@ COMMANDS: list[Command] = [
         _file_argument,
         _check_run,
     ),
-    Command("ir", "print a program's stat IR (MLIR text)", _ir_arguments, _ir_run),
+    Command(
+        "ir",
+        "print a program's IR (stat or scheme layer) as MLIR text, for hec or for MLIR's tools",
+        _ir_arguments,
+        _ir_run,
+    ),
     Command(
         "simulate",
         "compile for --size and run the ckks program in the reference simulator",
