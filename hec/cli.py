@@ -115,6 +115,12 @@ def _ir_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the ckks program for --size in HEIR's ckks/lwe dialects (heir-opt reads it)",
     )
+    form.add_argument(
+        "--compare-heir",
+        action="store_true",
+        help="compile the program for --size with hec and with HEIR (heir-opt --mlir-to-ckks "
+        "on its --upstream form) and print both op counts side by side",
+    )
     parser.add_argument(
         "--insecure",
         action="store_true",
@@ -122,10 +128,41 @@ def _ir_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _compare_heir(args: argparse.Namespace) -> int:
+    from compiler.analysis.counts import executed_counts
+    from hec.pipeline import Options, compile_file
+    from targets.mlir import tools
+    from targets.mlir.heir import COMPARED, count_heir_server_ops
+    from targets.mlir.upstream import lower_to_upstream
+
+    comp = compile_file(args.file, Options(sizes=args.size, insecure=args.insecure), sys.stderr)
+    params = comp.program.parameters()
+    assert params is not None
+    sizes = {n: comp.sizes.get(n, b) for n, b in comp.checked.params.items()}
+    ours = executed_counts(comp.program, sizes, params.slots)
+    ours["pt_mul"] = ours.get("pt_mul", 0) + ours.pop("const_mul", 0)
+    heir_input = lower_to_upstream(comp.stat_module, sizes, client=False, mark_secret=True)
+    heir_out = tools.run_tool(tools.heir_opt(), "heir-opt", ["--mlir-to-ckks"], heir_input.text)
+    theirs = count_heir_server_ops(heir_out)
+    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
+    print(f"program {comp.program.sym_name.data} at {size_text}: executed ciphertext ops")
+    print(f"  {'op':<10} {'hec':>8} {'HEIR':>8}")
+    for key in COMPARED:
+        print(f"  {key:<10} {ours.get(key, 0):>8} {theirs.get(key, 0):>8}")
+    import re
+
+    found = re.search(r"logN = (\d+)", heir_out)
+    heir_ring = f"2^{found.group(1)}" if found else "?"
+    print(f"  {'ring':<10} {'2^' + str(params.log_n):>8} {heir_ring:>8}")
+    return 0
+
+
 def _ir_run(args: argparse.Namespace) -> int:
     from compiler.ir_text import print_ir
     from targets.mlir.form import from_mlir, to_mlir
 
+    if args.compare_heir:
+        return _compare_heir(args)
     if args.file.endswith(".mlir") or args.file == "-":
         if args.upstream or args.heir or args.layer != "stat" or args.size:
             raise UserError(
@@ -179,7 +216,8 @@ def _ir_module(args: argparse.Namespace):
 
     if args.layer == "stat" and not args.heir:
         return lower(check(parse_file(args.file)))
-    options = Options(sizes=args.size, insecure=args.insecure)
+    # HEIR has no conjugation: the HEIR export is compiled without complex packing.
+    options = Options(sizes=args.size, insecure=args.insecure, complex_packing=not args.heir)
     return compile_file(args.file, options, out=sys.stderr).module
 
 

@@ -62,5 +62,14 @@ def run_tool(
         [tool, *args], input=text, capture_output=True, text=True, timeout=timeout, check=False
     )
     if proc.returncode != 0:
-        raise ToolError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+        raise ToolError(f"{what} failed (exit {proc.returncode}):\n{diagnostics(proc.stderr)}")
     return proc.stdout
+
+
+def diagnostics(stderr: str, limit: int = 8) -> str:
+    """The tool's `error:` lines (MLIR tools follow each with a dump of the op at fault)."""
+    errors = [line for line in stderr.splitlines() if "error:" in line]
+    if not errors:
+        return stderr.strip()[:4000]
+    more = f"\n... and {len(errors) - limit} more errors" if len(errors) > limit else ""
+    return "\n".join(errors[:limit]) + more

@@ -98,6 +98,10 @@ class _Emitter:
     needs_erfc: bool = False
     matmul_as_reduce: bool = False
     indent: str = "    "
+    # The type the scalar helpers work on: f64 inside a linalg.generic body; a tensor type
+    # when elementwise ops are written directly on tensors (the form HEIR's layout passes
+    # take: `mark_secret`).
+    elem_type: str = "f64"
 
     def fresh(self, hint: str = "v") -> str:
         self.count += 1
@@ -131,7 +135,13 @@ class _Emitter:
         body: Callable[[list[str]], str],
     ) -> str:
         """One elementwise `linalg.generic` over operands of `shape`; `body` emits the scalar
-        ops on the block arguments and returns the yielded value."""
+        ops on the block arguments and returns the yielded value. (With `matmul_as_reduce`,
+        the HEIR form: `body`'s ops act on the tensors themselves.)"""
+        if self.matmul_as_reduce:
+            outer_type, self.elem_type = self.elem_type, _tensor(shape)
+            value = body(list(operands))
+            self.elem_type = outer_type
+            return value
         rank = len(shape)
         ty = _tensor(shape)
         init, result = self.fresh("e"), self.fresh("v")
@@ -158,12 +168,15 @@ class _Emitter:
 
     def scalar(self, op: str, *args: str) -> str:
         name = self.fresh("s")
-        self.emit(f"{name} = {op} {', '.join(args)} : f64")
+        self.emit(f"{name} = {op} {', '.join(args)} : {self.elem_type}")
         return name
 
     def const(self, value: float) -> str:
         name = self.fresh("k")
-        self.emit(f"{name} = arith.constant {_float(value)} : f64")
+        if self.elem_type == "f64":
+            self.emit(f"{name} = arith.constant {_float(value)} : f64")
+        else:
+            self.emit(f"{name} = arith.constant dense<{_float(value)}> : {self.elem_type}")
         return name
 
     def call(self, fn: str, arg: str) -> str:
@@ -226,7 +239,7 @@ class _Emitter:
 
     def emit_math(self, op: str, x: str) -> str:
         name = self.fresh("s")
-        self.emit(f"{name} = {op} {x} : f64")
+        self.emit(f"{name} = {op} {x} : {self.elem_type}")
         return name
 
 
@@ -535,11 +548,13 @@ def lower_to_upstream(
     out_names = ", ".join(f'"{n}"' for n, _ in outputs)
     in_names = ", ".join(f'"{n}"' for n, _ in inputs)
     sizes_text = ", ".join(f"{k} = {v} : i64" for k, v in bound.items())
+    # HEIR's pipeline needs a backend on the module (any: only its ckks output is read).
+    module_attrs = " attributes {backend.openfhe}" if mark_secret else ""
     lines = [
         f"// The plaintext meaning of program {sym} at sizes "
         + ", ".join(f"{k}={v}" for k, v in bound.items()),
         "// (hec ir --upstream; lower with mlir-opt-19, run with mlir-cpu-runner-19: docs/mlir.md)",
-        "module {",
+        f"module{module_attrs} {{",
         f"  func.func @{sym}({', '.join(args)}) -> ({result_types})",
         f"      attributes {{hec.inputs = [{in_names}], hec.outputs = [{out_names}], "
         f"hec.sizes = {{{sizes_text}}}}} {{",
