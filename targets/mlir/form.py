@@ -57,7 +57,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     AttrConstraint,
     BaseAttr,
-    ConstraintContext,
+    VerificationContext,
     IRDLOperation,
     RangeOf,
     irdl_op_definition,
@@ -170,7 +170,9 @@ def _to_upstream(op: Operation) -> Operation:
             new = scf.ExecuteRegionOp([], Region(block))
         new.attributes.update(attrs)
         return new
-    attrs = {k: to_builtin(v) for k, v in {**op.properties, **op.attributes}.items()}
+    # Sorted by name, as mlir-opt prints them: the text is the same whichever tool wrote it.
+    merged = {**op.properties, **op.attributes}
+    attrs = {k: to_builtin(merged[k]) for k in sorted(merged)}
     op.attributes = attrs
     op.properties = {}
     return op
@@ -231,7 +233,7 @@ def _mirror_class(base: type[ParametrizedAttribute]) -> type[ParametrizedAttribu
         params = [from_builtin(v, d.constr) for v, (_, d) in zip(values, definition, strict=True)]
         for (name, d), value in zip(definition, params, strict=True):
             try:
-                d.constr.verify(value, ConstraintContext())
+                d.constr.verify(value, VerificationContext())
             except VerifyException as err:
                 parser.raise_error(f"parameter {name} of {base.name}: {err}", start, parser.pos)
         return params
@@ -366,9 +368,13 @@ def _from_upstream(op: Operation) -> Operation:
         return new
     if isinstance(op, IRDLOperation) and op.dialect_name() in {d.name for d in DIALECTS}:
         definition = op.get_irdl_definition()
-        for name, prop in definition.properties.items():
-            if name in op.properties:
-                op.properties[name] = from_builtin(op.properties[name], prop.constr)
+        # Properties in definition order (as hec's builders create them), whatever the order
+        # of the attribute dictionary.
+        op.properties = {
+            name: from_builtin(op.properties[name], prop.constr)
+            for name, prop in definition.properties.items()
+            if name in op.properties
+        }
         for name, attr in definition.attributes.items():
             if name in op.attributes:
                 op.attributes[name] = from_builtin(op.attributes[name], attr.constr)

@@ -211,7 +211,9 @@ class _Emitter:
     def chi2_sf(self, x: str, df: int) -> str:
         """Q(df/2, x/2), the upper regularized gamma function at half-integer order:
         even df = 2m: e^(-x/2) sum_{i<m} (x/2)^i / i!;
-        odd df = 2m+1: erfc(sqrt(x/2)) + e^(-x/2) sum_{i=1..m} (x/2)^(i-1/2) / Gamma(i+1/2)."""
+        odd df = 2m+1: erfc(sqrt(x/2)) + e^(-x/2) sum_{i=1..m} (x/2)^(i-1/2) / Gamma(i+1/2).
+        Below the support (x < 0) the tail is 1, as scipy's: x is clamped at 0 (NaN stays)."""
+        x = self.scalar("arith.maximumf", x, self.const(0.0))
         half = self.scalar("arith.mulf", x, self.const(0.5))
         neg = self.scalar("arith.negf", half)
         decay = self.emit_math("math.exp", neg)
