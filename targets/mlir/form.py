@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
@@ -54,12 +54,12 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     AnyOf,
-    irdl_attr_definition,
     AttrConstraint,
     BaseAttr,
-    VerificationContext,
     IRDLOperation,
     RangeOf,
+    VerificationContext,
+    irdl_attr_definition,
     irdl_op_definition,
     region_def,
     var_result_def,
@@ -77,11 +77,11 @@ DIALECTS: tuple[Dialect, ...] = (stat.Stat, ckks.Ckks)
 
 # hec's region ops and the upstream op that carries each in the MLIR form.
 HEC_OP = "hec.op"
-PROGRAM_OPS: dict[str, type[IRDLOperation]] = {
+PROGRAM_OPS: dict[str, type[stat.ProgramOp] | type[ckks.ProgramOp]] = {
     stat.ProgramOp.name: stat.ProgramOp,
     ckks.ProgramOp.name: ckks.ProgramOp,
 }
-CLIENT_OPS: dict[str, type[IRDLOperation]] = {stat.ClientOp.name: stat.ClientOp}
+CLIENT_OPS: dict[str, type[stat.ClientOp]] = {stat.ClientOp.name: stat.ClientOp}
 REGION_OPS = (*PROGRAM_OPS, *CLIENT_OPS)
 
 
@@ -189,9 +189,8 @@ def to_mlir(module: ModuleOp) -> str:
     return buffer.getvalue() + "\n"
 
 
-def _convert_tree(op: Operation, convert: object) -> None:
+def _convert_tree(op: Operation, convert: Callable[[Operation], Operation]) -> None:
     """Replace `op` and every op nested in it, innermost first, by `convert(op)`."""
-    assert callable(convert)
     for region in op.regions:
         for block in region.blocks:
             for inner in list(block.ops):
@@ -220,9 +219,7 @@ def _mirror_class(base: type[ParametrizedAttribute]) -> type[ParametrizedAttribu
         if not definition:
             return []
         start = parser.pos
-        values = parser.parse_comma_separated_list(
-            parser.Delimiter.ANGLE, parser.parse_attribute
-        )
+        values = parser.parse_comma_separated_list(parser.Delimiter.ANGLE, parser.parse_attribute)
         if len(values) != len(definition):
             parser.raise_error(
                 f"{base.name} has {len(definition)} parameters "
@@ -244,8 +241,10 @@ def _mirror_class(base: type[ParametrizedAttribute]) -> type[ParametrizedAttribu
         "parse_parameters": classmethod(parse_parameters),
         "__module__": __name__,
     }
-    kinds = (ParametrizedAttribute, TypeAttribute) if issubclass(base, TypeAttribute) else (
-        ParametrizedAttribute,
+    kinds = (
+        (ParametrizedAttribute, TypeAttribute)
+        if issubclass(base, TypeAttribute)
+        else (ParametrizedAttribute,)
     )
     mirror = irdl_attr_definition(type(base.__name__ + "Mirror", kinds, namespace))
     _MIRROR_OF[mirror] = base
@@ -359,6 +358,7 @@ def _from_upstream(op: Operation) -> Operation:
         block.erase_op(last)
         body.detach_block(block)
         attrs = {k: v for k, v in op.attributes.items() if k != HEC_OP}
+        new: Operation
         if marker.data in PROGRAM_OPS:
             assert isinstance(op, func.FuncOp)
             new = PROGRAM_OPS[marker.data](op.sym_name.data, Region(block))

@@ -123,7 +123,9 @@ class _Export:
         for i, q in enumerate(self.primes):
             lines.append(f"!Z{i} = !mod_arith.int<{q} : i64>")
         lines.append("#key = #lwe.key<>")
-        lines.append(f"#ring_f64 = #polynomial.ring<coefficientType = f64, polynomialModulus = <1 + x**{n}>>")
+        lines.append(
+            f"#ring_f64 = #polynomial.ring<coefficientType = f64, polynomialModulus = <1 + x**{n}>>"
+        )
         chain = ", ".join(f"{q} : i64" for q in self.primes)
         levels = sorted({k[0] for k in self.ct_aliases} | {k[0] for k in self.pt_aliases})
         for level in levels:
@@ -156,15 +158,18 @@ class _Export:
 
     # -- ops ----------------------------------------------------------------------------------
 
-    def elementwise(self, op: str, operands: Sequence[str], in_types: Sequence[str], out: str,
-                    attrs: str = "") -> str:
+    def elementwise(
+        self, op: str, operands: Sequence[str], in_types: Sequence[str], out: str, attrs: str = ""
+    ) -> str:
         name = self.fresh()
         self.emit(
             f'{name} = "{op}"({", ".join(operands)}){attrs} : ({", ".join(in_types)}) -> {out}'
         )
         return name
 
-    def plain_splat(self, value: float, level: int, scale_bits: float, shape: Sequence[int]) -> tuple[str, str]:
+    def plain_splat(
+        self, value: float, level: int, scale_bits: float, shape: Sequence[int]
+    ) -> tuple[str, str]:
         """A public scalar encoded in every slot, splatted to `shape`: (SSA name, type)."""
         cst, pt, splat = self.fresh("c"), self.fresh("p"), self.fresh("p")
         alias = self.pt(level, scale_bits)
@@ -178,7 +183,9 @@ class _Export:
         self.emit(f"{splat} = tensor.splat {pt} : {ty}")
         return splat, ty
 
-    def slice(self, value: str, shape: Sequence[int], axis: int, index: str, elem: str) -> tuple[str, str]:
+    def slice(
+        self, value: str, shape: Sequence[int], axis: int, index: str, elem: str
+    ) -> tuple[str, str]:
         rest = [d for i, d in enumerate(shape) if i != axis]
         out_ty = "tensor<" + "".join(f"{d}x" for d in rest) + elem + ">"
         in_ty = "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
@@ -197,8 +204,14 @@ class _Export:
         self.emit(f"{name} = arith.constant {value} : index")
         return name
 
-    def fold_axis(self, src: ckks.CtType, axis: int, operands: Sequence[str], result: ckks.CtType,
-                  product: bool) -> str:
+    def fold_axis(
+        self,
+        src: ckks.CtType,
+        axis: int,
+        operands: Sequence[str],
+        result: ckks.CtType,
+        product: bool,
+    ) -> str:
         """Sum over ciphertext axis `axis` (of products of `operands` when `product`)."""
         shape = self.ct_shape(src)
         elem = self.ct(src)
@@ -231,8 +244,14 @@ class _Export:
         self.emit("}")
         return result_name
 
-    def generate(self, src: str, src_ty: str, out_shape: Sequence[int], elem: str,
-                 source_index: Sequence[str | int]) -> str:
+    def generate(
+        self,
+        src: str,
+        src_ty: str,
+        out_shape: Sequence[int],
+        elem: str,
+        source_index: Sequence[str | int],
+    ) -> str:
         """A tensor.generate whose element at (r_0, ...) is src[source_index], an entry being
         a result axis ("r<k>") or a constant index."""
         out_ty = "tensor<" + "".join(f"{d}x" for d in out_shape) + elem + ">"
@@ -256,7 +275,7 @@ class _Export:
         return name
 
 
-def _lower(ex: _Export, op: Operation) -> None:  # noqa: C901 (one case per ckks op)
+def _lower(ex: _Export, op: Operation) -> None:
     match op:
         case ckks.ParamOp() | ckks.EncodeOp() | ckks.EncryptOp() | ckks.DecryptOp():
             return
@@ -269,7 +288,11 @@ def _lower(ex: _Export, op: Operation) -> None:  # noqa: C901 (one case per ckks
         case ckks.PublicArithOp():
             a, b = ex.public[op.lhs], ex.public[op.rhs]
             kind = op.kind.data
-            ex.public[op.result] = {"add": a + b, "sub": a - b, "mul": a * b}.get(kind, 0.0) if kind != "div" else a / b
+            ex.public[op.result] = (
+                {"add": a + b, "sub": a - b, "mul": a * b}.get(kind, 0.0)
+                if kind != "div"
+                else a / b
+            )
             return
         case _:
             pass
@@ -280,10 +303,13 @@ def _lower(ex: _Export, op: Operation) -> None:  # noqa: C901 (one case per ckks
     match op:
         case ckks.AddOp() | ckks.SubOp() | ckks.MulOp():
             lt, rt = ckks.ct_type(op.lhs), ckks.ct_type(op.rhs)
-            name = ex.elementwise(op.name, [ex.names[op.lhs], ex.names[op.rhs]],
-                                  [ex.tensor(lt), ex.tensor(rt)], out)
+            name = ex.elementwise(
+                op.name, [ex.names[op.lhs], ex.names[op.rhs]], [ex.tensor(lt), ex.tensor(rt)], out
+            )
         case ckks.NegateOp():
-            name = ex.elementwise("ckks.negate", [ex.names[op.input]], [ex.tensor(ckks.ct_type(op.input))], out)
+            name = ex.elementwise(
+                "ckks.negate", [ex.names[op.input]], [ex.tensor(ckks.ct_type(op.input))], out
+            )
         case ckks.RelinearizeOp():
             src = ckks.ct_type(op.input)
             basis = ", ".join(str(i) for i in range(src.degree_value + 1))
@@ -296,36 +322,51 @@ def _lower(ex: _Export, op: Operation) -> None:  # noqa: C901 (one case per ckks
             src = ckks.ct_type(op.input)
             name = ex.fresh()
             ex.emit(
-                f"{name} = ckks.rescale {ex.names[op.input]} <to_ring = #ring_L{out_ty.level_value}> : "
-                f"{ex.tensor(src)} -> {out}"
+                f"{name} = ckks.rescale {ex.names[op.input]} "
+                f"<to_ring = #ring_L{out_ty.level_value}> : {ex.tensor(src)} -> {out}"
             )
         case ckks.LevelDownOp():
             src = ckks.ct_type(op.input)
             drop = src.level_value - op.to_level
-            name = ex.elementwise("ckks.level_reduce", [ex.names[op.input]], [ex.tensor(src)], out,
-                                  f" <{{levelToDrop = {drop} : i64}}>")
+            name = ex.elementwise(
+                "ckks.level_reduce",
+                [ex.names[op.input]],
+                [ex.tensor(src)],
+                out,
+                f" <{{levelToDrop = {drop} : i64}}>",
+            )
         case ckks.RotateOp():
             name = ex.fresh()
-            ex.emit(f"{name} = ckks.rotate {ex.names[op.input]} <static_shift = {op.offset_value} : index> : {out}")
+            ex.emit(
+                f"{name} = ckks.rotate {ex.names[op.input]} "
+                f"<static_shift = {op.offset_value} : index> : {out}"
+            )
         case ckks.MulConstOp() | ckks.AddConstOp():
             src = ckks.ct_type(op.input)
             value = ex.public[op.value]
             scale = op.const_scale_bits if isinstance(op, ckks.MulConstOp) else src.scale_bits
             plain, plain_ty = ex.plain_splat(value, src.level_value, scale, ex.ct_shape(src))
             kind = "ckks.mul_plain" if isinstance(op, ckks.MulConstOp) else "ckks.add_plain"
-            name = ex.elementwise(kind, [ex.names[op.input], plain], [ex.tensor(src), plain_ty], out)
+            name = ex.elementwise(
+                kind, [ex.names[op.input], plain], [ex.tensor(src), plain_ty], out
+            )
         case ckks.MulPlainOp() | ckks.AddPlainOp():
             src = ckks.ct_type(op.input)
             kind = "ckks.mul_plain" if isinstance(op, ckks.MulPlainOp) else "ckks.add_plain"
-            name = ex.elementwise(kind, [ex.names[op.input], ex.names[op.plain]],
-                                  [ex.tensor(src), ex.pt_tensor(ckks.pt_type(op.plain))], out)
+            name = ex.elementwise(
+                kind,
+                [ex.names[op.input], ex.names[op.plain]],
+                [ex.tensor(src), ex.pt_tensor(ckks.pt_type(op.plain))],
+                out,
+            )
         case ckks.ReduceOp():
             src = ckks.ct_type(op.input)
             name = ex.fold_axis(src, op.axis_value, [ex.names[op.input]], out_ty, product=False)
         case ckks.DotOp():
             src = ckks.ct_type(op.lhs)
-            name = ex.fold_axis(src, op.axis_value, [ex.names[op.lhs], ex.names[op.rhs]], out_ty,
-                                product=True)
+            name = ex.fold_axis(
+                src, op.axis_value, [ex.names[op.lhs], ex.names[op.rhs]], out_ty, product=True
+            )
         case ckks.SumSlotsOp():
             src = ckks.ct_type(op.input)
             shape = ex.ct_shape(src)
@@ -356,18 +397,24 @@ def _lower(ex: _Export, op: Operation) -> None:  # noqa: C901 (one case per ckks
                     index.append(f"r{res_axis}")
                 else:
                     index.append(0)  # a stretched axis of size 1
-            name = ex.generate(ex.names[op.input], ex.tensor(src), ex.ct_shape(out_ty),
-                               ex.ct(out_ty), index)
+            name = ex.generate(
+                ex.names[op.input], ex.tensor(src), ex.ct_shape(out_ty), ex.ct(out_ty), index
+            )
         case ckks.TransposeOp():
             src = ckks.ct_type(op.input)
-            name = ex.generate(ex.names[op.input], ex.tensor(src), ex.ct_shape(out_ty),
-                               ex.ct(out_ty), ["r1", "r0"])
+            name = ex.generate(
+                ex.names[op.input], ex.tensor(src), ex.ct_shape(out_ty), ex.ct(out_ty), ["r1", "r0"]
+            )
         case ckks.UnpackComplexOp():
             ex.ct(ckks.ct_type(op.input))
             raise InternalError("unreachable: complex arrays are refused above")
         case _:
             raise InternalError(f"no HEIR export for {op.name}")
     ex.names[result] = name
+
+
+def _strings(names: Sequence[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
 
 
 def export_heir(module: ModuleOp, sizes: Mapping[str, int] | None = None) -> HeirExport:
@@ -432,8 +479,8 @@ def export_heir(module: ModuleOp, sizes: Mapping[str, int] | None = None) -> Hei
         f"module attributes {{ckks.schemeParam = #ckks.scheme_param<logN = {params.log_n}, "
         f"Q = [{q}], P = [{p}], logDefaultScale = {scale}>}} {{",
         f"  func.func @{sym}({', '.join(args)}) -> ({', '.join(types)})",
-        f"      attributes {{hec.inputs = [{', '.join(repr(i).replace(chr(39), chr(34)) for i in inputs)}], "
-        f"hec.outputs = [{', '.join(chr(34) + o + chr(34) for o in outputs)}], "
+        f"      attributes {{hec.inputs = [{_strings(inputs)}], "
+        f"hec.outputs = [{_strings(outputs)}], "
         f"hec.decrypt_factors = [{', '.join(factors)}]}} {{",
     ]
     body = [*ex.lines, f"    return {', '.join(results)} : {', '.join(types)}", "  }", "}"]
@@ -466,7 +513,7 @@ def count_heir_server_ops(text: str) -> dict[str, int]:
     """Counts of HEIR's ckks ops in the server's functions (role server.*) of heir-opt's
     `--mlir-to-ckks` output, by category. HEIR's output is straight-line in ciphertext ops
     (its loops, if any, are over plaintext packing), so static counts are executed counts."""
-    counts = dict.fromkeys(COMPARED, 0)
+    counts: dict[str, int] = dict.fromkeys(COMPARED, 0)
     server = False
     for line in text.splitlines():
         stripped = line.strip()

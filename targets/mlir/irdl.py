@@ -73,7 +73,7 @@ _BUILTIN_NAMES: dict[type[Attribute], str] = {
 }
 
 
-class UnsupportedConstraint(Exception):
+class UnsupportedConstraintError(Exception):
     """A constraint of an xDSL definition this generator cannot write (our bug: extend it)."""
 
 
@@ -106,14 +106,14 @@ class _Writer:
         if isinstance(constr, AnyOf):
             parts = [self.constraint(c) for c in constr.attr_constrs]
             return self._value(f"irdl.any_of({', '.join(parts)})")
-        raise UnsupportedConstraint(f"no IRDL form for {constr!r}")
+        raise UnsupportedConstraintError(f"no IRDL form for {constr!r}")
 
     def range_constraint(self, constr: RangeConstraint) -> str:
         if isinstance(constr, RangeLengthConstraint):
             return self.range_constraint(constr.constraint)
         if isinstance(constr, RangeOf):
             return self.constraint(constr.constr)
-        raise UnsupportedConstraint(f"no IRDL form for {constr!r}")
+        raise UnsupportedConstraintError(f"no IRDL form for {constr!r}")
 
     def emit(self, text: str) -> None:
         self.lines.append(f"{self.indent}{text}")
@@ -138,7 +138,7 @@ def _base_reference(cls: type[Attribute]) -> str:
     for known, name in _BUILTIN_NAMES.items():
         if issubclass(cls, known):
             return f'"{name}"'
-    raise UnsupportedConstraint(f"no MLIR name for the attribute class {cls.__name__}")
+    raise UnsupportedConstraintError(f"no MLIR name for the attribute class {cls.__name__}")
 
 
 def _short(name: str) -> str:

@@ -41,7 +41,7 @@ def runner_libraries() -> list[str] | None:
 def heir_opt() -> str | None:
     """heir-opt from the heir-py wheel (installed in this Python environment), else PATH."""
     try:
-        import heir  # pyright: ignore[reportMissingImports]  # noqa: PLC0415
+        import heir  # pyright: ignore[reportMissingImports]
     except ImportError:
         return shutil.which("heir-opt")
     path = Path(heir.__file__).resolve().parent / "heir-opt"

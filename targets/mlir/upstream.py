@@ -111,7 +111,9 @@ class _Emitter:
         self.lines.append(self.indent + text)
 
     def shape(self, value: SSAValue) -> tuple[int, ...]:
-        return tuple(d if isinstance(d, int) else self.sizes[d] for d in stat.tensor_type(value).dims)
+        return tuple(
+            d if isinstance(d, int) else self.sizes[d] for d in stat.tensor_type(value).dims
+        )
 
     # -- building blocks ----------------------------------------------------------------------
 
@@ -273,7 +275,7 @@ def _det_cofactor(
     return value
 
 
-def _lower_op(em: _Emitter, op: Operation) -> None:  # noqa: C901 (one case per stat op)
+def _lower_op(em: _Emitter, op: Operation) -> None:
     if isinstance(op, stat.ParamOp | stat.InputOp | stat.OutputOp | stat.ClientOp):
         return
     result = op.results[0]
@@ -298,7 +300,9 @@ def _lower_op(em: _Emitter, op: Operation) -> None:  # noqa: C901 (one case per 
             name = em.splat(op.float_value, shape)
         case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
             kind = binary[type(op)]
-            name = em.map([em.names[op.lhs], em.names[op.rhs]], shape, lambda a: em.scalar(kind, *a))
+            name = em.map(
+                [em.names[op.lhs], em.names[op.rhs]], shape, lambda a: em.scalar(kind, *a)
+            )
         case stat.NegOp():
             name = em.map([em.names[op.input]], shape, lambda a: em.scalar("arith.negf", a[0]))
         case stat.PowOp():
@@ -377,8 +381,9 @@ def _broadcast(em: _Emitter, op: stat.BroadcastOp, shape: tuple[int, ...]) -> st
     return name
 
 
-def _generic_broadcast(em: _Emitter, value: str, src: Sequence[int], axes: Sequence[int],
-                       shape: Sequence[int]) -> str:
+def _generic_broadcast(
+    em: _Emitter, value: str, src: Sequence[int], axes: Sequence[int], shape: Sequence[int]
+) -> str:
     """`value` (shape `src`) with its axis i placed on result axis axes[i] of `shape`."""
     rank = len(shape)
     if em.matmul_as_reduce:
@@ -483,7 +488,9 @@ def _small_matrix(em: _Emitter, op: stat.DetOp | stat.AdjOp, shape: tuple[int, .
     def entry(i: int, j: int) -> str:
         if (i, j) not in entries:
             entries[(i, j)] = em.fresh("x")
-            em.emit(f"{entries[(i, j)]} = tensor.extract {matrix}[{idx(i)}, {idx(j)}] : {_tensor(src)}")
+            em.emit(
+                f"{entries[(i, j)]} = tensor.extract {matrix}[{idx(i)}, {idx(j)}] : {_tensor(src)}"
+            )
         return entries[(i, j)]
 
     memo: dict[tuple[tuple[int, ...], tuple[int, ...]], str] = {}
@@ -661,7 +668,9 @@ def sample_inputs(module: ModuleOp, sizes: Mapping[str, int], seed: int = 0) -> 
     rng = np.random.default_rng(seed)
     out: dict[str, Array] = {}
     for op in program.inputs():
-        shape = tuple(d if isinstance(d, int) else bound[d] for d in stat.tensor_type(op.result).dims)
+        shape = tuple(
+            d if isinstance(d, int) else bound[d] for d in stat.tensor_type(op.result).dims
+        )
         domain = op.domain_value
         if isinstance(domain, FiniteSet):
             out[op.sym_value] = rng.choice(np.array(domain.values), size=shape)

@@ -37,7 +37,10 @@ def test_heir_opt_accepts_the_export(path: Path) -> None:
 
 
 def test_hec_ir_heir_for_chisq_and_meancov() -> None:
-    for path, sizes in (("examples/gwas/chisq.hec", "N=24,M=6"), ("examples/stats/meancov.hec", "N=24,D=4")):
+    for path, sizes in (
+        ("examples/gwas/chisq.hec", "N=24,M=6"),
+        ("examples/stats/meancov.hec", "N=24,D=4"),
+    ):
         result = run_hec("ir", path, "--heir", "--size", sizes)
         assert result.returncode == 0, result.stderr
         assert "ckks.schemeParam" in result.stdout and '"ckks.mul"' in result.stdout
@@ -66,7 +69,10 @@ def test_heir_cannot_broadcast_secret_values() -> None:
     secret tensor, which chisq.hec (y @ S, r1 per SNP) and meancov.hec (X - mu) need; the
     comparison runs on tests/mlir/chisq-rows.hec, the same statistic with the phenotype
     replicated per SNP by its owner. When HEIR learns to broadcast, this test says so."""
-    for path, sizes in (("examples/gwas/chisq.hec", "N=8,M=4"), ("examples/stats/meancov.hec", "N=8,D=4")):
+    for path, sizes in (
+        ("examples/gwas/chisq.hec", "N=8,M=4"),
+        ("examples/stats/meancov.hec", "N=8,D=4"),
+    ):
         result = run_hec("ir", path, "--compare-heir", "--size", sizes)
         assert result.returncode == 1
         assert "linalg.broadcast" in result.stderr and "heir-opt failed" in result.stderr
@@ -75,10 +81,10 @@ def test_heir_cannot_broadcast_secret_values() -> None:
 def test_heir_counts_are_read_from_the_server_functions() -> None:
     text = "\n".join(
         [
-            'func.func @f__encrypt__arg0(%a: t) attributes {heir.interface = {roles = ["client.encrypt"]}} {',
+            'func.func @f__encrypt__arg0(%a: t) attributes {heir.interface = {roles = ["c"]}} {',
             "  %0 = ckks.mul %a, %a : t",
             "}",
-            'func.func @f__preprocessed(%a: t) attributes {heir.interface = {roles = ["server.evaluate"]}} {',
+            'func.func @f__pre(%a: t) attributes {heir.interface = {roles = ["server.e"]}}',
             "  %ct = ckks.mul %a, %a : t",
             "  %ct_1 = ckks.relinearize %ct <from_basis = [0, 1, 2], to_basis = [0, 1]> : t",
             "  %ct_2 = ckks.add_plain %ct_1, %p : t",

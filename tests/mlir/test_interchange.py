@@ -29,7 +29,7 @@ CASES = [(p, layer) for p in EXAMPLES for layer in LAYERS]
 CASE_IDS = [f"{n}-{layer}" for n in NAMES for layer in LAYERS]
 
 
-def _module(path: Path, layer: str):  # noqa: ANN202
+def _module(path: Path, layer: str):
     if layer == "scheme" and (why := compilable(path)) is not None:
         pytest.skip(f"hec does not compile {path.name} to ckks: {why}")
     return layer_module(path, layer)
@@ -147,7 +147,7 @@ def test_regression_nothing_was_verified() -> None:
     assert no_bound != text
     result = mlir_opt(no_bound)
     assert result.returncode != 0 and 'attribute "bound" is expected' in result.stderr
-    bad_param = text.replace('"secret">', '7>', 1)
+    bad_param = text.replace('"secret">', "7>", 1)
     result = mlir_opt(bad_param)
     assert result.returncode != 0
     assert "expected base attribute 'builtin.string' but got 'builtin.integer'" in result.stderr

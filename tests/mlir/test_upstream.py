@@ -34,7 +34,8 @@ def run_upstream(path: Path, sizes: dict[str, int], seed: int) -> tuple[dict, di
     program = lower_to_upstream(module, sizes)
     inputs = sample_inputs(module, sizes, seed=seed)
     llvm = tools.run_tool(tools.mlir_opt(), "mlir-opt", LOWER_TO_LLVM, harness(program, inputs))
-    libs = need(tools.runner_libraries(), "libmlir-19 (runner libraries)")
+    libs = tools.runner_libraries()
+    assert libs is not None, "libmlir-19 (the runner libraries) is missing: run scripts/setup"
     printed = tools.run_tool(
         need(tools.mlir_cpu_runner(), "mlir-cpu-runner-19"),
         "mlir-cpu-runner",
