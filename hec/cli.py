@@ -199,13 +199,11 @@ def _read_text(path: str) -> str:
 
 
 def _ir_sizes(args: argparse.Namespace) -> dict[str, int]:
+    """The given sizes; each size parameter not given takes its bound (checked by the
+    lowering, which names the parameters)."""
     from compiler.analysis.sizes import parse_sizes
-    from dsl.checker import check
-    from dsl.parser import parse_file
 
-    checked = check(parse_file(args.file))
-    sizes = parse_sizes(args.size)
-    return {name: sizes.get(name, bound) for name, bound in checked.params.items()}
+    return parse_sizes(args.size)
 
 
 def _ir_module(args: argparse.Namespace):
@@ -214,7 +212,7 @@ def _ir_module(args: argparse.Namespace):
     from dsl.parser import parse_file
     from hec.pipeline import Options, compile_file
 
-    if args.layer == "stat" and not args.heir:
+    if (args.layer == "stat" or args.upstream) and not args.heir:
         return lower(check(parse_file(args.file)))
     # HEIR has no conjugation: the HEIR export is compiled without complex packing.
     options = Options(sizes=args.size, insecure=args.insecure, complex_packing=not args.heir)

@@ -5,6 +5,7 @@ located errors. The `test_regression_*` cases are the facts issue 27 started fro
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from targets.mlir import irdl
 from targets.mlir.form import from_mlir, to_mlir
 from tests.mlir.common import (
     EXAMPLES,
+    HERE,
     NAMES,
     compilable,
     layer_module,
@@ -22,6 +24,7 @@ from tests.mlir.common import (
     run_hec,
     size_text,
     small_sizes,
+    stat_module,
 )
 
 LAYERS = ["stat", "scheme"]
@@ -205,3 +208,21 @@ def test_hec_ir_reports_malformed_mlir_with_line_and_column(tmp_path: Path) -> N
     assert "Traceback" not in result.stderr
     missing = run_hec("ir", str(tmp_path / "none.mlir"))
     assert missing.returncode == 1 and "cannot read" in missing.stderr
+
+
+# -- a golden file of the MLIR form -----------------------------------------------------------
+
+GOLDEN_SOURCE = HERE / "client-functions.hec"
+GOLDEN = HERE / "client-functions.stat.mlir"
+
+
+def test_golden_mlir_form() -> None:
+    """The MLIR form of a small program (every client function) is pinned: a change of the
+    text format shows as a diff here. Regenerate with HEC_UPDATE_GOLDEN=1 after review."""
+    module = stat_module(GOLDEN_SOURCE)
+    text = to_mlir(module)
+    if os.environ.get("HEC_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(text)
+    assert GOLDEN.read_text() == text, "the MLIR form changed: review, then HEC_UPDATE_GOLDEN=1"
+    assert print_ir(from_mlir(GOLDEN.read_text(), str(GOLDEN))) == print_ir(module)
+    assert mlir_opt(GOLDEN.read_text()).returncode == 0
