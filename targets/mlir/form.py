@@ -23,7 +23,9 @@ at file:line:column.
 
 from __future__ import annotations
 
+import importlib
 import io
+import pkgutil
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -69,20 +71,47 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
-from compiler.dialects import ckks, stat
+import compiler.dialects as dialects_package
+from compiler.dialects import stat
 from compiler.errors import SourceLocation, UserError
 
-# The dialects of the hec IR, in the order their definitions are generated (targets/mlir/irdl).
-DIALECTS: tuple[Dialect, ...] = (stat.Stat, ckks.Ckks)
 
-# hec's region ops and the upstream op that carries each in the MLIR form.
+def _discover_dialects() -> tuple[Dialect, ...]:
+    """Every xDSL dialect defined in compiler/dialects (stat first), so a dialect or an op
+    added there is exported, imported and defined in IRDL without a change here."""
+    found: dict[str, Dialect] = {}
+    for info in sorted(pkgutil.iter_modules(dialects_package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{dialects_package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, Dialect):
+                found.setdefault(value.name, value)
+    first = [found.pop(stat.Stat.name)]
+    return (*first, *found.values())
+
+
+# The dialects of the hec IR, in the order their definitions are generated (targets/mlir/irdl).
+DIALECTS: tuple[Dialect, ...] = _discover_dialects()
+
+# hec's region ops (their blocks have no terminator) and the upstream op that carries each
+# in the MLIR form: a named one (a program: `sym_name`) a func.func, any other (the client
+# block) an scf.execute_region.
 HEC_OP = "hec.op"
-PROGRAM_OPS: dict[str, type[stat.ProgramOp] | type[ckks.ProgramOp]] = {
-    stat.ProgramOp.name: stat.ProgramOp,
-    ckks.ProgramOp.name: ckks.ProgramOp,
-}
-CLIENT_OPS: dict[str, type[stat.ClientOp]] = {stat.ClientOp.name: stat.ClientOp}
-REGION_OPS = (*PROGRAM_OPS, *CLIENT_OPS)
+
+
+def _region_ops() -> dict[str, type[IRDLOperation]]:
+    return {
+        op.name: op
+        for d in DIALECTS
+        for op in d.operations
+        if issubclass(op, IRDLOperation) and op.get_irdl_definition().regions
+    }
+
+
+REGION_OPS: dict[str, type[IRDLOperation]] = _region_ops()
+
+
+def _is_program(op_type: type[IRDLOperation]) -> bool:
+    return "sym_name" in op_type.get_irdl_definition().properties
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,12 +184,12 @@ class _MlirPrinter(Printer):
 
 def _to_upstream(op: Operation) -> Operation:
     """The MLIR-form op standing for `op` (a clone; regions are moved, not copied)."""
-    if op.name in PROGRAM_OPS or op.name in CLIENT_OPS:
+    if op.name in REGION_OPS:
         body = op.regions[0]
         block = body.detach_block(body.blocks[0]) if body.blocks else Block()
         attrs: dict[str, Attribute] = {HEC_OP: StringAttr(op.name)}
         attrs.update({k: to_builtin(v) for k, v in op.attributes.items()})
-        if op.name in PROGRAM_OPS:
+        if _is_program(REGION_OPS[op.name]):
             block.add_op(func.ReturnOp())
             sym = op.properties["sym_name"]
             assert isinstance(sym, StringAttr)
@@ -343,29 +372,28 @@ def _from_upstream(op: Operation) -> Operation:
     _fix_types(op)
     marker = op.attributes.get(HEC_OP)
     if isinstance(marker, StringAttr) and marker.data in REGION_OPS:
-        if marker.data in PROGRAM_OPS and not isinstance(op, func.FuncOp):
+        op_type = REGION_OPS[marker.data]
+        program = _is_program(op_type)
+        if program and not isinstance(op, func.FuncOp):
             raise VerifyException(f"{marker.data} is carried by a func.func, not {op.name}")
-        if marker.data in CLIENT_OPS and op.name != scf.ExecuteRegionOp.name:
+        if not program and op.name != scf.ExecuteRegionOp.name:
             raise VerifyException(f"{marker.data} is carried by an scf.execute_region")
         body = op.regions[0]
         if len(body.blocks) != 1:
             raise VerifyException(f"{marker.data} has one block, got {len(body.blocks)}")
         block = body.blocks[0]
         last = block.last_op
-        want = func.ReturnOp if marker.data in PROGRAM_OPS else scf.YieldOp
+        want = func.ReturnOp if program else scf.YieldOp
         if not isinstance(last, want) or last.operands:
             raise VerifyException(f"the body of {marker.data} ends with an empty {want.name}")
         block.erase_op(last)
         body.detach_block(block)
         attrs = {k: v for k, v in op.attributes.items() if k != HEC_OP}
-        new: Operation
-        if marker.data in PROGRAM_OPS:
+        props: dict[str, Attribute] = {}
+        if program:
             assert isinstance(op, func.FuncOp)
-            new = PROGRAM_OPS[marker.data](op.sym_name.data, Region(block))
-        else:
-            new = CLIENT_OPS[marker.data](Region(block))
-        new.attributes.update(attrs)
-        return new
+            props["sym_name"] = StringAttr(op.sym_name.data)
+        return op_type.create(properties=props, attributes=attrs, regions=[Region(block)])
     if isinstance(op, IRDLOperation) and op.dialect_name() in {d.name for d in DIALECTS}:
         definition = op.get_irdl_definition()
         # Properties in definition order (as hec's builders create them), whatever the order
@@ -439,7 +467,11 @@ def _postorder(op: Operation) -> Iterable[Operation]:
     yield op
 
 
-_CUSTOM_PROGRAM = re.compile(r"^\s*(stat|ckks)\.program\s", re.MULTILINE)
+# hec's custom form has its program ops by name (the MLIR form carries them in func.func).
+_CUSTOM_PROGRAM = re.compile(
+    r"^\s*(" + "|".join(re.escape(n) for n, t in REGION_OPS.items() if _is_program(t)) + r")\s",
+    re.MULTILINE,
+)
 
 
 def _is_custom_form(text: str) -> bool:
@@ -456,8 +488,10 @@ def _from_custom(text: str, name: str) -> ModuleOp:
     except ParseError as err:
         raise UserError(err.msg, _location(err.span, name), _FORM_HINT) from None
     for op in module.walk():
-        if isinstance(op, stat.ProgramOp | stat.ClientOp | ckks.ProgramOp):
-            op.block  # noqa: B018 (gives an empty `{}` region its block back)
+        if op.name in REGION_OPS:
+            for region in op.regions:
+                if not region.blocks:  # an empty `{}` region parses without its block
+                    region.add_block(Block())
     _verify_located(module, parser.op_spans, name)
     return module
 
