@@ -188,6 +188,7 @@ def _to_upstream(op: Operation) -> Operation:
         body = op.regions[0]
         block = body.detach_block(body.blocks[0]) if body.blocks else Block()
         attrs: dict[str, Attribute] = {HEC_OP: StringAttr(op.name)}
+        attrs.update({k: to_builtin(v) for k, v in op.properties.items() if k != "sym_name"})
         attrs.update({k: to_builtin(v) for k, v in op.attributes.items()})
         if _is_program(REGION_OPS[op.name]):
             block.add_op(func.ReturnOp())
@@ -389,7 +390,11 @@ def _from_upstream(op: Operation) -> Operation:
         block.erase_op(last)
         body.detach_block(block)
         attrs = {k: v for k, v in op.attributes.items() if k != HEC_OP}
-        props: dict[str, Attribute] = {}
+        props = {
+            name: from_builtin(attrs.pop(name), prop.constr)
+            for name, prop in op_type.get_irdl_definition().properties.items()
+            if name in attrs
+        }
         if program:
             assert isinstance(op, func.FuncOp)
             props["sym_name"] = StringAttr(op.sym_name.data)
