@@ -36,6 +36,7 @@ from compiler.analysis.security import (
     security_bits,
 )
 from compiler.dialects import ckks
+from passes.coefficient_parameters import is_coefficient_program
 from compiler.errors import InternalError, UserError
 from passes.scale_management import key_level_of, needs_key_switch, plan_of
 
@@ -61,6 +62,8 @@ class ParameterSelectionPass(ModulePass):
             self.run(program)
 
     def run(self, program: ckks.ProgramOp) -> None:
+        if is_coefficient_program(program):
+            return  # coefficient-parameters chose everything
         plan = plan_of(program)
         if plan is None:
             raise InternalError("parameter-selection runs after scale-management")

@@ -61,6 +61,7 @@ from compiler.analysis.security import (
 )
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import ckks
+from passes.coefficient_parameters import is_coefficient_program
 from compiler.errors import UserError
 
 # The smallest scale any value may have (below it, rounding swamps the value).
@@ -168,6 +169,8 @@ class ScaleManagementPass(ModulePass):
             self.run(program)
 
     def run(self, program: ckks.ProgramOp) -> None:
+        if is_coefficient_program(program):
+            return  # coefficient-parameters chose everything
         bounds = program.params()
         ranges = ckks_ranges(program, bounds)
         levels = top_level(program)
