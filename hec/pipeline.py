@@ -67,6 +67,9 @@ class Options:
     # Complex packing (passes/complex_packing.py): tried when a row spans two slot sets.
     complex_packing: bool = True
     complex_min_width: int = 0  # set by run_pipeline; 0 = off
+    # Owner-side precomputation and packed counts (passes/owner_side.py, packed_counts.py).
+    owner_side: bool = True
+    packed_counts: bool = True
 
 
 @dataclass
@@ -110,8 +113,8 @@ class Compilation:
 def transform_passes(o: Options) -> list[ModulePass]:
     return [
         RangeAnalysisPass(sizes=o.sizes),
-        OwnerSidePass(),
-        PackedCountsPass(sizes=o.sizes),
+        OwnerSidePass(enabled=o.owner_side),
+        PackedCountsPass(sizes=o.sizes, enabled=o.packed_counts),
         DepthMinimizationPass(),
         LowerStatToCkksPass(sizes=o.sizes),
         LazyRelinearizationPass(max_degree=o.max_degree),

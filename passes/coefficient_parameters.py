@@ -23,14 +23,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.packed import (
+    coeff_encodes,
+    decode_bound_bits,
+    is_coefficient_program,
+)
 from compiler.analysis.security import (
-    ERROR_SIGMA,
     HE_STANDARD_128,
     MAX_LOG_N,
     MAX_PRIME_BITS,
@@ -42,37 +45,6 @@ from compiler.analysis.security import (
 from compiler.dialects import ckks
 from compiler.errors import UserError
 from compiler.types import Dim
-
-# Failure probability per decoded coefficient (the rounding that makes the counts exact).
-FAILURE_LOG2 = -32.0
-
-
-def is_coefficient_program(program: ckks.ProgramOp) -> bool:
-    return any(
-        ckks.pt_type(e.result).layout_name == ckks.COEFF
-        for e in program.block.ops
-        if isinstance(e, ckks.EncodeOp)
-    )
-
-
-def coeff_encodes(program: ckks.ProgramOp) -> list[ckks.EncodeOp]:
-    return [
-        e
-        for e in program.block.ops
-        if isinstance(e, ckks.EncodeOp) and ckks.pt_type(e.result).layout_name == ckks.COEFF
-    ]
-
-
-def fresh_coefficient_sigma(log_n: int) -> float:
-    """Standard deviation of one fresh public-key encryption's error in one coefficient."""
-    return ERROR_SIGMA * math.sqrt(1.0 + 4.0 * (1 << log_n) / 3.0)
-
-
-def decode_bound_bits(log_n: int, rows: int) -> int:
-    """log2 Delta: the smallest power of two with Delta / 2 >= z sigma_rows."""
-    z = float(stats.norm.isf(2.0**FAILURE_LOG2 / 2.0))
-    sigma = fresh_coefficient_sigma(log_n) * math.sqrt(max(rows, 1))
-    return math.ceil(math.log2(2.0 * z * sigma))
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,21 @@ class _Lowering:
             if isinstance(op, stat.ParamOp):
                 bound = min(op.bound_value, self.sizes.get(op.sym_value, op.bound_value))
                 self.block.add_op(ckks.ParamOp(op.sym_value, bound))
+        # The owner inputs that owner-side values read, declared for the encrypting owner.
+        declared: set[str] = set()
+        for op in self.src.server_ops():
+            srcs: list[stat.InputOp] = []
+            if isinstance(op, stat.OwnerComputeOp):
+                srcs = op.sources()
+            elif isinstance(op, stat.PackedSumOp):
+                srcs = [a.owner for a in op.args if isinstance(a.owner, stat.InputOp)]
+            if srcs:
+                for src in srcs:
+                    dom = src.domain_value
+                    if src.sym_value not in declared and dom is not None:
+                        declared.add(src.sym_value)
+                        dims = stat.tensor_type(src.result).dims
+                        self.block.add_op(ckks.SourceOp(src.sym_value, dims, dom))
         for reveal in self.src.reveals():
             owner = reveal.input.owner
             if isinstance(owner, stat.PackedSumOp):

@@ -92,12 +92,16 @@ class OwnerSidePass(ModulePass):
     `stat.sum(e, axis 0)` and `u @ S` (u [N], S [N, M]) whose summand `e` (or u * S) is an
     owner expression that multiplies secrets sums a `stat.owner_compute` instead; dead ops are
     removed; the module verifies (the owner op's verifier refuses any operand that is not one
-    of the owner's own input rows). No options.
+    of the owner's own input rows). Options: `enabled` (off: `--no-owner-side`).
     """
 
     name = "owner-side"
 
+    enabled: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.enabled:
+            return
         for program in list(op.body.block.ops):
             if isinstance(program, stat.ProgramOp):
                 self.run(program)

@@ -49,14 +49,18 @@ class PackedCountsPass(ModulePass):
     all of rank 1 or 2 over one row axis and one column axis, and the server computes nothing
     else, one `stat.packed_sum` of the distinct summands (radix per operand: its largest
     value times the row count bound, plus one) feeds every reveal; the module verifies.
-    Options: `sizes` (the row count bound is min(declared bound, size)).
+    Options: `sizes` (the row count bound is min(declared bound, size)), `enabled` (off:
+    `--no-packed-counts`).
     """
 
     name = "packed-counts"
 
     sizes: str = ""
+    enabled: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.enabled:
+            return
         sizes = parse_sizes(self.sizes)
         for program in list(op.body.block.ops):
             if isinstance(program, stat.ProgramOp):

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import ckks_ranges
 from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
@@ -36,7 +37,6 @@ from compiler.analysis.security import (
     security_bits,
 )
 from compiler.dialects import ckks
-from passes.coefficient_parameters import is_coefficient_program
 from compiler.errors import InternalError, UserError
 from passes.scale_management import key_level_of, needs_key_switch, plan_of
 

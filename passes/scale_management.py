@@ -49,6 +49,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import ckks_ranges
 from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
@@ -61,7 +62,6 @@ from compiler.analysis.security import (
 )
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import ckks
-from passes.coefficient_parameters import is_coefficient_program
 from compiler.errors import UserError
 
 # The smallest scale any value may have (below it, rounding swamps the value).

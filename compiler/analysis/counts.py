@@ -223,7 +223,11 @@ def party_sizes(
         for v in [v for v in live if last_use.get(v, -1) <= i]:
             del live[v]
     download = 0
+    seen: set[SSAValue] = set()
     for d in program.decrypts():
+        if d.input in seen:  # packed counts: several decrypts read one result
+            continue
+        seen.add(d.input)
         ty = ckks.ct_type(d.input)
         download += s.count(ty) * ciphertext_bytes(params, ty.level_value, ty.degree_value)
     return PartySizes(per_person, other, peak, download)

@@ -11,7 +11,6 @@ scalars also carry whether they are integers: multiplying by an integer costs no
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 

@@ -907,9 +907,7 @@ class EncodeOp(_Named):
     assembly_format = "$sym attr-dict `:` type($result)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp), Pure()))
 
-    def __init__(
-        self, sym: str, ty: PtType, domain: Domain | None, expr: str | None = None
-    ):
+    def __init__(self, sym: str, ty: PtType, domain: Domain | None, expr: str | None = None):
         props: dict[str, Attribute] = {"sym": StringAttr(sym)}
         if domain is not None:
             props["domain"] = domain_attr(domain)
@@ -942,7 +940,9 @@ class EncodeOp(_Named):
 
     @property
     def scalar_digit_flags(self) -> tuple[bool, ...]:
-        return () if self.scalar_digits is None else tuple(bool(x) for x in _ints(self.scalar_digits))
+        return (
+            () if self.scalar_digits is None else tuple(bool(x) for x in _ints(self.scalar_digits))
+        )
 
     @property
     def radix_values(self) -> tuple[int, ...]:
@@ -957,7 +957,7 @@ class EncodeOp(_Named):
 
     def sources(self) -> list[str]:
         """The owner's inputs this encode reads (the `--input NAME` the encrypt role needs)."""
-        from compiler.owner_expr import parse  # noqa: PLC0415
+        from compiler.owner_expr import parse
 
         texts = self.digit_exprs or ((self.expr_value,) if self.expr_value else ())
         if not texts:
@@ -1056,7 +1056,9 @@ class DecryptOp(_Named):
         if digit is not None:
             props["digit"] = IntegerAttr(digit, i64)
             props["scalar_digit"] = IntegerAttr(int(scalar), i64)
-        super().__init__(operands=[operand, [factor] if factor is not None else []], properties=props)
+        super().__init__(
+            operands=[operand, [factor] if factor is not None else []], properties=props
+        )
 
     @property
     def digit_value(self) -> int | None:
@@ -1153,6 +1155,38 @@ class ParamOp(_Named):
     @property
     def bound_value(self) -> int:
         return self.bound.value.data
+
+
+@irdl_op_definition
+class SourceOp(_Named):
+    """Declares a data owner's input that owner-side values read (`y` in `(mul y S)`): its
+    shape and declared domain, which the encrypting owner's files are checked against."""
+
+    name = "ckks.source"
+
+    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
+    domain = prop_def(IntervalAttr | SetAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym attr-dict"
+    traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
+
+    def __init__(self, sym: str, dims: Sequence[Dim], domain: Domain):
+        super().__init__(
+            properties={
+                "sym": StringAttr(sym),
+                "shape": _shape_attr(dims),
+                "domain": domain_attr(domain),
+            }
+        )
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def domain_value(self) -> Domain:
+        return self.domain.to_domain()
 
 
 @dataclass(frozen=True)
@@ -1302,6 +1336,7 @@ Ckks = Dialect(
     [
         ProgramOp,
         ParamOp,
+        SourceOp,
         SizeOp,
         ConstantOp,
         PublicArithOp,
@@ -1338,4 +1373,4 @@ KEY_SWITCH_OPS: tuple[type[Operation], ...] = (
     UnpackComplexOp,
 )
 # Everything that is not a ciphertext computation: public scalars and declarations.
-PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SizeOp, ConstantOp, PublicArithOp)
+PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SourceOp, SizeOp, ConstantOp, PublicArithOp)

@@ -825,12 +825,14 @@ class OwnerComputeOp(IRDLOperation):
         return out
 
     def verify_(self) -> None:
-        from compiler.owner_expr import parse  # noqa: PLC0415 (owner_expr imports nothing here)
+        from compiler.owner_expr import parse
 
         res = tensor_type(self.result)
         _expect_secrecy("result", res, True)
         if not res.dims:
-            raise VerifyException(f"stat.owner_compute {self.sym_value}: the result needs a row axis")
+            raise VerifyException(
+                f"stat.owner_compute {self.sym_value}: the result needs a row axis"
+            )
         row = res.dims[0]
         names: list[str] = []
         for src in self.sources():
@@ -879,9 +881,7 @@ class PackedSumOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, args: Sequence[SSAValue], radices: Sequence[int]):
-        results = [
-            TensorType.get(tensor_type(a).dims[1:], True) for a in args
-        ]
+        results = [TensorType.get(tensor_type(a).dims[1:], True) for a in args]
         super().__init__(
             operands=[list(args)],
             result_types=[results],
