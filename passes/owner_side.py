@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, f64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from compiler.analysis.depth import stat_depth
 from compiler.dialects import stat
 from compiler.owner_expr import Expr
 from compiler.types import Dim, FiniteSet, domain_interval
@@ -103,13 +104,35 @@ class OwnerSidePass(ModulePass):
         if not self.enabled:
             return
         for program in list(op.body.block.ops):
-            if isinstance(program, stat.ProgramOp):
-                self.run(program)
+            if not isinstance(program, stat.ProgramOp):
+                continue
+            moved = program.clone()
+            if not self.run(moved) or not self.pays(program, moved):
+                moved.erase()
+                continue
+            op.body.block.insert_op_before(moved, program)
+            program.detach()
+            program.erase()
 
-    def run(self, program: stat.ProgramOp) -> None:
+    @staticmethod
+    def pays(before: stat.ProgramOp, after: stat.ProgramOp) -> bool:
+        """The cost model: a move uploads one more array per owner value and removes the
+        products it takes off the server. It pays when the server then only adds (packed
+        counts fold the owner values into one integer per coefficient: no extra upload) or when
+        it lowers the depth of the program (one prime fewer in every uploaded ciphertext and
+        every server operation). A move that leaves the depth as it was (chi-square numerators:
+        c1 * r1 still multiplies two sums) only adds upload bytes, and is not made."""
+        if only_sums(after):
+            return True
+        return max(stat_depth(after).values(), default=0) < max(
+            stat_depth(before).values(), default=0
+        )
+
+    def run(self, program: stat.ProgramOp) -> bool:
+        """Move every candidate in `program`; True when something moved."""
         row = row_axis(program)
         if row is None:
-            return
+            return False
         taken = {o.sym_value for o in program.inputs()}
         made: dict[str, stat.OwnerComputeOp] = {}
         for o in list(program.server_ops()):
@@ -144,6 +167,7 @@ class OwnerSidePass(ModulePass):
             else:
                 o.operands[0] = owner.result
         _remove_dead(program)
+        return bool(made)
 
     def make(
         self,
@@ -173,6 +197,40 @@ class OwnerSidePass(ModulePass):
         r = domain_interval(domain) if not isinstance(domain, FiniteSet) else domain.interval
         owner.attributes["range"] = DenseArrayBase.from_list(f64, [r.lo, r.hi])
         return owner
+
+
+def only_sums(program: stat.ProgramOp) -> bool:
+    """Whether every reveal is a sum over the row axis of a row input or owner value with a
+    non-negative integer domain and the server computes nothing else (packed-counts' test)."""
+    row = row_axis(program)
+    sums: list[Operation] = []
+    for reveal in program.reveals():
+        s = reveal.input.owner
+        if not isinstance(s, stat.SumOp) or s.axes_tuple != (0,):
+            return False
+        ty = stat.tensor_type(s.input)
+        if not ty.is_secret or ty.dims[0] != row or ty.rank > 2:
+            return False
+        if count_domain_max(s.input) is None:
+            return False
+        sums.append(s)
+    for o in program.server_ops():
+        if not o.results or isinstance(o, stat.InputOp | stat.OwnerComputeOp):
+            continue
+        if any(stat.tensor_type(r).is_secret for r in o.results) and o not in sums:
+            return False
+    return bool(sums)
+
+
+def count_domain_max(v: SSAValue) -> int | None:
+    """The largest value of a row input or owner value whose domain is a finite set of
+    non-negative integers, else None."""
+    op = v.owner
+    if isinstance(op, stat.InputOp | stat.OwnerComputeOp):
+        dom = op.domain_value
+        if isinstance(dom, FiniteSet) and all(x >= 0 and float(x).is_integer() for x in dom.values):
+            return int(dom.values[-1])
+    return None
 
 
 def _remove_dead(program: stat.ProgramOp) -> None:

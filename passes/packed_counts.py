@@ -25,19 +25,8 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import stat
-from compiler.types import Dim, FiniteSet
-from passes.owner_side import _remove_dead, row_axis
-
-
-def count_domain_max(v: SSAValue) -> int | None:
-    """The largest value of a row input or owner value whose domain is a finite set of
-    non-negative integers, else None."""
-    op = v.owner
-    if isinstance(op, stat.InputOp | stat.OwnerComputeOp):
-        dom = op.domain_value
-        if isinstance(dom, FiniteSet) and all(x >= 0 and float(x).is_integer() for x in dom.values):
-            return int(dom.values[-1])
-    return None
+from compiler.types import Dim
+from passes.owner_side import _remove_dead, count_domain_max, only_sums, row_axis
 
 
 @dataclass(frozen=True)
@@ -71,18 +60,15 @@ class PackedCountsPass(ModulePass):
         reveals = program.reveals()
         if row is None or not reveals:
             return
+        if not only_sums(program):
+            return
         sums: list[stat.SumOp] = []
         operands: list[SSAValue] = []
         cols: set[Dim] = set()
         for reveal in reveals:
             s = reveal.input.owner
-            if not isinstance(s, stat.SumOp) or s.axes_tuple != (0,):
-                return
+            assert isinstance(s, stat.SumOp)
             ty = stat.tensor_type(s.input)
-            if not ty.is_secret or ty.dims[0] != row or ty.rank > 2:
-                return
-            if count_domain_max(s.input) is None:
-                return
             if ty.rank == 2:
                 cols.add(ty.dims[1])
             sums.append(s)
@@ -90,13 +76,6 @@ class PackedCountsPass(ModulePass):
                 operands.append(s.input)
         if len(cols) > 1:
             return
-        # Nothing else on the server: every secret op is an input, an owner value, or one of
-        # these sums.
-        for o in program.server_ops():
-            if not o.results or isinstance(o, stat.InputOp | stat.OwnerComputeOp):
-                continue
-            if any(stat.tensor_type(r).is_secret for r in o.results) and o not in sums:
-                return
         bounds = program.params()
         rows = row if isinstance(row, int) else min(bounds[row], sizes.get(row, bounds[row]))
         radices = []
@@ -110,9 +89,8 @@ class PackedCountsPass(ModulePass):
                 first = s
         packed = stat.PackedSumOp(operands, radices)
         program.block.insert_op_before(packed, first)
-        for x, result, radix in zip(operands, packed.sums, radices, strict=True):
+        for x, result in zip(operands, packed.sums, strict=True):
             result.name_hint = f"sum_{x.name_hint or 'x'}"
-            del radix
         lo_hi = [(0.0, float(r - 1)) for r in radices]
         packed.attributes["range"] = DenseArrayBase.from_list(
             f64, [min(lo for lo, _ in lo_hi), max(hi for _, hi in lo_hi)]

@@ -479,8 +479,8 @@ def emit(
             sources.setdefault(o.sym_value, f"{_dims_literal(dims)}, {_domain_literal(o)}")
             if o.domain_value is not None:
                 source_domains[o.sym_value] = o.domain_value
-    for name, rest in sources.items():
-        add(f"  s.sources.push_back({{{_cpp_string(name)}, {rest}}});")
+    for source_name, rest in sources.items():
+        add(f"  s.sources.push_back({{{_cpp_string(source_name)}, {rest}}});")
     packings: dict[SSAValue, str] = {}
     for enc in program.encrypts():
         ty = ckks.ct_type(enc.result)
