@@ -252,6 +252,7 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     m = fileset.n_variants
     names = [r.sym_value for r in compiled.stat_program.reveals()]
     revealed: dict[str, Array] = {}
+    block_iter = blocks(fileset, y, included, sc.swap, width, sc.any_missing, meter)
     for block, values in backend.run(compiled, block_iter, n_blocks, meter, progress):
         for name in names:
             value = np.asarray(values[name], dtype=np.float64)
