@@ -197,7 +197,14 @@ def _apply(e: Expr, vals: Sequence[Array | float]) -> Array:
 
 
 def parse(text: str) -> Expr:
-    """Parse the s-expression form printed by `Expr.text`."""
+    """Parse the s-expression form printed by `Expr.text` (ValueError when malformed)."""
+    try:
+        return _parse(text)
+    except IndexError:
+        raise ValueError(f"owner expression {text!r} ends early") from None
+
+
+def _parse(text: str) -> Expr:
     tokens = text.replace("(", " ( ").replace(")", " ) ").split()
     pos = 0
 

@@ -530,9 +530,7 @@ class EncryptedBackend(Backend):
                 # shared inputs is encrypted once, any other with the block's inputs.
                 groups = compiled.encrypted_sources()
                 alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
-                with_block = {
-                    n for g in groups if not all(x in block.shared for x in g) for n in g
-                }
+                with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
                 if not shared_ct.exists():
                     once = [n for n in block.inputs if n in block.shared and n in alone]
                     if once:

@@ -273,7 +273,7 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
             if exact
             else "decrypted counts are CKKS approximations"
         )
-        counts, chisq, p, odds, f_a, f_u = statistics_from_counts(compiled, sizes, revealed)
+        _, chisq, p, odds, f_a, f_u = statistics_from_counts(compiled, sizes, revealed)
 
     # Step (5).
     bim = fileset.variants

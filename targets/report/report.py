@@ -28,8 +28,8 @@ from compiler.analysis.counts import (
 )
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
-from compiler.analysis.ranges import ckks_ranges, public_values, range_of
 from compiler.analysis.packed import FAILURE_LOG2
+from compiler.analysis.ranges import ckks_ranges, public_values, range_of
 from compiler.dialects import ckks
 from compiler.errors import InternalError
 from compiler.types import format_shape

@@ -48,7 +48,9 @@ def test_schema_rejects_a_report_without_counts() -> None:
 def test_chisq_acceptance_facts() -> None:
     # Without complex packing: no key switch at all, three primes, depth 2.
     plain = report_of(
-        compile_file("examples/gwas/chisq_numerators.hec", replace(ACCEPTANCE, complex_packing=False))
+        compile_file(
+            "examples/gwas/chisq_numerators.hec", replace(ACCEPTANCE, complex_packing=False)
+        )
     )
     params = plain["params"]
     assert plain["counts"]["executed"]["key_switch"] == 0

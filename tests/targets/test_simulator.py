@@ -101,7 +101,8 @@ def test_chisq_acceptance_at_5000_by_16384() -> None:
     """Issue #6 acceptance: N = 5000, M = 16384; exact to 1e-9, noisy chi-square to 1e-5
     relative for every statistic >= 0.01 (about 1 GB of arrays, 20 s)."""
     comp = compile_file(
-        "examples/gwas/chisq_numerators.hec", Options(sizes="N=5000,M=16384", precision="chi2_num=33")
+        "examples/gwas/chisq_numerators.hec",
+        Options(sizes="N=5000,M=16384", precision="chi2_num=33"),
     )
     sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, sizes, seed=11)
