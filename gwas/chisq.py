@@ -95,6 +95,8 @@ class ChisqResult:
     n_cases: int
     n_controls: int
     notes: list[str] = field(default_factory=list)
+    f_a: Array | None = None
+    f_u: Array | None = None
 
 
 def _phenotypes(fileset: Fileset, pheno: str | None) -> Array:
@@ -358,6 +360,8 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
         n_cases,
         n_controls,
         notes,
+        f_a,
+        f_u,
     )
 
 

@@ -226,7 +226,7 @@ class _Lowering:
         for reveal in self.src.reveals():
             owner = reveal.input.owner
             if isinstance(owner, stat.PackedSumOp):
-                k = list(owner.sums).index(reveal.input)
+                k = [SSAValue.get(r) for r in owner.sums].index(reveal.input)
                 scalar = stat.tensor_type(owner.args[k]).rank == 1
                 x = self.lower_packed_sum(owner)
                 self.block.add_op(ckks.DecryptOp(reveal.sym_value, x, None, k, scalar))

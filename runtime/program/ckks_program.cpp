@@ -1498,13 +1498,14 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         std::vector<ckks::Plaintext> phases(cts.size());
         parallel_rows(cts.size(), default_threads(),
                       [&](std::size_t i, int) { phases[i] = decryptor.decrypt(cts[i]); });
-        found = coeff_digits.emplace(file, decode_coeff(*ctx, o.packing, phases, dims.back())).first;
+        found =
+            coeff_digits.emplace(file, decode_coeff(*ctx, o.packing, phases, dims.back())).first;
       }
       values = found->second.at(static_cast<std::size_t>(o.digit));
       if (o.packing.digits.at(static_cast<std::size_t>(o.digit)).per_row) dims.clear();
       if (npz) {
-        members.emplace_back(o.name, npy_bytes(dims, "<f8", values.data(),
-                                               values.size() * sizeof(double)));
+        members.emplace_back(o.name,
+                             npy_bytes(dims, "<f8", values.data(), values.size() * sizeof(double)));
         continue;
       }
       const auto out = out_dir / (o.name + ".npy");

@@ -212,8 +212,7 @@ std::vector<std::vector<double>> decode_coeff(const ckks::Context& ctx, const Co
       Wide t(words);
       t.add_mul(h, impl.moduli[j].value());
       h = t;
-      h_mod = math::mul_mod(h_mod, impl.moduli[j].value() % impl.moduli[i].value(),
-                            impl.moduli[i]);
+      h_mod = math::mul_mod(h_mod, impl.moduli[j].value() % impl.moduli[i].value(), impl.moduli[i]);
     }
     q_hat.push_back(h);
     q_hat_inv[i] = math::inverse_mod(h_mod, impl.moduli[i].value());

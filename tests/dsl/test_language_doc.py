@@ -1,5 +1,5 @@
-"""docs/language.md shows real output: its worked example is examples/gwas/chisq_numerators.hec, and the
-`hec check` answers it quotes are what hec prints."""
+"""docs/language.md shows real output: its worked example is
+examples/gwas/chisq_numerators.hec, and the `hec check` answers it quotes are what hec prints."""
 
 from __future__ import annotations
 
