@@ -42,6 +42,28 @@ irdl.dialect @stat {
     irdl.results(%0)
     irdl.attributes {"sym" = %1}
   }
+  // stat.owner_compute
+  irdl.operation @owner_compute {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.string"
+    %3 = irdl.base "#builtin.string"
+    %4 = irdl.base @stat::@interval
+    %5 = irdl.base @stat::@set
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(variadic %0)
+    irdl.results(%1)
+    irdl.attributes {"sym" = %2, "expr" = %3, "domain" = %6}
+  }
+  // stat.packed_sum
+  irdl.operation @packed_sum {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    irdl.operands(variadic %0)
+    irdl.results(variadic %1)
+    irdl.attributes {"radices" = %2}
+  }
   // stat.constant
   irdl.operation @constant {
     %0 = irdl.base @stat::@tensor
@@ -260,6 +282,15 @@ irdl.dialect @ckks {
     %1 = irdl.base "#builtin.string"
     irdl.attributes {"bound" = %0, "sym" = %1}
   }
+  // ckks.source
+  irdl.operation @source {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base @stat::@interval
+    %2 = irdl.base @stat::@set
+    %3 = irdl.any_of(%1, %2)
+    %4 = irdl.base "#builtin.string"
+    irdl.attributes {"shape" = %0, "domain" = %3, "sym" = %4}
+  }
   // ckks.size
   irdl.operation @size {
     %0 = irdl.base @ckks::@public
@@ -285,7 +316,7 @@ irdl.dialect @ckks {
     irdl.attributes {"kind" = %3}
   }
   // ckks.encode
-  //   optional, not checked by IRDL 19: domain
+  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices, group
   irdl.operation @encode {
     %0 = irdl.base @ckks::@ptensor
     %1 = irdl.base "#builtin.string"
@@ -302,6 +333,7 @@ irdl.dialect @ckks {
     irdl.attributes {"party" = %2}
   }
   // ckks.decrypt
+  //   optional, not checked by IRDL 19: digit, scalar_digit
   irdl.operation @decrypt {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @ckks::@public
