@@ -31,10 +31,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.counts import coeff_group
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
 from targets.mlir.upstream import bind_sizes
@@ -60,7 +61,8 @@ class _Export:
     lines: list[str] = field(default_factory=list)
     names: dict[SSAValue, str] = field(default_factory=dict)
     public: dict[SSAValue, float] = field(default_factory=dict)
-    ct_aliases: dict[tuple[int, int, int], str] = field(default_factory=dict)
+    coeff_group: int = 1
+    ct_aliases: dict[tuple[int, int, int, bool], str] = field(default_factory=dict)
     pt_aliases: dict[tuple[int, int], str] = field(default_factory=dict)
     count: int = 0
     indent: str = "    "
@@ -91,9 +93,11 @@ class _Export:
                 "HEIR has no conjugation: a complex-packed program cannot be exported",
                 hint="compile without complex packing (hec ir --heir does)",
             )
-        key = (ty.level_value, round(ty.scale_bits), ty.degree_value)
+        coeff = ty.layout_name == ckks.COEFF
+        key = (ty.level_value, round(ty.scale_bits), ty.degree_value, coeff)
         if key not in self.ct_aliases:
-            self.ct_aliases[key] = f"!ct_L{key[0]}_S{key[1]}_D{key[2]}"
+            suffix = "_coeff" if coeff else ""
+            self.ct_aliases[key] = f"!ct_L{key[0]}_S{key[1]}_D{key[2]}{suffix}"
         return self.ct_aliases[key]
 
     def pt(self, level: int, scale_bits: float) -> str:
@@ -106,6 +110,10 @@ class _Export:
         dims = tuple(d if isinstance(d, int) else self.sizes[d] for d in ty.dims)
         if ty.layout_name == ckks.REPLICATED:
             return dims
+        if ty.layout_name == ckks.COEFF:
+            # `coeff_group` columns per coefficient, n = 2 slots coefficients per ciphertext
+            coefficients = math.ceil(dims[-1] / self.coeff_group)
+            return (*dims[:-1], math.ceil(coefficients / (2 * self.slots)))
         return (*dims[:-1], math.ceil(dims[-1] / self.slots))
 
     def tensor(self, ty: ckks.CtType) -> str:
@@ -143,10 +151,13 @@ class _Export:
         scales = sorted({k[1] for k in self.ct_aliases} | {k[1] for k in self.pt_aliases})
         for s in scales:
             lines.append(f"#enc_S{s} = #lwe.inverse_canonical_encoding<scaling_factor = {s}>")
-        for (level, s, degree), alias in sorted(self.ct_aliases.items()):
+        for s in sorted({k[1] for k in self.ct_aliases if k[3]}):
+            lines.append(f"#coeff_S{s} = #lwe.coefficient_encoding<scaling_factor = {s}>")
+        for (level, s, degree, coeff), alias in sorted(self.ct_aliases.items()):
+            encoding = f"#coeff_S{s}" if coeff else f"#enc_S{s}"
             lines.append(
                 f"{alias} = !lwe.lwe_ciphertext<plaintext_space = <ring = #ring_f64, encoding = "
-                f"#enc_S{s}>, ciphertext_space = <ring = #ring_L{level}, encryption_type = mix, "
+                f"{encoding}>, ciphertext_space = <ring = #ring_L{level}, encryption_type = mix, "
                 f"size = {degree + 1}>, key = #key, modulus_chain = #chain_L{level}>"
             )
         for (_, s), alias in sorted(self.pt_aliases.items()):
@@ -277,7 +288,9 @@ class _Export:
 
 def _lower(ex: _Export, op: Operation) -> None:
     match op:
-        case ckks.ParamOp() | ckks.EncodeOp() | ckks.EncryptOp() | ckks.DecryptOp():
+        case (
+            ckks.ParamOp() | ckks.SourceOp() | ckks.EncodeOp() | ckks.EncryptOp() | ckks.DecryptOp()
+        ):
             return
         case ckks.SizeOp():
             ex.public[op.result] = float(ex.sizes[op.sym_value])
@@ -343,6 +356,11 @@ def _lower(ex: _Export, op: Operation) -> None:
             )
         case ckks.MulConstOp() | ckks.AddConstOp():
             src = ckks.ct_type(op.input)
+            if src.layout_name == ckks.COEFF:
+                raise UserError(
+                    f"{op.name} on a coefficient-encoded array is not exported to HEIR "
+                    "(a constant there is a polynomial, not a slot vector)"
+                )
             value = ex.public[op.value]
             scale = op.const_scale_bits if isinstance(op, ckks.MulConstOp) else src.scale_bits
             plain, plain_ty = ex.plain_splat(value, src.level_value, scale, ex.ct_shape(src))
@@ -427,7 +445,7 @@ def export_heir(module: ModuleOp, sizes: Mapping[str, int] | None = None) -> Hei
     if params is None:
         raise UserError("the ckks program has no parameters yet (run parameter-selection)")
     bound = bind_sizes(program.params(), dict(sizes or {}))
-    ex = _Export(params, bound)
+    ex = _Export(params, bound, coeff_group=coeff_group(program))
     args: list[str] = []
     inputs: list[str] = []
     used: set[str] = set()
@@ -462,7 +480,10 @@ def export_heir(module: ModuleOp, sizes: Mapping[str, int] | None = None) -> Hei
     types: list[str] = []
     outputs: list[str] = []
     factors: list[str] = []
+    digits: list[str] = []
     for op in program.decrypts():
+        digit = op.properties.get("digit")
+        digits.append(str(digit.value.data) if isinstance(digit, IntegerAttr) else "-1")
         results.append(ex.names[op.input])
         types.append(ex.tensor(ckks.ct_type(op.input)))
         outputs.append(op.sym_value)
@@ -481,7 +502,8 @@ def export_heir(module: ModuleOp, sizes: Mapping[str, int] | None = None) -> Hei
         f"  func.func @{sym}({', '.join(args)}) -> ({', '.join(types)})",
         f"      attributes {{hec.inputs = [{_strings(inputs)}], "
         f"hec.outputs = [{_strings(outputs)}], "
-        f"hec.decrypt_factors = [{', '.join(factors)}]}} {{",
+        f"hec.decrypt_factors = [{', '.join(factors)}], "
+        f"hec.decrypt_digits = [{', '.join(digits)}]}} {{",
     ]
     body = [*ex.lines, f"    return {', '.join(results)} : {', '.join(types)}", "  }", "}"]
     return HeirExport("\n".join(header + body) + "\n", sym, inputs, outputs)

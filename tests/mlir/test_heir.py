@@ -43,7 +43,7 @@ def test_hec_ir_heir_for_chisq_and_meancov() -> None:
     ):
         result = run_hec("ir", path, "--heir", "--size", sizes)
         assert result.returncode == 0, result.stderr
-        assert "ckks.schemeParam" in result.stdout and '"ckks.mul"' in result.stdout
+        assert "ckks.schemeParam" in result.stdout and '"ckks.add"' in result.stdout
         checked = heir_opt(result.stdout)
         assert checked.returncode == 0, checked.stderr[:3000]
 
