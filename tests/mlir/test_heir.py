@@ -50,10 +50,12 @@ def test_hec_ir_heir_for_chisq_and_meancov() -> None:
 
 def test_export_refuses_complex_packing() -> None:
     """HEIR has no conjugation: a complex-packed program is refused with a next step."""
-    comp = compile_file(EXAMPLES[0].parent / "chisq.hec", Options(sizes="N=8,M=9000"))
+    source = Path(__file__).resolve().parents[1] / "passes" / "complex-packing.hec"
+    options = Options(sizes="N=8,M=10000", owner_side=False, packed_counts=False)
+    comp = compile_file(source, options)
     assert any("complex" in str(op.results[0].type) for op in comp.program.encrypts())
     with pytest.raises(UserError, match="HEIR has no conjugation"):
-        export_heir(comp.module, {"N": 8, "M": 9000})
+        export_heir(comp.module, {"N": 8, "M": 10000})
 
 
 def test_compare_heir_prints_both_counts() -> None:
