@@ -201,7 +201,8 @@ def main() -> None:
                 acc = accuracy(chi2, odds, S, y)
                 p = facts["params"]
                 print(
-                    f"# reference N={n} t={t}: ring 2^{int(np.log2(p['ring_dim']))}, "
+                    f"# reference (openfhe {facts.get('openfhe', '?')}) N={n} t={t}: ring "
+                    f"2^{int(np.log2(p['ring_dim']))}, "
                     f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
                     file=sys.stderr,
                 )
