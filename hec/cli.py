@@ -337,14 +337,83 @@ def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
         "fileset, computed by examples/gwas/chisq.hec (chisq_missing.hec when calls are "
         "missing); writes PREFIX.assoc, PREFIX.manhattan.png, PREFIX.qq.png and PREFIX.log.",
     )
-    chisq.add_argument("--bfile", required=True, metavar="PREFIX", help="PREFIX.bed/.bim/.fam")
+    _gwas_data_arguments(chisq)
     chisq.add_argument(
-        "--pheno", metavar="FILE", help="phenotype file (FID IID value; 1 control, 2 case)"
+        "--counts", action="store_true", help="C_A C_U (allele counts) in place of F_A F_U"
+    )
+    chisq.add_argument(
+        "--ci", type=float, metavar="LEVEL", help="SE and LEVEL confidence limits of OR (0.95)"
+    )
+    chisq.add_argument(
+        "--adjust", action="store_true", help="also write PREFIX.assoc.adjusted (PLINK --adjust)"
     )
     chisq.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
     chisq.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
     chisq.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     _gwas_common_arguments(chisq)
+
+
+def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The input, phenotype and filter options, spelled and read as PLINK 1.9 does."""
+    src = parser.add_argument_group("genotypes (exactly one)")
+    src.add_argument("--bfile", metavar="PREFIX", help="PLINK 1 fileset PREFIX.bed/.bim/.fam")
+    src.add_argument("--pfile", metavar="PREFIX", help="PLINK 2 fileset PREFIX.pgen/.pvar/.psam")
+    src.add_argument("--vcf", metavar="FILE", help="VCF (.vcf or .vcf.gz); FID = IID = sample ID")
+    src.add_argument("--bcf", metavar="FILE", help="BCF (read through cyvcf2)")
+    ph = parser.add_argument_group("phenotype")
+    ph.add_argument(
+        "--pheno", metavar="FILE", help="phenotype file (FID IID value...; header FID IID or #FID IID)"
+    )
+    ph.add_argument("--pheno-name", metavar="NAME", help="the --pheno column named NAME")
+    ph.add_argument("--mpheno", type=int, metavar="N", help="the N-th --pheno value column")
+    ph.add_argument(
+        "--1", dest="one_based", action="store_true", help="case/control coded 0 = control, 1 = case"
+    )
+    ph.add_argument(
+        "--allow-no-sex", action="store_true", help="keep phenotypes of samples of unknown sex"
+    )
+    ph.add_argument("--update-sex", metavar="FILE", help="FID IID SEX per line")
+    flt = parser.add_argument_group("filters and quality control (PLINK 1.9's order)")
+    flt.add_argument("--keep", metavar="FILE", help="keep only these samples (FID IID)")
+    flt.add_argument("--remove", metavar="FILE", help="remove these samples (FID IID)")
+    flt.add_argument("--extract", metavar="FILE", help="keep only these SNPs (one ID a line)")
+    flt.add_argument("--exclude", metavar="FILE", help="remove these SNPs")
+    flt.add_argument("--chr", dest="chrom", metavar="CODES", help="chromosomes, e.g. 1-4,X,MT")
+    flt.add_argument("--from-bp", type=int, metavar="BP", help="first position (with --chr)")
+    flt.add_argument("--to-bp", type=int, metavar="BP", help="last position (with --chr)")
+    flt.add_argument(
+        "--mind", type=float, nargs="?", const=0.1, metavar="F",
+        help="remove samples missing more than F of their calls (default F 0.1)",
+    )  # fmt: skip
+    flt.add_argument(
+        "--geno", type=float, nargs="?", const=0.1, metavar="F",
+        help="remove SNPs missing more than F of their calls (default F 0.1)",
+    )  # fmt: skip
+    flt.add_argument(
+        "--maf", type=float, nargs="?", const=0.01, metavar="F",
+        help="remove SNPs with minor-allele frequency below F (default F 0.01)",
+    )  # fmt: skip
+    flt.add_argument(
+        "--hwe", type=float, metavar="P", help="remove SNPs with Hardy-Weinberg exact P below P"
+    )
+
+
+def _selection_of(args: argparse.Namespace):
+    from gwas.filters import Selection
+
+    return Selection(
+        keep=args.keep,
+        remove=args.remove,
+        extract=args.extract,
+        exclude=args.exclude,
+        chrom=args.chrom,
+        from_bp=args.from_bp,
+        to_bp=args.to_bp,
+        mind=args.mind,
+        geno=args.geno,
+        maf=args.maf,
+        hwe=args.hwe,
+    )
 
 
 def _gwas_run(args: argparse.Namespace) -> int:
@@ -357,6 +426,18 @@ def _gwas_run(args: argparse.Namespace) -> int:
             bfile=args.bfile,
             out=args.out,
             pheno=args.pheno,
+            pfile=args.pfile,
+            vcf=args.vcf,
+            bcf=args.bcf,
+            pheno_name=args.pheno_name,
+            mpheno=args.mpheno,
+            one_based=args.one_based,
+            allow_no_sex=args.allow_no_sex,
+            update_sex=args.update_sex,
+            selection=_selection_of(args),
+            counts=args.counts,
+            ci=args.ci,
+            adjust=args.adjust,
             backend=args.backend,
             precision_bits=args.precision_bits,
             cache_dir=Path(args.cache_dir) if args.cache_dir else None,
