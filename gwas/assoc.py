@@ -49,17 +49,21 @@ def snp_column_width(names: Sequence[str]) -> int:
 
 
 def format_number(x: float | None, digits: int = SIGNIFICANT_DIGITS) -> str:
-    """NA for None; a non-finite float as PLINK prints it (inf, nan: its --ci columns of an
-    OR of 0)."""
-    if x is None:
+    if x is None or not math.isfinite(x):
         return "NA"
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
     if x == 0.0:
         return "0"
     return f"{x:.{digits}g}"
+
+
+def format_ci(x: float | None) -> str:
+    """A --ci column: NA for None; inf and nan as PLINK prints them (SE and U95 of an OR of
+    0)."""
+    if x is not None and math.isnan(x):
+        return "nan"
+    if x is not None and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return format_number(x)
 
 
 def _value(x: float) -> float | None:
@@ -111,7 +115,7 @@ def write_assoc(
         )
         for r in rows:
             a, u = (r.extra.get("C_A"), r.extra.get("C_U")) if counts else (r.f_a, r.f_u)
-            more = "".join(f"{format_number(r.extra.get(c)):>{nw}} " for c in ci_columns)
+            more = "".join(f"{format_ci(r.extra.get(c)):>{nw}} " for c in ci_columns)
             fh.write(
                 f"{r.chrom:>4} {r.snp:>{snp_w}} {r.bp:>10} {r.a1:>4} "
                 f"{format_number(a):>8} {format_number(u):>8} {r.a2:>4} "

@@ -184,9 +184,11 @@ def scan(fileset: Fileset, y_all: Array, included: npt.NDArray[np.bool_]) -> Sca
     for start in range(0, m, SCAN_BLOCK):
         stop = min(start + SCAN_BLOCK, m)
         g = fileset.read_block(start, stop)
+        # A1: the minor allele by PLINK's allele frequencies (MT counted diploid there).
+        f1, fa = allele_coding(g, ploidies[start:stop], male, mt_haploid=False)
+        a1_count = f1[founders].sum(axis=0)
+        a2_count = fa[founders].sum(axis=0) - a1_count
         a1, alleles = allele_coding(g, ploidies[start:stop], male)
-        a1_count = a1[founders].sum(axis=0)
-        a2_count = alleles[founders].sum(axis=0) - a1_count
         sw = a1_count > a2_count
         swap[start:stop] = sw
         ai = alleles[included]

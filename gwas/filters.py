@@ -139,11 +139,13 @@ def select(fileset: Fileset, opts: Selection, log: FilterLog) -> Fileset:
 
 
 def allele_coding(
-    g: npt.NDArray[np.int8], ploidies: Sequence[Ploidy], male: Mask
+    g: npt.NDArray[np.int8], ploidies: Sequence[Ploidy], male: Mask, mt_haploid: bool = True
 ) -> tuple[Array, Array]:
     """(A1 alleles, called alleles) per sample and SNP, as PLINK 1.9 counts them: diploid calls
     0-2 of 2; a haploid call 0 or 1 of 1 (a heterozygous haploid call is missing); non-males
-    have no Y alleles."""
+    have no Y alleles. `mt_haploid` False counts MT calls as diploid, as PLINK 1.9's allele
+    frequencies (--freq, --maf, the choice of A1) do (measured: NCHROBS of MT SNPs is twice
+    the calls, heterozygous ones included), while --assoc counts them haploid."""
     called = g != MISSING_INT8
     a1 = np.where(called, g, 0).astype(np.float64)
     alleles = 2.0 * called
@@ -151,7 +153,7 @@ def allele_coding(
     for kind, who in (
         (Ploidy.X.value, male),
         (Ploidy.Y.value, np.ones_like(male)),
-        (Ploidy.HAPLOID.value, np.ones_like(male)),
+        (Ploidy.HAPLOID.value, np.ones_like(male) if mt_haploid else np.zeros_like(male)),
     ):
         cols = np.flatnonzero(kinds == kind)
         if cols.size == 0:
@@ -256,7 +258,7 @@ def quality_control(
         n_rel = relevant.sum(axis=0)
         miss = ((g == MISSING_INT8) & relevant).sum(axis=0)
         miss_rate[start:stop] = np.divide(miss, n_rel, out=np.zeros(len(pl)), where=n_rel > 0)
-        a1, alleles = allele_coding(g, pl, male)
+        a1, alleles = allele_coding(g, pl, male, mt_haploid=False)
         count = a1[founders].sum(axis=0)
         total = alleles[founders].sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):

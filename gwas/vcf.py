@@ -201,6 +201,8 @@ def write_vcf(path: Path, fileset: Fileset) -> None:
     with path.open("w") as fh:
         fh.write("##fileformat=VCFv4.2\n")
         fh.write('##FORMAT=<ID=GT,Number=1,Type=String,Description="Genotype">\n')
+        for chrom in dict.fromkeys(names.get(v.chrom, v.chrom) for v in fileset.variants):
+            fh.write(f"##contig=<ID={chrom}>\n")
         fh.write("\t".join(FIXED) + "\t" + "\t".join(s.iid for s in fileset.samples) + "\n")
         m = fileset.n_variants
         for start in range(0, m, 1024):
