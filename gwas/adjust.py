@@ -83,11 +83,7 @@ def write_adjusted(path: Path, chrom: Sequence[str], snp: Sequence[str], adj: Ad
     """`.assoc.adjusted` in PLINK 1.9's layout (7 significant digits where PLINK prints 4)."""
     snp_w = snp_column_width(list(snp))
     with path.open("w") as fh:
-        fh.write(
-            f"{'CHR':>4} {'SNP':>{snp_w}} "
-            + " ".join(f"{c:>12}" for c in COLUMNS[2:])
-            + "\n"
-        )
+        fh.write(f"{'CHR':>4} {'SNP':>{snp_w}} " + " ".join(f"{c:>12}" for c in COLUMNS[2:]) + "\n")
         for k, j in enumerate(adj.order):
             values = " ".join(f"{format_number(float(adj.columns[c][k])):>12}" for c in COLUMNS[2:])
             fh.write(f"{chrom[j]:>4} {snp[j]:>{snp_w}} {values} \n")

@@ -56,7 +56,6 @@ PROGRAM_COMPLETE = PROGRAM_DIR / "chisq.hec"
 PROGRAM_MISSING = PROGRAM_DIR / "chisq_missing.hec"
 PROGRAM_ALLELES = PROGRAM_DIR / "chisq_alleles.hec"
 SCAN_BLOCK = 4096
-COUNT_NAMES = ("n11", "c1", "r1", "d")
 # Revealed values that are integers by construction are rounded to the nearest integer when
 # the promised absolute error is below this (then rounding gives the exact integer).
 ROUNDING_ERROR_LIMIT = 0.25
@@ -163,10 +162,48 @@ def open_input(opts: ChisqOptions) -> Fileset:
     return fileset
 
 
-def pheno_spec(opts: ChisqOptions) -> PhenoSpec:
-    return PhenoSpec(
-        opts.pheno, opts.pheno_name, opts.mpheno, opts.one_based, opts.allow_no_sex
+def table_from_reveals(
+    compiled: CompiledProgram, revealed: dict[str, Array], n_inc: int, m: int, notes: list[str]
+) -> TableCounts | None:
+    """The 2 x 2 allele table of every SNP from what the program revealed, whichever counts it
+    reveals: n11, c1, r1, d (chisq_alleles.hec); n11, c1 and the called cases and individuals
+    (ncase, called); n11, c1 and the number of cases (no missing call). None when the program
+    reveals no counts (numerators and denominators only). Counts are integers by construction:
+    rounded when the promised error allows it, else an error."""
+    if "n11" not in revealed or "c1" not in revealed:
+        return None
+    for name, value in list(revealed.items()):
+        err = compiled.revealed_abs_error(name)
+        if err >= ROUNDING_ERROR_LIMIT:
+            raise UserError(
+                f"revealed count {name}: promised absolute error {err:.3g} is too large to "
+                "round to the integer it is",
+                hint="raise --precision-bits",
+            )
+        revealed[name] = np.rint(value) + 0.0  # + 0.0: a -0.0 (noise below 0) becomes 0.0
+    notes.append(
+        "the revealed counts ("
+        + ", ".join(f"{n}: error <= {compiled.revealed_abs_error(n):.3g}" for n in revealed)
+        + f") are integers by construction: rounded to the nearest integer (exact, each error "
+        f"< {ROUNDING_ERROR_LIMIT})"
     )
+    n11, c1 = revealed["n11"], revealed["c1"]
+    if "r1" in revealed and "d" in revealed:
+        return TableCounts(n11, c1, revealed["r1"], revealed["d"])
+    if "ncase" in revealed and "called" in revealed:
+        return TableCounts(n11, c1, 2.0 * revealed["ncase"], 2.0 * revealed["called"])
+    if "cases" in revealed:
+        return TableCounts(
+            n11, c1, np.full(m, 2.0 * float(revealed["cases"])), np.full(m, 2.0 * n_inc)
+        )
+    raise UserError(
+        "the program reveals n11 and c1 but not the allele totals (r1 and d, ncase and called, "
+        "or cases)"
+    )
+
+
+def pheno_spec(opts: ChisqOptions) -> PhenoSpec:
+    return PhenoSpec(opts.pheno, opts.pheno_name, opts.mpheno, opts.one_based, opts.allow_no_sex)
 
 
 def scan(fileset: Fileset, y_all: Array, included: npt.NDArray[np.bool_]) -> Scan:
@@ -354,6 +391,8 @@ def _run_chisq(
     with meter.phase("scan"):
         sc = scan(fileset, y_all, included)
     progress.finish("scan")
+    # TODO(#20): once chisq.hec and chisq_missing.hec reveal the counts, only haploid calls
+    # need chisq_alleles.hec.
     if sc.any_haploid or opts.counts or opts.ci is not None:
         program = PROGRAM_ALLELES
     elif sc.any_missing:
@@ -373,34 +412,22 @@ def _run_chisq(
     # Step (4).
     n_blocks = -(-fileset.n_variants // width)
     m = fileset.n_variants
-    names = COUNT_NAMES if program == PROGRAM_ALLELES else (
-        "chi2_num", "chi2_den", "or_num", "or_den")  # fmt: skip
-    revealed: dict[str, Array] = {name: np.zeros(m) for name in names}
+    names = [r.sym_value for r in compiled.stat_program.reveals()]
+    revealed: dict[str, Array] = {}
     block_iter = blocks(fileset, y, included, sc.swap, width, program, meter)
     for block, values in backend.run(compiled, block_iter, n_blocks, meter, progress):
-        for name in revealed:
-            revealed[name][block.start : block.stop] = values[name]
+        for name in names:
+            value = np.asarray(values[name], dtype=np.float64)
+            if value.ndim == 0:  # a count over individuals only (the cases): one per block
+                revealed[name] = value
+                continue
+            revealed.setdefault(name, np.zeros(m))[block.start : block.stop] = value
     done.append(f"ran {n_blocks} block(s) with {backend_label(backend)}")
 
     with meter.phase("client"):
         notes: list[str] = []
-        table: TableCounts | None = None
-        if program == PROGRAM_ALLELES:
-            for name in COUNT_NAMES:
-                err = compiled.revealed_abs_error(name)
-                if err >= ROUNDING_ERROR_LIMIT:
-                    raise UserError(
-                        f"revealed count {name}: promised absolute error {err:.3g} is too "
-                        "large to round to the integer it is",
-                        hint="raise --precision-bits",
-                    )
-                revealed[name] = np.rint(revealed[name]) + 0.0  # -0.0 (noise below 0) to 0.0
-            notes.append(
-                "n11, c1, r1, d are integers by construction with promised absolute errors "
-                + ", ".join(f"{compiled.revealed_abs_error(n):.3g}" for n in COUNT_NAMES)
-                + f" < {ROUNDING_ERROR_LIMIT}: rounded to the nearest integer (exact)"
-            )
-            table = TableCounts(*(revealed[n] for n in COUNT_NAMES))
+        table = table_from_reveals(compiled, revealed, n_inc, m, notes)
+        if table is not None:
             client = compiled.client(sizes, revealed)
             or_den_zero = (table.c1 - table.n11) * (table.r1 - table.n11) == 0
         else:
@@ -459,7 +486,6 @@ def _run_chisq(
                 row.extra[name] = None if columns["_ci_na"][j] else float(columns[name][j])
     finals = _finals(out, opts.adjust)
     temps = {k: _temp_path(v) for k, v in finals.items()}
-    label = backend_label(backend)
     adjusted = adjust(chisq, p) if opts.adjust else None
     try:
         progress.start("write")
@@ -607,7 +633,10 @@ def render_log(
         w("  its plaintext genotypes):")
         for line in filter_log.lines:
             w(f"    {line}")
-        for option, names in [*filter_log.removed_samples.items(), *filter_log.removed_snps.items()]:
+        for option, names in [
+            *filter_log.removed_samples.items(),
+            *filter_log.removed_snps.items(),
+        ]:
             if names:
                 shown = ", ".join(names[:LIST_LIMIT])
                 more = f" and {len(names) - LIST_LIMIT} more" if len(names) > LIST_LIMIT else ""

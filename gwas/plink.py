@@ -13,6 +13,7 @@ non-number = missing (that individual is left out of the test); with `--1`, 0 = 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -337,10 +338,8 @@ def _convert(
         tokens = {v for v, _, _ in values}
         numbers = set()
         for t in tokens:
-            try:
+            with contextlib.suppress(ValueError):
                 numbers.add(float(t))
-            except ValueError:
-                pass
         if numbers and numbers <= {0.0, 1.0, -9.0} and 1.0 in numbers and 0.0 in numbers:
             raise UserError(
                 f"{values[0][1].rsplit(':', 1)[0]}: the case/control phenotype holds only 0 and "
@@ -367,10 +366,14 @@ def read_pheno(
             fields = line.split()
             if not fields:
                 continue
-            if not lines and header is None and fields[0] in ("FID", "#FID") and len(fields) > 1:
-                if fields[1] == "IID":
-                    header = fields
-                    continue
+            if (
+                not lines
+                and header is None
+                and fields[0] in ("FID", "#FID")
+                and fields[1:2] == ["IID"]
+            ):
+                header = fields
+                continue
             lines.append((lineno, fields))
     value_column = 2
     if spec.name is not None:

@@ -40,9 +40,7 @@ for _sep in ("/", "|"):
     for _a in ("0", "1", "."):
         for _b in ("0", "1", "."):
             _gt = f"{_a}{_sep}{_b}"
-            GT_CODES[_gt] = (
-                MISSING_INT8 if "." in (_a, _b) else (_a == "1") + (_b == "1")
-            )
+            GT_CODES[_gt] = MISSING_INT8 if "." in (_a, _b) else (_a == "1") + (_b == "1")
 GT_CODES.update({"0": 0, "1": 2, ".": MISSING_INT8})
 
 
@@ -78,7 +76,7 @@ def open_vcf(path_text: str) -> Fileset:
         raise UserError(f"{path}: no such file (--vcf)")
     samples: list[Sample] | None = None
     variants: list[Variant] = []
-    store = tempfile.TemporaryFile(prefix="hec-vcf-")
+    store = tempfile.TemporaryFile(prefix="hec-vcf-")  # noqa: SIM115 (lives with the reader)
     rows_written = 0
     n = 0
     for lineno, line in _records(path):
@@ -168,7 +166,7 @@ def open_bcf(path_text: str) -> Fileset:
     ids = list(vcf.samples)
     samples = [Sample(i, i, "0", "0", "0", "-9") for i in ids]
     check_unique_samples(samples, path)
-    store = tempfile.TemporaryFile(prefix="hec-bcf-")
+    store = tempfile.TemporaryFile(prefix="hec-bcf-")  # noqa: SIM115 (lives with the reader)
     variants: list[Variant] = []
     for number, rec in enumerate(vcf, start=1):
         where = f"{path}: record {number} ({rec.CHROM}:{rec.POS})"

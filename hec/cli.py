@@ -362,12 +362,17 @@ def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--bcf", metavar="FILE", help="BCF (read through cyvcf2)")
     ph = parser.add_argument_group("phenotype")
     ph.add_argument(
-        "--pheno", metavar="FILE", help="phenotype file (FID IID value...; header FID IID or #FID IID)"
+        "--pheno",
+        metavar="FILE",
+        help="phenotype file (FID IID value...; header FID IID or #FID IID)",
     )
     ph.add_argument("--pheno-name", metavar="NAME", help="the --pheno column named NAME")
     ph.add_argument("--mpheno", type=int, metavar="N", help="the N-th --pheno value column")
     ph.add_argument(
-        "--1", dest="one_based", action="store_true", help="case/control coded 0 = control, 1 = case"
+        "--1",
+        dest="one_based",
+        action="store_true",
+        help="case/control coded 0 = control, 1 = case",
     )
     ph.add_argument(
         "--allow-no-sex", action="store_true", help="keep phenotypes of samples of unknown sex"

@@ -100,7 +100,9 @@ def test_phenotype_file_with_duplicate_and_short_lines(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"p\.txt:2: sample f0 i0 already has a phenotype"):
         run(prefix, tmp_path, pheno=str(pheno))
     pheno.write_text("f0 i0\n")
-    with pytest.raises(UserError, match=r"p\.txt:1: a phenotype line needs FID, IID and value column 1"):
+    with pytest.raises(
+        UserError, match=r"p\.txt:1: a phenotype line needs FID, IID and value column 1"
+    ):
         run(prefix, tmp_path, pheno=str(pheno))
 
 

@@ -55,7 +55,9 @@ def make_cohort(directory: Path, missing: float, seed: int) -> Cohort:
     as in CHROMOSOMES (20 SNPs each; split codes merged so PLINK sees each chromosome
     contiguous), sexes 1, 2 and some 0 (unknown), a few nonfounders."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "sim.txt").write_text("220 null 0.02 0.5 1.00 1.00\n20 disease 0.05 0.5 1.7 mult\n")
+    (directory / "sim.txt").write_text(
+        "220 null 0.02 0.5 1.00 1.00\n20 disease 0.05 0.5 1.7 mult\n"
+    )
     extra = ["--simulate-missing", str(missing)] if missing else []
     plink("--simulate", "sim.txt", "--make-bed", "--out", "raw", "--simulate-ncases", "150",
           "--simulate-ncontrols", "150", "--seed", str(seed), *extra, cwd=directory)  # fmt: skip
@@ -104,7 +106,9 @@ def sex_cohort_complete(tmp_path_factory: pytest.TempPathFactory) -> Cohort:
 def read_table(path: Path, key: str = "SNP") -> tuple[list[str], dict[str, dict[str, str]]]:
     lines = [line.split() for line in path.read_text().splitlines() if line.strip()]
     header = lines[0]
-    return header, {row[header.index(key)]: dict(zip(header, row, strict=True)) for row in lines[1:]}
+    return header, {
+        row[header.index(key)]: dict(zip(header, row, strict=True)) for row in lines[1:]
+    }
 
 
 def agrees(ours: str, theirs: str) -> bool:
@@ -173,9 +177,24 @@ CASES = {
     "allow-no-sex+counts": ["--allow-no-sex", "--counts"],
     "ci+adjust": ["--allow-no-sex", "--ci", "0.95", "--adjust"],
     "ci99": ["--ci", "0.99"],
-    "filters": ["--allow-no-sex", "--keep", "{keep}", "--exclude", "{exclude}", "--chr",
-                "1-6,X,MT", "--mind", "0.03", "--geno", "0.025", "--maf", "0.05", "--hwe",
-                "0.001", "--adjust"],  # fmt: skip
+    "filters": [
+        "--allow-no-sex",
+        "--keep",
+        "{keep}",
+        "--exclude",
+        "{exclude}",
+        "--chr",
+        "1-6,X,MT",
+        "--mind",
+        "0.03",
+        "--geno",
+        "0.025",
+        "--maf",
+        "0.05",
+        "--hwe",
+        "0.001",
+        "--adjust",
+    ],
     "range": ["--chr", "chr2", "--from-bp", "45", "--to-bp", "58"],
     "pheno-name+1": ["--pheno", "{pheno}", "--pheno-name", "P2", "--1", "--allow-no-sex"],
     "mpheno": ["--pheno", "{pheno}", "--mpheno", "1", "--adjust"],
@@ -211,7 +230,9 @@ def test_assoc_equals_plink_with_the_same_options(
     assert not problems, "\n".join(problems[:20])
     assert (result.n_cases, result.n_controls) == plink_counts(stdout)
     if "--adjust" in args:
-        problems = compare_tables(tmp_path / "ours.assoc.adjusted", tmp_path / "plink.assoc.adjusted")
+        problems = compare_tables(
+            tmp_path / "ours.assoc.adjusted", tmp_path / "plink.assoc.adjusted"
+        )
         assert not problems, "\n".join(problems[:20])
         lam = re.search(r"lambda \(based on median chisq\) = ([0-9]+(?:\.[0-9]+)?)", stdout)
         assert lam and abs(plink_lambda(result.chisq) / float(lam.group(1)) - 1) < 1e-5
@@ -225,9 +246,7 @@ def test_assoc_equals_plink_with_the_same_options(
         assert len(result.filter_log.removed_samples["--mind"]) == (int(m.group(1)) if m else 0)  # type: ignore[union-attr]
 
 
-def test_encrypted_alleles_program(
-    sex_cohort: Cohort, tmp_path: Path, program_cache: Path
-) -> None:
+def test_encrypted_alleles_program(sex_cohort: Cohort, tmp_path: Path, program_cache: Path) -> None:
     """The encrypted backend runs chisq_alleles.hec (X, Y, MT calls count one allele) and its
     decrypted table gives PLINK's columns, --counts and --ci included."""
     args = ["--allow-no-sex", "--counts", "--ci", "0.95"]
