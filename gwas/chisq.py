@@ -354,9 +354,13 @@ def _run_chisq(
             f"read {fileset.kind} {fileset.prefix}: {fileset.n_samples} samples, "
             f"{fileset.n_variants} SNPs"
         )
-        fileset = select(fileset, opts.selection, filter_log)
         spec = pheno_spec(opts)
-        y_all = sample_phenotypes(fileset, spec, binary=True)
+        # Phenotypes are read against every sample of the file (an ID --keep drops is
+        # still a sample of the fileset), then follow the selection.
+        y_file = sample_phenotypes(fileset, spec, binary=True)
+        fileset = select(fileset, opts.selection, filter_log)
+        assert fileset.sample_rows is not None
+        y_all = y_file[fileset.sample_rows]
         qc = quality_control(fileset, y_all, True, opts.selection, filter_log)
         fileset, y_all = qc.fileset, qc.pheno
         done.extend(filter_log.lines)

@@ -351,6 +351,18 @@ def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
     chisq.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
     chisq.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     _gwas_common_arguments(chisq)
+    linear = sub.add_parser(
+        "linear",
+        help="quantitative-trait association (PLINK 1.9 --assoc on a quantitative phenotype)",
+        description="Least-squares slope of a quantitative phenotype on the minor-allele count "
+        "of every SNP, computed by examples/gwas/linear.hec under encryption; writes "
+        "PREFIX.qassoc (NMISS BETA SE R2 T P), PREFIX.manhattan.png, PREFIX.qq.png, PREFIX.log.",
+    )
+    _gwas_data_arguments(linear)
+    linear.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    linear.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
+    linear.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _gwas_common_arguments(linear)
 
 
 def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -421,38 +433,44 @@ def _selection_of(args: argparse.Namespace):
     )
 
 
-def _gwas_run(args: argparse.Namespace) -> int:
+def _gwas_options(args: argparse.Namespace):
     from pathlib import Path
 
-    from gwas.chisq import ChisqOptions, backend_label, run_chisq
+    from gwas.chisq import ChisqOptions
 
-    result = run_chisq(
-        ChisqOptions(
-            bfile=args.bfile,
-            out=args.out,
-            pheno=args.pheno,
-            pfile=args.pfile,
-            vcf=args.vcf,
-            bcf=args.bcf,
-            pheno_name=args.pheno_name,
-            mpheno=args.mpheno,
-            one_based=args.one_based,
-            allow_no_sex=args.allow_no_sex,
-            update_sex=args.update_sex,
-            selection=_selection_of(args),
-            counts=args.counts,
-            ci=args.ci,
-            adjust=args.adjust,
-            backend=args.backend,
-            precision_bits=args.precision_bits,
-            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-            progress=not args.no_progress,
-            plots=not args.no_plots,
-            seed=args.seed,
-            threads=args.threads,
-            command_line="hec " + " ".join(sys.argv[1:]),
-        )
+    return ChisqOptions(
+        bfile=args.bfile,
+        out=args.out,
+        pheno=args.pheno,
+        pfile=args.pfile,
+        vcf=args.vcf,
+        bcf=args.bcf,
+        pheno_name=args.pheno_name,
+        mpheno=args.mpheno,
+        one_based=args.one_based,
+        allow_no_sex=args.allow_no_sex,
+        update_sex=args.update_sex,
+        selection=_selection_of(args),
+        counts=getattr(args, "counts", False),
+        ci=getattr(args, "ci", None),
+        adjust=getattr(args, "adjust", False),
+        backend=args.backend,
+        precision_bits=args.precision_bits,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        seed=args.seed,
+        threads=args.threads,
+        command_line="hec " + " ".join(sys.argv[1:]),
     )
+
+
+def _gwas_run(args: argparse.Namespace) -> int:
+    from gwas.chisq import backend_label, run_chisq
+
+    if args.test == "linear":
+        return _linear_run(args)
+    result = run_chisq(_gwas_options(args))
     print(f"hec gwas chisq: {backend_label(result.backend)}")
     if not result.backend.encrypts:
         print(
@@ -464,6 +482,18 @@ def _gwas_run(args: argparse.Namespace) -> int:
         f"controls), {len(result.chisq)} SNPs, program {result.program.name}, "
         f"lambda {result.lam:.4f}"
     )
+    for path in result.files:
+        print(f"  wrote {path}")
+    return 0
+
+
+def _linear_run(args: argparse.Namespace) -> int:
+    from gwas.linear import run_linear
+
+    result = run_linear(_gwas_options(args))
+    kind = "encrypted" if result.backend_encrypts else "SIMULATION (nothing encrypted)"
+    print(f"hec gwas linear: {kind}")
+    print(f"  {result.n_included} individuals, {len(result.p)} SNPs")
     for path in result.files:
         print(f"  wrote {path}")
     return 0

@@ -315,3 +315,63 @@ def test_plink2_vcf_and_bcf_inputs_equal_the_plink1_fileset(
             assert _same(getattr(other, col), getattr(base, col)), (name, col)
         assert _same(other.odds[same_a1], base.odds[same_a1]), name
         assert (other.n_cases, other.n_controls) == (base.n_cases, base.n_controls), name
+
+
+LINEAR_CASES = {
+    "default": ["--allow-no-sex"],
+    "filters": [
+        "--keep",
+        "{keep}",
+        "--exclude",
+        "{exclude}",
+        "--mind",
+        "0.03",
+        "--geno",
+        "0.025",
+        "--maf",
+        "0.05",
+        "--hwe",
+        "0.001",
+    ],  # fmt: skip
+}
+
+
+def _quantitative(cohort: Cohort) -> Path:
+    path = cohort.directory / "quant.txt"
+    if not path.exists():
+        rng = np.random.default_rng(7)
+        rows = [line.split() for line in cohort.prefix.with_suffix(".fam").read_text().splitlines()]
+        values = rng.normal(25.0, 4.0, size=len(rows))
+        values[::13] = -9
+        path.write_text(
+            "FID IID BMI\n"
+            + "".join(f"{r[0]} {r[1]} {v:.4f}\n" for r, v in zip(rows, values, strict=True))
+        )
+    return path
+
+
+@pytest.mark.parametrize("case", list(LINEAR_CASES))
+@pytest.mark.parametrize("backend", ["sim", "encrypted"])
+def test_qassoc_equals_plink(
+    case: str, backend: str, sex_cohort: Cohort, tmp_path: Path, program_cache: Path
+) -> None:
+    """`hec gwas linear` writes plink1.9's .qassoc (NMISS BETA SE R2 T P) for a quantitative
+    phenotype, sex chromosomes included (haploid calls coded 0/2 as PLINK codes them)."""
+    if backend == "encrypted" and case != "default":
+        pytest.skip("one encrypted run is enough")
+    from gwas.linear import run_linear
+    from hec.cli import _gwas_options
+
+    pheno = _quantitative(sex_cohort)
+    args = [*_expand(LINEAR_CASES[case], sex_cohort), "--pheno", str(pheno), "--pheno-name", "BMI"]
+    plink("--bfile", str(sex_cohort.prefix), "--assoc", *args, "--out", str(tmp_path / "plink"),
+          cwd=tmp_path)  # fmt: skip
+    ns = build_parser().parse_args(
+        ["gwas", "linear", "--bfile", str(sex_cohort.prefix), "--out", str(tmp_path / "ours"),
+         "--backend", backend, "--cache-dir", str(program_cache), "--no-progress", "--no-plots",
+         *args]
+    )  # fmt: skip
+    result = run_linear(_gwas_options(ns))
+    assert result.backend_encrypts == (backend == "encrypted")
+    problems = compare_tables(tmp_path / "ours.qassoc", tmp_path / "plink.qassoc")
+    assert not problems, "\n".join(problems[:20])
