@@ -124,7 +124,7 @@ def read_pvar(path: Path) -> list[Variant]:
                     "`plink2 --pfile P --max-alleles 2 --make-pgen --out P2`",
                 )
             code = chromosome(chrom, where, snp)
-            variants.append(Variant(code, snp, cm, bp, alt, ref))
+            variants.append(Variant(code, snp, cm, bp, alt, ref, line=lineno))
     if not variants:
         raise UserError(f"{path}: the .pvar file lists no variant")
     return variants

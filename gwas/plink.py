@@ -69,6 +69,7 @@ class Variant:
     bp: str
     a1: str  # the allele the reader counts (.bim column 5; a .pvar's or VCF's ALT)
     a2: str
+    line: int = 0  # its line in the variant file (for messages; 0: unknown)
 
 
 @dataclass
@@ -188,7 +189,7 @@ def read_bim(path: Path) -> list[Variant]:
     variants: list[Variant] = []
     for lineno, fields in _split_lines(path, 6, ".bim"):
         code = chromosome(fields[0], f"{path}:{lineno}", fields[1])
-        variants.append(Variant(code, *fields[1:]))
+        variants.append(Variant(code, *fields[1:], line=lineno))
     return variants
 
 

@@ -133,7 +133,7 @@ def open_vcf(path_text: str) -> Fileset:
             ) from None
         store.write(np.asarray(values, dtype=np.int8).tobytes())
         rows_written += 1
-        variants.append(Variant(code, snp, "0", pos, alt, ref))
+        variants.append(Variant(code, snp, "0", pos, alt, ref, line=lineno))
     if samples is None:
         raise UserError(f"{path}: no #CHROM header line: not a VCF file")
     if not variants:

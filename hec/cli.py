@@ -499,6 +499,72 @@ def _linear_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _site_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="step", metavar="STEP", title="steps", required=True)
+    st = sub.add_parser("setup", help="coordinator: shared SNP list, site rows, program, keys")
+    st.add_argument("--study", required=True, metavar="DIR", help="study directory to create")
+    st.add_argument("--snps", required=True, metavar="FILE.bim", help="the shared SNP list")
+    st.add_argument(
+        "--site", action="append", default=[], metavar="NAME=ROWS",
+        help="a site and the largest number of samples it will analyse (repeat per site)",
+    )  # fmt: skip
+    st.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    pr = sub.add_parser("prepare", help="a site: align to the shared list, encrypt, one upload")
+    pr.add_argument("--study", required=True, metavar="DIR", help="the study directory")
+    pr.add_argument("--site", required=True, metavar="NAME", help="this site's name")
+    _gwas_data_arguments(pr)
+    pr.add_argument(
+        "--strand-ambiguous", choices=("keep", "drop"), default="keep",
+        help="A/T and C/G SNPs: keep as written (default) or drop at this site",
+    )  # fmt: skip
+    pr.add_argument("--out", required=True, metavar="DIR", help="upload directory to write")
+    pr.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    cp = sub.add_parser("compute", help="server: the pooled computation on every site's upload")
+    cp.add_argument("--study", required=True, metavar="DIR")
+    cp.add_argument("--upload", action="append", default=[], metavar="DIR", help="repeat per site")
+    cp.add_argument("--out", required=True, metavar="DIR", help="encrypted results directory")
+    cp.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    fi = sub.add_parser("finish", help="coordinator: decrypt the pooled tables, write .assoc")
+    fi.add_argument("--study", required=True, metavar="DIR")
+    fi.add_argument("--results", required=True, metavar="DIR")
+    fi.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    fi.add_argument("--adjust", action="store_true", help="also write PREFIX.assoc.adjusted")
+    fi.add_argument("--ci", type=float, metavar="LEVEL", help="SE and confidence limits of OR")
+    fi.add_argument("--counts", action="store_true", help="C_A C_U in place of F_A F_U")
+    fi.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    fi.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+
+
+def _site_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gwas import multisite
+
+    cache = Path(args.cache_dir) if args.cache_dir else None
+    if args.step == "setup":
+        study = multisite.setup(Path(args.study), Path(args.snps), args.site, cache_dir=cache)
+        print(f"study {args.study}: {len(study.shared)} shared SNPs, sites "
+              + ", ".join(f"{k} rows {a}:{b}" for k, (a, b) in study.sites.items()))  # fmt: skip
+        print(f"  give {args.study}/keys/public to the sites, {args.study}/keys/eval to the server")
+    elif args.step == "prepare":
+        args.no_progress, args.no_plots, args.backend = True, True, "encrypted"
+        args.precision_bits, args.threads, args.seed = 40.0, 0, 0
+        summary = multisite.prepare(
+            Path(args.study), args.site, _gwas_options(args), Path(args.out),
+            args.strand_ambiguous, cache,
+        )  # fmt: skip
+        print(f"site {args.site}: {summary['samples_analysed']} samples encrypted into {args.out}"
+              f"; alignment {summary['alignment']}")  # fmt: skip
+    elif args.step == "compute":
+        multisite.compute(Path(args.study), [Path(u) for u in args.upload], Path(args.out), cache)
+        print(f"server: pooled results of {len(args.upload)} uploads in {args.out}")
+    else:
+        multisite.finish(Path(args.study), Path(args.results), Path(args.out), args.adjust,
+                         args.ci, args.counts, not args.no_plots, cache)  # fmt: skip
+        print(f"coordinator: wrote {args.out}.assoc and {args.out}.log")
+    return 0
+
+
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", default="demo-output", help="where the cohort and results go")
     parser.add_argument("--n", type=int, default=2000, help="individuals (default 2000)")
@@ -538,6 +604,12 @@ COMMANDS += [
         "genome-wide association tests on PLINK filesets (hec gwas chisq)",
         _gwas_arguments,
         _gwas_run,
+    ),
+    Command(
+        "site",
+        "multi-site GWAS: setup (coordinator), prepare (each site), compute (server), finish",
+        _site_arguments,
+        _site_run,
     ),
     Command(
         "demo",
