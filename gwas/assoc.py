@@ -171,3 +171,46 @@ def read_assoc(path: Path) -> list[AssocRow]:
             )
         )
     return rows
+
+
+def agrees_to_printed_digits(ours: float | None, plink: float | None, digits: int = 4) -> bool:
+    """`ours` rounds to PLINK's printed value (`digits` significant digits); NA matches NA and
+    PLINK's 0 is matched by |ours| <= 1e-6."""
+    if plink is None or ours is None:
+        return plink is None and ours is None
+    if plink == 0.0:
+        return abs(ours) <= 1e-6
+    exponent = math.floor(math.log10(abs(plink)))
+    half_unit = 0.5 * 10.0 ** (exponent - digits + 1)
+    return abs(ours - plink) <= half_unit * (1 + 1e-9) + 1e-12 * abs(plink)
+
+
+def compare_with_plink(
+    ours: Sequence[AssocRow], theirs: Sequence[AssocRow]
+) -> tuple[int, list[str]]:
+    """(SNPs whose every column agrees, descriptions of the disagreements) of two --assoc
+    files of the same SNPs: allele codes exactly, numbers to PLINK's printed digits (F_A and
+    F_U only where ours has them: a program that reveals no counts prints NA)."""
+    problems: list[str] = []
+    agreeing = 0
+    by_snp = {r.snp: r for r in ours}
+    for b in theirs:
+        a = by_snp.get(b.snp)
+        if a is None:
+            problems.append(f"{b.snp}: not in ours")
+            continue
+        bad = [c for c in ("chrom", "bp", "a1", "a2") if getattr(a, c) != getattr(b, c)]
+        bad += [
+            c
+            for c in ("f_a", "f_u", "chisq", "p", "odds")
+            if not (c in ("f_a", "f_u") and getattr(a, c) is None)
+            and not agrees_to_printed_digits(getattr(a, c), getattr(b, c))
+        ]
+        if bad:
+            problems.append(
+                f"{b.snp}: "
+                + ", ".join(f"{c} ours {getattr(a, c)} plink {getattr(b, c)}" for c in bad)
+            )
+        else:
+            agreeing += 1
+    return agreeing, problems

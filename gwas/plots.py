@@ -70,7 +70,7 @@ def manhattan_plot(
         x[sel] = pos[sel] - lo + offset
         width = max(hi - lo, 1.0)
         ticks.append(offset + width / 2)
-        labels.append(str(c))
+        labels.append({23: "X", 24: "Y", 25: "XY", 26: "MT"}.get(c, str(c)))
         colour = "#1f4e79" if k % 2 == 0 else "#7fa7d1"
         mask = sel & ok
         ax.scatter(x[mask], _neglog10(p[mask]), s=4, c=colour, linewidths=0)

@@ -53,7 +53,11 @@ class Progress:
             return
         self._write(f"{phase:<12} done in {self._elapsed(phase):.1f}s", final=True)
 
-    def __call__(self, phase: str, done: int, total: int, unit: str = "blocks") -> None:
+    def __call__(
+        self, phase: str, done: int, total: int, unit: str = "blocks", running: float = 0.0
+    ) -> None:
+        """`done` of `total` steps of `phase`; `running`: seconds of a step still under way
+        (added to the phase's time, e.g. a role's rows while the meter has not counted it)."""
         if not self.enabled:
             return
         if done == 0 or phase not in self._start:
@@ -63,7 +67,7 @@ class Progress:
         frac = min(done / total, 1.0)
         filled = round(frac * self.width)
         bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = self._elapsed(phase)
+        elapsed = self._elapsed(phase) + running
         eta = ""
         if 0 < done < total:
             eta = f"  ETA {elapsed / done * (total - done):6.1f}s"
