@@ -75,6 +75,7 @@ class ChisqOptions:
     one_based: bool = False  # --1
     allow_no_sex: bool = False
     update_sex: str | None = None
+    covar: str | None = None  # accepted and ignored, as plink1.9 --assoc ignores it
     selection: Selection = field(default_factory=Selection)
     counts: bool = False  # --assoc counts: C_A C_U for F_A F_U
     ci: float | None = None  # --ci LEVEL: SE and confidence limits of OR
@@ -200,6 +201,21 @@ def table_from_reveals(
         "the program reveals n11 and c1 but not the allele totals (r1 and d, ncase and called, "
         "or cases)"
     )
+
+
+def ignore_covar(opts: ChisqOptions, log: FilterLog) -> None:
+    """PLINK 1.9 ignores --covar for --assoc ("no commands reference the covariates"); so do
+    we, after checking the file is there, and say so on stderr and in the .log."""
+    if opts.covar is None:
+        return
+    if not Path(opts.covar).is_file():
+        raise UserError(f"{opts.covar}: no such file (--covar)")
+    text = (
+        f"Warning: ignoring --covar {opts.covar}: the --assoc tests use no covariate "
+        "(plink1.9 ignores it too)"
+    )
+    print(text, file=sys.stderr)
+    log.lines.append(text)
 
 
 def pheno_spec(opts: ChisqOptions) -> PhenoSpec:
@@ -345,6 +361,7 @@ def _run_chisq(
     meter = PhaseMeter()
     progress = Progress(enabled=opts.progress, seconds=lambda ph: meter.seconds.get(ph, 0.0))
     filter_log = FilterLog()
+    ignore_covar(opts, filter_log)
 
     # Step (1).
     progress.start("read")

@@ -38,6 +38,7 @@ from gwas.chisq import (
     ChisqOptions,
     _temp_path,
     backend_label,
+    ignore_covar,
     open_input,
     pheno_spec,
     scan,
@@ -131,6 +132,7 @@ def _run_linear(
     meter = PhaseMeter()
     progress = Progress(enabled=opts.progress, seconds=lambda ph: meter.seconds.get(ph, 0.0))
     filter_log = FilterLog()
+    ignore_covar(opts, filter_log)
 
     progress.start("read")
     with meter.phase("read"):

@@ -36,7 +36,7 @@ def _env_run(args: argparse.Namespace) -> int:
 
     features = cpu_features()
     deps: dict[str, str | None] = {}
-    for dist in ("lark", "xdsl", "numpy", "scipy", "bed-reader"):
+    for dist in ("lark", "xdsl", "numpy", "scipy", "bed-reader", "pgenlib", "cyvcf2"):
         try:
             deps[dist] = version(dist)
         except PackageNotFoundError:
@@ -390,6 +390,11 @@ def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-no-sex", action="store_true", help="keep phenotypes of samples of unknown sex"
     )
     ph.add_argument("--update-sex", metavar="FILE", help="FID IID SEX per line")
+    ph.add_argument(
+        "--covar", metavar="FILE",
+        help="covariate file: the --assoc tests use no covariate, so it is ignored with a "
+        "warning, as plink1.9 does",
+    )  # fmt: skip
     flt = parser.add_argument_group("filters and quality control (PLINK 1.9's order)")
     flt.add_argument("--keep", metavar="FILE", help="keep only these samples (FID IID)")
     flt.add_argument("--remove", metavar="FILE", help="remove these samples (FID IID)")
@@ -465,7 +470,15 @@ def _gwas_options(args: argparse.Namespace):
     )
 
 
+def _announce(args: argparse.Namespace, what: str) -> None:
+    """A first line on stderr before the compiler and numerical libraries load (seconds on a
+    busy machine), so a run shows progress from its first second."""
+    if not getattr(args, "no_progress", False):
+        print(f"{what}: loading hec ...", file=sys.stderr, flush=True)
+
+
 def _gwas_run(args: argparse.Namespace) -> int:
+    _announce(args, f"hec gwas {args.test}")
     from gwas.chisq import backend_label, run_chisq
 
     if args.test == "linear":
@@ -578,6 +591,7 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo_run(args: argparse.Namespace) -> int:
+    _announce(args, "hec demo")
     from pathlib import Path
 
     from gwas.demo import run_demo

@@ -159,7 +159,7 @@ def ours_options(cohort: Cohort, out: Path, cache: Path, args: list[str]) -> Chi
     return ChisqOptions(
         bfile=ns.bfile, out=ns.out, pheno=ns.pheno, pheno_name=ns.pheno_name,
         mpheno=ns.mpheno, one_based=ns.one_based, allow_no_sex=ns.allow_no_sex,
-        selection=_selection_of(ns), counts=ns.counts, ci=ns.ci, adjust=ns.adjust,
+        selection=_selection_of(ns), covar=ns.covar, counts=ns.counts, ci=ns.ci, adjust=ns.adjust,
         backend="sim", cache_dir=cache, progress=False, plots=False,
     )  # fmt: skip
 
@@ -194,6 +194,8 @@ CASES = {
         "--hwe",
         "0.001",
         "--adjust",
+        "--covar",
+        "{covar}",
     ],
     "range": ["--chr", "chr2", "--from-bp", "45", "--to-bp", "58"],
     "pheno-name+1": ["--pheno", "{pheno}", "--pheno-name", "P2", "--1", "--allow-no-sex"],
@@ -202,7 +204,8 @@ CASES = {
 
 
 def _expand(args: list[str], cohort: Cohort) -> list[str]:
-    files = {"{keep}": cohort.keep, "{exclude}": cohort.exclude, "{pheno}": cohort.pheno}
+    files = {"{keep}": cohort.keep, "{exclude}": cohort.exclude, "{pheno}": cohort.pheno,
+             "{covar}": cohort.pheno}  # fmt: skip
     return [str(files[a]) if a in files else a for a in args]
 
 
