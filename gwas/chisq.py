@@ -48,6 +48,7 @@ from gwas.memory import PhaseMeter
 from gwas.plink import Fileset, PhenoSpec, open_fileset, sample_phenotypes, update_sex
 from gwas.plots import manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
+from gwas.qc import run_qc
 from hec import __version__
 
 Array = npt.NDArray[np.float64]
@@ -380,6 +381,8 @@ def _run_chisq(
         y_all = y_file[fileset.sample_rows]
         qc = quality_control(fileset, y_all, True, opts.selection, filter_log)
         fileset, y_all = qc.fileset, qc.pheno
+        fileset = run_qc(fileset, y_all, True, opts.selection, filter_log, backend, meter,
+                         progress, opts.precision_bits, opts.cache_dir)  # fmt: skip
         done.extend(filter_log.lines)
     progress.finish("read")
     included = ~np.isnan(y_all)

@@ -1,12 +1,17 @@
 """Sample and SNP selection and quality control as PLINK 1.9 applies them before `--assoc`.
 
+--mind runs here on the data holder's plaintext genotypes (a sample's own calls). --geno, --hwe
+and --maf need counts over every sample (of every site): `qc_inputs` codes one owner's calls
+for examples/gwas/qc.hec, which aggregates them under encryption (gwas/qc.py runs it), and
+`qc_from_counts` applies PLINK's thresholds to the revealed counts.
+
 Order (measured against plink1.9: `--mind` removes samples before `--geno` counts missing calls):
  (1) --keep / --remove (samples), --extract / --exclude / --chr / --from-bp / --to-bp (SNPs);
  (2) --mind: samples with more than the given fraction of missing calls (at the data holder);
  (3) --geno: SNPs with more than the fraction missing among the remaining samples;
  (4) --hwe: SNPs whose Hardy-Weinberg exact test (Wigginton, Cutler and Abecasis, AJHG 2005)
      among founder controls (founders, when the phenotype is not case/control) gives P below
-     the threshold; on X females only, skipped on Y and MT, as PLINK 1.9 does;
+     the threshold; on X non-males only, skipped on Y and MT, as PLINK 1.9 does;
  (5) --maf: SNPs whose minor-allele frequency over the founders' calls is below the threshold.
 
 `allele_coding` turns a block of .bed-style A1 counts into the per-call allele counts PLINK uses
@@ -214,8 +219,8 @@ class QcResult:
 def quality_control(
     fileset: Fileset, pheno: Array, binary: bool, opts: Selection, log: FilterLog
 ) -> QcResult:
-    """Steps (2)-(5) on the plaintext genotypes of the data holder."""
-    if not opts.needs_scan:
+    """Step (2), --mind, on the data holder's plaintext genotypes (steps (3)-(5): gwas/qc.py)."""
+    if opts.mind is None:
         return QcResult(fileset, pheno)
     ploidies = [ploidy(v.chrom) for v in fileset.variants]
     male = np.array([s.is_male for s in fileset.samples])
@@ -243,55 +248,101 @@ def quality_control(
         fileset = fileset.subset(keep_samples, np.ones(m, dtype=bool))
         pheno = pheno[keep_samples]
         male = male[keep_samples]
-    founders = np.array([s.is_founder for s in fileset.samples])
-    controls = founders & (pheno == 0) if binary else founders
-    female = np.array([s.sex == "2" for s in fileset.samples])
-    miss_rate = np.zeros(m)
-    maf = np.zeros(m)
-    hwe_p = np.ones(m)
-    for start in range(0, m, SCAN_BLOCK):
-        stop = min(start + SCAN_BLOCK, m)
-        g = fileset.read_block(start, stop)
-        pl = ploidies[start:stop]
-        ys = np.array([p is Ploidy.Y for p in pl])
-        relevant = np.where(ys[None, :], male[:, None], True)
-        n_rel = relevant.sum(axis=0)
-        miss = ((g == MISSING_INT8) & relevant).sum(axis=0)
-        miss_rate[start:stop] = np.divide(miss, n_rel, out=np.zeros(len(pl)), where=n_rel > 0)
-        a1, alleles = allele_coding(g, pl, male, mt_haploid=False)
-        count = a1[founders].sum(axis=0)
-        total = alleles[founders].sum(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            freq = np.where(total > 0, count / total, 0.0)
-        maf[start:stop] = np.minimum(freq, 1.0 - freq)
-        if opts.hwe is not None:
-            for j, p in enumerate(pl):
-                if p in (Ploidy.Y, Ploidy.HAPLOID):
-                    continue
-                who = controls & female if p is Ploidy.X else controls
-                col = g[who, j]
-                hwe_p[start + j] = hwe_exact(
-                    float((col == 1).sum()), float((col == 2).sum()), float((col == 0).sum())
-                )
+    return QcResult(fileset, pheno)
+
+
+QC_COUNTS = ("maf_a1", "maf_n", "hwe_n", "hwe_g1", "hwe_g2", "geno_miss", "geno_n")
+
+
+def qc_inputs(
+    g: npt.NDArray[np.int8],
+    ploidies: Sequence[Ploidy],
+    male: Mask,
+    founders: Mask,
+    hwe_sample: Mask,
+) -> dict[str, Array]:
+    """One owner's rows of examples/gwas/qc.hec for a block of SNPs: `hwe_sample` marks the
+    rows PLINK's --hwe counts (founder controls; founders for a quantitative trait); on X only
+    the non-males among them (females and unknown sex: measured against plink1.9 --hardy)."""
+    f1, fa = allele_coding(g, ploidies, male, mt_haploid=False)
+    called = g != MISSING_INT8
+    kinds = list(ploidies)
+    y_cols = np.array([k is Ploidy.Y for k in kinds])
+    x_cols = np.array([k is Ploidy.X for k in kinds])
+    skip_hwe = np.array([k in (Ploidy.Y, Ploidy.HAPLOID) for k in kinds])
+    relevant = np.where(y_cols[None, :], male[:, None], True)
+    in_hwe = (
+        hwe_sample[:, None]
+        & called
+        & ~skip_hwe[None, :]
+        & np.where(x_cols[None, :], ~male[:, None], True)
+    )
+    return {
+        "f": founders.astype(np.float64),
+        "F1": f1,
+        "FA": fa,
+        "G": np.where(in_hwe, g, 0).astype(np.float64),
+        "H": in_hwe.astype(np.float64),
+        "X": (relevant & ~called).astype(np.float64),
+        "R": relevant.astype(np.float64),
+    }
+
+
+@dataclass
+class QcCounts:
+    """The revealed QC counts of every SNP (examples/gwas/qc.hec)."""
+
+    maf_a1: Array
+    maf_n: Array
+    hwe_n: Array
+    hwe_g1: Array
+    hwe_g2: Array
+    geno_miss: Array
+    geno_n: Array
+
+    @property
+    def missing_rate(self) -> Array:
+        return np.divide(
+            self.geno_miss, self.geno_n, out=np.zeros_like(self.geno_n), where=self.geno_n > 0
+        )
+
+    @property
+    def maf(self) -> Array:
+        freq = np.divide(
+            self.maf_a1, self.maf_n, out=np.zeros_like(self.maf_n), where=self.maf_n > 0
+        )
+        return np.minimum(freq, 1.0 - freq)
+
+    def hwe_p(self) -> Array:
+        het = 2.0 * self.hwe_g1 - self.hwe_g2
+        hom1 = (self.hwe_g2 - self.hwe_g1) / 2.0
+        hom2 = self.hwe_n - het - hom1
+        return np.array([hwe_exact(h, a, b) for h, a, b in zip(het, hom1, hom2, strict=True)])
+
+
+def qc_from_counts(counts: QcCounts, names: Sequence[str], opts: Selection, log: FilterLog) -> Mask:
+    """--geno, --hwe, --maf in PLINK's order on the revealed counts: the SNPs that pass."""
+    m = len(names)
     keep = np.ones(m, dtype=bool)
-    names = [v.snp for v in fileset.variants]
     for option, value, fails in (
-        ("--geno", opts.geno, lambda t: miss_rate > t),
-        ("--hwe", opts.hwe, lambda t: hwe_p < t),
-        ("--maf", opts.maf, lambda t: maf < t),
+        ("--geno", opts.geno, lambda t: counts.missing_rate > t),
+        ("--hwe", opts.hwe, lambda t: counts.hwe_p() < t),
+        ("--maf", opts.maf, lambda t: counts.maf < t),
     ):
         if value is None:
             continue
         out = keep & fails(value)
-        log.removed_snps[option] = [names[j] for j in np.flatnonzero(out)]
+        log.removed_snps[option] = [names[int(j)] for j in np.flatnonzero(out)]
         what = {
             "--geno": "missing genotype data",
             "--hwe": "Hardy-Weinberg exact test",
             "--maf": "minor allele threshold",
         }[option]
-        log.lines.append(f"{option} {value:g}: {int(out.sum())} SNPs removed ({what})")
+        log.lines.append(
+            f"{option} {value:g}: {int(out.sum())} SNPs removed ({what}; from the counts of "
+            "examples/gwas/qc.hec, aggregated under encryption)"
+        )
         keep &= ~out
     if not keep.any():
         raise UserError("no SNP passes --geno/--hwe/--maf")
-    log.lines.append(f"{int(keep.sum())} SNPs and {fileset.n_samples} samples pass filters and QC")
-    return QcResult(fileset.subset(np.ones(fileset.n_samples, dtype=bool), keep), pheno)
+    return keep

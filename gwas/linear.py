@@ -50,6 +50,7 @@ from gwas.memory import PhaseMeter
 from gwas.plink import Fileset, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
+from gwas.qc import run_qc
 from hec import __version__
 
 Array = npt.NDArray[np.float64]
@@ -147,6 +148,8 @@ def _run_linear(
         y_all = y_file[fileset.sample_rows]
         qc = quality_control(fileset, y_all, False, opts.selection, filter_log)
         fileset, y_all = qc.fileset, qc.pheno
+        fileset = run_qc(fileset, y_all, False, opts.selection, filter_log, backend, meter,
+                         progress, opts.precision_bits, opts.cache_dir)  # fmt: skip
         done.extend(filter_log.lines)
     progress.finish("read")
     included = ~np.isnan(y_all)
