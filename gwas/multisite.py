@@ -57,9 +57,18 @@ from gwas.chisq import (
 )
 from gwas.chromosomes import ploidy
 from gwas.exact import TableCounts, assoc_columns, ci_column_names, plink_rules
-from gwas.filters import FilterLog, Selection, allele_coding, quality_control, select
-from gwas.plink import Fileset, Variant, read_bim, sample_phenotypes
+from gwas.filters import (
+    FilterLog,
+    Selection,
+    allele_coding,
+    qc_from_counts,
+    qc_inputs,
+    quality_control,
+    select,
+)
+from gwas.plink import MISSING_INT8, Fileset, Variant, read_bim, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
+from gwas.qc import PROGRAM_QC, counts_from_reveals, hwe_sample
 
 Array = npt.NDArray[np.float64]
 STUDY_FILE = "study.json"
@@ -79,6 +88,7 @@ class Study:
     sites: dict[str, tuple[int, int]]  # site -> rows [begin, end)
     precision_bits: float
     shared_sha256: str
+    qc: bool = False  # sites also upload the inputs of examples/gwas/qc.hec
 
     @property
     def n_rows(self) -> int:
@@ -106,12 +116,15 @@ def load_study(directory: Path) -> Study:
         {k: (int(v[0]), int(v[1])) for k, v in meta["sites"].items()},
         float(meta["precision_bits"]),
         meta["shared_sha256"],
+        bool(meta.get("qc", False)),
     )
 
 
-def _compile(study: Study, cache_dir: Path | None) -> EncryptedBackend:
+def _compile(
+    study: Study, cache_dir: Path | None, program: Path = PROGRAM_ALLELES
+) -> EncryptedBackend:
     backend = EncryptedBackend()
-    backend.compile(PROGRAM_ALLELES, study.sizes, study.precision_bits, cache_dir)
+    backend.compile(program, study.sizes, study.precision_bits, cache_dir)
     return backend
 
 
@@ -121,8 +134,11 @@ def setup(
     sites: list[str],
     precision_bits: float = DEFAULT_PRECISION_BITS,
     cache_dir: Path | None = None,
+    qc: bool = False,
 ) -> Study:
-    """Step (1). `sites`: NAME=ROWS, the largest number of samples each site will analyse."""
+    """Step (1). `sites`: NAME=ROWS, the largest number of samples each site holds (after its
+    sample filters). `qc`: the sites also upload the counts --geno, --hwe, --maf need
+    (examples/gwas/qc.hec, its own keys in `qc-keys`), and A1 follows PLINK's founders rule."""
     variants = read_bim(shared)
     names = [v.snp for v in variants]
     if len(set(names)) != len(names):
@@ -150,11 +166,15 @@ def setup(
         "precision_bits": precision_bits,
         "sites": {k: list(v) for k, v in ranges.items()},
         "shared_sha256": _sha256(directory / "shared.bim"),
+        "qc": qc,
     }
     (directory / STUDY_FILE).write_text(json.dumps(meta, indent=1) + "\n")
     study = load_study(directory)
     backend = _compile(study, cache_dir)
     run_role_measured(backend.binary, "keygen", "--out", str(directory / "keys"))
+    if qc:
+        qc_backend = _compile(study, cache_dir, PROGRAM_QC)
+        run_role_measured(qc_backend.binary, "keygen", "--out", str(directory / "qc-keys"))
     return study
 
 
@@ -259,33 +279,39 @@ def prepare(
     if opts.selection.geno is not None or opts.selection.maf is not None or opts.selection.hwe:
         raise UserError(
             f"site {site}: --geno, --maf and --hwe need the pooled counts; a site applies "
-            "--mind and the sample filters only"
+            "--mind and the sample filters only",
+            hint="the coordinator gives them to `hec site finish` (study set up with --qc)",
         )
     qc = quality_control(fileset, y_all, True, opts.selection, log)
     fileset, y_all = qc.fileset, qc.pheno
     alignment = align(site, fileset, study.shared, strand_ambiguous)
     included = ~np.isnan(y_all)
+    n_all = fileset.n_samples
     n = int(included.sum())
-    if n > end - begin:
+    if n_all > end - begin:
         raise UserError(
-            f"site {site}: {n} samples have a phenotype, more than the {end - begin} rows the "
-            "study set up for this site",
+            f"site {site}: {n_all} samples, more than the {end - begin} rows the study set up "
+            "for this site",
             hint="the coordinator sets each site's rows with `hec site setup --site NAME=ROWS`",
         )
     m = len(study.shared)
-    male = np.array([s.is_male for s in fileset.samples])[included]
-    g = fileset.read_block(0, fileset.n_variants)[included][:, alignment.columns]
-    a1, alleles = allele_coding(g, [ploidy(s.chrom) for s in study.shared], male)
-    S = np.where(alignment.swap, alleles - a1, a1)
-    S[:, alignment.drop] = 0.0
-    alleles[:, alignment.drop] = 0.0
+    male = np.array([s.is_male for s in fileset.samples])
+    ploidies = [ploidy(s.chrom) for s in study.shared]
+    raw = fileset.read_block(0, fileset.n_variants)[:, alignment.columns]
+    # The site's calls in the shared coding: a swapped SNP counts the other allele.
+    g = np.where(alignment.swap & (raw != MISSING_INT8), 2 - raw, raw).astype(np.int8)
+    g[:, alignment.drop] = MISSING_INT8
+    a1, alleles = allele_coding(g, ploidies, male)
+    # Samples without a phenotype enter the QC counts only: no allele in the test's table.
+    a1[~included] = 0.0
+    alleles[~included] = 0.0
     rows = end - begin
     y = np.zeros(rows)
-    y[:n] = y_all[included]
+    y[:n_all] = np.where(included, y_all, 0.0)
     S_full = np.zeros((rows, m))
     A_full = np.zeros((rows, m))
-    S_full[:n] = S
-    A_full[:n] = alleles
+    S_full[:n_all] = a1
+    A_full[:n_all] = alleles
     backend = _compile(study, cache_dir)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -299,12 +325,27 @@ def prepare(
             backend.binary, "encrypt", "--pk", str(study_dir / "keys" / "public"), *args,
             "--rows", f"{begin}:{end}", "--out", str(tmp / "ciphertexts"),
         )  # fmt: skip
+        if study.qc:
+            founders = np.array([s.is_founder for s in fileset.samples])
+            qc_in = qc_inputs(g, ploidies, male, founders, hwe_sample(fileset, y_all, True))
+            args = []
+            for name, value in qc_in.items():
+                full = np.zeros((rows, *value.shape[1:]))
+                full[:n_all] = value
+                np.save(plain / f"qc-{name}.npy", compact_integers(full))
+                args += ["--input", f"{name}={plain / ('qc-' + name + '.npy')}"]
+            qc_backend = _compile(study, cache_dir, PROGRAM_QC)
+            run_role_measured(
+                qc_backend.binary, "encrypt", "--pk", str(study_dir / "qc-keys" / "public"),
+                *args, "--rows", f"{begin}:{end}", "--out", str(tmp / "qc-ciphertexts"),
+            )  # fmt: skip
         shutil.rmtree(plain)
         summary = {
             "site": site,
             "rows": [begin, end],
+            "samples": n_all,
             "samples_analysed": n,
-            "padding_rows": rows - n,
+            "padding_rows": rows - n_all,
             "shared_sha256": study.shared_sha256,
             "alignment": alignment.counts,
             "filters": log.lines,
@@ -344,15 +385,21 @@ def compute(study_dir: Path, uploads: list[Path], out: Path, cache_dir: Path | N
         )
     if out.exists():
         raise UserError(f"{out}: exists")
-    backend = _compile(study, cache_dir)
-    with tempfile.TemporaryDirectory(prefix="hec-site-") as tmp:
-        pooled = Path(tmp) / "in"
-        pooled.mkdir()
-        for up in uploads:
-            for f in (up / "ciphertexts").iterdir():
-                (pooled / f.name).symlink_to(f.resolve())
-        run_role_measured(backend.binary, "compute", "--eval", str(study_dir / "keys" / "eval"),
-                          "--in", str(pooled), "--out", str(out))  # fmt: skip
+    runs = [(PROGRAM_ALLELES, "ciphertexts", "keys", out)]
+    if study.qc:
+        runs.append((PROGRAM_QC, "qc-ciphertexts", "qc-keys", out / "qc"))
+    for program, ct_name, keys, target in runs:
+        backend = _compile(study, cache_dir, program)
+        with tempfile.TemporaryDirectory(prefix="hec-site-") as tmp:
+            pooled = Path(tmp) / "in"
+            pooled.mkdir()
+            for up in uploads:
+                if not (up / ct_name).is_dir():
+                    raise UserError(f"{up}: no {ct_name} (the study asks for QC counts)")
+                for f in (up / ct_name).iterdir():
+                    (pooled / f.name).symlink_to(f.resolve())
+            run_role_measured(backend.binary, "compute", "--eval", str(study_dir / keys / "eval"),
+                              "--in", str(pooled), "--out", str(target))  # fmt: skip
     (out / "sites.json").write_text(json.dumps({s: str(p) for s, p in seen.items()}) + "\n")
 
 
@@ -365,14 +412,16 @@ def finish(
     counts_mode: bool = False,
     plots: bool = True,
     cache_dir: Path | None = None,
+    qc: Selection | None = None,
 ) -> tuple[Array, Array, Array]:
-    """Step (4): decrypt the pooled tables and write the outputs of `hec gwas chisq`."""
+    """Step (4): decrypt the pooled tables and write the outputs of `hec gwas chisq`; `qc`:
+    the --geno, --hwe and --maf thresholds (the study must have been set up with QC)."""
     started = datetime.datetime.now(datetime.UTC)
     done: list[str] = []
     log_path = out.with_name(out.name + ".log")
     try:
         return _finish(study_dir, results, out, adjust_file, ci, counts_mode, plots, cache_dir,
-                       done, started)  # fmt: skip
+                       done, started, qc or Selection())  # fmt: skip
     except (Exception, KeyboardInterrupt) as err:
         write_failure_log(log_path, "site finish", "", started, done, err)
         raise
@@ -381,9 +430,15 @@ def finish(
 def _finish(
     study_dir: Path, results: Path, out: Path, adjust_file: bool, ci: float | None,
     counts_mode: bool, plots: bool, cache_dir: Path | None, done: list[str],
-    started: datetime.datetime,
+    started: datetime.datetime, qc: Selection,
 ) -> tuple[Array, Array, Array]:  # fmt: skip
     study = load_study(study_dir)
+    wants_qc = qc.geno is not None or qc.maf is not None or qc.hwe is not None
+    if wants_qc and not study.qc:
+        raise UserError(
+            f"--geno/--hwe/--maf need the QC counts: set the study up with `hec site setup --qc` "
+            f"({study_dir} was set up without)"
+        )
     backend = _compile(study, cache_dir)
     compiled = EncryptedBackend().compile(PROGRAM_ALLELES, study.sizes, study.precision_bits,
                                           cache_dir)  # fmt: skip
@@ -397,9 +452,29 @@ def _finish(
         if compiled.revealed_abs_error(name) >= ROUNDING_ERROR_LIMIT:
             raise UserError(f"revealed count {name}: promised error too large to round")
         revealed[name] = np.rint(revealed[name]) + 0.0
-    # A1: the pooled minor allele (ties keep the shared list's order), as PLINK's rule.
     t0 = TableCounts(revealed["n11"], revealed["c1"], revealed["r1"], revealed["d"])
-    swap = t0.c1 > t0.d - t0.c1
+    log = FilterLog()
+    keep = np.ones(len(study.shared), dtype=bool)
+    if study.qc:
+        qc_compiled = EncryptedBackend().compile(PROGRAM_QC, study.sizes, study.precision_bits,
+                                                 cache_dir)  # fmt: skip
+        qc_backend = _compile(study, cache_dir, PROGRAM_QC)
+        with tempfile.TemporaryDirectory(prefix="hec-finish-") as tmp:
+            run_role_measured(qc_backend.binary, "decrypt", "--sk",
+                              str(study_dir / "qc-keys" / "secret"), "--in", str(results / "qc"),
+                              "--out", str(Path(tmp) / "dec"))  # fmt: skip
+            files = (Path(tmp) / "dec").glob("*.npy")
+            qc_revealed = {f.stem: np.load(f).astype(np.float64) for f in files}
+        qcc = counts_from_reveals(qc_compiled, qc_revealed)
+        # A1: the minor allele of the pooled founders' calls (PLINK's rule; ties keep the order).
+        swap = qcc.maf_a1 > qcc.maf_n - qcc.maf_a1
+        a1_rule = "the minor allele of the pooled founders' calls (PLINK's rule, QC counts)"
+        if wants_qc:
+            keep = qc_from_counts(qcc, [v.snp for v in study.shared], qc, log)
+    else:
+        # A1: the pooled minor allele of the analysed samples (ties keep the list's order).
+        swap = t0.c1 > t0.d - t0.c1
+        a1_rule = "the pooled minor allele of the analysed samples"
     t = TableCounts(
         np.where(swap, t0.r1 - t0.n11, t0.n11), np.where(swap, t0.d - t0.c1, t0.c1), t0.r1, t0.d
     )
@@ -407,7 +482,10 @@ def _finish(
     or_den_zero = (t.c1 - t.n11) * (t.r1 - t.n11) == 0
     chisq, p, odds = plink_rules(t, client["chi2"], client["p"], client["odds"], or_den_zero)
     columns = assoc_columns(t, odds, ci)
-    shared = study.shared
+    kept = np.flatnonzero(keep)
+    shared = [study.shared[int(j)] for j in kept]
+    swap, chisq, p, odds = swap[kept], chisq[kept], p[kept], odds[kept]
+    columns = {k: v[kept] for k, v in columns.items()}
     rows = rows_from_arrays(
         [(v.chrom, v.snp, v.bp, v.a2 if s else v.a1, v.a1 if s else v.a2)
          for v, s in zip(shared, swap, strict=True)],
@@ -460,8 +538,9 @@ def _finish(
             f"M = {len(shared)}; ring 2^{params['log_n']}, {params['security_bits']}-bit security",
             "revealed to the coordinator: the pooled n11, c1, r1, d of every SNP (no site's own "
             "counts)",
-            f"A1 = the pooled minor allele of the analysed samples: {int(swap.sum())} SNPs have "
-            "A1 = the shared list's A2",
+            f"A1 = {a1_rule}: {int(swap.sum())} SNPs have A1 = the shared list's A2",
+            *(f"  {line}" for line in log.lines),
+            *(f"  removed by {k}: {', '.join(v[:10])}" for k, v in log.removed_snps.items() if v),
             f"up to {n_total} samples called per SNP",
             f"genomic inflation lambda: {lam:.6f}",
             *([f"--adjust: lambda {adjusted.lam:g}"] if adjusted is not None else []),

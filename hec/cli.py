@@ -521,6 +521,11 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
         "--site", action="append", default=[], metavar="NAME=ROWS",
         help="a site and the largest number of samples it will analyse (repeat per site)",
     )  # fmt: skip
+    st.add_argument(
+        "--qc", action="store_true",
+        help="sites also upload the counts --geno/--hwe/--maf need (examples/gwas/qc.hec); A1 "
+        "then follows PLINK's founders rule",
+    )  # fmt: skip
     st.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
     pr = sub.add_parser("prepare", help="a site: align to the shared list, encrypt, one upload")
     pr.add_argument("--study", required=True, metavar="DIR", help="the study directory")
@@ -545,6 +550,9 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
     fi.add_argument("--ci", type=float, metavar="LEVEL", help="SE and confidence limits of OR")
     fi.add_argument("--counts", action="store_true", help="C_A C_U in place of F_A F_U")
     fi.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    fi.add_argument("--geno", type=float, nargs="?", const=0.1, metavar="F", help="as PLINK's")
+    fi.add_argument("--maf", type=float, nargs="?", const=0.01, metavar="F", help="as PLINK's")
+    fi.add_argument("--hwe", type=float, metavar="P", help="as PLINK's (study set up with --qc)")
     fi.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
 
 
@@ -555,7 +563,9 @@ def _site_run(args: argparse.Namespace) -> int:
 
     cache = Path(args.cache_dir) if args.cache_dir else None
     if args.step == "setup":
-        study = multisite.setup(Path(args.study), Path(args.snps), args.site, cache_dir=cache)
+        study = multisite.setup(
+            Path(args.study), Path(args.snps), args.site, cache_dir=cache, qc=args.qc
+        )
         print(f"study {args.study}: {len(study.shared)} shared SNPs, sites "
               + ", ".join(f"{k} rows {a}:{b}" for k, (a, b) in study.sites.items()))  # fmt: skip
         print(f"  give {args.study}/keys/public to the sites, {args.study}/keys/eval to the server")
@@ -572,8 +582,11 @@ def _site_run(args: argparse.Namespace) -> int:
         multisite.compute(Path(args.study), [Path(u) for u in args.upload], Path(args.out), cache)
         print(f"server: pooled results of {len(args.upload)} uploads in {args.out}")
     else:
+        from gwas.filters import Selection
+
+        qc = Selection(geno=args.geno, maf=args.maf, hwe=args.hwe)
         multisite.finish(Path(args.study), Path(args.results), Path(args.out), args.adjust,
-                         args.ci, args.counts, not args.no_plots, cache)  # fmt: skip
+                         args.ci, args.counts, not args.no_plots, cache, qc)  # fmt: skip
         print(f"coordinator: wrote {args.out}.assoc and {args.out}.log")
     return 0
 

@@ -17,6 +17,7 @@ import pytest
 
 from compiler.errors import UserError
 from gwas import multisite
+from gwas.assoc import compare_with_plink, read_assoc
 from gwas.chisq import ChisqOptions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,17 @@ def test_walkthrough_equals_the_pooled_one_machine_run(walked: Path) -> None:
     ).read_bytes()
     log = (walked / "gwas.log").read_text()
     assert "no site's own counts" in log and "128-bit security" in log
+    # the filters removed SNPs, as on one machine
+    assert re.search(r"--maf 0.08: [1-9]\d* SNPs removed", log)
+    assert re.search(r"--geno 0.015: \d+ SNPs removed", log)
+    # ... and the same as plink1.9 on the pooled fileset with the same filters
+    subprocess.run(
+        ["plink1.9", "--bfile", "pooled", "--assoc", "--ci", "0.95", "--geno", "0.015", "--hwe",
+         "0.01", "--maf", "0.08", "--out", "plink"], cwd=walked, capture_output=True, check=True,
+    )  # fmt: skip
+    ours, theirs = read_assoc(walked / "gwas.assoc"), read_assoc(walked / "plink.assoc")
+    agreeing, problems = compare_with_plink(ours, theirs)
+    assert len(ours) == len(theirs) == agreeing < 300, problems[:5]
     # site B's flips and site C's swapped allele order were found and undone
     b = (walked / "upload-B" / "site.json").read_text()
     c = (walked / "upload-C" / "site.json").read_text()
@@ -131,7 +143,7 @@ def test_strand_ambiguous_drop_is_counted(
 
 
 def test_site_with_more_samples_than_its_rows(walked: Path, tmp_path: Path) -> None:
-    with pytest.raises(UserError, match=r"site A: 600 samples have a phenotype, more than the 220"):
+    with pytest.raises(UserError, match=r"site A: 600 samples, more than the 220 rows"):
         multisite.prepare(walked / "study", "A", _site_opts(walked / "pooled"), tmp_path / "up")
 
 
