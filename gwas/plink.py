@@ -354,7 +354,8 @@ def read_pheno(
     path: Path, fileset: Fileset, spec: PhenoSpec | None = None, binary: bool = True
 ) -> npt.NDArray[np.float64]:
     """A PLINK phenotype file (FID IID value..., whitespace-separated; an optional header line
-    `FID IID NAME...` or `#FID IID NAME...`). Samples of the fileset it does not list are
+    `FID IID NAME...` or `#FID IID NAME...`; PLINK 2's `#IID NAME...` header means one ID
+    column, matched against the samples' IIDs). Samples of the fileset it does not list are
     missing, as in PLINK; an ID it lists that the fileset does not have is an error."""
     spec = spec or PhenoSpec(path=str(path))
     if not path.is_file():
@@ -375,7 +376,24 @@ def read_pheno(
             ):
                 header = fields
                 continue
+            if not lines and header is None and fields[0] == "#IID":
+                header = fields
+                continue
             lines.append((lineno, fields))
+    ids = 1 if header is not None and header[0] == "#IID" else 2
+    if ids == 1:
+        by_iid: dict[str, int] = {}
+        for i, s in enumerate(fileset.samples):
+            if s.iid in by_iid:
+                raise UserError(
+                    f"{path}:1: a #IID header names samples by IID, and IID {s.iid} is not "
+                    f"unique in {fileset.fam}",
+                    hint="give FID and IID columns (#FID IID ...)",
+                )
+            by_iid[s.iid] = i
+        index = {(s.iid, s.iid): i for s in fileset.samples for i in [by_iid[s.iid]]}
+        lines = [(n, [f[0], *f]) for n, f in lines]
+        header = ["#FID", *header] if header is not None else None
     value_column = 2
     if spec.name is not None:
         if header is None:

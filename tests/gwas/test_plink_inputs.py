@@ -280,3 +280,15 @@ def test_pgen_with_other_variant_count(tmp_path: Path) -> None:
     pvar.write_text("".join(pvar.read_text().splitlines(keepends=True)[:-1]))
     with pytest.raises(UserError, match=r"p2\.pgen: holds 6 variants, p2\.pvar lists 5"):
         run(tmp_path, pfile=str(tmp_path / "p2"))
+
+
+def test_plink2_iid_only_pheno_header(tmp_path: Path) -> None:
+    """PLINK 2 writes phenotype files with a `#IID` header and no FID column."""
+    prefix = small(tmp_path, pheno=["-9"] * 12)
+    pheno = tmp_path / "p.txt"
+    pheno.write_text("#IID T2D\n" + "".join(f"i{i} {1 + i % 2}\n" for i in range(12)))
+    result = run(tmp_path, bfile=str(prefix), pheno=str(pheno), pheno_name="T2D")
+    assert (result.n_cases, result.n_controls) == (6, 6)
+    pheno.write_text("#IID T2D\nnobody 2\n")
+    with pytest.raises(UserError, match=r"p\.txt:2: sample nobody nobody is not in"):
+        run(tmp_path, bfile=str(prefix), pheno=str(pheno))
