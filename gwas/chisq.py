@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from compiler.errors import UserError
+from compiler.errors import InternalError, UserError
 from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
@@ -415,9 +415,8 @@ def _run_chisq(
     with meter.phase("scan"):
         sc = scan(fileset, y_all, included)
     progress.finish("scan")
-    # TODO(#20): once chisq.hec and chisq_missing.hec reveal the counts, only haploid calls
-    # need chisq_alleles.hec.
-    if sc.any_haploid or opts.counts or opts.ci is not None:
+    # Every program reveals the 2 x 2 table (issue 20); haploid calls need the called alleles.
+    if sc.any_haploid:
         program = PROGRAM_ALLELES
     elif sc.any_missing:
         program = PROGRAM_MISSING
@@ -443,6 +442,8 @@ def _run_chisq(
         for name in names:
             value = np.asarray(values[name], dtype=np.float64)
             if value.ndim == 0:  # a count over individuals only (the cases): one per block
+                if name in revealed and revealed[name] != value:
+                    raise InternalError(f"{name} differs between SNP blocks")
                 revealed[name] = value
                 continue
             revealed.setdefault(name, np.zeros(m))[block.start : block.stop] = value
@@ -450,45 +451,24 @@ def _run_chisq(
 
     with meter.phase("client"):
         notes: list[str] = []
-        table = table_from_reveals(compiled, revealed, n_inc, m, notes)
-        if table is not None:
-            client = compiled.client(sizes, revealed)
-            or_den_zero = (table.c1 - table.n11) * (table.r1 - table.n11) == 0
-        else:
-            for name in ("or_num", "or_den"):
-                err = compiled.revealed_abs_error(name)
-                if err < ROUNDING_ERROR_LIMIT:
-                    revealed[name] = np.rint(revealed[name])
-                    notes.append(
-                        f"{name} is an integer by construction and its promised absolute "
-                        f"error is {err:.3g} < {ROUNDING_ERROR_LIMIT}: rounded to the nearest "
-                        "integer"
-                    )
-                else:
-                    notes.append(
-                        f"{name}: promised absolute error {err:.3g} is too large to round to "
-                        "the integer it is; used as decrypted"
-                    )
-            # chi2_num = d (n11 d - c1 r1)^2 >= 0; CKKS noise can push a zero slightly below.
-            negative = int((revealed["chi2_num"] < 0).sum())
-            revealed["chi2_num"] = np.maximum(revealed["chi2_num"], 0.0)
-            notes.append(
-                f"chi2_num is >= 0 by construction: {negative} value(s) below 0 by the "
-                "scheme's noise were set to 0"
-            )
-            client = compiled.client(sizes, revealed)
-            or_err = compiled.revealed_abs_error("or_den")
-            or_den_zero = np.abs(revealed["or_den"]) <= (
-                0.0 if or_err < ROUNDING_ERROR_LIMIT else or_err
-            )
-        chisq, p, odds = plink_rules(
-            sc.counts, client["chi2"], client["p"], client["odds"], or_den_zero
+        exact = compiled.report.get("exact_outputs", [])
+        notes.append(
+            "decrypted counts are exact integers (packed counts, coefficient encoding: "
+            + ", ".join(exact)
+            + ")"
+            if exact
+            else "decrypted counts are CKKS approximations"
         )
-        columns: dict[str, Array] = {}
-        if table is not None:
-            columns = assoc_columns(table, odds, opts.ci)
-        f_a = columns.get("F_A", np.full(m, np.nan))
-        f_u = columns.get("F_U", np.full(m, np.nan))
+        table = table_from_reveals(compiled, revealed, n_inc, m, notes)
+        if table is None:
+            raise InternalError(f"{program.name} reveals no allele counts")
+        client = compiled.client(sizes, revealed)
+        or_den_zero = (table.c1 - table.n11) * (table.r1 - table.n11) == 0
+        chisq, p, odds = plink_rules(
+            table, client["chi2"], client["p"], client["odds"], or_den_zero
+        )
+        columns = assoc_columns(table, odds, opts.ci)
+        f_a, f_u = columns["F_A"], columns["F_U"]
 
     # Step (5).
     bim = fileset.variants
@@ -588,8 +568,8 @@ def _run_chisq(
         n_cases,
         n_controls,
         notes,
-        f_a if table is not None else None,
-        f_u if table is not None else None,
+        f_a,
+        f_u,
         columns,
         fileset,
         filter_log,
@@ -690,10 +670,8 @@ def render_log(
     w("program:")
     if program == PROGRAM_ALLELES:
         why = (
-            "haploid calls count one allele"
-            if sc.any_haploid
-            else "the counts/--ci columns need the 2 x 2 table"
-        ) + ": the called alleles per individual and SNP are an input, the table is revealed"
+            "haploid calls count one allele: the called alleles per individual and SNP are an input"
+        )
     elif sc.any_missing:
         why = (
             "calls are missing: per-SNP counts of the called individuals (PLINK --assoc's "
@@ -739,22 +717,20 @@ def render_log(
     w(
         "revealed to the coordinator (decrypted): "
         + ", ".join(r["name"] for r in rep["reveals"])
-        + " per SNP; nothing else leaves encryption"
+        + ": the allele counts of each SNP's 2 x 2 table (the chi-square statistic, odds ratio, "
+        "F_A and F_U are computed from them by the coordinator); the chi-square numerator and "
+        "denominator with the sample and case counts would determine the same table "
+        "(docs/gwas.md)"
     )
     w(
         "computed on plaintext by the data holder before encryption: the A1/A2 coding (founder "
-        "allele counts) and the degenerate-SNP flags below"
+        "allele counts), y * S (and y * C or y * A) for its own rows (owner-side), and the "
+        "packing of the counts into one integer per coefficient"
     )
-    if program == PROGRAM_ALLELES:
-        w(
-            "columns: F_A, F_U (and C_A, C_U, SE and the confidence limits of OR when asked) "
-            "come from the revealed 2 x 2 table of each SNP"
-        )
-    else:
-        w(
-            "columns: F_A and F_U are NA: the allele frequencies among cases and controls are "
-            "not revealed by this program (they would need n11, c1 and r1 in clear)"
-        )
+    w(
+        "columns: F_A, F_U (and C_A, C_U, SE and the confidence limits of OR when asked) come "
+        "from the revealed 2 x 2 table of each SNP"
+    )
     for note in notes:
         w(f"  {note}")
     w("degenerate SNPs, printed as PLINK 1.9 --assoc prints them:")

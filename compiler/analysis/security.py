@@ -114,3 +114,15 @@ def ntt_primes(bits: float, log_n: int, count: int, avoid: set[int] | None = Non
 
 def log2_product(values: list[int] | tuple[int, ...]) -> float:
     return sum(math.log2(v) for v in values)
+
+
+def largest_ntt_primes(bits: int, log_n: int, count: int) -> list[int]:
+    """The `count` largest primes q < 2^bits with q = 1 (mod 2n), largest first."""
+    step = 2 << log_n
+    q = ((1 << bits) - 1) // step * step + 1
+    out: list[int] = []
+    while len(out) < count and q > step:
+        if q < (1 << bits) and is_prime(q):
+            out.append(q)
+        q -= step
+    return out

@@ -224,12 +224,8 @@ def test_assoc_equals_plink_with_the_same_options(
     stdout = plink("--bfile", str(cohort.prefix), *to_plink(args, cohort), "--out",
                    str(tmp_path / "plink"), cwd=tmp_path)  # fmt: skip
     result = run_chisq(ours_options(cohort, tmp_path / "ours", program_cache, args))
-    # TODO(#20): chisq.hec and chisq_missing.hec reveal the allele counts once issue 20 lands;
-    # until then F_A and F_U are NA where one of them runs (no haploid call, no counts/--ci).
-    skip = () if result.program.name == "chisq_alleles.hec" else ("F_A", "F_U")
-    if skip:
-        assert result.f_a is None
-    problems = compare_tables(tmp_path / "ours.assoc", tmp_path / "plink.assoc", skip)
+    assert result.f_a is not None  # every program reveals the table (issue 20)
+    problems = compare_tables(tmp_path / "ours.assoc", tmp_path / "plink.assoc")
     assert not problems, "\n".join(problems[:20])
     assert (result.n_cases, result.n_controls) == plink_counts(stdout)
     if "--adjust" in args:
