@@ -174,7 +174,11 @@ def table_from_reveals(
     rounded when the promised error allows it, else an error."""
     if "n11" not in revealed or "c1" not in revealed:
         return None
+    exact = set(compiled.report.get("exact_outputs", []))
     for name, value in list(revealed.items()):
+        if name in exact:  # packed counts: decrypted as the exact integers they are
+            revealed[name] = np.rint(value) + 0.0
+            continue
         err = compiled.revealed_abs_error(name)
         if err >= ROUNDING_ERROR_LIMIT:
             raise UserError(
@@ -183,12 +187,14 @@ def table_from_reveals(
                 hint="raise --precision-bits",
             )
         revealed[name] = np.rint(value) + 0.0  # + 0.0: a -0.0 (noise below 0) becomes 0.0
-    notes.append(
-        "the revealed counts ("
-        + ", ".join(f"{n}: error <= {compiled.revealed_abs_error(n):.3g}" for n in revealed)
-        + f") are integers by construction: rounded to the nearest integer (exact, each error "
-        f"< {ROUNDING_ERROR_LIMIT})"
-    )
+    approximate = [n for n in revealed if n not in exact]
+    if approximate:
+        notes.append(
+            "the revealed counts ("
+            + ", ".join(f"{n}: error <= {compiled.revealed_abs_error(n):.3g}" for n in approximate)
+            + f") are integers by construction: rounded to the nearest integer (exact, each "
+            f"error < {ROUNDING_ERROR_LIMIT})"
+        )
     n11, c1 = revealed["n11"], revealed["c1"]
     if "r1" in revealed and "d" in revealed:
         return TableCounts(n11, c1, revealed["r1"], revealed["d"])
