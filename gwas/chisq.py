@@ -42,7 +42,7 @@ from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
 from gwas.backend import BACKENDS, Backend, Block, CompiledProgram, EncryptedBackend
 from gwas.chromosomes import Ploidy, ploidy
-from gwas.exact import TableCounts, assoc_columns, ci_column_names, plink_rules
+from gwas.exact import TableCounts, assoc_columns, ci_column_names, frequencies, plink_rules
 from gwas.filters import FilterLog, Selection, allele_coding, quality_control, select
 from gwas.memory import PhaseMeter
 from gwas.plink import Fileset, PhenoSpec, open_fileset, sample_phenotypes, update_sex
@@ -223,6 +223,25 @@ def ignore_covar(opts: ChisqOptions, log: FilterLog) -> None:
     )
     print(text, file=sys.stderr)
     log.lines.append(text)
+
+
+def statistics_from_counts(
+    compiled: CompiledProgram,
+    sizes: dict[str, int],
+    revealed: dict[str, Array],
+    notes: list[str] | None = None,
+) -> tuple[TableCounts, Array, Array, Array, Array, Array]:
+    """The 2 x 2 tables from the decrypted allele counts of chisq.hec (n11, c1, cases),
+    chisq_missing.hec (n11, c1, ncase, called) or chisq_alleles.hec (n11, c1, r1, d); CHISQ, P
+    and OR from the program's client block with PLINK's rules for degenerate SNPs; F_A, F_U."""
+    table = table_from_reveals(compiled, revealed, sizes["N"], sizes["M"], notes or [])
+    if table is None:
+        raise InternalError(f"{compiled.source.name} reveals no allele counts")
+    client = compiled.client(sizes, revealed)
+    or_den_zero = (table.c1 - table.n11) * (table.r1 - table.n11) == 0
+    chisq, p, odds = plink_rules(table, client["chi2"], client["p"], client["odds"], or_den_zero)
+    f_a, f_u = frequencies(table)
+    return table, chisq, p, odds, f_a, f_u
 
 
 def pheno_spec(opts: ChisqOptions) -> PhenoSpec:
@@ -465,14 +484,7 @@ def _run_chisq(
             if exact
             else "decrypted counts are CKKS approximations"
         )
-        table = table_from_reveals(compiled, revealed, n_inc, m, notes)
-        if table is None:
-            raise InternalError(f"{program.name} reveals no allele counts")
-        client = compiled.client(sizes, revealed)
-        or_den_zero = (table.c1 - table.n11) * (table.r1 - table.n11) == 0
-        chisq, p, odds = plink_rules(
-            table, client["chi2"], client["p"], client["odds"], or_den_zero
-        )
+        table, chisq, p, odds, _, _ = statistics_from_counts(compiled, sizes, revealed, notes)
         columns = assoc_columns(table, odds, opts.ci)
         f_a, f_u = columns["F_A"], columns["F_U"]
 
