@@ -104,12 +104,13 @@ def run_reference(
 
 def run_ours(
     S: np.ndarray, y: np.ndarray, threads: int, cache: Path, C: np.ndarray | None = None
-) -> tuple[dict[str, float], dict[str, int], np.ndarray, np.ndarray, dict, int]:
+) -> tuple[dict[str, float], dict[str, int], np.ndarray, np.ndarray, dict, int, dict]:
     """examples/gwas/chisq.hec (chisq_missing.hec with the called indicator C) through the
     encrypted backend (the generated C++ program), the way `hec gwas chisq` runs it: keygen
     once, then per block of SNPs encrypt, compute, decrypt; the statistics from the decrypted
-    counts. Returns the phase seconds and peaks, CHISQ and OR, the parameters, and the
-    scratch bytes a block's ciphertext files take at their peak."""
+    counts. Returns the phase seconds and peaks, CHISQ and OR, the parameters, the scratch
+    bytes a block's ciphertext files take at their peak, and the upload per SNP per individual
+    the encrypt role wrote and the report states."""
     n, m = S.shape
     backend = EncryptedBackend()
     backend.threads = threads
@@ -141,7 +142,11 @@ def run_ours(
                 revealed.setdefault(name, np.zeros(m))[block.start : block.stop] = v
     _, chi2, _, odds, _, _ = statistics_from_counts(compiled, sizes, revealed)
     params = compiled.report["params"]
-    return meter.seconds, meter.peak_rss, chi2, odds, params, block_bytes(compiled, width)
+    upload = {
+        "written": backend.upload_bytes / (n * m),
+        "report": compiled.report["sizes"]["upload_per_individual"] / m,
+    }
+    return meter.seconds, meter.peak_rss, chi2, odds, params, block_bytes(compiled, width), upload
 
 
 def emit(rows: list[dict]) -> None:
@@ -201,7 +206,8 @@ def main() -> None:
                 acc = accuracy(chi2, odds, S, y)
                 p = facts["params"]
                 print(
-                    f"# reference N={n} t={t}: ring 2^{int(np.log2(p['ring_dim']))}, "
+                    f"# reference (openfhe {facts.get('openfhe', '?')}) N={n} t={t}: ring "
+                    f"2^{int(np.log2(p['ring_dim']))}, "
                     f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
                     file=sys.stderr,
                 )
@@ -211,13 +217,15 @@ def main() -> None:
                 miss_s: dict[str, float] = {}
                 miss_acc: dict[str, float] = {}
                 scratch = miss_scratch = 0
+                upload: dict[str, float] = {}
+                miss_upload: dict[str, float] = {}
                 if ours_available:
-                    ours_s, ours_peak, o_chi2, o_odds, params, scratch = run_ours(
+                    ours_s, ours_peak, o_chi2, o_odds, params, scratch, upload = run_ours(
                         S, y, t, work / "cache"
                     )
                     ours_acc = accuracy(o_chi2, o_odds, S, y)
                     Sm, C = with_missing(S, args.missing, args.seed + n)
-                    miss_s, _, m_chi2, m_odds, _, miss_scratch = run_ours(
+                    miss_s, _, m_chi2, m_odds, _, miss_scratch, miss_upload = run_ours(
                         Sm, y, t, work / "cache", C
                     )
                     miss_acc = accuracy(m_chi2, m_odds, np.where(C > 0, Sm, np.nan), y)
@@ -248,6 +256,15 @@ def main() -> None:
                 rows.append(
                     row(f"{case} OR max rel. error", ours_acc.get("or_rel"), acc["or_rel"], "rel")
                 )
+                # Bytes per SNP per individual the encrypt role wrote, against the report.
+                for label, up in (
+                    ("complete", upload),
+                    (f"missing {args.missing:.0%}", miss_upload),
+                ):
+                    rows.append(
+                        row(f"{case} {label} upload written vs report", up.get("written"),
+                            up.get("report"), "B/SNP/individual")
+                    )  # fmt: skip
                 # Missing calls (chisq_missing.hec): the reference has no missing-data variant,
                 # so these rows set ours with missing calls against ours on complete data.
                 miss = f"{case} missing {args.missing:.0%} vs complete"

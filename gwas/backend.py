@@ -491,6 +491,9 @@ class EncryptedBackend(Backend):
         super().__init__()
         self.binary: Path | None = None
         self.threads = 0
+        # Ciphertext bytes the encrypt role wrote (every block, the shared inputs once): what
+        # the data owners upload, to set next to the report's figure.
+        self.upload_bytes = 0
 
     def phases(self) -> list[str]:
         return ["keygen", "encrypt", "compute", "decrypt"]
@@ -603,6 +606,9 @@ class EncryptedBackend(Backend):
                 with meter.phase("encrypt"):
                     _flush_files(cts)
                     _flush_files(shared_ct)
+                self.upload_bytes += sum(f.stat().st_size for f in cts.glob("*.cts"))
+                if done == 1:
+                    self.upload_bytes += sum(f.stat().st_size for f in shared_ct.glob("*.cts"))
                 for f in shared_ct.iterdir():
                     (cts / f.name).symlink_to(f)
                 shutil.rmtree(plain)

@@ -1487,14 +1487,18 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     auto dims = resolve(o.dims, sizes);
     const auto arr = array_shape(o.layout, dims, ctx->slots(), o.packing.group);
     std::vector<double> values;
-    if (o.layout == Layout::kCoeff) {
+    auto load_checked = [&] {
+      auto cts = ckks::load_ciphertexts(path, *ctx, sk.key_id);
+      if (cts.size() != product(arr)) {
+        throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
+                                 " ciphertexts, the shape needs " + std::to_string(product(arr)));
+      }
+      return cts;
+    };
+    if (o.layout == Layout::kCoeff) {  // packed counts: every digit of the file decoded once
       auto found = coeff_digits.find(file);
       if (found == coeff_digits.end()) {
-        const auto cts = ckks::load_ciphertexts(path, *ctx, sk.key_id);
-        if (cts.size() != product(arr)) {
-          throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
-                                   " ciphertexts, the shape needs " + std::to_string(product(arr)));
-        }
+        const auto cts = load_checked();
         std::vector<ckks::Plaintext> phases(cts.size());
         parallel_rows(cts.size(), default_threads(),
                       [&](std::size_t i, int) { phases[i] = decryptor.decrypt(cts[i]); });
@@ -1503,45 +1507,33 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       values = found->second.at(static_cast<std::size_t>(o.digit));
       if (o.packing.digits.at(static_cast<std::size_t>(o.digit)).per_row) dims.clear();
-      if (npz) {
-        members.emplace_back(o.name,
-                             npy_bytes(dims, "<f8", values.data(), values.size() * sizeof(double)));
-        continue;
-      }
-      const auto out = out_dir / (o.name + ".npy");
-      write_npy(out, dims, values);
-      outputs.add(out);
-      continue;
-    }
-    const auto cts = ckks::load_ciphertexts(path, *ctx, sk.key_id);
-    if (cts.size() != product(arr)) {
-      throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
-                               " ciphertexts, the shape needs " + std::to_string(product(arr)));
-    }
-    values.assign(product(dims), 0.0);
-    parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
-      ckks::Plaintext phase = decryptor.decrypt(cts[i]);  // Delta m + e
-      const auto decoded = encoder.decode(phase);
-      core::wipe(phase.data);
-      if (o.layout == Layout::kReplicated) {
-        values[i] = decoded.values[0].real() * factor;
-        return;
-      }
-      const std::size_t width = dims.back(), blocks = arr.back();
-      const std::size_t lead = i / blocks, b = i % blocks;
-      if (o.layout == Layout::kComplex) {  // the coordinator splits the complex slots
-        const std::size_t slots = ctx->slots();
-        for (std::size_t s = 0; s < slots; ++s) {
-          const std::size_t re = 2 * b * slots + s, im = re + slots;
-          if (re < width) values[lead * width + re] = decoded.values[s].real() * factor;
-          if (im < width) values[lead * width + im] = decoded.values[s].imag() * factor;
+    } else {
+      const auto cts = load_checked();
+      values.assign(product(dims), 0.0);
+      parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
+        ckks::Plaintext phase = decryptor.decrypt(cts[i]);  // Delta m + e
+        const auto decoded = encoder.decode(phase);
+        core::wipe(phase.data);
+        if (o.layout == Layout::kReplicated) {
+          values[i] = decoded.values[0].real() * factor;
+          return;
         }
-        return;
-      }
-      for (std::size_t s = 0; s < ctx->slots() && b * ctx->slots() + s < width; ++s) {
-        values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
-      }
-    });
+        const std::size_t width = dims.back(), blocks = arr.back();
+        const std::size_t lead = i / blocks, b = i % blocks;
+        if (o.layout == Layout::kComplex) {  // the coordinator splits the complex slots
+          const std::size_t slots = ctx->slots();
+          for (std::size_t s = 0; s < slots; ++s) {
+            const std::size_t re = 2 * b * slots + s, im = re + slots;
+            if (re < width) values[lead * width + re] = decoded.values[s].real() * factor;
+            if (im < width) values[lead * width + im] = decoded.values[s].imag() * factor;
+          }
+          return;
+        }
+        for (std::size_t s = 0; s < ctx->slots() && b * ctx->slots() + s < width; ++s) {
+          values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
+        }
+      });
+    }
     if (npz) {
       members.emplace_back(o.name,
                            npy_bytes(dims, "<f8", values.data(), values.size() * sizeof(double)));
