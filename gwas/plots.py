@@ -94,13 +94,15 @@ def manhattan_plot(
         label=f"genome-wide significance, P = {GENOME_WIDE:g}",
     )
     if names:
-        for j in _top_indices(p, top):
+        # Labels step up and right one line each, so that neighbouring hits stay readable.
+        for k, j in enumerate(_top_indices(p, top)):
             ax.annotate(
                 names[j],
                 (x[j], _neglog10(p[j : j + 1])[0]),
-                xytext=(3, 3),
+                xytext=(4, 3 + 9 * k),
                 textcoords="offset points",
                 fontsize=7,
+                arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "#555555"},
             )
     ax.legend(loc="upper right", fontsize=8)
     ax.set_xticks(ticks, labels)
