@@ -128,7 +128,6 @@ def _whole(value: float) -> int | None:
     return int(value) if math.isfinite(value) and value == int(value) else None
 
 
-
 # The largest size bound: sizes are i64 attributes in the IR.
 MAX_BOUND = 2**62
 
