@@ -156,12 +156,14 @@ class Expr:
 
         return go(self)
 
-    def cpp(self, index_of: Callable[[str], int]) -> str:
-        """A C++ expression over `in.at(k, j)` (source k's value at column j of the row)."""
+    def cpp(self, index_of: Callable[[str], int], per_row: Callable[[str], bool]) -> str:
+        """A C++ expression for column j of a row: source k is `in.data[k][j]`, or
+        `in.data[k][0]` when it has one value per row (`per_row`: broadcast along the row)."""
 
         def go(e: Expr) -> str:
             if e.is_source:
-                return f"in.at({index_of(e.name)}, j)"
+                k = index_of(e.name)
+                return f"in.data[{k}][0]" if per_row(e.name) else f"in.data[{k}][j]"
             if e.op == "const":
                 return repr(e.value)
             a = [go(x) for x in e.args]

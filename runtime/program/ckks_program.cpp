@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -1110,10 +1111,24 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
 
 void check_domain(const SourceSpec& in, const std::filesystem::path& file, const NpyArray& a) {
   if (!in.domain.bounded) return;
+  // A set of small non-negative integers (genotype counts, 0/1 indicators): a table lookup
+  // per element instead of a search of the set (a tenth of the encrypt role's time at
+  // N = 5000, M = 16384).
+  std::array<bool, 256> small{};
+  const bool small_set = !in.domain.set.empty() &&
+                         std::all_of(in.domain.set.begin(), in.domain.set.end(), [](double x) {
+                           return x >= 0 && x < 256 && x == std::floor(x);
+                         });
+  if (small_set) {
+    for (double x : in.domain.set) small[static_cast<std::size_t>(x)] = true;
+  }
   for (std::size_t i = 0; i < a.data.size(); ++i) {
     const double v = a.data[i];
     bool ok;
-    if (!in.domain.set.empty()) {
+    if (small_set) {
+      ok = v >= 0 && v < 256 && static_cast<double>(static_cast<std::size_t>(v)) == v &&
+           small[static_cast<std::size_t>(v)];
+    } else if (!in.domain.set.empty()) {
       ok = std::find(in.domain.set.begin(), in.domain.set.end(), v) != in.domain.set.end();
     } else {
       ok = v >= in.domain.lo && v <= in.domain.hi;
@@ -1278,7 +1293,6 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         const NpyArray& src = arrays.at(name);
         const std::size_t width = nrows == 1 ? src.data.size() : src.data.size() / nrows;
         row.data.push_back(src.data.data() + r * width);
-        row.width.push_back(width);
       }
       return row;
     };
@@ -1295,7 +1309,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       if (in.value != nullptr) {  // an owner-side value: formed from the row before encrypting
         const OwnerRow row = owner_row(r);
         derived.resize(row_values);
-        for (std::size_t j = 0; j < row_values; ++j) derived[j] = in.value(row, j);
+        in.value(row, row_values, derived.data());
         x = derived.data();
       }
       if (in.layout == Layout::kReplicated) {

@@ -57,15 +57,14 @@ struct Domain {
   bool bounded = false;  // false: no domain declared
 };
 
-// One row of a data owner's source inputs (passes/owner_side.py): at(k, j) is source k's
-// value at column j of the row; a source with one value per row broadcasts along the columns.
+// One row of a data owner's source inputs (passes/owner_side.py): data[k] points at source
+// k's values in this row (one value for a source with one value per row).
 struct OwnerRow {
   std::vector<const double*> data;
-  std::vector<std::size_t> width;
-  double at(std::size_t k, std::size_t j) const { return width[k] == 1 ? data[k][0] : data[k][j]; }
 };
-// An owner-side value's element at column j of a row (generated from compiler/owner_expr.py).
-using OwnerFn = double (*)(const OwnerRow&, std::size_t);
+// An owner-side value over one row: out[j] for its columns j < count (generated from
+// compiler/owner_expr.py).
+using OwnerFn = void (*)(const OwnerRow&, std::size_t count, double* out);
 
 // A packed count of the coeff layout (coeff_layout.h): its owner expression, radix (larger than
 // its largest possible sum), its largest per-row value, and whether it has one value per row.

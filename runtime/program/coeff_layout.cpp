@@ -120,22 +120,56 @@ void encode_coeff_row(const ckks::Context& ctx, const InputSpec& in, const Owner
   const std::size_t coefs = columns ? (columns + p.group - 1) / p.group : 1;
   const std::size_t count = (coefs + n - 1) / n;
   const int d = static_cast<int>(std::lround(std::log2(scale)));
-  // Per prime: R_t mod q (Shoup) for Horner, and 2^d mod q.
-  std::vector<std::vector<u64>> r_mod(limbs), r_shoup(limbs);
-  std::vector<u64> delta(limbs), delta_shoup(limbs);
+  // Digits in chunks whose mixed-radix value is exact in 64 bits: chunk j spans digits
+  // [start_j, start_{j+1}) and weighs W_{start_j}. Per prime, V 2^d mod q is then
+  // sum_j (c_j mod q) (W_{start_j} 2^d mod q): one reduction and one Shoup product per chunk,
+  // not one per digit. When V 2^d itself fits below the (single) prime, it is the coefficient.
+  const std::size_t T = order.radix.size();
+  std::vector<std::size_t> start;
+  std::vector<u64> inner;  // per digit: its weight inside its chunk
+  u128 in_chunk = 1;
+  for (std::size_t t = 0; t < T; ++t) {
+    if (t == 0 || in_chunk * order.radix[t] >= (u128{1} << 63)) {
+      start.push_back(t);
+      in_chunk = 1;
+    }
+    inner.push_back(static_cast<u64>(in_chunk));
+    in_chunk *= order.radix[t];
+  }
+  start.push_back(T);
+  const std::size_t chunks = start.size() - 1;
+  bool direct = limbs == 1 && chunks == 1;
+  std::vector<std::vector<u64>> weight(limbs), weight_shoup(limbs);
   for (std::size_t i = 0; i < limbs; ++i) {
     const u64 q = impl.moduli[i].value();
-    for (u64 r : order.radix) {
-      r_mod[i].push_back(r % q);
-      r_shoup[i].push_back(math::shoup_precompute(r % q, q));
+    u64 w = math::pow_mod(2, static_cast<u64>(d), impl.moduli[i]);  // W_{start_j} 2^d mod q
+    for (std::size_t j = 0; j < chunks; ++j) {
+      weight[i].push_back(w);
+      weight_shoup[i].push_back(math::shoup_precompute(w, q));
+      for (std::size_t t = start[j]; t < start[j + 1]; ++t) {
+        w = math::mul_mod(w, order.radix[t] % q, impl.moduli[i]);
+      }
     }
-    delta[i] = math::pow_mod(2, static_cast<u64>(d), impl.moduli[i]);
-    delta_shoup[i] = math::shoup_precompute(delta[i], q);
   }
-  // Digit values of this row, checked: integers in [0, top] (the radix proves only sums of
-  // values up to the declared domain's largest element).
-  const std::size_t T = order.radix.size();
-  std::vector<u64> x(T);
+  // Every digit's values over the row, computed and checked once: integers in [0, top] (the
+  // radix proves only sums of values up to the domain's largest element).
+  std::vector<std::vector<double>> value(p.digits.size());
+  for (std::size_t k = 0; k < p.digits.size(); ++k) {
+    const CoeffDigit& dg = p.digits[k];
+    value[k].resize(dg.per_row ? 1 : columns);
+    dg.value(row, value[k].size(), value[k].data());
+    const double top = static_cast<double>(dg.top);
+    for (std::size_t col = 0; col < value[k].size(); ++col) {
+      const double v = value[k][col];
+      if (!(v >= 0.0 && v <= top && static_cast<double>(static_cast<u64>(v)) == v)) {
+        throw std::runtime_error("row " + std::to_string(row_index) + ", column " +
+                                 std::to_string(col) + ": packed count '" + dg.name + "' is " +
+                                 std::to_string(v) + ", not an integer in [0, " +
+                                 std::to_string(dg.top) + "]");
+      }
+    }
+  }
+  std::vector<u64> chunk_value(chunks);
   out.resize(count);
   for (std::size_t b = 0; b < count; ++b) {
     ckks::Plaintext& pt = out[b];
@@ -145,33 +179,35 @@ void encode_coeff_row(const ckks::Context& ctx, const InputSpec& in, const Owner
       const std::size_t g = b * n + s;
       if (g >= coefs) break;
       bool any = false;
-      for (std::size_t t = 0; t < T; ++t) {
-        const CoeffDigit& dg = p.digits[order.digit[t]];
-        const std::size_t col = g * p.group + order.column[t];
-        double v = 0.0;
-        if (dg.per_row) {
-          if (g == 0) v = dg.value(row, 0);
-        } else if (col < columns) {
-          v = dg.value(row, col);
+      for (std::size_t j = 0; j < chunks; ++j) {
+        u64 c = 0;
+        for (std::size_t t = start[j]; t < start[j + 1]; ++t) {
+          const std::size_t k = order.digit[t];
+          const std::size_t col = g * p.group + order.column[t];
+          double v = 0.0;
+          if (p.digits[k].per_row) {
+            if (g == 0) v = value[k][0];
+          } else if (col < columns) {
+            v = value[k][col];
+          }
+          c += static_cast<u64>(v) * inner[t];
         }
-        if (!(v >= 0.0 && v <= static_cast<double>(dg.top) && v == std::floor(v))) {
-          throw std::runtime_error("row " + std::to_string(row_index) + ", column " +
-                                   std::to_string(col) + ": packed count '" + dg.name + "' is " +
-                                   std::to_string(v) + ", not an integer in [0, " +
-                                   std::to_string(dg.top) + "]");
-        }
-        x[t] = static_cast<u64>(v);
-        any = any || x[t] != 0;
+        chunk_value[j] = c;
+        any = any || c != 0;
       }
       if (!any) continue;
+      if (direct) {  // V 2^d < Q / 2 < 2^61: the coefficient itself
+        pt.limb(0)[s] = chunk_value[0] << d;
+        continue;
+      }
       for (std::size_t i = 0; i < limbs; ++i) {
         const u64 q = impl.moduli[i].value();
-        // Horner over the digits, last first: V = x_0 + R_0 (x_1 + R_1 (...)).
-        u64 v = x[T - 1] % q;
-        for (std::size_t t = T - 1; t-- > 0;) {
-          v = math::add_mod(math::mul_shoup(v, r_mod[i][t], r_shoup[i][t], q), x[t] % q, q);
+        u64 acc = 0;
+        for (std::size_t j = 0; j < chunks; ++j) {
+          const u64 c = math::barrett_reduce_128(chunk_value[j], impl.moduli[i]);
+          acc = math::add_mod(acc, math::mul_shoup(c, weight[i][j], weight_shoup[i][j], q), q);
         }
-        pt.limb(i)[s] = math::mul_shoup(v, delta[i], delta_shoup[i], q);
+        pt.limb(i)[s] = acc;
       }
     }
     for (std::size_t i = 0; i < limbs; ++i) math::ntt_forward_inplace(pt.limb(i), impl.ntt[i]);

@@ -383,19 +383,33 @@ def _coeff_source(v: SSAValue) -> SSAValue:
     return op.result
 
 
-def _packing_literal(enc: ckks.EncodeOp, index: dict[str, int], domains: dict[str, Domain]) -> str:
-    """`CoeffPacking{{digits...}, group}`: each digit's owner expression as a C++ lambda, its
-    radix, its largest per-row value and whether it has one value per row."""
+def _row_function(code: str) -> str:
+    """An owner-side value over a whole row: out[j] for the row's columns j < count (a loop the
+    C++ compiler vectorizes; one call per row, not per element)."""
+    return (
+        "[](const OwnerRow& in, std::size_t count, double* out) { "
+        f"for (std::size_t j = 0; j < count; ++j) out[j] = {code}; }}"
+    )
+
+
+def _packing_literal(
+    enc: ckks.EncodeOp,
+    index: dict[str, int],
+    domains: dict[str, Domain],
+    ranks: dict[str, int],
+) -> str:
+    """`CoeffPacking{{digits...}, group}`: each digit's owner expression as a C++ row
+    function, its radix, its largest per-row value and whether it has one value per row."""
     digits = []
     for text, radix, per_row in zip(
         enc.digit_exprs, enc.radix_values, enc.scalar_digit_flags, strict=True
     ):
         e: Expr = parse(text)
         top = domain_interval(e.domain(domains)).hi
-        code = e.cpp(index.__getitem__)
+        rank = 1 if per_row else 2
+        code = e.cpp(index.__getitem__, lambda x, r=rank: ranks[x] < r)
         digits.append(
-            f"{{{_cpp_string(text)}, [](const OwnerRow& in, std::size_t j) -> double "
-            f"{{ (void)j; return {code}; }}, {radix}ULL, {int(top)}ULL, "
+            f"{{{_cpp_string(text)}, {_row_function(code)}, {radix}ULL, {int(top)}ULL, "
             f"{'true' if per_row else 'false'}}}"
         )
     return f"CoeffPacking{{{{{', '.join(digits)}}}, {enc.group_value}}}"
@@ -470,12 +484,15 @@ def emit(
     # The owner inputs the encrypt role reads: plain encodes and declared sources.
     sources: dict[str, str] = {}
     source_domains: dict[str, Domain] = {}
+    source_ranks: dict[str, int] = {}
     for o in program.block.ops:
         if isinstance(o, ckks.SourceOp):
             sources.setdefault(o.sym_value, f"{_dims_literal(o.dims)}, {_domain_literal(o)}")
             source_domains[o.sym_value] = o.domain_value
+            source_ranks[o.sym_value] = len(o.dims)
         elif isinstance(o, ckks.EncodeOp) and o.expr_value is None and not o.digit_exprs:
             dims = ckks.pt_type(o.result).dims
+            source_ranks.setdefault(o.sym_value, len(dims))
             sources.setdefault(o.sym_value, f"{_dims_literal(dims)}, {_domain_literal(o)}")
             if o.domain_value is not None:
                 source_domains[o.sym_value] = o.domain_value
@@ -500,16 +517,20 @@ def emit(
         index = {name: k for k, name in enumerate(owned)}
         add(f"  s.inputs.back().sources = {{{', '.join(_cpp_string(x) for x in owned)}}};")
         if src.expr_value is not None:
-            code = parse(src.expr_value).cpp(index.__getitem__)
-            add(f"  // owner-side value: {src.expr_value}")
-            add(
-                "  s.inputs.back().value = [](const OwnerRow& in, std::size_t j) -> double "
-                f"{{ return {code}; }};"
+            rank = len(ty.dims)
+            code = parse(src.expr_value).cpp(
+                index.__getitem__, lambda x, r=rank: source_ranks[x] < r
             )
+            add(f"  // owner-side value: {src.expr_value}")
+            add(f"  s.inputs.back().value = {_row_function(code)};")
             continue
-        packing = _packing_literal(src, index, source_domains)
-        packings[enc.result] = packing
-        add(f"  s.inputs.back().packing = {packing};")
+        var = f"packing_{_sanitize(names[enc.result])}"
+        add(
+            f"  const CoeffPacking {var} = "
+            f"{_packing_literal(src, index, source_domains, source_ranks)};"
+        )
+        packings[enc.result] = var
+        add(f"  s.inputs.back().packing = {var};")
     for dec in program.decrypts():
         ty = ckks.ct_type(dec.input)
         layout = _layout_enum(ty)
