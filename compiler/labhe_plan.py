@@ -47,6 +47,10 @@ class PlanInput:
     shape: tuple[int, ...]
     register: int
     bound: int  # max |round(x * scale)| over the input's domain
+    # A derived input (owner-side precomputation): c0 + c1 x + c2 x^2 of input `source`,
+    # computed by the provider of `source` on its rows.
+    source: str = ""
+    coeffs: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,7 +163,12 @@ def evaluate_plain(
     for s in plan.steps:
         if s.op == "input":
             spec = plan.input(s.words[0])
-            x = np.asarray(inputs[spec.name], dtype=np.float64).reshape(spec.shape)
+            if spec.source:
+                src = np.asarray(inputs[spec.source], dtype=np.float64)
+                c0, c1, c2 = spec.coeffs
+                x = (c0 + c1 * src + c2 * src * src).reshape(spec.shape)
+            else:
+                x = np.asarray(inputs[spec.name], dtype=np.float64).reshape(spec.shape)
             q = np.rint(x * spec.scale).astype(object)
             regs[s.id] = np.vectorize(lambda v: int(v) % modulus, otypes=[object])(q)
             continue

@@ -64,6 +64,11 @@ class Options:
     # Complex packing (passes/complex_packing.py): tried when a row spans two slot sets.
     complex_packing: bool = True
     complex_min_width: int = 0  # set by run_pipeline; 0 = off
+    # The target scheme: "ckks" (this module), "labhe" (hec/labhe.py: labeled HE for degree-2
+    # programs) or "auto" (labhe when every revealed value has degree <= 2).
+    scheme: str = "ckks"
+    labhe_linear: str = "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
+    modulus_bits: int = 3072  # labhe: 3072 bits = 128-bit security; 2048 = 112 bits
 
 
 @dataclass

@@ -5,6 +5,10 @@ matrix products the sum, `x^k` k times, a polynomial of degree d d times, a k x 
 k times (its adjugate k - 1 times); division by a secret value and every non-polynomial
 function of one (sqrt, exp, log, ...) give infinity. The labeled target evaluates programs
 whose revealed values have degree <= 2 (Barbosa-Catalano-Fiore: degree-2 polynomials).
+
+Owner-side precomputation: `x^2`, `x * x` and a polynomial of a secret input `x` itself are
+computed by x's provider before encryption and uploaded as a derived input, so they count as
+degree 1 (`owner_side=True`, what the labeled target does).
 """
 
 from __future__ import annotations
@@ -18,9 +22,28 @@ from compiler.dialects import stat
 INFINITE = math.inf
 
 
-def value_degrees(program: stat.ProgramOp) -> dict[SSAValue, float]:
+def is_secret_input(value: SSAValue) -> bool:
+    owner = value.owner
+    return isinstance(owner, stat.InputOp) and stat.tensor_type(value).is_secret
+
+
+def owner_side(op: object) -> bool:
+    """x^k, poly(x) or x * x of a secret input x: computable by x's provider alone."""
+    match op:
+        case stat.PowOp() | stat.PolyOp():
+            return is_secret_input(op.input)
+        case stat.MulOp():
+            return op.lhs is op.rhs and is_secret_input(op.lhs)
+        case _:
+            return False
+
+
+def value_degrees(program: stat.ProgramOp, owner_side_inputs: bool = True) -> dict[SSAValue, float]:
     deg: dict[SSAValue, float] = {}
     for op in program.server_ops():
+        if owner_side_inputs and owner_side(op):
+            deg[op.results[0]] = 1.0
+            continue
         if not op.results:
             continue
         operands = [deg.get(o, 0.0) for o in op.operands]
@@ -61,7 +84,7 @@ def value_degrees(program: stat.ProgramOp) -> dict[SSAValue, float]:
     return deg
 
 
-def reveal_degrees(program: stat.ProgramOp) -> dict[str, float]:
+def reveal_degrees(program: stat.ProgramOp, owner_side_inputs: bool = True) -> dict[str, float]:
     """Degree of each revealed value, by reveal name."""
-    deg = value_degrees(program)
+    deg = value_degrees(program, owner_side_inputs)
     return {r.sym_value: deg[r.input] for r in program.reveals()}

@@ -219,8 +219,19 @@ Plan Plan::parse(const std::string& text) {
         in.name = w[3];
         in.scale = Int::from_string(w[4]);
         std::size_t rank = to_size(line, w[5]);
-        if (rank > 2 || w.size() != 6 + rank) fail(line, "input rank must be 0, 1 or 2");
+        if (rank > 2 || (w.size() != 6 + rank && w.size() != 11 + rank)) {
+          fail(line, "input needs NAME SCALE RANK with rank 0, 1 or 2, DIMS [from SRC C0 C1 C2]");
+        }
         for (std::size_t i = 0; i < rank; ++i) shape.push_back(to_size(line, w[6 + i]));
+        if (w.size() == 11 + rank) {
+          if (w[6 + rank] != "from") fail(line, "expected 'from SRC C0 C1 C2'");
+          in.source = w[7 + rank];
+          const PlanInput& src = plan.input(in.source);
+          if (src.shape != shape || !src.source.empty()) {
+            fail(line, "derived input '" + in.name + "' must have the shape of a plain input");
+          }
+          for (int c = 0; c < 3; ++c) in.coeffs[c] = std::stod(w[8 + rank + c]);
+        }
         in.shape = shape;
         in.value = s.id;
         plan.inputs.push_back(in);

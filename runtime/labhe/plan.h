@@ -8,7 +8,9 @@
 //  - kPlain: the same program on the plaintext integers (the exact integer reference).
 // The text format is one statement a line:
 //   hec-labhe-plan 1 | program NAME | message_bits K
-//   v ID input NAME SCALE RANK D...        (a secret input, fixed-point scale SCALE)
+//   v ID input NAME SCALE RANK D... [from SRC C0 C1 C2]
+//                                          (a secret input, fixed-point scale SCALE; with
+//                                          `from`, derived by SRC's provider)
 //   v ID add|sub A B   v ID neg A   v ID mulc A C   v ID addc A C
 //   v ID sum A NAXES AXIS...   v ID transpose A   v ID broadcast A RANK D... NMAP MAP...
 //   v ID contract A B SPEC    (two level-1 operands, an einsum spec such as nd,ne->de)
@@ -36,6 +38,10 @@ struct PlanInput {
   Int scale;  // fixed-point scale: the encrypted integer is round(x * scale)
   Shape shape;
   int value = -1;
+  // A derived input (owner-side precomputation): c0 + c1 x + c2 x^2 of input `source`, which
+  // the provider of `source` computes from its rows and encrypts under this input's labels.
+  std::string source;
+  double coeffs[3] = {0, 0, 0};
 };
 
 struct PlanStep {

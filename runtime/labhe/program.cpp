@@ -45,7 +45,8 @@ std::vector<Part> ownership(const Plan& plan, std::uint32_t providers,
   std::vector<Part> parts;
   for (const auto& in : plan.inputs) {
     const std::uint64_t rows = input_rows(in);
-    auto owner = owners.find(in.name);
+    // A derived input is uploaded by the providers of its source, row for row.
+    auto owner = owners.find(in.source.empty() ? in.name : in.source);
     if (owner != owners.end()) {
       parts.push_back({in.name, owner->second, 0, rows});
       continue;
@@ -329,10 +330,11 @@ int run_encrypt_online(const Plan& plan, const ParsedArgs& args) {
   std::size_t values = 0;
   for (const Part& p : mine) {
     const PlanInput& in = plan.input(p.input);
-    auto f = files.find(p.input);
+    const std::string file_input = in.source.empty() ? p.input : in.source;
+    auto f = files.find(file_input);
     if (f == files.end()) {
       throw UsageError("provider " + std::to_string(who) + " owns " + part_text(p) +
-                       ": give them as --input " + p.input + "=FILE.npy");
+                       ": give them as --input " + file_input + "=FILE.npy");
     }
     program::NpyArray x = program::read_npy(f->second);
     const std::uint64_t cols = input_cols(in);
@@ -353,6 +355,9 @@ int run_encrypt_online(const Plan& plan, const ParsedArgs& args) {
     w.u64(p.begin);
     w.u64(p.end);
     const double scale = mpz_get_d(in.scale.get());
+    if (!in.source.empty()) {  // owner-side precomputation of a derived input
+      for (double& v : x.data) v = in.coeffs[0] + in.coeffs[1] * v + in.coeffs[2] * v * v;
+    }
     for (std::size_t i = 0; i < x.data.size(); ++i) {
       Int b = off.fixed(pk.message_bytes());
       Int beta = off.fixed(pk.ciphertext_bytes());
