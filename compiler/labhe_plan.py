@@ -182,12 +182,13 @@ def evaluate_plain(
         elif s.op == "addc":
             r = a[0] + int(s.words[0])
         elif s.op == "sum":
-            r = np.sum(a[0], axis=tuple(int(w) for w in s.words))
+            r = np.sum(a[0], axis=tuple(int(w) for w in s.words[1:]))
             r = np.asarray(r, dtype=object)
         elif s.op == "transpose":
             r = np.asarray(a[0]).T
         elif s.op == "broadcast":
-            axis_map = [int(w) for w in s.words]
+            rank = int(s.words[0])
+            axis_map = [int(w) for w in s.words[2 + rank :]]
             src = tuple(np.asarray(a[0]).shape)
             r = np.asarray(a[0]).reshape(-1)[_gather(src, s.shape, axis_map)]
         elif s.op == "contract":

@@ -67,6 +67,9 @@ class _Sec:
     den: int
     bound: int
     level2: bool
+    # The contraction that made this value (operands, spec), so that a sum over its result
+    # becomes one contraction (sum(X * X, axis=0) is `ab,ab->b`, not n x d products).
+    contraction: tuple[int, int, str] | None = None
 
 
 class _Builder:
@@ -103,6 +106,22 @@ def _broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(a, b))
 
 
+def _remove_dead_steps(plan: LabheProgram) -> None:
+    """Drop the steps no reveal reads (a contraction a fused sum replaced, say) and number
+    the rest in order."""
+    live = {r.register for r in plan.reveals}
+    for s in reversed(plan.steps):
+        if s.id in live or s.op == "input":
+            live.update(s.args)
+    kept = [s for s in plan.steps if s.id in live or s.op == "input"]
+    new_id = {s.id: i for i, s in enumerate(kept)}
+    plan.steps = [
+        replace(s, id=new_id[s.id], args=tuple(new_id[a] for a in s.args)) for s in kept
+    ]
+    plan.inputs = [replace(i, register=new_id[i.register]) for i in plan.inputs]
+    plan.reveals = [replace(r, register=new_id[r.register]) for r in plan.reveals]
+
+
 class LowerStatToLabhe:
     """See the module docstring."""
 
@@ -124,6 +143,7 @@ class LowerStatToLabhe:
         plan = self.b.plan
         if not plan.reveals:
             raise UserError("the program reveals nothing")
+        _remove_dead_steps(plan)
         widest = max(r.bound for r in plan.reveals)
         plan.message_bits = max(8, (2 * widest + 1).bit_length() + CHECK_BITS)
         return plan
@@ -176,10 +196,25 @@ class LowerStatToLabhe:
         reg = self.b.emit("broadcast", shape, x.level2, (x.reg,), words)
         return replace(x, reg=reg, shape=shape)
 
+    def _unbroadcast(self, v: _Sec) -> _Sec:
+        """The source of a broadcast that NumPy's trailing-axis rule reproduces (add and sub
+        broadcast that way in the runtime): the server then touches each source element once,
+        not once per copy."""
+        step = self.b.plan.steps[v.reg]
+        if step.op != "broadcast":
+            return v
+        src = self.b.plan.steps[step.args[0]]
+        rank = int(step.words[0])
+        axis_map = [int(w) for w in step.words[2 + rank :]]
+        if axis_map != [rank - len(src.shape) + i for i in range(len(src.shape))]:
+            return v
+        return replace(v, reg=src.id, shape=src.shape)
+
     def _combine(self, x: _Sec, y: _Sec, sub: bool) -> _Sec:
+        shape = _broadcast_shape(x.shape, y.shape)
+        x, y = self._unbroadcast(x), self._unbroadcast(y)
         den = math.lcm(x.den, y.den)
         x, y = self._to_den(x, den), self._to_den(y, den)
-        shape = _broadcast_shape(x.shape, y.shape)
         level2 = x.level2 or y.level2
         reg = self.b.emit("sub" if sub else "add", shape, level2, (x.reg, y.reg))
         return _Sec(reg, shape, den, x.bound + y.bound, level2)
@@ -187,8 +222,18 @@ class LowerStatToLabhe:
     def _contract(self, x: _Sec, y: _Sec, spec: str, shape: tuple[int, ...], terms: int) -> _Sec:
         if x.level2 or y.level2:
             raise InternalError("contract of a level-2 value after the degree check")
-        reg = self.b.emit("contract", shape, True, (x.reg, y.reg), (spec,))
-        return _Sec(reg, shape, x.den * y.den, x.bound * y.bound * terms, True)
+        lhs, rest = spec.split(",")
+        rhs, out = rest.split("->")
+        # Contract the operand of a transpose directly (its letters reversed), so that
+        # Xc.T @ Xc reads one register twice and the server computes one triangle.
+        xr, yr = x.reg, y.reg
+        if self.b.plan.steps[xr].op == "transpose":
+            xr, lhs = self.b.plan.steps[xr].args[0], lhs[::-1]
+        if self.b.plan.steps[yr].op == "transpose":
+            yr, rhs = self.b.plan.steps[yr].args[0], rhs[::-1]
+        spec = f"{lhs},{rhs}->{out}"
+        reg = self.b.emit("contract", shape, True, (xr, yr), (spec,))
+        return _Sec(reg, shape, x.den * y.den, x.bound * y.bound * terms, True, (xr, yr, spec))
 
     def _elementwise_product(self, x: _Sec, y: _Sec) -> _Sec:
         shape = _broadcast_shape(x.shape, y.shape)
@@ -279,6 +324,16 @@ class LowerStatToLabhe:
                 if isinstance(x, _Pub):
                     s = np.sum(np.asarray(x.value, dtype=object), axis=axes)
                     result = _Pub(np.asarray(s / count if isinstance(op, stat.MeanOp) else s))
+                elif x.contraction is not None:
+                    # sum over a contraction's output axes: drop their letters (one fused
+                    # multi-exponentiation per remaining entry).
+                    xr, yr, spec = x.contraction
+                    lhs_rhs, out = spec.split("->")
+                    kept = "".join(ch for i, ch in enumerate(out) if i not in axes)
+                    shape = self._shape(op.result)
+                    reg = self.b.emit("contract", shape, True, (xr, yr), (f"{lhs_rhs}->{kept}",))
+                    den = x.den * count if isinstance(op, stat.MeanOp) else x.den
+                    result = _Sec(reg, shape, den, x.bound * count, True)
                 else:
                     shape = self._shape(op.result)
                     words = (str(len(axes)), *[str(a) for a in axes])

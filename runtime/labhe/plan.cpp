@@ -416,12 +416,18 @@ class Evaluator {
         }
       }
       if (has_c(s.id)) {
+        // The subtrahend's ciphertexts are inverted once per source element (a broadcast
+        // operand, such as the column sums of X - mean(X), repeats each one many times).
+        const std::size_t ny = shape_size(plan_.shapes[y]);
+        std::vector<Int> cy(ny);
+        math::parallel_for(ny, [&](std::size_t j) {
+          cy[j] = l2 ? ciphertext(y, j) : values_[y].c[j];
+          if (sub) cy[j] = ring_->inv(cy[j]);
+        });
         out.c.resize(n);
         math::parallel_for(n, [&](std::size_t i) {
           Int cx = l2 ? ciphertext(x, ix[i]) : values_[x].c[ix[i]];
-          Int cy = l2 ? ciphertext(y, iy[i]) : values_[y].c[iy[i]];
-          if (sub) cy = ring_->inv(cy);
-          ring_->mul(out.c[i], cx, cy);
+          ring_->mul(out.c[i], cx, cy[iy[i]]);
         });
       }
       if (server() && l2) out.a.clear();
