@@ -4,6 +4,8 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -687,8 +689,22 @@ double decode_reveal(const PlanReveal& reveal, const Int& raw, const Int& msg_mo
   mpq_set_num(q, v.get());
   mpq_set_den(q, reveal.den.get());
   mpq_canonicalize(q);
-  double d = mpq_get_d(q);
-  mpq_clear(q);
+  // Round to nearest, ties to even (mpq_get_d truncates): compare q with the neighbour away
+  // from zero, exactly.
+  double d0 = mpq_get_d(q);
+  double d1 = std::nextafter(d0, mpq_sgn(q) < 0 ? -INFINITY : INFINITY);
+  mpq_t e0, e1;
+  mpq_inits(e0, e1, nullptr);
+  mpq_set_d(e0, d0);
+  mpq_set_d(e1, d1);
+  mpq_sub(e0, q, e0);
+  mpq_sub(e1, e1, q);
+  mpq_abs(e0, e0);
+  mpq_abs(e1, e1);
+  int c = mpq_cmp(e1, e0);
+  double d = d0;
+  if (c < 0 || (c == 0 && (std::bit_cast<std::uint64_t>(d0) & 1))) d = d1;
+  mpq_clears(e0, e1, q, nullptr);
   return d;
 }
 
