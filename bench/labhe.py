@@ -90,11 +90,20 @@ def run_ckks(n: int, d: int, work: Path) -> float:
     np.save(x, rng.uniform(-10.0, 10.0, (n, d)))
     keys, cts, res = work / "keys", work / "ct", work / "res"
     run_role(built.binary, "keygen", "--out", str(keys))
-    run_role(built.binary, "encrypt", "--pk", str(keys / "public"), "--input", f"X={x}",
-             "--out", str(cts))
+    run_role(
+        built.binary,
+        "encrypt",
+        "--pk",
+        str(keys / "public"),
+        "--input",
+        f"X={x}",
+        "--out",
+        str(cts),
+    )
     start = time.perf_counter()
-    run_role(built.binary, "compute", "--eval", str(keys / "eval"), "--in", str(cts),
-             "--out", str(res))
+    run_role(
+        built.binary, "compute", "--eval", str(keys / "eval"), "--in", str(cts), "--out", str(res)
+    )
     return time.perf_counter() - start
 
 
@@ -125,18 +134,31 @@ def main() -> None:
                     m, "encrypt_online_per_value_s"
                 )
                 rows.append(
-                    Row("labhe", "encrypt per value (offline + online)", enc * 1e3,
-                        PAPER["encrypt_per_value_s"] * 1e3, "ms")
+                    Row(
+                        "labhe",
+                        "encrypt per value (offline + online)",
+                        enc * 1e3,
+                        PAPER["encrypt_per_value_s"] * 1e3,
+                        "ms",
+                    )
                 )
                 up = measure(m, "upload_bytes_per_value")
-                rows.append(Row("labhe", "upload per value (a, Enc(b))", up,
-                                PAPER["ciphertext_bytes"], "bytes"))
+                rows.append(
+                    Row(
+                        "labhe",
+                        "upload per value (a, Enc(b))",
+                        up,
+                        PAPER["ciphertext_bytes"],
+                        "bytes",
+                    )
+                )
                 first = False
             for prog in ("mean", "cov"):
                 name = f"labhe_{prog}"
                 ev = measure(m, "eval_s", name)
-                rows.append(Row("labhe", f"{prog} n=2^{k} d=2 Eval", ev,
-                                PAPER.get((prog, n, 2)), "s"))
+                rows.append(
+                    Row("labhe", f"{prog} n=2^{k} d=2 Eval", ev, PAPER.get((prog, n, 2)), "s")
+                )
                 dec = measure(m, "decrypt_offline_s", name) + measure(m, "decrypt_online_s", name)
                 ref = PAPER.get(("cov_decrypt", n, 2)) if prog == "cov" else None
                 rows.append(Row("labhe", f"{prog} n=2^{k} d=2 decrypt (off + on)", dec, ref, "s"))
@@ -146,16 +168,24 @@ def main() -> None:
                 )
             if not args.no_ckks and n <= 1 << 14:
                 ck = run_ckks(n, 2, out / f"ckks-{n}-2")
-                rows.append(Row("labhe", f"cov n=2^{k} d=2 Eval vs hec CKKS compute",
-                                measure(m, "eval_s", "labhe_cov"), ck, "s"))
+                rows.append(
+                    Row(
+                        "labhe",
+                        f"cov n=2^{k} d=2 Eval vs hec CKKS compute",
+                        measure(m, "eval_s", "labhe_cov"),
+                        ck,
+                        "s",
+                    )
+                )
         for d in dims:
             n = 4096
             plans = [compile_plan("cov", n, d, bits, out)]
             m = run_labhe(plans, n, d, bits, args.repeats if d <= 8 else 1)
             ev = measure(m, "eval_s", "labhe_cov")
             rows.append(Row("labhe", f"cov n=4096 d={d} Eval", ev, PAPER.get(("cov", n, d)), "s"))
-            facts.append(f"cov n=4096 d={d}: result {int(measure(m, 'result_bytes', 'labhe_cov'))}"
-                         " bytes")
+            facts.append(
+                f"cov n=4096 d={d}: result {int(measure(m, 'result_bytes', 'labhe_cov'))} bytes"
+            )
             if not args.no_ckks and d <= 8:
                 ck = run_ckks(n, d, out / f"ckks-{n}-{d}")
                 rows.append(Row("labhe", f"cov n=4096 d={d} Eval vs hec CKKS compute", ev, ck, "s"))

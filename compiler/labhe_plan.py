@@ -95,7 +95,7 @@ class LabheProgram:
         for s in self.steps:
             if s.op == "contract":
                 lhs, rest = s.words[0].split(",")
-                rhs, out = rest.split("->")
+                rhs, _out = rest.split("->")
                 extent: dict[str, int] = {}
                 for letters, reg in ((lhs, s.args[0]), (rhs, s.args[1])):
                     for ch, d in zip(letters, self.steps[reg].shape, strict=True):

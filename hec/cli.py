@@ -256,7 +256,11 @@ def _cpp_compile_run(args: argparse.Namespace) -> int:
     if _labhe_chosen(args):
         from hec.labhe import compile_labhe_cpp
 
-        print(compile_labhe_cpp(args.file, args.output, _options_of(args), not args.no_build).describe())
+        print(
+            compile_labhe_cpp(
+                args.file, args.output, _options_of(args), not args.no_build
+            ).describe()
+        )
         return 0
     built = compile_cpp(args.file, args.output, _options_of(args), build=not args.no_build)
     print(built.describe())

@@ -14,7 +14,6 @@ sizes), so `hec run` compiles for the data's sizes.
 
 from __future__ import annotations
 
-import io
 import math
 import shutil
 import subprocess
@@ -189,8 +188,12 @@ def render_labhe_text(report: Mapping[str, Any]) -> str:
         "  inputs",
     ]
     for i in report["inputs"]:
-        step = "exact integers" if i["fixed_point_scale"] == 1 else (
-            f"fixed point, scale {i['fixed_point_scale']} (step {i['quantization_step']:.3g})"
+        step = (
+            "exact integers"
+            if i["fixed_point_scale"] == 1
+            else (
+                f"fixed point, scale {i['fixed_point_scale']} (step {i['quantization_step']:.3g})"
+            )
         )
         lines.append(f"    {i['name']:<10} {i['shape']}  {i['labels']} labels, {step}")
     lines.append("  revealed to the receiver")

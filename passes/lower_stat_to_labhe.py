@@ -115,9 +115,7 @@ def _remove_dead_steps(plan: LabheProgram) -> None:
             live.update(s.args)
     kept = [s for s in plan.steps if s.id in live or s.op == "input"]
     new_id = {s.id: i for i, s in enumerate(kept)}
-    plan.steps = [
-        replace(s, id=new_id[s.id], args=tuple(new_id[a] for a in s.args)) for s in kept
-    ]
+    plan.steps = [replace(s, id=new_id[s.id], args=tuple(new_id[a] for a in s.args)) for s in kept]
     plan.inputs = [replace(i, register=new_id[i.register]) for i in plan.inputs]
     plan.reveals = [replace(r, register=new_id[r.register]) for r in plan.reveals]
 
@@ -393,7 +391,9 @@ class LowerStatToLabhe:
         coeffs += [Fraction(0)] * (3 - len(coeffs))
         domain = src.domain_value
         if isinstance(domain, FiniteSet):
-            image = [sum(c * _fraction(v) ** i for i, c in enumerate(coeffs)) for v in domain.values]
+            image = [
+                sum(c * _fraction(v) ** i for i, c in enumerate(coeffs)) for v in domain.values
+            ]
             largest = float(max(abs(v) for v in image))
             integral = all(v.denominator == 1 for v in image)
         elif isinstance(domain, Interval):
@@ -512,7 +512,7 @@ class LowerStatToLabhe:
             return _Pub(np.asarray(x.value, dtype=object) @ np.asarray(y.value, dtype=object))
         if not (isinstance(x, _Sec) and isinstance(y, _Sec)):
             pub = x if isinstance(x, _Pub) else y
-            if _scalar(pub) is None:
+            if isinstance(pub, _Pub) and _scalar(pub) is None:
                 raise UserError(
                     "a matrix product of a public array and a secret value has no labeled-HE "
                     "lowering yet",
@@ -523,7 +523,8 @@ class LowerStatToLabhe:
         ly = "bc" if len(y.shape) == 2 else "b"
         out = ("a" if len(x.shape) == 2 else "") + ("c" if len(y.shape) == 2 else "")
         shape = tuple(
-            ([x.shape[0]] if len(x.shape) == 2 else []) + ([y.shape[1]] if len(y.shape) == 2 else [])
+            ([x.shape[0]] if len(x.shape) == 2 else [])
+            + ([y.shape[1]] if len(y.shape) == 2 else [])
         )
         terms = x.shape[-1]
         return self._contract(x, y, f"{lx},{ly}->{out}", shape, terms)

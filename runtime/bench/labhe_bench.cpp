@@ -54,16 +54,25 @@ int main(int argc, char** argv) {
     std::uint32_t bits = 2048;
     for (int i = 1; i + 1 < argc; i += 2) {
       std::string k = argv[i], v = argv[i + 1];
-      if (k == "--plan") plan_files.push_back(v);
-      else if (k == "--n") n = std::stoul(v);
-      else if (k == "--d") d = std::stoul(v);
-      else if (k == "--scheme") scheme = v;
-      else if (k == "--modulus-bits") bits = static_cast<std::uint32_t>(std::stoul(v));
-      else if (k == "--repeats") repeats = std::stoul(v);
-      else if (k == "--encrypt-sample") sample = std::stoul(v);
-      else throw std::invalid_argument("unknown option " + k);
+      if (k == "--plan")
+        plan_files.push_back(v);
+      else if (k == "--n")
+        n = std::stoul(v);
+      else if (k == "--d")
+        d = std::stoul(v);
+      else if (k == "--scheme")
+        scheme = v;
+      else if (k == "--modulus-bits")
+        bits = static_cast<std::uint32_t>(std::stoul(v));
+      else if (k == "--repeats")
+        repeats = std::stoul(v);
+      else if (k == "--encrypt-sample")
+        sample = std::stoul(v);
+      else
+        throw std::invalid_argument("unknown option " + k);
     }
-    if (plan_files.empty() || n == 0 || d == 0) throw std::invalid_argument("need --plan, --n, --d");
+    if (plan_files.empty() || n == 0 || d == 0)
+      throw std::invalid_argument("need --plan, --n, --d");
     std::vector<Plan> plans;
     std::uint32_t k = 0;
     for (const auto& f : plan_files) {
@@ -114,17 +123,20 @@ int main(int argc, char** argv) {
     mask_x.a.resize(count);
     plain_x.a.resize(count);
     auto t_enc = Clock::now();
-    hec::math::parallel_for(count, [&](std::size_t i) {
-      Int b = prf_mask(key, {"X", i / d, i % d}, pk.msg_modulus);
-      Int m(static_cast<long>(std::nearbyint(x[i] * scale)));
-      mpz_mod(m.get(), m.get(), pk.msg_modulus.get());
-      plain_x.a[i] = m;
-      server_x.c[i] = encrypt(pk, b);
-      mpz_sub(m.get(), m.get(), b.get());
-      mpz_mod(m.get(), m.get(), pk.msg_modulus.get());
-      server_x.a[i] = m;
-      mask_x.a[i] = b;
-    }, 1 << 15);
+    hec::math::parallel_for(
+        count,
+        [&](std::size_t i) {
+          Int b = prf_mask(key, {"X", i / d, i % d}, pk.msg_modulus);
+          Int m(static_cast<long>(std::nearbyint(x[i] * scale)));
+          mpz_mod(m.get(), m.get(), pk.msg_modulus.get());
+          plain_x.a[i] = m;
+          server_x.c[i] = encrypt(pk, b);
+          mpz_sub(m.get(), m.get(), b.get());
+          mpz_mod(m.get(), m.get(), pk.msg_modulus.get());
+          server_x.a[i] = m;
+          mask_x.a[i] = b;
+        },
+        1 << 15);
     std::cout << "{\"measure\": \"encrypt_all_s\", \"value\": " << since(t_enc)
               << ", \"values\": " << count << "}\n";
     std::cout << "{\"measure\": \"ciphertext_bytes\", \"value\": " << pk.ciphertext_bytes()
@@ -147,12 +159,15 @@ int main(int argc, char** argv) {
         for (std::size_t r = 0; r < server.size(); ++r) {
           const auto& vals = server[r].level2 ? server[r].c : server[r].a;
           std::vector<double> out(vals.size());
-          hec::math::parallel_for(vals.size(), [&](std::size_t i) {
-            Int raw = server[r].level2 ? decrypt(pk, kp.sk, vals[i]) : vals[i];
-            mpz_add(raw.get(), raw.get(), mask[r].a[i].get());
-            mpz_mod(raw.get(), raw.get(), pk.msg_modulus.get());
-            out[i] = decode_reveal(plan.reveals[r], raw, pk.msg_modulus);
-          }, 4096);
+          hec::math::parallel_for(
+              vals.size(),
+              [&](std::size_t i) {
+                Int raw = server[r].level2 ? decrypt(pk, kp.sk, vals[i]) : vals[i];
+                mpz_add(raw.get(), raw.get(), mask[r].a[i].get());
+                mpz_mod(raw.get(), raw.get(), pk.msg_modulus.get());
+                out[i] = decode_reveal(plan.reveals[r], raw, pk.msg_modulus);
+              },
+              4096);
           bytes += vals.size() * (server[r].level2 ? pk.ciphertext_bytes() : pk.message_bytes());
         }
         mon.push_back(since(t0));

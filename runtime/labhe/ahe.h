@@ -19,7 +19,7 @@ namespace hec::labhe {
 
 enum class Scheme : std::uint8_t { kJoyeLibert = 1, kPaillier = 2 };
 
-std::string scheme_name(Scheme s);                // "jl" or "paillier"
+std::string scheme_name(Scheme s);                 // "jl" or "paillier"
 Scheme scheme_from_name(const std::string& name);  // throws std::invalid_argument
 
 // Security in bits of a factoring modulus of `modulus_bits` (NIST SP 800-57 Part 1 Table 2):

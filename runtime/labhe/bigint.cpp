@@ -25,8 +25,8 @@ std::string Int::str() const {
 
 void Int::wipe() {
   std::size_t limbs = mpz_size(v_);
-  if (limbs > 0) sodium_memzero(mpz_limbs_modify(v_, static_cast<mp_size_t>(limbs)),
-                                limbs * sizeof(mp_limb_t));
+  if (limbs > 0)
+    sodium_memzero(mpz_limbs_modify(v_, static_cast<mp_size_t>(limbs)), limbs * sizeof(mp_limb_t));
   mpz_set_ui(v_, 0);
 }
 

@@ -16,7 +16,7 @@ namespace hec::labhe {
 class Int {
  public:
   Int() { mpz_init(v_); }
-  Int(long value) { mpz_init_set_si(v_, value); }  // NOLINT: implicit from small constants
+  Int(long value) { mpz_init_set_si(v_, value); }      // NOLINT: implicit from small constants
   static Int from_string(const std::string& decimal);  // throws std::invalid_argument
   Int(const Int& other) { mpz_init_set(v_, other.v_); }
   Int(Int&& other) noexcept {

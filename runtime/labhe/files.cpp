@@ -22,7 +22,8 @@ constexpr std::size_t kSum = 16;
 std::string digest_bytes(const std::string& hex) {
   if (hex.size() != 64) throw std::logic_error("plan digest must be 64 hex characters");
   std::string out(32, '\0');
-  for (std::size_t i = 0; i < 32; ++i) out[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < 32; ++i)
+    out[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return out;
 }
 
@@ -47,13 +48,20 @@ std::string checksum(const std::string& data) {
 
 std::string file_kind_name(FileKind k) {
   switch (k) {
-    case FileKind::kPublicKey: return "public key";
-    case FileKind::kReceiverSecret: return "receiver secret key";
-    case FileKind::kProviderKey: return "provider key";
-    case FileKind::kOffline: return "offline encryption";
-    case FileKind::kUpload: return "provider upload";
-    case FileKind::kResult: return "evaluation result";
-    case FileKind::kMasks: return "offline decryption";
+    case FileKind::kPublicKey:
+      return "public key";
+    case FileKind::kReceiverSecret:
+      return "receiver secret key";
+    case FileKind::kProviderKey:
+      return "provider key";
+    case FileKind::kOffline:
+      return "offline encryption";
+    case FileKind::kUpload:
+      return "provider upload";
+    case FileKind::kResult:
+      return "evaluation result";
+    case FileKind::kMasks:
+      return "offline decryption";
   }
   return "unknown (" + std::to_string(static_cast<int>(k)) + ")";
 }
@@ -81,13 +89,15 @@ std::uint8_t Reader::u8() {
 std::uint32_t Reader::u32() {
   need(4);
   std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= std::uint32_t{static_cast<std::uint8_t>(data_[pos_++])} << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= std::uint32_t{static_cast<std::uint8_t>(data_[pos_++])} << (8 * i);
   return v;
 }
 std::uint64_t Reader::u64() {
   need(8);
   std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(data_[pos_++])} << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    v |= std::uint64_t{static_cast<std::uint8_t>(data_[pos_++])} << (8 * i);
   return v;
 }
 std::string Reader::bytes() {
@@ -136,7 +146,8 @@ std::string read_object(const std::filesystem::path& path, FileKind kind,
                         KeyId* key_id_out) {
   const std::string name = path.string();
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(name + ": cannot open (expected a " + file_kind_name(kind) + ")");
+  if (!in)
+    throw std::runtime_error(name + ": cannot open (expected a " + file_kind_name(kind) + ")");
   std::ostringstream buf;
   buf << in.rdbuf();
   std::string data = buf.str();
@@ -175,7 +186,8 @@ std::string read_object(const std::filesystem::path& path, FileKind kind,
                              plan_digest.substr(0, 16) + "...)");
   }
   if (!any_key && id != key_id) {
-    throw std::runtime_error(name + ": made under other keys (key id differs from the public key's)");
+    throw std::runtime_error(name +
+                             ": made under other keys (key id differs from the public key's)");
   }
   if (key_id_out != nullptr) *key_id_out = id;
   return data.substr(kHeader, length);

@@ -36,10 +36,10 @@ class Writer {
   void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void u32(std::uint32_t v);
   void u64(std::uint64_t v);
-  void bytes(const std::string& s);                   // u64 length + bytes
+  void bytes(const std::string& s);  // u64 length + bytes
   void raw(const void* data, std::size_t n) { out_.append(static_cast<const char*>(data), n); }
-  void fixed(const Int& v, std::size_t width);        // big-endian, exactly `width` bytes
-  void big(const Int& v);                             // length-prefixed, non-negative
+  void fixed(const Int& v, std::size_t width);  // big-endian, exactly `width` bytes
+  void big(const Int& v);                       // length-prefixed, non-negative
   const std::string& data() const { return out_; }
   std::string& data() { return out_; }
 

@@ -95,13 +95,14 @@ Spec parse_spec(std::size_t line, const std::string& text) {
   if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) {
     fail(line, "bad contraction spec '" + text + "'");
   }
-  return {text.substr(0, comma), text.substr(comma + 1, arrow - comma - 1),
-          text.substr(arrow + 2)};
+  return {text.substr(0, comma), text.substr(comma + 1, arrow - comma - 1), text.substr(arrow + 2)};
 }
 
 // For each output element, the (lhs, rhs) flat index pairs whose products it sums.
-std::vector<std::vector<std::pair<std::size_t, std::size_t>>> contraction_pairs(
-    const Spec& spec, const Shape& ls, const Shape& rs, const Shape& os) {
+std::vector<std::vector<std::pair<std::size_t, std::size_t>>> contraction_pairs(const Spec& spec,
+                                                                                const Shape& ls,
+                                                                                const Shape& rs,
+                                                                                const Shape& os) {
   std::string letters;
   for (char ch : spec.lhs + spec.rhs) {
     if (letters.find(ch) == std::string::npos) letters.push_back(ch);
@@ -168,8 +169,8 @@ Plan Plan::parse(const std::string& text) {
   plan.text = text;
   if (sodium_init() < 0) throw std::runtime_error("libsodium failed to initialize");
   unsigned char h[32];
-  crypto_generichash(h, sizeof h, reinterpret_cast<const unsigned char*>(text.data()),
-                     text.size(), nullptr, 0);
+  crypto_generichash(h, sizeof h, reinterpret_cast<const unsigned char*>(text.data()), text.size(),
+                     nullptr, 0);
   plan.digest = hex(h, sizeof h);
   std::istringstream lines(text);
   std::string raw;
@@ -458,8 +459,8 @@ class Evaluator {
       Int c = Int::from_string(s.words[0]);
       // Level 1: the constant joins a (server) and m (plain), never b. Level 2: it joins mu
       // (mask) and the value (plain); the server's ciphertext is unchanged.
-      const bool adds = mode_ == Mode::kPlain || (mode_ == Mode::kServer && !l2) ||
-                        (mode_ == Mode::kMask && l2);
+      const bool adds =
+          mode_ == Mode::kPlain || (mode_ == Mode::kServer && !l2) || (mode_ == Mode::kMask && l2);
       if (server() && l2) {
         out.a.clear();
       } else {

@@ -22,9 +22,8 @@ template <std::size_t Out>
 std::array<std::uint8_t, Out> keyed_hash(const PrfKey& key, const std::string& message) {
   init_sodium();
   std::array<std::uint8_t, Out> out{};
-  crypto_generichash(out.data(), out.size(),
-                     reinterpret_cast<const unsigned char*>(message.data()), message.size(),
-                     key.data(), key.size());
+  crypto_generichash(out.data(), out.size(), reinterpret_cast<const unsigned char*>(message.data()),
+                     message.size(), key.data(), key.size());
   return out;
 }
 

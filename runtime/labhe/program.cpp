@@ -54,8 +54,8 @@ std::vector<Part> ownership(const Plan& plan, std::uint32_t providers,
     if (rows < providers) {
       throw std::invalid_argument("input '" + in.name + "' has " + std::to_string(rows) +
                                   " rows, fewer than the " + std::to_string(providers) +
-                                  " providers sharing it; give it one owner (--owner " +
-                                  in.name + "=I)");
+                                  " providers sharing it; give it one owner (--owner " + in.name +
+                                  "=I)");
     }
     for (std::uint32_t i = 0; i < providers; ++i) {
       parts.push_back({in.name, i, rows * i / providers, rows * (i + 1) / providers});
@@ -161,8 +161,10 @@ void load_provider_key(const fs::path& path, const Plan& plan, const PublicSetup
                              std::to_string(claimed) + ": a provider encrypts with its own key");
   }
   if (out.provider >= setup.providers || key_check(out.key) != setup.key_checks[out.provider]) {
-    throw std::runtime_error(path.string() + ": key does not match the key check the setup "
-                             "recorded for provider " + std::to_string(out.provider));
+    throw std::runtime_error(path.string() +
+                             ": key does not match the key check the setup "
+                             "recorded for provider " +
+                             std::to_string(out.provider));
   }
 }
 
@@ -186,12 +188,14 @@ int run_setup(const Plan& plan, const ParsedArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
   const fs::path out = args.require("out");
   Scheme scheme = scheme_from_name(args.get("scheme").value_or("jl"));
-  const std::uint32_t bits = static_cast<std::uint32_t>(std::stoul(args.get("modulus-bits").value_or("3072")));
+  const std::uint32_t bits =
+      static_cast<std::uint32_t>(std::stoul(args.get("modulus-bits").value_or("3072")));
   if (modulus_security_bits(bits) < 128) {
     std::cerr << "WARNING: a " << bits << "-bit modulus gives " << modulus_security_bits(bits)
               << "-bit security, below the 128 bits of the default (3072)\n";
   }
-  const std::uint32_t providers = static_cast<std::uint32_t>(std::stoul(args.get("providers").value_or("1")));
+  const std::uint32_t providers =
+      static_cast<std::uint32_t>(std::stoul(args.get("providers").value_or("1")));
   std::map<std::string, std::uint32_t> owners;
   for (const auto& o : args.all("owner")) {
     auto [name, who] = program::split_assignment("--owner", o);
@@ -364,12 +368,14 @@ int run_encrypt_online(const Plan& plan, const ParsedArgs& args) {
       const double scaled = x.data[i] * scale;
       const double rounded = std::nearbyint(scaled);
       if (scale == 1.0 && rounded != scaled) {
-        throw std::runtime_error(f->second.string() + ": input '" + p.input + "' takes integers; row " +
-                                 std::to_string(p.begin + i / cols) + " column " +
-                                 std::to_string(i % cols) + " holds " + std::to_string(x.data[i]));
+        throw std::runtime_error(f->second.string() + ": input '" + p.input +
+                                 "' takes integers; row " + std::to_string(p.begin + i / cols) +
+                                 " column " + std::to_string(i % cols) + " holds " +
+                                 std::to_string(x.data[i]));
       }
       if (std::fabs(rounded) >= 9.0e15) {
-        throw std::runtime_error(f->second.string() + ": value too large for its fixed-point scale");
+        throw std::runtime_error(f->second.string() +
+                                 ": value too large for its fixed-point scale");
       }
       Int a(static_cast<long>(rounded));
       mpz_sub(a.get(), a.get(), b.get());
@@ -406,7 +412,8 @@ Upload read_upload(const fs::path& path, const Plan& plan, const PublicSetup& se
       if (i.name == p.input) in = &i;
     }
     if (in == nullptr || p.end > input_rows(*in) || p.begin >= p.end) {
-      throw std::runtime_error(u.file + ": labels " + part_text(p) + " are not labels of this program");
+      throw std::runtime_error(u.file + ": labels " + part_text(p) +
+                               " are not labels of this program");
     }
     const std::uint64_t count = (p.end - p.begin) * input_cols(*in);
     std::vector<Int> a(count), beta(count);
@@ -455,8 +462,8 @@ std::map<std::string, Array> assemble_uploads(const Plan& plan, const PublicSetu
       for (const auto& p : u.parts) got += (got.empty() ? "" : ", ") + part_text(p);
       for (const auto& p : want) exp += (exp.empty() ? "" : ", ") + part_text(p);
       throw std::runtime_error(u.file + ": wrong label set: provider " +
-                               std::to_string(u.provider) + " uploaded " + got +
-                               "; it owns " + exp);
+                               std::to_string(u.provider) + " uploaded " + got + "; it owns " +
+                               exp);
     }
   }
   for (std::uint32_t i = 0; i < setup.providers; ++i) {
@@ -541,9 +548,10 @@ std::map<std::string, Array> all_masks(const Plan& plan, const PublicSetup& setu
     auto labels = part_labels(plan, p);
     Array& x = arrays[p.input];
     const std::uint64_t offset = p.begin * input_cols(plan.input(p.input));
-    math::parallel_for(labels.size(), [&](std::size_t i) {
-      x.a[offset + i] = prf_mask(key, labels[i], setup.pk.msg_modulus);
-    }, 64);
+    math::parallel_for(
+        labels.size(),
+        [&](std::size_t i) { x.a[offset + i] = prf_mask(key, labels[i], setup.pk.msg_modulus); },
+        64);
     sodium_memzero(key.data(), key.size());
   }
   return arrays;
@@ -582,8 +590,8 @@ int run_decrypt_online(const Plan& plan, const ParsedArgs& args) {
   const PublicKey& pk = setup.pk;
   std::uint32_t n = rr.u32();
   if (n != plan.reveals.size() || mr.u32() != n) {
-    throw std::runtime_error(in.string() + ": holds " + std::to_string(n) + " values, the program reveals " +
-                             std::to_string(plan.reveals.size()));
+    throw std::runtime_error(in.string() + ": holds " + std::to_string(n) +
+                             " values, the program reveals " + std::to_string(plan.reveals.size()));
   }
   program::OutputSet outputs;
   const fs::path out = args.require("out");
@@ -592,7 +600,8 @@ int run_decrypt_online(const Plan& plan, const ParsedArgs& args) {
     const PlanReveal& rev = plan.reveals[k];
     if (rr.bytes() != rev.name) throw std::runtime_error(in.string() + ": values out of order");
     const bool l2 = rr.u8() == 2;
-    if (l2 != plan.level2[rev.value]) throw std::runtime_error(in.string() + ": wrong level for " + rev.name);
+    if (l2 != plan.level2[rev.value])
+      throw std::runtime_error(in.string() + ": wrong level for " + rev.name);
     const std::uint64_t count = rr.u64();
     if (count != shape_size(plan.shapes[rev.value]) || mr.u64() != count) {
       throw std::runtime_error(in.string() + ": wrong number of values for " + rev.name);
@@ -602,14 +611,18 @@ int run_decrypt_online(const Plan& plan, const ParsedArgs& args) {
     std::vector<Int> mask(count);
     for (auto& m : mask) m = mr.fixed(pk.message_bytes());
     std::vector<double> values(count);
-    math::parallel_for(count, [&](std::size_t i) {
-      Int raw = l2 ? decrypt(pk, secret.sk, cts[i]) : cts[i];
-      mpz_add(raw.get(), raw.get(), mask[i].get());
-      mpz_mod(raw.get(), raw.get(), pk.msg_modulus.get());
-      values[i] = decode_reveal(rev, raw, pk.msg_modulus);
-    }, 4096);
+    math::parallel_for(
+        count,
+        [&](std::size_t i) {
+          Int raw = l2 ? decrypt(pk, secret.sk, cts[i]) : cts[i];
+          mpz_add(raw.get(), raw.get(), mask[i].get());
+          mpz_mod(raw.get(), raw.get(), pk.msg_modulus.get());
+          values[i] = decode_reveal(rev, raw, pk.msg_modulus);
+        },
+        4096);
     const Shape& sh = plan.shapes[rev.value];
-    program::write_npy(out / (rev.name + ".npy"), std::vector<std::size_t>(sh.begin(), sh.end()), values);
+    program::write_npy(out / (rev.name + ".npy"), std::vector<std::size_t>(sh.begin(), sh.end()),
+                       values);
     outputs.add(out / (rev.name + ".npy"));
   }
   rr.expect_done();

@@ -81,7 +81,10 @@ def write_labhe_project(emitted: EmittedLabhe, out_dir: Path) -> list[Path]:
     """Write `<name>.cpp` and `build.ninja` (each only when it changed); returns those written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for path, text in ((out_dir / f"{emitted.name}.cpp", emitted.cpp), (out_dir / "build.ninja", emitted.ninja)):
+    for path, text in (
+        (out_dir / f"{emitted.name}.cpp", emitted.cpp),
+        (out_dir / "build.ninja", emitted.ninja),
+    ):
         if path.is_file() and path.read_text() == text:
             continue
         tmp = path.with_name(path.name + ".tmp")

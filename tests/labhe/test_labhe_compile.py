@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from compiler.analysis.degree import reveal_degrees
+from compiler.dialects import stat
 from compiler.errors import UserError
 from compiler.labhe_plan import CHECK_BITS, evaluate_plain
 from dsl.checker import check
@@ -28,8 +29,10 @@ def _options(sizes: str, **kw: object) -> Options:
     return Options(sizes=sizes, scheme="labhe", **kw)  # type: ignore[arg-type]
 
 
-def _stat(path: Path):
-    return lower(check(parse_file(str(path)))).body.block.first_op
+def _stat(path: Path) -> stat.ProgramOp:
+    op = lower(check(parse_file(str(path)))).body.block.first_op
+    assert isinstance(op, stat.ProgramOp)
+    return op
 
 
 def test_degrees_of_the_examples() -> None:
@@ -55,8 +58,9 @@ def test_degree_three_is_refused_at_its_location(tmp_path: Path) -> None:
 
 def test_public_input_is_refused(tmp_path: Path) -> None:
     src = tmp_path / "pub.hec"
-    src.write_text("param N <= 10\ninput w: public[N]\ninput x: secret[N] in {0, 1}\n"
-                   "reveal s = sum(x)\n")
+    src.write_text(
+        "param N <= 10\ninput w: public[N]\ninput x: secret[N] in {0, 1}\nreveal s = sum(x)\n"
+    )
     with pytest.raises(UserError, match="public input 'w'"):
         compile_labhe_file(src, _options("N=4"))
 

@@ -109,25 +109,67 @@ def test_refusals(meancov: BuiltLabhe, tmp_path: Path) -> None:
     assert _roles(b, "setup", "--out", str(keys), "--providers", "2").returncode == 0
     pk = ["--pk", str(keys / "public.key")]
     # Another provider's key.
-    bad = _roles(b, "encrypt-offline", *pk, "--key", str(keys / "provider-1.key"),
-                 "--provider", "0", "--out", str(work / "o0"))
+    bad = _roles(
+        b,
+        "encrypt-offline",
+        *pk,
+        "--key",
+        str(keys / "provider-1.key"),
+        "--provider",
+        "0",
+        "--out",
+        str(work / "o0"),
+    )
     assert bad.returncode == 1 and "key of provider 1, not of provider 0" in bad.stderr
     assert not (work / "o0").exists()
     # A wrong label set: provider 0 owns rows 0:12, the file has 11.
-    ok = _roles(b, "encrypt-offline", *pk, "--key", str(keys / "provider-0.key"),
-                "--provider", "0", "--out", str(work / "o0"))
+    ok = _roles(
+        b,
+        "encrypt-offline",
+        *pk,
+        "--key",
+        str(keys / "provider-0.key"),
+        "--provider",
+        "0",
+        "--out",
+        str(work / "o0"),
+    )
     assert ok.returncode == 0, ok.stderr
     np.save(work / "x0.npy", _x()[:11])
-    wrong = _roles(b, "encrypt-online", *pk, "--key", str(keys / "provider-0.key"),
-                   "--provider", "0", "--offline", str(work / "o0"), "--input",
-                   f"X={work / 'x0.npy'}", "--out", str(work / "u" / "p0.upload"))
+    wrong = _roles(
+        b,
+        "encrypt-online",
+        *pk,
+        "--key",
+        str(keys / "provider-0.key"),
+        "--provider",
+        "0",
+        "--offline",
+        str(work / "o0"),
+        "--input",
+        f"X={work / 'x0.npy'}",
+        "--out",
+        str(work / "u" / "p0.upload"),
+    )
     assert wrong.returncode == 1 and "owns rows 0:12 of 'X'" in wrong.stderr
     # The server refuses an incomplete label set.
     np.save(work / "x0.npy", _x()[:12])
     (work / "u").mkdir()
-    ok = _roles(b, "encrypt-online", *pk, "--key", str(keys / "provider-0.key"),
-                "--provider", "0", "--offline", str(work / "o0"), "--input",
-                f"X={work / 'x0.npy'}", "--out", str(work / "u" / "p0.upload"))
+    ok = _roles(
+        b,
+        "encrypt-online",
+        *pk,
+        "--key",
+        str(keys / "provider-0.key"),
+        "--provider",
+        "0",
+        "--offline",
+        str(work / "o0"),
+        "--input",
+        f"X={work / 'x0.npy'}",
+        "--out",
+        str(work / "u" / "p0.upload"),
+    )
     assert ok.returncode == 0, ok.stderr
     missing = _roles(b, "evaluate", *pk, "--in", str(work / "u"), "--out", str(work / "r"))
     assert missing.returncode == 1 and "no upload from provider 1" in missing.stderr
@@ -138,9 +180,20 @@ def test_another_labeled_program_cannot_decrypt(meancov: BuiltLabhe, tmp_path: P
     other = _built(MEANCOV, "N=24,D=2", tmp_path / "other")
     run_labhe_roles(meancov.binary, meancov.comp, {"X": _x()}, tmp_path / "run", 2)
     keys, work = tmp_path / "run" / "keys", tmp_path / "run" / "work"
-    done = _roles(other.binary, "decrypt-online", "--pk", str(keys / "public.key"), "--sk",
-                  str(keys / "receiver.secret"), "--masks", str(work / "masks.bin"), "--in",
-                  str(work / "result.bin"), "--out", str(tmp_path / "dec"))
+    done = _roles(
+        other.binary,
+        "decrypt-online",
+        "--pk",
+        str(keys / "public.key"),
+        "--sk",
+        str(keys / "receiver.secret"),
+        "--masks",
+        str(work / "masks.bin"),
+        "--in",
+        str(work / "result.bin"),
+        "--out",
+        str(tmp_path / "dec"),
+    )
     assert done.returncode == 1
     assert "made for another labeled program" in done.stderr
     assert not (tmp_path / "dec").exists()

@@ -101,7 +101,8 @@ struct LabRun {
         if (r >= p.begin && r < p.end) who = p.provider;
       }
       for (std::uint64_t c = 0; c < 2; ++c) {
-        x.a.push_back(prf_mask(derive_provider_key(master, who), {"X", r, c}, setup.pk.msg_modulus));
+        x.a.push_back(
+            prf_mask(derive_provider_key(master, who), {"X", r, c}, setup.pk.msg_modulus));
       }
     }
     return {{"X", x}};
@@ -160,18 +161,16 @@ TEST(Labeled, UploadOrderDoesNotMatter) {
   LabRun run(Scheme::kJoyeLibert);
   auto ups = run.uploads();
   auto mask = evaluate(run.plan, Mode::kMask, run.setup.pk.msg_modulus, nullptr, run.masks());
-  auto first = run.decrypt_all(
-      run.plan,
-      evaluate(run.plan, Mode::kServer, run.setup.pk.msg_modulus, &run.setup.pk,
-               assemble_uploads(run.plan, run.setup, ups)),
-      mask, 0);
+  auto first = run.decrypt_all(run.plan,
+                               evaluate(run.plan, Mode::kServer, run.setup.pk.msg_modulus,
+                                        &run.setup.pk, assemble_uploads(run.plan, run.setup, ups)),
+                               mask, 0);
   std::reverse(ups.begin(), ups.end());
   std::swap(ups[0], ups[1]);
-  auto second = run.decrypt_all(
-      run.plan,
-      evaluate(run.plan, Mode::kServer, run.setup.pk.msg_modulus, &run.setup.pk,
-               assemble_uploads(run.plan, run.setup, ups)),
-      mask, 0);
+  auto second = run.decrypt_all(run.plan,
+                                evaluate(run.plan, Mode::kServer, run.setup.pk.msg_modulus,
+                                         &run.setup.pk, assemble_uploads(run.plan, run.setup, ups)),
+                                mask, 0);
   EXPECT_EQ(first, second);
 }
 
@@ -220,8 +219,9 @@ TEST(Labeled, AnotherProgramsMasksFailLoudly) {
 }
 
 TEST(Plan, RefusesDegreeThreeAndMalformedText) {
-  std::string cubic = "hec-labhe-plan 1\nprogram p\nmessage_bits 8\nv 0 input x 1 0\n"
-                      "v 1 contract 0 0 ,->\nv 2 contract 1 0 ,->\nreveal y 2 1 10\n";
+  std::string cubic =
+      "hec-labhe-plan 1\nprogram p\nmessage_bits 8\nv 0 input x 1 0\n"
+      "v 1 contract 0 0 ,->\nv 2 contract 1 0 ,->\nreveal y 2 1 10\n";
   try {
     Plan::parse(cubic);
     FAIL();
