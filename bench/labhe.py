@@ -78,13 +78,19 @@ def measure(rows: list[dict], what: str, plan: str | None = None) -> float:
     raise KeyError(what)
 
 
-def run_ckks(n: int, d: int, work: Path) -> float:
-    """Seconds of the server role (compute) of hec's CKKS program for labhe_cov.hec."""
+def run_ckks(n: int, d: int, work: Path, facts: list[str]) -> float | None:
+    """Seconds of the server role (compute) of hec's CKKS program for labhe_cov.hec; None
+    (with the reason in `facts`) when the CKKS compiler refuses or fails."""
+    from compiler.errors import InternalError, UserError
     from hec.pipeline import Options
     from hec.run import compile_cpp, run_role
 
     src = ROOT / "bench" / "labhe_cov.hec"
-    built = compile_cpp(src, work / "build", Options(sizes=f"N={n},D={d}"))
+    try:
+        built = compile_cpp(src, work / "build", Options(sizes=f"N={n},D={d}"))
+    except (UserError, InternalError) as err:
+        facts.append(f"CKKS n={n} d={d}: not compiled ({type(err).__name__}: {err})")
+        return None
     rng = np.random.default_rng(n * 31 + d)
     x = work / "X.npy"
     np.save(x, rng.uniform(-10.0, 10.0, (n, d)))
@@ -167,7 +173,7 @@ def main() -> None:
                     f"encrypting all {2 * n} values took {measure(m, 'encrypt_all_s'):.1f} s"
                 )
             if not args.no_ckks and n <= 1 << 14:
-                ck = run_ckks(n, 2, out / f"ckks-{n}-2")
+                ck = run_ckks(n, 2, out / f"ckks-{n}-2", facts)
                 rows.append(
                     Row(
                         "labhe",
@@ -187,7 +193,7 @@ def main() -> None:
                 f"cov n=4096 d={d}: result {int(measure(m, 'result_bytes', 'labhe_cov'))} bytes"
             )
             if not args.no_ckks and d <= 8:
-                ck = run_ckks(n, d, out / f"ckks-{n}-{d}")
+                ck = run_ckks(n, d, out / f"ckks-{n}-{d}", facts)
                 rows.append(Row("labhe", f"cov n=4096 d={d} Eval vs hec CKKS compute", ev, ck, "s"))
     for f in facts:
         print("#", f)

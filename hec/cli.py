@@ -206,6 +206,12 @@ def _simulate_run(args: argparse.Namespace) -> int:
 
     from hec.pipeline import simulate_against_reference
 
+    if args.scheme != "ckks":
+        raise UserError(
+            "hec simulate runs the CKKS reference simulator",
+            hint="for the labeled target: hec run --scheme labhe --sim (its exact integer "
+            "reference)",
+        )
     comp = _compile(args)
     result = simulate_against_reference(comp, seed=args.seed, noisy=args.noisy)
     if args.json:
@@ -336,7 +342,7 @@ def _run_run(args: argparse.Namespace) -> int:
         s = result.summary
         print(f"program {s['program']} at sizes {s['sizes']} ({s['backend']})")
         if s.get("insecure"):
-            print("  WARNING: INSECURE parameters (--insecure)")
+            print(f"  WARNING: {s.get('warning', 'INSECURE parameters (--insecure)')}")
         for name in [*s["revealed"], *s["client"]]:
             print(f"  {name:<14} -> {result.outdir / (name + '.npy')}")
     return 0
