@@ -75,6 +75,7 @@ class _Sec:
 class _Builder:
     def __init__(self, name: str):
         self.plan = LabheProgram(name=name, message_bits=0)
+        self.seen: dict[tuple[str, tuple[int, ...], tuple[str, ...]], int] = {}
 
     def emit(
         self,
@@ -84,8 +85,14 @@ class _Builder:
         args: tuple[int, ...] = (),
         words: tuple[str, ...] = (),
     ) -> int:
+        """The register of a new step, or of an identical earlier one (common
+        subexpressions: the column sums a centring and an expanded product both need)."""
+        key = (op, args, words)
+        if op != "input" and key in self.seen:
+            return self.seen[key]
         reg = len(self.plan.steps)
         self.plan.steps.append(Step(reg, op, args, words, shape, level2))
+        self.seen[key] = reg
         return reg
 
 
@@ -220,18 +227,87 @@ class LowerStatToLabhe:
     def _contract(self, x: _Sec, y: _Sec, spec: str, shape: tuple[int, ...], terms: int) -> _Sec:
         if x.level2 or y.level2:
             raise InternalError("contract of a level-2 value after the degree check")
+        reg = self._expanded_contract(x.reg, y.reg, spec, shape)
+        return _Sec(
+            reg, shape, x.den * y.den, x.bound * y.bound * terms, True, (x.reg, y.reg, spec)
+        )
+
+    def _terms(self, reg: int, letters: str) -> list[tuple[int, int, str]]:
+        """A level-1 register as a sum of coef * register terms with their einsum letters:
+        through constant factors, negations and transposes, and through a sum or difference
+        with a broadcast (lower-rank) operand, such as N X - colsum(X). Each term's letters
+        are those of its own axes."""
+        step = self.b.plan.steps[reg]
+        if step.op == "mulc":
+            c = int(step.words[0])
+            return [(c * k, r, ls) for k, r, ls in self._terms(step.args[0], letters)]
+        if step.op == "neg":
+            return [(-k, r, ls) for k, r, ls in self._terms(step.args[0], letters)]
+        if step.op == "transpose":
+            return self._terms(step.args[0], letters[::-1])
+        if step.op == "broadcast":
+            src = self.b.plan.steps[step.args[0]]
+            rank = int(step.words[0])
+            axis_map = [int(w) for w in step.words[2 + rank :]]
+            if all(src.shape[i] == step.shape[a] for i, a in enumerate(axis_map)):
+                return self._terms(src.id, "".join(letters[a] for a in axis_map))
+        if step.op in ("add", "sub"):
+            a, b = (self.b.plan.steps[i] for i in step.args)
+            if len(a.shape) < len(letters) or len(b.shape) < len(letters):
+                sign = -1 if step.op == "sub" else 1
+                la = letters[len(letters) - len(a.shape) :]
+                lb = letters[len(letters) - len(b.shape) :]
+                return self._terms(a.id, la) + [
+                    (sign * k, r, ls) for k, r, ls in self._terms(b.id, lb)
+                ]
+        return [(1, reg, letters)]
+
+    def _reduce(self, reg: int, letters: str, keep: str) -> tuple[int, str]:
+        """Sum `reg` over its letters not in `keep` (a level-1 sum: cheap), before a product."""
+        axes = [i for i, ch in enumerate(letters) if ch not in keep]
+        if not axes:
+            return reg, letters
+        src = self.b.plan.steps[reg]
+        shape = tuple(d for i, d in enumerate(src.shape) if i not in axes)
+        words = (str(len(axes)), *[str(a) for a in axes])
+        out = self.b.emit("sum", shape, False, (reg,), words)
+        return out, "".join(ch for i, ch in enumerate(letters) if i not in axes)
+
+    def _expanded_contract(self, xr: int, yr: int, spec: str, shape: tuple[int, ...]) -> int:
+        """Emit einsum(spec, x, y) as a combination of contractions of the operands' terms
+        (`_terms`), each operand first summed over the letters only it has: the server then
+        never scales or inverts the big input arrays element by element (Xc.T @ Xc for
+        Xc = N X - colsum(X) is N^2 X.T X - N s s^T - N s s^T + s s^T, one multi-exponentiation
+        over the rows per entry). Identical contractions are shared (common subexpressions)."""
         lhs, rest = spec.split(",")
         rhs, out = rest.split("->")
-        # Contract the operand of a transpose directly (its letters reversed), so that
-        # Xc.T @ Xc reads one register twice and the server computes one triangle.
-        xr, yr = x.reg, y.reg
-        if self.b.plan.steps[xr].op == "transpose":
-            xr, lhs = self.b.plan.steps[xr].args[0], lhs[::-1]
-        if self.b.plan.steps[yr].op == "transpose":
-            yr, rhs = self.b.plan.steps[yr].args[0], rhs[::-1]
-        spec = f"{lhs},{rhs}->{out}"
-        reg = self.b.emit("contract", shape, True, (xr, yr), (spec,))
-        return _Sec(reg, shape, x.den * y.den, x.bound * y.bound * terms, True, (xr, yr, spec))
+        extent = dict(zip(lhs, self.b.plan.steps[xr].shape, strict=True))
+        extent.update(zip(rhs, self.b.plan.steps[yr].shape, strict=True))
+        summed = set(lhs + rhs) - set(out)
+        pairs = [(tx, ty) for tx in self._terms(xr, lhs) for ty in self._terms(yr, rhs)]
+        if any(set(out) - set(tx[2] + ty[2]) for tx, ty in pairs):
+            # A pair of terms both broadcast along an output axis: keep the product whole.
+            return self.b.emit("contract", shape, True, (xr, yr), (spec,))
+        acc: int | None = None
+        for (kx, rx, lx), (ky, ry, ly) in pairs:
+            ax, lx2 = self._reduce(rx, lx, ly + out)
+            ay, ly2 = self._reduce(ry, ly, lx + out)
+            # One register read twice: the server detects the symmetry of x.T @ x.
+            reg = self.b.emit("contract", shape, True, (ax, ay), (f"{lx2},{ly2}->{out}",))
+            k = kx * ky
+            # A summed letter neither term has (both broadcast along it) counts its terms.
+            for ch in summed - set(lx + ly):
+                k *= extent[ch]
+            if acc is None:
+                if k != 1:
+                    reg = self.b.emit("mulc", shape, True, (reg,), (str(k),))
+                acc = reg
+            else:
+                if abs(k) != 1:
+                    reg = self.b.emit("mulc", shape, True, (reg,), (str(abs(k)),))
+                acc = self.b.emit("sub" if k < 0 else "add", shape, True, (acc, reg))
+        assert acc is not None
+        return acc
 
     def _elementwise_product(self, x: _Sec, y: _Sec) -> _Sec:
         shape = _broadcast_shape(x.shape, y.shape)
@@ -329,7 +405,7 @@ class LowerStatToLabhe:
                     lhs_rhs, out = spec.split("->")
                     kept = "".join(ch for i, ch in enumerate(out) if i not in axes)
                     shape = self._shape(op.result)
-                    reg = self.b.emit("contract", shape, True, (xr, yr), (f"{lhs_rhs}->{kept}",))
+                    reg = self._expanded_contract(xr, yr, f"{lhs_rhs}->{kept}", shape)
                     den = x.den * count if isinstance(op, stat.MeanOp) else x.den
                     result = _Sec(reg, shape, den, x.bound * count, True)
                 else:

@@ -70,8 +70,11 @@ def test_meancov_plan_contracts_the_centred_data() -> None:
     text = comp.plan.text()
     assert text.startswith("hec-labhe-plan 1\nprogram meancov\n")
     assert "v 0 input X 32768 2 100 3\n" in text
-    contracts = [s for s in comp.plan.steps if s.op == "contract"]
-    assert len(contracts) == 2  # the scatter and the squares
+    x = comp.plan.input("X").register
+    over_rows = [s for s in comp.plan.steps if s.op == "contract" and s.args == (x, x)]
+    assert [s.words[0] for s in over_rows] == ["ba,bc->ac", "ab,ab->b"]  # scatter, squares
+    # The centring is expanded: no level-1 step touches the n x d array element by element.
+    assert not [s for s in comp.plan.steps if not s.level2 and s.shape == (100, 3) and s.id != x]
     widest = max(r.bound for r in comp.plan.reveals)
     assert comp.plan.message_bits == (2 * widest + 1).bit_length() + CHECK_BITS
 
