@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     KeyPair kp = keygen(scheme_from_name(scheme), bits, k);
     const PublicKey& pk = kp.pk;
     PrfKey key = random_prf_key();
+    const Encryptor encryptor(pk);
     // Inputs: uniform in the domain [-10, 10] (the programs' X), quantized by the scale.
     const std::size_t count = n * d;
     std::vector<double> x(count);
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
         std::vector<Int> b(sample), beta(sample);
         for (std::size_t i = 0; i < sample; ++i) {
           b[i] = prf_mask(key, {"X", i / d, i % d}, pk.msg_modulus);
-          beta[i] = encrypt(pk, b[i]);
+          beta[i] = encryptor.encrypt(b[i]);
         }
         off.push_back(since(t0) / sample);
         t0 = Clock::now();
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
           Int m(static_cast<long>(std::nearbyint(x[i] * scale)));
           mpz_mod(m.get(), m.get(), pk.msg_modulus.get());
           plain_x.a[i] = m;
-          server_x.c[i] = encrypt(pk, b);
+          server_x.c[i] = encryptor.encrypt(b);
           mpz_sub(m.get(), m.get(), b.get());
           mpz_mod(m.get(), m.get(), pk.msg_modulus.get());
           server_x.a[i] = m;

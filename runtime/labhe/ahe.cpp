@@ -1,6 +1,9 @@
 // Joye-Libert and Paillier key generation, encryption and decryption (see ahe.h).
 #include "labhe/ahe.h"
 
+#include <sodium.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace hec::labhe {
@@ -222,6 +225,80 @@ Int decrypt(const PublicKey& pk, const SecretKey& sk, const Int& c) {
     u.wipe();
   }
   return m;
+}
+
+namespace {
+
+// n-limb copy of x (0 <= x < 2^(64 n)).
+void to_limbs(mp_limb_t* out, const Int& x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = mpz_getlimbn(x.get(), static_cast<mp_size_t>(i));
+}
+
+}  // namespace
+
+Encryptor::Encryptor(const PublicKey& pk) : pk_(pk) {
+  if (pk.scheme != Scheme::kJoyeLibert) return;
+  limbs_ = mpz_size(pk.n.get());
+  windows_ = (pk.message_bits + 3) / 4;
+  table_.assign(windows_ * 16 * limbs_, 0);
+  Int base = pk.y, power;
+  for (std::size_t i = 0; i < windows_; ++i) {
+    power = Int(1);
+    for (unsigned j = 0; j < 16; ++j) {
+      to_limbs(&table_[(i * 16 + j) * limbs_], power, limbs_);
+      mpz_mul(power.get(), power.get(), base.get());
+      mpz_mod(power.get(), power.get(), pk.n.get());
+    }
+    base = power;  // y^(16^(i+1))
+  }
+}
+
+Int Encryptor::encrypt(const Int& m) const {
+  if (pk_.scheme != Scheme::kJoyeLibert) return hec::labhe::encrypt(pk_, m);
+  if (m.sign() < 0 || mpz_cmp(m.get(), pk_.msg_modulus.get()) >= 0) {
+    throw std::invalid_argument("encrypt: message outside [0, " + pk_.msg_modulus.str() + ")");
+  }
+  const std::size_t n = limbs_;
+  const auto sn = static_cast<mp_size_t>(n);
+  const mp_limb_t* modulus = mpz_limbs_read(pk_.n.get());
+  std::vector<mp_limb_t> scratch(
+      std::max(mpn_sec_mul_itch(sn, sn), mpn_sec_div_r_itch(2 * sn, sn)));
+  std::vector<mp_limb_t> acc(n, 0), sel(n), prod(2 * n);
+  acc[0] = 1;
+  // Step (1): y^m, one table entry per 4-bit digit of m, selected without branches.
+  for (std::size_t i = 0; i < windows_; ++i) {
+    const mp_limb_t d = (mpz_getlimbn(m.get(), static_cast<mp_size_t>(4 * i / GMP_NUMB_BITS)) >>
+                         (4 * i % GMP_NUMB_BITS)) &
+                        15;
+    std::fill(sel.begin(), sel.end(), 0);
+    for (mp_limb_t j = 0; j < 16; ++j) {
+      const mp_limb_t mask = static_cast<mp_limb_t>(0) - static_cast<mp_limb_t>(j == d);
+      const mp_limb_t* e = &table_[(i * 16 + j) * n];
+      for (std::size_t l = 0; l < n; ++l) sel[l] |= e[l] & mask;
+    }
+    mpn_sec_mul(prod.data(), acc.data(), sn, sel.data(), sn, scratch.data());
+    mpn_sec_div_r(prod.data(), 2 * sn, modulus, sn, scratch.data());
+    std::copy(prod.begin(), prod.begin() + static_cast<std::ptrdiff_t>(n), acc.begin());
+  }
+  // Step (2): times x^(2^k) for a fresh random unit x.
+  Int x = random_unit(pk_.n);
+  for (std::uint32_t i = 0; i < pk_.message_bits; ++i) {
+    mpz_mul(x.get(), x.get(), x.get());
+    mpz_tdiv_r(x.get(), x.get(), pk_.n.get());
+  }
+  Int c;
+  mp_limb_t* dst = mpz_limbs_write(c.get(), sn);
+  std::copy(acc.begin(), acc.end(), dst);
+  mp_size_t used = sn;
+  while (used > 0 && acc[used - 1] == 0) --used;
+  mpz_limbs_finish(c.get(), used);
+  mpz_mul(c.get(), c.get(), x.get());
+  mpz_tdiv_r(c.get(), c.get(), pk_.n.get());
+  x.wipe();
+  sodium_memzero(acc.data(), acc.size() * sizeof(mp_limb_t));
+  sodium_memzero(sel.data(), sel.size() * sizeof(mp_limb_t));
+  sodium_memzero(prod.data(), prod.size() * sizeof(mp_limb_t));
+  return c;
 }
 
 void check_key_pair(const PublicKey& pk, const SecretKey& sk) {

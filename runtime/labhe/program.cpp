@@ -283,9 +283,10 @@ int run_encrypt_offline(const Plan& plan, const ParsedArgs& args) {
   for (const Part& p : setup.parts_of(who)) {
     auto labels = part_labels(plan, p);
     std::vector<Int> b(labels.size()), beta(labels.size());
+    const Encryptor encryptor(pk);
     math::parallel_for(labels.size(), [&](std::size_t i) {
       b[i] = prf_mask(key.key, labels[i], pk.msg_modulus);
-      beta[i] = encrypt(pk, b[i]);
+      beta[i] = encryptor.encrypt(b[i]);
     });
     w.bytes(p.input);
     w.u64(p.begin);

@@ -51,6 +51,21 @@ TEST(JoyeLibert, RoundTripAndHomomorphism) {
   EXPECT_EQ(decrypt(kp.pk, kp.sk, scaled), want);
 }
 
+TEST(JoyeLibert, FixedBaseEncryptorRoundTrips) {
+  for (std::uint32_t k : {7u, 64u, 130u}) {
+    KeyPair kp = keygen(Scheme::kJoyeLibert, 2048, k);
+    Encryptor enc(kp.pk);
+    for (int rep = 0; rep < 5; ++rep) {
+      Int m = rep == 0 ? Int(0) : random_below(kp.pk.msg_modulus);
+      if (rep == 1) mpz_sub_ui(m.get(), kp.pk.msg_modulus.get(), 1);
+      Int c = enc.encrypt(m);
+      EXPECT_EQ(decrypt(kp.pk, kp.sk, c), m) << "k=" << k;
+      EXPECT_NE(enc.encrypt(m), c);  // fresh randomness
+    }
+    EXPECT_THROW(enc.encrypt(kp.pk.msg_modulus), std::invalid_argument);
+  }
+}
+
 TEST(JoyeLibert, WrongKeyDoesNotDecrypt) {
   KeyPair a = keygen(Scheme::kJoyeLibert, 2048, 32);
   KeyPair b = keygen(Scheme::kJoyeLibert, 2048, 32);
