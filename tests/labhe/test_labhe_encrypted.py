@@ -197,3 +197,34 @@ def test_another_labeled_program_cannot_decrypt(meancov: BuiltLabhe, tmp_path: P
     assert done.returncode == 1
     assert "made for another labeled program" in done.stderr
     assert not (tmp_path / "dec").exists()
+
+
+def test_paillier_variant(tmp_path: Path) -> None:
+    comp = compile_labhe_file(
+        MEANCOV, Options(sizes="N=6,D=2", scheme="labhe", labhe_linear="paillier")
+    )
+    built = build_labhe(comp, tmp_path / "build")
+    x = np.random.default_rng(14).integers(-10, 11, (6, 2)).astype(float)
+    got, logs = run_labhe_roles(built.binary, comp, {"X": x}, tmp_path, 2)
+    xc = x - x.mean(axis=0)
+    np.testing.assert_allclose(got["scatter"], xc.T @ xc, rtol=1e-15, atol=1e-12)
+    assert "paillier" in logs["setup"]
+
+
+def test_compile_writes_the_plan_and_refuses_size_mismatch(tmp_path: Path) -> None:
+    out = tmp_path / "prog"
+    args = ["compile", "--scheme", "labhe", str(MEANCOV), "--size", "N=5,D=2", "-o", str(out)]
+    assert main([*args, "--no-build"]) == 0
+    cpp = (out / "meancov.cpp").read_text()
+    assert "hec-labhe-plan 1" in cpp and "program_main" in cpp
+    np.save(tmp_path / "X.npy", np.zeros((4, 2)))
+    with pytest.raises(Exception, match="exact sizes"):
+        from hec.labhe import run_labhe
+
+        run_labhe(
+            MEANCOV,
+            {"X": tmp_path / "X.npy"},
+            tmp_path / "o",
+            Options(sizes="N=5", scheme="labhe"),
+            sim=True,
+        )
