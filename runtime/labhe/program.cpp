@@ -421,6 +421,11 @@ Upload read_upload(const fs::path& path, const Plan& plan, const PublicSetup& se
     for (std::uint64_t i = 0; i < count; ++i) {
       a[i] = r.fixed(setup.pk.message_bytes());
       beta[i] = r.fixed(setup.pk.ciphertext_bytes());
+      if (mpz_cmp(a[i].get(), setup.pk.msg_modulus.get()) >= 0 || beta[i].sign() == 0 ||
+          mpz_cmp(beta[i].get(), setup.pk.ct_modulus.get()) >= 0) {
+        throw std::runtime_error(u.file + ": value " + std::to_string(i) + " of " + part_text(p) +
+                                 " is outside the message or ciphertext space");
+      }
     }
     u.parts.push_back(p);
     u.a.push_back(std::move(a));
