@@ -78,7 +78,7 @@ def measure(rows: list[dict], what: str, plan: str | None = None) -> float:
     raise KeyError(what)
 
 
-def run_ckks(n: int, d: int, work: Path, facts: list[str]) -> float | None:
+def run_ckks(n: int, d: int, work: Path) -> float | None:
     """Seconds of the server role (compute) of hec's CKKS program for labhe_cov.hec; None
     (with the reason in `facts`) when the CKKS compiler refuses or fails."""
     from compiler.errors import InternalError, UserError
@@ -89,7 +89,7 @@ def run_ckks(n: int, d: int, work: Path, facts: list[str]) -> float | None:
     try:
         built = compile_cpp(src, work / "build", Options(sizes=f"N={n},D={d}"))
     except (UserError, InternalError) as err:
-        facts.append(f"CKKS n={n} d={d}: not compiled ({type(err).__name__}: {err})")
+        print(f"# CKKS n={n} d={d}: not compiled ({type(err).__name__}: {err})", flush=True)
         return None
     rng = np.random.default_rng(n * 31 + d)
     x = work / "X.npy"
@@ -126,20 +126,48 @@ def main() -> None:
     log_ns = [k for k in log_ns if k <= args.max_log_n]
     dims = [2, 8] if args.quick else [2, 8, 24]
     rows: list[Row] = []
-    facts: list[str] = []
+
+    def add(row: Row) -> None:
+        # Each row as soon as it is measured (a long run stopped early keeps what it has); the
+        # table and the JSON lines of every row follow at the end.
+        rows.append(row)
+        ref = "-" if row.reference is None else f"{row.reference:.4g}"
+        print(f"# {row.case}: {row.ours:.4g} {row.unit} (reference {ref})", flush=True)
+
+    print(
+        f"# labeled HE over Joye-Libert, {bits}-bit modulus; reference = Barbosa-Catalano-Fiore's"
+        " figures (OTHER HARDWARE) or hec's CKKS server role (same machine, same run)",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory(prefix="hec-bench-labhe-") as tmp:
         out = Path(tmp)
+        # Covariance at n = 4096 first (the paper's Table 4), then n = 2^10 ... 2^20, d = 2.
+        for d in dims:
+            n = 4096
+            m = run_labhe(
+                [compile_plan("cov", n, d, bits, out)], n, d, bits, args.repeats if d <= 8 else 1
+            )
+            ev = measure(m, "eval_s", "labhe_cov")
+            add(Row("labhe", f"cov n=4096 d={d} Eval", ev, PAPER.get(("cov", n, d)), "s"))
+            print(
+                f"# cov n=4096 d={d}: result {int(measure(m, 'result_bytes', 'labhe_cov'))} bytes",
+                flush=True,
+            )
+            if not args.no_ckks and d <= 8:
+                ck = run_ckks(n, d, out / f"ckks-{n}-{d}")
+                if ck is not None:
+                    add(Row("labhe", f"cov n=4096 d={d} Eval vs hec CKKS compute", ev, ck, "s"))
         first = True
         for k in log_ns:
             n = 1 << k
             plans = [compile_plan("mean", n, 2, bits, out), compile_plan("cov", n, 2, bits, out)]
-            # Big cases once: the evaluation of 2^20 x 2 values takes minutes on 2 cores.
+            # Big cases once: 2^20 x 2 values take many minutes to encrypt on 2 shared cores.
             m = run_labhe(plans, n, 2, bits, args.repeats if n <= 1 << 14 else 1)
             if first:
                 enc = measure(m, "encrypt_offline_per_value_s") + measure(
                     m, "encrypt_online_per_value_s"
                 )
-                rows.append(
+                add(
                     Row(
                         "labhe",
                         "encrypt per value (offline + online)",
@@ -148,12 +176,11 @@ def main() -> None:
                         "ms",
                     )
                 )
-                up = measure(m, "upload_bytes_per_value")
-                rows.append(
+                add(
                     Row(
                         "labhe",
                         "upload per value (a, Enc(b))",
-                        up,
+                        measure(m, "upload_bytes_per_value"),
                         PAPER["ciphertext_bytes"],
                         "bytes",
                     )
@@ -161,47 +188,37 @@ def main() -> None:
                 first = False
             for prog in ("mean", "cov"):
                 name = f"labhe_{prog}"
-                ev = measure(m, "eval_s", name)
-                rows.append(
-                    Row("labhe", f"{prog} n=2^{k} d=2 Eval", ev, PAPER.get((prog, n, 2)), "s")
-                )
-                dec = measure(m, "decrypt_offline_s", name) + measure(m, "decrypt_online_s", name)
-                ref = PAPER.get(("cov_decrypt", n, 2)) if prog == "cov" else None
-                rows.append(Row("labhe", f"{prog} n=2^{k} d=2 decrypt (off + on)", dec, ref, "s"))
-                facts.append(
-                    f"{prog} n=2^{k} d=2: result {int(measure(m, 'result_bytes', name))} bytes; "
-                    f"encrypting all {2 * n} values took {measure(m, 'encrypt_all_s'):.1f} s"
-                )
-            if not args.no_ckks and n <= 1 << 14:
-                ck = run_ckks(n, 2, out / f"ckks-{n}-2", facts)
-                rows.append(
+                add(
                     Row(
                         "labhe",
-                        f"cov n=2^{k} d=2 Eval vs hec CKKS compute",
-                        measure(m, "eval_s", "labhe_cov"),
-                        ck,
+                        f"{prog} n=2^{k} d=2 Eval",
+                        measure(m, "eval_s", name),
+                        PAPER.get((prog, n, 2)),
                         "s",
                     )
                 )
-        for d in dims:
-            n = 4096
-            plans = [compile_plan("cov", n, d, bits, out)]
-            m = run_labhe(plans, n, d, bits, args.repeats if d <= 8 else 1)
-            ev = measure(m, "eval_s", "labhe_cov")
-            rows.append(Row("labhe", f"cov n=4096 d={d} Eval", ev, PAPER.get(("cov", n, d)), "s"))
-            facts.append(
-                f"cov n=4096 d={d}: result {int(measure(m, 'result_bytes', 'labhe_cov'))} bytes"
-            )
-            if not args.no_ckks and d <= 8:
-                ck = run_ckks(n, d, out / f"ckks-{n}-{d}", facts)
-                rows.append(Row("labhe", f"cov n=4096 d={d} Eval vs hec CKKS compute", ev, ck, "s"))
-    for f in facts:
-        print("#", f)
-    print_rows(
-        f"labeled HE over Joye-Libert, {bits}-bit modulus; reference = Barbosa-Catalano-Fiore's "
-        "figures (OTHER HARDWARE) or hec's CKKS server role (same machine, same run)",
-        rows,
-    )
+                dec = measure(m, "decrypt_offline_s", name) + measure(m, "decrypt_online_s", name)
+                ref = PAPER.get(("cov_decrypt", n, 2)) if prog == "cov" else None
+                add(Row("labhe", f"{prog} n=2^{k} d=2 decrypt (off + on)", dec, ref, "s"))
+                print(
+                    f"# {prog} n=2^{k} d=2: result {int(measure(m, 'result_bytes', name))} "
+                    f"bytes; encrypting all {2 * n} values took "
+                    f"{measure(m, 'encrypt_all_s'):.1f} s",
+                    flush=True,
+                )
+            if not args.no_ckks and n <= 1 << 14:
+                ck = run_ckks(n, 2, out / f"ckks-{n}-2")
+                if ck is not None:
+                    add(
+                        Row(
+                            "labhe",
+                            f"cov n=2^{k} d=2 Eval vs hec CKKS compute",
+                            measure(m, "eval_s", "labhe_cov"),
+                            ck,
+                            "s",
+                        )
+                    )
+    print_rows("labeled HE (labHE over Joye-Libert) against the paper and hec's CKKS", rows)
 
 
 if __name__ == "__main__":
