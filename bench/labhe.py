@@ -15,7 +15,8 @@ The paper's figures were measured on other hardware; the labHE(JL13) ratios say 
 apart the two implementations are, not a same-machine comparison. Rows against the paper use
 the CPU seconds of our evaluation summed over its threads (the work, a single-core
 equivalent: this machine's 2 cores are shared, so wall time mostly measures waiting for a
-core); the wall times are shown beside them and are what the CKKS rows compare (both wall). Figures of the paper not quoted in issue 24 are shown as "-" (not invented).
+core); the wall times are shown beside them and are what the CKKS rows compare (both wall).
+Figures of the paper not quoted in issue 24 are shown as "-" (not invented).
 Target: our Eval <= 0.1 x the paper's at the same modulus size.
 
 Usage: bench/run labhe [--quick] [--max-log-n 20] [--repeats 3] [--no-ckks] [--modulus-bits 2048]
