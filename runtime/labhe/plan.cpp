@@ -624,7 +624,12 @@ class Evaluator {
         work += pairs[o].size();
       }
     }
-    if (todo.size() >= 2 && work / todo.size() < 1024) {
+    // Threads over outputs when there are many of them or they are small: a multi-
+    // exponentiation split over threads pays its bucket phase once per chunk (for 8192 bases
+    // of 108-bit exponents, 123K products in two chunks against 110K whole). Few large
+    // outputs (the n = 2^20, d = 2 covariance has 3) are each split over the threads instead.
+    const std::size_t threads = static_cast<std::size_t>(math::thread_cap());
+    if (todo.size() >= 2 && (work / todo.size() < 1024 || todo.size() >= 4 * threads)) {
       math::parallel_for(todo.size(), [&](std::size_t t) { one(todo[t]); });
     } else {
       for (std::size_t o : todo) one(o);  // each multi-exponentiation is parallel inside
