@@ -258,6 +258,25 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         help="encrypt every revealed count apart (by default the integer sums of a program "
         "that only adds are packed into one exact integer per coefficient)",
     )
+    parser.add_argument(
+        "--scheme",
+        choices=("ckks", "labhe", "auto"),
+        default="ckks",
+        help="target scheme: ckks (default); labhe: labeled HE (Barbosa-Catalano-Fiore) for "
+        "programs whose revealed values have degree <= 2; auto: labhe when they do, else ckks",
+    )
+    parser.add_argument(
+        "--labhe-scheme",
+        choices=("jl", "paillier"),
+        default="jl",
+        help="(labhe) the linear scheme: jl = Joye-Libert (default) or paillier",
+    )
+    parser.add_argument(
+        "--modulus-bits",
+        type=int,
+        default=3072,
+        help="(labhe) modulus size: 3072 (128-bit security, default) or 2048 (112 bits)",
+    )
     parser.add_argument("--print-ir-after-all", action="store_true", help="print IR after passes")
     parser.add_argument(
         "--print-ir-after", action="append", default=[], metavar="PASS", help="print IR after PASS"
@@ -271,11 +290,31 @@ def _compile(args: argparse.Namespace):
     return compile_file(args.file, _options_of(args), out=sys.stderr if args.json else sys.stdout)
 
 
+def _labhe_chosen(args: argparse.Namespace) -> bool:
+    """--scheme labhe, or auto and every revealed value has degree <= 2."""
+    if args.scheme != "auto":
+        return args.scheme == "labhe"
+    from compiler.analysis.degree import reveal_degrees
+    from dsl.checker import check
+    from dsl.lower import lower
+    from dsl.parser import parse_file
+
+    program = lower(check(parse_file(args.file))).body.block.first_op
+    return max(reveal_degrees(program).values(), default=0.0) <= 2  # type: ignore[arg-type]
+
+
 def _report_run(args: argparse.Namespace) -> int:
     import json
 
     from hec.pipeline import report_of
     from targets.report.report import render_text
+
+    if _labhe_chosen(args):
+        from hec.labhe import compile_labhe_file, labhe_report, render_labhe_text
+
+        report = labhe_report(compile_labhe_file(args.file, _options_of(args)))
+        print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
+        return 0
 
     report = report_of(_compile(args))
     if args.json:
@@ -298,6 +337,12 @@ def _simulate_run(args: argparse.Namespace) -> int:
 
     from hec.pipeline import simulate_against_reference
 
+    if args.scheme != "ckks":
+        raise UserError(
+            "hec simulate runs the CKKS reference simulator",
+            hint="for the labeled target: hec run --scheme labhe --sim (its exact integer "
+            "reference)",
+        )
     comp = _compile(args)
     result = simulate_against_reference(comp, seed=args.seed, noisy=args.noisy)
     if args.json:
@@ -328,6 +373,9 @@ def _options_of(args: argparse.Namespace):
         complex_packing=not args.no_complex_packing,
         owner_side=not args.no_owner_side,
         packed_counts=not args.no_packed_counts,
+        scheme=args.scheme,
+        labhe_linear=args.labhe_scheme,
+        modulus_bits=args.modulus_bits,
         print_ir_after_all=args.print_ir_after_all,
         print_ir_after=tuple(args.print_ir_after),
     )
@@ -344,6 +392,15 @@ def _cpp_compile_arguments(parser: argparse.ArgumentParser) -> None:
 def _cpp_compile_run(args: argparse.Namespace) -> int:
     from hec.run import compile_cpp
 
+    if _labhe_chosen(args):
+        from hec.labhe import compile_labhe_cpp
+
+        print(
+            compile_labhe_cpp(
+                args.file, args.output, _options_of(args), not args.no_build
+            ).describe()
+        )
+        return 0
     built = compile_cpp(args.file, args.output, _options_of(args), build=not args.no_build)
     print(built.describe())
     return 0
@@ -361,6 +418,16 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--build-dir", default="", metavar="DIR", help="where to compile and keep the roles' files"
     )
+    parser.add_argument(
+        "--providers", type=int, default=1, help="(labhe) data providers sharing each input's rows"
+    )
+    parser.add_argument(
+        "--owner",
+        action="append",
+        default=[],
+        metavar="NAME=I",
+        help="(labhe) input NAME belongs wholly to provider I",
+    )
 
 
 def _run_run(args: argparse.Namespace) -> int:
@@ -369,7 +436,26 @@ def _run_run(args: argparse.Namespace) -> int:
     from hec.run import parse_inputs, run_encrypted, run_sim
 
     inputs = parse_inputs(args.input)
-    if args.sim:
+    if _labhe_chosen(args):
+        from hec.labhe import run_labhe
+
+        owners: dict[str, int] = {}
+        for item in args.owner:
+            name, _, who = item.partition("=")
+            if not name or not who.isdigit():
+                raise UserError(f"--owner {item!r}: expected NAME=I")
+            owners[name] = int(who)
+        result = run_labhe(
+            args.file,
+            inputs,
+            args.out,
+            _options_of(args),
+            sim=args.sim,
+            work=args.build_dir or None,
+            providers=args.providers,
+            owners=owners,
+        )
+    elif args.sim:
         result = run_sim(
             args.file,
             inputs,
@@ -389,7 +475,7 @@ def _run_run(args: argparse.Namespace) -> int:
         s = result.summary
         print(f"program {s['program']} at sizes {s['sizes']} ({s['backend']})")
         if s.get("insecure"):
-            print("  WARNING: INSECURE parameters (--insecure)")
+            print(f"  WARNING: {s.get('warning', 'INSECURE parameters (--insecure)')}")
         for name in [*s["revealed"], *s["client"]]:
             print(f"  {name:<14} -> {result.outdir / (name + '.npy')}")
     return 0

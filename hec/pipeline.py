@@ -70,6 +70,11 @@ class Options:
     # Owner-side precomputation and packed counts (passes/owner_side.py, packed_counts.py).
     owner_side: bool = True
     packed_counts: bool = True
+    # The target scheme: "ckks" (this module), "labhe" (hec/labhe.py: labeled HE for degree-2
+    # programs) or "auto" (labhe when every revealed value has degree <= 2).
+    scheme: str = "ckks"
+    labhe_linear: str = "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
+    modulus_bits: int = 3072  # labhe: 3072 bits = 128-bit security; 2048 = 112 bits
 
 
 @dataclass

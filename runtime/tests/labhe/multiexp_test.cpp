@@ -1,0 +1,57 @@
+// Multi-exponentiation against separate exponentiations, for the Straus and Pippenger paths,
+// zero and repeated exponents, and the window choice.
+#include <gtest/gtest.h>
+
+#include "labhe/multiexp.h"
+
+namespace hec::labhe {
+namespace {
+
+Int naive(const ModRing& ring, const std::vector<Int>& g, const std::vector<Int>& e) {
+  Int acc(1);
+  for (std::size_t i = 0; i < g.size(); ++i) ring.mul(acc, acc, ring.pow(g[i], e[i]));
+  return acc;
+}
+
+void check(std::size_t n, std::size_t bits) {
+  Int m = random_exact_bits(1024);
+  mpz_setbit(m.get(), 0);
+  ModRing ring(m);
+  std::vector<Int> g(n), e(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = random_below(m);
+    e[i] = random_exact_bits(bits);
+    if (i % 7 == 3) e[i] = Int(0);
+    if (i % 11 == 5) e[i] = Int(1);
+  }
+  std::vector<const Int*> gp, ep;
+  for (std::size_t i = 0; i < n; ++i) {
+    gp.push_back(&g[i]);
+    ep.push_back(&e[i]);
+  }
+  EXPECT_EQ(multiexp(ring, gp, ep), naive(ring, g, e)) << "n=" << n << " bits=" << bits;
+}
+
+TEST(Multiexp, MatchesSeparateExponentiations) {
+  check(0, 8);
+  check(1, 64);
+  check(2, 70);
+  check(8, 33);
+  check(9, 64);
+  check(300, 96);
+  check(1500, 65);
+}
+
+TEST(Multiexp, WindowGrowsWithBases) {
+  EXPECT_LE(pippenger_window(16, 64), pippenger_window(1 << 20, 64));
+  EXPECT_GE(pippenger_window(1 << 20, 64), 10u);
+}
+
+TEST(Multiexp, RefusesNegativeExponents) {
+  ModRing ring(Int(101));
+  Int g(3), e(-1);
+  EXPECT_THROW(multiexp(ring, {&g}, {&e}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace hec::labhe

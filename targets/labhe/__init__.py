@@ -1,0 +1,1 @@
+"""The labeled-HE C++ target: a generated program embedding its labeled plan (runtime/labhe)."""
