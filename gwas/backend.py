@@ -11,7 +11,9 @@ Backends:
   program (targets/cpp through `hec.run.compile_cpp`, cached next to the compiled IR), its
   four roles run locally in order: `keygen` once (coordinator), then per SNP block `encrypt`
   (data owners, public key only), `compute` (server, evaluation keys only), `decrypt`
-  (coordinator). Keys and ciphertexts live in a temporary directory removed at the end.
+  (coordinator). Keys and ciphertexts live in a 0700 temporary directory removed at the end,
+  also when the run is interrupted (hec/interrupt.py); every file is bound to the run's
+  manifest and signed by the party that made it (runtime/program/manifest.h).
 - `sim` (`SimBackend`): the reference simulator in noisy mode (targets/sim): the compiled
   program's arithmetic on plaintext numpy arrays with the CKKS errors injected at their
   analytic magnitudes. It is a SIMULATION of the encrypted computation: nothing is
@@ -263,6 +265,8 @@ class Backend(ABC):
     def __init__(self) -> None:
         self.notes: list[str] = []  # what the log should say about this run's backend
         self.seed = 0
+        # Facts the run's manifest is bound to (keygen --bind), e.g. the SNP list's digest.
+        self.bindings: dict[str, str] = {}
 
     def compile(
         self,
@@ -348,18 +352,24 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
 
     if binary is None:
         raise InternalError("the generated program was not built")
+    from hec.interrupt import start_child, stop
+
     env = {**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
     peak = 0
     with tempfile.TemporaryFile() as err_file:
-        with subprocess.Popen(
-            [str(binary), *args], stdout=subprocess.DEVNULL, stderr=err_file, env=env
-        ) as proc:
+        # Its own process group, killed with hec: an interruption stops it (and everything it
+        # started) before the scratch directory is removed.
+        proc = start_child([str(binary), *args], subprocess.DEVNULL, err_file, env)
+        try:
             while True:
                 try:
                     proc.wait(timeout=poll_seconds)
                     break
                 except subprocess.TimeoutExpired:
                     peak = max(peak, _vm_hwm(proc.pid))
+        except BaseException:
+            stop(proc)
+            raise
         err_file.seek(0)
         err = err_file.read().decode(errors="replace")
     if proc.returncode != 0:
@@ -447,6 +457,7 @@ class EncryptedBackend(Backend):
     def __init__(self) -> None:
         super().__init__()
         self.binary: Path | None = None
+        self.stream_dim: str | None = None
         self.threads = 0
 
     def phases(self) -> list[str]:
@@ -467,6 +478,7 @@ class EncryptedBackend(Backend):
         build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
         built = compile_cpp(source, build, compile_options(sizes, precision_bits, 0))
         self.binary = built.binary
+        self.stream_dim = built.emitted.stream_dim
         self.notes.append(f"generated program {built.binary} ({built.describe()})")
         return compiled
 
@@ -488,13 +500,31 @@ class EncryptedBackend(Backend):
         if first is None:
             return
         blocks = itertools.chain([first], pending)
-        where, note = scratch_dir(block_bytes(compiled, first.stop - first.start))
+        need = block_bytes(compiled, first.stop - first.start)
+        where, note = scratch_dir(need)
         self.notes.append(note)
-        with tempfile.TemporaryDirectory(prefix="hec-gwas-", dir=where) as tmp:
-            root = Path(tmp)
+        free = shutil.disk_usage(where or tempfile.gettempdir()).free
+        if free < need:
+            from compiler.errors import UserError
+
+            raise UserError(
+                f"{where or tempfile.gettempdir()}: {free / 2**30:.2f} GiB free, one SNP block's "
+                f"ciphertexts need {need / 2**30:.2f} GiB (the report's upload estimate)",
+                hint="set HEC_SCRATCH to a directory with more room",
+            )
+        from hec.interrupt import scratch_directory
+        from hec.run import Parties
+
+        with scratch_directory("hec-gwas-", where) as root:
             keys = root / "keys"
             progress("keygen", 0, 1)
-            self._role(meter, "keygen", "keygen", "--out", str(keys))
+            with meter.phase("keygen"):
+                parties = Parties.make(
+                    self.binary or Path(), root / "parties", lambda *a: run_role_measured(
+                        self.binary, *a)
+                )  # fmt: skip
+            rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else None
+            self._role(meter, "keygen", *parties.keygen_args(keys, rows, self.bindings))
             progress("keygen", 1, 1)
             for phase in ("encrypt", "compute", "decrypt"):
                 progress(phase, 0, n_blocks)
@@ -515,6 +545,7 @@ class EncryptedBackend(Backend):
                     if once:
                         args = [a for n in once for a in ("--input", f"{n}={files[n]}")]
                         self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
+                                   "--sign", str(parties.owner_sign),
                                    *args, "--out", str(shared_ct))  # fmt: skip
                     else:
                         shared_ct.mkdir()
@@ -524,7 +555,8 @@ class EncryptedBackend(Backend):
                     if n not in block.shared
                     for a in ("--input", f"{n}={files[n]}")
                 ]
-                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"), *args,
+                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
+                           "--sign", str(parties.owner_sign), *args,
                            "--out", str(cts))  # fmt: skip
                 # The upload is complete when it is on disk: the kernel's write-back of the
                 # block's files is waited for here, in the data owners' phase, instead of
@@ -538,6 +570,7 @@ class EncryptedBackend(Backend):
                 shutil.rmtree(plain)
                 progress("encrypt", done, n_blocks)
                 self._role(meter, "compute", "compute", "--eval", str(keys / "eval"),
+                           "--sign", str(parties.server_sign),
                            "--in", str(cts), "--out", str(res))  # fmt: skip
                 progress("compute", done, n_blocks)
                 self._role(meter, "decrypt", "decrypt", "--sk", str(keys / "secret"),

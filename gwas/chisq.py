@@ -19,10 +19,14 @@ Steps:
 from __future__ import annotations
 
 import datetime
+import hashlib
+import math
 import os
 import platform
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +55,7 @@ MISSING_INT8 = -127
 # the promised absolute error is below this (then rounding gives the exact integer).
 ROUNDING_ERROR_LIMIT = 0.25
 LIST_LIMIT = 10
+MAX_PRECISION_BITS = 50.0  # beyond the double-precision decoding of a CKKS slot
 
 
 @dataclass
@@ -172,12 +177,83 @@ def _temp_path(final: Path) -> Path:
     return final.with_name(f".{final.name}.tmp-{os.getpid()}")
 
 
-def run_chisq(opts: ChisqOptions) -> ChisqResult:
+def check_options(opts: ChisqOptions) -> None:
+    """Every option, before any work: a bad one is refused in one line naming it."""
     if opts.backend not in BACKENDS:
         raise UserError(
             f"--backend {opts.backend}: unknown backend",
             hint="available: " + ", ".join(BACKENDS),
         )
+    bits = opts.precision_bits
+    if not math.isfinite(bits) or bits <= 0 or bits > MAX_PRECISION_BITS:
+        raise UserError(
+            f"--precision-bits {bits:g}: must be a number in (0, {MAX_PRECISION_BITS:g}]",
+            hint=f"bits of precision of every revealed value, e.g. {DEFAULT_PRECISION_BITS:g}",
+        )
+    if opts.threads < 0:
+        raise UserError(f"--threads {opts.threads}: must be a positive number (0: all cores)")
+
+
+def check_output_directory(out: Path, need_bytes: int) -> None:
+    """The output directory exists, is writable (tried with a file, as root ignores the mode
+    bits) and has room for `need_bytes`: refused before the first encryption, not after."""
+    directory = out.parent
+    if not directory.is_dir():
+        raise UserError(f"--out {out}: directory {directory} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{out.name}.probe-", dir=directory)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise UserError(
+            f"--out {out}: cannot write in {directory} ({err.strerror or err})"
+        ) from err
+    free = shutil.disk_usage(directory).free
+    if free < need_bytes:
+        raise UserError(
+            f"--out {out}: {directory} has {free / 2**20:.1f} MiB free, the outputs need about "
+            f"{need_bytes / 2**20:.1f} MiB"
+        )
+
+
+def check_variants(fileset: Fileset) -> list[str]:
+    """The .bim columns used later, before any work: BP must be a non-negative integer (the
+    plots and the .assoc use it). Returns warnings (SNP IDs that appear more than once)."""
+    counts: dict[str, int] = {}
+    for j, v in enumerate(fileset.variants):
+        if not v.bp.isdigit():
+            raise UserError(
+                f"{fileset.bim}: SNP {v.snp} (variant {j + 1}) has base-pair position "
+                f"{v.bp!r}, not a non-negative integer"
+            )
+        counts[v.snp] = counts.get(v.snp, 0) + 1
+    dups = [name for name, k in counts.items() if k > 1]
+    if not dups:
+        return []
+    shown = ", ".join(dups[:LIST_LIMIT]) + (
+        f" and {len(dups) - LIST_LIMIT} more" if len(dups) > LIST_LIMIT else ""
+    )
+    return [
+        f"{fileset.bim}: {len(dups)} SNP ID(s) appear more than once ({shown}); each is "
+        "tested as its own variant, as PLINK 1.9 does"
+    ]
+
+
+def snp_list_digest(fileset: Fileset, a1: Sequence[str], a2: Sequence[str]) -> str:
+    """SHA-256 of the SNP list with the tested alleles: what the run's manifest is bound to."""
+    h = hashlib.sha256()
+    for v, x, y in zip(fileset.variants, a1, a2, strict=True):
+        h.update(f"{v.chrom}\t{v.snp}\t{v.bp}\t{x}\t{y}\n".encode())
+    return h.hexdigest()
+
+
+def output_bytes_estimate(m: int, plots: bool) -> int:
+    """What PREFIX.assoc, the plots and the log take, roughly (a row is under 128 bytes)."""
+    return 128 * m + (4 << 20 if plots else 0) + (64 << 10)
+
+
+def run_chisq(opts: ChisqOptions) -> ChisqResult:
+    check_options(opts)
     backend = BACKENDS[opts.backend]()
     backend.seed = opts.seed
     if isinstance(backend, EncryptedBackend):
@@ -193,6 +269,8 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     with meter.phase("read"):
         fileset = open_fileset(opts.bfile)
         y_all = _phenotypes(fileset, opts.pheno)
+    input_warnings = check_variants(fileset)
+    check_output_directory(out, output_bytes_estimate(fileset.n_variants, opts.plots))
     included = ~np.isnan(y_all)
     y = y_all[included]
     n_inc = int(included.sum())
@@ -212,6 +290,11 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     program = PROGRAM_MISSING if sc.any_missing else PROGRAM_COMPLETE
 
     # Step (3).
+    bim = fileset.variants
+    a1 = [v.a2 if s else v.a1 for v, s in zip(bim, sc.swap, strict=True)]
+    a2 = [v.a1 if s else v.a2 for v, s in zip(bim, sc.swap, strict=True)]
+    backend.bindings["snps_sha256"] = snp_list_digest(fileset, a1, a2)
+    backend.bindings["individuals"] = str(n_inc)
     sizes = {"N": n_inc, "M": fileset.n_variants}
     with meter.phase("compile"):
         compiled = backend.compile(program, sizes, opts.precision_bits, opts.cache_dir)
@@ -229,7 +312,7 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
             revealed[name][block.start : block.stop] = values[name]
 
     with meter.phase("client"):
-        notes: list[str] = []
+        notes: list[str] = list(input_warnings)
         for name in ("or_num", "or_den"):
             err = compiled.revealed_abs_error(name)
             if err < ROUNDING_ERROR_LIMIT:
@@ -260,9 +343,6 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
         )
 
     # Step (5).
-    bim = fileset.variants
-    a1 = [v.a2 if s else v.a1 for v, s in zip(bim, sc.swap, strict=True)]
-    a2 = [v.a1 if s else v.a2 for v, s in zip(bim, sc.swap, strict=True)]
     nan = np.full(m, np.nan)
     rows = rows_from_arrays(
         [(v.chrom, v.snp, v.bp, a1[j], a2[j]) for j, v in enumerate(bim)],
