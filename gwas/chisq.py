@@ -203,7 +203,7 @@ def check_output_directory(out: Path, need_bytes: int) -> None:
     try:
         fd, probe = tempfile.mkstemp(prefix=f".{out.name}.probe-", dir=directory)
         os.close(fd)
-        os.unlink(probe)
+        Path(probe).unlink()
     except OSError as err:
         raise UserError(
             f"--out {out}: cannot write in {directory} ({err.strerror or err})"

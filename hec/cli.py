@@ -17,7 +17,6 @@ from compiler.errors import UserError
 from hec import __version__
 from hec.environment import cpu_features, runtime_build_dir
 
-
 MAX_PRECISION_BITS = 50.0  # beyond what a CKKS slot decodes to in double precision
 
 

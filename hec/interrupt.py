@@ -103,7 +103,7 @@ def start_child(
         stderr=stderr,
         env=env,
         start_new_session=True,
-        preexec_fn=_child_setup,  # noqa: PLW1509 (only prctl: safe after fork)
+        preexec_fn=_child_setup,
     )
 
 

@@ -10,7 +10,6 @@ show what each pass changed) and, when asked, prints the IR (`--print-ir-after-a
 from __future__ import annotations
 
 import math
-
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
