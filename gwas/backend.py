@@ -194,6 +194,41 @@ def _cache_key(
     return h.hexdigest()[:32]
 
 
+ENTRY_FILES = ("ckks.mlir", "stat.mlir", "source.hec", "report.json")
+
+
+@contextmanager
+def cache_lock(root: Path, name: str) -> Iterator[None]:
+    """An exclusive lock (fcntl) on `root/.NAME.lock`: one process at a time builds or
+    repairs what the lock guards; readers of finished, verified entries need none."""
+    import fcntl
+
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / f".{name}.lock").open("a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _entry_intact(entry: Path) -> bool:
+    """Every file of a cache entry matches the digest recorded when it was installed."""
+    try:
+        recorded = json.loads((entry / "digests.json").read_text())
+        return all(_sha256_file(entry / name) == recorded[name] for name in ENTRY_FILES)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def compile_cached(
     source: Path,
     sizes: Mapping[str, int],
@@ -202,35 +237,42 @@ def compile_cached(
     log_n: int = 0,
 ) -> CompiledProgram:
     """Compile `source` for `sizes`, or load the result of an earlier identical compilation.
-    `log_n` forces the ring dimension (0: the compiler's choice)."""
+    `log_n` forces the ring dimension (0: the compiler's choice). The entry is built under a
+    lock (concurrent cold runs compile once), installed by an atomic rename, and verified by
+    its recorded SHA-256 digests when loaded: a damaged entry is rebuilt."""
     text = source.read_bytes()
     digest = hashlib.sha256(text).hexdigest()
     key = _cache_key(text, sizes, precision_bits, log_n)
     root = cache_dir or default_cache_dir()
     entry = root / key
-    if (entry / "report.json").is_file():
-        module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
-        stat_module = parse_ir((entry / "stat.mlir").read_text())
-        report = json.loads((entry / "report.json").read_text())
-        return CompiledProgram(
-            source, digest, dict(sizes), precision_bits, module, stat_module, report, key, True
-        )
-    comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
-    report = report_of(comp)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-    try:
-        (tmp / "ckks.mlir").write_text(print_ir(comp.module))
-        (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
-        (tmp / "source.hec").write_bytes(text)
-        (tmp / "report.json").write_text(json.dumps(report, indent=1))
+    with cache_lock(root, key):
+        if entry.is_dir() and _entry_intact(entry):
+            try:
+                module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
+                stat_module = parse_ir((entry / "stat.mlir").read_text())
+                report = json.loads((entry / "report.json").read_text())
+                return CompiledProgram(
+                    source, digest, dict(sizes), precision_bits, module, stat_module, report,
+                    key, True,
+                )  # fmt: skip
+            except Exception:  # noqa: BLE001 (an entry that does not load is rebuilt)
+                pass
+        if entry.exists():  # damaged or from an interrupted older version: rebuilt
+            shutil.rmtree(entry, ignore_errors=True)
+        comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
+        report = report_of(comp)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
         try:
+            (tmp / "ckks.mlir").write_text(print_ir(comp.module))
+            (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
+            (tmp / "source.hec").write_bytes(text)
+            (tmp / "report.json").write_text(json.dumps(report, indent=1))
+            digests = {name: _sha256_file(tmp / name) for name in ENTRY_FILES}
+            (tmp / "digests.json").write_text(json.dumps(digests, indent=1))
             tmp.rename(entry)
-        except OSError:  # another run stored the same entry first: theirs is identical
+        except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            raise
     return CompiledProgram(
         source,
         digest,
@@ -242,6 +284,32 @@ def compile_cached(
         key,
         False,
     )
+
+
+def install_binary(built_binary: Path, bin_dir: Path) -> Path:
+    """Copy a freshly built program to `bin_dir/NAME-SHA16` (temporary name, fsync, rename):
+    a run executes an installed file that no later build touches (a build writes its own
+    directory only), so a concurrent rebuild never hits a running binary ("Text file busy").
+    An installed file whose content does not match its name is replaced."""
+    sha = _sha256_file(built_binary)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    target = bin_dir / f"{built_binary.name}-{sha[:16]}"
+    if target.is_file() and _sha256_file(target) == sha:
+        return target
+    tmp = bin_dir / f".{target.name}.tmp-{os.getpid()}"
+    try:
+        shutil.copyfile(built_binary, tmp)
+        tmp.chmod(0o755)
+        with tmp.open("rb") as f:
+            os.fsync(f.fileno())
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    for old in bin_dir.glob(f"{built_binary.name}-*"):
+        if old != target and not old.name.startswith("."):
+            old.unlink(missing_ok=True)
+    return target
 
 
 @dataclass
@@ -475,11 +543,15 @@ class EncryptedBackend(Backend):
         # The program runs under exactly the parameters the compiler chose (the runtime takes
         # parameter sets without special primes when no key is switched).
         compiled = compile_cached(source, sizes, precision_bits, cache_dir, 0)
-        build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
-        built = compile_cpp(source, build, compile_options(sizes, precision_bits, 0))
-        self.binary = built.binary
+        root = cache_dir or default_cache_dir()
+        entry = root / compiled.cache_key
+        # One build at a time per cache (the runtime library and ninja are not safe to run
+        # twice at once in one directory); the run then executes its own installed copy.
+        with cache_lock(root, "build"):
+            built = compile_cpp(source, entry / "cpp", compile_options(sizes, precision_bits, 0))
+            self.binary = install_binary(built.binary, entry / "bin")
         self.stream_dim = built.emitted.stream_dim
-        self.notes.append(f"generated program {built.binary} ({built.describe()})")
+        self.notes.append(f"generated program {self.binary} ({built.describe()})")
         return compiled
 
     def _role(self, meter: PhaseMeter, phase: str, *args: str) -> None:
