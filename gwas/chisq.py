@@ -532,15 +532,17 @@ def render_log(
     w(
         "revealed to the coordinator (decrypted): "
         + ", ".join(r["name"] for r in rep["reveals"])
-        + " per SNP; nothing else leaves encryption"
+        + " per SNP. With N and the number of cases (both above) these determine each SNP's "
+        "2x2 allele table exactly (minor-allele counts among cases and among controls): the "
+        "coordinator learns the table, not just the test statistic (docs/security.md)"
     )
     w(
         "computed on plaintext by the data holder before encryption: the A1/A2 coding (founder "
         "allele counts) and the degenerate-SNP flags below"
     )
     w(
-        "columns: F_A and F_U are NA: the allele frequencies among cases and controls are not "
-        "revealed by the program (they would need n11, c1 and r1 in clear)"
+        "columns: F_A and F_U are NA: this program's client block does not compute them (the "
+        "revealed values determine them, see above)"
     )
     for note in notes:
         w(f"  {note}")
