@@ -86,21 +86,34 @@ class Fileset:
         return np.asarray(block, dtype=np.int8)
 
 
+def _text_lines(path: Path, what: str) -> list[str]:
+    """The lines of a text file; bytes that are not UTF-8 are a UserError naming the line
+    (was an uncaught UnicodeDecodeError: found by the atheris harness tests/fuzz)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise UserError(
+            f"{path}:{line}: not text (byte 0x{data[err.start]:02x} is not UTF-8) in the {what} "
+            "file"
+        ) from err
+
+
 def _split_lines(path: Path, columns: int, what: str) -> list[tuple[int, list[str]]]:
     if not path.is_file():
         raise UserError(f"{path}: no such file", hint=f"a PLINK fileset needs its {what} file")
     rows: list[tuple[int, list[str]]] = []
-    with path.open() as fh:
-        for lineno, line in enumerate(fh, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != columns:
-                raise UserError(
-                    f"{path}:{lineno}: a {what} line has {columns} columns, this one has "
-                    f"{len(fields)}: {line.strip()!r}"
-                )
-            rows.append((lineno, fields))
+    for lineno, line in enumerate(_text_lines(path, what), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != columns:
+            raise UserError(
+                f"{path}:{lineno}: a {what} line has {columns} columns, this one has "
+                f"{len(fields)}: {line.strip()!r}"
+            )
+        rows.append((lineno, fields))
     if not rows:
         raise UserError(f"{path}: the {what} file is empty")
     return rows
@@ -217,30 +230,29 @@ def read_pheno(path: Path, fileset: Fileset) -> npt.NDArray[np.float64]:
     index = {(s.fid, s.iid): i for i, s in enumerate(fileset.samples)}
     pheno = np.full(fileset.n_samples, np.nan)
     seen: dict[int, int] = {}
-    with path.open() as fh:
-        for lineno, line in enumerate(fh, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            if lineno == 1 and fields[:2] == ["FID", "IID"]:
-                continue
-            if len(fields) < 3:
-                raise UserError(
-                    f"{path}:{lineno}: a phenotype line has FID, IID and a value; this one has "
-                    f"{len(fields)} column(s): {line.strip()!r}"
-                )
-            key = (fields[0], fields[1])
-            if key not in index:
-                raise UserError(
-                    f"{path}:{lineno}: sample {fields[0]} {fields[1]} is not in {fileset.fam}",
-                    hint="the phenotype file's FID and IID must name samples of the fileset",
-                )
-            i = index[key]
-            if i in seen:
-                raise UserError(
-                    f"{path}:{lineno}: sample {fields[0]} {fields[1]} already has a phenotype "
-                    f"(line {seen[i]})"
-                )
-            seen[i] = lineno
-            pheno[i] = _case_control(fields[2], f"{path}:{lineno}", f"{fields[0]} {fields[1]}")
+    for lineno, line in enumerate(_text_lines(path, "phenotype"), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if lineno == 1 and fields[:2] == ["FID", "IID"]:
+            continue
+        if len(fields) < 3:
+            raise UserError(
+                f"{path}:{lineno}: a phenotype line has FID, IID and a value; this one has "
+                f"{len(fields)} column(s): {line.strip()!r}"
+            )
+        key = (fields[0], fields[1])
+        if key not in index:
+            raise UserError(
+                f"{path}:{lineno}: sample {fields[0]} {fields[1]} is not in {fileset.fam}",
+                hint="the phenotype file's FID and IID must name samples of the fileset",
+            )
+        i = index[key]
+        if i in seen:
+            raise UserError(
+                f"{path}:{lineno}: sample {fields[0]} {fields[1]} already has a phenotype "
+                f"(line {seen[i]})"
+            )
+        seen[i] = lineno
+        pheno[i] = _case_control(fields[2], f"{path}:{lineno}", f"{fields[0]} {fields[1]}")
     return pheno

@@ -49,6 +49,13 @@ inline constexpr char kMagic[4] = {'H', 'E', 'C', '1'};
 inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::size_t kHeaderSize = 84;
 inline constexpr std::size_t kChecksumSize = 16;
+// Fuzzing builds (runtime/fuzz, the libFuzzer convention's macro) skip checksum verification so
+// that mutated inputs reach the parsers behind it; never defined in a build that ships.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+inline constexpr bool kSkipChecksums = true;
+#else
+inline constexpr bool kSkipChecksums = false;
+#endif
 
 enum class Scheme : std::uint8_t { kCkks = 1, kBfv = 2, kFhew = 3 };
 

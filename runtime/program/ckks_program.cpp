@@ -1196,7 +1196,9 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
     }
   }
   for (const auto& item : args.all("owner-key")) {
-    auto [name, file] = split_assignment("--owner-key", item);
+    const auto assignment = split_assignment("--owner-key", item);
+    const std::string& name = assignment.first;
+    const std::string& file = assignment.second;
     auto it = std::find_if(owners.begin(), owners.end(),
                            [&](const OwnerEntry& o) { return o.name == name; });
     if (it == owners.end()) {
