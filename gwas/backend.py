@@ -255,7 +255,7 @@ def compile_cached(
                     source, digest, dict(sizes), precision_bits, module, stat_module, report,
                     key, True,
                 )  # fmt: skip
-            except Exception:  # noqa: BLE001 (an entry that does not load is rebuilt)
+            except Exception:  # an entry that does not load is rebuilt
                 pass
         if entry.exists():  # damaged or from an interrupted older version: rebuilt
             shutil.rmtree(entry, ignore_errors=True)

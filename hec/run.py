@@ -59,7 +59,7 @@ def load_npy(name: str, path: Path) -> Array:
         raise UserError(f"input '{name}': file {path} does not exist")
     try:
         value = np.load(path, allow_pickle=False)
-    except Exception as err:  # noqa: BLE001 (numpy's header parser raises many kinds)
+    except Exception as err:  # numpy's header parser raises many kinds
         raise UserError(f"input '{name}': {path} is not a readable .npy file ({err})") from err
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         raise UserError(f"input '{name}': {path} must hold a numeric array")

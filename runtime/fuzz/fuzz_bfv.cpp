@@ -17,12 +17,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto id = fuzz::header_key_id<bfv::KeyId>(data + 1, size - 1);
   try {
     switch (data[0] % 6) {
-      case 0: (void)bfv::params_from_bytes(bytes, "fuzz"); break;
-      case 1: (void)bfv::ciphertext_from_bytes(ctx, bytes, "fuzz", id); break;
-      case 2: (void)bfv::public_key_from_bytes(ctx, bytes, "fuzz", id); break;
-      case 3: (void)bfv::secret_key_from_bytes(ctx, bytes, "fuzz"); break;
-      case 4: (void)bfv::relin_key_from_bytes(ctx, bytes, "fuzz", id); break;
-      default: (void)bfv::galois_keys_from_bytes(ctx, bytes, "fuzz", id); break;
+      case 0:
+        (void)bfv::params_from_bytes(bytes, "fuzz");
+        break;
+      case 1:
+        (void)bfv::ciphertext_from_bytes(ctx, bytes, "fuzz", id);
+        break;
+      case 2:
+        (void)bfv::public_key_from_bytes(ctx, bytes, "fuzz", id);
+        break;
+      case 3:
+        (void)bfv::secret_key_from_bytes(ctx, bytes, "fuzz");
+        break;
+      case 4:
+        (void)bfv::relin_key_from_bytes(ctx, bytes, "fuzz", id);
+        break;
+      default:
+        (void)bfv::galois_keys_from_bytes(ctx, bytes, "fuzz", id);
+        break;
     }
   } catch (const std::exception&) {
   }

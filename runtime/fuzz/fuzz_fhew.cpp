@@ -16,9 +16,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto id = fuzz::header_key_id<fhew::KeyId>(data + 1, size - 1);
   try {
     switch (data[0] % 3) {
-      case 0: (void)fhew::decode_secret_key(bytes, params, "fuzz"); break;
-      case 1: (void)fhew::decode_eval_key(bytes, params, id, "fuzz"); break;
-      default: (void)fhew::decode_ciphertexts(bytes, params, id, "fuzz"); break;
+      case 0:
+        (void)fhew::decode_secret_key(bytes, params, "fuzz");
+        break;
+      case 1:
+        (void)fhew::decode_eval_key(bytes, params, id, "fuzz");
+        break;
+      default:
+        (void)fhew::decode_ciphertexts(bytes, params, id, "fuzz");
+        break;
     }
   } catch (const std::exception&) {
   }

@@ -36,7 +36,8 @@ void put(const fs::path& dir, const std::string& name, std::uint8_t selector,
   fs::create_directories(dir);
   std::ofstream out(dir / name, std::ios::binary);
   if (with_selector) out.put(static_cast<char>(selector));
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace
@@ -60,8 +61,9 @@ int main(int argc, char** argv) {
   ckks::Encoder encoder(ctx);
   ckks::Encryptor enc(ctx, pk);
   const std::vector<double> values = {1.0, -2.0, 0.5};
-  const auto pt = encoder.encode(std::span<const double>(values), ckks::Level(ctx->params().max_level()),
-                                 std::exp2(30), nullptr, encoder.fresh_noise_tolerance());
+  const auto pt =
+      encoder.encode(std::span<const double>(values), ckks::Level(ctx->params().max_level()),
+                     std::exp2(30), nullptr, encoder.fresh_noise_tolerance());
   const auto ct = enc.encrypt(pt);
   ckks::save(tmp / "sk", *ctx, sk);
   ckks::save(tmp / "pk", *ctx, pk);
@@ -80,7 +82,8 @@ int main(int argc, char** argv) {
   }
 
   // BFV (the fuzz_bfv context).
-  const auto bctx = bfv::BfvContext::create(bfv::BfvParams::generate(5, 65537, 2, 40, 2, true, true));
+  const auto bctx =
+      bfv::BfvContext::create(bfv::BfvParams::generate(5, 65537, 2, 40, 2, true, true));
   bfv::KeyGenerator bgen(bctx);
   const auto bpk = bgen.make_public_key();
   bfv::Encoder bencoder(bctx);

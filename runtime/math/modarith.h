@@ -57,9 +57,7 @@ inline u64 add_mod(u64 a, u64 b, u64 q) {
 }
 
 // a - b mod q for a, b in [0, q).
-inline u64 sub_mod(u64 a, u64 b, u64 q) {
-  return a - b + (q & (u64{0} - static_cast<u64>(a < b)));
-}
+inline u64 sub_mod(u64 a, u64 b, u64 q) { return a - b + (q & (u64{0} - static_cast<u64>(a < b))); }
 
 // -a mod q for a in [0, q).
 inline u64 negate_mod(u64 a, u64 q) { return (q - a) & (u64{0} - static_cast<u64>(a != 0)); }

@@ -9,17 +9,21 @@ one of frontend, plink, pheno, npy (scripts/fuzz runs all four from tests/fuzz/c
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-import atheris
+import atheris  # pyright: ignore[reportMissingTypeStubs]
 import numpy as np
 
 # Only hec's own packages are instrumented (numpy, scipy, xdsl and lark are imported by them
 # uninstrumented: coverage of those would slow every execution for no finding of ours).
-with atheris.instrument_imports(include=["compiler", "dsl", "gwas", "hec"]):
+with atheris.instrument_imports(  # pyright: ignore[reportAttributeAccessIssue]
+    include=["compiler", "dsl", "gwas", "hec"]
+):
     from compiler.errors import UserError
     from dsl.checker import check
     from dsl.parser import parse_program
@@ -39,7 +43,7 @@ def frontend(data: bytes) -> None:
         pass  # nesting deeper than Python's stack: refused by the interpreter, not a crash
 
 
-def _fileset(fdp: atheris.FuzzedDataProvider) -> str:
+def _fileset(fdp: Any) -> str:
     prefix = SCRATCH / "f"
     for ext in (".bim", ".fam", ".bed"):
         Path(f"{prefix}{ext}").write_bytes(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 400)))
@@ -47,7 +51,7 @@ def _fileset(fdp: atheris.FuzzedDataProvider) -> str:
 
 
 def plink(data: bytes) -> None:
-    fdp = atheris.FuzzedDataProvider(data)
+    fdp = atheris.FuzzedDataProvider(data)  # pyright: ignore[reportAttributeAccessIssue]
     try:
         fileset = open_fileset(_fileset(fdp))
         if fileset.n_variants:
@@ -67,19 +71,15 @@ def pheno(data: bytes) -> None:
     Path(f"{prefix}.bed").write_bytes(bytes([0x6C, 0x1B, 0x01, 0, 0]))
     path = SCRATCH / "pheno.txt"
     path.write_bytes(data)
-    try:
+    with contextlib.suppress(UserError):
         read_pheno(path, open_fileset(str(prefix)))
-    except UserError:
-        pass
 
 
 def npy(data: bytes) -> None:
     path = SCRATCH / "x.npy"
     path.write_bytes(data)
-    try:
+    with contextlib.suppress(UserError):
         load_npy("x", path)
-    except UserError:
-        pass
 
 
 TARGETS = {"frontend": frontend, "plink": plink, "pheno": pheno, "npy": npy}
@@ -99,7 +99,10 @@ def seeds(root: Path) -> None:
     (root / "pheno").mkdir(parents=True, exist_ok=True)
     (root / "pheno" / "valid").write_text("FID IID pheno\nf1 i1 2\nf2 i2 1\nf3 i3 -9\n")
     (root / "npy").mkdir(parents=True, exist_ok=True)
-    for name, value in {"f8": np.arange(6.0).reshape(2, 3), "u1": np.array([0, 1, 2], "u1")}.items():
+    for name, value in {
+        "f8": np.arange(6.0).reshape(2, 3),
+        "u1": np.array([0, 1, 2], "u1"),
+    }.items():
         buf = io.BytesIO()
         np.save(buf, value)
         (root / "npy" / name).write_bytes(buf.getvalue())

@@ -5,13 +5,14 @@ signing keys, their temporary names) is 0600 from the moment it exists, director
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
 import threading
 from pathlib import Path
 
-from conftest import ok
+from reliability_common import ok
 
 from hec.run import Built
 
@@ -27,10 +28,8 @@ def _watch(root: Path, stop: threading.Event, seen: dict[str, set[int]]) -> None
             except OSError:
                 continue
             seen.setdefault(str(dirpath), set())
-            try:
-                seen[str(dirpath)].add(stat.S_IMODE(os.stat(dirpath).st_mode))
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                seen[str(dirpath)].add(stat.S_IMODE(dirpath.stat().st_mode))
             for e in entries:
                 try:
                     mode = stat.S_IMODE(e.stat(follow_symlinks=False).st_mode)

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from conftest import HALF, N, new_run, ok, reference, refused, role
+from reliability_common import HALF, N, new_run, ok, reference, refused, role
 
 from hec.run import Built
 

@@ -78,7 +78,7 @@ def _roles_running(binary_dir: Path) -> list[int]:
         if not proc.name.isdigit():
             continue
         try:
-            exe = os.readlink(proc / "exe")
+            exe = str((proc / "exe").readlink())
         except OSError:
             continue
         if exe.startswith(str(binary_dir)):

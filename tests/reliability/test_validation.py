@@ -115,9 +115,7 @@ def test_read_only_output_directory_is_refused_before_work(
         out.chmod(0o700)
 
 
-def test_full_output_directory_is_refused_before_work(
-    cohort: PlinkCohort, tmp_path: Path
-) -> None:
+def test_full_output_directory_is_refused_before_work(cohort: PlinkCohort, tmp_path: Path) -> None:
     """A size-limited file system (tmpfs of 64 KiB) that cannot hold the outputs."""
     mnt = tmp_path / "small"
     mnt.mkdir()
