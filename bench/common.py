@@ -8,6 +8,7 @@ no reference), after its human-readable table.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import time
@@ -73,7 +74,11 @@ def print_rows(title: str, rows: list[Row]) -> None:
 
 
 def reference_python() -> str:
-    """Path of the Python 3.10 interpreter that has the pinned `openfhe` wheel."""
+    """Path of the Python 3.10 interpreter that has the pinned `openfhe` wheel, or
+    HEC_OPENFHE_PYTHON (an interpreter with another `openfhe` wheel, to compare versions)."""
+    override = os.environ.get("HEC_OPENFHE_PYTHON")
+    if override:
+        return override
     out = subprocess.run(
         [str(ROOT / "bench" / "setup-reference")], check=True, capture_output=True, text=True
     )

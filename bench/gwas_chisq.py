@@ -37,8 +37,8 @@ import numpy as np
 from common import ROOT, reference_python
 
 from gwas import DEFAULT_PRECISION_BITS
-from gwas.backend import BACKENDS, Block, EncryptedBackend
-from gwas.chisq import PROGRAM_COMPLETE
+from gwas.backend import BACKENDS, Block, EncryptedBackend, block_bytes
+from gwas.chisq import PROGRAM_COMPLETE, PROGRAM_MISSING, statistics_from_counts
 from gwas.exact import exact_statistics, table_counts
 from gwas.memory import PhaseMeter
 
@@ -54,6 +54,13 @@ def cohort(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     S = rng.binomial(2, maf, size=(n, m)).astype(np.float64)
     y = (rng.random(n) < 0.5).astype(np.float64)
     return S, y
+
+
+def with_missing(S: np.ndarray, rate: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """S with a fraction `rate` of calls missing (0 in S) and the called indicator C."""
+    rng = np.random.default_rng(seed + 1)
+    C = (rng.random(S.shape) >= rate).astype(np.float64)
+    return S * C, C
 
 
 def accuracy(chi2: np.ndarray, odds: np.ndarray, S: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -96,30 +103,50 @@ def run_reference(
 
 
 def run_ours(
-    S: np.ndarray, y: np.ndarray, threads: int, cache: Path
-) -> tuple[dict[str, float], dict[str, int], np.ndarray, np.ndarray, dict]:
-    """examples/gwas/chisq.hec through the encrypted backend (the generated C++ program), the
-    way `hec gwas chisq` runs it: keygen once, the phenotype encrypted once, then per block of
-    `slots` SNPs encrypt, compute, decrypt; the client block on the decrypted values."""
+    S: np.ndarray, y: np.ndarray, threads: int, cache: Path, C: np.ndarray | None = None
+) -> tuple[dict[str, float], dict[str, int], np.ndarray, np.ndarray, dict, int, dict]:
+    """examples/gwas/chisq.hec (chisq_missing.hec with the called indicator C) through the
+    encrypted backend (the generated C++ program), the way `hec gwas chisq` runs it: keygen
+    once, then per block of SNPs encrypt, compute, decrypt; the statistics from the decrypted
+    counts. Returns the phase seconds and peaks, CHISQ and OR, the parameters, the scratch
+    bytes a block's ciphertext files take at their peak, and the upload per SNP per individual
+    the encrypt role wrote and the report states."""
     n, m = S.shape
     backend = EncryptedBackend()
     backend.threads = threads
     sizes = {"N": n, "M": m}
-    compiled = backend.compile(PROGRAM_COMPLETE, sizes, DEFAULT_PRECISION_BITS, cache)
+    program = PROGRAM_COMPLETE if C is None else PROGRAM_MISSING
+    compiled = backend.compile(program, sizes, DEFAULT_PRECISION_BITS, cache)
     width = compiled.block_width(n, m)
+
+    def inputs(a: int) -> dict[str, np.ndarray]:
+        out = {"y": y, "S": S[:, a : a + width]}
+        if C is not None:
+            out["C"] = C[:, a : a + width]
+        return out
+
     blocks = (
-        Block(k, a, min(a + width, m), {"y": y, "S": S[:, a : a + width]}, frozenset({"y"}))
+        Block(k, a, min(a + width, m), inputs(a), frozenset({"y"}))
         for k, a in enumerate(range(0, m, width))
     )
     meter = PhaseMeter()
-    revealed = {name: np.zeros(m) for name in ("chi2_num", "chi2_den", "or_num", "or_den")}
+    names = [r.sym_value for r in compiled.stat_program.reveals()]
+    revealed: dict[str, np.ndarray] = {}
     n_blocks = -(-m // width)
     for block, values in backend.run(compiled, blocks, n_blocks, meter, lambda *a: None):
-        for name in revealed:
-            revealed[name][block.start : block.stop] = values[name]
-    client = compiled.client(sizes, revealed)
+        for name in names:
+            v = np.asarray(values[name], dtype=np.float64)
+            if v.ndim == 0:
+                revealed[name] = v
+            else:
+                revealed.setdefault(name, np.zeros(m))[block.start : block.stop] = v
+    _, chi2, _, odds, _, _ = statistics_from_counts(compiled, sizes, revealed)
     params = compiled.report["params"]
-    return meter.seconds, meter.peak_rss, client["chi2"], client["odds"], params
+    upload = {
+        "written": backend.upload_bytes / (n * m),
+        "report": compiled.report["sizes"]["upload_per_individual"] / m,
+    }
+    return meter.seconds, meter.peak_rss, chi2, odds, params, block_bytes(compiled, width), upload
 
 
 def emit(rows: list[dict]) -> None:
@@ -139,7 +166,7 @@ def emit(rows: list[dict]) -> None:
 
 
 def row(case: str, ours: float | None, reference: float | None, unit: str) -> dict:
-    ratio = ours / reference if ours is not None and reference else None
+    ratio = ours / reference if ours is not None and reference is not None and reference else None
     return {
         "bench": BENCH, "case": case, "ours": ours, "reference": reference, "ratio": ratio,
         "unit": unit,
@@ -154,6 +181,7 @@ def main() -> None:
     parser.add_argument("--snps", type=int, default=16384, help="SNPs M")
     parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--missing", type=float, default=0.02, help="missing-call rate")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     threads = [int(t) for t in args.threads.split(",")]
@@ -178,16 +206,29 @@ def main() -> None:
                 acc = accuracy(chi2, odds, S, y)
                 p = facts["params"]
                 print(
-                    f"# reference N={n} t={t}: ring 2^{int(np.log2(p['ring_dim']))}, "
+                    f"# reference (openfhe {facts.get('openfhe', '?')}) N={n} t={t}: ring "
+                    f"2^{int(np.log2(p['ring_dim']))}, "
                     f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
                     file=sys.stderr,
                 )
                 ours_s: dict[str, float] = {}
                 ours_peak: dict[str, int] = {}
                 ours_acc: dict[str, float] = {}
+                miss_s: dict[str, float] = {}
+                miss_acc: dict[str, float] = {}
+                scratch = miss_scratch = 0
+                upload: dict[str, float] = {}
+                miss_upload: dict[str, float] = {}
                 if ours_available:
-                    ours_s, ours_peak, o_chi2, o_odds, params = run_ours(S, y, t, work / "cache")
+                    ours_s, ours_peak, o_chi2, o_odds, params, scratch, upload = run_ours(
+                        S, y, t, work / "cache"
+                    )
                     ours_acc = accuracy(o_chi2, o_odds, S, y)
+                    Sm, C = with_missing(S, args.missing, args.seed + n)
+                    miss_s, _, m_chi2, m_odds, _, miss_scratch, miss_upload = run_ours(
+                        Sm, y, t, work / "cache", C
+                    )
+                    miss_acc = accuracy(m_chi2, m_odds, np.where(C > 0, Sm, np.nan), y)
                     print(
                         f"# ours N={n} t={t}: ring 2^{params['log_n']}, moduli "
                         f"{params['moduli_bits']} + special {params['special_moduli_bits']}",
@@ -215,6 +256,28 @@ def main() -> None:
                 rows.append(
                     row(f"{case} OR max rel. error", ours_acc.get("or_rel"), acc["or_rel"], "rel")
                 )
+                # Bytes per SNP per individual the encrypt role wrote, against the report.
+                for label, up in (
+                    ("complete", upload),
+                    (f"missing {args.missing:.0%}", miss_upload),
+                ):
+                    rows.append(
+                        row(f"{case} {label} upload written vs report", up.get("written"),
+                            up.get("report"), "B/SNP/individual")
+                    )  # fmt: skip
+                # Missing calls (chisq_missing.hec): the reference has no missing-data variant,
+                # so these rows set ours with missing calls against ours on complete data.
+                miss = f"{case} missing {args.missing:.0%} vs complete"
+                for phase in ("encrypt", "compute"):
+                    rows.append(row(f"{miss} {phase}", miss_s.get(phase), ours_s.get(phase), "s"))
+                rows.append(
+                    row(f"{miss} CHISQ max rel. error", miss_acc.get("chi2_rel"),
+                        ours_acc.get("chi2_rel"), "rel")
+                )  # fmt: skip
+                rows.append(
+                    row(f"{miss} scratch per block", miss_scratch / 2**20 or None,
+                        scratch / 2**20 or None, "MiB")
+                )  # fmt: skip
     print(f"{BENCH}: PNAS Alg. 2 on OpenFHE (reference) vs hec chisq.hec (ours)")
     emit(rows)
 

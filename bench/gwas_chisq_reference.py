@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import json
 import math
 import multiprocessing
@@ -271,7 +272,10 @@ def main() -> None:
         odds = revealed["or_num"] / revealed["or_den"]
     arrays = {"chi2": chi2, "odds": odds, **revealed}
     np.savez(args.out, **arrays)
-    print(json.dumps({"seconds": ph.seconds, "peak_rss": ph.peak, "params": info}))
+    version = importlib.metadata.version("openfhe")
+    print(
+        json.dumps({"seconds": ph.seconds, "peak_rss": ph.peak, "params": info, "openfhe": version})
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from scipy import stats
 from xdsl.ir import Operation, SSAValue
 
+from compiler import owner_expr
 from compiler.dialects import stat
 from compiler.errors import InternalError
 
@@ -64,6 +65,10 @@ class _Machine:
         return self.values[value]
 
     def run(self, op: Operation) -> None:
+        if isinstance(op, stat.PackedSumOp):
+            for arg, res in zip(op.args, op.sums, strict=True):
+                self.values[res] = np.sum(self.get(arg), axis=0).reshape(self.shape(res))
+            return
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             result = self._eval(op)
         if result is not None:
@@ -117,6 +122,10 @@ class _Machine:
                 return adj_cofactor(g(op.input))
             case stat.RevealOp():
                 return g(op.input)
+            case stat.OwnerComputeOp():
+                env = {src.sym_value: g(src.result) for src in op.sources()}
+                rank = stat.tensor_type(op.result).rank
+                return owner_expr.parse(op.expr_value).evaluate(env, rank)
             case stat.SqrtOp():
                 return np.sqrt(g(op.input))
             case stat.AbsOp():

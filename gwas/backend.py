@@ -125,8 +125,24 @@ class CompiledProgram:
         )
 
     @property
+    def coeff_group(self) -> int:
+        """Columns per coefficient when the program packs counts (coeff layout), else 0."""
+        groups = [
+            e.group_value
+            for e in self.program.block.ops
+            if isinstance(e, ckks.EncodeOp) and ckks.pt_type(e.result).layout_name == ckks.COEFF
+        ]
+        return max(groups, default=0)
+
+    @property
     def columns_per_ciphertext(self) -> int:
+        if self.coeff_group:  # 2 slots coefficients of `group` columns each
+            return 2 * self.slots * self.coeff_group
         return self.slots * (2 if self.complex_packed else 1)
+
+    def encrypted_sources(self) -> list[list[str]]:
+        """Per encrypted input, the owner inputs it is computed from."""
+        return [e.source().sources() for e in self.program.encrypts()]
 
     def block_width(self, rows: int, columns: int) -> int:
         """SNPs per block: a whole number of slot sets (of pairs of them when the genotypes are
@@ -527,6 +543,9 @@ class EncryptedBackend(Backend):
         self.binary: Path | None = None
         self.stream_dim: str | None = None
         self.threads = 0
+        # Ciphertext bytes the encrypt role wrote (every block, the shared inputs once): what
+        # the data owners upload, to set next to the report's figure.
+        self.upload_bytes = 0
 
     def phases(self) -> list[str]:
         return ["keygen", "encrypt", "compute", "decrypt"]
@@ -612,8 +631,13 @@ class EncryptedBackend(Backend):
                         np.save(files[name], compact_integers(value))
                 # A data owner's inputs that do not depend on the SNP block (the phenotype) are
                 # encrypted once; every block's ciphertext directory links to them.
+                # Owner inputs by the encrypted arrays they enter: an array computed only from
+                # shared inputs is encrypted once, any other with the block's inputs.
+                groups = compiled.encrypted_sources()
+                alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
+                with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
                 if not shared_ct.exists():
-                    once = [n for n in block.inputs if n in block.shared]
+                    once = [n for n in block.inputs if n in block.shared and n in alone]
                     if once:
                         args = [a for n in once for a in ("--input", f"{n}={files[n]}")]
                         self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
@@ -624,7 +648,7 @@ class EncryptedBackend(Backend):
                 args = [
                     a
                     for n in block.inputs
-                    if n not in block.shared
+                    if n not in block.shared or n in with_block
                     for a in ("--input", f"{n}={files[n]}")
                 ]
                 self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
@@ -637,6 +661,9 @@ class EncryptedBackend(Backend):
                 with meter.phase("encrypt"):
                     _flush_files(cts)
                     _flush_files(shared_ct)
+                self.upload_bytes += sum(f.stat().st_size for f in cts.glob("*.cts"))
+                if done == 1:
+                    self.upload_bytes += sum(f.stat().st_size for f in shared_ct.glob("*.cts"))
                 for f in shared_ct.iterdir():
                     (cts / f.name).symlink_to(f)
                 shutil.rmtree(plain)

@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from compiler.errors import UserError
+from compiler.errors import InternalError, UserError
 from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.assoc import rows_from_arrays, write_assoc
 from gwas.backend import BACKENDS, Backend, Block, CompiledProgram, EncryptedBackend
-from gwas.exact import TableCounts, plink_rules
+from gwas.exact import TableCounts, frequencies, plink_rules
 from gwas.memory import PhaseMeter
 from gwas.plink import Fileset, fam_phenotypes, open_fileset, read_pheno
 from gwas.plots import manhattan_plot, qq_plot
@@ -53,7 +53,6 @@ SCAN_BLOCK = 4096
 MISSING_INT8 = -127
 # Revealed values that are integers by construction are rounded to the nearest integer when
 # the promised absolute error is below this (then rounding gives the exact integer).
-ROUNDING_ERROR_LIMIT = 0.25
 LIST_LIMIT = 10
 MAX_PRECISION_BITS = 50.0  # beyond the double-precision decoding of a CKKS slot
 
@@ -101,6 +100,8 @@ class ChisqResult:
     n_cases: int
     n_controls: int
     notes: list[str] = field(default_factory=list)
+    f_a: Array | None = None
+    f_u: Array | None = None
 
 
 def _phenotypes(fileset: Fileset, pheno: str | None) -> Array:
@@ -161,6 +162,37 @@ def blocks(
             if with_called:
                 inputs["C"] = called.astype(np.float64)
         yield Block(index, start, stop, inputs, shared=frozenset({"y"}))
+
+
+def statistics_from_counts(
+    compiled: CompiledProgram, sizes: dict[str, int], revealed: dict[str, Array]
+) -> tuple[TableCounts, Array, Array, Array, Array, Array]:
+    """The 2 x 2 tables from the decrypted allele counts of chisq.hec (n11, c1, cases) or
+    chisq_missing.hec (n11, c1, ncase, called); CHISQ, P and OR from the program's client
+    block with PLINK's rules for degenerate SNPs; F_A and F_U."""
+    m = sizes["M"]
+    if "called" in revealed:
+        counts = TableCounts(
+            n11=revealed["n11"],
+            c1=revealed["c1"],
+            r1=2.0 * revealed["ncase"],
+            d=2.0 * revealed["called"],
+        )
+    else:
+        counts = TableCounts(
+            n11=revealed["n11"],
+            c1=revealed["c1"],
+            r1=np.full(m, 2.0 * float(revealed["cases"])),
+            d=np.full(m, 2.0 * sizes["N"]),
+        )
+    client = compiled.client(sizes, revealed)
+    n12 = counts.r1 - counts.n11
+    n21 = counts.c1 - counts.n11
+    chisq, p, odds = plink_rules(
+        counts, client["chi2"], client["p"], client["odds"], (n12 * n21) == 0
+    )
+    f_a, f_u = frequencies(counts)
+    return counts, chisq, p, odds, f_a, f_u
 
 
 def _names(indices: npt.NDArray[np.intp], fileset: Fileset) -> str:
@@ -303,51 +335,36 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     # Step (4).
     n_blocks = -(-fileset.n_variants // width)
     m = fileset.n_variants
-    revealed: dict[str, Array] = {
-        name: np.zeros(m) for name in ("chi2_num", "chi2_den", "or_num", "or_den")
-    }
+    names = [r.sym_value for r in compiled.stat_program.reveals()]
+    revealed: dict[str, Array] = {}
     block_iter = blocks(fileset, y, included, sc.swap, width, sc.any_missing, meter)
     for block, values in backend.run(compiled, block_iter, n_blocks, meter, progress):
-        for name in revealed:
-            revealed[name][block.start : block.stop] = values[name]
+        for name in names:
+            value = np.asarray(values[name], dtype=np.float64)
+            if value.ndim == 0:  # a count over individuals only (the cases): one per block
+                if name in revealed and revealed[name] != value:
+                    raise InternalError(f"{name} differs between SNP blocks")
+                revealed[name] = value
+                continue
+            revealed.setdefault(name, np.zeros(m))[block.start : block.stop] = value
 
     with meter.phase("client"):
         notes: list[str] = list(input_warnings)
-        for name in ("or_num", "or_den"):
-            err = compiled.revealed_abs_error(name)
-            if err < ROUNDING_ERROR_LIMIT:
-                revealed[name] = np.rint(revealed[name])
-                notes.append(
-                    f"{name} is an integer by construction and its promised absolute error is "
-                    f"{err:.3g} < {ROUNDING_ERROR_LIMIT}: rounded to the nearest integer"
-                )
-            else:
-                notes.append(
-                    f"{name}: promised absolute error {err:.3g} is too large to round to the "
-                    "integer it is; used as decrypted"
-                )
-        # chi2_num = d (n11 d - c1 r1)^2 >= 0; CKKS noise can push a zero slightly below.
-        negative = int((revealed["chi2_num"] < 0).sum())
-        revealed["chi2_num"] = np.maximum(revealed["chi2_num"], 0.0)
+        exact = compiled.report.get("exact_outputs", [])
         notes.append(
-            f"chi2_num is >= 0 by construction: {negative} value(s) below 0 by the scheme's "
-            "noise were set to 0"
+            "decrypted counts are exact integers (packed counts, coefficient encoding: "
+            + ", ".join(exact)
+            + ")"
+            if exact
+            else "decrypted counts are CKKS approximations"
         )
-        client = compiled.client(sizes, revealed)
-        or_err = compiled.revealed_abs_error("or_den")
-        or_den_zero = np.abs(revealed["or_den"]) <= (
-            0.0 if or_err < ROUNDING_ERROR_LIMIT else or_err
-        )
-        chisq, p, odds = plink_rules(
-            sc.counts, client["chi2"], client["p"], client["odds"], or_den_zero
-        )
+        _, chisq, p, odds, f_a, f_u = statistics_from_counts(compiled, sizes, revealed)
 
     # Step (5).
-    nan = np.full(m, np.nan)
     rows = rows_from_arrays(
         [(v.chrom, v.snp, v.bp, a1[j], a2[j]) for j, v in enumerate(bim)],
-        nan,
-        nan,
+        f_a,
+        f_u,
         chisq,
         p,
         odds,
@@ -423,6 +440,8 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
         n_cases,
         n_controls,
         notes,
+        f_a,
+        f_u,
     )
 
 
@@ -532,17 +551,15 @@ def render_log(
     w(
         "revealed to the coordinator (decrypted): "
         + ", ".join(r["name"] for r in rep["reveals"])
-        + " per SNP. With N and the number of cases (both above) these determine each SNP's "
-        "2x2 allele table exactly (minor-allele counts among cases and among controls): the "
-        "coordinator learns the table, not just the test statistic (docs/security.md)"
+        + ": the allele counts of each SNP's 2 x 2 table (the chi-square statistic, odds ratio, "
+        "F_A and F_U are computed from them by the coordinator); the chi-square numerator and "
+        "denominator with the sample and case counts would determine the same table "
+        "(docs/gwas.md)"
     )
     w(
         "computed on plaintext by the data holder before encryption: the A1/A2 coding (founder "
-        "allele counts) and the degenerate-SNP flags below"
-    )
-    w(
-        "columns: F_A and F_U are NA: this program's client block does not compute them (the "
-        "revealed values determine them, see above)"
+        "allele counts), y * S (and y * C) for its own rows (owner-side), and the packing of "
+        "the counts into one integer per coefficient"
     )
     for note in notes:
         w(f"  {note}")

@@ -151,6 +151,18 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         "that is only summed over individuals is packed two slot sets per ciphertext when "
         "that uploads fewer bytes)",
     )
+    parser.add_argument(
+        "--no-owner-side",
+        action="store_true",
+        help="let the server form every product (by default a product of one data owner's own "
+        "rows that feeds a sum over individuals is formed by the owner before encrypting)",
+    )
+    parser.add_argument(
+        "--no-packed-counts",
+        action="store_true",
+        help="encrypt every revealed count apart (by default the integer sums of a program "
+        "that only adds are packed into one exact integer per coefficient)",
+    )
     parser.add_argument("--print-ir-after-all", action="store_true", help="print IR after passes")
     parser.add_argument(
         "--print-ir-after", action="append", default=[], metavar="PASS", help="print IR after PASS"
@@ -219,6 +231,8 @@ def _options_of(args: argparse.Namespace):
         log_n=args.log_n,
         insecure=args.insecure,
         complex_packing=not args.no_complex_packing,
+        owner_side=not args.no_owner_side,
+        packed_counts=not args.no_packed_counts,
         print_ir_after_all=args.print_ir_after_all,
         print_ir_after=tuple(args.print_ir_after),
     )

@@ -37,11 +37,14 @@ from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
+from passes.coefficient_parameters import CoefficientParametersPass
 from passes.complex_packing import ComplexPackingPass
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
 from passes.level_assignment import LevelAssignmentPass
 from passes.lower_stat_to_ckks import LowerStatToCkksPass
+from passes.owner_side import OwnerSidePass
+from passes.packed_counts import PackedCountsPass
 from passes.parameter_selection import ParameterSelectionPass
 from passes.range_analysis import RangeAnalysisPass
 from passes.rescale_placement import RescalePlacementPass
@@ -65,6 +68,9 @@ class Options:
     # Complex packing (passes/complex_packing.py): tried when a row spans two slot sets.
     complex_packing: bool = True
     complex_min_width: int = 0  # set by run_pipeline; 0 = off
+    # Owner-side precomputation and packed counts (passes/owner_side.py, packed_counts.py).
+    owner_side: bool = True
+    packed_counts: bool = True
 
 
 @dataclass
@@ -108,12 +114,15 @@ class Compilation:
 def transform_passes(o: Options) -> list[ModulePass]:
     return [
         RangeAnalysisPass(sizes=o.sizes),
+        OwnerSidePass(enabled=o.owner_side),
+        PackedCountsPass(sizes=o.sizes, enabled=o.packed_counts),
         DepthMinimizationPass(),
         LowerStatToCkksPass(sizes=o.sizes),
         LazyRelinearizationPass(max_degree=o.max_degree),
         RescalePlacementPass(),
         LevelAssignmentPass(),
         ComplexPackingPass(min_width=o.complex_min_width, sizes=o.sizes),
+        CoefficientParametersPass(log_n=o.log_n, insecure=o.insecure),
         ScaleManagementPass(
             precision_bits=o.precision_bits,
             precision=o.precision,

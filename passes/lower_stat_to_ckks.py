@@ -208,11 +208,75 @@ class _Lowering:
             if isinstance(op, stat.ParamOp):
                 bound = min(op.bound_value, self.sizes.get(op.sym_value, op.bound_value))
                 self.block.add_op(ckks.ParamOp(op.sym_value, bound))
+        # The owner inputs that owner-side values read, declared for the encrypting owner.
+        declared: set[str] = set()
+        for op in self.src.server_ops():
+            srcs: list[stat.InputOp] = []
+            if isinstance(op, stat.OwnerComputeOp):
+                srcs = op.sources()
+            elif isinstance(op, stat.PackedSumOp):
+                srcs = [a.owner for a in op.args if isinstance(a.owner, stat.InputOp)]
+            if srcs:
+                for src in srcs:
+                    dom = src.domain_value
+                    if src.sym_value not in declared and dom is not None:
+                        declared.add(src.sym_value)
+                        dims = stat.tensor_type(src.result).dims
+                        self.block.add_op(ckks.SourceOp(src.sym_value, dims, dom))
         for reveal in self.src.reveals():
+            owner = reveal.input.owner
+            if isinstance(owner, stat.PackedSumOp):
+                k = [SSAValue.get(r) for r in owner.sums].index(reveal.input)
+                scalar = stat.tensor_type(owner.args[k]).rank == 1
+                x = self.lower_packed_sum(owner)
+                self.block.add_op(ckks.DecryptOp(reveal.sym_value, x, None, k, scalar))
+                continue
             value, factor = self.split_public_factor(reveal.input)
             x = self.lower(value, self.default_layout(reveal.input))
             self.block.add_op(ckks.DecryptOp(reveal.sym_value, x, factor))
         return self.out
+
+    def lower_packed_sum(self, op: stat.PackedSumOp) -> SSAValue:
+        """One coeff-layout encryption of every operand's radix digit, summed over the rows:
+        the server only adds (passes/packed_counts.py)."""
+        key = (op.sums[0], ckks.COEFF)
+        if key in self.memo:
+            return self.memo[key]
+        digits: list[str] = []
+        scalar: list[bool] = []
+        cols: list[Dim] = []
+        row: Dim = stat.tensor_type(op.args[0]).dims[0]
+        for a in op.args:
+            ty = stat.tensor_type(a)
+            src = a.owner
+            if isinstance(src, stat.OwnerComputeOp):
+                digits.append(src.expr_value)
+            elif isinstance(src, stat.InputOp):
+                digits.append(src.sym_value)
+            else:
+                raise UserError(f"packed sum of {src} (an owner value or input was expected)")
+            scalar.append(ty.rank == 1)
+            if ty.rank == 2:
+                cols.append(ty.dims[1])
+        dims: tuple[Dim, ...] = (row, cols[0] if cols else 1)
+        pt = ckks.PtType.get(dims, ckks.COEFF, 0, NOMINAL_INPUT_SCALE)
+        names = [a.name_hint or "x" for a in op.args]
+        enc = self.emit(
+            ckks.EncodeOp.packed(
+                "counts_" + "_".join(n for n in names)[:40],
+                pt,
+                digits,
+                scalar,
+                op.radix_values,
+            )
+        )
+        enc.name_hint = "counts_pt"
+        ct = self.emit(ckks.EncryptOp(enc))
+        ct.name_hint = "counts"
+        total = self.emit(ckks.ReduceOp(ct, 0))
+        total.name_hint = "counts_sum"
+        self.memo[key] = total
+        return total
 
     def split_public_factor(self, v: SSAValue) -> tuple[SSAValue, SSAValue | None]:
         """A revealed `c * x` with c a public integer scalar: x is computed under encryption
@@ -254,6 +318,13 @@ class _Lowering:
             case stat.InputOp():
                 pt = ckks.PtType.get(ty.dims, layout, 0, NOMINAL_INPUT_SCALE)
                 enc = self.emit(ckks.EncodeOp(op.sym_value, pt, op.domain_value))
+                enc.name_hint = f"{op.sym_value}_pt"
+                return self.emit(ckks.EncryptOp(enc))
+            case stat.OwnerComputeOp():
+                pt = ckks.PtType.get(ty.dims, layout, 0, NOMINAL_INPUT_SCALE)
+                enc = self.emit(
+                    ckks.EncodeOp(op.sym_value, pt, op.domain_value, expr=op.expr_value)
+                )
                 enc.name_hint = f"{op.sym_value}_pt"
                 return self.emit(ckks.EncryptOp(enc))
             case stat.AddOp() | stat.SubOp():

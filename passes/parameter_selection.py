@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import ckks_ranges
 from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
@@ -61,6 +62,8 @@ class ParameterSelectionPass(ModulePass):
             self.run(program)
 
     def run(self, program: ckks.ProgramOp) -> None:
+        if is_coefficient_program(program):
+            return  # coefficient-parameters chose everything
         plan = plan_of(program)
         if plan is None:
             raise InternalError("parameter-selection runs after scale-management")

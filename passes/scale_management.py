@@ -49,6 +49,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import ckks_ranges
 from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
@@ -168,6 +169,8 @@ class ScaleManagementPass(ModulePass):
             self.run(program)
 
     def run(self, program: ckks.ProgramOp) -> None:
+        if is_coefficient_program(program):
+            return  # coefficient-parameters chose everything
         bounds = program.params()
         ranges = ckks_ranges(program, bounds)
         levels = top_level(program)

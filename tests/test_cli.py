@@ -54,7 +54,7 @@ def test_env_json_reports_cpu_and_dependencies() -> None:
 
 
 def test_no_complex_packing_keeps_rows_in_real_slots(capsys: pytest.CaptureFixture[str]) -> None:
-    base = ["report", "examples/gwas/chisq.hec", "--size", "N=5000,M=16384", "--json"]
+    base = ["report", "examples/gwas/chisq_numerators.hec", "--size", "N=5000,M=16384", "--json"]
     reports = []
     for extra in ([], ["--no-complex-packing"]):
         assert main([*base, "--precision-bits", "40", *extra]) == 0

@@ -79,9 +79,10 @@ class Executed:
 class Shapes:
     """Ciphertext counts of arrays for concrete sizes and a slot count."""
 
-    def __init__(self, sizes: Mapping[str, int], slots: int):
+    def __init__(self, sizes: Mapping[str, int], slots: int, coeff_group: int = 1):
         self.sizes = dict(sizes)
         self.slots = slots
+        self.coeff_group = coeff_group
 
     def dim(self, d: Dim) -> int:
         return d if isinstance(d, int) else self.sizes[d]
@@ -92,13 +93,27 @@ class Shapes:
             return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)
         if ty.layout_name == ckks.COMPLEX:
             return math.prod(dims[:-1]) * -(-dims[-1] // (2 * self.slots))
+        if ty.layout_name == ckks.COEFF:
+            # `coeff_group` columns per coefficient, n = 2 slots coefficients per ciphertext.
+            coefficients = -(-dims[-1] // self.coeff_group)
+            return math.prod(dims[:-1]) * -(-coefficients // (2 * self.slots))
         return math.prod(dims)
+
+
+def coeff_group(program: ckks.ProgramOp) -> int:
+    """Columns per coefficient of the program's coeff arrays (1 when it has none)."""
+    groups = [
+        op.group_value
+        for op in program.block.ops
+        if isinstance(op, ckks.EncodeOp) and ckks.pt_type(op.result).layout_name == ckks.COEFF
+    ]
+    return max(groups, default=1)
 
 
 def executed_counts(
     program: ckks.ProgramOp, sizes: Mapping[str, int], slots: int
 ) -> dict[str, int]:
-    s = Shapes(sizes, slots)
+    s = Shapes(sizes, slots, coeff_group(program))
     c: Counter[str] = Counter(dict.fromkeys(COUNT_KEYS, 0))
     steps = int(math.log2(slots))
     for op in program.block.ops:
@@ -179,7 +194,7 @@ def individual_axes(program: ckks.ProgramOp) -> set[Dim]:
 def party_sizes(
     program: ckks.ProgramOp, params: ckks.Parameters, sizes: Mapping[str, int]
 ) -> PartySizes:
-    s = Shapes(sizes, params.slots)
+    s = Shapes(sizes, params.slots, coeff_group(program))
     people = individual_axes(program)
     per_person = other = 0
     for op in program.encrypts():
@@ -208,7 +223,11 @@ def party_sizes(
         for v in [v for v in live if last_use.get(v, -1) <= i]:
             del live[v]
     download = 0
+    seen: set[SSAValue] = set()
     for d in program.decrypts():
+        if d.input in seen:  # packed counts: several decrypts read one result
+            continue
+        seen.add(d.input)
         ty = ckks.ct_type(d.input)
         download += s.count(ty) * ciphertext_bytes(params, ty.level_value, ty.degree_value)
     return PartySizes(per_person, other, peak, download)

@@ -65,6 +65,11 @@ def stat_depths(program: stat.ProgramOp) -> dict[SSAValue, int]:
                 depth[out] = d(op.input) + math.ceil(math.log2(max(deg, 1))) + int(real)
             case stat.MeanOp():
                 depth[out] = d(op.input) + 1
+            case stat.OwnerComputeOp():
+                depth[out] = 0  # computed by the data owner in plaintext
+            case stat.PackedSumOp():
+                for r in op.results:
+                    depth[r] = 0  # additions only
             case _:
                 depth[out] = max((d(v) for v in op.operands), default=0)
     return depth

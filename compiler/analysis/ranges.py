@@ -10,6 +10,7 @@ scalars also carry whether they are integers: multiplying by an integer costs no
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -93,6 +94,13 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                     count *= _dim(dims[a], bounds)
                 # A mean lies within the range of its terms.
                 r = g(op.input) if isinstance(op, stat.MeanOp) else g(op.input).scaled_sum(count)
+            case stat.OwnerComputeOp():
+                r = domain_interval(op.domain_value)
+            case stat.PackedSumOp():
+                count = _dim(stat.tensor_type(op.args[0]).dims[0], bounds)
+                for arg, res in zip(op.args, op.sums, strict=True):
+                    out[res] = g(arg).scaled_sum(count)
+                continue
             case stat.DetOp() | stat.AdjOp():
                 k = _dim(stat.tensor_type(op.input).dims[0], bounds)
                 x = g(op.input)
@@ -156,6 +164,16 @@ def evaluate_public(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> dict[S
     return out
 
 
+def packed_capacity(op: ckks.EncodeOp) -> int:
+    """The product of the radices one coefficient of a coeff encode holds: `group` columns of
+    every per-element digit and every per-row digit once. The packed sum stays below it."""
+    per_column = math.prod(
+        r for r, s in zip(op.radix_values, op.scalar_digit_flags, strict=True) if not s
+    )
+    per_row = math.prod(r for r, s in zip(op.radix_values, op.scalar_digit_flags, strict=True) if s)
+    return per_row * per_column**op.group_value
+
+
 def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAValue, Interval]:
     """Interval of every ciphertext / plaintext value of a ckks program."""
     pub = public_values(program, bounds)
@@ -169,6 +187,10 @@ def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
             continue
         r: Interval
         match op:
+            case ckks.EncodeOp() if ckks.pt_type(op.result).layout_name == ckks.COEFF:
+                # One row's packed integer: below (prod of one coefficient's radices) / rows.
+                rows = _dim(ckks.pt_type(op.result).dims[0], bounds)
+                r = Interval(0.0, (packed_capacity(op) - 1) / max(rows, 1))
             case ckks.EncodeOp():
                 dom = op.domain_value
                 if dom is None:

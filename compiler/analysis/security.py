@@ -17,24 +17,35 @@ taken as the one of that form closest to the wanted size (deterministic Miller-R
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
-# log2(n) -> max log2(QP) at 128-bit security, ternary secret, sigma = 3.2.
-HE_STANDARD_128: dict[int, int] = {
-    10: 27,
-    11: 54,
-    12: 109,
-    13: 218,
-    14: 438,
-    15: 881,
-    16: 1747,
-    17: 3523,
-}
+from compiler.errors import InternalError
+
+# log2(n) -> max log2(QP) at 128-bit security, ternary secret, sigma = 3.2, and the smallest
+# ring the runtime accepts as secure: read from the runtime's one copy (runtime/core/
+# security.h), so the compiler never certifies what the runtime would refuse, or the reverse.
+SECURITY_HEADER = Path(__file__).resolve().parents[2] / "runtime" / "core" / "security.h"
+
+
+def _read_security_header(path: Path) -> tuple[dict[int, int], int]:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise InternalError(f"{path}: the security table is missing ({e})") from None
+    first = re.search(r"kHeStandardMinLogN = (\d+);", text)
+    table = re.search(r"kHeStandard128\[\] = \{([\d, ]+)\};", text)
+    secure = re.search(r"kMinSecureLogN = (\d+);", text)
+    if not (first and table and secure):
+        raise InternalError(f"{path}: the security table is not in the expected form")
+    bounds = [int(x) for x in table.group(1).split(",")]
+    start = int(first.group(1))
+    return {start + k: bound for k, bound in enumerate(bounds)}, int(secure.group(1))
+
+
+HE_STANDARD_128, MIN_SECURE_LOG_N = _read_security_header(SECURITY_HEADER)
 MIN_LOG_N = min(HE_STANDARD_128)
 MAX_LOG_N = max(HE_STANDARD_128)
-# The smallest ring the runtime's CKKS accepts as secure (runtime/ckks/params.cpp,
-# kMinSecureLogN): 2^10 and 2^11 only with --insecure (tests), so the parameter search starts
-# here unless the user asked for insecure parameters.
-MIN_SECURE_LOG_N = 12
 # The error distribution of the standard (and of our runtime).
 ERROR_SIGMA = 3.2
 # The largest prime size the runtime's 64-bit modular arithmetic takes.
@@ -114,3 +125,15 @@ def ntt_primes(bits: float, log_n: int, count: int, avoid: set[int] | None = Non
 
 def log2_product(values: list[int] | tuple[int, ...]) -> float:
     return sum(math.log2(v) for v in values)
+
+
+def largest_ntt_primes(bits: int, log_n: int, count: int) -> list[int]:
+    """The `count` largest primes q < 2^bits with q = 1 (mod 2n), largest first."""
+    step = 2 << log_n
+    q = ((1 << bits) - 1) // step * step + 1
+    out: list[int] = []
+    while len(out) < count and q > step:
+        if q < (1 << bits) and is_prime(q):
+            out.append(q)
+        q -= step
+    return out

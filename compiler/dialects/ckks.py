@@ -24,6 +24,13 @@ Layouts (the `layout` parameter):
   goes to both parts), rescale, level_down, relinearize, reduce, and mul/dot by a broadcast
   of a replicated array (a real value in every slot). `unpack_complex` turns it back into
   `packed` with one conjugation.
+- `coeff`: integer counts in the COEFFICIENTS of the plaintext polynomial, radix-packed
+  (passes/packed_counts.py): coefficient g of a row holds sum_k W_k x_k for `group` columns
+  (g * group ... g * group + group - 1) and every digit of the encode's `digits`, scaled by an
+  exact power of two. Only additions act on it (add, sub, negate, reduce over rows); the
+  coordinator reads digit k back exactly (decrypt `digit`). The decrypted error is the sum of
+  fresh coefficient errors: no canonical embedding multiplies it, so a small modulus holds
+  many exact counts (coefficient-parameters chooses the primes, the scale and `group`).
 
 Ops. Elementwise ops take arrays of the same shape and layout (explicit `ckks.broadcast` makes
 them so), the same level, and (for add/sub) the same scale. Invariants are in the result-type
@@ -99,8 +106,9 @@ from compiler.types import Dim, Domain, format_shape
 PACKED = "packed"
 REPLICATED = "replicated"
 COMPLEX = "complex"
-LAYOUTS = (PACKED, REPLICATED, COMPLEX)
-SLOT_LAYOUTS = (PACKED, COMPLEX)  # the last axis lives in the slots
+COEFF = "coeff"
+LAYOUTS = (PACKED, REPLICATED, COMPLEX, COEFF)
+SLOT_LAYOUTS = (PACKED, COMPLEX, COEFF)  # the last axis lives in the slots (or coefficients)
 # Scales are compared in log2; two scales closer than this are the same scale (the exact
 # values are products of the same primes taken in different orders).
 SCALE_TOLERANCE = 1e-9
@@ -350,6 +358,11 @@ def is_real_factor(value: SSAValue) -> bool:
     return isinstance(owner, BroadcastOp) and owner.real_factor is not None
 
 
+def _check_not_coeff(what: str, *types: CtType | PtType) -> None:
+    if any(t.layout_name == COEFF for t in types):
+        raise VerifyException(f"{what}: coeff arrays only add (counts in the coefficients)")
+
+
 def _check_complex_product(what: str, lhs: SSAValue, rhs: SSAValue) -> None:
     """A product of complex arrays is a product of complex slot values; it multiplies the real
     and imaginary parts alike only when one factor is real in every slot."""
@@ -469,6 +482,7 @@ class MulOp(_CtBinary):
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
         _check_same_array(self.name, a, b)
+        _check_not_coeff(self.name, a, b)
         _check_complex_product(self.name, self.lhs, self.rhs)
         return a.with_(
             log_scale=a.scale_bits + b.scale_bits, degree=a.degree_value + b.degree_value
@@ -590,6 +604,8 @@ class SumSlotsOp(_CtUnary):
 
 
 def _check_array_axis(src: CtType, axis: int, what: str) -> None:
+    if src.layout_name == COEFF and axis != 0:
+        raise VerifyException(f"{what}: a coeff array is only summed over its rows (axis 0)")
     if not 0 <= axis < len(src.dims):
         raise VerifyException(f"{what}: axis {axis} out of range for {format_shape(src.dims)}")
     if src.layout_name in SLOT_LAYOUTS and axis == len(src.dims) - 1:
@@ -649,6 +665,7 @@ class DotOp(CkksOp):
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
         _check_same_array(self.name, a, b)
+        _check_not_coeff(self.name, a, b)
         _check_complex_product(self.name, self.lhs, self.rhs)
         _check_array_axis(a, self.axis_value, self.name)
         dims = tuple(d for i, d in enumerate(a.dims) if i != self.axis_value)
@@ -868,26 +885,104 @@ class _Named(CkksOp, ABC):
 @irdl_op_definition
 class EncodeOp(_Named):
     """Encode input `sym` (from its owner's data) into a plaintext array of the given layout,
-    level and scale. `domain` is the input's declared value domain (drives range analysis)."""
+    level and scale. `domain` is the input's declared value domain (drives range analysis).
+
+    Owner-side values (passes/owner_side.py) carry `expr`, the owner expression
+    (compiler/owner_expr.py) over the owner's source inputs that the encrypting owner
+    evaluates per element. A `coeff` encode carries `digits` (one owner expression or source
+    name per packed count), `scalar_digits` (1 for a count with one value per row, held in
+    coefficient 0 only), `radices` (R_k) and `group` (columns per coefficient)."""
 
     name = "ckks.encode"
 
     domain = opt_prop_def(IntervalAttr | SetAttr)
+    expr = opt_prop_def(StringAttr)
+    digits = opt_prop_def(ArrayAttr[StringAttr])
+    scalar_digits = opt_prop_def(DenseArrayBase)
+    radices = opt_prop_def(DenseArrayBase)
+    group = opt_prop_def(IntegerAttr)
     result = result_def(PtType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym attr-dict `:` type($result)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp), Pure()))
 
-    def __init__(self, sym: str, ty: PtType, domain: Domain | None):
+    def __init__(self, sym: str, ty: PtType, domain: Domain | None, expr: str | None = None):
         props: dict[str, Attribute] = {"sym": StringAttr(sym)}
         if domain is not None:
             props["domain"] = domain_attr(domain)
+        if expr is not None:
+            props["expr"] = StringAttr(expr)
         super().__init__(result_types=[ty], properties=props)
+
+    @staticmethod
+    def packed(
+        sym: str, ty: PtType, digits: Sequence[str], scalar: Sequence[bool], radices: Sequence[int]
+    ) -> EncodeOp:
+        op = EncodeOp(sym, ty, None)
+        op.properties["digits"] = ArrayAttr([StringAttr(d) for d in digits])
+        op.properties["scalar_digits"] = _int_array([int(x) for x in scalar])
+        op.properties["radices"] = _int_array(radices)
+        op.properties["group"] = IntegerAttr(1, i64)
+        return op
 
     @property
     def domain_value(self) -> Domain | None:
         return None if self.domain is None else self.domain.to_domain()
+
+    @property
+    def expr_value(self) -> str | None:
+        return None if self.expr is None else self.expr.data
+
+    @property
+    def digit_exprs(self) -> tuple[str, ...]:
+        return () if self.digits is None else tuple(d.data for d in self.digits.data)
+
+    @property
+    def scalar_digit_flags(self) -> tuple[bool, ...]:
+        return (
+            () if self.scalar_digits is None else tuple(bool(x) for x in _ints(self.scalar_digits))
+        )
+
+    @property
+    def radix_values(self) -> tuple[int, ...]:
+        return () if self.radices is None else _ints(self.radices)
+
+    @property
+    def group_value(self) -> int:
+        return 1 if self.group is None else self.group.value.data
+
+    def set_group(self, group: int) -> None:
+        self.properties["group"] = IntegerAttr(group, i64)
+
+    def sources(self) -> list[str]:
+        """The owner's inputs this encode reads (the `--input NAME` the encrypt role needs)."""
+        from compiler.owner_expr import parse
+
+        texts = self.digit_exprs or ((self.expr_value,) if self.expr_value else ())
+        if not texts:
+            return [self.sym_value]
+        out: list[str] = []
+        for t in texts:
+            for name in parse(t).sources():
+                if name not in out:
+                    out.append(name)
+        return out
+
+    def verify_(self) -> None:
+        ty = pt_type(self.result)
+        if ty.layout_name == COEFF:
+            n = len(self.digit_exprs)
+            if not n or len(self.scalar_digit_flags) != n or len(self.radix_values) != n:
+                raise VerifyException(
+                    "a coeff encode needs digits, scalar_digits and radices of one length"
+                )
+            if any(r < 2 for r in self.radix_values) or self.group_value < 1:
+                raise VerifyException("coeff radices must be >= 2 and group >= 1")
+            if len(ty.dims) != 2:
+                raise VerifyException("a coeff array has shape [rows, columns]")
+        elif self.digits is not None:
+            raise VerifyException("digits are only for coeff encodes")
 
 
 @irdl_op_definition
@@ -930,27 +1025,55 @@ class DecryptOp(_Named):
     """Decryption of a revealed value by the coordinator (the only holder of the secret key).
     With `factor`, the coordinator multiplies the decoded value by that public scalar: a last
     multiplication by a public constant reveals nothing new, and done in the clear it does not
-    make the value (and so the output modulus) any larger."""
+    make the value (and so the output modulus) any larger. On a `coeff` array, `digit` names
+    the packed count to read (exactly: the decoded integer's mixed-radix digit); a scalar
+    digit (`scalar_digit`) is read from coefficient 0 and revealed as a scalar."""
 
     name = "ckks.decrypt"
 
     input = operand_def(CtType)
     factor = opt_operand_def(PublicType)
     party = prop_def(StringAttr)
+    digit = opt_prop_def(IntegerAttr)
+    scalar_digit = opt_prop_def(IntegerAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym $input (`times` $factor^)? attr-dict `:` type($input)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
 
-    def __init__(self, sym: str, operand: SSAValue, factor: SSAValue | None = None):
+    def __init__(
+        self,
+        sym: str,
+        operand: SSAValue,
+        factor: SSAValue | None = None,
+        digit: int | None = None,
+        scalar: bool = False,
+    ):
+        props: dict[str, Attribute] = {
+            "sym": StringAttr(sym),
+            "party": StringAttr("coordinator"),
+        }
+        if digit is not None:
+            props["digit"] = IntegerAttr(digit, i64)
+            props["scalar_digit"] = IntegerAttr(int(scalar), i64)
         super().__init__(
-            operands=[operand, [factor] if factor is not None else []],
-            properties={"sym": StringAttr(sym), "party": StringAttr("coordinator")},
+            operands=[operand, [factor] if factor is not None else []], properties=props
         )
+
+    @property
+    def digit_value(self) -> int | None:
+        return None if self.digit is None else self.digit.value.data
+
+    @property
+    def is_scalar_digit(self) -> bool:
+        return self.scalar_digit is not None and self.scalar_digit.value.data != 0
 
     def infer(self) -> None:
         if self.party.data != "coordinator":
             raise VerifyException("ckks.decrypt is done by the coordinator (party = coordinator)")
+        coeff = ct_type(self.input).layout_name == COEFF
+        if coeff != (self.digit is not None):
+            raise VerifyException("ckks.decrypt reads a digit exactly when its input is coeff")
 
 
 @irdl_op_definition
@@ -1032,6 +1155,38 @@ class ParamOp(_Named):
     @property
     def bound_value(self) -> int:
         return self.bound.value.data
+
+
+@irdl_op_definition
+class SourceOp(_Named):
+    """Declares a data owner's input that owner-side values read (`y` in `(mul y S)`): its
+    shape and declared domain, which the encrypting owner's files are checked against."""
+
+    name = "ckks.source"
+
+    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
+    domain = prop_def(IntervalAttr | SetAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym attr-dict"
+    traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
+
+    def __init__(self, sym: str, dims: Sequence[Dim], domain: Domain):
+        super().__init__(
+            properties={
+                "sym": StringAttr(sym),
+                "shape": _shape_attr(dims),
+                "domain": domain_attr(domain),
+            }
+        )
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def domain_value(self) -> Domain:
+        return self.domain.to_domain()
 
 
 @dataclass(frozen=True)
@@ -1181,6 +1336,7 @@ Ckks = Dialect(
     [
         ProgramOp,
         ParamOp,
+        SourceOp,
         SizeOp,
         ConstantOp,
         PublicArithOp,
@@ -1217,4 +1373,4 @@ KEY_SWITCH_OPS: tuple[type[Operation], ...] = (
     UnpackComplexOp,
 )
 # Everything that is not a ciphertext computation: public scalars and declarations.
-PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SizeOp, ConstantOp, PublicArithOp)
+PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SourceOp, SizeOp, ConstantOp, PublicArithOp)

@@ -96,6 +96,8 @@ from xdsl.irdl import (
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -762,6 +764,153 @@ class InputOp(_Named):
 
 
 @irdl_op_definition
+class OwnerComputeOp(IRDLOperation):
+    """A value every data owner computes on its own rows, in plaintext, before encrypting
+    (passes/owner_side.py): `expr` (compiler/owner_expr.py) over the operands, which are the
+    owner's secret inputs, all with the same leading (row) axis. The result is encrypted like
+    an input named `sym`; `domain` is its exact value set or interval.
+
+    Verified: every operand is a secret `stat.input` whose leading axis is the row axis (so the
+    value never combines two owners' rows), the expression names exactly the operands, and it
+    has no reduction (an owner expression has none)."""
+
+    name = "stat.owner_compute"
+
+    args = var_operand_def(TensorType)
+    sym = prop_def(StringAttr)
+    expr = prop_def(StringAttr)
+    domain = prop_def(IntervalAttr | SetAttr)
+    result = result_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym `(` $args `)` attr-dict `:` functional-type($args, $result)"
+    traits = lazy_traits_def(lambda: (HasParent(ProgramOp), Pure()))
+
+    def __init__(
+        self, sym: str, args: Sequence[SSAValue], expr: str, domain: Domain, ty: TensorType
+    ):
+        super().__init__(
+            operands=[list(args)],
+            result_types=[ty],
+            properties={
+                "sym": StringAttr(sym),
+                "expr": StringAttr(expr),
+                "domain": domain_attr(domain),
+            },
+        )
+
+    @property
+    def sym_value(self) -> str:
+        return self.sym.data
+
+    @property
+    def expr_value(self) -> str:
+        return self.expr.data
+
+    @property
+    def domain_value(self) -> Domain:
+        return self.domain.to_domain()
+
+    def sources(self) -> list[InputOp]:
+        out: list[InputOp] = []
+        for a in self.args:
+            owner = a.owner
+            if not isinstance(owner, InputOp):
+                raise VerifyException(
+                    f"stat.owner_compute {self.sym_value}: operand {a.name_hint or '?'} is not "
+                    "an input of the data owner (an owner-side value may only combine the "
+                    "owner's own input rows, never a value computed across rows)"
+                )
+            out.append(owner)
+        return out
+
+    def verify_(self) -> None:
+        from compiler.owner_expr import parse
+
+        res = tensor_type(self.result)
+        _expect_secrecy("result", res, True)
+        if not res.dims:
+            raise VerifyException(
+                f"stat.owner_compute {self.sym_value}: the result needs a row axis"
+            )
+        row = res.dims[0]
+        names: list[str] = []
+        for src in self.sources():
+            ty = tensor_type(src.result)
+            if not ty.is_secret or not ty.dims or ty.dims[0] != row:
+                raise VerifyException(
+                    f"stat.owner_compute {self.sym_value}: input {src.sym_value} "
+                    f"{format_shape(ty.dims)} is not a secret input with row axis {row} "
+                    "(its rows would belong to other owners)"
+                )
+            if tuple(ty.dims) != tuple(res.dims[: ty.rank]):
+                raise VerifyException(
+                    f"stat.owner_compute {self.sym_value}: input {src.sym_value} "
+                    f"{format_shape(ty.dims)} does not broadcast row-wise to "
+                    f"{format_shape(res.dims)}"
+                )
+            names.append(src.sym_value)
+        try:
+            used = parse(self.expr_value).sources()
+        except ValueError as e:
+            raise VerifyException(str(e)) from None
+        if sorted(used) != sorted(names):
+            raise VerifyException(
+                f"stat.owner_compute {self.sym_value}: expression {self.expr_value!r} uses "
+                f"{used}, the operands are {names}"
+            )
+
+
+@irdl_op_definition
+class PackedSumOp(IRDLOperation):
+    """Sums over the row axis of several non-negative integer owner values, one result each
+    (the same values as one `stat.sum(x, axis=0)` per operand), marked for radix packing
+    (passes/packed_counts.py): each owner encrypts sum_k W_k x_k with W_k = prod_{l<k} R_l,
+    the server only adds, and the coordinator reads x_k's sum back as digit k. `radices` are
+    proven by range analysis: R_k exceeds the largest possible sum of operand k, so the digits
+    never carry into each other and the counts come back exact."""
+
+    name = "stat.packed_sum"
+
+    args = var_operand_def(TensorType)
+    radices = prop_def(DenseArrayBase[IntegerType])
+    sums = var_result_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$args attr-dict `:` functional-type($args, $sums)"
+    traits = traits_def(Pure())
+
+    def __init__(self, args: Sequence[SSAValue], radices: Sequence[int]):
+        results = [TensorType.get(tensor_type(a).dims[1:], True) for a in args]
+        super().__init__(
+            operands=[list(args)],
+            result_types=[results],
+            properties={"radices": _i64_array(radices)},
+        )
+
+    @property
+    def radix_values(self) -> tuple[int, ...]:
+        return _int_tuple(self.radices)
+
+    def verify_(self) -> None:
+        if len(self.args) != len(self.sums) or len(self.args) != len(self.radix_values):
+            raise VerifyException("stat.packed_sum needs one radix and one result per operand")
+        if not self.args:
+            raise VerifyException("stat.packed_sum needs at least one operand")
+        row = tensor_type(self.args[0]).dims[0] if tensor_type(self.args[0]).dims else None
+        for a, s, r in zip(self.args, self.sums, self.radix_values, strict=True):
+            ty = tensor_type(a)
+            if not ty.is_secret or not ty.dims or ty.dims[0] != row:
+                raise VerifyException(
+                    f"stat.packed_sum operands are secret arrays over one row axis, got "
+                    f"{format_shape(ty.dims)}"
+                )
+            _expect_shape("result", tensor_type(s), ty.dims[1:])
+            if r < 2:
+                raise VerifyException(f"stat.packed_sum radix {r} must be >= 2")
+
+
+@irdl_op_definition
 class RevealOp(_Named):
     """Decryption by the coordinator: the result is public and only the client block uses it."""
 
@@ -936,6 +1085,8 @@ Stat = Dialect(
         ParamOp,
         SizeOp,
         InputOp,
+        OwnerComputeOp,
+        PackedSumOp,
         ConstantOp,
         AddOp,
         SubOp,

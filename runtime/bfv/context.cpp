@@ -1,6 +1,8 @@
 // BFV parameters, the 128-bit security check and the HPS precomputations (see context.h).
 #include "bfv/context.h"
 
+#include "core/security.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -104,7 +106,7 @@ const BfvParams& validated(const BfvParams& p) {
   }
   const int max_bits = he_standard_max_log_qp(p.log_n);
   const double log_qp = log_q + log2_product(p.p_ks);
-  if ((max_bits == 0 || log_qp > max_bits) && !p.allow_insecure) {
+  if ((max_bits <= 0 || log_qp > max_bits) && !p.allow_insecure) {
     std::ostringstream s;
     s << "log2(Q * P_ks) = " << log_qp << " exceeds the 128-bit HE Standard bound " << max_bits
       << " for N = 2^" << p.log_n
@@ -137,28 +139,7 @@ u64 reduce_words(const std::vector<u64>& words, const Modulus& m) {
 
 }  // namespace
 
-int he_standard_max_log_qp(int log_n) {
-  switch (log_n) {
-    case 10:
-      return 27;
-    case 11:
-      return 54;
-    case 12:
-      return 109;
-    case 13:
-      return 218;
-    case 14:
-      return 438;
-    case 15:
-      return 881;
-    case 16:
-      return 1747;
-    case 17:
-      return 3523;
-    default:
-      return 0;
-  }
-}
+int he_standard_max_log_qp(int log_n) { return core::he_standard_max_log_qp(log_n); }
 
 u64 batching_plain_modulus(int bits, std::size_t ring_dim) {
   if (bits < 2 || bits > 60) {
@@ -226,7 +207,7 @@ BfvContext::BfvContext(const BfvParams& params)
   log2_q_ = log2_product(params_.q);
   log2_qp_ks_ = log2_q_ + log2_product(params_.p_ks);
   const int max_bits = he_standard_max_log_qp(params_.log_n);
-  secure_ = max_bits != 0 && log2_qp_ks_ <= max_bits;
+  secure_ = max_bits > 0 && log2_qp_ks_ <= max_bits;
 
   std::vector<u64> key_primes = params_.q;
   key_primes.insert(key_primes.end(), params_.p_ks.begin(), params_.p_ks.end());

@@ -31,7 +31,7 @@ using math::u64;
 
 class BlockedBaseConverter;  // hps.h
 
-// Max log2(Q * P_ks) at 128-bit security for log2 N in [10, 17]; 0 outside the table.
+// Max log2(Q * P_ks) at 128-bit security (core/security.h); -1 outside the table.
 int he_standard_max_log_qp(int log_n);
 
 struct BfvParams {

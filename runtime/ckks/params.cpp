@@ -2,6 +2,8 @@
 // from bit sizes, canonical encoding and digest (see params.h).
 #include "ckks/params.h"
 
+#include "core/security.h"
+
 #include <sodium.h>
 
 #include <cmath>
@@ -15,11 +17,7 @@
 namespace hec::ckks {
 namespace {
 
-// Same numbers as compiler/analysis/security.py HE_STANDARD_128 (a test checks they agree).
-constexpr int kHeStandard128[] = {27, 54, 109, 218, 438, 881, 1747, 3523};
-constexpr int kMinTableLogN = 10;
-constexpr int kMaxTableLogN = 17;
-constexpr int kMinSecureLogN = 12;
+using core::kMinSecureLogN;
 constexpr std::uint32_t kEncodingVersion = 1;
 // Version 2 appends the key level (written only when keys are limited below L).
 constexpr std::uint32_t kEncodingVersionKeyLevel = 2;
@@ -34,10 +32,7 @@ std::string list_string(const std::vector<u64>& v) {
 
 }  // namespace
 
-int he_standard_max_log_qp(int log_n) {
-  if (log_n < kMinTableLogN || log_n > kMaxTableLogN) return -1;
-  return kHeStandard128[log_n - kMinTableLogN];
-}
+int he_standard_max_log_qp(int log_n) { return core::he_standard_max_log_qp(log_n); }
 
 Parameters Parameters::from_primes(LogN log_n, std::vector<u64> output_moduli,
                                    std::vector<u64> moduli, std::vector<u64> special_moduli,
@@ -56,7 +51,7 @@ Parameters Parameters::from_primes(LogN log_n, std::vector<u64> output_moduli,
 Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, int scale_bits,
                                       int levels, std::vector<int> special_bits, int dnum,
                                       Security security, KeySwitching key_switching) {
-  if (log_n.value < kMinTableLogN || log_n.value > kMaxTableLogN) {
+  if (log_n.value < core::kHeStandardMinLogN || log_n.value > core::kHeStandardMaxLogN) {
     throw std::invalid_argument("Parameters: log_n = " + std::to_string(log_n.value) +
                                 " outside [10, 17]");
   }
@@ -90,7 +85,7 @@ Parameters Parameters::from_bit_sizes(LogN log_n, std::vector<int> output_bits, 
 
 void Parameters::validate_and_finish(Security security) {
   const std::string where = "Parameters";
-  if (log_n_ < kMinTableLogN || log_n_ > kMaxTableLogN) {
+  if (log_n_ < core::kHeStandardMinLogN || log_n_ > core::kHeStandardMaxLogN) {
     throw std::invalid_argument(where + ": log_n = " + std::to_string(log_n_) +
                                 " outside [10, 17]");
   }

@@ -13,6 +13,7 @@
 // the signature of the party that made it; every reader checks them against the run manifest
 // and names the file on mismatch.
 #include "program/ckks_program.h"
+#include "program/coeff_layout.h"
 
 #include <omp.h>
 #include <sodium.h>
@@ -143,10 +144,15 @@ void lower_degree_once(const Ops& ops, Ct& c) {
 }  // namespace
 
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots) {
+                                     std::size_t slots, std::size_t group) {
   if (layout == Layout::kReplicated) return dims;
   if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");
   std::vector<std::size_t> out(dims.begin(), dims.end() - 1);
+  if (layout == Layout::kCoeff) {
+    const std::size_t coefs = (dims.back() + group - 1) / group;
+    out.push_back((coefs + 2 * slots - 1) / (2 * slots));
+    return out;
+  }
   const std::size_t per_ct = layout == Layout::kComplex ? 2 * slots : slots;
   out.push_back((dims.back() + per_ct - 1) / per_ct);
   return out;
@@ -918,7 +924,8 @@ const InputSpec& Server::input(const std::string& id) const {
 
 CtArray Server::load(const std::string& id) const {
   const InputSpec& in = input(id);
-  const auto shape = array_shape(in.layout, resolve(in.dims, sizes_), context_->slots());
+  const auto shape =
+      array_shape(in.layout, resolve(in.dims, sizes_), context_->slots(), in.packing.group);
   CtArray out;
   out.shape = shape;
   auto append = [&](const std::filesystem::path& path) {
@@ -980,7 +987,8 @@ void Server::stream(const std::string& phase, const std::vector<std::string>& id
   for (const auto& id : ids) {
     Cursor c;
     c.in = &input(id);
-    const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), context_->slots());
+    const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), context_->slots(),
+                                  c.in->packing.group);
     c.row_shape.assign(full.begin() + 1, full.end());
     c.per_row = product(c.row_shape);
     cursors.push_back(std::move(c));
@@ -1298,7 +1306,7 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   return 0;
 }
 
-void check_domain(const InputSpec& in, const std::filesystem::path& file, const NpyArray& a) {
+void check_domain(const SourceSpec& in, const std::filesystem::path& file, const NpyArray& a) {
   if (!in.domain.bounded) return;
   for (std::size_t i = 0; i < a.data.size(); ++i) {
     const double v = a.data[i];
@@ -1310,7 +1318,7 @@ void check_domain(const InputSpec& in, const std::filesystem::path& file, const 
     }
     if (!ok) {
       std::ostringstream m;
-      m << file.string() << ": input '" << in.source << "' element " << i << " is " << v
+      m << file.string() << ": input '" << in.name << "' element " << i << " is " << v
         << ", outside its declared domain ";
       if (!in.domain.set.empty()) {
         m << "{";
@@ -1333,13 +1341,10 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   for (const auto& item : args.all("input")) {
     auto [name, file] = split_assignment("--input", item);
     bool known = false;
-    for (const auto& in : spec.inputs) known = known || in.source == name;
+    for (const auto& src : spec.sources) known = known || src.name == name;
     if (!known) {
       std::string names;
-      for (const auto& in : spec.inputs) {
-        if (names.find(in.source) == std::string::npos)
-          names += (names.empty() ? "" : ", ") + in.source;
-      }
+      for (const auto& src : spec.sources) names += (names.empty() ? "" : ", ") + src.name;
       throw UsageError("--input " + name +
                        ": the program has no input of that name (inputs: " + names + ")");
     }
@@ -1405,15 +1410,20 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   Sizes sizes;
   std::map<std::string, std::string> where;
   for (const auto& [name, file] : files) arrays[name] = read_npy(file);
-  for (const auto& in : spec.inputs) {
-    auto it = arrays.find(in.source);
+  auto streamed_source = [&](const SourceSpec& src) {
+    return !spec.stream_dim.empty() && !src.dims.empty() && src.dims[0] == spec.stream_dim;
+  };
+  for (const auto& src : spec.sources) {
+    auto it = arrays.find(src.name);
     if (it == arrays.end()) continue;
     const NpyArray& a = it->second;
-    const auto& file = files[in.source];
+    const auto& file = files[src.name];
+    const SourceSpec& in = src;
+    const bool in_streamed = streamed_source(src);
     if (a.shape.size() != in.dims.size()) {
       std::string dims;
       for (const auto& d : in.dims) dims += (dims.empty() ? "" : ", ") + d;
-      throw std::runtime_error(file.string() + ": input '" + in.source + "' has shape " +
+      throw std::runtime_error(file.string() + ": input '" + in.name + "' has shape " +
                                format_shape(a.shape) + ", the program declares [" + dims + "]");
     }
     for (std::size_t k = 0; k < in.dims.size(); ++k) {
@@ -1425,7 +1435,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         }
         continue;
       }
-      if (in.streamed && k == 0) {
+      if (in_streamed && k == 0) {
         if (rows && rows->end - rows->begin != a.shape[0]) {
           throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) + ":" +
                                    std::to_string(rows->end) + " is " +
@@ -1446,7 +1456,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
                                  " = " + std::to_string(a.shape[k]) + " but " + where[d] +
                                  " gives " + std::to_string(pos->second));
       }
-      where[d] = files[in.source].string();
+      where[d] = files[in.name].string();
       if (a.shape[k] > bound_of(spec, d)) {
         throw std::runtime_error(file.string() + ": " + d + " = " + std::to_string(a.shape[k]) +
                                  " exceeds the bound " + std::to_string(bound_of(spec, d)) +
@@ -1456,9 +1466,9 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     check_domain(in, file, a);
   }
   std::size_t stream_rows = 0;
-  for (const auto& in : spec.inputs) {
-    if (in.streamed && arrays.count(in.source)) {
-      const std::size_t r = arrays[in.source].shape[0];
+  for (const auto& src : spec.sources) {
+    if (streamed_source(src) && arrays.count(src.name)) {
+      const std::size_t r = arrays[src.name].shape[0];
       if (stream_rows != 0 && r != stream_rows) {
         throw std::runtime_error("the streamed inputs have different numbers of rows (" +
                                  std::to_string(stream_rows) + " and " + std::to_string(r) + ")");
@@ -1471,20 +1481,63 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   outputs.create_dir(out_dir);
   const int threads = default_threads();
   for (const auto& in : spec.inputs) {
-    auto it = arrays.find(in.source);
-    if (it == arrays.end()) continue;
-    const NpyArray& a = it->second;
+    // The owner's source arrays this input is computed from (itself, for a plain input).
+    const std::vector<std::string> needed =
+        in.sources.empty() ? std::vector<std::string>{in.source} : in.sources;
+    std::string missing;
+    std::size_t given = 0;
+    for (const auto& name : needed) {
+      if (arrays.count(name)) {
+        ++given;
+      } else {
+        missing += (missing.empty() ? "" : ", ") + name;
+      }
+    }
+    if (given == 0) continue;
+    if (given != needed.size()) {
+      throw UsageError("input '" + in.id + "' is computed by the data owner from its own rows of " +
+                       std::to_string(needed.size()) + " inputs; give --input for " + missing +
+                       " as well");
+    }
+    const NpyArray& a = arrays.at(needed[0]);
     const ckks::Level level(in.level);
     const double scale = std::exp2(in.log_scale);
     // Logical row-local shape (everything but the streamed axis) and its ciphertext layout.
-    std::vector<std::size_t> local(a.shape.begin() + (in.streamed ? 1 : 0), a.shape.end());
+    std::vector<std::size_t> local;
+    for (std::size_t k = in.streamed ? 1 : 0; k < in.dims.size(); ++k) {
+      local.push_back(resolve_dim(in.dims[k], sizes));
+    }
     const std::size_t nrows = in.streamed ? a.shape[0] : 1;
     const std::size_t row_values = product(local);
-    const auto local_arr = array_shape(in.layout, local, slots);
+    const auto local_arr = array_shape(in.layout, local, slots, in.packing.group);
     const std::size_t per_row = product(local_arr);
+    // Row r of every source (an owner-side value reads them side by side).
+    auto owner_row = [&](std::size_t r) {
+      OwnerRow row;
+      for (const auto& name : needed) {
+        const NpyArray& src = arrays.at(name);
+        const std::size_t width = nrows == 1 ? src.data.size() : src.data.size() / nrows;
+        row.data.push_back(src.data.data() + r * width);
+        row.width.push_back(width);
+      }
+      return row;
+    };
     // Encrypts row r (or the whole array) into out[0..per_row).
     auto encrypt_row = [&](std::size_t r, Ct* out) {
+      if (in.layout == Layout::kCoeff) {
+        std::vector<ckks::Plaintext> pts;
+        encode_coeff_row(*ctx, in, owner_row(r), r, local.back(), scale, pts);
+        for (std::size_t i = 0; i < per_row; ++i) out[i] = encryptor.encrypt(pts[i]);
+        return;
+      }
+      std::vector<double> derived;
       const double* x = a.data.data() + r * row_values;
+      if (in.value != nullptr) {  // an owner-side value: formed from the row before encrypting
+        const OwnerRow row = owner_row(r);
+        derived.resize(row_values);
+        for (std::size_t j = 0; j < row_values; ++j) derived[j] = in.value(row, j);
+        x = derived.data();
+      }
       if (in.layout == Layout::kReplicated) {
         for (std::size_t i = 0; i < per_row; ++i) {
           out[i] = encryptor.encrypt(encoder.encode_constant(x[i], level, scale));
@@ -1526,12 +1579,15 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     meta.push_back({"input", in.source});
     meta.push_back({"layout", in.layout == Layout::kPacked    ? "packed"
                               : in.layout == Layout::kComplex ? "complex"
+                              : in.layout == Layout::kCoeff   ? "coeff"
                                                               : "replicated"});
     meta.push_back({"level", std::to_string(in.level)});
     meta.push_back({"key_id", key_hex(pk.key_id)});
     Sizes own;
     for (std::size_t k = in.streamed ? 1 : 0; k < in.dims.size(); ++k) {
-      if (!std::isdigit(static_cast<unsigned char>(in.dims[k][0]))) own[in.dims[k]] = a.shape[k];
+      if (!std::isdigit(static_cast<unsigned char>(in.dims[k][0]))) {
+        own[in.dims[k]] = local[k - (in.streamed ? 1 : 0)];
+      }
     }
     meta.push_back({"sizes", sizes_text(own)});
     if (!in.streamed) {
@@ -1673,8 +1729,11 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   std::vector<std::pair<std::string, std::string>> members;
   OutputSet outputs;
   if (!npz) outputs.create_dir(out_dir);
+  // kCoeff results: every count of one result file, decoded once.
+  std::map<std::string, std::vector<std::vector<double>>> coeff_digits;
   for (const auto& o : spec.outputs) {
-    const auto path = in_dir / (o.name + ".cts");
+    const std::string file = o.result.empty() ? o.name : o.result;
+    const auto path = in_dir / (file + ".cts");
     if (!std::filesystem::exists(path)) {
       throw std::runtime_error("missing result '" + o.name + "': no " + path.string() +
                                " (run compute first)");
@@ -1687,9 +1746,9 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
                                " (wrong keys)");
     }
     manifest.check_same_run(meta, "a result");
-    if (meta.field("kind") != "result" || meta.field("name") != o.name) {
+    if (meta.field("kind") != "result" || meta.field("name") != file) {
       throw std::runtime_error(path.string() + ": holds result '" + meta.field("name") +
-                               "', not '" + o.name + "' (swapped or renamed result files)");
+                               "', not '" + file + "' (swapped or renamed result files)");
     }
     manifest.check_signature(meta, "server");
     if (meta.field("content_blake2b") != file_blake2b_hex(path)) {
@@ -1702,37 +1761,56 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       throw std::runtime_error(meta.path.string() + ": factor " + meta.field("factor") +
                                " is not a finite non-zero number");
     }
-    const auto dims = resolve(o.dims, sizes);
-    const auto arr = array_shape(o.layout, dims, ctx->slots());
-    const auto cts = ckks::load_ciphertexts(path, *ctx, sk.key_id);
-    if (cts.size() != product(arr)) {
-      throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
-                               " ciphertexts, the shape needs " + std::to_string(product(arr)));
-    }
-    std::vector<double> values(product(dims));
-    parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
-      ckks::Plaintext phase = decryptor.decrypt(cts[i]);  // Delta m + e
-      const auto decoded = encoder.decode(phase);
-      core::wipe(phase.data);
-      if (o.layout == Layout::kReplicated) {
-        values[i] = decoded.values[0].real() * factor;
-        return;
+    auto dims = resolve(o.dims, sizes);
+    const auto arr = array_shape(o.layout, dims, ctx->slots(), o.packing.group);
+    std::vector<double> values;
+    auto load_checked = [&] {
+      auto cts = ckks::load_ciphertexts(path, *ctx, sk.key_id);
+      if (cts.size() != product(arr)) {
+        throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
+                                 " ciphertexts, the shape needs " + std::to_string(product(arr)));
       }
-      const std::size_t width = dims.back(), blocks = arr.back();
-      const std::size_t lead = i / blocks, b = i % blocks;
-      if (o.layout == Layout::kComplex) {  // the coordinator splits the complex slots
-        const std::size_t slots = ctx->slots();
-        for (std::size_t s = 0; s < slots; ++s) {
-          const std::size_t re = 2 * b * slots + s, im = re + slots;
-          if (re < width) values[lead * width + re] = decoded.values[s].real() * factor;
-          if (im < width) values[lead * width + im] = decoded.values[s].imag() * factor;
+      return cts;
+    };
+    if (o.layout == Layout::kCoeff) {  // packed counts: every digit of the file decoded once
+      auto found = coeff_digits.find(file);
+      if (found == coeff_digits.end()) {
+        const auto cts = load_checked();
+        std::vector<ckks::Plaintext> phases(cts.size());
+        parallel_rows(cts.size(), default_threads(),
+                      [&](std::size_t i, int) { phases[i] = decryptor.decrypt(cts[i]); });
+        found =
+            coeff_digits.emplace(file, decode_coeff(*ctx, o.packing, phases, dims.back())).first;
+      }
+      values = found->second.at(static_cast<std::size_t>(o.digit));
+      if (o.packing.digits.at(static_cast<std::size_t>(o.digit)).per_row) dims.clear();
+    } else {
+      const auto cts = load_checked();
+      values.assign(product(dims), 0.0);
+      parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
+        ckks::Plaintext phase = decryptor.decrypt(cts[i]);  // Delta m + e
+        const auto decoded = encoder.decode(phase);
+        core::wipe(phase.data);
+        if (o.layout == Layout::kReplicated) {
+          values[i] = decoded.values[0].real() * factor;
+          return;
         }
-        return;
-      }
-      for (std::size_t s = 0; s < ctx->slots() && b * ctx->slots() + s < width; ++s) {
-        values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
-      }
-    });
+        const std::size_t width = dims.back(), blocks = arr.back();
+        const std::size_t lead = i / blocks, b = i % blocks;
+        if (o.layout == Layout::kComplex) {  // the coordinator splits the complex slots
+          const std::size_t slots = ctx->slots();
+          for (std::size_t s = 0; s < slots; ++s) {
+            const std::size_t re = 2 * b * slots + s, im = re + slots;
+            if (re < width) values[lead * width + re] = decoded.values[s].real() * factor;
+            if (im < width) values[lead * width + im] = decoded.values[s].imag() * factor;
+          }
+          return;
+        }
+        for (std::size_t s = 0; s < ctx->slots() && b * ctx->slots() + s < width; ++s) {
+          values[lead * width + b * ctx->slots() + s] = decoded.values[s].real() * factor;
+        }
+      });
+    }
     if (npz) {
       members.emplace_back(o.name,
                            npy_bytes(dims, "<f8", values.data(), values.size() * sizeof(double)));

@@ -49,13 +49,45 @@ using Ct = ckks::Ciphertext;
 using CtPtr = std::shared_ptr<const Ct>;
 using Sizes = std::map<std::string, std::size_t>;
 
-enum class Layout { kPacked, kReplicated, kComplex };
+enum class Layout { kPacked, kReplicated, kComplex, kCoeff };
 
 // A value domain declared in the source program (`in {0, 1, 2}`, `in [-4.0, 4.0]`).
 struct Domain {
   std::vector<double> set;  // finite set, or empty for an interval
   double lo = 0.0, hi = 0.0;
   bool bounded = false;  // false: no domain declared
+};
+
+// One row of a data owner's source inputs (passes/owner_side.py): at(k, j) is source k's
+// value at column j of the row; a source with one value per row broadcasts along the columns.
+struct OwnerRow {
+  std::vector<const double*> data;
+  std::vector<std::size_t> width;
+  double at(std::size_t k, std::size_t j) const { return width[k] == 1 ? data[k][0] : data[k][j]; }
+};
+// An owner-side value's element at column j of a row (generated from compiler/owner_expr.py).
+using OwnerFn = double (*)(const OwnerRow&, std::size_t);
+
+// A packed count of the coeff layout (coeff_layout.h): its owner expression, radix (larger than
+// its largest possible sum), its largest per-row value, and whether it has one value per row.
+struct CoeffDigit {
+  std::string name;
+  OwnerFn value = nullptr;
+  std::uint64_t radix = 2;
+  std::uint64_t top = 1;
+  bool per_row = false;
+};
+
+struct CoeffPacking {
+  std::vector<CoeffDigit> digits;
+  std::size_t group = 1;  // columns per coefficient
+};
+
+// A data owner's input as the source program declares it (the NAME of --input NAME=FILE).
+struct SourceSpec {
+  std::string name;
+  std::vector<std::string> dims;
+  Domain domain;
 };
 
 struct InputSpec {
@@ -67,6 +99,11 @@ struct InputSpec {
   double log_scale;
   bool streamed;  // its leading axis is the stream dimension: encrypted and read per row block
   Domain domain;
+  // Owner-side values: computed by the encrypting owner from these sources (empty: `source`
+  // itself is encrypted) with `value` (per element) or, for kCoeff, `packing`.
+  std::vector<std::string> sources = {};
+  OwnerFn value = nullptr;
+  CoeffPacking packing = {};
 };
 
 struct OutputSpec {
@@ -76,6 +113,10 @@ struct OutputSpec {
   int level;
   double log_scale;
   int degree;
+  // kCoeff: the result file it reads (several counts share one) and the digit it is.
+  std::string result = {};
+  int digit = -1;
+  CoeffPacking packing = {};
 };
 
 struct ProgramSpec {
@@ -95,6 +136,7 @@ struct ProgramSpec {
   std::string stream_dim;                                   // "" when nothing streams
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
+  std::vector<SourceSpec> sources;  // every owner input the encrypt role reads
 };
 
 // ------------------------------------------------------------------------------------------
@@ -110,8 +152,9 @@ struct CtArray {
 };
 
 // Ciphertext-array shape of a logical shape under a layout.
+// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext.
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots);
+                                     std::size_t slots, std::size_t group = 1);
 
 // The evaluator and the evaluation keys (none of them secret) every op needs.
 class Ops {

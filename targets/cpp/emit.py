@@ -40,10 +40,12 @@ from compiler.analysis.ckks_util import (
     needs_conjugation_key,
     needs_relin_key,
 )
+from compiler.analysis.counts import coeff_group
 from compiler.dialects import ckks
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
-from compiler.types import FiniteSet, Interval
+from compiler.owner_expr import Expr, parse
+from compiler.types import Domain, FiniteSet, Interval, domain_interval
 
 # Linker flags for the runtime's Debian libraries when pkg-config cannot say (hec/run.py asks it).
 SYSTEM_LIBS = "-lsodium -lxxhash"
@@ -198,6 +200,7 @@ def _layout_enum(ty: ckks.CtType | ckks.PtType) -> str:
         ckks.PACKED: "Layout::kPacked",
         ckks.REPLICATED: "Layout::kReplicated",
         ckks.COMPLEX: "Layout::kComplex",
+        ckks.COEFF: "Layout::kCoeff",
     }[ty.layout_name]
 
 
@@ -359,14 +362,44 @@ def _program_lines(program: ckks.ProgramOp) -> tuple[str, list[str]]:
     return text, body
 
 
-def _domain_literal(op: ckks.EncodeOp) -> str:
-    dom = op.domain_value
+def _domain_literal(op: ckks.EncodeOp | ckks.SourceOp) -> str:
+    return _domain_of(op.domain_value)
+
+
+def _domain_of(dom: Domain | None) -> str:
     if isinstance(dom, FiniteSet):
         values = ", ".join(_double(v) for v in dom.values)
         return f"Domain{{{{{values}}}, 0.0, 0.0, true}}"
     if isinstance(dom, Interval):
         return f"Domain{{{{}}, {_double(dom.lo)}, {_double(dom.hi)}, true}}"
     return "Domain{}"
+
+
+def _coeff_source(v: SSAValue) -> SSAValue:
+    """The encrypted coeff array a coeff result sums (through reduce / add / sub / negate)."""
+    op = v.owner
+    while not isinstance(op, ckks.EncryptOp):
+        assert isinstance(op, Operation)
+        op = op.operands[0].owner
+    return op.result
+
+
+def _packing_literal(enc: ckks.EncodeOp, index: dict[str, int], domains: dict[str, Domain]) -> str:
+    """`CoeffPacking{{digits...}, group}`: each digit's owner expression as a C++ lambda, its
+    radix, its largest per-row value and whether it has one value per row."""
+    digits = []
+    for text, radix, per_row in zip(
+        enc.digit_exprs, enc.radix_values, enc.scalar_digit_flags, strict=True
+    ):
+        e: Expr = parse(text)
+        top = domain_interval(e.domain(domains)).hi
+        code = e.cpp(index.__getitem__)
+        digits.append(
+            f"{{{_cpp_string(text)}, [](const OwnerRow& in, std::size_t j) -> double "
+            f"{{ (void)j; return {code}; }}, {radix}ULL, {int(top)}ULL, "
+            f"{'true' if per_row else 'false'}}}"
+        )
+    return f"CoeffPacking{{{{{', '.join(digits)}}}, {enc.group_value}}}"
 
 
 def emit(
@@ -435,6 +468,21 @@ def emit(
     for p, bound in program.params().items():
         add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
     add(f"  s.stream_dim = {_cpp_string(sched.stream_dim or '')};")
+    # The owner inputs the encrypt role reads: plain encodes and declared sources.
+    sources: dict[str, str] = {}
+    source_domains: dict[str, Domain] = {}
+    for o in program.block.ops:
+        if isinstance(o, ckks.SourceOp):
+            sources.setdefault(o.sym_value, f"{_dims_literal(o.dims)}, {_domain_literal(o)}")
+            source_domains[o.sym_value] = o.domain_value
+        elif isinstance(o, ckks.EncodeOp) and o.expr_value is None and not o.digit_exprs:
+            dims = ckks.pt_type(o.result).dims
+            sources.setdefault(o.sym_value, f"{_dims_literal(dims)}, {_domain_literal(o)}")
+            if o.domain_value is not None:
+                source_domains[o.sym_value] = o.domain_value
+    for source_name, rest in sources.items():
+        add(f"  s.sources.push_back({{{_cpp_string(source_name)}, {rest}}});")
+    packings: dict[SSAValue, str] = {}
     for enc in program.encrypts():
         ty = ckks.ct_type(enc.result)
         src = enc.source()
@@ -447,6 +495,22 @@ def emit(
             f"{_cpp_string(src.sym_value)}, {layout}, {_dims_literal(ty.dims)}, "
             f"{ty.level_value}, {_double(ty.scale_bits)}, {streamed}, {_domain_literal(src)}}});"
         )
+        owned = src.sources()
+        if src.expr_value is None and not src.digit_exprs:
+            continue
+        index = {name: k for k, name in enumerate(owned)}
+        add(f"  s.inputs.back().sources = {{{', '.join(_cpp_string(x) for x in owned)}}};")
+        if src.expr_value is not None:
+            code = parse(src.expr_value).cpp(index.__getitem__)
+            add(f"  // owner-side value: {src.expr_value}")
+            add(
+                "  s.inputs.back().value = [](const OwnerRow& in, std::size_t j) -> double "
+                f"{{ return {code}; }};"
+            )
+            continue
+        packing = _packing_literal(src, index, source_domains)
+        packings[enc.result] = packing
+        add(f"  s.inputs.back().packing = {packing};")
     for dec in program.decrypts():
         ty = ckks.ct_type(dec.input)
         layout = _layout_enum(ty)
@@ -455,6 +519,11 @@ def emit(
             f"{_dims_literal(ty.dims)}, {ty.level_value}, {_double(ty.scale_bits)}, "
             f"{ty.degree_value}}});"
         )
+        if dec.digit_value is not None:
+            enc = _coeff_source(dec.input)
+            add(f"  s.outputs.back().result = {_cpp_string(names[dec.input])};")
+            add(f"  s.outputs.back().digit = {dec.digit_value};")
+            add(f"  s.outputs.back().packing = {packings[enc]};")
 
     # --- the computation ---------------------------------------------------------------------
     body = _ComputeWriter(program, names, line_of, sched)
@@ -554,7 +623,10 @@ class _ComputeWriter:
         dims = ty.dims[1:] if row else ty.dims
         layout = _layout_enum(ty)
         self.slots_used = True
-        return f"array_shape({layout}, {{{', '.join(self.size_expr(d) for d in dims)}}}, slots)"
+        group = f", {coeff_group(self.program)}" if ty.layout_name == ckks.COEFF else ""
+        return (
+            f"array_shape({layout}, {{{', '.join(self.size_expr(d) for d in dims)}}}, slots{group})"
+        )
 
     def comment(self, op: Operation, indent: str, suffix: str = "") -> str:
         return f"{indent}// {self.line_of[op]}{suffix}"
@@ -692,11 +764,19 @@ class _ComputeWriter:
             if stage == s.passes:
                 break
             out += self.write_pass(stage, row_ops)
+        coeff_done: set[SSAValue] = set()
         for dec in self.program.decrypts():
             if dec in s.collects:
                 continue
             factor = self.pub(dec.factor) if dec.factor is not None else "1.0"
             out.append(self.comment(dec, ind))
+            if dec.digit_value is not None:  # packed counts: one result file holds them all
+                if dec.input in coeff_done:
+                    continue
+                coeff_done.add(dec.input)
+                name = self.n(dec.input)
+                out.append(f"{ind}server.output({_cpp_string(name)}, {name}, 1.0);")
+                continue
             out.append(
                 f"{ind}server.output({_cpp_string(dec.sym_value)}, {self.n(dec.input)}, {factor});"
             )

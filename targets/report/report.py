@@ -28,6 +28,7 @@ from compiler.analysis.counts import (
 )
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import ckks_ranges, public_values, range_of
 from compiler.dialects import ckks
 from compiler.errors import InternalError
@@ -92,6 +93,9 @@ def build_report(
     public = public_values(program, bounds)
     for d in program.decrypts():
         ty = ckks.ct_type(d.input)
+        if d.digit_value is not None:
+            outputs.append(_count_output(d, params.insecure))
+            continue
         r = range_of(ranges, d.input)
         if d.factor is not None:
             r = r * public[d.factor].interval  # the coordinator's factor scales value and error
@@ -134,7 +138,7 @@ def build_report(
         reveals.append(
             {
                 "name": d.sym_value,
-                "shape": format_shape(ty.dims),
+                "shape": "scalar" if d.is_scalar_digit else format_shape(ty.dims),
                 "depends_on": sorted(_inputs_of(d.input)),
                 "per_individual": per_person,
                 "learned_by": "coordinator",
@@ -184,7 +188,61 @@ def build_report(
         ],
         "stat_depth_before": dict(depth_before or {}),
         "reveals": reveals,
+        "exact_outputs": [o["name"] for o in outputs if o.get("exact")],
+        "owner_side": _owner_side(program),
     }
+
+
+def _count_output(d: ckks.DecryptOp, insecure: bool) -> dict[str, Any]:
+    """A packed count (coeff layout): an exact integer in [0, radix - 1]; the rounding that
+    makes it exact fails with probability below 2^FAILURE_LOG2 per coefficient."""
+    enc = d.input.owner
+    while not isinstance(enc, ckks.EncryptOp):
+        assert isinstance(enc, Operation)
+        enc = enc.operands[0].owner
+    src = enc.source()
+    k = d.digit_value
+    assert k is not None
+    radix = src.radix_values[k]
+    ty = ckks.ct_type(d.input)
+    return {
+        "name": d.sym_value,
+        "shape": "scalar" if d.is_scalar_digit else format_shape(ty.dims),
+        "layout": ty.layout_name,
+        "depth": 0,
+        "levels": 0,
+        "level": ty.level_value,
+        "degree": ty.degree_value,
+        "scale_bits": round(ty.scale_bits, 3),
+        "range": [0.0, float(radix - 1)],
+        "precision_bits": round(math.log2(radix), 2),
+        "public_factor": False,
+        "insecure": insecure,
+        "exact": True,
+        "failure_log2": FAILURE_LOG2,
+        "packed_digit": k,
+        "owner_expression": src.digit_exprs[k],
+    }
+
+
+def _owner_side(program: ckks.ProgramOp) -> list[dict[str, Any]]:
+    """What the data owners compute on their own rows before encrypting."""
+    out: list[dict[str, Any]] = []
+    for enc in program.encrypts():
+        src = enc.source()
+        if src.expr_value is not None:
+            out.append({"array": src.sym_value, "computes": [src.expr_value], "packed": False})
+        elif src.digit_exprs:
+            out.append(
+                {
+                    "array": src.sym_value,
+                    "computes": list(src.digit_exprs),
+                    "packed": True,
+                    "radices": list(src.radix_values),
+                    "columns_per_coefficient": src.group_value,
+                }
+            )
+    return out
 
 
 def _mib(n: int) -> str:
@@ -206,6 +264,14 @@ def render_text(report: Mapping[str, Any]) -> str:
         factor = ", times a public factor after decryption" if o["public_factor"] else ""
         if o["insecure"]:
             factor += "  [INSECURE PARAMETERS]"
+        if o.get("exact"):
+            lines.append(
+                f"  {o['name']:<12} {o['shape']:<8} depth 0  exact integer count in "
+                f"[0, {int(o['range'][1])}] (packed digit {o['packed_digit']}: "
+                f"{o['owner_expression']}; rounding fails with probability < "
+                f"2^{int(o['failure_log2'])} per coefficient){factor}"
+            )
+            continue
         lines.append(
             f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  levels {o['levels']}  "
             f"degree {o['degree']}  scale 2^{o['scale_bits']}  precision "
@@ -227,6 +293,16 @@ def render_text(report: Mapping[str, Any]) -> str:
         f"uploads {_mib(s['upload_other'])}, server working set "
         f"{_mib(s['server_working_set'])} (all arrays held at once), download {_mib(s['download'])}"
     )
+    if report.get("owner_side"):
+        lines.append("computed by each data owner on its own rows, before encryption:")
+        for o in report["owner_side"]:
+            how = (
+                f"packed into one integer per coefficient, {o['columns_per_coefficient']} "
+                f"column(s) per coefficient, radices {o['radices']}"
+                if o["packed"]
+                else "encrypted as an input"
+            )
+            lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
     lines.append("passes:")
     for ps in report["passes"]:
         changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())

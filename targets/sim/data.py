@@ -28,11 +28,17 @@ def random_inputs(
     rng = np.random.default_rng(seed)
     out: dict[str, Array] = {}
     for op in program.block.ops:
-        if not isinstance(op, ckks.EncodeOp) or op.sym_value in out:
+        # The owner inputs: declared sources and plain encodes (owner-side values are
+        # computed from them).
+        if isinstance(op, ckks.SourceOp):
+            dims, dom = op.dims, op.domain_value
+        elif isinstance(op, ckks.EncodeOp) and op.expr_value is None and not op.digit_exprs:
+            dims, dom = ckks.pt_type(op.result).dims, op.domain_value
+        else:
             continue
-        ty = ckks.pt_type(op.result)
-        shape = tuple(d if isinstance(d, int) else sizes[d] for d in ty.dims)
-        dom = op.domain_value
+        if op.sym_value in out:
+            continue
+        shape = tuple(d if isinstance(d, int) else sizes[d] for d in dims)
         if isinstance(dom, FiniteSet):
             values = np.array(dom.values)
             if maf_range and tuple(dom.values) == (0.0, 1.0, 2.0) and len(shape) == 2:

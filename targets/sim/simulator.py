@@ -35,9 +35,11 @@ from xdsl.ir import SSAValue
 
 from compiler.analysis.ckks_util import sum_slots_offsets
 from compiler.analysis.noise import NoiseModel
+from compiler.analysis.packed import fresh_coefficient_sigma
 from compiler.analysis.ranges import evaluate_public
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
+from compiler.owner_expr import parse
 from compiler.types import Dim
 
 Array = npt.NDArray[np.float64]
@@ -152,9 +154,85 @@ class _Sim:
             )
 
     # ------------------------------------------------------------------ ops
+    # ------------------------------------------------------------------ coeff layout
+    def coeff_digits(self, op: ckks.EncodeOp, inputs: Mapping[str, npt.ArrayLike]) -> Array:
+        """A coeff array as its digits: [digit, rows, columns] (per-row digits broadcast along
+        the columns). No digit carries into another (packed-counts proves the radices), so the
+        sums of the digits are the sums of the packed integers."""
+        ty = ckks.pt_type(op.result)
+        rows, cols = (self.dim(d) for d in ty.dims)
+        env = {name: self.source_array(name, inputs) for name in op.sources()}
+        out = np.zeros((len(op.digit_exprs), rows, cols))
+        for k, text in enumerate(op.digit_exprs):
+            value = parse(text).evaluate(env, 2)
+            out[k] = np.broadcast_to(value, (rows, cols))
+        return out
+
+    def source_array(self, name: str, inputs: Mapping[str, npt.ArrayLike]) -> Array:
+        if name not in inputs:
+            raise UserError(f"no data for input {name}")
+        return np.asarray(inputs[name], dtype=np.float64)
+
+    def decrypt_digit(self, op: ckks.DecryptOp) -> Array:
+        """Digit k of a decrypted coeff sum; in noisy mode the coefficient's decryption error
+        (sum of the rows' fresh errors, Gaussian with the analytic sigma) is rounded away as
+        the runtime rounds it, and whatever survives the rounding lands in the lowest digit."""
+        x = self.values[op.input]
+        k = op.digit_value
+        assert k is not None
+        enc = self.coeff_encode[op.input]
+        group = enc.group_value
+        digits = x[k].copy()
+        if self.noisy:
+            ty = ckks.ct_type(op.input)
+            rows = self.coeff_rows[op.input]
+            sigma = fresh_coefficient_sigma(self.params.log_n) * math.sqrt(rows)
+            coefs = -(-digits.shape[-1] // group)
+            if op.input not in self.coeff_noise:
+                e = self.rng.normal(0.0, sigma, size=coefs) / 2.0**ty.scale_bits
+                self.coeff_noise[op.input] = np.round(e)
+            first = (
+                next(j for j, s in enumerate(enc.scalar_digit_flags) if not s)
+                if not all(enc.scalar_digit_flags)
+                else 0
+            )
+            if k == first:
+                carry = self.coeff_noise[op.input]
+                digits[..., ::group] += carry[: digits[..., ::group].shape[-1]]
+        if op.is_scalar_digit:
+            return np.asarray(digits.reshape(-1)[0])
+        return digits
+
     def run(self, program: ckks.ProgramOp, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
         outputs: dict[str, Array] = {}
+        self.coeff_encode: dict[SSAValue, ckks.EncodeOp] = {}
+        self.coeff_rows: dict[SSAValue, int] = {}
+        self.coeff_noise: dict[SSAValue, Array] = {}
         for op in program.block.ops:
+            if isinstance(op, ckks.DecryptOp) and op.digit_value is not None:
+                outputs[op.sym_value] = self.decrypt_digit(op)
+                continue
+            if isinstance(op, ckks.EncodeOp) and op.digit_exprs:
+                self.values[op.result] = self.coeff_digits(op, inputs)
+                self.coeff_encode[op.result] = op
+                continue
+            if (
+                op.results
+                and isinstance(op.results[0].type, ckks.CtType)
+                and ckks.ct_type(op.results[0]).layout_name == ckks.COEFF
+            ):
+                src = op.operands[0]
+                self.coeff_encode[op.results[0]] = self.coeff_encode[src]
+                x = self.values[src]
+                if isinstance(op, ckks.EncryptOp):
+                    self.coeff_rows[op.result] = x.shape[1]
+                    self.values[op.result] = x
+                elif isinstance(op, ckks.ReduceOp):
+                    self.coeff_rows[op.result] = self.coeff_rows[src]
+                    self.values[op.result] = np.sum(x, axis=1)
+                else:
+                    raise InternalError(f"{op.name} on a coeff array in the simulator")
+                continue
             if isinstance(op, ckks.DecryptOp):
                 x = self.from_layout(self.values[op.input], ckks.ct_type(op.input))
                 if op.factor is not None:
@@ -174,6 +252,13 @@ class _Sim:
     def step(self, op: ckks.CkksOp | object, inputs: Mapping[str, npt.ArrayLike]) -> Slots:
         g = self.values.__getitem__
         match op:
+            case ckks.EncodeOp() if op.expr_value is not None:
+                ty = ckks.pt_type(op.result)
+                env = {name: self.source_array(name, inputs) for name in op.sources()}
+                value = parse(op.expr_value).evaluate(env, len(ty.dims))
+                dims = tuple(self.dim(d) for d in ty.dims)
+                x = self.to_layout(np.broadcast_to(value, dims), ty)
+                return x + self.noise_like(x, self.model.encoding(), ty.scale_bits)
             case ckks.EncodeOp():
                 ty = ckks.pt_type(op.result)
                 if op.sym_value not in inputs:

@@ -1,5 +1,5 @@
-"""docs/language.md shows real output: its worked example is examples/gwas/chisq.hec, and the
-`hec check` answers it quotes are what hec prints."""
+"""docs/language.md shows real output: its worked example is
+examples/gwas/chisq_numerators.hec, and the `hec check` answers it quotes are what hec prints."""
 
 from __future__ import annotations
 
@@ -32,11 +32,11 @@ BLOCKS = fenced_blocks(DOC)
 
 
 def test_worked_example_is_the_chisq_example() -> None:
-    example = (ROOT / "examples/gwas/chisq.hec").read_text()
+    example = (ROOT / "examples/gwas/chisq_numerators.hec").read_text()
     program = BLOCKS[1]
     assert program.strip() in example
     # The quoted summary line is hec's.
-    summary = check(parse_program(example, "examples/gwas/chisq.hec")).summary()
+    summary = check(parse_program(example, "examples/gwas/chisq_numerators.hec")).summary()
     assert summary in DOC
 
 

@@ -45,7 +45,7 @@ def test_chisq_matches_scipy_contingency_test() -> None:
     rng = np.random.default_rng(7)
     n, m = 300, 8
     data = chisq_data(rng, n, m)
-    result = evaluate(load("gwas/chisq.hec"), {"N": n, "M": m}, data)
+    result = evaluate(load("gwas/chisq_numerators.hec"), {"N": n, "M": m}, data)
     y, s = data["y"], data["S"]
     for j in range(m):
         case_minor = s[y == 1, j].sum()
@@ -122,7 +122,7 @@ def test_grs_matches_the_direct_sum() -> None:
 
 
 def _example_data(name: str, rng: np.random.Generator) -> tuple[dict[str, int], dict[str, Array]]:
-    if name == "gwas/chisq.hec":
+    if name == "gwas/chisq_numerators.hec":
         return {"N": 60, "M": 5}, chisq_data(rng, 60, 5)
     if name == "gwas/lra.hec":
         return {"N": 80, "M": 4, "K": 3}, lra_data(rng, 80, 4, 3)
@@ -137,7 +137,7 @@ def _example_data(name: str, rng: np.random.Generator) -> tuple[dict[str, int], 
     }
 
 
-EXAMPLES = ["gwas/chisq.hec", "gwas/lra.hec", "stats/meancov.hec", "stats/grs.hec"]
+EXAMPLES = ["gwas/chisq_numerators.hec", "gwas/lra.hec", "stats/meancov.hec", "stats/grs.hec"]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -162,7 +162,7 @@ def test_lowered_ir_means_what_the_source_means(name: str) -> None:
 
 
 def test_reference_rejects_inputs_outside_their_domain_or_shape() -> None:
-    checked = load("gwas/chisq.hec")
+    checked = load("gwas/chisq_numerators.hec")
     rng = np.random.default_rng(1)
     data = chisq_data(rng, 10, 3)
     data["S"][4, 2] = 3.0

@@ -41,8 +41,8 @@ def test_gwas_chisq_command_encrypted_by_default(
     assert "backend: --backend encrypted (encrypted)" in log
     assert "compute (server: evaluation keys only" in log
     assert "security: 128-bit" in log
-    assert "revealed to the coordinator (decrypted): chi2_num, chi2_den, or_num, or_den" in log
-    assert "F_A and F_U are NA" in log
+    assert "revealed to the coordinator (decrypted): n11, c1, cases: the allele counts" in log
+    assert "decrypted counts are exact integers" in log
     for phase in ("read", "scan", "compile", "keygen", "encrypt", "compute", "decrypt", "client"):
         assert f"\n  {phase:<10} " in log, phase
     assert "(the role's process)" in log

@@ -16,7 +16,7 @@ from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
 
-CHISQ = "examples/gwas/chisq.hec"
+CHISQ = "examples/gwas/chisq_numerators.hec"
 
 
 @pytest.fixture

@@ -35,8 +35,23 @@ def test_rings_below_2_12_are_not_certified() -> None:
     # compiler agrees, so a tiny program gets n = 2^12, not a ring its keygen would refuse.
     assert security_bits(11, 40) == 0 and security_bits(10, 20) == 0
     assert smallest_secure_log_n(40) == 12
-    src = Path(__file__).resolve().parents[2] / "runtime" / "ckks" / "params.cpp"
-    assert f"kMinSecureLogN = {MIN_SECURE_LOG_N};" in src.read_text()
+    assert MIN_SECURE_LOG_N == 12
+
+
+def test_one_table_for_compiler_and_runtime() -> None:
+    """Issue 18: the HE Standard table was written three times (Python, CKKS, BFV) and the two
+    C++ copies disagreed outside the table (-1 against 0). runtime/core/security.h is now the
+    only copy: both schemes include it and the compiler reads it."""
+    runtime = Path(__file__).resolve().parents[2] / "runtime"
+    header = (runtime / "core" / "security.h").read_text()
+    assert "kHeStandard128[] = {27, 54, 109, 218, 438, 881, 1747, 3523};" in header
+    bounds = [27, 54, 109, 218, 438, 881, 1747, 3523]
+    assert dict(zip(range(10, 18), bounds, strict=True)) == HE_STANDARD_128
+    for source in ("ckks/params.cpp", "bfv/context.cpp"):
+        text = (runtime / source).read_text()
+        assert '#include "core/security.h"' in text, source
+        assert "1747" not in text and "3523" not in text, f"{source} repeats the table"
+    assert "kMinSecureLogN = " not in (runtime / "ckks" / "params.cpp").read_text()
 
 
 def test_is_prime_against_trial_division() -> None:

@@ -27,7 +27,7 @@ def hec(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("path", "sizes"),
     [
-        ("examples/gwas/chisq.hec", "N=5000,M=16384"),
+        ("examples/gwas/chisq_numerators.hec", "N=5000,M=16384"),
         ("examples/stats/meancov.hec", "N=10000,D=16"),
         ("examples/stats/grs.hec", "N=5000,M=1000"),
     ],
@@ -48,7 +48,9 @@ def test_schema_rejects_a_report_without_counts() -> None:
 def test_chisq_acceptance_facts() -> None:
     # Without complex packing: no key switch at all, three primes, depth 2.
     plain = report_of(
-        compile_file("examples/gwas/chisq.hec", replace(ACCEPTANCE, complex_packing=False))
+        compile_file(
+            "examples/gwas/chisq_numerators.hec", replace(ACCEPTANCE, complex_packing=False)
+        )
     )
     params = plain["params"]
     assert plain["counts"]["executed"]["key_switch"] == 0
@@ -67,7 +69,7 @@ def test_chisq_acceptance_facts() -> None:
     # With it (the default at M = 16,384 = 4 slot sets): fewer bytes per individual, key
     # switches only on the aggregates (per pair of slot sets, not per individual), keys
     # over Q_0·P only, still 128-bit secure at the same ring.
-    report = report_of(compile_file("examples/gwas/chisq.hec", ACCEPTANCE))
+    report = report_of(compile_file("examples/gwas/chisq_numerators.hec", ACCEPTANCE))
     params = report["params"]
     assert params["log_n"] == plain["params"]["log_n"]
     assert params["security_bits"] == 128 and not params["insecure"]
@@ -121,7 +123,7 @@ def test_forcing_a_small_ring_without_insecure_is_refused() -> None:
 def test_print_ir_after_a_pass() -> None:
     run = hec(
         "report",
-        "examples/gwas/chisq.hec",
+        "examples/gwas/chisq_numerators.hec",
         "--size",
         "N=10,M=10",
         "--print-ir-after",
@@ -129,12 +131,12 @@ def test_print_ir_after_a_pass() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert "IR after rescale-placement" in run.stdout and "ckks.rescale" in run.stdout
-    bad = hec("report", "examples/gwas/chisq.hec", "--print-ir-after", "no-such-pass")
+    bad = hec("report", "examples/gwas/chisq_numerators.hec", "--print-ir-after", "no-such-pass")
     assert bad.returncode == 1 and "unknown pass" in bad.stderr
 
 
 def test_simulate_command_prints_both_modes() -> None:
-    run = hec("simulate", "examples/gwas/chisq.hec", "--size", "N=50,M=60", "--noisy")
+    run = hec("simulate", "examples/gwas/chisq_numerators.hec", "--size", "N=50,M=60", "--noisy")
     assert run.returncode == 0, run.stderr
     assert "exact" in run.stdout and "noisy" in run.stdout and "chi2" in run.stdout
 
@@ -162,7 +164,7 @@ def test_ir_size_does_not_depend_on_the_data_size() -> None:
     # several slot sets is complex-packed, with unpacks on the aggregates), but the op count
     # stays that of the program text, whatever the sizes.
     def op_names(sizes: str) -> list[str]:
-        comp = compile_file("examples/gwas/chisq.hec", Options(sizes=sizes))
+        comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes=sizes))
         return [op.name for op in comp.program.block.ops]
 
     assert op_names("N=100,M=1000") == op_names("N=100000,M=1000")

@@ -15,7 +15,7 @@ from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
 EXAMPLES = [
-    ("examples/gwas/chisq.hec", "N=300,M=700"),
+    ("examples/gwas/chisq_numerators.hec", "N=300,M=700"),
     ("examples/stats/meancov.hec", "N=150,D=5"),
     ("examples/stats/grs.hec", "N=40,M=300"),
     ("tests/passes/depth-minimization-horner.hec", "N=64"),
@@ -32,7 +32,7 @@ def test_exact_simulation_matches_the_plaintext_reference(path: str, sizes: str)
 
 
 def test_noisy_chisq_is_within_the_promised_precision() -> None:
-    comp = compile_file("examples/gwas/chisq.hec", Options(sizes="N=400,M=900"))
+    comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes="N=400,M=900"))
     sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, sizes, seed=2)
     ref = evaluate(comp.checked, sizes, data)
@@ -60,7 +60,7 @@ def test_noisy_mode_is_reproducible_and_seeded() -> None:
 
 
 def test_simulator_catches_a_value_that_would_wrap_the_modulus() -> None:
-    comp = compile_file("examples/gwas/chisq.hec", Options(sizes="N=100,M=200"))
+    comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes="N=100,M=200"))
     params = comp.program.parameters()
     assert params is not None
     import dataclasses
@@ -101,7 +101,8 @@ def test_chisq_acceptance_at_5000_by_16384() -> None:
     """Issue #6 acceptance: N = 5000, M = 16384; exact to 1e-9, noisy chi-square to 1e-5
     relative for every statistic >= 0.01 (about 1 GB of arrays, 20 s)."""
     comp = compile_file(
-        "examples/gwas/chisq.hec", Options(sizes="N=5000,M=16384", precision="chi2_num=33")
+        "examples/gwas/chisq_numerators.hec",
+        Options(sizes="N=5000,M=16384", precision="chi2_num=33"),
     )
     sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, sizes, seed=11)

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # (example, sizes) small enough for the fast tier; lra does not compile (stat.det on secret
 # values is not supported by the ckks lowering), so it is not here.
 EXAMPLES = [
-    ("examples/gwas/chisq.hec", "N=20,M=10"),
+    ("examples/gwas/chisq_numerators.hec", "N=20,M=10"),
     ("examples/stats/meancov.hec", "N=20,D=3"),
     ("examples/stats/grs.hec", "N=6,M=10"),
 ]

@@ -88,7 +88,9 @@ def test_spec_carries_levels_scales_domains_and_keys() -> None:
     for enc in comp.program.encrypts():
         ty = ckks.ct_type(enc.result)
         line = next(
-            ln for ln in e.cpp.splitlines() if f'push_back({{"{enc.source().sym_value}"' in ln
+            ln
+            for ln in e.cpp.splitlines()
+            if "s.inputs.push_back(" in ln and f'"{enc.source().sym_value}"' in ln
         )
         assert f", {ty.level_value}, {ty.scale_bits!r}," in line
     assert "Domain{{0.0, 1.0, 2.0}, 0.0, 0.0, true}" in e.cpp
@@ -125,18 +127,18 @@ def test_ninja_file_flags_and_runtime_paths() -> None:
     assert "-O2 -Wall -Wextra -fopenmp" in e.ninja
     assert f"runtime = {RUNTIME}" in e.ninja
     assert f"runtime_lib = {LIB}" in e.ninja
-    assert "build chisq: link chisq.o | $runtime_lib" in e.ninja
+    assert "build chisq_numerators: link chisq_numerators.o | $runtime_lib" in e.ninja
     assert re.search(r"libs = \$runtime_lib -fopenmp .*sodium", e.ninja)
 
 
 def test_files_are_rewritten_only_when_they_change(tmp_path: Path) -> None:
     _, e = emitted(*EXAMPLES[0])
-    assert {p.name for p in write_project(e, tmp_path)} == {"chisq.cpp", "build.ninja"}
-    before = (tmp_path / "chisq.cpp").stat().st_mtime_ns
+    assert {p.name for p in write_project(e, tmp_path)} == {"chisq_numerators.cpp", "build.ninja"}
+    before = (tmp_path / "chisq_numerators.cpp").stat().st_mtime_ns
     assert write_project(e, tmp_path) == []
-    assert (tmp_path / "chisq.cpp").stat().st_mtime_ns == before
+    assert (tmp_path / "chisq_numerators.cpp").stat().st_mtime_ns == before
     _, other = emitted(EXAMPLES[0][0], "N=21,M=10")
-    assert [p.name for p in write_project(other, tmp_path)] == ["chisq.cpp"]
+    assert [p.name for p in write_project(other, tmp_path)] == ["chisq_numerators.cpp"]
 
 
 def test_the_same_program_emits_the_same_code() -> None:

@@ -488,7 +488,7 @@ def test_progress_and_peak_memory_are_reported(
 def test_info_prints_headers(chisq_run: tuple[Path, Path, dict[str, Path]]) -> None:
     binary, tmp, _ = chisq_run
     out = role(binary, "info", str(tmp / "keys" / "public")).stdout
-    assert "kind: public key" in out and "this program: chisq (same parameters)" in out
+    assert "kind: public key" in out and "this program: chisq_numerators (same parameters)" in out
     ct = next((tmp / "ct").glob("S.rows-*.cts"))
     out = role(binary, "info", str(ct)).stdout
     assert "kind: ciphertext array" in out and "count: 20" in out
