@@ -436,7 +436,7 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
 
     if binary is None:
         raise InternalError("the generated program was not built")
-    from hec.interrupt import start_child, stop
+    from hec.interrupt import check, start_child, stop
 
     env = {**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
     peak = 0
@@ -451,6 +451,8 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
                     break
                 except subprocess.TimeoutExpired:
                     peak = max(peak, _vm_hwm(proc.pid))
+                check()
+            check()
         except BaseException:
             stop(proc)
             raise

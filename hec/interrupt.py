@@ -48,11 +48,23 @@ class Interrupted(BaseException):
         return 128 + self.signum
 
 
+_pending: list[int] = []  # the signal received, kept until it has been raised where it counts
+
+
 def _raise(signum: int, _frame: Any) -> None:
     # Later signals during the clean-up are ignored: the clean-up must finish.
     for s in HANDLED:
         signal.signal(s, signal.SIG_IGN)
+    _pending.append(signum)
     raise Interrupted(signum)
+
+
+def check() -> None:
+    """Raise `Interrupted` if a signal arrived: the handler's own exception can be swallowed
+    when it lands in code that ignores exceptions (an at-fork callback of `subprocess`, a
+    destructor), so the places that start and wait for roles check again."""
+    if _pending:
+        raise Interrupted(_pending[0])
 
 
 @contextlib.contextmanager
@@ -63,10 +75,12 @@ def handling_signals() -> Iterator[None]:
         yield
         return
     previous = {s: signal.getsignal(s) for s in HANDLED}
+    _pending.clear()
     for s in HANDLED:
         signal.signal(s, _raise)
     try:
         yield
+        check()  # a signal whose exception was swallowed still ends the run as interrupted
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
@@ -97,14 +111,21 @@ def start_child(
     args: Sequence[str], stdout: IO[bytes] | int | None, stderr: IO[bytes] | int | None, env: Any
 ) -> subprocess.Popen[bytes]:
     """Start a role in its own process group, dying with hec."""
-    return subprocess.Popen(
+    check()
+    proc = subprocess.Popen(
         list(args),
         stdout=stdout,
         stderr=stderr,
         env=env,
         start_new_session=True,
-        preexec_fn=_child_setup,
+        preexec_fn=_child_setup,  # noqa: PLW1509 (only prctl: safe after fork)
     )
+    try:
+        check()
+    except BaseException:
+        stop(proc)
+        raise
+    return proc
 
 
 def run_child(args: Sequence[str], env: Any = None) -> tuple[int, str]:
@@ -114,6 +135,7 @@ def run_child(args: Sequence[str], env: Any = None) -> tuple[int, str]:
         proc = start_child(args, subprocess.DEVNULL, err, env)
         try:
             proc.wait()
+            check()
         except BaseException:
             stop(proc)
             raise

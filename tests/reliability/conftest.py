@@ -18,7 +18,7 @@ from reliability_common import ROOT, M, N
 @pytest.fixture(scope="session")
 def chisq(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return compile_cpp(
-        ROOT / "examples/gwas/chisq.hec",
+        ROOT / "examples/gwas/chisq_numerators.hec",
         tmp_path_factory.mktemp("chisq") / "prog",
         Options(sizes=f"N={N},M={M}"),
     )

@@ -96,6 +96,6 @@ def new_run(binary: Path, base: Path, seed: int = 1) -> Run:
 
 def reference(y: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
     """The revealed values in plaintext (the program's own reference semantics)."""
-    checked = check(parse_file(str(ROOT / "examples/gwas/chisq.hec")))
+    checked = check(parse_file(str(ROOT / "examples/gwas/chisq_numerators.hec")))
     result = evaluate(checked, {"N": len(y), "M": S.shape[1]}, {"y": y, "S": S})
     return {k: np.asarray(v, dtype=np.float64) for k, v in result.revealed.items()}

@@ -60,9 +60,9 @@ POINTS: dict[str, Callable[[Path, Path], bool]] = {
     # the coordinator's keys exist
     "keygen": lambda s, o: _exists(s, "hec-gwas-*/keys/secret"),
     # the plaintext genotypes handed to the encrypting role
-    "plaintext": lambda s, o: _exists(s, "hec-gwas-*/block*/in/S.npy"),
+    "plaintext": lambda s, o: _exists(s, "hec-gwas-*/block*/in/*.npy"),
     # ciphertexts being written
-    "encrypt": lambda s, o: _exists(s, "hec-gwas-*/block*/ct/S.rows-*"),
+    "encrypt": lambda s, o: _exists(s, "hec-gwas-*/block*/ct/*.rows-*"),
     # the server's results being written
     "compute": lambda s, o: _exists(s, "hec-gwas-*/block*/res"),
     # decrypted values
