@@ -118,7 +118,7 @@ def start_child(
         stderr=stderr,
         env=env,
         start_new_session=True,
-        preexec_fn=_child_setup,  # noqa: PLW1509 (only prctl: safe after fork)
+        preexec_fn=_child_setup,  # only prctl: safe between fork and exec
     )
     try:
         check()
