@@ -131,7 +131,7 @@ def _describe(ty: ValueType) -> str:
 
 
 def _whole(value: float) -> int | None:
-    return int(value) if value == int(value) and math.isfinite(value) else None
+    return int(value) if math.isfinite(value) and value == int(value) else None
 
 
 class Checker:

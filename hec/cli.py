@@ -108,20 +108,139 @@ def _check_run(args: argparse.Namespace) -> int:
 
 
 def _ir_arguments(parser: argparse.ArgumentParser) -> None:
-    _file_argument(parser)
     parser.add_argument(
-        "--generic", action="store_true", help="print the generic MLIR form of every op"
+        "file", help="a .hec program, or hec IR as MLIR text (.mlir: read back, verified)"
+    )
+    parser.add_argument(
+        "--layer",
+        choices=("stat", "scheme"),
+        default="stat",
+        help="stat: the program as lowered from the source; scheme: the compiled ckks "
+        "program for --size (default stat)",
+    )
+    parser.add_argument(
+        "--size", default="", metavar="N=100,M=64", help="sizes to compile for (--layer scheme)"
+    )
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument(
+        "--generic",
+        action="store_true",
+        help="the MLIR form: generic ops, types as IRDL parameters, what mlir-opt-19 "
+        "--irdl-file=targets/mlir/irdl/hec.irdl.mlir parses and verifies (docs/mlir.md)",
+    )
+    form.add_argument(
+        "--upstream",
+        action="store_true",
+        help="the stat program lowered to func/arith/math/tensor/linalg for --size "
+        "(its plaintext meaning; mlir-opt-19 lowers it to LLVM)",
+    )
+    form.add_argument(
+        "--heir",
+        action="store_true",
+        help="the ckks program for --size in HEIR's ckks/lwe dialects (heir-opt reads it)",
+    )
+    form.add_argument(
+        "--compare-heir",
+        action="store_true",
+        help="compile the program for --size with hec and with HEIR (heir-opt --mlir-to-ckks "
+        "on its --upstream form) and print both op counts side by side",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="(--layer scheme) accept parameters beyond the 128-bit table",
     )
 
 
-def _ir_run(args: argparse.Namespace) -> int:
-    from dsl.checker import check
-    from dsl.lower import lower, print_ir
-    from dsl.parser import parse_file
+def _compare_heir(args: argparse.Namespace) -> int:
+    from compiler.analysis.counts import executed_counts
+    from hec.pipeline import Options, compile_file
+    from targets.mlir import tools
+    from targets.mlir.heir import COMPARED, count_heir_server_ops
+    from targets.mlir.upstream import lower_to_upstream
 
-    module = lower(check(parse_file(args.file)))
-    sys.stdout.write(print_ir(module, generic=args.generic))
+    comp = compile_file(args.file, Options(sizes=args.size, insecure=args.insecure), sys.stderr)
+    params = comp.program.parameters()
+    assert params is not None
+    sizes = {n: comp.sizes.get(n, b) for n, b in comp.checked.params.items()}
+    ours = executed_counts(comp.program, sizes, params.slots)
+    ours["pt_mul"] = ours.get("pt_mul", 0) + ours.pop("const_mul", 0)
+    heir_input = lower_to_upstream(comp.stat_module, sizes, client=False, mark_secret=True)
+    heir_out = tools.run_tool(tools.heir_opt(), "heir-opt", ["--mlir-to-ckks"], heir_input.text)
+    theirs = count_heir_server_ops(heir_out)
+    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
+    print(f"program {comp.program.sym_name.data} at {size_text}: executed ciphertext ops")
+    print(f"  {'op':<10} {'hec':>8} {'HEIR':>8}")
+    for key in COMPARED:
+        print(f"  {key:<10} {ours.get(key, 0):>8} {theirs.get(key, 0):>8}")
+    import re
+
+    found = re.search(r"logN = (\d+)", heir_out)
+    heir_ring = f"2^{found.group(1)}" if found else "?"
+    print(f"  {'ring':<10} {'2^' + str(params.log_n):>8} {heir_ring:>8}")
     return 0
+
+
+def _ir_run(args: argparse.Namespace) -> int:
+    from compiler.ir_text import print_ir
+    from targets.mlir.form import from_mlir, to_mlir
+
+    if args.compare_heir:
+        return _compare_heir(args)
+    if args.file.endswith(".mlir") or args.file == "-":
+        if args.upstream or args.heir or args.layer != "stat" or args.size:
+            raise UserError(
+                "an .mlir input is printed as it is: --layer, --size, --upstream and --heir "
+                "apply to .hec programs"
+            )
+        name = "<stdin>" if args.file == "-" else args.file
+        try:
+            text = sys.stdin.read() if args.file == "-" else _read_text(args.file)
+        except OSError as err:
+            raise UserError(f"cannot read {args.file}: {err.strerror}") from None
+        module = from_mlir(text, name)
+    else:
+        module = _ir_module(args)
+    if args.upstream:
+        from targets.mlir.upstream import lower_to_upstream
+
+        sys.stdout.write(lower_to_upstream(module, _ir_sizes(args)).text)
+    elif args.heir:
+        from targets.mlir.heir import export_heir
+
+        sys.stdout.write(export_heir(module, _ir_sizes(args)).text)
+    elif args.generic:
+        sys.stdout.write(to_mlir(module))
+    else:
+        sys.stdout.write(print_ir(module))
+    return 0
+
+
+def _read_text(path: str) -> str:
+    from pathlib import Path
+
+    return Path(path).read_text()
+
+
+def _ir_sizes(args: argparse.Namespace) -> dict[str, int]:
+    """The given sizes; each size parameter not given takes its bound (checked by the
+    lowering, which names the parameters)."""
+    from compiler.analysis.sizes import parse_sizes
+
+    return parse_sizes(args.size)
+
+
+def _ir_module(args: argparse.Namespace):
+    from dsl.checker import check
+    from dsl.lower import lower
+    from dsl.parser import parse_file
+    from hec.pipeline import Options, compile_file
+
+    if (args.layer == "stat" or args.upstream) and not args.heir:
+        return lower(check(parse_file(args.file)))
+    # HEIR has no conjugation: the HEIR export is compiled without complex packing.
+    options = Options(sizes=args.size, insecure=args.insecure, complex_packing=not args.heir)
+    return compile_file(args.file, options, out=sys.stderr).module
 
 
 def _compile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -313,7 +432,12 @@ COMMANDS: list[Command] = [
         _file_argument,
         _check_run,
     ),
-    Command("ir", "print a program's stat IR (MLIR text)", _ir_arguments, _ir_run),
+    Command(
+        "ir",
+        "print a program's IR (stat or scheme layer) as MLIR text, for hec or for MLIR's tools",
+        _ir_arguments,
+        _ir_run,
+    ),
     Command(
         "simulate",
         "compile for --size and run the ckks program in the reference simulator",

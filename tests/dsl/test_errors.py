@@ -258,3 +258,15 @@ def test_deeply_nested_expressions_are_refused_or_handled() -> None:
     lower(check(parse_program(text)))
     # Parentheses alone do not nest expressions.
     check(parse_program("x = " + "(" * 3000 + "1" + ")" * 3000))
+
+
+def test_regression_infinite_bound_is_an_error_not_a_crash() -> None:
+    """A bound that overflows to infinity (`param N <= 1e400`, found by the mutation property
+    test) raised OverflowError in the checker (int(inf) before the finiteness test); it is
+    the same located error as any bound that is not a whole number."""
+    text = "param N <= 1e400\ninput x: secret[N] in [0.0, 1.0]\nreveal s = sum(x)\n"
+    with pytest.raises(ProgramErrors) as info:
+        check(parse_program(text, "big.hec"))
+    err = info.value.errors[0]
+    assert str(err).startswith("big.hec:1:12: error: the bound of size parameter 'N' must be")
+    assert "got inf" in err.message

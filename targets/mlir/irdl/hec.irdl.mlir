@@ -1,0 +1,497 @@
+// IRDL definitions of hec's dialects, GENERATED from compiler/dialects by
+// `python -m targets.mlir.irdl --write`; do not edit (docs/mlir.md).
+// Use: mlir-opt-19 --irdl-file=targets/mlir/irdl/hec.irdl.mlir --verify-each FILE
+
+irdl.dialect @stat {
+  // stat.tensor<shape, secrecy>
+  irdl.type @tensor {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base "#builtin.string"
+    irdl.parameters(%0, %1)
+  }
+  // stat.interval<lo, hi>
+  irdl.attribute @interval {
+    %0 = irdl.base "#builtin.float"
+    %1 = irdl.base "#builtin.float"
+    irdl.parameters(%0, %1)
+  }
+  // stat.set<values>
+  irdl.attribute @set {
+    %0 = irdl.base "#builtin.array"
+    irdl.parameters(%0)
+  }
+  // stat.program: carried by an upstream container (targets/mlir/form.py)
+  // stat.param
+  irdl.operation @param {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.string"
+    irdl.attributes {"bound" = %0, "sym" = %1}
+  }
+  // stat.size
+  irdl.operation @size {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // stat.input
+  //   optional, not checked by IRDL 19: domain
+  irdl.operation @input {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // stat.owner_compute
+  irdl.operation @owner_compute {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.string"
+    %3 = irdl.base "#builtin.string"
+    %4 = irdl.base @stat::@interval
+    %5 = irdl.base @stat::@set
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(variadic %0)
+    irdl.results(%1)
+    irdl.attributes {"sym" = %2, "expr" = %3, "domain" = %6}
+  }
+  // stat.packed_sum
+  irdl.operation @packed_sum {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    irdl.operands(variadic %0)
+    irdl.results(variadic %1)
+    irdl.attributes {"radices" = %2}
+  }
+  // stat.constant
+  irdl.operation @constant {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base "#builtin.float"
+    irdl.results(%0)
+    irdl.attributes {"value" = %1}
+  }
+  // stat.add
+  irdl.operation @add {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base @stat::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // stat.sub
+  irdl.operation @sub {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base @stat::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // stat.mul
+  irdl.operation @mul {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base @stat::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // stat.div
+  irdl.operation @div {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base @stat::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // stat.neg
+  irdl.operation @neg {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.pow
+  irdl.operation @pow {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"exponent" = %2}
+  }
+  // stat.poly
+  irdl.operation @poly {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"coefficients" = %2}
+  }
+  // stat.broadcast
+  irdl.operation @broadcast {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"dims" = %2}
+  }
+  // stat.matmul
+  irdl.operation @matmul {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base @stat::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // stat.sum
+  irdl.operation @sum {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"axes" = %2}
+  }
+  // stat.mean
+  irdl.operation @mean {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"axes" = %2}
+  }
+  // stat.transpose
+  irdl.operation @transpose {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.det
+  irdl.operation @det {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.adj
+  irdl.operation @adj {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.reveal
+  irdl.operation @reveal {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"sym" = %2}
+  }
+  // stat.sqrt
+  irdl.operation @sqrt {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.abs
+  irdl.operation @abs {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.exp
+  irdl.operation @exp {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.log
+  irdl.operation @log {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.norm_sf
+  irdl.operation @norm_sf {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.norm_cdf
+  irdl.operation @norm_cdf {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // stat.chi2_sf
+  irdl.operation @chi2_sf {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"df" = %2}
+  }
+  // stat.client: carried by an upstream container (targets/mlir/form.py)
+  // stat.output
+  irdl.operation @output {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.attributes {"sym" = %1}
+  }
+}
+
+irdl.dialect @ckks {
+  // ckks.tensor<shape, layout, level, log_scale, degree>
+  irdl.type @tensor {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base "#builtin.string"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.float"
+    %4 = irdl.base "#builtin.integer"
+    irdl.parameters(%0, %1, %2, %3, %4)
+  }
+  // ckks.ptensor<shape, layout, level, log_scale>
+  irdl.type @ptensor {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base "#builtin.string"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.float"
+    irdl.parameters(%0, %1, %2, %3)
+  }
+  // ckks.public
+  irdl.type @public {
+  }
+  // ckks.program: carried by an upstream container (targets/mlir/form.py)
+  // ckks.param
+  irdl.operation @param {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.string"
+    irdl.attributes {"bound" = %0, "sym" = %1}
+  }
+  // ckks.source
+  irdl.operation @source {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base @stat::@interval
+    %2 = irdl.base @stat::@set
+    %3 = irdl.any_of(%1, %2)
+    %4 = irdl.base "#builtin.string"
+    irdl.attributes {"shape" = %0, "domain" = %3, "sym" = %4}
+  }
+  // ckks.size
+  irdl.operation @size {
+    %0 = irdl.base @ckks::@public
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // ckks.constant
+  irdl.operation @constant {
+    %0 = irdl.base @ckks::@public
+    %1 = irdl.base "#builtin.float"
+    irdl.results(%0)
+    irdl.attributes {"value" = %1}
+  }
+  // ckks.public_arith
+  irdl.operation @public_arith {
+    %0 = irdl.base @ckks::@public
+    %1 = irdl.base @ckks::@public
+    %2 = irdl.base @ckks::@public
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"kind" = %3}
+  }
+  // ckks.encode
+  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices, group
+  irdl.operation @encode {
+    %0 = irdl.base @ckks::@ptensor
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // ckks.encrypt
+  irdl.operation @encrypt {
+    %0 = irdl.base @ckks::@ptensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"party" = %2}
+  }
+  // ckks.decrypt
+  //   optional, not checked by IRDL 19: digit, scalar_digit
+  irdl.operation @decrypt {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@public
+    %2 = irdl.base "#builtin.string"
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(%0, optional %1)
+    irdl.attributes {"party" = %2, "sym" = %3}
+  }
+  // ckks.add
+  irdl.operation @add {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base @ckks::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // ckks.sub
+  irdl.operation @sub {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base @ckks::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // ckks.negate
+  irdl.operation @negate {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // ckks.mul
+  irdl.operation @mul {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base @ckks::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // ckks.mul_plain
+  irdl.operation @mul_plain {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@ptensor
+    %2 = irdl.base @ckks::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // ckks.add_plain
+  irdl.operation @add_plain {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@ptensor
+    %2 = irdl.base @ckks::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // ckks.mul_const
+  irdl.operation @mul_const {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@public
+    %2 = irdl.base @ckks::@tensor
+    %3 = irdl.base "#builtin.float"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"const_scale" = %3}
+  }
+  // ckks.add_const
+  irdl.operation @add_const {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@public
+    %2 = irdl.base @ckks::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // ckks.relinearize
+  irdl.operation @relinearize {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // ckks.rescale
+  irdl.operation @rescale {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base "#builtin.float"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"divisor" = %2}
+  }
+  // ckks.level_down
+  irdl.operation @level_down {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"to" = %2}
+  }
+  // ckks.rotate
+  //   optional, not checked by IRDL 19: group
+  irdl.operation @rotate {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"offset" = %2}
+  }
+  // ckks.sum_slots
+  irdl.operation @sum_slots {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // ckks.reduce
+  irdl.operation @reduce {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"axis" = %2}
+  }
+  // ckks.dot
+  irdl.operation @dot {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base @ckks::@tensor
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"axis" = %3}
+  }
+  // ckks.broadcast
+  //   optional, not checked by IRDL 19: real_factor
+  irdl.operation @broadcast {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.array"
+    %4 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"dims" = %2, "shape" = %3, "out_layout" = %4}
+  }
+  // ckks.unpack_complex
+  irdl.operation @unpack_complex {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // ckks.transpose
+  irdl.operation @transpose {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @ckks::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+}

@@ -1,0 +1,681 @@
+"""The plaintext meaning of a `stat` program in upstream MLIR dialects (docs/mlir.md).
+
+`lower_to_upstream` writes one `func.func` taking the program's inputs as static-shape
+`tensor<...xf64>` arguments (sizes bound) and returning its revealed values, then its client
+results, in source order: func, arith, math, tensor and linalg only, so `mlir-opt-19` lowers
+it to LLVM and `mlir-cpu-runner-19` executes it (`run_upstream`). This is a fourth check of
+every example, independent of hec's own evaluators (dsl/reference.py on the source,
+compiler/stat_numpy.py, the simulator on the ckks IR): MLIR's lowering and LLVM's code
+generation compute the numbers.
+
+How each op is written: elementwise ops (arithmetic, pow by repeated products, poly by
+Horner, sqrt/abs/exp/log, the normal and chi-square tails) as one `linalg.generic` with a
+scalar body; broadcast as a `linalg.generic` whose input map drops or pins axes; matmul as
+`linalg.matmul`/`matvec`/`vecmat`/`dot`; sum and mean as `linalg.reduce`; transpose as
+`linalg.transpose`; det and adj by cofactor expansion over `tensor.extract`ed entries
+(k <= 6). The tails use libm's `erfc` (MLIR 19's math dialect has `erf` but no `erfc`, and
+1 - erf loses every digit of a small tail): norm_sf(x) = erfc(x/sqrt 2)/2, and for an integer
+df the chi-square tail Q(df/2, x/2) in closed form (a finite sum for even df; erfc plus a
+finite sum for odd df).
+
+Results leave the executed program bit-exactly: `run_upstream` bitcasts every f64 to i64 and
+prints it with the runner library's `printMemrefI64`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from compiler.dialects import stat
+from compiler.errors import InternalError, UserError
+from compiler.types import FiniteSet, Interval
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass
+class UpstreamProgram:
+    """The lowered program: MLIR text, and the names of its arguments and results in order."""
+
+    text: str
+    name: str
+    inputs: list[tuple[str, tuple[int, ...]]]
+    outputs: list[tuple[str, tuple[int, ...]]]
+    needs_erfc: bool = False
+
+
+def bind_sizes(params: Mapping[str, int], given: Mapping[str, int]) -> dict[str, int]:
+    """Every size parameter bound: the given size (checked against the bound), else the bound."""
+    for name, size in given.items():
+        if name not in params:
+            raise UserError(
+                f"--size names {name}, which is not a size parameter of the program",
+                hint="size parameters: " + ", ".join(params),
+            )
+        if not 1 <= size <= params[name]:
+            raise UserError(f"--size {name}={size} is outside [1, {params[name]}]")
+    return {name: given.get(name, bound) for name, bound in params.items()}
+
+
+def _stat_program(module: ModuleOp) -> stat.ProgramOp:
+    for op in module.body.block.ops:
+        if isinstance(op, stat.ProgramOp):
+            return op
+    raise UserError("--upstream lowers a stat program; this module has none")
+
+
+def _float(value: float) -> str:
+    if not math.isfinite(value):
+        raise InternalError(f"non-finite constant {value}")
+    text = repr(float(value))
+    return text if "." in text or "e" in text else text + ".0"
+
+
+def _tensor(shape: Sequence[int]) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f64>"
+
+
+def _identity_map(rank: int) -> str:
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    return f"affine_map<({dims}) -> ({dims})>"
+
+
+@dataclass
+class _Emitter:
+    sizes: dict[str, int]
+    lines: list[str] = field(default_factory=list)
+    names: dict[SSAValue, str] = field(default_factory=dict)
+    count: int = 0
+    needs_erfc: bool = False
+    matmul_as_reduce: bool = False
+    indent: str = "    "
+    # The type the scalar helpers work on: f64 inside a linalg.generic body; a tensor type
+    # when elementwise ops are written directly on tensors (the form HEIR's layout passes
+    # take: `mark_secret`).
+    elem_type: str = "f64"
+
+    def fresh(self, hint: str = "v") -> str:
+        self.count += 1
+        return f"%{hint}{self.count}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append(self.indent + text)
+
+    def shape(self, value: SSAValue) -> tuple[int, ...]:
+        return tuple(
+            d if isinstance(d, int) else self.sizes[d] for d in stat.tensor_type(value).dims
+        )
+
+    # -- building blocks ----------------------------------------------------------------------
+
+    def splat(self, value: float, shape: Sequence[int]) -> str:
+        name = self.fresh("c")
+        self.emit(f"{name} = arith.constant dense<{_float(value)}> : {_tensor(shape)}")
+        return name
+
+    def zeros(self, shape: Sequence[int]) -> str:
+        empty, zero, filled = self.fresh("e"), self.fresh("z"), self.fresh("f")
+        ty = _tensor(shape)
+        self.emit(f"{empty} = tensor.empty() : {ty}")
+        self.emit(f"{zero} = arith.constant 0.0 : f64")
+        self.emit(f"{filled} = linalg.fill ins({zero} : f64) outs({empty} : {ty}) -> {ty}")
+        return filled
+
+    def map(
+        self,
+        operands: Sequence[str],
+        shape: Sequence[int],
+        body: Callable[[list[str]], str],
+    ) -> str:
+        """One elementwise `linalg.generic` over operands of `shape`; `body` emits the scalar
+        ops on the block arguments and returns the yielded value. (With `matmul_as_reduce`,
+        the HEIR form: `body`'s ops act on the tensors themselves.)"""
+        if self.matmul_as_reduce:
+            outer_type, self.elem_type = self.elem_type, _tensor(shape)
+            value = body(list(operands))
+            self.elem_type = outer_type
+            return value
+        rank = len(shape)
+        ty = _tensor(shape)
+        init, result = self.fresh("e"), self.fresh("v")
+        self.emit(f"{init} = tensor.empty() : {ty}")
+        maps = ", ".join([_identity_map(rank)] * (len(operands) + 1))
+        iterators = ", ".join(['"parallel"'] * rank)
+        ins = ", ".join(operands)
+        in_types = ", ".join([ty] * len(operands))
+        self.emit(
+            f"{result} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+            f"[{iterators}]}} ins({ins} : {in_types}) outs({init} : {ty}) {{"
+        )
+        args = [self.fresh("a") for _ in operands]
+        out = self.fresh("o")
+        block_args = ", ".join(f"{a}: f64" for a in [*args, out])
+        self.lines.append(f"{self.indent}^bb0({block_args}):")
+        outer = self.indent
+        self.indent += "  "
+        value = body(args)
+        self.emit(f"linalg.yield {value} : f64")
+        self.indent = outer
+        self.emit(f"}} -> {ty}")
+        return result
+
+    def scalar(self, op: str, *args: str) -> str:
+        name = self.fresh("s")
+        self.emit(f"{name} = {op} {', '.join(args)} : {self.elem_type}")
+        return name
+
+    def const(self, value: float) -> str:
+        name = self.fresh("k")
+        if self.elem_type == "f64":
+            self.emit(f"{name} = arith.constant {_float(value)} : f64")
+        else:
+            self.emit(f"{name} = arith.constant dense<{_float(value)}> : {self.elem_type}")
+        return name
+
+    def call(self, fn: str, arg: str) -> str:
+        name = self.fresh("s")
+        self.emit(f"{name} = func.call @{fn}({arg}) : (f64) -> f64")
+        return name
+
+    def erfc(self, x: str) -> str:
+        self.needs_erfc = True
+        return self.call("erfc", x)
+
+    # -- scalar functions ---------------------------------------------------------------------
+
+    def power(self, x: str, k: int) -> str:
+        """x^k by repeated squaring (k >= 1)."""
+        result: str | None = None
+        base = x
+        while k:
+            if k & 1:
+                result = base if result is None else self.scalar("arith.mulf", result, base)
+            k >>= 1
+            if k:
+                base = self.scalar("arith.mulf", base, base)
+        assert result is not None
+        return result
+
+    def norm_sf(self, x: str) -> str:
+        """1 - Phi(x) = erfc(x / sqrt 2) / 2."""
+        scaled = self.scalar("arith.mulf", x, self.const(1.0 / math.sqrt(2.0)))
+        return self.scalar("arith.mulf", self.erfc(scaled), self.const(0.5))
+
+    def chi2_sf(self, x: str, df: int) -> str:
+        """Q(df/2, x/2), the upper regularized gamma function at half-integer order:
+        even df = 2m: e^(-x/2) sum_{i<m} (x/2)^i / i!;
+        odd df = 2m+1: erfc(sqrt(x/2)) + e^(-x/2) sum_{i=1..m} (x/2)^(i-1/2) / Gamma(i+1/2).
+        Below the support (x < 0) the tail is 1, as scipy's: x is clamped at 0 (NaN stays)."""
+        x = self.scalar("arith.maximumf", x, self.const(0.0))
+        half = self.scalar("arith.mulf", x, self.const(0.5))
+        neg = self.scalar("arith.negf", half)
+        decay = self.emit_math("math.exp", neg)
+        total: str | None = None
+        if df % 2 == 0:
+            term = self.const(1.0)
+            total = term
+            for i in range(1, df // 2):
+                term = self.scalar("arith.mulf", term, half)
+                term = self.scalar("arith.divf", term, self.const(float(i)))
+                total = self.scalar("arith.addf", total, term)
+            return self.scalar("arith.mulf", decay, total)
+        root = self.emit_math("math.sqrt", half)
+        tail = self.erfc(root)
+        if df == 1:
+            return tail
+        # (x/2)^(i-1/2) / Gamma(i+1/2): first term root / Gamma(3/2), then * (x/2) / (i+1/2).
+        term = self.scalar("arith.divf", root, self.const(math.gamma(1.5)))
+        total = term
+        for i in range(2, df // 2 + 1):
+            term = self.scalar("arith.mulf", term, half)
+            term = self.scalar("arith.divf", term, self.const(i - 0.5))
+            total = self.scalar("arith.addf", total, term)
+        return self.scalar("arith.addf", tail, self.scalar("arith.mulf", decay, total))
+
+    def emit_math(self, op: str, x: str) -> str:
+        name = self.fresh("s")
+        self.emit(f"{name} = {op} {x} : {self.elem_type}")
+        return name
+
+
+def _det_cofactor(
+    em: _Emitter,
+    entry: Callable[[int, int], str],
+    rows: tuple[int, ...],
+    cols: tuple[int, ...],
+    memo: dict[tuple[tuple[int, ...], tuple[int, ...]], str],
+) -> str:
+    """Determinant of the submatrix (rows x cols) by Laplace expansion along its first row."""
+    key = (rows, cols)
+    if key in memo:
+        return memo[key]
+    if len(rows) == 1:
+        value = entry(rows[0], cols[0])
+    else:
+        acc: str | None = None
+        for j, col in enumerate(cols):
+            minor = _det_cofactor(em, entry, rows[1:], cols[:j] + cols[j + 1 :], memo)
+            term = em.scalar("arith.mulf", entry(rows[0], col), minor)
+            if acc is None:
+                acc = term if j % 2 == 0 else em.scalar("arith.negf", term)
+            else:
+                acc = em.scalar("arith.subf" if j % 2 else "arith.addf", acc, term)
+        assert acc is not None
+        value = acc
+    memo[key] = value
+    return value
+
+
+def _lower_op(em: _Emitter, op: Operation) -> None:
+    if isinstance(op, stat.ParamOp | stat.InputOp | stat.OutputOp | stat.ClientOp):
+        return
+    result = op.results[0]
+    shape = em.shape(result)
+    binary = {
+        stat.AddOp: "arith.addf",
+        stat.SubOp: "arith.subf",
+        stat.MulOp: "arith.mulf",
+        stat.DivOp: "arith.divf",
+    }
+    unary_math = {
+        stat.SqrtOp: "math.sqrt",
+        stat.AbsOp: "math.absf",
+        stat.ExpOp: "math.exp",
+        stat.LogOp: "math.log",
+    }
+    name: str
+    match op:
+        case stat.SizeOp():
+            name = em.splat(float(em.sizes[op.sym_value]), shape)
+        case stat.ConstantOp():
+            name = em.splat(op.float_value, shape)
+        case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
+            kind = binary[type(op)]
+            name = em.map(
+                [em.names[op.lhs], em.names[op.rhs]], shape, lambda a: em.scalar(kind, *a)
+            )
+        case stat.NegOp():
+            name = em.map([em.names[op.input]], shape, lambda a: em.scalar("arith.negf", a[0]))
+        case stat.PowOp():
+            k = op.exponent_value
+            name = em.map([em.names[op.input]], shape, lambda a: em.power(a[0], k))
+        case stat.PolyOp():
+            coeffs = op.coefficient_values
+
+            def horner(a: list[str]) -> str:
+                acc = em.const(coeffs[-1])
+                for c in reversed(coeffs[:-1]):
+                    acc = em.scalar("arith.addf", em.scalar("arith.mulf", acc, a[0]), em.const(c))
+                return acc
+
+            name = em.map([em.names[op.input]], shape, horner)
+        case stat.SqrtOp() | stat.AbsOp() | stat.ExpOp() | stat.LogOp():
+            fn = unary_math[type(op)]
+            name = em.map([em.names[op.input]], shape, lambda a: em.emit_math(fn, a[0]))
+        case stat.NormSfOp():
+            name = em.map([em.names[op.input]], shape, lambda a: em.norm_sf(a[0]))
+        case stat.NormCdfOp():
+            name = em.map(
+                [em.names[op.input]], shape, lambda a: em.norm_sf(em.scalar("arith.negf", a[0]))
+            )
+        case stat.Chi2SfOp():
+            df = op.df_value
+            name = em.map([em.names[op.input]], shape, lambda a: em.chi2_sf(a[0], df))
+        case stat.BroadcastOp():
+            name = _broadcast(em, op, shape)
+        case stat.MatmulOp():
+            name = _matmul(em, op, shape)
+        case stat.SumOp() | stat.MeanOp():
+            name = _reduce(em, op, shape)
+        case stat.TransposeOp():
+            src = em.shape(op.input)
+            init, name = em.fresh("e"), em.fresh("v")
+            em.emit(f"{init} = tensor.empty() : {_tensor(shape)}")
+            em.emit(
+                f"{name} = linalg.transpose ins({em.names[op.input]} : {_tensor(src)}) "
+                f"outs({init} : {_tensor(shape)}) permutation = [1, 0]"
+            )
+        case stat.DetOp() | stat.AdjOp():
+            name = _small_matrix(em, op, shape)
+        case stat.RevealOp():
+            name = em.names[op.input]
+        case _:
+            raise InternalError(f"no upstream lowering for {op.name} (every stat op needs one)")
+    em.names[result] = name
+
+
+def _broadcast(em: _Emitter, op: stat.BroadcastOp, shape: tuple[int, ...]) -> str:
+    src = em.shape(op.input)
+    stretched = any(src[i] != shape[d] for i, d in enumerate(op.dims_tuple))
+    if em.matmul_as_reduce and not stretched:
+        return _generic_broadcast(em, em.names[op.input], src, op.dims_tuple, shape)
+    rank = len(shape)
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    exprs = [
+        f"d{result_axis}" if src[axis] == shape[result_axis] else "0"
+        for axis, result_axis in enumerate(op.dims_tuple)
+    ]
+    in_map = f"affine_map<({dims}) -> ({', '.join(exprs)})>"
+    init, name = em.fresh("e"), em.fresh("v")
+    ty = _tensor(shape)
+    em.emit(f"{init} = tensor.empty() : {ty}")
+    iterators = ", ".join(['"parallel"'] * rank)
+    em.emit(
+        f"{name} = linalg.generic {{indexing_maps = [{in_map}, {_identity_map(rank)}], "
+        f"iterator_types = [{iterators}]}} ins({em.names[op.input]} : {_tensor(src)}) "
+        f"outs({init} : {ty}) {{"
+    )
+    a, o = em.fresh("a"), em.fresh("o")
+    em.lines.append(f"{em.indent}^bb0({a}: f64, {o}: f64):")
+    em.emit(f"  linalg.yield {a} : f64")
+    em.emit(f"}} -> {ty}")
+    return name
+
+
+def _generic_broadcast(
+    em: _Emitter, value: str, src: Sequence[int], axes: Sequence[int], shape: Sequence[int]
+) -> str:
+    """`value` (shape `src`) with its axis i placed on result axis axes[i] of `shape`."""
+    rank = len(shape)
+    if em.matmul_as_reduce:
+        added = ", ".join(str(d) for d in range(rank) if d not in axes)
+        init, name = em.fresh("e"), em.fresh("v")
+        em.emit(f"{init} = tensor.empty() : {_tensor(shape)}")
+        em.emit(
+            f"{name} = linalg.broadcast ins({value} : {_tensor(src)}) outs({init} : "
+            f"{_tensor(shape)}) dimensions = [{added}]"
+        )
+        return name
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    in_map = f"affine_map<({dims}) -> ({', '.join(f'd{a}' for a in axes)})>"
+    init, name = em.fresh("e"), em.fresh("v")
+    ty = _tensor(shape)
+    em.emit(f"{init} = tensor.empty() : {ty}")
+    iterators = ", ".join(['"parallel"'] * rank)
+    em.emit(
+        f"{name} = linalg.generic {{indexing_maps = [{in_map}, {_identity_map(rank)}], "
+        f"iterator_types = [{iterators}]}} ins({value} : {_tensor(src)}) outs({init} : {ty}) {{"
+    )
+    a, o = em.fresh("a"), em.fresh("o")
+    em.lines.append(f"{em.indent}^bb0({a}: f64, {o}: f64):")
+    em.emit(f"  linalg.yield {a} : f64")
+    em.emit(f"}} -> {ty}")
+    return name
+
+
+def _matmul_as_reduce(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str:
+    """lhs @ rhs as a broadcast product summed over the inner axis (the form HEIR packs: it
+    takes no linalg.vecmat/matmul of two secret operands)."""
+    lhs, rhs = em.shape(op.lhs), em.shape(op.rhs)
+    full = (*lhs, *rhs[1:])  # [outer lhs..., K, outer rhs...]
+    inner = len(lhs) - 1
+    left = _generic_broadcast(em, em.names[op.lhs], lhs, range(len(lhs)), full)
+    right = _generic_broadcast(em, em.names[op.rhs], rhs, range(inner, len(full)), full)
+    product = em.map([left, right], full, lambda a: em.scalar("arith.mulf", *a))
+    init = em.zeros(shape)
+    name = em.fresh("v")
+    em.emit(
+        f"{name} = linalg.reduce ins({product} : {_tensor(full)}) "
+        f"outs({init} : {_tensor(shape)}) dimensions = [{inner}]"
+    )
+    x, acc, total = em.fresh("a"), em.fresh("o"), em.fresh("s")
+    em.emit(f"  ({x}: f64, {acc}: f64) {{")
+    em.emit(f"    {total} = arith.addf {x}, {acc} : f64")
+    em.emit(f"    linalg.yield {total} : f64")
+    em.emit("  }")
+    return name
+
+
+def _matmul(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str:
+    if em.matmul_as_reduce:
+        return _matmul_as_reduce(em, op, shape)
+    lhs, rhs = em.shape(op.lhs), em.shape(op.rhs)
+    kind = {(1, 2): "vecmat", (2, 1): "matvec", (2, 2): "matmul", (1, 1): "dot"}[
+        (len(lhs), len(rhs))
+    ]
+    init = em.zeros(shape)
+    name = em.fresh("v")
+    em.emit(
+        f"{name} = linalg.{kind} ins({em.names[op.lhs]}, {em.names[op.rhs]} : "
+        f"{_tensor(lhs)}, {_tensor(rhs)}) outs({init} : {_tensor(shape)}) -> {_tensor(shape)}"
+    )
+    return name
+
+
+def _reduce(em: _Emitter, op: stat.SumOp | stat.MeanOp, shape: tuple[int, ...]) -> str:
+    src = em.shape(op.input)
+    init = em.zeros(shape)
+    name = em.fresh("v")
+    axes = ", ".join(str(a) for a in op.axes_tuple)
+    em.emit(
+        f"{name} = linalg.reduce ins({em.names[op.input]} : {_tensor(src)}) "
+        f"outs({init} : {_tensor(shape)}) dimensions = [{axes}]"
+    )
+    x, acc = em.fresh("a"), em.fresh("o")
+    em.emit(f"  ({x}: f64, {acc}: f64) {{")
+    total = em.fresh("s")
+    em.emit(f"    {total} = arith.addf {x}, {acc} : f64")
+    em.emit(f"    linalg.yield {total} : f64")
+    em.emit("  }")
+    if isinstance(op, stat.MeanOp):
+        count = float(math.prod(src[a] for a in op.axes_tuple))
+        return em.map([name], shape, lambda a: em.scalar("arith.divf", a[0], em.const(count)))
+    return name
+
+
+def _small_matrix(em: _Emitter, op: stat.DetOp | stat.AdjOp, shape: tuple[int, ...]) -> str:
+    src = em.shape(op.input)
+    k = src[0]
+    matrix = em.names[op.input]
+    index: dict[int, str] = {}
+    entries: dict[tuple[int, int], str] = {}
+
+    def idx(i: int) -> str:
+        if i not in index:
+            index[i] = em.fresh("i")
+            em.emit(f"{index[i]} = arith.constant {i} : index")
+        return index[i]
+
+    def entry(i: int, j: int) -> str:
+        if (i, j) not in entries:
+            entries[(i, j)] = em.fresh("x")
+            em.emit(
+                f"{entries[(i, j)]} = tensor.extract {matrix}[{idx(i)}, {idx(j)}] : {_tensor(src)}"
+            )
+        return entries[(i, j)]
+
+    memo: dict[tuple[tuple[int, ...], tuple[int, ...]], str] = {}
+    everything = tuple(range(k))
+    name = em.fresh("v")
+    if isinstance(op, stat.DetOp):
+        det = _det_cofactor(em, entry, everything, everything, memo)
+        em.emit(f"{name} = tensor.from_elements {det} : {_tensor(shape)}")
+        return name
+    values: list[str] = []
+    for row in range(k):  # adj[row][col] = (-1)^(row+col) det(A without row col, column row)
+        for col in range(k):
+            if k == 1:
+                values.append(em.const(1.0))
+                continue
+            rows = tuple(r for r in everything if r != col)
+            cols = tuple(c for c in everything if c != row)
+            minor = _det_cofactor(em, entry, rows, cols, memo)
+            values.append(minor if (row + col) % 2 == 0 else em.scalar("arith.negf", minor))
+    em.emit(f"{name} = tensor.from_elements {', '.join(values)} : {_tensor(shape)}")
+    return name
+
+
+def lower_to_upstream(
+    module: ModuleOp,
+    sizes: Mapping[str, int] | None = None,
+    *,
+    client: bool = True,
+    mark_secret: bool = False,
+) -> UpstreamProgram:
+    """The stat program of `module` as one func.func in upstream dialects, sizes bound (each
+    size parameter not in `sizes` takes its declared bound). Without `client`, only the
+    server's part (results: the revealed values); with `mark_secret`, each secret input
+    carries HEIR's `{secret.secret}` argument attribute (targets/mlir/heir.py)."""
+    program = _stat_program(module)
+    bound = bind_sizes(program.params(), dict(sizes or {}))
+    em = _Emitter(bound, matmul_as_reduce=mark_secret)
+    inputs: list[tuple[str, tuple[int, ...]]] = []
+    args: list[str] = []
+    for op in program.inputs():
+        name = f"%{op.sym_value}" if op.sym_value.isidentifier() else em.fresh("in")
+        em.names[op.result] = name
+        shape = em.shape(op.result)
+        inputs.append((op.sym_value, shape))
+        secret = mark_secret and stat.tensor_type(op.result).is_secret
+        args.append(f"{name}: {_tensor(shape)}" + (" {secret.secret}" if secret else ""))
+    outputs: list[tuple[str, tuple[int, ...]]] = []
+    results: list[str] = []
+    for op in program.server_ops():
+        _lower_op(em, op)
+        if isinstance(op, stat.RevealOp):
+            outputs.append((op.sym_value, em.shape(op.result)))
+            results.append(em.names[op.result])
+    client_op = program.client() if client else None
+    if client_op is not None:
+        for op in client_op.block.ops:
+            if isinstance(op, stat.OutputOp):
+                outputs.append((op.sym_value, em.shape(op.input)))
+                results.append(em.names[op.input])
+            else:
+                _lower_op(em, op)
+    result_types = ", ".join(_tensor(s) for _, s in outputs)
+    sym = program.sym_name.data
+    out_names = ", ".join(f'"{n}"' for n, _ in outputs)
+    in_names = ", ".join(f'"{n}"' for n, _ in inputs)
+    sizes_text = ", ".join(f"{k} = {v} : i64" for k, v in bound.items())
+    # HEIR's pipeline needs a backend on the module (any: only its ckks output is read).
+    module_attrs = " attributes {backend.openfhe}" if mark_secret else ""
+    lines = [
+        f"// The plaintext meaning of program {sym} at sizes "
+        + ", ".join(f"{k}={v}" for k, v in bound.items()),
+        "// (hec ir --upstream; lower with mlir-opt-19, run with mlir-cpu-runner-19: docs/mlir.md)",
+        f"module{module_attrs} {{",
+        f"  func.func @{sym}({', '.join(args)}) -> ({result_types})",
+        f"      attributes {{hec.inputs = [{in_names}], hec.outputs = [{out_names}], "
+        f"hec.sizes = {{{sizes_text}}}}} {{",
+        *em.lines,
+        f"    return {', '.join(results)} : {result_types}",
+        "  }",
+    ]
+    if em.needs_erfc:
+        lines.append("  func.func private @erfc(f64) -> f64  // libm")
+    lines.append("}")
+    return UpstreamProgram("\n".join(lines) + "\n", sym, inputs, outputs, em.needs_erfc)
+
+
+# --------------------------------------------------------------------------------------------
+# Executing it
+# --------------------------------------------------------------------------------------------
+
+LOWER_TO_LLVM = (
+    "--convert-elementwise-to-linalg",
+    "--one-shot-bufferize=bufferize-function-boundaries",
+    "--convert-linalg-to-loops",
+    "--expand-strided-metadata",
+    "--lower-affine",
+    "--convert-scf-to-cf",
+    "--convert-math-to-libm",
+    "--convert-math-to-llvm",
+    "--convert-arith-to-llvm",
+    "--finalize-memref-to-llvm",
+    "--convert-func-to-llvm",
+    "--convert-cf-to-llvm",
+    "--reconcile-unrealized-casts",
+)
+
+
+def _dense(values: Array) -> str:
+    if values.ndim == 0:
+        return _float(float(values))
+    return "[" + ", ".join(_dense(v) for v in values) + "]"
+
+
+def harness(program: UpstreamProgram, inputs: Mapping[str, npt.ArrayLike]) -> str:
+    """`program` plus a `main` that calls it on `inputs` (dense constants) and prints every
+    result as the i64 bit patterns of its f64 values."""
+    lines = program.text.rstrip().splitlines()
+    assert lines[-1] == "}"
+    body = ["  func.func private @printMemrefI64(memref<*xi64>)", "  func.func @main() {"]
+    args: list[str] = []
+    types: list[str] = []
+    for i, (name, shape) in enumerate(program.inputs):
+        if name not in inputs:
+            raise UserError(f"no value given for input '{name}'")
+        value = np.asarray(inputs[name], dtype=np.float64)
+        if value.shape != shape:
+            raise UserError(f"input {name} has shape {value.shape}, the program {shape}")
+        body.append(f"    %in{i} = arith.constant dense<{_dense(value)}> : {_tensor(shape)}")
+        args.append(f"%in{i}")
+        types.append(_tensor(shape))
+    outs = [f"%out{i}" for i in range(len(program.outputs))]
+    out_types = [_tensor(s) for _, s in program.outputs]
+    body.append(
+        f"    {', '.join(outs)} = func.call @{program.name}({', '.join(args)}) : "
+        f"({', '.join(types)}) -> ({', '.join(out_types)})"
+    )
+    for i, (_, shape) in enumerate(program.outputs):
+        ity = _tensor(shape).replace("f64>", "i64>")
+        mty = ity.replace("tensor<", "memref<")
+        body += [
+            f"    %bits{i} = arith.bitcast %out{i} : {out_types[i]} to {ity}",
+            f"    %mem{i} = bufferization.to_memref %bits{i} : {mty}",
+            f"    %any{i} = memref.cast %mem{i} : {mty} to memref<*xi64>",
+            f"    func.call @printMemrefI64(%any{i}) : (memref<*xi64>) -> ()",
+        ]
+    body += ["    return", "  }", "}"]
+    return "\n".join(lines[:-1] + body) + "\n"
+
+
+_MEMREF = re.compile(r"Unranked Memref[^\n]*data =\s*\n(.*?)(?=Unranked Memref|\Z)", re.DOTALL)
+
+
+def parse_printed(text: str, program: UpstreamProgram) -> dict[str, Array]:
+    """The results printed by `harness`'s main, as float64 arrays by name."""
+    blocks = _MEMREF.findall(text)
+    if len(blocks) != len(program.outputs):
+        raise InternalError(
+            f"the runner printed {len(blocks)} arrays, the program has "
+            f"{len(program.outputs)} results:\n{text[:2000]}"
+        )
+    out: dict[str, Array] = {}
+    for (name, shape), block in zip(program.outputs, blocks, strict=True):
+        bits = [int(v) for v in re.findall(r"-?\d+", block)]
+        if len(bits) != math.prod(shape):
+            raise InternalError(f"result {name}: {len(bits)} values for shape {shape}")
+        values = [struct.unpack("<d", struct.pack("<q", b))[0] for b in bits]
+        out[name] = np.asarray(values, dtype=np.float64).reshape(shape)
+    return out
+
+
+def sample_inputs(module: ModuleOp, sizes: Mapping[str, int], seed: int = 0) -> dict[str, Array]:
+    """Random inputs within each input's declared domain (standard normal when it has none)."""
+    program = _stat_program(module)
+    bound = bind_sizes(program.params(), dict(sizes))
+    rng = np.random.default_rng(seed)
+    out: dict[str, Array] = {}
+    for op in program.inputs():
+        shape = tuple(
+            d if isinstance(d, int) else bound[d] for d in stat.tensor_type(op.result).dims
+        )
+        domain = op.domain_value
+        if isinstance(domain, FiniteSet):
+            out[op.sym_value] = rng.choice(np.array(domain.values), size=shape)
+        elif isinstance(domain, Interval):
+            out[op.sym_value] = rng.uniform(domain.lo, domain.hi, size=shape)
+        else:
+            out[op.sym_value] = rng.normal(size=shape)
+    return out

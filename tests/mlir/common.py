@@ -1,0 +1,98 @@
+"""Helpers of the MLIR interchange tests: the examples at small sizes, their stat and ckks
+modules, and MLIR's and HEIR's tools (missing tools fail the tests: scripts/setup installs
+them, so a machine without them is set up wrongly, not a reason to pass)."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+
+from compiler.errors import UserError
+from dsl.checker import check
+from dsl.lower import lower
+from dsl.parser import parse_file
+from hec.pipeline import Options, compile_file
+from targets.mlir import tools
+from targets.mlir.irdl import IRDL_FILE
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.hec"))
+NAMES = [str(p.relative_to(ROOT / "examples")) for p in EXAMPLES]
+HERE = Path(__file__).resolve().parent
+
+# Small sizes: a few individuals, a few columns, k x k matrices of 3.
+_SMALL = {"N": 24, "K": 3}
+
+
+def small_sizes(path: Path) -> dict[str, int]:
+    params = check(parse_file(path)).params
+    return {name: min(bound, _SMALL.get(name, 6)) for name, bound in params.items()}
+
+
+def size_text(sizes: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sizes.items())
+
+
+@functools.cache
+def stat_module(path: Path) -> ModuleOp:
+    return lower(check(parse_file(path)))
+
+
+@functools.cache
+def ckks_module(path: Path, complex_packing: bool = True) -> ModuleOp:
+    """The compiled ckks module at small sizes; UserError when hec cannot compile it."""
+    options = Options(sizes=size_text(small_sizes(path)), complex_packing=complex_packing)
+    return compile_file(path, options).module
+
+
+def layer_module(path: Path, layer: str) -> ModuleOp:
+    return stat_module(path) if layer == "stat" else ckks_module(path)
+
+
+def compilable(path: Path) -> str | None:
+    """None when hec compiles `path` to ckks, else why not (lra: det of secret values)."""
+    try:
+        ckks_module(path)
+    except UserError as err:
+        return err.message
+    return None
+
+
+def need(tool: str | None, what: str) -> str:
+    assert tool is not None, f"{what} is missing: scripts/setup installs it"
+    return tool
+
+
+def mlir_opt(text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """mlir-opt-19 with hec's IRDL dialects loaded, verifying after each pass; never
+    --allow-unregistered-dialect."""
+    tool = need(tools.mlir_opt(), "mlir-opt-19 (Debian mlir-19-tools)")
+    return subprocess.run(
+        [tool, f"--irdl-file={IRDL_FILE}", "--verify-each", *args],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def heir_opt(text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    tool = need(tools.heir_opt(), "heir-opt (PyPI heir-py)")
+    return subprocess.run(
+        [tool, *args], input=text, capture_output=True, text=True, check=False, timeout=600
+    )
+
+
+def run_hec(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hec", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
