@@ -134,6 +134,10 @@ def _whole(value: float) -> int | None:
     return int(value) if math.isfinite(value) and value == int(value) else None
 
 
+# The largest size bound: sizes are i64 attributes in the IR.
+MAX_BOUND = 2**62
+
+
 class Checker:
     """One pass over the statements in order; see the module docstring for the rules."""
 
@@ -209,11 +213,11 @@ class Checker:
 
     def param(self, stmt: ast.ParamDecl) -> None:
         bound = _whole(stmt.bound)
-        if bound is None or bound < 1:
+        if bound is None or bound < 1 or bound > MAX_BOUND:
             raise self.error(
                 stmt.bound_span,
-                f"the bound of size parameter '{stmt.name}' must be a whole number >= 1, "
-                f"got {stmt.bound:g}",
+                f"the bound of size parameter '{stmt.name}' must be a whole number >= 1 and "
+                f"<= 2^62, got {stmt.bound:g}",
                 f"for example: param {stmt.name} <= 100000",
             )
         if bound > MAX_SIZE_BOUND:

@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -426,24 +427,38 @@ def _vm_hwm(pid: int) -> int:
     return 0
 
 
-def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.005) -> int:
+_ROW_PROGRESS = re.compile(r"^\[([^\]]+)\] (\d+)/(\d+) ", re.M)
+RowProgress = Callable[[str, int, int], None]
+
+
+def run_role_measured(
+    binary: Path | None,
+    *args: str,
+    poll_seconds: float = 0.005,
+    on_progress: RowProgress | None = None,
+) -> int:
     """Run one role of a generated program (as `hec.run.run_role` does: HEC_QUIET unless set,
     a failure becomes a UserError with the role's message) and return its peak resident set in
     bytes: the largest of the peak the role prints (`peak_rss_bytes=`) and its VmHWM sampled
     while it runs. (The kernel's per-child maximum would also count the launching Python
-    process's pages, which the child shares until exec.)"""
+    process's pages, which the child shares until exec.) With `on_progress`, the role prints
+    its per-row progress ("[phase] rows/N ...", at most once a second) and each line is passed
+    on as (phase, rows done, rows) while the role runs."""
     from compiler.errors import UserError
 
     if binary is None:
         raise InternalError("the generated program was not built")
     from hec.interrupt import check, start_child, stop
 
-    env = {**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
+    quiet = os.environ.get("HEC_QUIET", "0" if on_progress else "1")
+    env = {**os.environ, "HEC_QUIET": quiet}
     peak = 0
     with tempfile.TemporaryFile() as err_file:
         # Its own process group, killed with hec: an interruption stops it (and everything it
         # started) before the scratch directory is removed.
         proc = start_child([str(binary), *args], subprocess.DEVNULL, err_file, env)
+        read_at = 0
+        polls = 0
         try:
             while True:
                 try:
@@ -452,6 +467,15 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
                 except subprocess.TimeoutExpired:
                     peak = max(peak, _vm_hwm(proc.pid))
                 check()
+                polls += 1
+                if on_progress is not None and polls % 40 == 0:  # about every 0.2 s
+                    with open(err_file.fileno(), "rb", closefd=False) as fh:
+                        fh.seek(read_at)
+                        chunk = fh.read()
+                    end = chunk.rfind(b"\n") + 1
+                    read_at += end
+                    for m in _ROW_PROGRESS.finditer(chunk[:end].decode(errors="replace")):
+                        on_progress(m.group(1), int(m.group(2)), int(m.group(3)))
             check()
         except BaseException:
             stop(proc)
@@ -459,7 +483,10 @@ def run_role_measured(binary: Path | None, *args: str, poll_seconds: float = 0.0
         err_file.seek(0)
         err = err_file.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise UserError(f"{binary.name} {args[0]} failed: {err.strip()}")
+        message = "\n".join(
+            line for line in err.strip().splitlines() if not _ROW_PROGRESS.match(line)
+        )
+        raise UserError(f"{binary.name} {args[0]} failed: {message}")
     reported = [int(x) for x in _PEAK.findall(err)]
     return max([peak, *reported])
 
@@ -552,6 +579,25 @@ class EncryptedBackend(Backend):
     def phases(self) -> list[str]:
         return ["keygen", "encrypt", "compute", "decrypt"]
 
+    @staticmethod
+    def _row_progress(
+        progress: Callable[..., None], phase: str, block: int, n_blocks: int
+    ) -> RowProgress:
+        """Row-batch progress of a role inside block `block` of `n_blocks`, shown on the
+        phase's own bar (its time is the phase's time so far)."""
+
+        started = time.perf_counter()
+
+        def report(_role_phase: str, rows: int, total: int) -> None:
+            unit = f"rows (block {block}/{n_blocks})"
+            running = time.perf_counter() - started
+            try:
+                progress(phase, rows, total, unit, running=running)
+            except TypeError:  # a progress callback without units
+                progress(phase, rows, total)
+
+        return report
+
     def compile(
         self,
         source: Path,
@@ -575,9 +621,11 @@ class EncryptedBackend(Backend):
         self.notes.append(f"generated program {self.binary} ({built.describe()})")
         return compiled
 
-    def _role(self, meter: PhaseMeter, phase: str, *args: str) -> None:
+    def _role(
+        self, meter: PhaseMeter, phase: str, *args: str, on_progress: RowProgress | None = None
+    ) -> None:
         with meter.phase(phase), _threads(self.threads):
-            peak = run_role_measured(self.binary, *args)
+            peak = run_role_measured(self.binary, *args, on_progress=on_progress)
         meter.note_subprocess_peak(phase, peak)
 
     def run(
@@ -653,9 +701,10 @@ class EncryptedBackend(Backend):
                     if n not in block.shared or n in with_block
                     for a in ("--input", f"{n}={files[n]}")
                 ]
+                rows = self._row_progress(progress, "encrypt", done, n_blocks)
                 self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
                            "--sign", str(parties.owner_sign), *args,
-                           "--out", str(cts))  # fmt: skip
+                           "--out", str(cts), on_progress=rows)  # fmt: skip
                 # The upload is complete when it is on disk: the kernel's write-back of the
                 # block's files is waited for here, in the data owners' phase, instead of
                 # running on the cores the server is using (measured: the server pass at 2
@@ -670,9 +719,10 @@ class EncryptedBackend(Backend):
                     (cts / f.name).symlink_to(f)
                 shutil.rmtree(plain)
                 progress("encrypt", done, n_blocks)
+                rows = self._row_progress(progress, "compute", done, n_blocks)
                 self._role(meter, "compute", "compute", "--eval", str(keys / "eval"),
                            "--sign", str(parties.server_sign),
-                           "--in", str(cts), "--out", str(res))  # fmt: skip
+                           "--in", str(cts), "--out", str(res), on_progress=rows)  # fmt: skip
                 progress("compute", done, n_blocks)
                 self._role(meter, "decrypt", "decrypt", "--sk", str(keys / "secret"),
                            "--in", str(res), "--out", str(dec))  # fmt: skip

@@ -80,3 +80,37 @@ def exact_statistics(t: TableCounts) -> tuple[Array, Array, Array]:
         odds = or_num / or_den
     p = stats.chi2.sf(chi2, df=1)
     return plink_rules(t, chi2, p, odds, or_den == 0)
+
+
+def ci_column_names(level: float) -> tuple[str, str, str]:
+    """PLINK 1.9's names of the --ci columns: SE, L95, U95 for 0.95 (L99 for 0.99, ...)."""
+    pct = round(level * 100)
+    return ("SE", f"L{pct}", f"U{pct}")
+
+
+def assoc_columns(
+    t: TableCounts, odds: Array, ci: float | None = None
+) -> dict[str, npt.NDArray[np.float64]]:
+    """The columns of PLINK 1.9's --assoc that come from the 2 x 2 allele table besides CHISQ,
+    P and OR: F_A, F_U (NaN = NA), C_A, C_U (minor alleles in cases and controls), and with
+    `ci` the standard error of ln OR (Woolf) and the `ci` confidence limits of OR, NaN (NA)
+    where OR is NA; where OR is 0, PLINK prints SE inf, L 0, U nan, and so do these."""
+    f_a, f_u = frequencies(t)
+    cols = {"F_A": f_a, "F_U": f_u, "C_A": t.n11, "C_U": t.c1 - t.n11}
+    if ci is not None:
+        n11 = t.n11
+        n12 = t.r1 - t.n11
+        n21 = t.c1 - t.n11
+        n22 = t.d - t.r1 - t.c1 + t.n11
+        z = float(stats.norm.ppf(0.5 + ci / 2.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(1.0 / n11 + 1.0 / n12 + 1.0 / n21 + 1.0 / n22)
+            log_or = np.log(odds)
+            lo = np.exp(log_or - z * se)
+            hi = np.exp(log_or + z * se)
+        na = ~np.isfinite(odds)
+        names = ci_column_names(ci)
+        for name, value in zip(names, (se, lo, hi), strict=True):
+            cols[name] = np.where(na, np.nan, value)
+        cols["_ci_na"] = na.astype(np.float64)
+    return cols

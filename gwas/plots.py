@@ -29,6 +29,16 @@ def genomic_inflation(chi2: Array) -> float:
     return float(np.median(values) / CHI2_1_MEDIAN)
 
 
+def _top_indices(p: Array, top: int) -> list[int]:
+    ok = np.flatnonzero(np.isfinite(p))
+    return [int(j) for j in ok[np.argsort(p[ok], kind="stable")][:top]]
+
+
+def top_hits(p: Array, names: Sequence[str], top: int = 5) -> list[tuple[str, float]]:
+    """The `top` SNPs with the smallest P, as (name, P)."""
+    return [(names[j], float(p[j])) for j in _top_indices(p, top)]
+
+
 def _neglog10(p: Array) -> Array:
     return -np.log10(np.clip(p, 1e-300, 1.0))
 
@@ -41,8 +51,11 @@ def manhattan_plot(
     title: str,
     highlight: Sequence[int] = (),
     fmt: str = "png",
+    names: Sequence[str] = (),
+    top: int = 5,
 ) -> None:
-    """-log10 P by position, chromosomes side by side in alternating colours."""
+    """-log10 P by position, chromosomes side by side in alternating colours; the genome-wide
+    line labelled; the `top` SNPs with the smallest P named (when `names` are given)."""
     fig, ax = plt.subplots(figsize=(11, 4.2), dpi=110)
     chroms = np.array([int(c) for c in chrom])
     pos = np.asarray(bp, dtype=np.float64)
@@ -57,7 +70,7 @@ def manhattan_plot(
         x[sel] = pos[sel] - lo + offset
         width = max(hi - lo, 1.0)
         ticks.append(offset + width / 2)
-        labels.append(str(c))
+        labels.append({23: "X", 24: "Y", 25: "XY", 26: "MT"}.get(c, str(c)))
         colour = "#1f4e79" if k % 2 == 0 else "#7fa7d1"
         mask = sel & ok
         ax.scatter(x[mask], _neglog10(p[mask]), s=4, c=colour, linewidths=0)
@@ -73,13 +86,30 @@ def manhattan_plot(
             linewidths=1.2,
             label="planted",
         )
-        ax.legend(loc="upper right", fontsize=8)
-    ax.axhline(-np.log10(GENOME_WIDE), color="#c0392b", lw=0.8, ls="--")
+    ax.axhline(
+        -np.log10(GENOME_WIDE),
+        color="#c0392b",
+        lw=0.8,
+        ls="--",
+        label=f"genome-wide significance, P = {GENOME_WIDE:g}",
+    )
+    if names:
+        # Labels step up and right one line each, so that neighbouring hits stay readable.
+        for k, j in enumerate(_top_indices(p, top)):
+            ax.annotate(
+                names[j],
+                (x[j], _neglog10(p[j : j + 1])[0]),
+                xytext=(4, 3 + 9 * k),
+                textcoords="offset points",
+                fontsize=7,
+                arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "#555555"},
+            )
+    ax.legend(loc="upper right", fontsize=8)
     ax.set_xticks(ticks, labels)
     ax.set_xlabel("chromosome" if len(ticks) > 1 else f"chromosome {labels[0]}, position")
     ax.set_ylabel(r"$-\log_{10} P$")
     ax.set_title(title, fontsize=10)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(bottom=0, top=max(float(np.nanmax(_neglog10(p[ok]), initial=0)), 8.0) * 1.08)
     fig.tight_layout()
     fig.savefig(path, format=fmt)
     plt.close(fig)

@@ -60,7 +60,7 @@ def _env_run(args: argparse.Namespace) -> int:
 
     features = cpu_features()
     deps: dict[str, str | None] = {}
-    for dist in ("lark", "xdsl", "numpy", "scipy", "bed-reader"):
+    for dist in ("lark", "xdsl", "numpy", "scipy", "bed-reader", "pgenlib", "cyvcf2"):
         try:
             deps[dist] = version(dist)
         except PackageNotFoundError:
@@ -502,36 +502,153 @@ def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
         "fileset, computed by examples/gwas/chisq.hec (chisq_missing.hec when calls are "
         "missing); writes PREFIX.assoc, PREFIX.manhattan.png, PREFIX.qq.png and PREFIX.log.",
     )
-    chisq.add_argument("--bfile", required=True, metavar="PREFIX", help="PREFIX.bed/.bim/.fam")
+    _gwas_data_arguments(chisq)
     chisq.add_argument(
-        "--pheno", metavar="FILE", help="phenotype file (FID IID value; 1 control, 2 case)"
+        "--counts", action="store_true", help="C_A C_U (allele counts) in place of F_A F_U"
+    )
+    chisq.add_argument(
+        "--ci", type=float, metavar="LEVEL", help="SE and LEVEL confidence limits of OR (0.95)"
+    )
+    chisq.add_argument(
+        "--adjust", action="store_true", help="also write PREFIX.assoc.adjusted (PLINK --adjust)"
     )
     chisq.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
     chisq.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
     chisq.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     _gwas_common_arguments(chisq)
+    linear = sub.add_parser(
+        "linear",
+        help="quantitative-trait association (PLINK 1.9 --assoc on a quantitative phenotype)",
+        description="Least-squares slope of a quantitative phenotype on the minor-allele count "
+        "of every SNP, computed by examples/gwas/linear.hec under encryption; writes "
+        "PREFIX.qassoc (NMISS BETA SE R2 T P), PREFIX.manhattan.png, PREFIX.qq.png, PREFIX.log.",
+    )
+    _gwas_data_arguments(linear)
+    linear.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    linear.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
+    linear.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _gwas_common_arguments(linear)
+
+
+def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The input, phenotype and filter options, spelled and read as PLINK 1.9 does."""
+    src = parser.add_argument_group("genotypes (exactly one)")
+    src.add_argument("--bfile", metavar="PREFIX", help="PLINK 1 fileset PREFIX.bed/.bim/.fam")
+    src.add_argument("--pfile", metavar="PREFIX", help="PLINK 2 fileset PREFIX.pgen/.pvar/.psam")
+    src.add_argument("--vcf", metavar="FILE", help="VCF (.vcf or .vcf.gz); FID = IID = sample ID")
+    src.add_argument("--bcf", metavar="FILE", help="BCF (read through cyvcf2)")
+    ph = parser.add_argument_group("phenotype")
+    ph.add_argument(
+        "--pheno",
+        metavar="FILE",
+        help="phenotype file (FID IID value...; header FID IID or #FID IID)",
+    )
+    ph.add_argument("--pheno-name", metavar="NAME", help="the --pheno column named NAME")
+    ph.add_argument("--mpheno", type=int, metavar="N", help="the N-th --pheno value column")
+    ph.add_argument(
+        "--1",
+        dest="one_based",
+        action="store_true",
+        help="case/control coded 0 = control, 1 = case",
+    )
+    ph.add_argument(
+        "--allow-no-sex", action="store_true", help="keep phenotypes of samples of unknown sex"
+    )
+    ph.add_argument("--update-sex", metavar="FILE", help="FID IID SEX per line")
+    ph.add_argument(
+        "--covar", metavar="FILE",
+        help="covariate file: the --assoc tests use no covariate, so it is ignored with a "
+        "warning, as plink1.9 does",
+    )  # fmt: skip
+    flt = parser.add_argument_group("filters and quality control (PLINK 1.9's order)")
+    flt.add_argument("--keep", metavar="FILE", help="keep only these samples (FID IID)")
+    flt.add_argument("--remove", metavar="FILE", help="remove these samples (FID IID)")
+    flt.add_argument("--extract", metavar="FILE", help="keep only these SNPs (one ID a line)")
+    flt.add_argument("--exclude", metavar="FILE", help="remove these SNPs")
+    flt.add_argument("--chr", dest="chrom", metavar="CODES", help="chromosomes, e.g. 1-4,X,MT")
+    flt.add_argument("--from-bp", type=int, metavar="BP", help="first position (with --chr)")
+    flt.add_argument("--to-bp", type=int, metavar="BP", help="last position (with --chr)")
+    flt.add_argument(
+        "--mind", type=float, nargs="?", const=0.1, metavar="F",
+        help="remove samples missing more than F of their calls (default F 0.1)",
+    )  # fmt: skip
+    flt.add_argument(
+        "--geno", type=float, nargs="?", const=0.1, metavar="F",
+        help="remove SNPs missing more than F of their calls (default F 0.1)",
+    )  # fmt: skip
+    flt.add_argument(
+        "--maf", type=float, nargs="?", const=0.01, metavar="F",
+        help="remove SNPs with minor-allele frequency below F (default F 0.01)",
+    )  # fmt: skip
+    flt.add_argument(
+        "--hwe", type=float, metavar="P", help="remove SNPs with Hardy-Weinberg exact P below P"
+    )
+
+
+def _selection_of(args: argparse.Namespace):
+    from gwas.filters import Selection
+
+    return Selection(
+        keep=args.keep,
+        remove=args.remove,
+        extract=args.extract,
+        exclude=args.exclude,
+        chrom=args.chrom,
+        from_bp=args.from_bp,
+        to_bp=args.to_bp,
+        mind=args.mind,
+        geno=args.geno,
+        maf=args.maf,
+        hwe=args.hwe,
+    )
+
+
+def _gwas_options(args: argparse.Namespace):
+    from pathlib import Path
+
+    from gwas.chisq import ChisqOptions
+
+    return ChisqOptions(
+        bfile=args.bfile,
+        out=args.out,
+        pheno=args.pheno,
+        pfile=args.pfile,
+        vcf=args.vcf,
+        bcf=args.bcf,
+        pheno_name=args.pheno_name,
+        mpheno=args.mpheno,
+        one_based=args.one_based,
+        allow_no_sex=args.allow_no_sex,
+        update_sex=args.update_sex,
+        selection=_selection_of(args),
+        counts=getattr(args, "counts", False),
+        ci=getattr(args, "ci", None),
+        adjust=getattr(args, "adjust", False),
+        backend=args.backend,
+        precision_bits=args.precision_bits,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        progress=not args.no_progress,
+        plots=not args.no_plots,
+        seed=args.seed,
+        threads=args.threads,
+        command_line="hec " + " ".join(sys.argv[1:]),
+    )
+
+
+def _announce(args: argparse.Namespace, what: str) -> None:
+    """A first line on stderr before the compiler and numerical libraries load (seconds on a
+    busy machine), so a run shows progress from its first second."""
+    if not getattr(args, "no_progress", False):
+        print(f"{what}: loading hec ...", file=sys.stderr, flush=True)
 
 
 def _gwas_run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    _announce(args, f"hec gwas {args.test}")
+    from gwas.chisq import backend_label, run_chisq
 
-    from gwas.chisq import ChisqOptions, backend_label, run_chisq
-
-    result = run_chisq(
-        ChisqOptions(
-            bfile=args.bfile,
-            out=args.out,
-            pheno=args.pheno,
-            backend=args.backend,
-            precision_bits=args.precision_bits,
-            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-            progress=not args.no_progress,
-            plots=not args.no_plots,
-            seed=args.seed,
-            threads=args.threads,
-            command_line="hec " + " ".join(sys.argv[1:]),
-        )
-    )
+    if args.test == "linear":
+        return _linear_run(args)
+    result = run_chisq(_gwas_options(args))
     print(f"hec gwas chisq: {backend_label(result.backend)}")
     if not result.backend.encrypts:
         print(
@@ -548,6 +665,97 @@ def _gwas_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _linear_run(args: argparse.Namespace) -> int:
+    from gwas.linear import run_linear
+
+    result = run_linear(_gwas_options(args))
+    kind = "encrypted" if result.backend_encrypts else "SIMULATION (nothing encrypted)"
+    print(f"hec gwas linear: {kind}")
+    print(f"  {result.n_included} individuals, {len(result.p)} SNPs")
+    for path in result.files:
+        print(f"  wrote {path}")
+    return 0
+
+
+def _site_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="step", metavar="STEP", title="steps", required=True)
+    st = sub.add_parser("setup", help="coordinator: shared SNP list, site rows, program, keys")
+    st.add_argument("--study", required=True, metavar="DIR", help="study directory to create")
+    st.add_argument("--snps", required=True, metavar="FILE.bim", help="the shared SNP list")
+    st.add_argument(
+        "--site", action="append", default=[], metavar="NAME=ROWS",
+        help="a site and the largest number of samples it will analyse (repeat per site)",
+    )  # fmt: skip
+    st.add_argument(
+        "--qc", action="store_true",
+        help="sites also upload the counts --geno/--hwe/--maf need (examples/gwas/qc.hec); A1 "
+        "then follows PLINK's founders rule",
+    )  # fmt: skip
+    st.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    pr = sub.add_parser("prepare", help="a site: align to the shared list, encrypt, one upload")
+    pr.add_argument("--study", required=True, metavar="DIR", help="the study directory")
+    pr.add_argument("--site", required=True, metavar="NAME", help="this site's name")
+    _gwas_data_arguments(pr)
+    pr.add_argument(
+        "--strand-ambiguous", choices=("keep", "drop"), default="keep",
+        help="A/T and C/G SNPs: keep as written (default) or drop at this site",
+    )  # fmt: skip
+    pr.add_argument("--out", required=True, metavar="DIR", help="upload directory to write")
+    pr.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    cp = sub.add_parser("compute", help="server: the pooled computation on every site's upload")
+    cp.add_argument("--study", required=True, metavar="DIR")
+    cp.add_argument("--upload", action="append", default=[], metavar="DIR", help="repeat per site")
+    cp.add_argument("--out", required=True, metavar="DIR", help="encrypted results directory")
+    cp.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    fi = sub.add_parser("finish", help="coordinator: decrypt the pooled tables, write .assoc")
+    fi.add_argument("--study", required=True, metavar="DIR")
+    fi.add_argument("--results", required=True, metavar="DIR")
+    fi.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    fi.add_argument("--adjust", action="store_true", help="also write PREFIX.assoc.adjusted")
+    fi.add_argument("--ci", type=float, metavar="LEVEL", help="SE and confidence limits of OR")
+    fi.add_argument("--counts", action="store_true", help="C_A C_U in place of F_A F_U")
+    fi.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    fi.add_argument("--geno", type=float, nargs="?", const=0.1, metavar="F", help="as PLINK's")
+    fi.add_argument("--maf", type=float, nargs="?", const=0.01, metavar="F", help="as PLINK's")
+    fi.add_argument("--hwe", type=float, metavar="P", help="as PLINK's (study set up with --qc)")
+    fi.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+
+
+def _site_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gwas import multisite
+
+    cache = Path(args.cache_dir) if args.cache_dir else None
+    if args.step == "setup":
+        study = multisite.setup(
+            Path(args.study), Path(args.snps), args.site, cache_dir=cache, qc=args.qc
+        )
+        print(f"study {args.study}: {len(study.shared)} shared SNPs, sites "
+              + ", ".join(f"{k} rows {a}:{b}" for k, (a, b) in study.sites.items()))  # fmt: skip
+        print(f"  give {args.study}/keys/public to the sites, {args.study}/keys/eval to the server")
+    elif args.step == "prepare":
+        args.no_progress, args.no_plots, args.backend = True, True, "encrypted"
+        args.precision_bits, args.threads, args.seed = 40.0, 0, 0
+        summary = multisite.prepare(
+            Path(args.study), args.site, _gwas_options(args), Path(args.out),
+            args.strand_ambiguous, cache,
+        )  # fmt: skip
+        print(f"site {args.site}: {summary['samples_analysed']} samples encrypted into {args.out}"
+              f"; alignment {summary['alignment']}")  # fmt: skip
+    elif args.step == "compute":
+        multisite.compute(Path(args.study), [Path(u) for u in args.upload], Path(args.out), cache)
+        print(f"server: pooled results of {len(args.upload)} uploads in {args.out}")
+    else:
+        from gwas.filters import Selection
+
+        qc = Selection(geno=args.geno, maf=args.maf, hwe=args.hwe)
+        multisite.finish(Path(args.study), Path(args.results), Path(args.out), args.adjust,
+                         args.ci, args.counts, not args.no_plots, cache, qc)  # fmt: skip
+        print(f"coordinator: wrote {args.out}.assoc and {args.out}.log")
+    return 0
+
+
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", default="demo-output", help="where the cohort and results go")
     parser.add_argument("--n", type=int, default=2000, help="individuals (default 2000)")
@@ -561,6 +769,7 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _demo_run(args: argparse.Namespace) -> int:
+    _announce(args, "hec demo")
     from pathlib import Path
 
     from gwas.demo import run_demo
@@ -587,6 +796,12 @@ COMMANDS += [
         "genome-wide association tests on PLINK filesets (hec gwas chisq)",
         _gwas_arguments,
         _gwas_run,
+    ),
+    Command(
+        "site",
+        "multi-site GWAS: setup (coordinator), prepare (each site), compute (server), finish",
+        _site_arguments,
+        _site_run,
     ),
     Command(
         "demo",

@@ -109,7 +109,11 @@ CASES = [
     # definitions
     ("n = 1\nn = 2\n", 1, 1, "n", "'n' is already defined (line 9)", "choose another name"),
     ("sum = 1\n", 0, 1, "sum", "'sum' is the name of a function", ""),
-    ("param P <= 2.5\n", 0, 12, "2.5", "must be a whole number >= 1, got 2.5", "param P <= 100000"),
+    ("param P <= 2.5\n", 0, 12, "2.5", "must be a whole number >= 1", "param P <= 100000"),
+    # regressions (found by test_mutated_examples_never_crash on examples/gwas/qc.hec): a bound
+    # that overflows to infinity crashed int(); one beyond i64 crashed the IR attribute
+    ("param P <= 1e400\n", 0, 12, "1e400", "got inf", "param P <= 100000"),
+    ("param P <= 2e100\n", 0, 12, "2e100", "<= 2^62, got 2e+100", "param P <= 100000"),
     (
         "input T: secret[N, 0] in [0, 1]\n",
         0,
