@@ -24,6 +24,7 @@ Steps:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import math
@@ -440,9 +441,13 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     try:
         return _run_chisq(opts, out, started, done)
     except (Exception, KeyboardInterrupt) as err:
-        write_failure_log(
-            _finals(out, opts.adjust)["log"], "gwas chisq", opts.command_line, started, done, err
-        )
+        # An unwritable output directory cannot take the failure log either: the error that
+        # says so is the one to report.
+        with contextlib.suppress(OSError):
+            write_failure_log(
+                _finals(out, opts.adjust)["log"], "gwas chisq", opts.command_line, started, done,
+                err,
+            )  # fmt: skip
         raise
 
 
