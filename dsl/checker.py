@@ -3,7 +3,8 @@ and the client block, and annotates every expression with its `ValueType`.
 
 Rules (each violation is a located `UserError` with a next step; all errors of a program are
 reported together as one `ProgramErrors`):
-- every name is declared before use, once; size parameters have a whole-number bound >= 1;
+- every name is declared before use, once; size parameters have a whole-number bound in
+  [1, 2^40]; a secret value's exponent is at most 16;
 - shapes follow `dsl/shapes.py` for elementwise operations and vector/matrix rules for `@`;
 - division, sqrt, abs, exp, log and the distribution functions need public operands outside
   the client block (the divisor of `/` must be public; the numerator may be secret);
@@ -38,6 +39,11 @@ from dsl.shapes import BroadcastError, broadcast_plan
 
 MAX_SMALL_MATRIX = 6
 MAX_RANK = 2
+# Limits of what can compile: a size bound that fits the IR's 64-bit integers with room for
+# products of sizes, and the largest power of a secret value (depth 4; with any real range the
+# value's magnitude then outgrows the modulus a 128-bit secure ring offers).
+MAX_SIZE_BOUND = 2**40
+MAX_SECRET_EXPONENT = 16
 RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
 PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
 FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "row", "col"} | PUBLIC_FUNCTIONS
@@ -213,6 +219,14 @@ class Checker:
                 f"the bound of size parameter '{stmt.name}' must be a whole number >= 1 and "
                 f"<= 2^62, got {stmt.bound:g}",
                 f"for example: param {stmt.name} <= 100000",
+            )
+        if bound > MAX_SIZE_BOUND:
+            raise self.error(
+                stmt.bound_span,
+                f"the bound of size parameter '{stmt.name}' is {stmt.bound:g}, above the "
+                f"largest size hec compiles for, 2^40 = {MAX_SIZE_BOUND}",
+                "sizes index ciphertext arrays and count individuals: use a realistic bound, "
+                f"for example: param {stmt.name} <= 1000000",
             )
         ty = ValueType((), False, True, Interval(1.0, float(bound)))
         self.define(stmt.name, stmt.span, Binding("param", ty, stmt.span))
@@ -475,6 +489,13 @@ class Checker:
                 e.exponent_span,
                 f"the exponent must be a whole number >= 1, got {e.exponent:g}",
                 "write x^2, x^3, ...; for other powers reveal x and use exp/log in the client",
+            )
+        if t.secret and k > MAX_SECRET_EXPONENT:
+            raise self.error(
+                e.exponent_span,
+                f"the exponent of a secret value is at most {MAX_SECRET_EXPONENT}, got {k}: "
+                "the encrypted power's range and depth exceed what the parameters can hold",
+                "reveal the base and take the power in the client block, or lower the degree",
             )
         const = None
         if t.const is not None:

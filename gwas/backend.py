@@ -11,7 +11,9 @@ Backends:
   program (targets/cpp through `hec.run.compile_cpp`, cached next to the compiled IR), its
   four roles run locally in order: `keygen` once (coordinator), then per SNP block `encrypt`
   (data owners, public key only), `compute` (server, evaluation keys only), `decrypt`
-  (coordinator). Keys and ciphertexts live in a temporary directory removed at the end.
+  (coordinator). Keys and ciphertexts live in a 0700 temporary directory removed at the end,
+  also when the run is interrupted (hec/interrupt.py); every file is bound to the run's
+  manifest and signed by the party that made it (runtime/program/manifest.h).
 - `sim` (`SimBackend`): the reference simulator in noisy mode (targets/sim): the compiled
   program's arithmetic on plaintext numpy arrays with the CKKS errors injected at their
   analytic magnitudes. It is a SIMULATION of the encrypted computation: nothing is
@@ -209,6 +211,41 @@ def _cache_key(
     return h.hexdigest()[:32]
 
 
+ENTRY_FILES = ("ckks.mlir", "stat.mlir", "source.hec", "report.json")
+
+
+@contextmanager
+def cache_lock(root: Path, name: str) -> Iterator[None]:
+    """An exclusive lock (fcntl) on `root/.NAME.lock`: one process at a time builds or
+    repairs what the lock guards; readers of finished, verified entries need none."""
+    import fcntl
+
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / f".{name}.lock").open("a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _entry_intact(entry: Path) -> bool:
+    """Every file of a cache entry matches the digest recorded when it was installed."""
+    try:
+        recorded = json.loads((entry / "digests.json").read_text())
+        return all(_sha256_file(entry / name) == recorded[name] for name in ENTRY_FILES)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def compile_cached(
     source: Path,
     sizes: Mapping[str, int],
@@ -217,35 +254,42 @@ def compile_cached(
     log_n: int = 0,
 ) -> CompiledProgram:
     """Compile `source` for `sizes`, or load the result of an earlier identical compilation.
-    `log_n` forces the ring dimension (0: the compiler's choice)."""
+    `log_n` forces the ring dimension (0: the compiler's choice). The entry is built under a
+    lock (concurrent cold runs compile once), installed by an atomic rename, and verified by
+    its recorded SHA-256 digests when loaded: a damaged entry is rebuilt."""
     text = source.read_bytes()
     digest = hashlib.sha256(text).hexdigest()
     key = _cache_key(text, sizes, precision_bits, log_n)
     root = cache_dir or default_cache_dir()
     entry = root / key
-    if (entry / "report.json").is_file():
-        module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
-        stat_module = parse_ir((entry / "stat.mlir").read_text())
-        report = json.loads((entry / "report.json").read_text())
-        return CompiledProgram(
-            source, digest, dict(sizes), precision_bits, module, stat_module, report, key, True
-        )
-    comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
-    report = report_of(comp)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
-    try:
-        (tmp / "ckks.mlir").write_text(print_ir(comp.module))
-        (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
-        (tmp / "source.hec").write_bytes(text)
-        (tmp / "report.json").write_text(json.dumps(report, indent=1))
+    with cache_lock(root, key):
+        if entry.is_dir() and _entry_intact(entry):
+            try:
+                module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
+                stat_module = parse_ir((entry / "stat.mlir").read_text())
+                report = json.loads((entry / "report.json").read_text())
+                return CompiledProgram(
+                    source, digest, dict(sizes), precision_bits, module, stat_module, report,
+                    key, True,
+                )  # fmt: skip
+            except Exception:  # an entry that does not load is rebuilt
+                pass
+        if entry.exists():  # damaged or from an interrupted older version: rebuilt
+            shutil.rmtree(entry, ignore_errors=True)
+        comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
+        report = report_of(comp)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
         try:
+            (tmp / "ckks.mlir").write_text(print_ir(comp.module))
+            (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
+            (tmp / "source.hec").write_bytes(text)
+            (tmp / "report.json").write_text(json.dumps(report, indent=1))
+            digests = {name: _sha256_file(tmp / name) for name in ENTRY_FILES}
+            (tmp / "digests.json").write_text(json.dumps(digests, indent=1))
             tmp.rename(entry)
-        except OSError:  # another run stored the same entry first: theirs is identical
+        except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+            raise
     return CompiledProgram(
         source,
         digest,
@@ -257,6 +301,32 @@ def compile_cached(
         key,
         False,
     )
+
+
+def install_binary(built_binary: Path, bin_dir: Path) -> Path:
+    """Copy a freshly built program to `bin_dir/NAME-SHA16` (temporary name, fsync, rename):
+    a run executes an installed file that no later build touches (a build writes its own
+    directory only), so a concurrent rebuild never hits a running binary ("Text file busy").
+    An installed file whose content does not match its name is replaced."""
+    sha = _sha256_file(built_binary)
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    target = bin_dir / f"{built_binary.name}-{sha[:16]}"
+    if target.is_file() and _sha256_file(target) == sha:
+        return target
+    tmp = bin_dir / f".{target.name}.tmp-{os.getpid()}"
+    try:
+        shutil.copyfile(built_binary, tmp)
+        tmp.chmod(0o755)
+        with tmp.open("rb") as f:
+            os.fsync(f.fileno())
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    for old in bin_dir.glob(f"{built_binary.name}-*"):
+        if old != target and not old.name.startswith("."):
+            old.unlink(missing_ok=True)
+    return target
 
 
 @dataclass
@@ -280,6 +350,8 @@ class Backend(ABC):
     def __init__(self) -> None:
         self.notes: list[str] = []  # what the log should say about this run's backend
         self.seed = 0
+        # Facts the run's manifest is bound to (keygen --bind), e.g. the SNP list's digest.
+        self.bindings: dict[str, str] = {}
 
     def compile(
         self,
@@ -376,21 +448,25 @@ def run_role_measured(
 
     if binary is None:
         raise InternalError("the generated program was not built")
+    from hec.interrupt import check, start_child, stop
+
     quiet = os.environ.get("HEC_QUIET", "0" if on_progress else "1")
     env = {**os.environ, "HEC_QUIET": quiet}
     peak = 0
     with tempfile.TemporaryFile() as err_file:
-        with subprocess.Popen(
-            [str(binary), *args], stdout=subprocess.DEVNULL, stderr=err_file, env=env
-        ) as proc:
-            read_at = 0
-            polls = 0
+        # Its own process group, killed with hec: an interruption stops it (and everything it
+        # started) before the scratch directory is removed.
+        proc = start_child([str(binary), *args], subprocess.DEVNULL, err_file, env)
+        read_at = 0
+        polls = 0
+        try:
             while True:
                 try:
                     proc.wait(timeout=poll_seconds)
                     break
                 except subprocess.TimeoutExpired:
                     peak = max(peak, _vm_hwm(proc.pid))
+                check()
                 polls += 1
                 if on_progress is not None and polls % 40 == 0:  # about every 0.2 s
                     with open(err_file.fileno(), "rb", closefd=False) as fh:
@@ -400,6 +476,10 @@ def run_role_measured(
                     read_at += end
                     for m in _ROW_PROGRESS.finditer(chunk[:end].decode(errors="replace")):
                         on_progress(m.group(1), int(m.group(2)), int(m.group(3)))
+            check()
+        except BaseException:
+            stop(proc)
+            raise
         err_file.seek(0)
         err = err_file.read().decode(errors="replace")
     if proc.returncode != 0:
@@ -490,6 +570,7 @@ class EncryptedBackend(Backend):
     def __init__(self) -> None:
         super().__init__()
         self.binary: Path | None = None
+        self.stream_dim: str | None = None
         self.threads = 0
         # Ciphertext bytes the encrypt role wrote (every block, the shared inputs once): what
         # the data owners upload, to set next to the report's figure.
@@ -529,10 +610,15 @@ class EncryptedBackend(Backend):
         # The program runs under exactly the parameters the compiler chose (the runtime takes
         # parameter sets without special primes when no key is switched).
         compiled = compile_cached(source, sizes, precision_bits, cache_dir, 0)
-        build = (cache_dir or default_cache_dir()) / compiled.cache_key / "cpp"
-        built = compile_cpp(source, build, compile_options(sizes, precision_bits, 0))
-        self.binary = built.binary
-        self.notes.append(f"generated program {built.binary} ({built.describe()})")
+        root = cache_dir or default_cache_dir()
+        entry = root / compiled.cache_key
+        # One build at a time per cache (the runtime library and ninja are not safe to run
+        # twice at once in one directory); the run then executes its own installed copy.
+        with cache_lock(root, "build"):
+            built = compile_cpp(source, entry / "cpp", compile_options(sizes, precision_bits, 0))
+            self.binary = install_binary(built.binary, entry / "bin")
+        self.stream_dim = built.emitted.stream_dim
+        self.notes.append(f"generated program {self.binary} ({built.describe()})")
         return compiled
 
     def _role(
@@ -555,13 +641,31 @@ class EncryptedBackend(Backend):
         if first is None:
             return
         blocks = itertools.chain([first], pending)
-        where, note = scratch_dir(block_bytes(compiled, first.stop - first.start))
+        need = block_bytes(compiled, first.stop - first.start)
+        where, note = scratch_dir(need)
         self.notes.append(note)
-        with tempfile.TemporaryDirectory(prefix="hec-gwas-", dir=where) as tmp:
-            root = Path(tmp)
+        free = shutil.disk_usage(where or tempfile.gettempdir()).free
+        if free < need:
+            from compiler.errors import UserError
+
+            raise UserError(
+                f"{where or tempfile.gettempdir()}: {free / 2**30:.2f} GiB free, one SNP block's "
+                f"ciphertexts need {need / 2**30:.2f} GiB (the report's upload estimate)",
+                hint="set HEC_SCRATCH to a directory with more room",
+            )
+        from hec.interrupt import scratch_directory
+        from hec.run import Parties
+
+        with scratch_directory("hec-gwas-", where) as root:
             keys = root / "keys"
             progress("keygen", 0, 1)
-            self._role(meter, "keygen", "keygen", "--out", str(keys))
+            with meter.phase("keygen"):
+                parties = Parties.make(
+                    self.binary or Path(), root / "parties", lambda *a: run_role_measured(
+                        self.binary, *a)
+                )  # fmt: skip
+            rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else None
+            self._role(meter, "keygen", *parties.keygen_args(keys, rows, self.bindings))
             progress("keygen", 1, 1)
             for phase in ("encrypt", "compute", "decrypt"):
                 progress(phase, 0, n_blocks)
@@ -587,6 +691,7 @@ class EncryptedBackend(Backend):
                     if once:
                         args = [a for n in once for a in ("--input", f"{n}={files[n]}")]
                         self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
+                                   "--sign", str(parties.owner_sign),
                                    *args, "--out", str(shared_ct))  # fmt: skip
                     else:
                         shared_ct.mkdir()
@@ -597,7 +702,8 @@ class EncryptedBackend(Backend):
                     for a in ("--input", f"{n}={files[n]}")
                 ]
                 rows = self._row_progress(progress, "encrypt", done, n_blocks)
-                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"), *args,
+                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
+                           "--sign", str(parties.owner_sign), *args,
                            "--out", str(cts), on_progress=rows)  # fmt: skip
                 # The upload is complete when it is on disk: the kernel's write-back of the
                 # block's files is waited for here, in the data owners' phase, instead of
@@ -615,6 +721,7 @@ class EncryptedBackend(Backend):
                 progress("encrypt", done, n_blocks)
                 rows = self._row_progress(progress, "compute", done, n_blocks)
                 self._role(meter, "compute", "compute", "--eval", str(keys / "eval"),
+                           "--sign", str(parties.server_sign),
                            "--in", str(cts), "--out", str(res), on_progress=rows)  # fmt: skip
                 progress("compute", done, n_blocks)
                 self._role(meter, "decrypt", "decrypt", "--sk", str(keys / "secret"),

@@ -24,11 +24,16 @@ Steps:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import hashlib
+import math
 import os
 import platform
 import shlex
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +66,7 @@ SCAN_BLOCK = 4096
 # the promised absolute error is below this (then rounding gives the exact integer).
 ROUNDING_ERROR_LIMIT = 0.25
 LIST_LIMIT = 10
+MAX_PRECISION_BITS = 50.0  # beyond the double-precision decoding of a CKKS slot
 
 
 @dataclass
@@ -324,6 +330,77 @@ def _temp_path(final: Path) -> Path:
     return final.with_name(f".{final.name}.tmp-{os.getpid()}")
 
 
+def check_options(opts: ChisqOptions) -> None:
+    """Every option, before any work: a bad one is refused in one line naming it."""
+    bits = opts.precision_bits
+    if not math.isfinite(bits) or bits <= 0 or bits > MAX_PRECISION_BITS:
+        raise UserError(
+            f"--precision-bits {bits:g}: must be a number in (0, {MAX_PRECISION_BITS:g}]",
+            hint=f"bits of precision of every revealed value, e.g. {DEFAULT_PRECISION_BITS:g}",
+        )
+    if opts.threads < 0:
+        raise UserError(f"--threads {opts.threads}: must be a positive number (0: all cores)")
+
+
+def check_output_directory(out: Path, need_bytes: int) -> None:
+    """The output directory exists, is writable (tried with a file, as root ignores the mode
+    bits) and has room for `need_bytes`: refused before the first encryption, not after."""
+    directory = out.parent
+    if not directory.is_dir():
+        raise UserError(f"--out {out}: directory {directory} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{out.name}.probe-", dir=directory)
+        os.close(fd)
+        Path(probe).unlink()
+    except OSError as err:
+        raise UserError(
+            f"--out {out}: cannot write in {directory} ({err.strerror or err})"
+        ) from err
+    free = shutil.disk_usage(directory).free
+    if free < need_bytes:
+        raise UserError(
+            f"--out {out}: {directory} has {free / 2**20:.1f} MiB free, the outputs need about "
+            f"{need_bytes / 2**20:.1f} MiB"
+        )
+
+
+def check_variants(fileset: Fileset) -> list[str]:
+    """The .bim columns used later, before any work: BP must be a non-negative integer (the
+    plots and the .assoc use it). Returns warnings (SNP IDs that appear more than once)."""
+    counts: dict[str, int] = {}
+    where = getattr(fileset, "bim", fileset.prefix)
+    for j, v in enumerate(fileset.variants):
+        if not v.bp.isdigit():
+            raise UserError(
+                f"{where}: SNP {v.snp} (variant {j + 1}) has base-pair position "
+                f"{v.bp!r}, not a non-negative integer"
+            )
+        counts[v.snp] = counts.get(v.snp, 0) + 1
+    dups = [name for name, k in counts.items() if k > 1]
+    if not dups:
+        return []
+    shown = ", ".join(dups[:LIST_LIMIT]) + (
+        f" and {len(dups) - LIST_LIMIT} more" if len(dups) > LIST_LIMIT else ""
+    )
+    return [
+        f"{where}: {len(dups)} SNP ID(s) appear more than once ({shown}); each is "
+        "tested as its own variant, as PLINK 1.9 does"
+    ]
+
+
+def snp_list_digest(fileset: Fileset, a1: Sequence[str], a2: Sequence[str]) -> str:
+    """SHA-256 of the SNP list with the tested alleles: what the run's manifest is bound to."""
+    h = hashlib.sha256()
+    for v, x, y in zip(fileset.variants, a1, a2, strict=True):
+        h.update(f"{v.chrom}\t{v.snp}\t{v.bp}\t{x}\t{y}\n".encode())
+    return h.hexdigest()
+
+
+def output_bytes_estimate(m: int, plots: bool) -> int:
+    """What PREFIX.assoc, the plots and the log take, roughly (a row is under 128 bytes)."""
+    return 128 * m + (4 << 20 if plots else 0) + (64 << 10)
+
+
 def _finals(out: Path, adjust_file: bool) -> dict[str, Path]:
     finals = {"assoc": out.with_name(out.name + ".assoc")}
     if adjust_file:
@@ -364,20 +441,20 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     try:
         return _run_chisq(opts, out, started, done)
     except (Exception, KeyboardInterrupt) as err:
-        write_failure_log(
-            _finals(out, opts.adjust)["log"], "gwas chisq", opts.command_line, started, done, err
-        )
+        # An unwritable output directory cannot take the failure log either: the error that
+        # says so is the one to report.
+        with contextlib.suppress(OSError):
+            write_failure_log(
+                _finals(out, opts.adjust)["log"], "gwas chisq", opts.command_line, started, done,
+                err,
+            )  # fmt: skip
         raise
 
 
 def _run_chisq(
     opts: ChisqOptions, out: Path, started: datetime.datetime, done: list[str]
 ) -> ChisqResult:
-    if opts.backend not in BACKENDS:
-        raise UserError(
-            f"--backend {opts.backend}: unknown backend",
-            hint="available: " + ", ".join(BACKENDS),
-        )
+    check_options(opts)
     if opts.ci is not None and not 0.0 < opts.ci < 1.0:
         raise UserError(f"--ci {opts.ci}: the confidence level is between 0 and 1 (e.g. 0.95)")
     backend = BACKENDS[opts.backend]()
@@ -410,6 +487,8 @@ def _run_chisq(
                          progress, opts.precision_bits, opts.cache_dir)  # fmt: skip
         done.extend(filter_log.lines)
     progress.finish("read")
+    input_warnings = check_variants(fileset)
+    check_output_directory(out, output_bytes_estimate(fileset.n_variants, opts.plots))
     included = ~np.isnan(y_all)
     y = y_all[included]
     n_inc = int(included.sum())
@@ -449,6 +528,11 @@ def _run_chisq(
         program = PROGRAM_COMPLETE
 
     # Step (3).
+    bim = fileset.variants
+    a1 = [v.a2 if s else v.a1 for v, s in zip(bim, sc.swap, strict=True)]
+    a2 = [v.a1 if s else v.a2 for v, s in zip(bim, sc.swap, strict=True)]
+    backend.bindings["snps_sha256"] = snp_list_digest(fileset, a1, a2)
+    backend.bindings["individuals"] = str(n_inc)
     sizes = {"N": n_inc, "M": fileset.n_variants}
     progress.start("compile")
     with meter.phase("compile"):
@@ -475,7 +559,7 @@ def _run_chisq(
     done.append(f"ran {n_blocks} block(s) with {backend_label(backend)}")
 
     with meter.phase("client"):
-        notes: list[str] = []
+        notes: list[str] = list(input_warnings)
         exact = compiled.report.get("exact_outputs", [])
         notes.append(
             "decrypted counts are exact integers (packed counts, coefficient encoding: "
@@ -489,9 +573,6 @@ def _run_chisq(
         f_a, f_u = columns["F_A"], columns["F_U"]
 
     # Step (5).
-    bim = fileset.variants
-    a1 = [v.a2 if s else v.a1 for v, s in zip(bim, sc.swap, strict=True)]
-    a2 = [v.a1 if s else v.a2 for v, s in zip(bim, sc.swap, strict=True)]
     rows = rows_from_arrays(
         [(v.chrom, v.snp, v.bp, a1[j], a2[j]) for j, v in enumerate(bim)],
         f_a,

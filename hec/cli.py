@@ -17,6 +17,30 @@ from compiler.errors import UserError
 from hec import __version__
 from hec.environment import cpu_features, runtime_build_dir
 
+MAX_PRECISION_BITS = 50.0  # beyond what a CKKS slot decodes to in double precision
+
+
+def precision_bits(text: str) -> float:
+    """argparse type of --precision-bits: a finite number in (0, 50]."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0 or value > MAX_PRECISION_BITS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: bits of precision must be a number in (0, {MAX_PRECISION_BITS:g}]"
+        )
+    return value
+
+
+def thread_count(text: str) -> int:
+    """argparse type of --threads: a non-negative integer (0: every core)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of threads (0: all)")
+    return int(text)
+
 
 @dataclass(frozen=True)
 class Command:
@@ -226,7 +250,7 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--precision-bits",
-        type=float,
+        type=precision_bits,
         default=19.0,
         help="bits of precision every output keeps, relative to its range (default 19)",
     )
@@ -540,11 +564,14 @@ def _gwas_common_arguments(parser: argparse.ArgumentParser) -> None:
         f"SIMULATION of the encrypted computation, not encryption (default {DEFAULT_BACKEND})",
     )
     parser.add_argument(
-        "--threads", type=int, default=0, help="threads of the encrypted roles (default: all)"
+        "--threads",
+        type=thread_count,
+        default=0,
+        help="threads of the encrypted roles (default: all)",
     )
     parser.add_argument(
         "--precision-bits",
-        type=float,
+        type=precision_bits,
         default=DEFAULT_PRECISION_BITS,
         help=f"bits of precision of every revealed value (default {DEFAULT_PRECISION_BITS:g})",
     )
@@ -892,8 +919,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help(sys.stderr)
         return 2
+    from hec.interrupt import Interrupted, handling_signals
+
     try:
-        return args._run(args)
+        with handling_signals():
+            return args._run(args)
     except UserError as err:
         print(err, file=sys.stderr)
         return 1
+    except (Interrupted, KeyboardInterrupt) as err:
+        # One line, no traceback; the run's children were stopped and its temporary keys,
+        # plaintexts and ciphertexts removed while the exception unwound.
+        name = err.name if isinstance(err, Interrupted) else "SIGINT"
+        print(
+            f"hec: interrupted by {name}: stopped; temporary keys, inputs and ciphertexts removed",
+            file=sys.stderr,
+        )
+        return err.exit_code if isinstance(err, Interrupted) else 130

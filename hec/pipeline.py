@@ -9,6 +9,7 @@ show what each pass changed) and, when asked, prints the IR (`--print-ir-after-a
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -192,6 +193,9 @@ def run_pipeline(
     secret row spans two or more slot sets of the ring the first compilation chose, and keep
     that program when it uploads fewer bytes per individual on a ring no larger. IR dumps
     are printed for the program kept."""
+    bits = options.precision_bits
+    if not math.isfinite(bits) or bits <= 0 or bits > 50:
+        raise UserError(f"precision bits {bits:g}: must be a number in (0, 50]")
     printing = options.print_ir_after_all or bool(options.print_ir_after)
     plain = replace(options, complex_min_width=0)
     first = _run_passes(checked, plain, None if printing else out)

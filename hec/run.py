@@ -16,6 +16,7 @@ must agree); `--size` sets the bounds the program is compiled for (default: the 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -34,6 +35,7 @@ from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from dsl import ast
 from dsl.checker import CheckedProgram
+from hec.interrupt import scratch_directory
 
 Array = npt.NDArray[np.float64]
 
@@ -57,7 +59,7 @@ def load_npy(name: str, path: Path) -> Array:
         raise UserError(f"input '{name}': file {path} does not exist")
     try:
         value = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
+    except Exception as err:  # numpy's header parser raises many kinds
         raise UserError(f"input '{name}': {path} is not a readable .npy file ({err})") from err
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         raise UserError(f"input '{name}': {path} must hold a numeric array")
@@ -351,19 +353,48 @@ def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool 
 
 
 def run_role(binary: Path, *args: str) -> str:
-    """Run one role of a generated program; its error message becomes a UserError."""
-    import subprocess
+    """Run one role of a generated program (stopped with its process group if hec is
+    interrupted: hec.interrupt); its error message becomes a UserError."""
+    from hec.interrupt import run_child
 
-    done = subprocess.run(
-        [str(binary), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")},
+    code, err = run_child(
+        [str(binary), *args], env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
     )
-    if done.returncode != 0:
-        raise UserError(f"{binary.name} {args[0]} failed: {done.stderr.strip()}")
-    return done.stderr
+    if code != 0:
+        raise UserError(f"{binary.name} {args[0]} failed: {err.strip()}")
+    return err
+
+
+@dataclass
+class Parties:
+    """The signing keys of a local run's data owner and server (the coordinator's is made by
+    keygen), in a 0700 directory of the run's scratch space."""
+
+    owner_sign: Path
+    server_sign: Path
+
+    @staticmethod
+    def make(binary: Path, directory: Path, role: Any = None) -> Parties:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        runner = role or (lambda *a: run_role(binary, *a))
+        parties = Parties(directory / "owner.sign", directory / "server.sign")
+        runner("signkey", "--out", str(parties.owner_sign))
+        runner("signkey", "--out", str(parties.server_sign))
+        return parties
+
+    def keygen_args(
+        self, keys: Path, stream_rows: int | None, bindings: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """keygen's arguments: one data owner holding every row (`stream_rows`: the stream
+        dimension's size, None when the program streams nothing), both parties' keys, and the
+        facts the run is bound to."""
+        owner = f"owner=0:{stream_rows}" if stream_rows else "owner"
+        args = ["keygen", "--out", str(keys), "--owner", owner]
+        args += ["--owner-key", f"owner={self.owner_sign}.pub"]
+        args += ["--server-key", f"{self.server_sign}.pub"]
+        for key, value in (bindings or {}).items():
+            args += ["--bind", f"{key}={value}"]
+        return args
 
 
 def run_encrypted(
@@ -393,25 +424,39 @@ def run_encrypted(
                 f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}"
             )
     opts = replace(options or Options(), sizes=sizes)
-    scratch = tempfile.TemporaryDirectory(prefix="hec-run-") if work is None else None
-    base = Path(scratch.name if scratch is not None else str(work))
-    try:
+    with contextlib.ExitStack() as stack:
+        base = (
+            stack.enter_context(scratch_directory("hec-run-")) if work is None else Path(str(work))
+        )
         built = compile_cpp(path, base / "build", opts)
         keys, cts, res, dec = base / "keys", base / "ct", base / "res", base / "dec"
-        for scratch_dir in (keys, cts, res, dec):  # a kept work directory is reused: start clean
+        parties_dir = base / "parties"
+        for scratch_dir in (keys, cts, res, dec, parties_dir):  # a kept work directory: start clean
             shutil.rmtree(scratch_dir, ignore_errors=True)
-        run_role(built.binary, "keygen", "--out", str(keys))
+        parties = Parties.make(built.binary, parties_dir)
+        stream = built.emitted.stream_dim
+        run_role(built.binary, *parties.keygen_args(keys, run_sizes[stream] if stream else None))
         enc_args: list[str] = []
         for name, p in inputs.items():
             enc_args += ["--input", f"{name}={Path(p).resolve()}"]
         run_role(
-            built.binary, "encrypt", "--pk", str(keys / "public"), *enc_args, "--out", str(cts)
+            built.binary,
+            "encrypt",
+            "--pk",
+            str(keys / "public"),
+            "--sign",
+            str(parties.owner_sign),
+            *enc_args,
+            "--out",
+            str(cts),
         )
         log = run_role(
             built.binary,
             "compute",
             "--eval",
             str(keys / "eval"),
+            "--sign",
+            str(parties.server_sign),
             "--in",
             str(cts),
             "--out",
@@ -444,7 +489,7 @@ def run_encrypted(
             "insecure": bool(params.get("insecure", False)),
             "revealed": sorted(revealed),
             "client": sorted(client),
-            "binary": str(built.binary) if scratch is None else None,
+            "binary": str(built.binary) if work is not None else None,
             "compute_peak_rss_bytes": int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")"))
             if peak
             else None,
@@ -454,6 +499,3 @@ def run_encrypted(
         out = Path(outdir)
         _write_outputs(out, revealed, client, summary)
         return RunResult(out, revealed, client, summary)
-    finally:
-        if scratch is not None:
-            scratch.cleanup()

@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
 COMMAND_LINE = {"hec/cli.py", "hec/__main__.py"}
 COMMAND_LINE_ALLOWED = ALLOWED["hec"] | {"gwas"}
 # Modules of hec an application may import (the driver), never the command line.
-HEC_DRIVER = {"hec", "hec.pipeline", "hec.environment", "hec.run"}
+HEC_DRIVER = {"hec", "hec.pipeline", "hec.environment", "hec.run", "hec.interrupt"}
 
 
 def imported_modules(path: Path) -> set[str]:

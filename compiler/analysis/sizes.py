@@ -22,6 +22,12 @@ def parse_sizes(text: str) -> dict[str, int]:
             )
         if int(value) < 1:
             raise UserError(f"size {name.strip()} must be at least 1, got {value.strip()}")
+        if name.strip() in sizes:
+            raise UserError(
+                f"size {name.strip()} is given twice ({name.strip()}={sizes[name.strip()]} and "
+                f"{item.strip()})",
+                hint="give each size once",
+            )
         sizes[name.strip()] = int(value)
     return sizes
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/bytes.h"
+#include "core/serialize.h"
 
 namespace hec::bfv {
 
@@ -260,16 +261,9 @@ GaloisKeys galois_keys_from_bytes(const std::shared_ptr<const BfvContext>& ctx,
 }
 
 void write_file(const std::filesystem::path& path, const std::vector<std::uint8_t>& object_bytes) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp.string() + ": cannot open for writing");
-    out.write(reinterpret_cast<const char*>(object_bytes.data()),
-              static_cast<std::streamsize>(object_bytes.size()));
-    out.flush();
-    if (!out) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
+  // Atomic, fsync'ed, and 0600 from the first moment for a secret key (core/serialize.h).
+  core::write_bytes_atomic(path, object_bytes.data(), object_bytes.size(),
+                           core::file_mode_of(object_bytes));
 }
 
 std::vector<std::uint8_t> read_file(const std::filesystem::path& path) {

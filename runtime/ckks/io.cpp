@@ -8,6 +8,7 @@
 
 #include "core/bytes.h"
 #include "core/serialize.h"
+#include "core/wipe.h"
 
 namespace hec::ckks {
 namespace {
@@ -108,7 +109,14 @@ Parameters load_parameters(const std::filesystem::path& path) {
 void save(const std::filesystem::path& path, const Context& ctx, const SecretKey& sk) {
   ByteWriter w;
   w.put_u64s(sk.data.data(), sk.data.size());
-  core::write_object(path, header_for(ctx, ObjectKind::kSecretKey, sk.key_id), w.take());
+  std::vector<std::uint8_t> words = w.take();
+  try {
+    core::write_object(path, header_for(ctx, ObjectKind::kSecretKey, sk.key_id), words);
+  } catch (...) {
+    core::wipe(words);
+    throw;
+  }
+  core::wipe(words);
 }
 
 void save(const std::filesystem::path& path, const Context& ctx, const PublicKey& pk) {

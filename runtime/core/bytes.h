@@ -66,9 +66,15 @@ class ByteReader {
     std::memcpy(&v, &bits, 8);
     return v;
   }
-  void get_bytes(std::uint8_t* out, std::size_t size) { std::memcpy(out, need(size), size); }
+  // A zero-length read copies nothing (memcpy with an empty vector's null data() is undefined
+  // behaviour: found by fuzz_bfv).
+  void get_bytes(std::uint8_t* out, std::size_t size) {
+    const std::uint8_t* p = need(size);
+    if (size != 0) std::memcpy(out, p, size);
+  }
   void get_u64s(std::uint64_t* out, std::size_t count) {
-    std::memcpy(out, need(8 * count), 8 * count);
+    const std::uint8_t* p = need(8 * count);
+    if (count != 0) std::memcpy(out, p, 8 * count);
   }
   std::size_t remaining() const { return size_ - pos_; }
   void expect_end() const {

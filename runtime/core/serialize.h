@@ -23,8 +23,9 @@
 //
 // Readers check, in this order, and throw std::runtime_error naming the file and the values:
 // magic, version, size (truncation), checksum, scheme, kind, parameter digest, key id.
-// Writers write `path.tmp`, flush, then rename over `path`, so an interrupted write never
-// leaves a complete-looking file.
+// Writers write `path.tmp` (created exclusively with its final mode: 0600 for secret keys),
+// fsync, then rename over `path`, so an interrupted write never leaves a complete-looking
+// file and a secret key is never readable by others, not even while it is written.
 //
 // Large objects (ciphertext arrays of hundreds of MiB) go through ObjectWriter and
 // ObjectReader, which stream the payload through a small buffer into or out of the caller's
@@ -48,6 +49,13 @@ inline constexpr char kMagic[4] = {'H', 'E', 'C', '1'};
 inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::size_t kHeaderSize = 84;
 inline constexpr std::size_t kChecksumSize = 16;
+// Fuzzing builds (runtime/fuzz, the libFuzzer convention's macro) skip checksum verification so
+// that mutated inputs reach the parsers behind it; never defined in a build that ships.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+inline constexpr bool kSkipChecksums = true;
+#else
+inline constexpr bool kSkipChecksums = false;
+#endif
 
 enum class Scheme : std::uint8_t { kCkks = 1, kBfv = 2, kFhew = 3 };
 
@@ -111,7 +119,20 @@ std::vector<std::uint8_t> encode_object(ObjectHeader header,
 Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& expect,
                      const std::string& source);
 
-// Files: atomic write (path.tmp then rename) and checked read.
+// Who may read a file: kPrivate is 0600 (secret keys and every other secret), kPublic 0644.
+enum class FileMode { kPrivate, kPublic };
+
+// Writes `size` bytes to `path` atomically: path.tmp is created exclusively (O_EXCL, no
+// symbolic link followed) with its final mode, so a private file is never readable by
+// anyone else at any moment; the bytes are written and fsync'ed, then path.tmp is renamed
+// over path. On failure path.tmp is removed and path is untouched.
+void write_bytes_atomic(const std::filesystem::path& path, const std::uint8_t* data,
+                        std::size_t size, FileMode mode);
+// kPrivate for a serialized secret key (the container's kind byte), else kPublic.
+FileMode file_mode_of(const std::vector<std::uint8_t>& object_bytes);
+
+// Files: atomic write (write_bytes_atomic; a secret key 0600, its encoding wiped after the
+// write) and checked read.
 void write_object(const std::filesystem::path& path, const ObjectHeader& header,
                   const std::vector<std::uint8_t>& payload);
 Object read_object(const std::filesystem::path& path, const Expectation& expect);

@@ -49,16 +49,18 @@ class Modulus {
 };
 
 // a + b mod q for a, b in [0, q).
+// Constant time (issue 25): the conditional subtractions are masks from a comparison, never a
+// branch on the (possibly secret) operands.
 inline u64 add_mod(u64 a, u64 b, u64 q) {
   const u64 s = a + b;
-  return s >= q ? s - q : s;
+  return s - (q & (u64{0} - static_cast<u64>(s >= q)));
 }
 
 // a - b mod q for a, b in [0, q).
-inline u64 sub_mod(u64 a, u64 b, u64 q) { return a >= b ? a - b : a + q - b; }
+inline u64 sub_mod(u64 a, u64 b, u64 q) { return a - b + (q & (u64{0} - static_cast<u64>(a < b))); }
 
 // -a mod q for a in [0, q).
-inline u64 negate_mod(u64 a, u64 q) { return a == 0 ? 0 : q - a; }
+inline u64 negate_mod(u64 a, u64 q) { return (q - a) & (u64{0} - static_cast<u64>(a != 0)); }
 
 // x mod q for any 128-bit x by Barrett reduction with the 128-bit constant.
 inline u64 barrett_reduce_128(u128 x, const Modulus& m) {

@@ -146,7 +146,7 @@ std::vector<std::int64_t> sample_ternary_hamming(Prng& prng, std::size_t n,
   for (std::size_t i = 0; i < hamming_weight; ++i) {
     const std::size_t j = i + static_cast<std::size_t>(prng.uniform_below(n - i));
     std::swap(index[i], index[j]);
-    out[index[i]] = (prng.next_byte() & 1) ? 1 : -1;
+    out[index[i]] = 1 - 2 * static_cast<std::int64_t>(prng.next_byte() & 1);  // no branch
   }
   return out;
 }
@@ -185,10 +185,13 @@ void signed_to_rns(const std::int64_t* values, std::size_t n, const RnsBase& bas
     const u64 q = base[i].value();
     u64* limb = out + i * n;
     for (std::size_t c = 0; c < n; ++c) {
+      // Branch-free on the (secret) sample: |v| and its sign by masks; the reduction by q
+      // happens only for values >= q, which secret samples (ternary, Gaussian) never are.
       const std::int64_t v = values[c];
-      const u64 magnitude = static_cast<u64>(v < 0 ? -(v + 1) : v) + (v < 0 ? 1 : 0);
-      const u64 r = magnitude < q ? magnitude : magnitude % q;  // samples are small: no division
-      limb[c] = v < 0 ? negate_mod(r, q) : r;
+      const u64 negative = u64{0} - static_cast<u64>(v < 0);  // all ones when v < 0
+      const u64 magnitude = (static_cast<u64>(v) ^ negative) - negative;
+      const u64 r = magnitude < q ? magnitude : magnitude % q;
+      limb[c] = r ^ ((r ^ negate_mod(r, q)) & negative);
     }
   }
 }

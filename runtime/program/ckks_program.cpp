@@ -6,12 +6,17 @@
 //   CTDIR/<id>.rows-<a>-<b>.cts (+ .meta)     rows [a, b) of a streamed input
 //   CTDIR/<id>.cts (+ .meta)                  a whole (not streamed) input
 //   RESDIR/<name>.cts (+ .meta)               a revealed value, still encrypted
-// A .meta file is a few "key value" lines (program, program digest, key id, shape, rows)
-// closed by a BLAKE2b checksum line; every reader checks it and names the file on mismatch.
+//   KEYDIR/manifest (a copy in KEYDIR/eval/)   the run manifest (program/manifest.h)
+//   KEYDIR/coordinator.sign (+ .pub)          the coordinator's Ed25519 signing key
+// A .meta file (program/manifest.h) is a few "key value" lines (program, program digest, run id,
+// key id, array or output name, shard, owner, content checksum) closed by a BLAKE2b checksum and
+// the signature of the party that made it; every reader checks them against the run manifest
+// and names the file on mismatch.
 #include "program/ckks_program.h"
 #include "program/coeff_layout.h"
 
 #include <omp.h>
+#include <sodium.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -38,6 +43,7 @@
 #include "core/wipe.h"
 #include "math/parallel.h"
 #include "program/args.h"
+#include "program/manifest.h"
 #include "program/npy.h"
 #include "program/output.h"
 #include "program/progress.h"
@@ -581,66 +587,52 @@ CtArray RowCollector::finish() {
 
 namespace {
 
-using Meta = std::vector<std::pair<std::string, std::string>>;
+using Meta = MetaLines;
 
-std::string meta_text(const Meta& meta) {
-  std::string text = "hec-meta 1\n";
-  for (const auto& [k, v] : meta) text += k + " " + v + "\n";
-  return text;
-}
-
-void write_meta(const std::filesystem::path& path, const Meta& meta) {
-  const std::string text = meta_text(meta);
-  const auto digest =
-      core::blake2b_256(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
-  write_file_atomic(path, text + "checksum " + hex(digest.data(), digest.size()) + "\n");
-}
-
-std::map<std::string, std::string> read_meta(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open (missing metadata file)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string all = buffer.str();
-  const auto pos = all.rfind("checksum ");
-  if (all.rfind("hec-meta 1\n", 0) != 0 || pos == std::string::npos) {
-    throw std::runtime_error(path.string() + ": not a hec metadata file (bad header)");
-  }
-  const std::string body = all.substr(0, pos);
-  const auto digest =
-      core::blake2b_256(reinterpret_cast<const std::uint8_t*>(body.data()), body.size());
-  std::string want = all.substr(pos + 9);
-  while (!want.empty() && (want.back() == '\n' || want.back() == '\r')) want.pop_back();
-  if (want != hex(digest.data(), digest.size())) {
-    throw std::runtime_error(path.string() + ": checksum mismatch (the file is damaged)");
-  }
-  std::map<std::string, std::string> out;
-  std::istringstream lines(body);
-  std::string line;
-  std::getline(lines, line);
-  while (std::getline(lines, line)) {
-    const auto sp = line.find(' ');
-    out[line.substr(0, sp)] = sp == std::string::npos ? "" : line.substr(sp + 1);
-  }
-  return out;
-}
-
-const std::string& field(const std::map<std::string, std::string>& meta,
-                         const std::filesystem::path& path, const std::string& key) {
-  auto it = meta.find(key);
-  if (it == meta.end()) throw std::runtime_error(path.string() + ": metadata lacks '" + key + "'");
-  return it->second;
-}
-
-void check_program(const ProgramSpec& spec, const std::map<std::string, std::string>& meta,
-                   const std::filesystem::path& path) {
-  const std::string& digest = field(meta, path, "program_digest");
+void check_program(const ProgramSpec& spec, const MetaDoc& meta) {
+  const std::string& digest = meta.field("program_digest");
   if (digest != spec.digest) {
-    throw std::runtime_error(path.string() + ": made for program '" + field(meta, path, "program") +
+    throw std::runtime_error(meta.path.string() + ": made for program '" + meta.field("program") +
                              "' (digest " + digest.substr(0, 16) + "...), not for this program '" +
                              spec.name + "' (digest " + spec.digest.substr(0, 16) +
                              "...): a file from another program or another compilation");
   }
+}
+
+// The XXH3-128 trailer of a container file (its last 16 bytes), hex: what an upload's signed
+// metadata binds (the streaming reader verifies the trailer against the content).
+std::string container_trailer_hex(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open (does it exist?)");
+  const std::streamoff size = in.tellg();
+  if (size < static_cast<std::streamoff>(core::kHeaderSize + core::kChecksumSize)) {
+    throw std::runtime_error(path.string() + ": truncated (shorter than a header and checksum)");
+  }
+  in.seekg(size - static_cast<std::streamoff>(core::kChecksumSize));
+  std::uint8_t sum[core::kChecksumSize];
+  in.read(reinterpret_cast<char*>(sum), core::kChecksumSize);
+  if (!in) throw std::runtime_error(path.string() + ": read failed");
+  return hex(sum, core::kChecksumSize);
+}
+
+// BLAKE2b-256 of a whole file, hex: what a result's signed metadata binds (results are small).
+std::string file_blake2b_hex(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open (does it exist?)");
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, nullptr, 0, 32);
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto n = in.gcount();
+    if (n > 0) {
+      crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(buffer.data()),
+                                static_cast<unsigned long long>(n));
+    }
+  }
+  std::uint8_t digest[32];
+  crypto_generichash_final(&state, digest, sizeof digest);
+  return hex(digest, sizeof digest);
 }
 
 // The header fields of a HEC1 container (core/serialize.h layout), read without the payload.
@@ -756,33 +748,77 @@ Sizes parse_sizes_text(const std::string& text) {
 // Server
 // ------------------------------------------------------------------------------------------
 
-Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, const Ops& ops,
-               const ckks::ContextPtr& context, const core::KeyId& key_id)
+Server::Server(const ProgramSpec& spec, const Manifest& manifest,
+               const std::filesystem::path& ct_dir, const Ops& ops, const ckks::ContextPtr& context,
+               const core::KeyId& key_id)
     : spec_(spec), dir_(ct_dir), ops_(ops), context_(context), key_id_(key_id) {
   if (!std::filesystem::is_directory(dir_)) {
     throw std::runtime_error(dir_.string() + ": the ciphertext directory does not exist");
   }
+  // Every .cts file in the directory must be a shard of an input of this program: an extra
+  // file is refused rather than ignored (it may be the upload someone meant to be read).
+  std::set<std::string> ids;
+  for (const auto& in : spec_.inputs) ids.insert(in.id);
   const std::regex block_name(R"((.+)\.rows-(\d+)-(\d+)\.cts)");
   std::map<std::string, std::vector<Block>> found;
   for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
     std::smatch m;
     const std::string name = entry.path().filename().string();
     if (std::regex_match(name, m, block_name)) {
+      if (!ids.count(m[1])) {
+        throw std::runtime_error(entry.path().string() +
+                                 ": an extra file: this program has no "
+                                 "input array '" +
+                                 std::string(m[1]) + "'");
+      }
       found[m[1]].push_back({entry.path(), std::stoull(m[2]), std::stoull(m[3])});
+    } else if (name.size() > 4 && name.substr(name.size() - 4) == ".cts" &&
+               !ids.count(name.substr(0, name.size() - 4))) {
+      throw std::runtime_error(entry.path().string() +
+                               ": an extra file: not a shard of any input of this program");
     }
   }
-  auto check_file = [&](const std::filesystem::path& path, const InputSpec& in) {
-    const auto meta = read_meta(path.string() + ".meta");
-    check_program(spec_, meta, path.string() + ".meta");
-    if (field(meta, path, "key_id") != key_hex(key_id_)) {
-      throw std::runtime_error(
-          path.string() + ": encrypted under key id " + field(meta, path, "key_id") +
-          " but the evaluation keys are key id " + key_hex(key_id_) +
-          " (wrong keys: encrypt with KEYDIR/public of " + "the same keygen run)");
+  auto check_file = [&](const std::filesystem::path& path, const InputSpec& in,
+                        const std::string& shard) {
+    const MetaDoc meta = read_meta(path.string() + ".meta");
+    check_program(spec_, meta);
+    if (meta.field("key_id") != key_hex(key_id_)) {
+      throw std::runtime_error(path.string() + ": encrypted under key id " + meta.field("key_id") +
+                               " but the evaluation keys are key id " + key_hex(key_id_) +
+                               " (wrong keys: encrypt with KEYDIR/public of " +
+                               "the same keygen run)");
     }
-    if (field(meta, path, "id") != in.id) {
-      throw std::runtime_error(path.string() + ": holds array '" + field(meta, path, "id") +
-                               "', expected '" + in.id + "'");
+    manifest.check_same_run(meta, "an upload");
+    if (meta.field("id") != in.id) {
+      throw std::runtime_error(path.string() + ": its metadata holds array '" + meta.field("id") +
+                               "', the file name says '" + in.id + "' (swapped or renamed files)");
+    }
+    if (meta.field("shard") != shard) {
+      throw std::runtime_error(path.string() + ": its metadata says shard '" + meta.field("shard") +
+                               "', the file name '" + shard + "' (a renamed file?)");
+    }
+    const std::string& owner = meta.field("owner");
+    const OwnerEntry* entry = manifest.owner(owner);
+    if (!manifest.owners.empty() && entry == nullptr) {
+      throw std::runtime_error(path.string() + ": uploaded by '" + owner +
+                               "', who is not a data owner of this run (" + manifest.path.string() +
+                               ")");
+    }
+    manifest.check_signature(meta, owner);
+    if (entry != nullptr && in.streamed && entry->end > entry->begin) {
+      const auto sp = shard.find(' ');
+      const std::size_t a = std::stoull(shard.substr(5, sp)), b = std::stoull(shard.substr(sp + 1));
+      if (a < entry->begin || b > entry->end) {
+        throw std::runtime_error(path.string() + ": rows " + std::to_string(a) + ":" +
+                                 std::to_string(b) + " uploaded by '" + owner +
+                                 "', whose rows are " + std::to_string(entry->begin) + ":" +
+                                 std::to_string(entry->end));
+      }
+    }
+    if (meta.field("content_checksum") != container_trailer_hex(path)) {
+      throw std::runtime_error(path.string() + ": its content is not the one its metadata (" +
+                               meta.path.string() +
+                               ") describes: the file was replaced or swapped with another");
     }
     const Peek p = peek_container(path);
     if (p.header.key_id != key_id_) {
@@ -793,7 +829,7 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
     return meta;
   };
   for (const auto& in : spec_.inputs) {
-    std::map<std::string, std::string> meta;
+    MetaDoc meta;
     if (in.streamed) {
       auto it = found.find(in.id);
       if (it == found.end()) {
@@ -805,22 +841,33 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
       std::sort(blocks.begin(), blocks.end(),
                 [](const Block& a, const Block& b) { return a.begin < b.begin; });
       std::size_t next = 0;
+      auto owner_of = [&](std::size_t row) {
+        for (const auto& o : manifest.owners) {
+          if (row >= o.begin && row < o.end) return " (data owner '" + o.name + "')";
+        }
+        return std::string();
+      };
       for (const auto& b : blocks) {
         if (b.begin != next) {
           throw std::runtime_error(
               "input '" + in.source + "': rows " + std::to_string(std::min(next, b.begin)) + ":" +
               std::to_string(std::max(next, b.begin)) +
-              (b.begin > next ? " are missing" : " overlap") + " (row blocks in " + dir_.string() +
-              " must cover 0:N exactly once)");
+              (b.begin > next ? " are missing" + owner_of(next)
+                              : " are uploaded twice (" + b.path.string() + ")") +
+              " (row blocks in " + dir_.string() + " must cover 0:N exactly once)");
         }
         next = b.end;
-        meta = check_file(b.path, in);
-        const std::string rows = std::to_string(b.begin) + " " + std::to_string(b.end);
-        if (field(meta, b.path, "rows") != rows) {
-          throw std::runtime_error(b.path.string() + ": its metadata says rows " +
-                                   field(meta, b.path, "rows") + ", the file name " + rows +
-                                   " (a renamed file?)");
-        }
+        meta =
+            check_file(b.path, in, "rows " + std::to_string(b.begin) + " " + std::to_string(b.end));
+      }
+      if (manifest.rows && next != *manifest.rows) {
+        throw std::runtime_error(
+            "input '" + in.source + "': rows " + std::to_string(std::min(next, *manifest.rows)) +
+            ":" + std::to_string(std::max(next, *manifest.rows)) +
+            (next < *manifest.rows ? " are missing" + owner_of(next)
+                                   : " are beyond the run's " + std::to_string(*manifest.rows)) +
+            " (the manifest " + manifest.path.string() + " fixes " + spec_.stream_dim + " = " +
+            std::to_string(*manifest.rows) + ")");
       }
       if (sizes_.count(spec_.stream_dim) && sizes_[spec_.stream_dim] != next) {
         throw std::runtime_error("input '" + in.source + "' has " + std::to_string(next) +
@@ -835,9 +882,9 @@ Server::Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, con
         throw std::runtime_error("missing input '" + in.source + "': no " + path.string() +
                                  " (run encrypt --input " + in.source + "=FILE.npy)");
       }
-      meta = check_file(path, in);
+      meta = check_file(path, in, "whole");
     }
-    const Sizes dims = parse_sizes_text(field(meta, dir_, "sizes"));
+    const Sizes dims = parse_sizes_text(meta.field("sizes"));
     for (const auto& [k, v] : dims) {
       auto [pos, inserted] = sizes_.emplace(k, v);
       if (!inserted && pos->second != v) {
@@ -1035,16 +1082,22 @@ Meta base_meta(const ProgramSpec& spec, const std::string& kind) {
           {"insecure", spec.insecure ? "true" : "false"}};
 }
 
-core::KeyId read_keyset(const ProgramSpec& spec, const std::filesystem::path& eval_dir) {
+core::KeyId read_keyset(const ProgramSpec& spec, const std::filesystem::path& eval_dir,
+                        const Manifest& manifest) {
   const auto path = eval_dir / "keyset";
   if (!std::filesystem::exists(path)) {
     throw std::runtime_error(eval_dir.string() +
                              ": not an evaluation-key directory (no keyset file; give "
                              "--eval KEYDIR/eval as written by keygen)");
   }
-  const auto meta = read_meta(path);
-  check_program(spec, meta, path);
-  const std::string& text = field(meta, path, "key_id");
+  const MetaDoc meta = read_meta(path);
+  check_program(spec, meta);
+  manifest.check_signature(meta, "coordinator");
+  const std::string& text = meta.field("key_id");
+  if (text != manifest.key_id) {
+    throw std::runtime_error(path.string() + ": key id " + text + ", but the run manifest " +
+                             manifest.path.string() + " names key id " + manifest.key_id);
+  }
   core::KeyId id{};
   if (text.size() != 32) throw std::runtime_error(path.string() + ": bad key_id");
   for (std::size_t i = 0; i < 16; ++i) {
@@ -1053,15 +1106,126 @@ core::KeyId read_keyset(const ProgramSpec& spec, const std::filesystem::path& ev
   return id;
 }
 
+// The manifest a role reads: --manifest, else `fallback` (KEYDIR/manifest beside the public
+// or secret key; KEYDIR/eval/manifest for the server).
+Manifest role_manifest(const ProgramSpec& spec, const ParsedArgs& args,
+                       const std::filesystem::path& fallback) {
+  const auto given = args.get("manifest");
+  const Manifest m = read_manifest(given ? std::filesystem::path(*given) : fallback);
+  if (m.program_digest != spec.digest) {
+    throw std::runtime_error(m.path.string() + ": the manifest of a run of program '" + m.program +
+                             "', not of this program '" + spec.name +
+                             "' (another program or another compilation)");
+  }
+  return m;
+}
+
+std::optional<SigningKey> role_signing_key(const ParsedArgs& args) {
+  if (auto path = args.get("sign")) return SigningKey::load(*path);
+  return std::nullopt;
+}
+
+int signkey(const ParsedArgs& args) {
+  const std::filesystem::path out = args.require("out");
+  if (std::filesystem::exists(out)) {
+    throw std::runtime_error(out.string() + " exists: signkey never overwrites a key");
+  }
+  SigningKey key;
+  key.save(out);
+  std::cerr << "[signkey] " << out << " (keep it; 0600) and " << out.string() + ".pub"
+            << " (give it to the coordinator): " << verify_key_hex(key.verify_key()) << "\n";
+  return 0;
+}
+
 int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path dir = args.require("out");
-  for (const char* existing : {"secret", "public", "eval/keyset"}) {
+  for (const char* existing : {"secret", "public", "eval/keyset", "manifest"}) {
     if (std::filesystem::exists(dir / existing)) {
       throw std::runtime_error((dir / existing).string() +
                                " exists: keygen never overwrites keys (data encrypted under them "
                                "could no longer be decrypted); choose a new --out directory");
     }
   }
+  // The run's parties and rows, checked before any key is made.
+  std::vector<OwnerEntry> owners;
+  std::optional<std::size_t> rows;
+  if (auto r = args.get("rows")) {
+    if (r->empty() || r->find_first_not_of("0123456789") != std::string::npos || *r == "0") {
+      throw UsageError("keygen: --rows must be a positive integer, got '" + *r + "'");
+    }
+    rows = std::stoull(*r);
+  }
+  for (const auto& item : args.all("owner")) {
+    // NAME=A:B (its rows of the stream dimension) or NAME (a program that streams nothing).
+    const bool has_rows = item.find('=') != std::string::npos;
+    const auto [name, range] =
+        has_rows ? split_assignment("--owner", item) : std::make_pair(item, std::string());
+    if (name.empty() || name.find_first_of(" \n.") != std::string::npos) {
+      throw UsageError("--owner '" + name + "': a name without spaces or dots");
+    }
+    for (const auto& o : owners) {
+      if (o.name == name) throw UsageError("--owner " + name + " is given twice");
+    }
+    if (has_rows == spec.stream_dim.empty()) {
+      throw UsageError(
+          "--owner " + item + ": " +
+          (has_rows ? "this program streams no rows: give --owner NAME"
+                    : "give the owner's rows of " + spec.stream_dim + " as --owner NAME=A:B"));
+    }
+    RowRange rr;
+    if (has_rows) rr = parse_row_range("--owner " + name, range);
+    owners.push_back({name, rr.begin, rr.end, std::nullopt});
+  }
+  if (!owners.empty() && !spec.stream_dim.empty()) {
+    auto sorted = owners;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const OwnerEntry& a, const OwnerEntry& b) { return a.begin < b.begin; });
+    std::size_t next = 0;
+    for (const auto& o : sorted) {
+      if (o.begin != next) {
+        throw UsageError(
+            "--owner " + o.name + "=" + std::to_string(o.begin) + ":" + std::to_string(o.end) +
+            ": the owners' rows must cover 0:N once, in "
+            "order without gaps or overlaps (row " +
+            std::to_string(next) + (o.begin > next ? " has no owner)" : " has two owners)"));
+      }
+      next = o.end;
+    }
+    if (rows && *rows != next) {
+      throw UsageError("--rows " + std::to_string(*rows) + " but the owners' rows end at " +
+                       std::to_string(next));
+    }
+    rows = next;
+  }
+  if (rows && !spec.stream_dim.empty()) {
+    const std::size_t bound = bound_of(spec, spec.stream_dim);
+    if (*rows > bound) {
+      throw UsageError("keygen: " + std::to_string(*rows) + " rows exceed the bound " +
+                       spec.stream_dim + " <= " + std::to_string(bound));
+    }
+  }
+  for (const auto& item : args.all("owner-key")) {
+    const auto assignment = split_assignment("--owner-key", item);
+    const std::string& name = assignment.first;
+    const std::string& file = assignment.second;
+    auto it = std::find_if(owners.begin(), owners.end(),
+                           [&](const OwnerEntry& o) { return o.name == name; });
+    if (it == owners.end()) {
+      throw UsageError("--owner-key " + name + ": no --owner " + name + "=A:B was given");
+    }
+    it->key = load_verify_key(file);
+  }
+  std::optional<VerifyKey> server;
+  if (auto f = args.get("server-key")) server = load_verify_key(*f);
+  MetaLines bindings;
+  for (const auto& item : args.all("bind")) {
+    auto [key, value] = split_assignment("--bind", item);
+    if (key.find_first_of(" \n") != std::string::npos || value.find('\n') != std::string::npos) {
+      throw UsageError("--bind " + key + ": keys have no spaces, values no line breaks");
+    }
+    bindings.push_back({"bind." + key, value});
+  }
+
   auto ctx = make_program_context(spec);
   OutputSet outputs;
   outputs.create_dir(dir);
@@ -1071,10 +1235,12 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   const auto pk = gen.public_key(sk);
   ckks::save(dir / "secret", *ctx, sk);
   outputs.add(dir / "secret");
-  std::filesystem::permissions(
-      dir / "secret", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   ckks::save(dir / "public", *ctx, pk);
   outputs.add(dir / "public");
+  const SigningKey coordinator;
+  coordinator.save(dir / "coordinator.sign");
+  outputs.add(dir / "coordinator.sign");
+  outputs.add(dir / "coordinator.sign.pub");
   Meta meta = base_meta(spec, "keyset");
   meta.push_back({"key_id", key_hex(sk.key_id)});
   meta.push_back({"params_digest", hex(ctx->params().digest().data(), 32)});
@@ -1096,16 +1262,48 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
                gen.galois_keys(sk, spec.rotations, spec.conjugates, key_level));
     outputs.add(dir / "eval" / "galois");
   }
-  write_meta(dir / "eval" / "keyset", meta);
+  write_meta(dir / "eval" / "keyset", meta, &coordinator, "coordinator");
   outputs.add(dir / "eval" / "keyset");
+
+  // The run manifest, signed by the coordinator.
+  const std::string run_id = new_run_id();
+  Meta man = base_meta(spec, "manifest");
+  man.push_back({"run_id", run_id});
+  man.push_back({"key_id", key_hex(sk.key_id)});
+  man.push_back({"params_digest", hex(ctx->params().digest().data(), 32)});
+  man.push_back({"stream_dim", spec.stream_dim.empty() ? "-" : spec.stream_dim});
+  if (rows) man.push_back({"rows", std::to_string(*rows)});
+  for (const auto& in : spec.inputs) {
+    std::string dims;
+    for (const auto& d : in.dims) dims += (dims.empty() ? "" : ",") + d;
+    man.push_back(
+        {"input." + in.id, in.source + " [" + dims + "]" + (in.streamed ? " streamed" : " whole")});
+  }
+  for (const auto& o : spec.outputs) man.push_back({"output." + o.name, "revealed"});
+  man.push_back({"party.coordinator", verify_key_hex(coordinator.verify_key())});
+  if (server) man.push_back({"party.server", verify_key_hex(*server)});
+  for (const auto& o : owners) {
+    man.push_back({"owner." + o.name, std::to_string(o.begin) + ":" + std::to_string(o.end) + " " +
+                                          (o.key ? verify_key_hex(*o.key) : "-")});
+  }
+  man.insert(man.end(), bindings.begin(), bindings.end());
+  // One copy for the coordinator and the data owners (beside public), one in eval/ (what the
+  // server is handed).
+  write_meta(dir / "manifest", man, &coordinator, "coordinator");
+  outputs.add(dir / "manifest");
+  std::filesystem::copy_file(dir / "manifest", dir / "eval" / "manifest");
+  outputs.add(dir / "eval" / "manifest");
   outputs.finish();
-  std::cerr << "[keygen] key id " << key_hex(sk.key_id) << ": " << dir / "secret"
+  std::cerr << "[keygen] run " << run_id << ", key id " << key_hex(sk.key_id) << ": "
+            << dir / "secret"
             << " (coordinator only), " << dir / "public"
             << ", " << dir / "eval" << (spec.relinearizes ? " (relinearization key)" : "")
             << (spec.rotations.empty()
                     ? ""
                     : " (" + std::to_string(spec.rotations.size()) + " rotation keys)")
-            << (spec.conjugates ? " (conjugation key)" : "") << "\n";
+            << (spec.conjugates ? " (conjugation key)" : "") << ", " << dir / "manifest"
+            << (rows ? "" : " (no --rows/--owner: a missing last row block cannot be detected)")
+            << "\n";
   return 0;
 }
 
@@ -1171,10 +1369,52 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   std::optional<RowRange> rows;
   if (auto r = args.get("rows")) rows = parse_row_range("--rows", *r);
   std::size_t block_rows = 0;
-  if (auto b = args.get("block-rows")) block_rows = std::stoull(*b);
+  if (auto b = args.get("block-rows")) {
+    if (b->empty() || b->find_first_not_of("0123456789") != std::string::npos || *b == "0") {
+      throw UsageError("encrypt: --block-rows must be a positive integer, got '" + *b + "'");
+    }
+    block_rows = std::stoull(*b);
+  }
+  // Who uploads: a data owner of the run's manifest, with its signing key when it has one.
+  const Manifest manifest = role_manifest(spec, args, pk_path.parent_path() / "manifest");
+  std::string owner = args.get("owner").value_or("");
+  if (owner.empty()) owner = manifest.owners.size() == 1 ? manifest.owners[0].name : "owner";
+  const OwnerEntry* entry = manifest.owner(owner);
+  if (!manifest.owners.empty() && entry == nullptr) {
+    std::string names;
+    for (const auto& o : manifest.owners) names += (names.empty() ? "" : ", ") + o.name;
+    throw UsageError("encrypt: --owner " + owner + " is not a data owner of this run (" + names +
+                     ")");
+  }
+  if (owner.find_first_of(" \n") != std::string::npos) {
+    throw UsageError("encrypt: --owner '" + owner + "': a name without spaces");
+  }
+  const std::optional<SigningKey> signer = role_signing_key(args);
+  if (entry != nullptr && entry->key && !signer) {
+    throw UsageError("encrypt: owner " + owner + " has a signing key in " + manifest.path.string() +
+                     ": give it with --sign FILE");
+  }
+  if (signer && (entry == nullptr || !entry->key || *entry->key != signer->verify_key())) {
+    throw std::runtime_error("encrypt: the key given with --sign is not the one " +
+                             manifest.path.string() + " registers for owner " + owner);
+  }
+  if (entry != nullptr && entry->end > entry->begin) {
+    if (!rows) {
+      rows = RowRange{entry->begin, entry->end};
+    } else if (rows->begin < entry->begin || rows->end > entry->end) {
+      throw UsageError("encrypt: --rows " + std::to_string(rows->begin) + ":" +
+                       std::to_string(rows->end) + " are not owner " + owner + "'s rows " +
+                       std::to_string(entry->begin) + ":" + std::to_string(entry->end));
+    }
+  }
 
   auto ctx = make_program_context(spec);
   const Peek pk_head = peek_container(pk_path);
+  if (key_hex(pk_head.header.key_id) != manifest.key_id) {
+    throw std::runtime_error(pk_path.string() + ": key id " + key_hex(pk_head.header.key_id) +
+                             ", but the run manifest " + manifest.path.string() + " names key id " +
+                             manifest.key_id + " (keys of another run)");
+  }
   const auto pk = ckks::load_public_key(pk_path, *ctx, pk_head.header.key_id);
   ckks::Encryptor encryptor(ctx, pk);
   ckks::Encoder encoder(ctx);
@@ -1347,6 +1587,8 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
     };
     Meta meta = base_meta(spec, "ciphertext-array");
+    meta.push_back({"run_id", manifest.run_id});
+    meta.push_back({"owner", owner});
     meta.push_back({"id", in.id});
     meta.push_back({"input", in.source});
     meta.push_back({"layout", in.layout == Layout::kPacked    ? "packed"
@@ -1370,8 +1612,10 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       const auto path = out_dir / (in.id + ".cts");
       ckks::save(path, *ctx, cts);
       outputs.add(path);
+      meta.push_back({"shard", "whole"});
       meta.push_back({"count", std::to_string(cts.size())});
-      write_meta(path.string() + ".meta", meta);
+      meta.push_back({"content_checksum", container_trailer_hex(path)});
+      write_meta(path.string() + ".meta", meta, signer ? &*signer : nullptr, owner);
       outputs.add(path.string() + ".meta");
       continue;
     }
@@ -1407,9 +1651,10 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         outputs.add(path);
       }
       Meta m = meta;
-      m.push_back({"rows", std::to_string(base + r0) + " " + std::to_string(base + r1)});
+      m.push_back({"shard", "rows " + std::to_string(base + r0) + " " + std::to_string(base + r1)});
       m.push_back({"count", std::to_string(count)});
-      write_meta(path.string() + ".meta", m);
+      m.push_back({"content_checksum", container_trailer_hex(path)});
+      write_meta(path.string() + ".meta", m, signer ? &*signer : nullptr, owner);
       std::lock_guard<std::mutex> lock(outputs_mutex);
       outputs.add(path.string() + ".meta");
     });
@@ -1431,8 +1676,18 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
     }
     math::set_thread_cap(std::stoi(*t));
   }
+  const Manifest manifest = role_manifest(spec, args, eval_dir / "manifest");
+  const std::optional<SigningKey> signer = role_signing_key(args);
+  if (manifest.server && !signer) {
+    throw UsageError("compute: " + manifest.path.string() +
+                     " registers the server's signing key: give it with --sign FILE");
+  }
+  if (signer && (!manifest.server || *manifest.server != signer->verify_key())) {
+    throw std::runtime_error("compute: the key given with --sign is not the server key " +
+                             manifest.path.string() + " registers");
+  }
   auto ctx = make_program_context(spec);
-  const core::KeyId key_id = read_keyset(spec, eval_dir);
+  const core::KeyId key_id = read_keyset(spec, eval_dir, manifest);
   std::optional<ckks::RelinKey> relin;
   std::optional<ckks::GaloisKeys> galois;
   if (spec.relinearizes) relin = ckks::load_relin_key(eval_dir / "relin", *ctx, key_id);
@@ -1440,7 +1695,7 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
     galois = ckks::load_galois_keys(eval_dir / "galois", *ctx, key_id);
   }
   Ops ops(ctx, relin ? &*relin : nullptr, galois ? &*galois : nullptr);
-  Server server(spec, in_dir, ops, ctx, key_id);
+  Server server(spec, manifest, in_dir, ops, ctx, key_id);
   fn(server);
   OutputSet outputs;
   outputs.create_dir(out_dir);
@@ -1451,6 +1706,7 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
     ckks::save(path, *ctx, cts);
     outputs.add(path);
     Meta meta = base_meta(spec, "result");
+    meta.push_back({"run_id", manifest.run_id});
     meta.push_back({"name", r.name});
     meta.push_back({"key_id", key_hex(key_id)});
     meta.push_back({"sizes", sizes_text(server.sizes())});
@@ -1458,7 +1714,8 @@ int compute(const ProgramSpec& spec, ComputeFn fn, const ParsedArgs& args) {
     std::snprintf(factor, sizeof factor, "%.17g", r.factor);
     meta.push_back({"factor", factor});
     meta.push_back({"count", std::to_string(cts.size())});
-    write_meta(path.string() + ".meta", meta);
+    meta.push_back({"content_blake2b", file_blake2b_hex(path)});
+    write_meta(path.string() + ".meta", meta, signer ? &*signer : nullptr, "server");
     outputs.add(path.string() + ".meta");
   }
   outputs.finish();
@@ -1471,8 +1728,14 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path sk_path = args.require("sk");
   const std::filesystem::path in_dir = args.require("in");
   const std::filesystem::path out_dir = args.require("out");
+  const Manifest manifest = role_manifest(spec, args, sk_path.parent_path() / "manifest");
   auto ctx = make_program_context(spec);
   const auto sk = ckks::load_secret_key(sk_path, *ctx);
+  if (key_hex(sk.key_id) != manifest.key_id) {
+    throw std::runtime_error(sk_path.string() + ": key id " + key_hex(sk.key_id) +
+                             ", but the run manifest " + manifest.path.string() + " names key id " +
+                             manifest.key_id);
+  }
   ckks::Decryptor decryptor(ctx, sk);
   ckks::Encoder encoder(ctx);
   // --out DIR: one NAME.npy per revealed value; --out FILE.npz: one archive (numpy.load).
@@ -1489,15 +1752,29 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       throw std::runtime_error("missing result '" + o.name + "': no " + path.string() +
                                " (run compute first)");
     }
-    const auto meta = read_meta(path.string() + ".meta");
-    check_program(spec, meta, path.string() + ".meta");
-    if (field(meta, path, "key_id") != key_hex(sk.key_id)) {
-      throw std::runtime_error(path.string() + ": computed under key id " +
-                               field(meta, path, "key_id") + " but " + sk_path.string() +
-                               " is key id " + key_hex(sk.key_id) + " (wrong keys)");
+    const MetaDoc meta = read_meta(path.string() + ".meta");
+    check_program(spec, meta);
+    if (meta.field("key_id") != key_hex(sk.key_id)) {
+      throw std::runtime_error(path.string() + ": computed under key id " + meta.field("key_id") +
+                               " but " + sk_path.string() + " is key id " + key_hex(sk.key_id) +
+                               " (wrong keys)");
     }
-    const Sizes sizes = parse_sizes_text(field(meta, path, "sizes"));
-    const double factor = std::stod(field(meta, path, "factor"));
+    manifest.check_same_run(meta, "a result");
+    if (meta.field("kind") != "result" || meta.field("name") != file) {
+      throw std::runtime_error(path.string() + ": holds result '" + meta.field("name") +
+                               "', not '" + file + "' (swapped or renamed result files)");
+    }
+    manifest.check_signature(meta, "server");
+    if (meta.field("content_blake2b") != file_blake2b_hex(path)) {
+      throw std::runtime_error(path.string() + ": its content is not the one its metadata (" +
+                               meta.path.string() + ") describes: the file was replaced");
+    }
+    const Sizes sizes = parse_sizes_text(meta.field("sizes"));
+    const double factor = std::stod(meta.field("factor"));
+    if (!std::isfinite(factor) || factor == 0.0) {
+      throw std::runtime_error(meta.path.string() + ": factor " + meta.field("factor") +
+                               " is not a finite non-zero number");
+    }
     auto dims = resolve(o.dims, sizes);
     const auto arr = array_shape(o.layout, dims, ctx->slots(), o.packing.group);
     std::vector<double> values;
@@ -1565,9 +1842,16 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
 int info(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path path = args.positional(0);
   const std::string name = path.string();
-  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") || path.filename() == "keyset") {
-    for (const auto& [k, v] : read_meta(path)) std::cout << k << ": " << v << "\n";
-    std::cout << "checksum: ok\n";
+  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") || path.filename() == "keyset" ||
+      path.filename() == "manifest") {
+    const MetaDoc doc = read_meta(path);
+    for (const auto& [k, v] : doc.fields) std::cout << k << ": " << v << "\n";
+    std::cout << "checksum: ok\n"
+              << "signature: "
+              << (doc.signature.empty() ? "none"
+                                        : "present (verified by the roles "
+                                          "against the run manifest)")
+              << "\n";
     return 0;
   }
   const Peek p = peek_container(path);
@@ -1598,7 +1882,18 @@ CommandLine command_line(const ProgramSpec& spec) {
                                 (spec.insecure ? " (INSECURE parameters)" : ""));
   cl.add({"keygen",
           "coordinator: make the secret key, the public key and the evaluation keys",
-          {{"out", "KEYDIR", "directory for secret, public and eval/", true}},
+          {{"out", "KEYDIR", "directory for secret, public, eval/ and the run manifest", true},
+           {"rows", "N", "the stream dimension's size (fixes it: a missing last block is refused)"},
+           {"owner", "NAME=A:B", "a data owner and its rows (repeat; they cover 0:N)", false, true},
+           {"owner-key", "NAME=FILE.pub", "an owner's signing key (its uploads must be signed)",
+            false, true},
+           {"server-key", "FILE.pub", "the server's signing key (its results must be signed)"},
+           {"bind", "KEY=VALUE", "a fact the run is bound to (e.g. a digest of the SNP list)",
+            false, true}},
+          {}});
+  cl.add({"signkey",
+          "any party: make an Ed25519 signing key FILE (0600) and FILE.pub for the coordinator",
+          {{"out", "FILE", "the signing key file", true}},
           {}});
   cl.add({"encrypt",
           "data owner: encrypt input arrays under the public key",
@@ -1606,6 +1901,9 @@ CommandLine command_line(const ProgramSpec& spec) {
            {"input", "NAME=FILE.npy", "an input array (repeat for several)", true, true},
            {"rows", "A:B", "the files hold rows A..B-1 of the streamed inputs"},
            {"block-rows", "R", "rows per ciphertext file (default: about 64 MiB per file)"},
+           {"manifest", "FILE", "the run manifest (default: beside the public key)"},
+           {"owner", "NAME", "the data owner uploading (default: the manifest's only owner)"},
+           {"sign", "FILE", "the owner's signing key (required when the manifest has one)"},
            {"out", "CTDIR", "directory for the ciphertexts", true}},
           {}});
   cl.add({"compute",
@@ -1613,13 +1911,16 @@ CommandLine command_line(const ProgramSpec& spec) {
           {{"eval", "KEYDIR/eval", "the evaluation keys", true},
            {"in", "CTDIR", "the ciphertexts of every input", true},
            {"out", "RESDIR", "directory for the encrypted results", true},
-           {"threads", "T", "OpenMP threads (default: HEC_THREADS or all)"}},
+           {"threads", "T", "OpenMP threads (default: HEC_THREADS or all)"},
+           {"manifest", "FILE", "the run manifest (default: KEYDIR/eval/manifest)"},
+           {"sign", "FILE", "the server's signing key (required when the manifest has one)"}},
           {}});
   cl.add({"decrypt",
           "coordinator: decrypt the results into NAME.npy files (or one .npz)",
           {{"sk", "KEYDIR/secret", "the secret key", true},
            {"in", "RESDIR", "the encrypted results", true},
-           {"out", "DIR|FILE.npz", "a directory of NAME.npy files, or one .npz archive", true}},
+           {"out", "DIR|FILE.npz", "a directory of NAME.npy files, or one .npz archive", true},
+           {"manifest", "FILE", "the run manifest (default: beside the secret key)"}},
           {}});
   cl.add({"info", "print the header of a key, ciphertext or metadata file", {}, {"FILE"}});
   return cl;
@@ -1637,6 +1938,7 @@ int run_main(const ProgramSpec& spec, ComputeFn compute_fn, int argc, const char
     }
     if (args.subcommand != "info") print_stamp(spec, std::cerr);
     if (args.subcommand == "keygen") return keygen(spec, args);
+    if (args.subcommand == "signkey") return signkey(args);
     if (args.subcommand == "encrypt") return encrypt(spec, args);
     if (args.subcommand == "compute") return compute(spec, compute_fn, args);
     if (args.subcommand == "decrypt") return decrypt(spec, args);

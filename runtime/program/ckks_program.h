@@ -41,6 +41,7 @@
 #include "ckks/evaluator.h"
 #include "ckks/kernels.h"
 #include "ckks/keys.h"
+#include "program/manifest.h"
 
 namespace hec::program {
 
@@ -303,8 +304,11 @@ class RowCollector {
 
 class Server {
  public:
-  Server(const ProgramSpec& spec, const std::filesystem::path& ct_dir, const Ops& ops,
-         const ckks::ContextPtr& context, const core::KeyId& key_id);
+  // Finds and checks every shard of every input in `ct_dir` against the run's manifest (run
+  // id, array name, shard, owner and signature, content): missing, extra, stale, duplicated
+  // and swapped shards are refused naming the file.
+  Server(const ProgramSpec& spec, const Manifest& manifest, const std::filesystem::path& ct_dir,
+         const Ops& ops, const ckks::ContextPtr& context, const core::KeyId& key_id);
 
   const Sizes& sizes() const { return sizes_; }
   std::size_t size(const std::string& name) const;

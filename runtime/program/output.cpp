@@ -1,6 +1,7 @@
 // Atomic files and run-scoped output sets (see output.h).
 #include "program/output.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -83,9 +84,15 @@ void OutputSet::create_dir(const std::filesystem::path& dir) {
     missing.push_back(p);
     if (p == p.parent_path()) break;
   }
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error(dir.string() + ": cannot create directory: " + ec.message());
-  created_dirs_.insert(created_dirs_.end(), missing.rbegin(), missing.rend());
+  // Mode 0700: a run's directories (keys, ciphertexts, results) are its owner's alone.
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      const std::string reason = std::strerror(errno);
+      throw std::runtime_error(dir.string() + ": cannot create directory " + it->string() + ": " +
+                               reason);
+    }
+    created_dirs_.push_back(*it);
+  }
 }
 
 void OutputSet::add(const std::filesystem::path& file) { files_.push_back(file); }

@@ -37,8 +37,8 @@ class AtomicFile {
 // Writes `bytes` to `path` atomically.
 void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
 
-// The outputs of one run. `create_dir` makes the output directory (remembering whether it
-// existed); `add` records a file the run has committed. Unless `finish()` is called, the
+// The outputs of one run. `create_dir` makes the output directory with mode 0700 (remembering
+// whether it existed); `add` records a file the run has committed. Unless `finish()` is called, the
 // destructor removes every recorded file and, if the run created it and it is now empty, the
 // directory. A run that throws therefore leaves nothing behind.
 class OutputSet {

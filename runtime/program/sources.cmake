@@ -4,6 +4,7 @@ target_sources(hec_runtime PRIVATE
   program/args.cpp
   program/ckks_program.cpp
   program/coeff_layout.cpp
+  program/manifest.cpp
   program/npy.cpp
   program/output.cpp
   program/progress.cpp

@@ -163,6 +163,7 @@ class Emitted:
     streaming: bool
     passes: int
     note: str = ""
+    stream_dim: str | None = None  # the size parameter whose rows the program streams over
 
 
 @dataclass
@@ -603,6 +604,7 @@ def emit(
         streaming=sched.stream_dim is not None,
         passes=sched.passes,
         note=sched.fallback,
+        stream_dim=sched.stream_dim,
     )
 
 

@@ -147,7 +147,12 @@ def test_compute_runs_with_public_and_evaluation_keys_only(
     server = tmp_path / "server"
     server.mkdir()
     shutil.copytree(tmp_path / "keys" / "eval", server / "eval")
-    assert sorted(p.name for p in (server / "eval").iterdir()) == ["galois", "keyset", "relin"]
+    assert sorted(p.name for p in (server / "eval").iterdir()) == [
+        "galois",
+        "keyset",
+        "manifest",
+        "relin",
+    ]
     enc = [a for name, f in files.items() for a in ("--input", f"{name}={f}")]
     ok(
         binary,
@@ -227,8 +232,15 @@ def test_only_the_needed_evaluation_keys_are_written(
     programs: dict[str, Built], tmp_path: Path
 ) -> None:
     ok(programs[EXAMPLES[0][0]].binary, "keygen", "--out", str(tmp_path / "k"))
-    assert sorted(p.name for p in (tmp_path / "k" / "eval").iterdir()) == ["keyset"]
-    assert sorted(p.name for p in (tmp_path / "k").iterdir()) == ["eval", "public", "secret"]
+    assert sorted(p.name for p in (tmp_path / "k" / "eval").iterdir()) == ["keyset", "manifest"]
+    assert sorted(p.name for p in (tmp_path / "k").iterdir()) == [
+        "coordinator.sign",
+        "coordinator.sign.pub",
+        "eval",
+        "manifest",
+        "public",
+        "secret",
+    ]
     assert (tmp_path / "k" / "secret").stat().st_mode & 0o077 == 0
 
 

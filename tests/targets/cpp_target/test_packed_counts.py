@@ -94,9 +94,10 @@ def test_counts_are_exact_three_ways(
     written = sum(f.stat().st_size for f in (tmp_path / "ct").glob("*.cts"))
     report = report_of(comp)
     assert abs(written - report["sizes"]["upload_per_individual"] * n) <= 0.01 * written
-    # No key switch: keygen writes no evaluation key, only the key-set description.
+    # No key switch: keygen writes no evaluation key, only the key-set description (and the
+    # server's copy of the run manifest).
     assert report["keys"]["eval_key_bytes"] == 0
-    assert [f.name for f in (tmp_path / "k" / "eval").iterdir()] == ["keyset"]
+    assert sorted(f.name for f in (tmp_path / "k" / "eval").iterdir()) == ["keyset", "manifest"]
     done = run(binary, "compute", "--eval", str(tmp_path / "k" / "eval"), "--in",
                str(tmp_path / "ct"), "--out", str(tmp_path / "res"))  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,116 @@
+"""Regression tests of issue 25's interruption findings: SIGTERM or SIGKILL of `hec gwas
+chisq` left `keys/secret`, the plaintext genotype and phenotype .npy files and the ciphertexts
+in TMPDIR, the encrypting child kept running as an orphan, Ctrl-C printed a traceback, and a
+SIGTERM in the write phase left a partial `.assoc.tmp-PID`. Here `hec gwas chisq` is
+interrupted at five points of its run (each point detected from the files it creates), with
+SIGINT, SIGTERM and SIGHUP: each time it exits 128 + the signal with one line on stderr, no
+role is left running, and nothing of the run is left on disk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "gwas"))
+from gwas_fixtures import PlinkCohort, simulate_plink_cohort  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory: pytest.TempPathFactory) -> PlinkCohort:
+    return simulate_plink_cohort(tmp_path_factory.mktemp("cohort"), 150, 150, 1900, 100, 0.0, 5)
+
+
+@pytest.fixture(scope="module")
+def warm_cache(cohort: PlinkCohort, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache holding the compiled program (so that the interrupted runs start at once),
+    filled by one complete run, which must leave its scratch space empty too."""
+    base = tmp_path_factory.mktemp("warm")
+    cache, scratch = base / "cache", base / "tmp"
+    scratch.mkdir()
+    proc = _start(cohort, base / "out", cache, scratch)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert list(scratch.iterdir()) == []
+    return cache
+
+
+def _start(cohort: PlinkCohort, out: Path, cache: Path, scratch: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "TMPDIR": str(scratch), "HEC_THREADS": "1"}
+    env.pop("HEC_SCRATCH", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "hec", "gwas", "chisq", "--bfile", str(cohort.prefix),
+         "--out", str(out), "--cache-dir", str(cache), "--no-progress", "--no-plots"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+
+
+def _exists(scratch: Path, pattern: str) -> bool:
+    return any(True for _ in scratch.glob(pattern))
+
+
+POINTS: dict[str, Callable[[Path, Path], bool]] = {
+    # the coordinator's keys exist
+    "keygen": lambda s, o: _exists(s, "hec-gwas-*/keys/secret"),
+    # the plaintext genotypes handed to the encrypting role
+    "plaintext": lambda s, o: _exists(s, "hec-gwas-*/block*/in/*.npy"),
+    # ciphertexts being written
+    "encrypt": lambda s, o: _exists(s, "hec-gwas-*/block*/ct/*.rows-*"),
+    # the server's results being written
+    "compute": lambda s, o: _exists(s, "hec-gwas-*/block*/res"),
+    # decrypted values
+    "decrypt": lambda s, o: _exists(s, "hec-gwas-*/block*/dec"),
+}
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGTERM, signal.SIGINT]
+
+
+def _roles_running(binary_dir: Path) -> list[int]:
+    """Processes whose executable lies in the program cache (the generated program's roles)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            exe = str((proc / "exe").readlink())
+        except OSError:
+            continue
+        if exe.startswith(str(binary_dir)):
+            pids.append(int(proc.name))
+    return pids
+
+
+@pytest.mark.parametrize(
+    ("point", "signum"), list(zip(POINTS, SIGNALS, strict=True)), ids=list(POINTS)
+)
+def test_interrupted_gwas_leaves_nothing(
+    cohort: PlinkCohort, warm_cache: Path, tmp_path: Path, point: str, signum: int
+) -> None:
+    scratch, out_dir = tmp_path / "tmp", tmp_path / "out"
+    scratch.mkdir()
+    out_dir.mkdir()
+    proc = _start(cohort, out_dir / "run", warm_cache, scratch)
+    deadline = time.monotonic() + 300
+    reached = False
+    while proc.poll() is None and time.monotonic() < deadline:
+        if POINTS[point](scratch, out_dir):
+            proc.send_signal(signum)
+            reached = True
+            break
+        time.sleep(0.0005)
+    _, err = proc.communicate(timeout=120)
+    assert reached, f"the run ended before reaching {point}: {err}"
+    assert proc.returncode == 128 + signum, (proc.returncode, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("hec: interrupted by"), err
+    assert "Traceback" not in err
+    assert _roles_running(warm_cache) == []
+    left = [str(p.relative_to(scratch)) for p in scratch.rglob("*")]
+    assert left == [], f"left behind in TMPDIR after {point}: {left[:10]}"
+    assert [p.name for p in out_dir.iterdir()] == []
