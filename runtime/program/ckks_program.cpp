@@ -1320,18 +1320,33 @@ void check_domain(const SourceSpec& in, const std::filesystem::path& file, const
   if (small_set) {
     for (double x : in.domain.set) small[static_cast<std::size_t>(x)] = true;
   }
-  for (std::size_t i = 0; i < a.data.size(); ++i) {
-    const double v = a.data[i];
-    bool ok;
+  auto ok = [&](double v) {
     if (small_set) {
-      ok = v >= 0 && v < 256 && static_cast<double>(static_cast<std::size_t>(v)) == v &&
-           small[static_cast<std::size_t>(v)];
-    } else if (!in.domain.set.empty()) {
-      ok = std::find(in.domain.set.begin(), in.domain.set.end(), v) != in.domain.set.end();
-    } else {
-      ok = v >= in.domain.lo && v <= in.domain.hi;
+      return v >= 0 && v < 256 && static_cast<double>(static_cast<std::size_t>(v)) == v &&
+             small[static_cast<std::size_t>(v)];
     }
-    if (!ok) {
+    if (!in.domain.set.empty()) {
+      return std::find(in.domain.set.begin(), in.domain.set.end(), v) != in.domain.set.end();
+    }
+    return v >= in.domain.lo && v <= in.domain.hi;
+  };
+  // Chunks in parallel (a genotype matrix is 10^8 elements), then the first bad element.
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  const std::size_t chunks = (a.data.size() + kChunk - 1) / kChunk;
+  std::vector<std::size_t> first_bad(chunks, a.data.size());
+  math::parallel_for(chunks, [&](std::size_t c) {
+    const std::size_t end = std::min(a.data.size(), (c + 1) * kChunk);
+    for (std::size_t i = c * kChunk; i < end; ++i) {
+      if (!ok(a.data[i])) {
+        first_bad[c] = i;
+        return;
+      }
+    }
+  });
+  for (std::size_t i : first_bad) {
+    if (i == a.data.size()) continue;
+    const double v = a.data[i];
+    {
       std::ostringstream m;
       m << file.string() << ": input '" << in.name << "' element " << i << " is " << v
         << ", outside its declared domain ";
