@@ -152,22 +152,35 @@ void encode_coeff_row(const ckks::Context& ctx, const InputSpec& in, const Owner
     }
   }
   // Every digit's values over the row, computed and checked once: integers in [0, top] (the
-  // radix proves only sums of values up to the domain's largest element).
-  std::vector<std::vector<double>> value(p.digits.size());
+  // radix proves only sums of values up to the domain's largest element). They are kept as
+  // integers padded to whole coefficients (a per-row digit in coefficient 0 only), so the
+  // coefficient loop below has no branch.
+  const std::size_t padded = coefs * p.group;
+  std::vector<double> buffer(columns ? columns : 1);
+  std::vector<std::vector<u64>> value(p.digits.size());
   for (std::size_t k = 0; k < p.digits.size(); ++k) {
     const CoeffDigit& dg = p.digits[k];
-    value[k].resize(dg.per_row ? 1 : columns);
-    dg.value(row, value[k].size(), value[k].data());
+    const std::size_t size = dg.per_row ? 1 : columns;
+    dg.value(row, size, buffer.data());
+    value[k].assign(std::max(padded, std::size_t{1}), 0);
     const double top = static_cast<double>(dg.top);
-    for (std::size_t col = 0; col < value[k].size(); ++col) {
-      const double v = value[k][col];
+    for (std::size_t col = 0; col < size; ++col) {
+      const double v = buffer[col];
       if (!(v >= 0.0 && v <= top && static_cast<double>(static_cast<u64>(v)) == v)) {
         throw std::runtime_error("row " + std::to_string(row_index) + ", column " +
                                  std::to_string(col) + ": packed count '" + dg.name + "' is " +
                                  std::to_string(v) + ", not an integer in [0, " +
                                  std::to_string(dg.top) + "]");
       }
+      value[k][col] = static_cast<u64>(v);
     }
+  }
+  // Digit t of coefficient g reads value[digit_t][g * group + column_t]; a per-row digit reads
+  // index g * group (non-zero for g = 0 only).
+  std::vector<const u64*> source(T);
+  for (std::size_t t = 0; t < T; ++t) {
+    source[t] =
+        value[order.digit[t]].data() + (p.digits[order.digit[t]].per_row ? 0 : order.column[t]);
   }
   std::vector<u64> chunk_value(chunks);
   out.resize(count);
@@ -175,27 +188,17 @@ void encode_coeff_row(const ckks::Context& ctx, const InputSpec& in, const Owner
     ckks::Plaintext& pt = out[b];
     pt = ctx.make_plaintext(ckks::Level(0), scale);
     for (std::size_t i = 0; i < limbs; ++i) std::fill(pt.limb(i), pt.limb(i) + n, 0);
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::size_t g = b * n + s;
-      if (g >= coefs) break;
-      bool any = false;
+    const std::size_t end = std::min(n, coefs - b * n);
+    for (std::size_t s = 0; s < end; ++s) {
+      const std::size_t at = (b * n + s) * p.group;
+      u64 any = 0;
       for (std::size_t j = 0; j < chunks; ++j) {
         u64 c = 0;
-        for (std::size_t t = start[j]; t < start[j + 1]; ++t) {
-          const std::size_t k = order.digit[t];
-          const std::size_t col = g * p.group + order.column[t];
-          double v = 0.0;
-          if (p.digits[k].per_row) {
-            if (g == 0) v = value[k][0];
-          } else if (col < columns) {
-            v = value[k][col];
-          }
-          c += static_cast<u64>(v) * inner[t];
-        }
+        for (std::size_t t = start[j]; t < start[j + 1]; ++t) c += source[t][at] * inner[t];
         chunk_value[j] = c;
-        any = any || c != 0;
+        any |= c;
       }
-      if (!any) continue;
+      if (any == 0) continue;
       if (direct) {  // V 2^d < Q / 2 < 2^61: the coefficient itself
         pt.limb(0)[s] = chunk_value[0] << d;
         continue;
@@ -204,8 +207,9 @@ void encode_coeff_row(const ckks::Context& ctx, const InputSpec& in, const Owner
         const u64 q = impl.moduli[i].value();
         u64 acc = 0;
         for (std::size_t j = 0; j < chunks; ++j) {
-          const u64 c = math::barrett_reduce_128(chunk_value[j], impl.moduli[i]);
-          acc = math::add_mod(acc, math::mul_shoup(c, weight[i][j], weight_shoup[i][j], q), q);
+          // Shoup's product takes any 64-bit multiplicand: the chunk needs no reduction first.
+          acc = math::add_mod(
+              acc, math::mul_shoup(chunk_value[j], weight[i][j], weight_shoup[i][j], q), q);
         }
         pt.limb(i)[s] = acc;
       }
