@@ -235,7 +235,7 @@ class BuiltLabhe:
 
 
 def build_labhe(comp: LabheCompilation, outdir: str | Path, build: bool = True) -> BuiltLabhe:
-    from hec.run import _runtime_library
+    from hec.run import _runtime_library, ninja_build
 
     runtime_dir, lib = _runtime_library()
     emitted = emit_labhe(comp.plan, runtime_dir, lib, _libs())
@@ -243,12 +243,7 @@ def build_labhe(comp: LabheCompilation, outdir: str | Path, build: bool = True) 
     rewritten = write_labhe_project(emitted, out)
     binary = out / emitted.name
     if build:
-        ninja = shutil.which("ninja")
-        if ninja is None:
-            raise UserError("ninja is not installed", hint="run scripts/setup")
-        done = subprocess.run([ninja, "-C", str(out)], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
+        ninja_build(out, binary)
     return BuiltLabhe(out, binary, comp, rewritten, build)
 
 

@@ -330,8 +330,6 @@ def _system_libs() -> str:
 
 def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True) -> Built:
     """`hec compile`: compile `path`, emit C++ and build.ninja into `outdir`, run ninja."""
-    import shutil
-    import subprocess
 
     from hec.pipeline import compile_file
     from targets.cpp.emit import emit, write_project
@@ -343,13 +341,21 @@ def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool 
     rewritten = write_project(emitted, out)
     binary = out / emitted.name
     if build:
-        ninja = shutil.which("ninja")
-        if ninja is None:
-            raise UserError("ninja is not installed", hint="run scripts/setup")
-        done = subprocess.run([ninja, "-C", str(out)], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
+        ninja_build(out, binary)
     return Built(out, binary, emitted, rewritten, build)
+
+
+def ninja_build(out: Path, binary: Path) -> None:
+    """Build a generated program's directory with Ninja (rebuilds only what changed)."""
+    import shutil
+    import subprocess
+
+    ninja = shutil.which("ninja")
+    if ninja is None:
+        raise UserError("ninja is not installed", hint="run scripts/setup")
+    done = subprocess.run([ninja, "-C", str(out)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
 
 
 def run_role(binary: Path, *args: str) -> str:
