@@ -49,8 +49,8 @@ def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]
 
 
 def measure(n: int, m: int, work: Path, env: dict[str, str], seed: int) -> dict[str, float]:
-    from hec.pipeline import Options
-    from hec.run import compile_cpp
+    from driver.pipeline import Options
+    from driver.run import compile_cpp
 
     built = compile_cpp(
         ROOT / "examples/gwas/chisq.hec", work / "build", Options(sizes=f"N={n},M={m}")

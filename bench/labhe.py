@@ -50,8 +50,8 @@ PAPER = {
 
 
 def compile_plan(program: str, n: int, d: int, bits: int, out: Path) -> Path:
-    from hec.labhe import compile_labhe_file
-    from hec.pipeline import Options
+    from driver.labhe import compile_labhe_file
+    from driver.pipeline import Options
 
     comp = compile_labhe_file(
         ROOT / "bench" / f"labhe_{program}.hec",
@@ -85,8 +85,8 @@ def run_ckks(n: int, d: int, work: Path) -> float | None:
     """Seconds of the server role (compute) of hec's CKKS program for labhe_cov.hec; None
     (with the reason in `facts`) when the CKKS compiler refuses or fails."""
     from compiler.errors import InternalError, UserError
-    from hec.pipeline import Options
-    from hec.run import compile_cpp, run_role
+    from driver.pipeline import Options
+    from driver.run import compile_cpp, run_role
 
     src = ROOT / "bench" / "labhe_cov.hec"
     try:

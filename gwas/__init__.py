@@ -1,6 +1,6 @@
 """Genome-wide association studies with hec programs: PLINK files in, PLINK files out.
 
-Sits above targets/ and the pipeline driver (hec/pipeline.py) and below the command line
+Sits above targets/ and the pipeline driver (driver/pipeline.py) and below the command line
 (hec/cli.py): `hec gwas chisq` and `hec demo` are thin wrappers over `gwas.chisq.run_chisq`
 and `gwas.demo.run_demo`.
 """

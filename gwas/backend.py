@@ -1,18 +1,18 @@
 """Execution backends of `hec gwas`: compile a .hec program once (cached on disk), then run
 it block by block on the data and return the revealed values of each block.
 
-`compile_cached` runs the compiler pipeline (hec/pipeline.py) for the run's sizes and keeps
+`compile_cached` runs the compiler pipeline (driver/pipeline.py) for the run's sizes and keeps
 the compiled ckks IR, the source's stat IR (for the client block) and the report in a cache
 directory keyed by the source's SHA-256, the sizes and the options, so a second run on data of
 the same shape does not compile again.
 
 Backends:
 - `encrypted` (`EncryptedBackend`, the default): the C++ program generated for the compiled
-  program (targets/cpp through `hec.run.compile_cpp`, cached next to the compiled IR), its
+  program (targets/cpp through `driver.run.compile_cpp`, cached next to the compiled IR), its
   four roles run locally in order: `keygen` once (coordinator), then per SNP block `encrypt`
   (data owners, public key only), `compute` (server, evaluation keys only), `decrypt`
   (coordinator). Keys and ciphertexts live in a 0700 temporary directory removed at the end,
-  also when the run is interrupted (hec/interrupt.py); every file is bound to the run's
+  also when the run is interrupted (driver/interrupt.py); every file is bound to the run's
   manifest and signed by the party that made it (runtime/program/manifest.h).
 - `sim` (`SimBackend`): the reference simulator in noisy mode (targets/sim): the compiled
   program's arithmetic on plaintext numpy arrays with the CKKS errors injected at their
@@ -47,8 +47,8 @@ from compiler.errors import InternalError
 from compiler.ir_text import parse_ir, print_ir
 from compiler.stat_numpy import run_client
 from gwas.memory import PhaseMeter
-from hec import __version__
-from hec.pipeline import Options, compile_file, report_of
+from driver import __version__
+from driver.pipeline import Options, compile_file, report_of
 from targets.sim.simulator import simulate
 
 Array = npt.NDArray[np.float64]
@@ -437,7 +437,7 @@ def run_role_measured(
     poll_seconds: float = 0.005,
     on_progress: RowProgress | None = None,
 ) -> int:
-    """Run one role of a generated program (as `hec.run.run_role` does: HEC_QUIET unless set,
+    """Run one role of a generated program (as `driver.run.run_role` does: HEC_QUIET unless set,
     a failure becomes a UserError with the role's message) and return its peak resident set in
     bytes: the largest of the peak the role prints (`peak_rss_bytes=`) and its VmHWM sampled
     while it runs. (The kernel's per-child maximum would also count the launching Python
@@ -448,7 +448,7 @@ def run_role_measured(
 
     if binary is None:
         raise InternalError("the generated program was not built")
-    from hec.interrupt import check, start_child, stop
+    from driver.interrupt import check, start_child, stop
 
     quiet = os.environ.get("HEC_QUIET", "0" if on_progress else "1")
     env = {**os.environ, "HEC_QUIET": quiet}
@@ -605,7 +605,7 @@ class EncryptedBackend(Backend):
         precision_bits: float,
         cache_dir: Path | None,
     ) -> CompiledProgram:
-        from hec.run import compile_cpp
+        from driver.run import compile_cpp
 
         # The program runs under exactly the parameters the compiler chose (the runtime takes
         # parameter sets without special primes when no key is switched).
@@ -653,8 +653,8 @@ class EncryptedBackend(Backend):
                 f"ciphertexts need {need / 2**30:.2f} GiB (the report's upload estimate)",
                 hint="set HEC_SCRATCH to a directory with more room",
             )
-        from hec.interrupt import scratch_directory
-        from hec.run import Parties
+        from driver.interrupt import scratch_directory
+        from driver.run import Parties
 
         with scratch_directory("hec-gwas-", where) as root:
             keys = root / "keys"

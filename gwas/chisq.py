@@ -54,7 +54,7 @@ from gwas.plink import Fileset, PhenoSpec, open_fileset, sample_phenotypes, upda
 from gwas.plots import manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
-from hec import __version__
+from driver import __version__
 
 Array = npt.NDArray[np.float64]
 PROGRAM_DIR = Path(__file__).resolve().parent.parent / "examples" / "gwas"

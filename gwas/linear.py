@@ -51,7 +51,7 @@ from gwas.plink import Fileset, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
-from hec import __version__
+from driver import __version__
 
 Array = npt.NDArray[np.float64]
 PROGRAM_LINEAR = Path(__file__).resolve().parent.parent / "examples" / "gwas" / "linear.hec"

@@ -1,3 +1,5 @@
-"""hec: the pipeline driver and the command-line interface (top of the import graph)."""
+"""hec: the command-line interface, at the top of the import graph (the driver is driver/)."""
 
-__version__ = "0.1.0"
+from driver import __version__
+
+__all__ = ["__version__"]

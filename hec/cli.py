@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from compiler.errors import UserError
 from hec import __version__
-from hec.environment import cpu_features, runtime_build_dir
+from driver.environment import cpu_features, runtime_build_dir
 
 MAX_PRECISION_BITS = 50.0  # beyond what a CKKS slot decodes to in double precision
 
@@ -154,7 +154,7 @@ def _ir_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _compare_heir(args: argparse.Namespace) -> int:
     from compiler.analysis.counts import executed_counts
-    from hec.pipeline import Options, compile_file
+    from driver.pipeline import Options, compile_file
     from targets.mlir import tools
     from targets.mlir.heir import COMPARED, count_heir_server_ops
     from targets.mlir.upstream import lower_to_upstream
@@ -234,7 +234,7 @@ def _ir_module(args: argparse.Namespace):
     from dsl.checker import check
     from dsl.lower import lower
     from dsl.parser import parse_file
-    from hec.pipeline import Options, compile_file
+    from driver.pipeline import Options, compile_file
 
     if (args.layer == "stat" or args.upstream) and not args.heir:
         return lower(check(parse_file(args.file)))
@@ -309,7 +309,7 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _compile(args: argparse.Namespace):
-    from hec.pipeline import compile_file
+    from driver.pipeline import compile_file
 
     return compile_file(args.file, _options_of(args), out=sys.stderr if args.json else sys.stdout)
 
@@ -330,11 +330,11 @@ def _labhe_chosen(args: argparse.Namespace) -> bool:
 def _report_run(args: argparse.Namespace) -> int:
     import json
 
-    from hec.pipeline import report_of
+    from driver.pipeline import report_of
     from targets.report.report import render_text
 
     if _labhe_chosen(args):
-        from hec.labhe import compile_labhe_file, labhe_report, render_labhe_text
+        from driver.labhe import compile_labhe_file, labhe_report, render_labhe_text
 
         report = labhe_report(compile_labhe_file(args.file, _options_of(args)))
         print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
@@ -359,7 +359,7 @@ def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
 def _simulate_run(args: argparse.Namespace) -> int:
     import json
 
-    from hec.pipeline import simulate_against_reference
+    from driver.pipeline import simulate_against_reference
 
     if args.scheme != "ckks":
         raise UserError(
@@ -382,11 +382,11 @@ def _simulate_run(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- hec compile / hec run (targets/cpp, hec/run.py) -----------------------------------------
+# --- hec compile / hec run (targets/cpp, driver/run.py) -----------------------------------------
 
 
 def _options_of(args: argparse.Namespace):
-    from hec.pipeline import Options
+    from driver.pipeline import Options
 
     return Options(
         sizes=args.size,
@@ -414,10 +414,10 @@ def _cpp_compile_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cpp_compile_run(args: argparse.Namespace) -> int:
-    from hec.run import compile_cpp
+    from driver.run import compile_cpp
 
     if _labhe_chosen(args):
-        from hec.labhe import compile_labhe_cpp
+        from driver.labhe import compile_labhe_cpp
 
         print(
             compile_labhe_cpp(
@@ -457,11 +457,11 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_run(args: argparse.Namespace) -> int:
     import json
 
-    from hec.run import parse_inputs, run_encrypted, run_sim
+    from driver.run import parse_inputs, run_encrypted, run_sim
 
     inputs = parse_inputs(args.input)
     if _labhe_chosen(args):
-        from hec.labhe import run_labhe
+        from driver.labhe import run_labhe
 
         owners: dict[str, int] = {}
         for item in args.owner:
@@ -919,7 +919,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help(sys.stderr)
         return 2
-    from hec.interrupt import Interrupted, handling_signals
+    from driver.interrupt import Interrupted, handling_signals
 
     try:
         with handling_signals():

@@ -26,7 +26,7 @@ program's evaluation keys within the 128-bit bound at n = 2^13.
 When. Packing pays only when a row spans at least two slot sets; the pipeline runs this pass
 with `min_width` = slots + 1 once a first compilation has chosen the ring dimension, and
 keeps the packed program when it uploads fewer bytes per individual on a ring no larger
-(hec/pipeline.py).
+(driver/pipeline.py).
 """
 
 from __future__ import annotations

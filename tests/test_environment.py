@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hec.environment import cpu_features
+from driver.environment import cpu_features
 
 
 def test_ifma_needs_avx512f_and_ifma(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ with atheris.instrument_imports(  # pyright: ignore[reportAttributeAccessIssue]
     from dsl.checker import check
     from dsl.parser import parse_program
     from gwas.plink import open_fileset, read_pheno
-    from hec.run import load_npy
+    from driver.run import load_npy
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="hec-atheris-"))
 

@@ -16,8 +16,8 @@ from dsl.checker import check
 from dsl.lower import lower
 from dsl.parser import parse_file
 from hec.cli import main
-from hec.labhe import compile_labhe_file, fixed_point_tolerance, labhe_report
-from hec.pipeline import Options
+from driver.labhe import compile_labhe_file, fixed_point_tolerance, labhe_report
+from driver.pipeline import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 MEANCOV = ROOT / "examples/stats/meancov.hec"

@@ -14,8 +14,8 @@ import pytest
 
 from compiler.labhe_plan import evaluate_plain
 from hec.cli import main
-from hec.labhe import BuiltLabhe, build_labhe, compile_labhe_file, run_labhe_roles
-from hec.pipeline import Options
+from driver.labhe import BuiltLabhe, build_labhe, compile_labhe_file, run_labhe_roles
+from driver.pipeline import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 MEANCOV = ROOT / "examples/stats/meancov.hec"
@@ -219,7 +219,7 @@ def test_compile_writes_the_plan_and_refuses_size_mismatch(tmp_path: Path) -> No
     assert "hec-labhe-plan 1" in cpp and "program_main" in cpp
     np.save(tmp_path / "X.npy", np.zeros((4, 2)))
     with pytest.raises(Exception, match="exact sizes"):
-        from hec.labhe import run_labhe
+        from driver.labhe import run_labhe
 
         run_labhe(
             MEANCOV,

@@ -15,7 +15,7 @@ from compiler.errors import UserError
 from dsl.checker import check
 from dsl.lower import lower
 from dsl.parser import parse_file
-from hec.pipeline import Options, compile_file
+from driver.pipeline import Options, compile_file
 from targets.mlir import tools
 from targets.mlir.irdl import IRDL_FILE
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from compiler.errors import UserError
-from hec.pipeline import Options, compile_file
+from driver.pipeline import Options, compile_file
 from targets.mlir.heir import count_heir_server_ops, export_heir
 from tests.mlir.common import (
     EXAMPLES,

@@ -10,7 +10,7 @@ from xdsl.context import Context
 
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
-from hec.pipeline import Compilation, Options, compile_file
+from driver.pipeline import Compilation, Options, compile_file
 from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass

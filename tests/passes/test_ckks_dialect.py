@@ -9,7 +9,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from compiler.dialects.ckks import Ckks
 from compiler.ir_text import parse_ir, print_ir
-from hec.pipeline import Options, compile_file
+from driver.pipeline import Options, compile_file
 
 HEAD = """builtin.module {
   ckks.program "t" {

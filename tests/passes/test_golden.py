@@ -1,6 +1,6 @@
 """Golden tests of the passes (FileCheck). Each `tests/passes/<pass-name>*.hec` holds a small
 program, a `# PASS: <name>` line naming the pass whose output is checked, optional
-`# OPTIONS: key=value ...` (fields of `hec.pipeline.Options`), and CHECK lines. The pipeline
+`# OPTIONS: key=value ...` (fields of `driver.pipeline.Options`), and CHECK lines. The pipeline
 runs up to and including that pass and the IR it prints is matched: only what the pass
 decides is checked."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hec.pipeline import Options, compile_file
+from driver.pipeline import Options, compile_file
 
 HERE = Path(__file__).resolve().parent
 CASES = sorted(HERE.glob("*.hec"))
@@ -52,7 +52,7 @@ def test_pass_golden(case: Path) -> None:
 
 
 def test_every_pass_has_a_golden_test() -> None:
-    from hec.pipeline import PASS_NAMES
+    from driver.pipeline import PASS_NAMES
 
     covered = {header(c, "PASS")[0] for c in CASES}
     missing = [p for p in PASS_NAMES if p not in covered and not p.startswith("check-")]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hec.pipeline import Options
-from hec.run import Built, compile_cpp
+from driver.pipeline import Options
+from driver.run import Built, compile_cpp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reliability_common import ROOT, M, N

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from reliability_common import ok
 
-from hec.run import Built
+from driver.run import Built
 
 SECRET_PREFIXES = ("secret", "coordinator.sign")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from reliability_common import HALF, N, new_run, ok, reference, refused, role
 
-from hec.run import Built
+from driver.run import Built
 
 
 def test_two_owners_give_the_right_answer(chisq: Built, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from compiler.errors import UserError
 from dsl.checker import check
 from dsl.parser import parse_program
 from dsl.reference import evaluate
-from hec.pipeline import Options, run_pipeline, sizes_for_run
+from driver.pipeline import Options, run_pipeline, sizes_for_run
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from hec.pipeline import Options, compile_file, report_of
+from driver.pipeline import Options, compile_file, report_of
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "report.schema.json").read_text())
 ACCEPTANCE = Options(sizes="N=5000,M=16384", precision="chi2_num=33")

@@ -10,7 +10,7 @@ import pytest
 from compiler.dialects import ckks
 from compiler.errors import InternalError
 from dsl.reference import evaluate
-from hec.pipeline import Options, compile_file, simulate_against_reference, sizes_for_run
+from driver.pipeline import Options, compile_file, simulate_against_reference, sizes_for_run
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
@@ -37,7 +37,7 @@ def test_noisy_chisq_is_within_the_promised_precision() -> None:
     data = random_inputs(comp.program, sizes, seed=2)
     ref = evaluate(comp.checked, sizes, data)
     noisy = simulate(comp.program, sizes, data, noisy=True, seed=3)
-    from hec.pipeline import report_of
+    from driver.pipeline import report_of
 
     promised = {o["name"]: o for o in report_of(comp)["outputs"]}
     for name, want in ref.revealed.items():

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from dsl.checker import check
 from dsl.parser import parse_file
 from dsl.reference import ReferenceResult, evaluate
-from hec.pipeline import Options, compile_file, sizes_for_run
+from driver.pipeline import Options, compile_file, sizes_for_run
 from targets.sim.data import random_inputs
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -16,7 +16,7 @@ from cpp_target_common import EXAMPLES, ROOT
 
 from compiler.dialects import ckks
 from compiler.ir_text import print_ir
-from hec.pipeline import Compilation, Options, compile_file
+from driver.pipeline import Compilation, Options, compile_file
 from targets.cpp.emit import Emitted, emit, write_project
 
 RUNTIME = ROOT / "runtime"

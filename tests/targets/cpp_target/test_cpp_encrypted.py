@@ -16,8 +16,8 @@ import pytest
 from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
 from hec.cli import main
-from hec.pipeline import Options, compile_file, report_of
-from hec.run import Built, compile_cpp, run_sim
+from driver.pipeline import Options, compile_file, report_of
+from driver.run import Built, compile_cpp, run_sim
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
 from compiler.errors import UserError
 from hec.cli import main
-from hec.run import run_sim
+from driver.run import run_sim
 
 
 @pytest.mark.parametrize(("path", "sizes"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
@@ -45,7 +45,7 @@ def test_sim_noisy_run_is_close_but_not_equal(tmp_path: Path) -> None:
 
 
 def test_sizes_come_from_the_inputs_and_insecure_is_stamped(tmp_path: Path) -> None:
-    from hec.pipeline import Options
+    from driver.pipeline import Options
 
     files, _, _ = example_inputs(*EXAMPLES[0], tmp_path / "in")
     result = run_sim(

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from cpp_target_common import ROOT
 
-from hec.pipeline import Options, compile_file, report_of
-from hec.run import Built, compile_cpp
+from driver.pipeline import Options, compile_file, report_of
+from driver.run import Built, compile_cpp
 from targets.sim.simulator import simulate
 
 CASES = [

@@ -71,7 +71,7 @@ class Options:
     # Owner-side precomputation and packed counts (passes/owner_side.py, packed_counts.py).
     owner_side: bool = True
     packed_counts: bool = True
-    # The target scheme: "ckks" (this module), "labhe" (hec/labhe.py: labeled HE for degree-2
+    # The target scheme: "ckks" (this module), "labhe" (driver/labhe.py: labeled HE for degree-2
     # programs) or "auto" (labhe when every revealed value has degree <= 2).
     scheme: str = "ckks"
     labhe_linear: str = "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"

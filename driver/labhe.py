@@ -1,6 +1,6 @@
 """The labeled-HE driver (`--scheme labhe`): compile, report, build and run degree-2 programs.
 
-Beside the CKKS pipeline (hec/pipeline.py) until the scheme-agnostic middle exists: the same
+Beside the CKKS pipeline (driver/pipeline.py) until the scheme-agnostic middle exists: the same
 checked program and `stat` lowering, then `passes/lower_stat_to_labhe.py` (which refuses a
 revealed value of degree > 2; this driver adds the source location), the report, the C++
 target (`targets/labhe`) and the roles of the generated binary run in order:
@@ -52,7 +52,7 @@ class LabheCompilation:
     stat_module: Any
     plan: LabheProgram
     sizes: dict[str, int]
-    options: Any  # hec.pipeline.Options
+    options: Any  # driver.pipeline.Options
 
     @property
     def name(self) -> str:
@@ -235,7 +235,7 @@ class BuiltLabhe:
 
 
 def build_labhe(comp: LabheCompilation, outdir: str | Path, build: bool = True) -> BuiltLabhe:
-    from hec.run import _runtime_library, ninja_build
+    from driver.run import _runtime_library, ninja_build
 
     runtime_dir, lib = _runtime_library()
     emitted = emit_labhe(comp.plan, runtime_dir, lib, _libs())
@@ -291,7 +291,7 @@ def run_labhe_roles(
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Run every role of a built labeled program in `base` (all parties local); returns the
     decrypted values and each role's stderr (its timing line)."""
-    from hec.run import run_role
+    from driver.run import run_role
 
     owners = dict(owners or {})
     o = comp.options
@@ -375,7 +375,7 @@ def run_labhe(
     """`hec run --scheme labhe`: compile for the data's sizes; `sim` runs the exact integer
     reference of the plan (compiler.labhe_plan.evaluate_plain), otherwise every role of the
     generated program; then the client block; outputs as `hec run` writes them."""
-    from hec.run import (
+    from driver.run import (
         RunResult,
         _write_outputs,
         check_domains,

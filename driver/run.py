@@ -35,7 +35,7 @@ from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from dsl import ast
 from dsl.checker import CheckedProgram
-from hec.interrupt import scratch_directory
+from driver.interrupt import scratch_directory
 
 Array = npt.NDArray[np.float64]
 
@@ -214,13 +214,13 @@ def run_sim(
     options: Any = None,
 ) -> RunResult:
     """`hec run --sim`: compile for the data's sizes (or `sizes`), simulate, apply the client
-    block, write the outputs. `options` (a `hec.pipeline.Options`) overrides the compile
+    block, write the outputs. `options` (a `driver.pipeline.Options`) overrides the compile
     options other than the sizes."""
     from dataclasses import replace
 
     from dsl.checker import check
     from dsl.parser import parse_file
-    from hec.pipeline import Options, run_pipeline
+    from driver.pipeline import Options, run_pipeline
     from targets.sim.simulator import simulate
 
     checked = check(parse_file(str(path)))
@@ -291,7 +291,7 @@ def _runtime_library() -> tuple[Path, Path]:
     with CMake when the build directory exists."""
     import subprocess
 
-    from hec.environment import REPO_ROOT, runtime_build_dir
+    from driver.environment import REPO_ROOT, runtime_build_dir
 
     build = runtime_build_dir()
     lib = build / "libhec_runtime.a"
@@ -331,7 +331,7 @@ def _system_libs() -> str:
 def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True) -> Built:
     """`hec compile`: compile `path`, emit C++ and build.ninja into `outdir`, run ninja."""
 
-    from hec.pipeline import compile_file
+    from driver.pipeline import compile_file
     from targets.cpp.emit import emit, write_project
 
     comp = compile_file(path, options, out=io.StringIO())
@@ -360,8 +360,8 @@ def ninja_build(out: Path, binary: Path) -> None:
 
 def run_role(binary: Path, *args: str) -> str:
     """Run one role of a generated program (stopped with its process group if hec is
-    interrupted: hec.interrupt); its error message becomes a UserError."""
-    from hec.interrupt import run_child
+    interrupted: driver.interrupt); its error message becomes a UserError."""
+    from driver.interrupt import run_child
 
     code, err = run_child(
         [str(binary), *args], env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
@@ -417,7 +417,7 @@ def run_encrypted(
 
     from dsl.checker import check
     from dsl.parser import parse_file
-    from hec.pipeline import Options, run_pipeline
+    from driver.pipeline import Options, run_pipeline
 
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
