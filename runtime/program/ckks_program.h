@@ -1,29 +1,13 @@
-// The layer every generated CKKS program stands on (targets/cpp emits code against it): the
-// program's description (`ProgramSpec`: parameters, inputs with the level and scale the
-// compiler chose, outputs, keys), ciphertext arrays with the layouts of the ckks dialect
-// (compiler/dialects/ckks.py), one function per array op, row streaming with accumulators, and
-// the four roles of the PNAS setting (Blatt et al. 2020; DESIGN.md §6):
+// The CKKS binding of the program layer (targets/cpp emits code against it): ciphertext arrays
+// of ckks::Ciphertext with the layouts of the ckks dialect (compiler/dialects/ckks.py), one
+// function per array op, the CKKS row accumulators (fused dot products and sums over rows on
+// the ckks batch kernels), and CkksScheme, the traits type the roles (roles.h), the server
+// (server.h) and the block scheduling are written over. What every scheme shares lives in
+// spec.h (the program's description), arrays.h, files.h, server.h and roles.h; this header
+// includes them, so a generated CKKS program includes only this one.
 //
-//   keygen  --out KEYDIR                    coordinator: KEYDIR/secret, KEYDIR/public and
-//                                           KEYDIR/eval/ (only the keys the program needs)
-//   encrypt --pk KEYDIR/public --input NAME=FILE.npy ... [--rows a:b] --out CTDIR
-//                                           data owner (several owners may each encrypt rows)
-//   compute --eval KEYDIR/eval --in CTDIR --out RESDIR
-//                                           server: evaluation keys only, streams over rows
-//   decrypt --sk KEYDIR/secret --in RESDIR --out DIR
-//                                           coordinator: one NAME.npy per revealed value
-//   info FILE                               the header of any key, ciphertext or array file
-//
-// Layouts (as in the simulator, targets/sim/simulator.py): an array of logical shape
-// [d0, ..., dk] is held as a C-order array of ciphertexts of shape [d0, ..., d(k-1),
-// ceil(dk / slots)] when packed (the last axis in the slots, zero padded), [d0, ..., d(k-1),
-// ceil(dk / (2 slots))] when complex (column block 2j in the real parts of the slots, block
-// 2j + 1 in the imaginary parts) and [d0, ..., dk] when replicated (one value in every slot).
-// Streaming: when the program's large inputs share a leading size parameter (the individuals N),
-// `compute` reads them a chunk of rows at a time (a few rows per thread, positioned reads in
-// parallel, the block file's checksum verified when its last row is read), runs the row bodies in
-// parallel and folds the chunk into accumulators (sums and fused dot products over N, see RowSink),
-// so memory is bounded by the accumulators and one chunk, not by N.
+// Layouts (spec.h): packed, replicated, complex (column block 2j in the real parts, 2j + 1 in
+// the imaginary parts) and coeff (coeff_layout.h's packed counts).
 #pragma once
 
 #include <cstddef>
@@ -38,122 +22,25 @@
 
 #include "ckks/ciphertext.h"
 #include "ckks/context.h"
+#include "ckks/encoder.h"
+#include "ckks/encryptor.h"
 #include "ckks/evaluator.h"
+#include "ckks/io.h"
 #include "ckks/kernels.h"
 #include "ckks/keys.h"
+#include "program/arrays.h"
 #include "program/manifest.h"
+#include "program/output.h"
+#include "program/roles.h"
+#include "program/server.h"
+#include "program/spec.h"
 
 namespace hec::program {
 
 using Ct = ckks::Ciphertext;
 using CtPtr = std::shared_ptr<const Ct>;
-using Sizes = std::map<std::string, std::size_t>;
-
-enum class Layout { kPacked, kReplicated, kComplex, kCoeff };
-
-// A value domain declared in the source program (`in {0, 1, 2}`, `in [-4.0, 4.0]`).
-struct Domain {
-  std::vector<double> set;  // finite set, or empty for an interval
-  double lo = 0.0, hi = 0.0;
-  bool bounded = false;  // false: no domain declared
-};
-
-// One row of a data owner's source inputs (passes/owner_side.py): data[k] points at source
-// k's values in this row (one value for a source with one value per row).
-struct OwnerRow {
-  std::vector<const double*> data;
-};
-// An owner-side value over one row: out[j] for its columns j < count (generated from
-// compiler/owner_expr.py).
-using OwnerFn = void (*)(const OwnerRow&, std::size_t count, double* out);
-
-// A packed count of the coeff layout (coeff_layout.h): its owner expression, radix (larger than
-// its largest possible sum), its largest per-row value, and whether it has one value per row.
-struct CoeffDigit {
-  std::string name;
-  OwnerFn value = nullptr;
-  std::uint64_t radix = 2;
-  std::uint64_t top = 1;
-  bool per_row = false;
-};
-
-struct CoeffPacking {
-  std::vector<CoeffDigit> digits;
-  std::size_t group = 1;  // columns per coefficient
-};
-
-// A data owner's input as the source program declares it (the NAME of --input NAME=FILE).
-struct SourceSpec {
-  std::string name;
-  std::vector<std::string> dims;
-  Domain domain;
-};
-
-struct InputSpec {
-  std::string id;      // the array's name in the program (file names use it), e.g. "X_1"
-  std::string source;  // the input it encrypts (the NAME of --input NAME=FILE), e.g. "X"
-  Layout layout;
-  std::vector<std::string> dims;  // size-parameter names or decimal literals
-  int level;
-  double log_scale;
-  bool streamed;  // its leading axis is the stream dimension: encrypted and read per row block
-  Domain domain;
-  // Owner-side values: computed by the encrypting owner from these sources (empty: `source`
-  // itself is encrypted) with `value` (per element) or, for kCoeff, `packing`.
-  std::vector<std::string> sources = {};
-  OwnerFn value = nullptr;
-  CoeffPacking packing = {};
-};
-
-struct OutputSpec {
-  std::string name;
-  Layout layout;
-  std::vector<std::string> dims;
-  int level;
-  double log_scale;
-  int degree;
-  // kCoeff: the result file it reads (several counts share one) and the digit it is.
-  std::string result = {};
-  int digit = -1;
-  CoeffPacking packing = {};
-};
-
-struct ProgramSpec {
-  std::string name;
-  std::string source;  // the .hec file it was compiled from
-  std::string digest;  // hex digest of the compiled ckks IR: ties every file to this program
-  int log_n = 0;
-  std::vector<std::uint64_t> output_moduli, moduli, special_moduli;
-  int dnum = 0;
-  int security_bits = 0;
-  bool insecure = false;
-  bool relinearizes = false;  // keygen makes a relinearization key
-  bool conjugates = false;    // keygen makes a conjugation key (complex layouts are unpacked)
-  std::vector<int> rotations;
-  int key_level = 0;
-  std::vector<std::pair<std::string, std::size_t>> params;  // size parameters and bounds
-  std::string stream_dim;                                   // "" when nothing streams
-  std::vector<InputSpec> inputs;
-  std::vector<OutputSpec> outputs;
-  std::vector<SourceSpec> sources;  // every owner input the encrypt role reads
-};
-
-// ------------------------------------------------------------------------------------------
-// Arrays of ciphertexts
-// ------------------------------------------------------------------------------------------
-
-struct CtArray {
-  std::vector<std::size_t> shape;  // ciphertext-array axes (see the layouts above)
-  std::vector<CtPtr> cts;          // C order
-
-  std::size_t size() const { return cts.size(); }
-  const Ct& at(std::size_t i) const { return *cts[i]; }
-};
-
-// Ciphertext-array shape of a logical shape under a layout.
-// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext.
-std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots, std::size_t group = 1);
+using CtArray = CtArrayOf<Ct>;
+using RowCollector = RowCollectorOf<Ct>;
 
 // The evaluator and the evaluation keys (none of them secret) every op needs.
 class Ops {
@@ -204,47 +91,22 @@ CtArray sum_slots(const Ops& ops, const CtArray& a);
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis);
 // Fused sum_i a_i (x) b_i along an array axis.
 CtArray dot(const Ops& ops, const CtArray& a, const CtArray& b, std::size_t axis);
-// Operand axis i becomes result axis dims[i] of the ciphertext-array shape `shape`; when
-// `replicated_to_packed`, the last result axis is new or stretched and every block reuses
-// the operand's ciphertext. Ciphertexts are shared, not copied.
-CtArray broadcast(const CtArray& a, const std::vector<std::size_t>& dims,
-                  const std::vector<std::size_t>& shape, bool replicated_to_packed);
 // A replicated array broadcast to the complex layout with the value in both parts of every
 // slot: each operand ciphertext times 1 + i (exact, no level), then as broadcast().
 CtArray broadcast_both_parts(const Ops& ops, const CtArray& a, const std::vector<std::size_t>& dims,
                              const std::vector<std::size_t>& shape);
-CtArray transpose(const CtArray& a);
 
 // Checks the first ciphertext of `a` against the type the compiler gave the value (level,
 // degree, scale); throws std::logic_error naming the value. Cheap: O(1) per array.
 void expect_type(const CtArray& a, const char* value, int level, double log_scale, int degree);
 
 // ------------------------------------------------------------------------------------------
-// Row accumulators (one partial sum per thread, merged at the end)
+// Row accumulators (one accumulator per element, tiles folded in parallel: RowSink)
 // ------------------------------------------------------------------------------------------
 
-// Accumulators over rows. The row bodies (running in parallel, one row per thread) only
-// record their operands with add(); after every chunk of rows Server::stream has the sinks
-// fold the chunk in: prepare() gathers and checks it and returns a number of independent work
-// units, fold_unit() runs one (any thread), complete() drops the chunk. All sinks' units of
-// a chunk run in one parallel region; each unit adds the chunk's operands to one tile of one
-// limb of an accumulator (ckks::dot_batch_unit, ckks::sum_batch_unit), so every operand
-// streams through once while the tile stays in cache, and one accumulator per element serves
-// all threads. finish() folds what is left and returns the sums.
-class RowSink {
- public:
-  virtual ~RowSink() = default;
-  virtual std::size_t prepare() = 0;
-  // The (limb, tile) a unit works on, limb * tiles + tile: units of different sinks with the
-  // same key read the same tiles of the rows' ciphertexts (a sum and a dot product over the
-  // same input), so they run back to back on one thread while those tiles are in cache.
-  virtual std::size_t unit_key(std::size_t unit) const = 0;
-  virtual void fold_unit(std::size_t unit) = 0;
-  virtual void complete() = 0;
-  // prepare, every unit on this thread, complete.
-  void fold();
-};
-
+// Each unit adds a chunk's operands to one tile of one limb of an accumulator
+// (ckks::dot_batch_unit, ckks::sum_batch_unit), so every operand streams through once while
+// the tile stays in cache, and one accumulator per element serves all threads.
 // sum over rows of a_row (x) b_row, elementwise over the row arrays.
 class DotSink : public RowSink {
  public:
@@ -286,71 +148,76 @@ class SumSink : public RowSink {
   std::size_t units_per_element_ = 0;
 };
 
-// Collects one row value per row (an output whose leading axis is the stream dimension).
-class RowCollector {
- public:
-  explicit RowCollector(std::size_t rows) : rows_(rows) {}
-  void put(std::size_t row, const CtArray& value);
-  CtArray finish();
-
- private:
-  std::size_t rows_;
-  std::vector<CtArray> values_;
-};
-
 // ------------------------------------------------------------------------------------------
-// The server role as the generated compute function sees it
+// The binding (roles.h lists what a binding provides)
 // ------------------------------------------------------------------------------------------
 
-class Server {
- public:
-  // Finds and checks every shard of every input in `ct_dir` against the run's manifest (run
-  // id, array name, shard, owner and signature, content): missing, extra, stale, duplicated
-  // and swapped shards are refused naming the file.
-  Server(const ProgramSpec& spec, const Manifest& manifest, const std::filesystem::path& ct_dir,
-         const Ops& ops, const ckks::ContextPtr& context, const core::KeyId& key_id);
+struct CkksScheme {
+  using Ct = ckks::Ciphertext;
+  using Context = ckks::Context;
+  using ContextPtr = ckks::ContextPtr;
+  using Ops = program::Ops;
+  using Value = double;
+  static constexpr const char* kNpyDescr = "<f8";
+  using ArrayReader = ckks::CiphertextArrayReader;
+  using ArrayWriter = ckks::CiphertextArrayWriter;
 
-  const Sizes& sizes() const { return sizes_; }
-  std::size_t size(const std::string& name) const;
-  const Ops& ops() const { return ops_; }
-  int threads() const;
-  std::size_t rows() const;  // the stream dimension's size (0 when nothing streams)
+  // Keys only up to spec.key_level: the security bound counts Q_key_level * P.
+  static ContextPtr make_context(const ProgramSpec& spec);
+  static std::size_t slots(const Context& ctx) { return ctx.slots(); }
+  static core::Digest params_digest(const Context& ctx) { return ctx.params().digest(); }
+  static core::KeyId make_keys(const ProgramSpec& spec, const ContextPtr& ctx,
+                               const std::filesystem::path& dir, OutputSet& outputs);
+  static void check_values(const ProgramSpec&, const SourceSpec&, const std::filesystem::path&,
+                           const NpyArray&) {}
 
-  // A whole input array (a global input, or a streamed one read in full).
-  CtArray load(const std::string& id) const;
-  // One pass over the rows: reads the row blocks of `ids` in order and calls
-  // body(row, inputs, thread) for every row, in parallel over the rows of a block, with
-  // inputs[k] the row-local array of ids[k]. Prints progress as "[phase] rows/N".
-  using RowBody = std::function<void(std::size_t, const std::vector<CtArray>&, int)>;
-  // `sinks` are folded after every chunk of rows (see RowSink).
-  void stream(const std::string& phase, const std::vector<std::string>& ids, const RowBody& body,
-              const std::vector<RowSink*>& sinks = {}) const;
-  // Records a revealed value for `compute` to write (with the public factor the coordinator
-  // multiplies the decoded values by, 1 when none).
-  void output(const std::string& name, const CtArray& value, double factor = 1.0);
+  class Encoder {
+   public:
+    Encoder(const ContextPtr& ctx, const std::filesystem::path& pk_path, const core::KeyId& id);
+    void encrypt_row(const RowToEncrypt& row, Ct* out);
+    std::uint64_t record_bytes(const InputSpec& in) const;
 
-  struct Result {
-    std::string name;
-    CtArray value;
-    double factor;
+   private:
+    ContextPtr ctx_;
+    ckks::PublicKey pk_;
+    ckks::Encryptor encryptor_;
+    ckks::Encoder encoder_;
   };
-  const std::vector<Result>& results() const { return results_; }
 
- private:
-  struct Block {
-    std::filesystem::path path;
-    std::size_t begin, end;
+  static void save_array(const std::filesystem::path& path, const Context& ctx,
+                         const core::KeyId& key_id, const std::vector<Ct>& cts);
+  static std::vector<Ct> load_array(const std::filesystem::path& path, const Context& ctx,
+                                    const core::KeyId& key_id);
+
+  struct EvalKeys {
+    std::optional<ckks::RelinKey> relin;
+    std::optional<ckks::GaloisKeys> galois;
   };
-  const InputSpec& input(const std::string& id) const;
-  const ProgramSpec& spec_;
-  std::filesystem::path dir_;
-  const Ops& ops_;
-  ckks::ContextPtr context_;
-  core::KeyId key_id_;
-  Sizes sizes_;
-  std::map<std::string, std::vector<Block>> blocks_;  // streamed inputs' row blocks
-  std::vector<Result> results_;
+  static EvalKeys load_eval_keys(const ProgramSpec& spec, const ContextPtr& ctx,
+                                 const std::filesystem::path& eval_dir, const core::KeyId& key_id);
+  static Ops make_ops(const ContextPtr& ctx, const EvalKeys& keys);
+
+  class Decoder {
+   public:
+    Decoder(const ContextPtr& ctx, const std::filesystem::path& sk_path);
+    core::KeyId key_id() const { return sk_.key_id; }
+    std::vector<double> decrypt_output(const OutputSpec& o, const std::string& file,
+                                       std::vector<std::size_t>& dims,
+                                       const std::vector<std::size_t>& arr, double factor,
+                                       const std::function<std::vector<Ct>()>& load);
+
+   private:
+    ContextPtr ctx_;
+    ckks::SecretKey sk_;
+    ckks::Decryptor decryptor_;
+    ckks::Encoder encoder_;
+    // kCoeff results: every count of one result file, decoded once.
+    std::map<std::string, std::vector<std::vector<double>>> coeff_digits_;
+  };
 };
+
+// The server role as the generated compute function sees it (server.h).
+using Server = ServerOf<CkksScheme>;
 
 using PublicsFn = std::vector<double> (*)(const Sizes&);
 using ComputeFn = void (*)(Server&);

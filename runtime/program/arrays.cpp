@@ -1,0 +1,141 @@
+// The scheme-independent array helpers of arrays.h and spec.h's array_shape.
+#include "program/arrays.h"
+
+#include <algorithm>
+
+#include "program/spec.h"
+
+namespace hec::program {
+
+void parallel_rows(std::size_t count, int threads,
+                   const std::function<void(std::size_t, int)>& body) {
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (std::size_t i = 0; i < count; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (error) continue;
+    }
+    try {
+      body(i, omp_get_thread_num());
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+void check_same_shape_of(const char* what, const std::vector<std::size_t>& a,
+                         const std::vector<std::size_t>& b) {
+  if (a != b) {
+    throw std::logic_error(std::string(what) + ": array shapes " + format_shape(a) + " and " +
+                           format_shape(b) + " differ");
+  }
+}
+
+AxisSplit split_axis(const std::vector<std::size_t>& shape, std::size_t axis) {
+  if (axis >= shape.size()) throw std::logic_error("axis out of range");
+  AxisSplit s{1, shape[axis], 1};
+  for (std::size_t i = 0; i < axis; ++i) s.outer *= shape[i];
+  for (std::size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
+  return s;
+}
+
+std::vector<std::size_t> without_axis(const std::vector<std::size_t>& shape, std::size_t axis) {
+  std::vector<std::size_t> out = shape;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  return out;
+}
+
+std::vector<std::size_t> broadcast_sources(const std::vector<std::size_t>& operand_shape,
+                                           const std::vector<std::size_t>& dims,
+                                           const std::vector<std::size_t>& shape,
+                                           bool replicated_to_packed) {
+  // Operand axis i sits at result axis dims[i]; other result axes repeat it.
+  std::vector<std::size_t> source_extent(shape.size(), 1);
+  for (std::size_t i = 0; i < dims.size() && i < operand_shape.size(); ++i) {
+    source_extent[dims[i]] = operand_shape[i];
+  }
+  if (replicated_to_packed && !shape.empty()) source_extent.back() = 1;
+  if (product(source_extent) != product(operand_shape)) {
+    throw std::logic_error("broadcast: operand of array shape " + format_shape(operand_shape) +
+                           " does not fit result " + format_shape(shape));
+  }
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (source_extent[k] != 1 && source_extent[k] != shape[k]) {
+      throw std::logic_error("broadcast: operand array shape " + format_shape(operand_shape) +
+                             " cannot stretch to " + format_shape(shape));
+    }
+  }
+  const std::size_t count = product(shape);
+  std::vector<std::size_t> out;
+  out.reserve(count);
+  std::vector<std::size_t> index(shape.size(), 0);
+  for (std::size_t flat = 0; flat < count; ++flat) {
+    std::size_t src = 0;
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      src = src * source_extent[k] + (source_extent[k] == 1 ? 0 : index[k]);
+    }
+    out.push_back(src);
+    for (std::size_t k = shape.size(); k-- > 0;) {
+      if (++index[k] < shape[k]) break;
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+
+void RowSink::fold() {
+  const std::size_t units = prepare();
+  for (std::size_t u = 0; u < units; ++u) fold_unit(u);
+  complete();
+}
+
+void fold_sinks(const std::vector<RowSink*>& sinks) {
+  struct Unit {
+    std::size_t key, sink, unit;
+  };
+  std::vector<Unit> units;
+  for (std::size_t k = 0; k < sinks.size(); ++k) {
+    const std::size_t count = sinks[k]->prepare();
+    for (std::size_t u = 0; u < count; ++u) units.push_back({sinks[k]->unit_key(u), k, u});
+  }
+  std::stable_sort(units.begin(), units.end(),
+                   [](const Unit& a, const Unit& b) { return a.key < b.key; });
+  math::parallel_for(units.size(),
+                     [&](std::size_t j) { sinks[units[j].sink]->fold_unit(units[j].unit); });
+  for (RowSink* sink : sinks) sink->complete();
+}
+
+std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
+                                     std::size_t slots, std::size_t group) {
+  if (layout == Layout::kReplicated) return dims;
+  if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");
+  std::vector<std::size_t> out(dims.begin(), dims.end() - 1);
+  if (layout == Layout::kCoeff) {
+    const std::size_t coefs = (dims.back() + group - 1) / group;
+    out.push_back((coefs + 2 * slots - 1) / (2 * slots));
+    return out;
+  }
+  const std::size_t per_ct = layout == Layout::kComplex ? 2 * slots : slots;
+  out.push_back((dims.back() + per_ct - 1) / per_ct);
+  return out;
+}
+
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::kPacked:
+      return "packed";
+    case Layout::kComplex:
+      return "complex";
+    case Layout::kCoeff:
+      return "coeff";
+    case Layout::kReplicated:
+      return "replicated";
+  }
+  return "?";
+}
+
+}  // namespace hec::program

@@ -1,0 +1,663 @@
+// The roles of every generated program, written once over a scheme binding S (roles.h says
+// what S provides): keygen, encrypt, compute, decrypt, info and their file checks. Included
+// only by the bindings' .cpp files (ckks_program.cpp, bfv_program.cpp), each of which
+// instantiates run_roles<S> once, so generated programs compile no role code.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "math/parallel.h"
+#include "program/args.h"
+#include "program/arrays.h"
+#include "program/files.h"
+#include "program/manifest.h"
+#include "program/npy.h"
+#include "program/output.h"
+#include "program/progress.h"
+#include "program/resources.h"
+#include "program/roles.h"
+#include "program/server.h"
+
+namespace hec::program::roles {
+
+template <class S>
+int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path dir = args.require("out");
+  for (const char* existing : {"secret", "public", "eval/keyset", "manifest"}) {
+    if (std::filesystem::exists(dir / existing)) {
+      throw std::runtime_error((dir / existing).string() +
+                               " exists: keygen never overwrites keys (data encrypted under them "
+                               "could no longer be decrypted); choose a new --out directory");
+    }
+  }
+  // The run's parties and rows, checked before any key is made.
+  std::vector<OwnerEntry> owners;
+  std::optional<std::size_t> rows;
+  if (auto r = args.get("rows")) {
+    if (r->empty() || r->find_first_not_of("0123456789") != std::string::npos || *r == "0") {
+      throw UsageError("keygen: --rows must be a positive integer, got '" + *r + "'");
+    }
+    rows = std::stoull(*r);
+  }
+  for (const auto& item : args.all("owner")) {
+    // NAME=A:B (its rows of the stream dimension) or NAME (a program that streams nothing).
+    const bool has_rows = item.find('=') != std::string::npos;
+    const auto [name, range] =
+        has_rows ? split_assignment("--owner", item) : std::make_pair(item, std::string());
+    if (name.empty() || name.find_first_of(" \n.") != std::string::npos) {
+      throw UsageError("--owner '" + name + "': a name without spaces or dots");
+    }
+    for (const auto& o : owners) {
+      if (o.name == name) throw UsageError("--owner " + name + " is given twice");
+    }
+    if (has_rows == spec.stream_dim.empty()) {
+      throw UsageError(
+          "--owner " + item + ": " +
+          (has_rows ? "this program streams no rows: give --owner NAME"
+                    : "give the owner's rows of " + spec.stream_dim + " as --owner NAME=A:B"));
+    }
+    RowRange rr;
+    if (has_rows) rr = parse_row_range("--owner " + name, range);
+    owners.push_back({name, rr.begin, rr.end, std::nullopt});
+  }
+  if (!owners.empty() && !spec.stream_dim.empty()) {
+    auto sorted = owners;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const OwnerEntry& a, const OwnerEntry& b) { return a.begin < b.begin; });
+    std::size_t next = 0;
+    for (const auto& o : sorted) {
+      if (o.begin != next) {
+        throw UsageError(
+            "--owner " + o.name + "=" + std::to_string(o.begin) + ":" + std::to_string(o.end) +
+            ": the owners' rows must cover 0:N once, in "
+            "order without gaps or overlaps (row " +
+            std::to_string(next) + (o.begin > next ? " has no owner)" : " has two owners)"));
+      }
+      next = o.end;
+    }
+    if (rows && *rows != next) {
+      throw UsageError("--rows " + std::to_string(*rows) + " but the owners' rows end at " +
+                       std::to_string(next));
+    }
+    rows = next;
+  }
+  if (rows && !spec.stream_dim.empty()) {
+    const std::size_t bound = bound_of(spec, spec.stream_dim);
+    if (*rows > bound) {
+      throw UsageError("keygen: " + std::to_string(*rows) + " rows exceed the bound " +
+                       spec.stream_dim + " <= " + std::to_string(bound));
+    }
+  }
+  for (const auto& item : args.all("owner-key")) {
+    const auto assignment = split_assignment("--owner-key", item);
+    const std::string& name = assignment.first;
+    const std::string& file = assignment.second;
+    auto it = std::find_if(owners.begin(), owners.end(),
+                           [&](const OwnerEntry& o) { return o.name == name; });
+    if (it == owners.end()) {
+      throw UsageError("--owner-key " + name + ": no --owner " + name + "=A:B was given");
+    }
+    it->key = load_verify_key(file);
+  }
+  std::optional<VerifyKey> server;
+  if (auto f = args.get("server-key")) server = load_verify_key(*f);
+  MetaLines bindings;
+  for (const auto& item : args.all("bind")) {
+    auto [key, value] = split_assignment("--bind", item);
+    if (key.find_first_of(" \n") != std::string::npos || value.find('\n') != std::string::npos) {
+      throw UsageError("--bind " + key + ": keys have no spaces, values no line breaks");
+    }
+    bindings.push_back({"bind." + key, value});
+  }
+
+  auto ctx = S::make_context(spec);
+  OutputSet outputs;
+  outputs.create_dir(dir);
+  outputs.create_dir(dir / "eval");
+  // The scheme's keys: secret (0600), public, and eval/relin, eval/galois when needed.
+  const core::KeyId key_id = S::make_keys(spec, ctx, dir, outputs);
+  const core::Digest params_digest = S::params_digest(*ctx);
+  const SigningKey coordinator;
+  coordinator.save(dir / "coordinator.sign");
+  outputs.add(dir / "coordinator.sign");
+  outputs.add(dir / "coordinator.sign.pub");
+  Meta meta = base_meta(spec, "keyset");
+  meta.push_back({"key_id", key_hex(key_id)});
+  meta.push_back({"params_digest", hex(params_digest.data(), 32)});
+  meta.push_back({"relin", spec.relinearizes ? "yes" : "no"});
+  std::string rot;
+  for (int r : spec.rotations) {
+    if (!rot.empty()) rot += ' ';
+    rot += std::to_string(r);
+  }
+  meta.push_back({"rotations", rot});
+  meta.push_back({"conjugation", spec.conjugates ? "yes" : "no"});
+  write_meta(dir / "eval" / "keyset", meta, &coordinator, "coordinator");
+  outputs.add(dir / "eval" / "keyset");
+
+  // The run manifest, signed by the coordinator.
+  const std::string run_id = new_run_id();
+  Meta man = base_meta(spec, "manifest");
+  man.push_back({"run_id", run_id});
+  man.push_back({"key_id", key_hex(key_id)});
+  man.push_back({"params_digest", hex(params_digest.data(), 32)});
+  man.push_back({"stream_dim", spec.stream_dim.empty() ? "-" : spec.stream_dim});
+  if (rows) man.push_back({"rows", std::to_string(*rows)});
+  for (const auto& in : spec.inputs) {
+    std::string dims;
+    for (const auto& d : in.dims) dims += (dims.empty() ? "" : ",") + d;
+    man.push_back(
+        {"input." + in.id, in.source + " [" + dims + "]" + (in.streamed ? " streamed" : " whole")});
+  }
+  for (const auto& o : spec.outputs) man.push_back({"output." + o.name, "revealed"});
+  man.push_back({"party.coordinator", verify_key_hex(coordinator.verify_key())});
+  if (server) man.push_back({"party.server", verify_key_hex(*server)});
+  for (const auto& o : owners) {
+    man.push_back({"owner." + o.name, std::to_string(o.begin) + ":" + std::to_string(o.end) + " " +
+                                          (o.key ? verify_key_hex(*o.key) : "-")});
+  }
+  man.insert(man.end(), bindings.begin(), bindings.end());
+  // One copy for the coordinator and the data owners (beside public), one in eval/ (what the
+  // server is handed).
+  write_meta(dir / "manifest", man, &coordinator, "coordinator");
+  outputs.add(dir / "manifest");
+  std::filesystem::copy_file(dir / "manifest", dir / "eval" / "manifest");
+  outputs.add(dir / "eval" / "manifest");
+  outputs.finish();
+  std::cerr << "[keygen] run " << run_id << ", key id " << key_hex(key_id) << ": " << dir / "secret"
+            << " (coordinator only), " << dir / "public"
+            << ", " << dir / "eval" << (spec.relinearizes ? " (relinearization key)" : "")
+            << (spec.rotations.empty()
+                    ? ""
+                    : " (" + std::to_string(spec.rotations.size()) + " rotation keys)")
+            << (spec.conjugates ? " (conjugation key)" : "") << ", " << dir / "manifest"
+            << (rows ? "" : " (no --rows/--owner: a missing last row block cannot be detected)")
+            << "\n";
+  return 0;
+}
+
+template <class S>
+int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
+  using Ct = typename S::Ct;
+  const std::filesystem::path pk_path = args.require("pk");
+  const std::filesystem::path out_dir = args.require("out");
+  std::map<std::string, std::filesystem::path> files;
+  for (const auto& item : args.all("input")) {
+    auto [name, file] = split_assignment("--input", item);
+    bool known = false;
+    for (const auto& src : spec.sources) known = known || src.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto& src : spec.sources) names += (names.empty() ? "" : ", ") + src.name;
+      throw UsageError("--input " + name +
+                       ": the program has no input of that name (inputs: " + names + ")");
+    }
+    if (files.count(name)) throw UsageError("--input " + name + " is given twice");
+    files[name] = file;
+  }
+  std::optional<RowRange> rows;
+  if (auto r = args.get("rows")) rows = parse_row_range("--rows", *r);
+  std::size_t block_rows = 0;
+  if (auto b = args.get("block-rows")) {
+    if (b->empty() || b->find_first_not_of("0123456789") != std::string::npos || *b == "0") {
+      throw UsageError("encrypt: --block-rows must be a positive integer, got '" + *b + "'");
+    }
+    block_rows = std::stoull(*b);
+  }
+  // Who uploads: a data owner of the run's manifest, with its signing key when it has one.
+  const Manifest manifest = role_manifest(spec, args, pk_path.parent_path() / "manifest");
+  std::string owner = args.get("owner").value_or("");
+  if (owner.empty()) owner = manifest.owners.size() == 1 ? manifest.owners[0].name : "owner";
+  const OwnerEntry* entry = manifest.owner(owner);
+  if (!manifest.owners.empty() && entry == nullptr) {
+    std::string names;
+    for (const auto& o : manifest.owners) names += (names.empty() ? "" : ", ") + o.name;
+    throw UsageError("encrypt: --owner " + owner + " is not a data owner of this run (" + names +
+                     ")");
+  }
+  if (owner.find_first_of(" \n") != std::string::npos) {
+    throw UsageError("encrypt: --owner '" + owner + "': a name without spaces");
+  }
+  const std::optional<SigningKey> signer = role_signing_key(args);
+  if (entry != nullptr && entry->key && !signer) {
+    throw UsageError("encrypt: owner " + owner + " has a signing key in " + manifest.path.string() +
+                     ": give it with --sign FILE");
+  }
+  if (signer && (entry == nullptr || !entry->key || *entry->key != signer->verify_key())) {
+    throw std::runtime_error("encrypt: the key given with --sign is not the one " +
+                             manifest.path.string() + " registers for owner " + owner);
+  }
+  if (entry != nullptr && entry->end > entry->begin) {
+    if (!rows) {
+      rows = RowRange{entry->begin, entry->end};
+    } else if (rows->begin < entry->begin || rows->end > entry->end) {
+      throw UsageError("encrypt: --rows " + std::to_string(rows->begin) + ":" +
+                       std::to_string(rows->end) + " are not owner " + owner + "'s rows " +
+                       std::to_string(entry->begin) + ":" + std::to_string(entry->end));
+    }
+  }
+
+  auto ctx = S::make_context(spec);
+  const Peek pk_head = peek_container(pk_path);
+  if (key_hex(pk_head.header.key_id) != manifest.key_id) {
+    throw std::runtime_error(pk_path.string() + ": key id " + key_hex(pk_head.header.key_id) +
+                             ", but the run manifest " + manifest.path.string() + " names key id " +
+                             manifest.key_id + " (keys of another run)");
+  }
+  const core::KeyId key_id = pk_head.header.key_id;
+  typename S::Encoder encoder(ctx, pk_path, key_id);
+  const std::size_t slots = S::slots(*ctx);
+
+  // Read every given input once; bind the sizes its shape gives.
+  std::map<std::string, NpyArray> arrays;
+  Sizes sizes;
+  std::map<std::string, std::string> where;
+  for (const auto& [name, file] : files) arrays[name] = read_npy(file);
+  auto streamed_source = [&](const SourceSpec& src) {
+    return !spec.stream_dim.empty() && !src.dims.empty() && src.dims[0] == spec.stream_dim;
+  };
+  for (const auto& src : spec.sources) {
+    auto it = arrays.find(src.name);
+    if (it == arrays.end()) continue;
+    const NpyArray& a = it->second;
+    const auto& file = files[src.name];
+    const SourceSpec& in = src;
+    const bool in_streamed = streamed_source(src);
+    if (a.shape.size() != in.dims.size()) {
+      std::string dims;
+      for (const auto& d : in.dims) dims += (dims.empty() ? "" : ", ") + d;
+      throw std::runtime_error(file.string() + ": input '" + in.name + "' has shape " +
+                               format_shape(a.shape) + ", the program declares [" + dims + "]");
+    }
+    for (std::size_t k = 0; k < in.dims.size(); ++k) {
+      const std::string& d = in.dims[k];
+      if (std::isdigit(static_cast<unsigned char>(d[0]))) {
+        if (std::stoull(d) != a.shape[k]) {
+          throw std::runtime_error(file.string() + ": axis " + std::to_string(k) + " has length " +
+                                   std::to_string(a.shape[k]) + ", expected " + d);
+        }
+        continue;
+      }
+      if (in_streamed && k == 0) {
+        if (rows && rows->end - rows->begin != a.shape[0]) {
+          throw std::runtime_error(file.string() + ": --rows " + std::to_string(rows->begin) + ":" +
+                                   std::to_string(rows->end) + " is " +
+                                   std::to_string(rows->end - rows->begin) +
+                                   " rows but the file has " + std::to_string(a.shape[0]));
+        }
+        const std::size_t end = (rows ? rows->begin : 0) + a.shape[0];
+        if (end > bound_of(spec, d)) {
+          throw std::runtime_error(file.string() + ": rows up to " + std::to_string(end) +
+                                   " exceed the bound " + d +
+                                   " <= " + std::to_string(bound_of(spec, d)));
+        }
+        continue;
+      }
+      auto [pos, inserted] = sizes.emplace(d, a.shape[k]);
+      if (!inserted && pos->second != a.shape[k]) {
+        throw std::runtime_error(file.string() + ": axis " + std::to_string(k) + " gives " + d +
+                                 " = " + std::to_string(a.shape[k]) + " but " + where[d] +
+                                 " gives " + std::to_string(pos->second));
+      }
+      where[d] = files[in.name].string();
+      if (a.shape[k] > bound_of(spec, d)) {
+        throw std::runtime_error(file.string() + ": " + d + " = " + std::to_string(a.shape[k]) +
+                                 " exceeds the bound " + std::to_string(bound_of(spec, d)) +
+                                 " this program was compiled for");
+      }
+    }
+    check_domain(in, file, a);
+    S::check_values(spec, in, file, a);
+  }
+  std::size_t stream_rows = 0;
+  for (const auto& src : spec.sources) {
+    if (streamed_source(src) && arrays.count(src.name)) {
+      const std::size_t r = arrays[src.name].shape[0];
+      if (stream_rows != 0 && r != stream_rows) {
+        throw std::runtime_error("the streamed inputs have different numbers of rows (" +
+                                 std::to_string(stream_rows) + " and " + std::to_string(r) + ")");
+      }
+      stream_rows = r;
+    }
+  }
+
+  OutputSet outputs;
+  outputs.create_dir(out_dir);
+  const int threads = default_threads();
+  for (const auto& in : spec.inputs) {
+    // The owner's source arrays this input is computed from (itself, for a plain input).
+    const std::vector<std::string> needed =
+        in.sources.empty() ? std::vector<std::string>{in.source} : in.sources;
+    std::string missing;
+    std::size_t given = 0;
+    for (const auto& name : needed) {
+      if (arrays.count(name)) {
+        ++given;
+      } else {
+        missing += (missing.empty() ? "" : ", ") + name;
+      }
+    }
+    if (given == 0) continue;
+    if (given != needed.size()) {
+      throw UsageError("input '" + in.id + "' is computed by the data owner from its own rows of " +
+                       std::to_string(needed.size()) + " inputs; give --input for " + missing +
+                       " as well");
+    }
+    const NpyArray& a = arrays.at(needed[0]);
+    // Logical row-local shape (everything but the streamed axis) and its ciphertext layout.
+    std::vector<std::size_t> local;
+    for (std::size_t k = in.streamed ? 1 : 0; k < in.dims.size(); ++k) {
+      local.push_back(resolve_dim(in.dims[k], sizes));
+    }
+    const std::size_t nrows = in.streamed ? a.shape[0] : 1;
+    const std::size_t row_values = product(local);
+    const auto local_arr = array_shape(in.layout, local, slots, in.packing.group);
+    const std::size_t per_row = product(local_arr);
+    // Row r of every source (an owner-side value reads them side by side).
+    auto owner_row = [&](std::size_t r) {
+      OwnerRow row;
+      for (const auto& name : needed) {
+        const NpyArray& src = arrays.at(name);
+        const std::size_t width = nrows == 1 ? src.data.size() : src.data.size() / nrows;
+        row.data.push_back(src.data.data() + r * width);
+      }
+      return row;
+    };
+    // Encrypts row r (or the whole array) into out[0..per_row): the row's values (an
+    // owner-side value formed from the row first), then the binding encodes and encrypts them.
+    auto encrypt_row = [&](std::size_t r, Ct* out) {
+      std::vector<double> derived;
+      const double* x = a.data.data() + r * row_values;
+      OwnerRow row;
+      if (in.value != nullptr || in.layout == Layout::kCoeff) row = owner_row(r);
+      if (in.value != nullptr) {
+        derived.resize(row_values);
+        in.value(row, row_values, derived.data());
+        x = derived.data();
+      }
+      encoder.encrypt_row(RowToEncrypt{in, r, x, row, local, local_arr}, out);
+    };
+    Meta meta = base_meta(spec, "ciphertext-array");
+    meta.push_back({"run_id", manifest.run_id});
+    meta.push_back({"owner", owner});
+    meta.push_back({"id", in.id});
+    meta.push_back({"input", in.source});
+    meta.push_back({"layout", layout_name(in.layout)});
+    meta.push_back({"level", std::to_string(in.level)});
+    meta.push_back({"key_id", key_hex(key_id)});
+    Sizes own;
+    for (std::size_t k = in.streamed ? 1 : 0; k < in.dims.size(); ++k) {
+      if (!std::isdigit(static_cast<unsigned char>(in.dims[k][0]))) {
+        own[in.dims[k]] = local[k - (in.streamed ? 1 : 0)];
+      }
+    }
+    meta.push_back({"sizes", sizes_text(own)});
+    if (!in.streamed) {
+      std::vector<Ct> cts(per_row);
+      Progress progress("encrypt " + in.id, 1);
+      encrypt_row(0, cts.data());
+      progress.advance();
+      const auto path = out_dir / (in.id + ".cts");
+      S::save_array(path, *ctx, key_id, cts);
+      outputs.add(path);
+      meta.push_back({"shard", "whole"});
+      meta.push_back({"count", std::to_string(cts.size())});
+      meta.push_back({"content_checksum", container_trailer_hex(path)});
+      write_meta(path.string() + ".meta", meta, signer ? &*signer : nullptr, owner);
+      outputs.add(path.string() + ".meta");
+      continue;
+    }
+    // Row blocks of about 64 MiB of ciphertexts each (or --block-rows). Each thread encrypts
+    // whole blocks and writes each into its own file, so the threads never share a file (threads
+    // writing one file only queue on its inode lock: measured, a fifth of the role's time spinning)
+    // and each thread's encryption and its file copies interleave.
+    const std::uint64_t record = encoder.record_bytes(in);  // one ciphertext in an array file
+    std::size_t per_block = block_rows;
+    if (per_block == 0) per_block = std::max<std::size_t>(1, (64u << 20) / (per_row * record));
+    const std::size_t base = rows ? rows->begin : 0;
+    const std::size_t n_files = (nrows + per_block - 1) / per_block;
+    Progress progress("encrypt " + in.id + " rows", nrows);
+    std::mutex outputs_mutex;
+    parallel_rows(n_files, threads, [&](std::size_t f, int) {
+      const std::size_t r0 = f * per_block, r1 = std::min(nrows, r0 + per_block);
+      const std::string stem =
+          in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
+      const auto path = out_dir / stem;
+      const std::size_t count = (r1 - r0) * per_row;
+      typename S::ArrayWriter writer(path, *ctx, key_id, count, count * record);
+      std::vector<Ct> cts(per_row);
+      for (std::size_t r = r0; r < r1; ++r) {
+        encrypt_row(r, cts.data());
+        progress.advance();
+        for (const Ct& ct : cts) writer.append(ct);
+      }
+      writer.finish();
+      {
+        std::lock_guard<std::mutex> lock(outputs_mutex);
+        outputs.add(path);
+      }
+      Meta m = meta;
+      m.push_back({"shard", "rows " + std::to_string(base + r0) + " " + std::to_string(base + r1)});
+      m.push_back({"count", std::to_string(count)});
+      m.push_back({"content_checksum", container_trailer_hex(path)});
+      write_meta(path.string() + ".meta", m, signer ? &*signer : nullptr, owner);
+      std::lock_guard<std::mutex> lock(outputs_mutex);
+      outputs.add(path.string() + ".meta");
+    });
+    progress.done();
+  }
+  if (arrays.empty()) throw UsageError("encrypt: give at least one --input NAME=FILE.npy");
+  outputs.finish();
+  return 0;
+}
+
+template <class S>
+int compute(const ProgramSpec& spec, void (*fn)(ServerOf<S>&), const ParsedArgs& args) {
+  using Ct = typename S::Ct;
+  const std::filesystem::path eval_dir = args.require("eval");
+  const std::filesystem::path in_dir = args.require("in");
+  const std::filesystem::path out_dir = args.require("out");
+  if (auto t = args.get("threads")) {
+    if (t->empty() || t->find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(*t) < 1) {
+      throw UsageError("compute: --threads must be a positive integer, got '" + *t + "'");
+    }
+    math::set_thread_cap(std::stoi(*t));
+  }
+  const Manifest manifest = role_manifest(spec, args, eval_dir / "manifest");
+  const std::optional<SigningKey> signer = role_signing_key(args);
+  if (manifest.server && !signer) {
+    throw UsageError("compute: " + manifest.path.string() +
+                     " registers the server's signing key: give it with --sign FILE");
+  }
+  if (signer && (!manifest.server || *manifest.server != signer->verify_key())) {
+    throw std::runtime_error("compute: the key given with --sign is not the server key " +
+                             manifest.path.string() + " registers");
+  }
+  auto ctx = S::make_context(spec);
+  const core::KeyId key_id = read_keyset(spec, eval_dir, manifest);
+  const typename S::EvalKeys keys = S::load_eval_keys(spec, ctx, eval_dir, key_id);
+  const typename S::Ops ops = S::make_ops(ctx, keys);
+  ServerOf<S> server(spec, manifest, in_dir, ops, ctx, key_id);
+  fn(server);
+  OutputSet outputs;
+  outputs.create_dir(out_dir);
+  for (const auto& r : server.results()) {
+    const auto path = out_dir / (r.name + ".cts");
+    std::vector<Ct> cts;
+    for (const auto& c : r.value.cts) cts.push_back(*c);
+    S::save_array(path, *ctx, key_id, cts);
+    outputs.add(path);
+    Meta meta = base_meta(spec, "result");
+    meta.push_back({"run_id", manifest.run_id});
+    meta.push_back({"name", r.name});
+    meta.push_back({"key_id", key_hex(key_id)});
+    meta.push_back({"sizes", sizes_text(server.sizes())});
+    char factor[64];
+    std::snprintf(factor, sizeof factor, "%.17g", r.factor);
+    meta.push_back({"factor", factor});
+    meta.push_back({"count", std::to_string(cts.size())});
+    meta.push_back({"content_blake2b", file_blake2b_hex(path)});
+    write_meta(path.string() + ".meta", meta, signer ? &*signer : nullptr, "server");
+    outputs.add(path.string() + ".meta");
+  }
+  outputs.finish();
+  std::cerr << "[compute] peak resident set " << format_bytes(peak_rss_bytes())
+            << " (peak_rss_bytes=" << peak_rss_bytes() << ")\n";
+  return 0;
+}
+
+template <class S>
+int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path sk_path = args.require("sk");
+  const std::filesystem::path in_dir = args.require("in");
+  const std::filesystem::path out_dir = args.require("out");
+  const Manifest manifest = role_manifest(spec, args, sk_path.parent_path() / "manifest");
+  auto ctx = S::make_context(spec);
+  typename S::Decoder decoder(ctx, sk_path);  // holds the secret key
+  const core::KeyId sk_id = decoder.key_id();
+  if (key_hex(sk_id) != manifest.key_id) {
+    throw std::runtime_error(sk_path.string() + ": key id " + key_hex(sk_id) +
+                             ", but the run manifest " + manifest.path.string() + " names key id " +
+                             manifest.key_id);
+  }
+  // --out DIR: one NAME.npy per revealed value; --out FILE.npz: one archive (numpy.load).
+  const bool npz = out_dir.extension() == ".npz";
+  std::vector<std::pair<std::string, std::string>> members;
+  OutputSet outputs;
+  if (!npz) outputs.create_dir(out_dir);
+  for (const auto& o : spec.outputs) {
+    const std::string file = o.result.empty() ? o.name : o.result;
+    const auto path = in_dir / (file + ".cts");
+    if (!std::filesystem::exists(path)) {
+      throw std::runtime_error("missing result '" + o.name + "': no " + path.string() +
+                               " (run compute first)");
+    }
+    const MetaDoc meta = read_meta(path.string() + ".meta");
+    check_program(spec, meta);
+    if (meta.field("key_id") != key_hex(sk_id)) {
+      throw std::runtime_error(path.string() + ": computed under key id " + meta.field("key_id") +
+                               " but " + sk_path.string() + " is key id " + key_hex(sk_id) +
+                               " (wrong keys)");
+    }
+    manifest.check_same_run(meta, "a result");
+    if (meta.field("kind") != "result" || meta.field("name") != file) {
+      throw std::runtime_error(path.string() + ": holds result '" + meta.field("name") +
+                               "', not '" + file + "' (swapped or renamed result files)");
+    }
+    manifest.check_signature(meta, "server");
+    if (meta.field("content_blake2b") != file_blake2b_hex(path)) {
+      throw std::runtime_error(path.string() + ": its content is not the one its metadata (" +
+                               meta.path.string() + ") describes: the file was replaced");
+    }
+    const Sizes sizes = parse_sizes_text(meta.field("sizes"));
+    const double factor = std::stod(meta.field("factor"));
+    if (!std::isfinite(factor) || factor == 0.0) {
+      throw std::runtime_error(meta.path.string() + ": factor " + meta.field("factor") +
+                               " is not a finite non-zero number");
+    }
+    auto dims = resolve(o.dims, sizes);
+    const auto arr = array_shape(o.layout, dims, S::slots(*ctx), o.packing.group);
+    auto load_checked = [&] {
+      auto cts = S::load_array(path, *ctx, sk_id);
+      if (cts.size() != product(arr)) {
+        throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
+                                 " ciphertexts, the shape needs " + std::to_string(product(arr)));
+      }
+      return cts;
+    };
+    // The revealed values in C order over `dims` (the binding may drop axes: a per-row count).
+    const std::vector<typename S::Value> values =
+        decoder.decrypt_output(o, file, dims, arr, factor, load_checked);
+    if (npz) {
+      members.emplace_back(o.name, npy_bytes(dims, S::kNpyDescr, values.data(),
+                                             values.size() * sizeof(typename S::Value)));
+      continue;
+    }
+    const auto out = out_dir / (o.name + ".npy");
+    write_values(out, dims, values);
+    outputs.add(out);
+  }
+  if (npz) write_npz(out_dir, members);
+  outputs.finish();
+  return 0;
+}
+
+template <class S>
+int info(const ProgramSpec& spec, const ParsedArgs& args) {
+  const std::filesystem::path path = args.positional(0);
+  const std::string name = path.string();
+  if ((name.size() > 5 && name.substr(name.size() - 5) == ".meta") || path.filename() == "keyset" ||
+      path.filename() == "manifest") {
+    const MetaDoc doc = read_meta(path);
+    for (const auto& [k, v] : doc.fields) std::cout << k << ": " << v << "\n";
+    std::cout << "checksum: ok\n"
+              << "signature: "
+              << (doc.signature.empty() ? "none"
+                                        : "present (verified by the roles "
+                                          "against the run manifest)")
+              << "\n";
+    return 0;
+  }
+  const Peek p = peek_container(path);
+  const auto& h = p.header;
+  std::cout << "file: " << name << "\n"
+            << "scheme: " << core::scheme_name(h.scheme) << "\n"
+            << "kind: " << core::object_kind_name(h.kind) << "\n"
+            << "params_digest: " << hex(h.params_digest.data(), 32) << "\n"
+            << "key_id: " << key_hex(h.key_id) << "\n"
+            << "level: " << h.level << "\n";
+  std::cout.precision(17);
+  std::cout << "scale: " << h.scale;
+  if (h.scale > 0) std::cout << " (2^" << std::log2(h.scale) << ")";
+  std::cout << "\n"
+            << (h.kind == core::ObjectKind::kCiphertextArray ? "count: " : "degree: ") << h.degree
+            << "\n"
+            << "payload_bytes: " << h.payload_length << "\n"
+            << "file_bytes: " << p.file_size << "\n";
+  auto ctx = S::make_context(spec);
+  std::cout << "this program: " << spec.name << " ("
+            << (h.params_digest == S::params_digest(*ctx) ? "same parameters" : "OTHER parameters")
+            << ")\n";
+  return 0;
+}
+
+template <class S>
+int run_roles(const ProgramSpec& spec, void (*compute_fn)(ServerOf<S>&), int argc,
+              const char* const* argv) {
+  const CommandLine cl = command_line(spec);
+  try {
+    const ParsedArgs args = cl.parse(argc, argv);
+    if (args.subcommand == "help") {
+      std::cout << (args.positionals.empty() ? cl.usage() : cl.usage(args.positionals[0]));
+      return 0;
+    }
+    if (args.subcommand != "info") print_stamp(spec, std::cerr);
+    if (args.subcommand == "keygen") return keygen<S>(spec, args);
+    if (args.subcommand == "signkey") return signkey(args);
+    if (args.subcommand == "encrypt") return encrypt<S>(spec, args);
+    if (args.subcommand == "compute") return compute<S>(spec, compute_fn, args);
+    if (args.subcommand == "decrypt") return decrypt<S>(spec, args);
+    if (args.subcommand == "info") return info<S>(spec, args);
+    throw UsageError("unknown command " + args.subcommand);
+  } catch (const UsageError& e) {
+    std::cerr << spec.name << ": usage error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << spec.name << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace hec::program::roles

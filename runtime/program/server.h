@@ -1,0 +1,211 @@
+// Block scheduling and streaming for the server role, over any scheme binding S (see
+// roles.h for what a binding provides): the index of the uploaded shards (ShardIndex: every
+// file checked against the run manifest, scheme-independent) and ServerOf<S>, the server as the
+// generated compute function sees it: whole inputs (load), passes over the rows (stream, with
+// row accumulators folded after every chunk) and the revealed values (output).
+//
+// Streaming: when the program's large inputs share a leading size parameter (the individuals N),
+// `compute` reads them a chunk of rows at a time (a few rows per thread, positioned reads in
+// parallel, the block file's checksum verified when its last row is read), runs the row bodies in
+// parallel and folds the chunk into accumulators (RowSink), so memory is bounded by the
+// accumulators and one chunk, not by N.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/serialize.h"
+#include "program/arrays.h"
+#include "program/files.h"
+#include "program/manifest.h"
+#include "program/progress.h"
+#include "program/spec.h"
+
+namespace hec::program {
+
+// Finds and checks every shard of every input in `ct_dir` against the run's manifest (run
+// id, array name, shard, owner and signature, content): missing, extra, stale, duplicated
+// and swapped shards are refused naming the file. Binds the size parameters the uploads give.
+class ShardIndex {
+ public:
+  struct Block {
+    std::filesystem::path path;
+    std::size_t begin, end;
+  };
+  ShardIndex(const ProgramSpec& spec, const Manifest& manifest, const std::filesystem::path& ct_dir,
+             const core::KeyId& key_id);
+
+  const Sizes& sizes() const { return sizes_; }
+  std::size_t size(const std::string& name) const;
+  std::size_t rows() const;  // the stream dimension's size (0 when nothing streams)
+  const InputSpec& input(const std::string& id) const;
+  const std::vector<Block>& blocks(const std::string& id) const;  // a streamed input's blocks
+
+ protected:
+  const ProgramSpec& spec_;
+  std::filesystem::path dir_;
+  core::KeyId key_id_;
+  Sizes sizes_;
+  std::map<std::string, std::vector<Block>> blocks_;
+};
+
+template <class S>
+class ServerOf : public ShardIndex {
+ public:
+  using Ct = typename S::Ct;
+  using CtArray = CtArrayOf<Ct>;
+  using Ops = typename S::Ops;
+  using ContextPtr = typename S::ContextPtr;
+
+  ServerOf(const ProgramSpec& spec, const Manifest& manifest, const std::filesystem::path& ct_dir,
+           const Ops& ops, const ContextPtr& context, const core::KeyId& key_id)
+      : ShardIndex(spec, manifest, ct_dir, key_id), ops_(ops), context_(context) {}
+
+  const Ops& ops() const { return ops_; }
+  int threads() const { return default_threads(); }
+
+  // A whole input array (a global input, or a streamed one read in full).
+  CtArray load(const std::string& id) const {
+    const InputSpec& in = input(id);
+    const auto shape =
+        array_shape(in.layout, resolve(in.dims, sizes_), S::slots(*context_), in.packing.group);
+    CtArray out;
+    out.shape = shape;
+    auto append = [&](const std::filesystem::path& path) {
+      for (auto& c : S::load_array(path, *context_, key_id_)) {
+        out.cts.push_back(std::make_shared<const Ct>(std::move(c)));
+      }
+    };
+    if (in.streamed) {
+      for (const auto& b : blocks_.at(id)) append(b.path);
+    } else {
+      append(dir_ / (id + ".cts"));
+    }
+    if (out.cts.size() != product(shape)) {
+      throw std::runtime_error("input '" + in.source + "': " + std::to_string(out.cts.size()) +
+                               " ciphertexts in " + dir_.string() + ", the shape needs " +
+                               std::to_string(product(shape)));
+    }
+    return out;
+  }
+
+  // One pass over the rows: reads the row blocks of `ids` in order and calls
+  // body(row, inputs, thread) for every row, in parallel over the rows of a block, with
+  // inputs[k] the row-local array of ids[k]. Prints progress as "[phase] rows/N".
+  // `sinks` are folded after every chunk of rows (see RowSink).
+  using RowBody = std::function<void(std::size_t, const std::vector<CtArray>&, int)>;
+  void stream(const std::string& phase, const std::vector<std::string>& ids, const RowBody& body,
+              const std::vector<RowSink*>& sinks = {}) const {
+    const std::size_t n = rows();
+    Progress progress(phase, n);
+    // Per input: the row-local array shape and the current block.
+    struct Cursor {
+      const InputSpec* in;
+      std::vector<std::size_t> row_shape;
+      std::size_t per_row;
+      std::size_t block = 0;
+      std::unique_ptr<typename S::ArrayReader> reader;  // the current block's file
+      std::vector<std::shared_ptr<const Ct>> cts;       // the current chunk's ciphertexts
+      std::vector<std::shared_ptr<Ct>> pool;            // their storage, reused chunk to chunk
+      std::size_t begin = 0, end = 0;
+    };
+    std::vector<Cursor> cursors;
+    for (const auto& id : ids) {
+      Cursor c;
+      c.in = &input(id);
+      const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), S::slots(*context_),
+                                    c.in->packing.group);
+      c.row_shape.assign(full.begin() + 1, full.end());
+      c.per_row = product(c.row_shape);
+      cursors.push_back(std::move(c));
+    }
+    // Rows are read a chunk at a time (a few per thread) from each input's current block file
+    // and folded in parallel; a block's checksum is verified when its last row has been read,
+    // and the results are written only after every block has passed (compute's OutputSet).
+    const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, threads()));
+    std::size_t row = 0;
+    while (row < n) {
+      std::size_t chunk_end = std::min(n, row + chunk);
+      for (auto& c : cursors) {
+        if (row >= c.end) {
+          if (c.reader) c.reader->finish();
+          const auto& blocks = blocks_.at(c.in->id);
+          while (c.block < blocks.size() && blocks[c.block].end <= row) ++c.block;
+          const Block& b = blocks.at(c.block);
+          c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
+          if (c.reader->count() != (b.end - b.begin) * c.per_row) {
+            throw std::runtime_error(b.path.string() + ": holds " +
+                                     std::to_string(c.reader->count()) + " ciphertexts, rows " +
+                                     std::to_string(b.begin) + ":" + std::to_string(b.end) +
+                                     " need " + std::to_string((b.end - b.begin) * c.per_row));
+          }
+          c.begin = b.begin;
+          c.end = b.end;
+        }
+        chunk_end = std::min(chunk_end, c.end);
+      }
+      const std::size_t first = row;
+      for (auto& c : cursors) {
+        c.cts.clear();
+        const std::size_t count = (chunk_end - first) * c.per_row;
+        if (c.pool.size() < count) c.pool.resize(count);
+        std::vector<Ct*> slots_out(count);
+        for (std::size_t k = 0; k < count; ++k) {
+          // Reuse the previous chunk's ciphertext storage unless the row body kept it.
+          if (!c.pool[k] || c.pool[k].use_count() != 1) c.pool[k] = std::make_shared<Ct>();
+          slots_out[k] = c.pool[k].get();
+          c.cts.push_back(c.pool[k]);
+        }
+        c.reader->next_batch(slots_out.data(), count, threads());
+      }
+      parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
+        const std::size_t r = first + k;
+        std::vector<CtArray> local;
+        local.reserve(cursors.size());
+        for (const auto& c : cursors) {
+          CtArray a;
+          a.shape = c.row_shape;
+          const std::size_t offset = k * c.per_row;
+          a.cts.assign(c.cts.begin() + static_cast<std::ptrdiff_t>(offset),
+                       c.cts.begin() + static_cast<std::ptrdiff_t>(offset + c.per_row));
+          local.push_back(std::move(a));
+        }
+        body(r, local, thread);
+        progress.advance();
+      });
+      fold_sinks(sinks);
+      row = chunk_end;
+    }
+    for (auto& c : cursors) {
+      c.cts.clear();
+      if (c.reader) c.reader->finish();
+    }
+    progress.done();
+  }
+
+  // Records a revealed value for `compute` to write (with the public factor the coordinator
+  // multiplies the decoded values by, 1 when none).
+  void output(const std::string& name, const CtArray& value, double factor = 1.0) {
+    results_.push_back({name, value, factor});
+  }
+
+  struct Result {
+    std::string name;
+    CtArray value;
+    double factor;
+  };
+  const std::vector<Result>& results() const { return results_; }
+
+ private:
+  const Ops& ops_;
+  ContextPtr context_;
+  std::vector<Result> results_;
+};
+
+}  // namespace hec::program

@@ -1,0 +1,127 @@
+// The description of a generated program, the same for every scheme (targets/cpp writes one
+// `ProgramSpec` per program): parameters, the size parameters and their bounds, the owner
+// inputs the encrypt role reads, the encrypted input arrays with their layouts, and the
+// revealed outputs. CKKS programs also carry levels and scales (log_scale); BFV programs carry
+// the plaintext modulus instead and leave the scales at 0.
+//
+// Layouts (as in the simulator, targets/sim/simulator.py): an array of logical shape
+// [d0, ..., dk] is held as a C-order array of ciphertexts of shape [d0, ..., d(k-1),
+// ceil(dk / slots)] when packed (the last axis in the slots, zero padded), [d0, ..., d(k-1),
+// ceil(dk / (2 slots))] when complex (CKKS only: column block 2j in the real parts of the slots,
+// block 2j + 1 in the imaginary parts) and [d0, ..., dk] when replicated (one value in every
+// slot). kCoeff (CKKS only) is coeff_layout.h's packed counts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hec::program {
+
+using Sizes = std::map<std::string, std::size_t>;
+
+enum class Layout { kPacked, kReplicated, kComplex, kCoeff };
+
+// A value domain declared in the source program (`in {0, 1, 2}`, `in [-4.0, 4.0]`).
+struct Domain {
+  std::vector<double> set;  // finite set, or empty for an interval
+  double lo = 0.0, hi = 0.0;
+  bool bounded = false;  // false: no domain declared
+};
+
+// One row of a data owner's source inputs (passes/owner_side.py): data[k] points at source
+// k's values in this row (one value for a source with one value per row).
+struct OwnerRow {
+  std::vector<const double*> data;
+};
+// An owner-side value over one row: out[j] for its columns j < count (generated from
+// compiler/owner_expr.py).
+using OwnerFn = void (*)(const OwnerRow&, std::size_t count, double* out);
+
+// A packed count of the coeff layout (coeff_layout.h): its owner expression, radix (larger than
+// its largest possible sum), its largest per-row value, and whether it has one value per row.
+struct CoeffDigit {
+  std::string name;
+  OwnerFn value = nullptr;
+  std::uint64_t radix = 2;
+  std::uint64_t top = 1;
+  bool per_row = false;
+};
+
+struct CoeffPacking {
+  std::vector<CoeffDigit> digits;
+  std::size_t group = 1;  // columns per coefficient
+};
+
+// A data owner's input as the source program declares it (the NAME of --input NAME=FILE).
+struct SourceSpec {
+  std::string name;
+  std::vector<std::string> dims;
+  Domain domain;
+};
+
+struct InputSpec {
+  std::string id;      // the array's name in the program (file names use it), e.g. "X_1"
+  std::string source;  // the input it encrypts (the NAME of --input NAME=FILE), e.g. "X"
+  Layout layout = Layout::kPacked;
+  std::vector<std::string> dims;  // size-parameter names or decimal literals
+  int level = 0;
+  double log_scale = 0.0;  // CKKS only
+  bool streamed =
+      false;  // its leading axis is the stream dimension: encrypted and read per row block
+  Domain domain;
+  // Owner-side values: computed by the encrypting owner from these sources (empty: `source`
+  // itself is encrypted) with `value` (per element) or, for kCoeff, `packing`.
+  std::vector<std::string> sources = {};
+  OwnerFn value = nullptr;
+  CoeffPacking packing = {};
+};
+
+struct OutputSpec {
+  std::string name;
+  Layout layout = Layout::kPacked;
+  std::vector<std::string> dims;
+  int level = 0;
+  double log_scale = 0.0;  // CKKS only
+  int degree = 1;
+  // kCoeff: the result file it reads (several counts share one) and the digit it is.
+  std::string result = {};
+  int digit = -1;
+  CoeffPacking packing = {};
+};
+
+struct ProgramSpec {
+  std::string name;
+  std::string source;  // the .hec file it was compiled from
+  std::string digest;  // hex digest of the compiled IR: ties every file to this program
+  int log_n = 0;
+  // BFV only: the plaintext modulus t (a prime = 1 mod 2N); 0 for CKKS. BFV programs leave
+  // output_moduli, key_level, conjugates and every log_scale at their defaults.
+  std::vector<std::uint64_t> output_moduli, moduli, special_moduli;
+  std::uint64_t plain_modulus = 0;
+  int dnum = 0;
+  int security_bits = 0;
+  bool insecure = false;
+  bool relinearizes = false;  // keygen makes a relinearization key
+  bool conjugates = false;    // keygen makes a conjugation key (complex layouts are unpacked)
+  std::vector<int> rotations;
+  int key_level = 0;
+  std::vector<std::pair<std::string, std::size_t>> params;  // size parameters and bounds
+  std::string stream_dim;                                   // "" when nothing streams
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+  std::vector<SourceSpec> sources;  // every owner input the encrypt role reads
+};
+
+// Ciphertext-array shape of a logical shape under a layout (`slots` per ciphertext).
+// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext.
+std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
+                                     std::size_t slots, std::size_t group = 1);
+
+// The layout's name in metadata files ("packed", "replicated", "complex", "coeff").
+const char* layout_name(Layout layout);
+
+}  // namespace hec::program
