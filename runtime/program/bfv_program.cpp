@@ -108,6 +108,14 @@ PtArray encode_plain(const Ops& ops, Layout layout, const std::vector<std::size_
   return out;
 }
 
+std::int64_t integer_constant(double value) {
+  if (value != std::nearbyint(value) || std::fabs(value) > 9.0e18) {
+    throw std::logic_error("a BFV program multiplies and adds integer constants only, not " +
+                           std::to_string(value));
+  }
+  return static_cast<std::int64_t>(value);
+}
+
 CtArray add(const Ops& ops, const CtArray& a, const CtArray& b) {
   return map2<Ct>("add", a, b, [&](const Ct& x, const Ct& y) {
     Ct z = x;

@@ -38,10 +38,12 @@
 namespace hec::program::bfv_program {
 
 // The shared names a generated BFV program uses.
+using program::array_shape;
 using program::Domain;
 using program::InputSpec;
 using program::Layout;
 using program::OutputSpec;
+using program::OwnerRow;
 using program::ProgramSpec;
 using program::RowSink;
 using program::Sizes;
@@ -81,6 +83,10 @@ class Ops {
 // (packed or replicated), each reduced mod t.
 PtArray encode_plain(const Ops& ops, Layout layout, const std::vector<std::size_t>& dims,
                      const std::vector<std::int64_t>& values);
+
+// A public value the program uses as an integer constant (mul_const, add_const): throws
+// std::logic_error when it is not an integer of at most 63 bits.
+std::int64_t integer_constant(double value);
 
 // One function per op of the bfv dialect, on whole arrays (parallel over the array).
 CtArray add(const Ops& ops, const CtArray& a, const CtArray& b);

@@ -1,11 +1,19 @@
-"""C++ target: a compiled `ckks` program becomes one C++ file and a Ninja build (DESIGN.md §6).
+"""C++ target: a compiled `ckks` or `bfv` program becomes one C++ file and a Ninja build
+(DESIGN.md §6).
 
 The C++ file holds the program's description (`ProgramSpec`: parameters, inputs with the
-levels and scales the compiler chose, outputs, keys) and its server computation, one call of
-the runtime's array layer (`runtime/program/ckks_program.h`) per IR op, with the op printed as
-a comment above the call and the program's value names as C++ names. `main` hands both to
-`hec::program::run_main`, which provides the party subcommands (keygen, encrypt, compute,
-decrypt, info).
+levels (and for CKKS the scales) the compiler chose, outputs, keys) and its server computation,
+one call of the runtime's array layer per IR op (`runtime/program/ckks_program.h`, or
+`runtime/program/bfv_program.h` for BFV), with the op printed as a comment above the call and
+the program's value names as C++ names. `main` hands both to the binding's `run_main`, which
+provides the party subcommands (keygen, encrypt, compute, decrypt, info).
+
+Scheme-independent parts are written once for both dialects (the bfv ops are the he layer's
+rules, compiler/dialects/he.py; the ckks ops their CKKS counterparts): the streaming schedule,
+value names, the program description's sizes, sources and owner-side values, and the compute
+function's structure (passes, accumulators, collectors, outputs). What differs per scheme is
+the parameter block of the description, the input/output entries (levels and scales vs levels),
+and one call per op (`_CkksWriter`, `_BfvWriter`).
 
 Streaming (principle 1 and §6: memory does not grow with N). The leading size parameter of the
 largest encrypted input (the individuals N) is the stream dimension. Every value whose leading
@@ -41,13 +49,14 @@ from compiler.analysis.ckks_util import (
     needs_relin_key,
 )
 from compiler.analysis.counts import coeff_group
-from compiler.dialects import ckks
+from compiler.dialects import bfv, ckks, he
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
 from compiler.owner_expr import Expr, parse
 from compiler.types import Domain, FiniteSet, Interval, domain_interval
 
-# Linker flags for the runtime's Debian libraries when pkg-config cannot say (driver/run.py asks it).
+# Linker flags for the runtime's Debian libraries when pkg-config cannot say (driver/run.py
+# asks it).
 SYSTEM_LIBS = "-lsodium -lxxhash"
 
 CPP_KEYWORDS = frozenset(
@@ -152,6 +161,34 @@ RESERVED = frozenset(
 )
 
 
+# The ops and types the scheme-independent parts look for, in either dialect (a program holds
+# one dialect's ops: the bfv ops are he rules under BFV's names).
+_CT_TYPES = (ckks.CtType, he.CtType)
+_PUBLIC_TYPES = (ckks.PublicType, he.PublicType)
+_ENCODE = (ckks.EncodeOp, he.EncodeRule)
+_ENCRYPT = (ckks.EncryptOp, he.EncryptRule)
+_DECRYPT = (ckks.DecryptOp, he.DecryptRule)
+_PARAM = (ckks.ParamOp, he.ParamRule)
+_SOURCE = (ckks.SourceOp, he.SourceRule)
+_SIZE = (ckks.SizeOp, he.SizeRule)
+_CONSTANT = (ckks.ConstantOp, he.ConstantRule)
+_PUBLIC_ARITH = (ckks.PublicArithOp, he.PublicArithRule)
+_BROADCAST = (ckks.BroadcastOp, he.BroadcastRule)
+_TRANSPOSE = (ckks.TransposeOp, he.TransposeRule)
+_REDUCE = (ckks.ReduceOp, he.ReduceRule)
+_DOT = (ckks.DotOp, he.DotRule)
+_SLOT_LAYOUTS = frozenset(ckks.SLOT_LAYOUTS) | frozenset(he.SLOT_LAYOUTS)
+
+_Program = ckks.ProgramOp | bfv.ProgramOp
+_CtType = ckks.CtType | he.CtType
+
+
+def _ct_type(value: SSAValue) -> _CtType:
+    ty = value.type
+    assert isinstance(ty, _CT_TYPES), ty
+    return ty
+
+
 @dataclass
 class Emitted:
     """The generated sources of one program."""
@@ -173,7 +210,9 @@ class _Schedule:
     stage: dict[SSAValue, int] = field(default_factory=dict)  # globals: when available
     row_stage: dict[SSAValue, int] = field(default_factory=dict)  # row values: earliest pass
     sinks: dict[Operation, int] = field(default_factory=dict)  # sink op -> its pass
-    collects: dict[ckks.DecryptOp, int] = field(default_factory=dict)  # decrypt of row values
+    collects: dict[ckks.DecryptOp | he.DecryptRule, int] = field(
+        default_factory=dict
+    )  # decrypt of row values
     passes: int = 0
     fallback: str = ""
 
@@ -182,20 +221,14 @@ class _NotStreamableError(Exception):
     pass
 
 
-def _dims(value: SSAValue) -> tuple[int | str, ...]:
-    ty = value.type
-    assert isinstance(ty, ckks.CtType | ckks.PtType)
-    return ty.dims
-
-
-def _rowable(ty: ckks.CtType, dim: str) -> bool:
+def _rowable(ty: _CtType, dim: str) -> bool:
     """A ciphertext array whose leading axis is `dim` and is an array axis (not the slots)."""
     if not ty.dims or ty.dims[0] != dim:
         return False
-    return not (ty.layout_name in ckks.SLOT_LAYOUTS and len(ty.dims) == 1)
+    return not (ty.layout_name in _SLOT_LAYOUTS and len(ty.dims) == 1)
 
 
-def _layout_enum(ty: ckks.CtType | ckks.PtType) -> str:
+def _layout_enum(ty: _CtType | ckks.PtType | he.PtType) -> str:
     return {
         ckks.PACKED: "Layout::kPacked",
         ckks.REPLICATED: "Layout::kReplicated",
@@ -204,10 +237,10 @@ def _layout_enum(ty: ckks.CtType | ckks.PtType) -> str:
     }[ty.layout_name]
 
 
-def _choose_stream_dim(program: ckks.ProgramOp) -> str | None:
+def _choose_stream_dim(program: _Program) -> str | None:
     best: tuple[int, str] | None = None
     for enc in program.encrypts():
-        ty = ckks.ct_type(enc.result)
+        ty = _ct_type(enc.result)
         if ty.dims and isinstance(ty.dims[0], str) and _rowable(ty, ty.dims[0]):
             rank = len(ty.dims)
             if best is None or rank > best[0]:
@@ -215,7 +248,7 @@ def _choose_stream_dim(program: ckks.ProgramOp) -> str | None:
     return best[1] if best else None
 
 
-def _schedule(program: ckks.ProgramOp) -> _Schedule:
+def _schedule(program: _Program) -> _Schedule:
     dim = _choose_stream_dim(program)
     if dim is None:
         return _global_schedule(program, None, "")
@@ -225,7 +258,7 @@ def _schedule(program: ckks.ProgramOp) -> _Schedule:
         return _global_schedule(program, None, str(why))
 
 
-def _global_schedule(program: ckks.ProgramOp, dim: str | None, why: str) -> _Schedule:
+def _global_schedule(program: _Program, dim: str | None, why: str) -> _Schedule:
     s = _Schedule(dim, fallback=why)
     for op in program.block.ops:
         for r in op.results:
@@ -233,34 +266,34 @@ def _global_schedule(program: ckks.ProgramOp, dim: str | None, why: str) -> _Sch
     return s
 
 
-def _row_schedule(program: ckks.ProgramOp, dim: str) -> _Schedule:
+def _row_schedule(program: _Program, dim: str) -> _Schedule:
     s = _Schedule(dim)
     for op in program.block.ops:
-        if isinstance(op, ckks.EncodeOp | ckks.ParamOp):
+        if isinstance(op, _ENCODE + _PARAM):
             for r in op.results:
                 s.stage[r] = 0
             continue
-        if isinstance(op, ckks.EncryptOp):
-            ty = ckks.ct_type(op.result)
+        if isinstance(op, _ENCRYPT):
+            ty = _ct_type(op.result)
             if _rowable(ty, dim):
                 s.row.add(op.result)
                 s.row_stage[op.result] = 0
             else:
                 s.stage[op.result] = 0
             continue
-        ct_operands = [o for o in op.operands if isinstance(o.type, ckks.CtType)]
+        ct_operands = [o for o in op.operands if isinstance(o.type, _CT_TYPES)]
         rows = [o for o in ct_operands if o in s.row]
         if not rows:
             # A global op, unless it broadcasts a global into a row value.
             stage = max((s.stage.get(o, 0) for o in op.operands), default=0)
             if (
-                isinstance(op, ckks.BroadcastOp)
-                and _rowable(ckks.ct_type(op.result), dim)
+                isinstance(op, _BROADCAST)
+                and _rowable(_ct_type(op.result), dim)
                 and 0 not in op.dims_tuple
             ):
                 s.row.add(op.result)
                 s.row_stage[op.result] = stage
-            elif isinstance(op, ckks.DecryptOp):
+            elif isinstance(op, _DECRYPT):
                 pass
             else:
                 for r in op.results:
@@ -272,18 +305,18 @@ def _row_schedule(program: ckks.ProgramOp, dim: str) -> _Schedule:
             [s.row_stage[o] for o in rows]
             + [s.stage.get(o, 0) for o in op.operands if o not in s.row]
         )
-        if isinstance(op, ckks.ReduceOp | ckks.DotOp) and op.axis_value == 0:
+        if isinstance(op, _REDUCE + _DOT) and op.axis_value == 0:
             s.sinks[op] = stage
             s.stage[op.result] = stage + 1
             continue
-        if isinstance(op, ckks.DecryptOp):
+        if isinstance(op, _DECRYPT):
             s.collects[op] = stage
             continue
-        if isinstance(op, ckks.TransposeOp):
+        if isinstance(op, _TRANSPOSE):
             raise _NotStreamableError("a transpose moves the streamed axis")
-        if isinstance(op, ckks.BroadcastOp) and op.dims_tuple[:1] != (0,):
+        if isinstance(op, _BROADCAST) and op.dims_tuple[:1] != (0,):
             raise _NotStreamableError("a broadcast moves the streamed axis")
-        result = ckks.ct_type(op.results[0])
+        result = _ct_type(op.results[0])
         if not _rowable(result, dim):
             raise _NotStreamableError(f"{op.name} turns a row value into {result.dims}")
         s.row.add(op.results[0])
@@ -326,7 +359,7 @@ def _dims_literal(dims: Iterable[int | str]) -> str:
 class _Names:
     """C++ names for SSA values: the printed IR name without '%', made a valid identifier."""
 
-    def __init__(self, program: ckks.ProgramOp, printed: list[str]):
+    def __init__(self, program: _Program, printed: list[str]):
         self.names: dict[SSAValue, str] = {}
         self.ir_names: dict[SSAValue, str] = {}
         used: set[str] = set()
@@ -351,7 +384,7 @@ class _Names:
 # ------------------------------------------------------------------------------------------
 
 
-def _program_lines(program: ckks.ProgramOp) -> tuple[str, list[str]]:
+def _program_lines(program: _Program) -> tuple[str, list[str]]:
     """The module text and one printed line per op of the program body (in order)."""
     text = print_ir(program)
     lines = text.splitlines()
@@ -362,7 +395,7 @@ def _program_lines(program: ckks.ProgramOp) -> tuple[str, list[str]]:
     return text, body
 
 
-def _domain_literal(op: ckks.EncodeOp | ckks.SourceOp) -> str:
+def _domain_literal(op: ckks.EncodeOp | ckks.SourceOp | he.EncodeRule | he.SourceRule) -> str:
     return _domain_of(op.domain_value)
 
 
@@ -416,22 +449,95 @@ def _packing_literal(
     return f"CoeffPacking{{{{{', '.join(digits)}}}, {enc.group_value}}}"
 
 
+def _find_program(module_or_program: ModuleOp | _Program) -> _Program:
+    if not isinstance(module_or_program, ModuleOp):
+        return module_or_program
+    for op in module_or_program.body.block.ops:
+        if isinstance(op, bfv.ProgramOp):
+            return op
+    return next(ckks_programs(module_or_program))
+
+
+def _sources_and_sizes(program: _Program, sched: _Schedule) -> tuple[list[str], dict[str, int]]:
+    """The description's size parameters, stream dimension and owner inputs (any scheme), and
+    the rank of every owner input."""
+    lines: list[str] = []
+    add = lines.append
+    for p, bound in program.params().items():
+        add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
+    add(f"  s.stream_dim = {_cpp_string(sched.stream_dim or '')};")
+    # The owner inputs the encrypt role reads: plain encodes and declared sources.
+    sources: dict[str, str] = {}
+    ranks: dict[str, int] = {}
+    for o in program.block.ops:
+        if isinstance(o, _SOURCE):
+            sources.setdefault(o.sym_value, f"{_dims_literal(o.dims)}, {_domain_literal(o)}")
+            ranks[o.sym_value] = len(o.dims)
+        elif isinstance(o, _ENCODE) and o.expr_value is None and not o.digit_exprs:
+            ty = o.result.type
+            assert isinstance(ty, ckks.PtType | he.PtType)
+            ranks.setdefault(o.sym_value, len(ty.dims))
+            sources.setdefault(o.sym_value, f"{_dims_literal(ty.dims)}, {_domain_literal(o)}")
+    for source_name, rest in sources.items():
+        add(f"  s.sources.push_back({{{_cpp_string(source_name)}, {rest}}});")
+    return lines, ranks
+
+
+def _source_domains(program: _Program) -> dict[str, Domain]:
+    out: dict[str, Domain] = {}
+    for o in program.block.ops:
+        if isinstance(o, _SOURCE):
+            out[o.sym_value] = o.domain_value
+            continue
+        if not isinstance(o, _ENCODE) or o.expr_value is not None or o.digit_exprs:
+            continue
+        if o.domain_value is not None:
+            out[o.sym_value] = o.domain_value
+    return out
+
+
+def _expr_sources(text: str) -> list[str]:
+    """The owner inputs an owner-side expression reads, in order of first use."""
+    out: list[str] = []
+    for name in parse(text).sources():
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _owner_value(enc: ckks.EncryptOp | he.EncryptRule, ranks: dict[str, int]) -> list[str]:
+    """The lines giving an input computed by its owner from several sources (an owner-side
+    expression): its sources and its row function."""
+    src = enc.source()
+    if src.expr_value is None:
+        return []
+    owned = _expr_sources(src.expr_value)
+    index = {name: k for k, name in enumerate(owned)}
+    rank = len(_ct_type(enc.result).dims)
+    code = parse(src.expr_value).cpp(index.__getitem__, lambda x, r=rank: ranks[x] < r)
+    return [
+        f"  s.inputs.back().sources = {{{', '.join(_cpp_string(x) for x in owned)}}};",
+        f"  // owner-side value: {src.expr_value}",
+        f"  s.inputs.back().value = {_row_function(code)};",
+    ]
+
+
+def _streamed(enc: ckks.EncryptOp | he.EncryptRule, sched: _Schedule) -> str:
+    ty = _ct_type(enc.result)
+    if sched.stream_dim is None and ty.dims and isinstance(ty.dims[0], str):
+        return "false"
+    return "true" if enc.result in sched.row else "false"
+
+
 def emit(
-    module_or_program: ModuleOp | ckks.ProgramOp,
+    module_or_program: ModuleOp | _Program,
     source: str,
     runtime_dir: Path,
     runtime_lib: Path,
     system_libs: str = SYSTEM_LIBS,
 ) -> Emitted:
-    """Generate the C++ file and the build.ninja of a compiled program."""
-    program = (
-        next(ckks_programs(module_or_program))
-        if isinstance(module_or_program, ModuleOp)
-        else module_or_program
-    )
-    params = program.parameters()
-    if params is None:
-        raise UserError("the C++ target needs a program with chosen parameters")
+    """Generate the C++ file and the build.ninja of a compiled program (ckks or bfv)."""
+    program = _find_program(module_or_program)
     name = _sanitize(program.sym_name.data)
     text, printed = _program_lines(program)
     digest = hashlib.sha256(text.encode()).hexdigest()
@@ -440,9 +546,9 @@ def emit(
     sched = _schedule(program)
 
     for op in program.block.ops:
-        if isinstance(op, ckks.EncodeOp):
+        if isinstance(op, _ENCODE):
             users = [u.operation for u in op.result.uses]
-            if any(not isinstance(u, ckks.EncryptOp) for u in users):
+            if any(not isinstance(u, _ENCRYPT) for u in users):
                 raise UserError(
                     f"input '{op.sym_value}' is used as a public plaintext; the C++ target "
                     "encrypts every input (public inputs are not supported yet)"
@@ -450,7 +556,86 @@ def emit(
         if isinstance(op, ckks.MulPlainOp | ckks.AddPlainOp):
             raise UserError(f"{op.name} (public plaintext operands) is not supported by C++ yet")
 
-    # --- the program description -----------------------------------------------------------
+    if isinstance(program, bfv.ProgramOp):
+        params_line, spec, body = _bfv_parts(program, source, digest, names, line_of, sched)
+        include, namespace = "program/bfv_program.h", "hec::program::bfv_program"
+    else:
+        params_line, spec, body = _ckks_parts(program, source, digest, names, line_of, sched)
+        include, namespace = "program/ckks_program.h", "hec::program"
+    compute = body.write()
+
+    plan = (
+        f"streams over the rows of {sched.stream_dim} in {sched.passes} pass(es)"
+        if sched.stream_dim
+        else "reads every input whole (no streaming"
+        + (f": {sched.fallback})" if sched.fallback else ")")
+    )
+    header = [
+        f"// Program '{program.sym_name.data}', generated by hec from {source}.",
+        "// Do not edit: recompile the source instead (hec compile).",
+        "//",
+        params_line,
+        "// Roles: keygen (coordinator), encrypt (data owner), compute (server: evaluation keys",
+        "// only), decrypt (coordinator), info. Run it without arguments for usage.",
+        f"// The server computation {plan}.",
+        '#include "math/parallel.h"',
+        f'#include "{include}"',
+        "",
+        "namespace {",
+        "",
+        f"using namespace {namespace};",
+        "",
+        "const ProgramSpec kSpec = [] {",
+        "  ProgramSpec s;",
+        *spec,
+        "  return s;",
+        "}();",
+        "",
+        *compute,
+        "",
+        "}  // namespace",
+        "",
+        "int main(int argc, char** argv) {",
+        "  // Passive OpenMP waiting (DESIGN.md §7): re-executes itself once with the policy set.",
+        "  hec::math::reexec_with_passive_openmp_wait(argv);",
+        f"  return {namespace}::run_main(kSpec, compute, argc, argv);",
+        "}",
+        "",
+    ]
+    cpp = "\n".join(header)
+    ninja = ninja_file(name, runtime_dir, runtime_lib, system_libs)
+    return Emitted(
+        name=name,
+        cpp=cpp,
+        ninja=ninja,
+        digest=digest,
+        streaming=sched.stream_dim is not None,
+        passes=sched.passes,
+        note=sched.fallback,
+        stream_dim=sched.stream_dim,
+    )
+
+
+def _security_text(insecure: bool, bits: int) -> str:
+    return (
+        "INSECURE parameters (compiled with --insecure)"
+        if insecure
+        else f"{bits}-bit secure (HE Standard)"
+    )
+
+
+def _ckks_parts(
+    program: ckks.ProgramOp,
+    source: str,
+    digest: str,
+    names: _Names,
+    line_of: dict[Operation, str],
+    sched: _Schedule,
+) -> tuple[str, list[str], _ComputeWriter]:
+    """The CKKS description (parameters, levels and scales) and compute writer."""
+    params = program.parameters()
+    if params is None:
+        raise UserError("the C++ target needs a program with chosen parameters")
     spec: list[str] = []
     add = spec.append
     add(f"  s.name = {_cpp_string(program.sym_name.data)};")
@@ -479,52 +664,28 @@ def emit(
     top = len(params.moduli)
     level_value = getattr(key_level, "value", None)
     add(f"  s.key_level = {level_value.data if level_value is not None else top};")
-    for p, bound in program.params().items():
-        add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
-    add(f"  s.stream_dim = {_cpp_string(sched.stream_dim or '')};")
-    # The owner inputs the encrypt role reads: plain encodes and declared sources.
-    sources: dict[str, str] = {}
-    source_domains: dict[str, Domain] = {}
-    source_ranks: dict[str, int] = {}
-    for o in program.block.ops:
-        if isinstance(o, ckks.SourceOp):
-            sources.setdefault(o.sym_value, f"{_dims_literal(o.dims)}, {_domain_literal(o)}")
-            source_domains[o.sym_value] = o.domain_value
-            source_ranks[o.sym_value] = len(o.dims)
-        elif isinstance(o, ckks.EncodeOp) and o.expr_value is None and not o.digit_exprs:
-            dims = ckks.pt_type(o.result).dims
-            source_ranks.setdefault(o.sym_value, len(dims))
-            sources.setdefault(o.sym_value, f"{_dims_literal(dims)}, {_domain_literal(o)}")
-            if o.domain_value is not None:
-                source_domains[o.sym_value] = o.domain_value
-    for source_name, rest in sources.items():
-        add(f"  s.sources.push_back({{{_cpp_string(source_name)}, {rest}}});")
+    common, source_ranks = _sources_and_sizes(program, sched)
+    spec += common
+    source_domains = _source_domains(program)
     packings: dict[SSAValue, str] = {}
     for enc in program.encrypts():
         ty = ckks.ct_type(enc.result)
         src = enc.source()
         layout = _layout_enum(ty)
-        streamed = "true" if enc.result in sched.row else "false"
-        if sched.stream_dim is None and ty.dims and isinstance(ty.dims[0], str):
-            streamed = "false"
         add(
             f"  s.inputs.push_back({{{_cpp_string(names[enc.result])}, "
             f"{_cpp_string(src.sym_value)}, {layout}, {_dims_literal(ty.dims)}, "
-            f"{ty.level_value}, {_double(ty.scale_bits)}, {streamed}, {_domain_literal(src)}}});"
+            f"{ty.level_value}, {_double(ty.scale_bits)}, {_streamed(enc, sched)}, "
+            f"{_domain_literal(src)}}});"
         )
-        owned = src.sources()
         if src.expr_value is None and not src.digit_exprs:
             continue
+        if src.expr_value is not None:
+            spec += _owner_value(enc, source_ranks)
+            continue
+        owned = src.sources()
         index = {name: k for k, name in enumerate(owned)}
         add(f"  s.inputs.back().sources = {{{', '.join(_cpp_string(x) for x in owned)}}};")
-        if src.expr_value is not None:
-            rank = len(ty.dims)
-            code = parse(src.expr_value).cpp(
-                index.__getitem__, lambda x, r=rank: source_ranks[x] < r
-            )
-            add(f"  // owner-side value: {src.expr_value}")
-            add(f"  s.inputs.back().value = {_row_function(code)};")
-            continue
         var = f"packing_{_sanitize(names[enc.result])}"
         add(
             f"  const CoeffPacking {var} = "
@@ -545,75 +706,82 @@ def emit(
             add(f"  s.outputs.back().result = {_cpp_string(names[dec.input])};")
             add(f"  s.outputs.back().digit = {dec.digit_value};")
             add(f"  s.outputs.back().packing = {packings[enc]};")
-
-    # --- the computation ---------------------------------------------------------------------
-    body = _ComputeWriter(program, names, line_of, sched)
-    compute = body.write()
-
-    plan = (
-        f"streams over the rows of {sched.stream_dim} in {sched.passes} pass(es)"
-        if sched.stream_dim
-        else "reads every input whole (no streaming"
-        + (f": {sched.fallback})" if sched.fallback else ")")
-    )
-    security = (
-        "INSECURE parameters (compiled with --insecure)"
-        if params.insecure
-        else f"{params.security_bits}-bit secure (HE Standard)"
-    )
-    header = [
-        f"// Program '{program.sym_name.data}', generated by hec from {source}.",
-        "// Do not edit: recompile the source instead (hec compile).",
-        "//",
+    params_line = (
         f"// Parameters: n = 2^{params.log_n}, Q_0 = {len(params.output_moduli)} primes, "
-        f"{len(params.moduli)} rescale primes, {security}.",
-        "// Roles: keygen (coordinator), encrypt (data owner), compute (server: evaluation keys",
-        "// only), decrypt (coordinator), info. Run it without arguments for usage.",
-        f"// The server computation {plan}.",
-        '#include "math/parallel.h"',
-        '#include "program/ckks_program.h"',
-        "",
-        "namespace {",
-        "",
-        "using namespace hec::program;",
-        "",
-        "const ProgramSpec kSpec = [] {",
-        "  ProgramSpec s;",
-        *spec,
-        "  return s;",
-        "}();",
-        "",
-        *compute,
-        "",
-        "}  // namespace",
-        "",
-        "int main(int argc, char** argv) {",
-        "  // Passive OpenMP waiting (DESIGN.md §7): re-executes itself once with the policy set.",
-        "  hec::math::reexec_with_passive_openmp_wait(argv);",
-        "  return hec::program::run_main(kSpec, compute, argc, argv);",
-        "}",
-        "",
-    ]
-    cpp = "\n".join(header)
-    ninja = ninja_file(name, runtime_dir, runtime_lib, system_libs)
-    return Emitted(
-        name=name,
-        cpp=cpp,
-        ninja=ninja,
-        digest=digest,
-        streaming=sched.stream_dim is not None,
-        passes=sched.passes,
-        note=sched.fallback,
-        stream_dim=sched.stream_dim,
+        f"{len(params.moduli)} rescale primes, "
+        f"{_security_text(params.insecure, params.security_bits)}."
     )
+    return params_line, spec, _CkksWriter(program, names, line_of, sched)
+
+
+def _bfv_parts(
+    program: bfv.ProgramOp,
+    source: str,
+    digest: str,
+    names: _Names,
+    line_of: dict[Operation, str],
+    sched: _Schedule,
+) -> tuple[str, list[str], _ComputeWriter]:
+    """The BFV description (parameters with the plaintext modulus, levels, no scales) and
+    compute writer."""
+    params = program.parameters()
+    if params is None:
+        raise UserError("the C++ target needs a program with chosen parameters")
+    spec: list[str] = []
+    add = spec.append
+    add(f"  s.name = {_cpp_string(program.sym_name.data)};")
+    add(f"  s.source = {_cpp_string(source)};")
+    add(f"  s.digest = {_cpp_string(digest)};")
+    add(f"  s.log_n = {params.log_n};")
+    add(f"  s.plain_modulus = {params.plain_modulus}ULL;")
+    add(f"  s.moduli = {{{', '.join(f'{q}ULL' for q in params.moduli)}}};")
+    add(f"  s.special_moduli = {{{', '.join(f'{q}ULL' for q in params.special_moduli)}}};")
+    add(f"  s.dnum = {max(params.dnum, 1)};")
+    add(f"  s.security_bits = {params.security_bits};")
+    add(f"  s.insecure = {'true' if params.insecure else 'false'};")
+    relin = any(isinstance(op, bfv.RelinearizeOp) for op in program.block.ops)
+    add(f"  s.relinearizes = {'true' if relin else 'false'};")
+    rotations = sorted(program.rotation_keys() or ())
+    add(f"  s.rotations = {{{', '.join(str(r) for r in rotations)}}};")
+    common, source_ranks = _sources_and_sizes(program, sched)
+    spec += common
+    for enc in program.encrypts():
+        ty = he.ct_type(enc.result)
+        src = enc.source()
+        if src.digit_exprs or ty.layout_name == he.COEFF:
+            raise UserError(f"input '{src.sym_value}': the coeff layout is CKKS-only")
+        add(
+            f"  s.inputs.push_back({{.id = {_cpp_string(names[enc.result])}, "
+            f".source = {_cpp_string(src.sym_value)}, .layout = {_layout_enum(ty)}, "
+            f".dims = {_dims_literal(ty.dims)}, .level = {ty.level_value}, "
+            f".streamed = {_streamed(enc, sched)}, .domain = {_domain_literal(src)}}});"
+        )
+        spec += _owner_value(enc, source_ranks)
+    for dec in program.decrypts():
+        ty = he.ct_type(dec.input)
+        add(
+            f"  s.outputs.push_back({{.name = {_cpp_string(dec.sym_value)}, "
+            f".layout = {_layout_enum(ty)}, .dims = {_dims_literal(ty.dims)}, "
+            f".level = {ty.level_value}, .degree = {ty.degree_value}}});"
+        )
+    params_line = (
+        f"// Parameters (BFV): n = 2^{params.log_n}, t = {params.plain_modulus}, "
+        f"{len(params.moduli)} primes of Q, "
+        f"{_security_text(params.insecure, params.security_bits)}."
+    )
+    return params_line, spec, _BfvWriter(program, names, line_of, sched)
 
 
 class _ComputeWriter:
-    """Writes `void compute(Server& server)`."""
+    """Writes `void compute(Server& server)`: passes over the rows, accumulators, globals and
+    outputs, the same for every scheme; a subclass writes one call per op (`expression`), the
+    type check of a value (`check`) and a dot-product accumulator's declaration."""
+
+    scheme = ""
 
     def __init__(
         self,
-        program: ckks.ProgramOp,
+        program: _Program,
         names: _Names,
         line_of: dict[Operation, str],
         sched: _Schedule,
@@ -640,17 +808,232 @@ class _ComputeWriter:
         self.sizes_used.add(d)
         return f"size_{d}"
 
-    def shape_expr(self, ty: ckks.CtType, row: bool) -> str:
+    def shape_expr(self, ty: _CtType, row: bool) -> str:
         dims = ty.dims[1:] if row else ty.dims
         layout = _layout_enum(ty)
         self.slots_used = True
-        group = f", {coeff_group(self.program)}" if ty.layout_name == ckks.COEFF else ""
+        group = f", {self.coeff_group()}" if ty.layout_name == ckks.COEFF else ""
         return (
             f"array_shape({layout}, {{{', '.join(self.size_expr(d) for d in dims)}}}, slots{group})"
         )
 
     def comment(self, op: Operation, indent: str, suffix: str = "") -> str:
         return f"{indent}// {self.line_of[op]}{suffix}"
+
+    def coeff_group(self) -> int:
+        raise UserError(f"the coeff layout is not available under {self.scheme}")
+
+    def check(self, value: SSAValue, indent: str) -> str:
+        raise NotImplementedError
+
+    def expression(self, op: Operation, row: bool) -> str:
+        raise NotImplementedError
+
+    def dot_sink(self, var: str, op: Operation) -> str:
+        raise NotImplementedError
+
+    def broadcast_dims(self, op: ckks.BroadcastOp | he.BroadcastRule, row: bool) -> list[int]:
+        """The broadcast's operand-to-result axes (row-local inside a pass)."""
+        dims = list(op.dims_tuple)
+        if row:
+            dims = [d - 1 for d in (dims[1:] if op.input in self.s.row else dims)]
+        return dims
+
+    def public_line(self, op: Operation) -> str:
+        n = self.n
+        if isinstance(op, _SIZE):
+            size = self.size_expr(op.sym_value)
+            return f"const double {n(op.result)} = static_cast<double>({size});"
+        if isinstance(op, _CONSTANT):
+            return f"const double {n(op.result)} = {_double(op.float_value)};"
+        assert isinstance(op, _PUBLIC_ARITH), op.name
+        sign = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op.kind.data]
+        a, b = self.pub(op.lhs), self.pub(op.rhs)
+        return f"const double {n(op.result)} = {a} {sign} {b};"
+
+    # --- the function ------------------------------------------------------------------------
+    def write(self) -> list[str]:
+        ops = list(self.program.block.ops)
+        s = self.s
+        out: list[str] = []
+        ind = "  "
+        row_ops = [op for op in ops if op.results and op.results[0] in s.row]
+        emitted_globals: set[Operation] = set()
+
+        def global_ops(stage: int) -> list[str]:
+            lines: list[str] = []
+            for op in ops:
+                if op in emitted_globals or op in s.sinks or op in s.collects:
+                    continue
+                if isinstance(op, _PARAM + _ENCODE + _DECRYPT):
+                    continue
+                if not op.results or op.results[0] in s.row:
+                    continue
+                if isinstance(op.results[0].type, _PUBLIC_TYPES):
+                    continue
+                if s.stage.get(op.results[0], 0) != stage:
+                    continue
+                emitted_globals.add(op)
+                lines.append(self.comment(op, ind))
+                if isinstance(op, _ENCRYPT):
+                    src = op.source().sym_value
+                    lines.append(f"{ind}// input '{src}', read from the ciphertext directory")
+                    lines.append(
+                        f"{ind}const CtArray {self.n(op.result)} = "
+                        f"server.load({_cpp_string(self.n(op.result))});"
+                    )
+                else:
+                    value = self.expression(op, False)
+                    lines.append(f"{ind}const CtArray {self.n(op.results[0])} = {value};")
+                lines.append(self.check(op.results[0], ind))
+            return lines
+
+        for stage in range(s.passes + 1):
+            out += global_ops(stage)
+            if stage == s.passes:
+                break
+            out += self.write_pass(stage, row_ops)
+        coeff_done: set[SSAValue] = set()
+        for dec in self.program.decrypts():
+            if dec in s.collects:
+                continue
+            factor = self.pub(dec.factor) if dec.factor is not None else "1.0"
+            out.append(self.comment(dec, ind))
+            if dec.digit_value is not None:  # packed counts: one result file holds them all
+                if dec.input in coeff_done:
+                    continue
+                coeff_done.add(dec.input)
+                name = self.n(dec.input)
+                out.append(f"{ind}server.output({_cpp_string(name)}, {name}, 1.0);")
+                continue
+            out.append(
+                f"{ind}server.output({_cpp_string(dec.sym_value)}, {self.n(dec.input)}, {factor});"
+            )
+
+        # Public scalars and sizes first (only those used).
+        prelude: list[str] = []
+        needed = set(self.publics_used)
+        changed = True
+        while changed:
+            changed = False
+            for op in ops:
+                if isinstance(op, _PUBLIC_ARITH) and op.result in needed:
+                    for o in (op.lhs, op.rhs):
+                        if o not in needed:
+                            needed.add(o)
+                            changed = True
+        public_lines: list[str] = []
+        for op in ops:
+            if op.results and op.results[0] in needed:
+                public_lines.append(self.comment(op, ind))
+                public_lines.append(ind + self.public_line(op))
+        prelude.append(f"{ind}const Ops& ops = server.ops();")
+        if self.slots_used:
+            prelude.append(f"{ind}const std::size_t slots = ops.slots();")
+        for d in sorted(self.sizes_used):
+            prelude.append(f"{ind}const std::size_t size_{d} = server.size({_cpp_string(d)});")
+        return [
+            f"// The server computation: one call per {self.scheme} op, the op above it as a "
+            "comment.",
+            "void compute(Server& server) {",
+            *prelude,
+            *public_lines,
+            *out,
+            "}",
+        ]
+
+    def write_pass(self, p: int, row_ops: list[Operation]) -> list[str]:
+        s = self.s
+        ind = "  "
+        sinks = [op for op, q in s.sinks.items() if q == p]
+        collects = [op for op, q in s.collects.items() if q == p]
+        # Row values the sinks and collectors of this pass need (transitively).
+        need: set[SSAValue] = set()
+        stack = [o for op in sinks for o in op.operands if o in s.row]
+        stack += [op.input for op in collects]
+        while stack:
+            v = stack.pop()
+            if v in need:
+                continue
+            need.add(v)
+            owner = v.owner
+            if isinstance(owner, Operation) and not isinstance(owner, _ENCRYPT):
+                stack += [o for o in owner.operands if o in s.row]
+        inputs = [
+            op.results[0] for op in row_ops if isinstance(op, _ENCRYPT) and op.results[0] in need
+        ]
+        lines = [
+            "",
+            f"{ind}// ---- pass {p + 1} of {s.passes} over the rows of {s.stream_dim} "
+            f"(reads {', '.join(self.n(v) for v in inputs)}) ----",
+        ]
+        for op in sinks:
+            res = op.results[0]
+            if isinstance(op, _DOT) and all(_ct_type(o).degree_value == 1 for o in op.operands):
+                lines.append(f"{ind}{self.dot_sink(f'{self.n(res)}_sum', op)}")
+            else:
+                lines.append(f"{ind}SumSink {self.n(res)}_sum(ops, server.threads());")
+        for op in collects:
+            lines.append(f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.rows());")
+        ids = ", ".join(_cpp_string(self.n(v)) for v in inputs)
+        lines.append(
+            f'{ind}server.stream("compute pass {p + 1}/{s.passes}", {{{ids}}},'
+            " [&]([[maybe_unused]] std::size_t row, const std::vector<CtArray>& in,"
+            " [[maybe_unused]] int thread) {"
+        )
+        ii = ind * 2
+        for k, v in enumerate(inputs):
+            owner = v.owner
+            assert isinstance(owner, _ENCRYPT)
+            lines.append(self.comment(owner, ii))
+            lines.append(f"{ii}const CtArray& {self.n(v)} = in[{k}];  // this row, read from disk")
+        for op in row_ops:
+            res = op.results[0]
+            if res not in need or isinstance(op, _ENCRYPT):
+                continue
+            lines.append(self.comment(op, ii))
+            lines.append(f"{ii}const CtArray {self.n(res)} = {self.expression(op, True)};")
+            lines.append(self.check(res, ii))
+        for op in sinks:
+            res = op.results[0]
+            lines.append(self.comment(op, ii, "  (folded in chunk by chunk of rows)"))
+            if isinstance(op, _DOT):
+                a, b = self.n(op.lhs), self.n(op.rhs)
+                if all(_ct_type(o).degree_value == 1 for o in op.operands):
+                    lines.append(f"{ii}{self.n(res)}_sum.add(thread, {a}, {b});")
+                else:
+                    lines.append(f"{ii}{self.n(res)}_sum.add(thread, mul(ops, {a}, {b}));")
+            else:
+                assert isinstance(op, _REDUCE)
+                lines.append(f"{ii}{self.n(res)}_sum.add(thread, {self.n(op.input)});")
+        for op in collects:
+            lines.append(self.comment(op, ii, "  (one row at a time)"))
+            lines.append(f"{ii}{_sanitize(op.sym_value)}_rows.put(row, {self.n(op.input)});")
+        folded = ", ".join(f"&{self.n(op.results[0])}_sum" for op in sinks)
+        lines.append(f"{ind}}}, {{{folded}}});")
+        for op in sinks:
+            res = op.results[0]
+            lines.append(f"{ind}const CtArray {self.n(res)} = {self.n(res)}_sum.finish();")
+            lines.append(self.check(res, ind))
+        for op in collects:
+            factor = self.pub(op.factor) if op.factor is not None else "1.0"
+            lines.append(self.comment(op, ind))
+            lines.append(
+                f"{ind}server.output({_cpp_string(op.sym_value)}, "
+                f"{_sanitize(op.sym_value)}_rows.finish(), {factor});"
+            )
+        lines.append("")
+        return lines
+
+
+class _CkksWriter(_ComputeWriter):
+    """One call of runtime/program/ckks_program.h per ckks op."""
+
+    scheme = "ckks"
+    program: ckks.ProgramOp
+
+    def coeff_group(self) -> int:
+        return coeff_group(self.program)
 
     def check(self, value: SSAValue, indent: str) -> str:
         ty = ckks.ct_type(value)
@@ -659,6 +1042,9 @@ class _ComputeWriter:
             f"{indent}expect_type({self.n(value)}, {_cpp_string(ir)}, {ty.level_value}, "
             f"{_double(ty.scale_bits)}, {ty.degree_value});"
         )
+
+    def dot_sink(self, var: str, op: Operation) -> str:
+        return f"DotSink {var}(ops, {_ct_type(op.operands[0]).level_value}, server.threads());"
 
     # --- one op ------------------------------------------------------------------------------
     def expression(self, op: Operation, row: bool) -> str:
@@ -705,12 +1091,7 @@ class _ComputeWriter:
                 return f"reduce(ops, mul(ops, {n(op.lhs)}, {n(op.rhs)}), {op.axis_value - shift})"
             case ckks.BroadcastOp():
                 src, res = ckks.ct_type(op.input), ckks.ct_type(op.result)
-                dims = list(op.dims_tuple)
-                if row:
-                    if op.input in self.s.row:
-                        dims = [d - 1 for d in dims[1:]]
-                    else:
-                        dims = [d - 1 for d in dims]
+                dims = self.broadcast_dims(op, row)
                 to_packed = (
                     src.layout_name == ckks.REPLICATED and res.layout_name in ckks.SLOT_LAYOUTS
                 )
@@ -728,201 +1109,65 @@ class _ComputeWriter:
             case _:
                 raise UserError(f"the C++ target does not support {op.name} yet")
 
-    def public_line(self, op: Operation) -> str:
-        n = self.n
-        match op:
-            case ckks.SizeOp():
-                size = self.size_expr(op.sym_value)
-                return f"const double {n(op.result)} = static_cast<double>({size});"
-            case ckks.ConstantOp():
-                return f"const double {n(op.result)} = {_double(op.float_value)};"
-            case ckks.PublicArithOp():
-                sign = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op.kind.data]
-                a, b = self.pub(op.lhs), self.pub(op.rhs)
-                return f"const double {n(op.result)} = {a} {sign} {b};"
-            case _:
-                raise AssertionError(op.name)
 
-    # --- the function ------------------------------------------------------------------------
-    def write(self) -> list[str]:
-        ops = list(self.program.block.ops)
-        s = self.s
-        out: list[str] = []
-        ind = "  "
-        row_ops = [op for op in ops if op.results and op.results[0] in s.row]
-        emitted_globals: set[Operation] = set()
+class _BfvWriter(_ComputeWriter):
+    """One call of runtime/program/bfv_program.h per bfv op."""
 
-        def global_ops(stage: int) -> list[str]:
-            lines: list[str] = []
-            for op in ops:
-                if op in emitted_globals or op in s.sinks or op in s.collects:
-                    continue
-                if isinstance(op, ckks.ParamOp | ckks.EncodeOp | ckks.DecryptOp):
-                    continue
-                if not op.results or op.results[0] in s.row:
-                    continue
-                if isinstance(op.results[0].type, ckks.PublicType):
-                    continue
-                if s.stage.get(op.results[0], 0) != stage:
-                    continue
-                emitted_globals.add(op)
-                lines.append(self.comment(op, ind))
-                if isinstance(op, ckks.EncryptOp):
-                    src = op.source().sym_value
-                    lines.append(f"{ind}// input '{src}', read from the ciphertext directory")
-                    lines.append(
-                        f"{ind}const CtArray {self.n(op.result)} = "
-                        f"server.load({_cpp_string(self.n(op.result))});"
-                    )
-                else:
-                    value = self.expression(op, False)
-                    lines.append(f"{ind}const CtArray {self.n(op.results[0])} = {value};")
-                lines.append(self.check(op.results[0], ind))
-            return lines
+    scheme = "bfv"
 
-        for stage in range(s.passes + 1):
-            out += global_ops(stage)
-            if stage == s.passes:
-                break
-            out += self.write_pass(stage, row_ops)
-        coeff_done: set[SSAValue] = set()
-        for dec in self.program.decrypts():
-            if dec in s.collects:
-                continue
-            factor = self.pub(dec.factor) if dec.factor is not None else "1.0"
-            out.append(self.comment(dec, ind))
-            if dec.digit_value is not None:  # packed counts: one result file holds them all
-                if dec.input in coeff_done:
-                    continue
-                coeff_done.add(dec.input)
-                name = self.n(dec.input)
-                out.append(f"{ind}server.output({_cpp_string(name)}, {name}, 1.0);")
-                continue
-            out.append(
-                f"{ind}server.output({_cpp_string(dec.sym_value)}, {self.n(dec.input)}, {factor});"
-            )
-
-        # Public scalars and sizes first (only those used).
-        prelude: list[str] = []
-        needed = set(self.publics_used)
-        changed = True
-        while changed:
-            changed = False
-            for op in ops:
-                if isinstance(op, ckks.PublicArithOp) and op.result in needed:
-                    for o in (op.lhs, op.rhs):
-                        if o not in needed:
-                            needed.add(o)
-                            changed = True
-        public_lines: list[str] = []
-        for op in ops:
-            if op.results and op.results[0] in needed:
-                public_lines.append(self.comment(op, ind))
-                public_lines.append(ind + self.public_line(op))
-        prelude.append(f"{ind}const Ops& ops = server.ops();")
-        if self.slots_used:
-            prelude.append(f"{ind}const std::size_t slots = ops.slots();")
-        for d in sorted(self.sizes_used):
-            prelude.append(f"{ind}const std::size_t size_{d} = server.size({_cpp_string(d)});")
-        return [
-            "// The server computation: one call per ckks op, the op above it as a comment.",
-            "void compute(Server& server) {",
-            *prelude,
-            *public_lines,
-            *out,
-            "}",
-        ]
-
-    def write_pass(self, p: int, row_ops: list[Operation]) -> list[str]:
-        s = self.s
-        ind = "  "
-        sinks = [op for op, q in s.sinks.items() if q == p]
-        collects = [op for op, q in s.collects.items() if q == p]
-        # Row values the sinks and collectors of this pass need (transitively).
-        need: set[SSAValue] = set()
-        stack = [o for op in sinks for o in op.operands if o in s.row]
-        stack += [op.input for op in collects]
-        while stack:
-            v = stack.pop()
-            if v in need:
-                continue
-            need.add(v)
-            owner = v.owner
-            if isinstance(owner, Operation) and not isinstance(owner, ckks.EncryptOp):
-                stack += [o for o in owner.operands if o in s.row]
-        inputs = [
-            op.results[0]
-            for op in row_ops
-            if isinstance(op, ckks.EncryptOp) and op.results[0] in need
-        ]
-        lines = [
-            "",
-            f"{ind}// ---- pass {p + 1} of {s.passes} over the rows of {s.stream_dim} "
-            f"(reads {', '.join(self.n(v) for v in inputs)}) ----",
-        ]
-        for op in sinks:
-            res = op.results[0]
-            operand = op.operands[0]
-            if isinstance(op, ckks.DotOp) and all(
-                ckks.ct_type(o).degree_value == 1 for o in op.operands
-            ):
-                lines.append(
-                    f"{ind}DotSink {self.n(res)}_sum(ops, {ckks.ct_type(operand).level_value}, "
-                    "server.threads());"
-                )
-            else:
-                lines.append(f"{ind}SumSink {self.n(res)}_sum(ops, server.threads());")
-        for op in collects:
-            lines.append(f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.rows());")
-        ids = ", ".join(_cpp_string(self.n(v)) for v in inputs)
-        lines.append(
-            f'{ind}server.stream("compute pass {p + 1}/{s.passes}", {{{ids}}},'
-            " [&]([[maybe_unused]] std::size_t row, const std::vector<CtArray>& in,"
-            " [[maybe_unused]] int thread) {"
+    def check(self, value: SSAValue, indent: str) -> str:
+        ty = he.ct_type(value)
+        ir = self.names.ir_names.get(value, self.n(value))
+        return (
+            f"{indent}expect_type({self.n(value)}, {_cpp_string(ir)}, {ty.level_value}, "
+            f"{ty.degree_value});"
         )
-        ii = ind * 2
-        for k, v in enumerate(inputs):
-            owner = v.owner
-            assert isinstance(owner, ckks.EncryptOp)
-            lines.append(self.comment(owner, ii))
-            lines.append(f"{ii}const CtArray& {self.n(v)} = in[{k}];  // this row, read from disk")
-        for op in row_ops:
-            res = op.results[0]
-            if res not in need or isinstance(op, ckks.EncryptOp):
-                continue
-            lines.append(self.comment(op, ii))
-            lines.append(f"{ii}const CtArray {self.n(res)} = {self.expression(op, True)};")
-            lines.append(self.check(res, ii))
-        for op in sinks:
-            res = op.results[0]
-            lines.append(self.comment(op, ii, "  (folded in chunk by chunk of rows)"))
-            if isinstance(op, ckks.DotOp):
-                a, b = self.n(op.lhs), self.n(op.rhs)
-                if all(ckks.ct_type(o).degree_value == 1 for o in op.operands):
-                    lines.append(f"{ii}{self.n(res)}_sum.add(thread, {a}, {b});")
-                else:
-                    lines.append(f"{ii}{self.n(res)}_sum.add(thread, mul(ops, {a}, {b}));")
-            else:
-                assert isinstance(op, ckks.ReduceOp)
-                lines.append(f"{ii}{self.n(res)}_sum.add(thread, {self.n(op.input)});")
-        for op in collects:
-            lines.append(self.comment(op, ii, "  (one row at a time)"))
-            lines.append(f"{ii}{_sanitize(op.sym_value)}_rows.put(row, {self.n(op.input)});")
-        folded = ", ".join(f"&{self.n(op.results[0])}_sum" for op in sinks)
-        lines.append(f"{ind}}}, {{{folded}}});")
-        for op in sinks:
-            res = op.results[0]
-            lines.append(f"{ind}const CtArray {self.n(res)} = {self.n(res)}_sum.finish();")
-            lines.append(self.check(res, ind))
-        for op in collects:
-            factor = self.pub(op.factor) if op.factor is not None else "1.0"
-            lines.append(self.comment(op, ind))
-            lines.append(
-                f"{ind}server.output({_cpp_string(op.sym_value)}, "
-                f"{_sanitize(op.sym_value)}_rows.finish(), {factor});"
-            )
-        lines.append("")
-        return lines
+
+    def dot_sink(self, var: str, op: Operation) -> str:
+        return f"DotSink {var}(ops, server.threads());"
+
+    def expression(self, op: Operation, row: bool) -> str:
+        n = self.n
+        shift = 1 if row else 0
+        match op:
+            case bfv.AddOp():
+                return f"add(ops, {n(op.lhs)}, {n(op.rhs)})"
+            case bfv.SubOp():
+                return f"sub(ops, {n(op.lhs)}, {n(op.rhs)})"
+            case bfv.NegateOp():
+                return f"negate(ops, {n(op.input)})"
+            case bfv.MulOp():
+                return f"mul(ops, {n(op.lhs)}, {n(op.rhs)})"
+            case bfv.MulConstOp():
+                return f"mul_const(ops, {n(op.input)}, integer_constant({self.pub(op.value)}))"
+            case bfv.AddConstOp():
+                return f"add_const(ops, {n(op.input)}, integer_constant({self.pub(op.value)}))"
+            case bfv.RelinearizeOp():
+                return f"relinearize(ops, {n(op.input)})"
+            case bfv.RotateOp():
+                return f"rotate(ops, {n(op.input)}, {op.offset_value})"
+            case bfv.SumSlotsOp():
+                return f"sum_slots(ops, {n(op.input)})"
+            case bfv.ReduceOp():
+                return f"reduce(ops, {n(op.input)}, {op.axis_value - shift})"
+            case bfv.DotOp():
+                a, b = he.ct_type(op.lhs), he.ct_type(op.rhs)
+                if a.degree_value == 1 and b.degree_value == 1:
+                    return f"dot(ops, {n(op.lhs)}, {n(op.rhs)}, {op.axis_value - shift})"
+                return f"reduce(ops, mul(ops, {n(op.lhs)}, {n(op.rhs)}), {op.axis_value - shift})"
+            case bfv.BroadcastOp():
+                src, res = he.ct_type(op.input), he.ct_type(op.result)
+                dims = self.broadcast_dims(op, row)
+                to_packed = src.layout_name == he.REPLICATED and res.layout_name in he.SLOT_LAYOUTS
+                return (
+                    f"broadcast({n(op.input)}, {{{', '.join(str(d) for d in dims)}}}, "
+                    f"{self.shape_expr(res, row)}, {'true' if to_packed else 'false'})"
+                )
+            case bfv.TransposeOp():
+                return f"transpose({n(op.input)})"
+            case _:
+                # bfv.mod_switch waits for the runtime's BFV modulus switching.
+                raise UserError(f"the C++ target does not support {op.name} yet")
 
 
 def ninja_file(
