@@ -314,7 +314,9 @@ void expect_type(const CtArray& a, const char* value, int level, int degree) {
 // ------------------------------------------------------------------------------------------
 
 DotSink::DotSink(const Ops& ops, int threads)
-    : ops_(ops), pending_(static_cast<std::size_t>(threads)) {}
+    : ops_(ops),
+      slices_(static_cast<std::size_t>(std::max(1, threads))),
+      pending_(static_cast<std::size_t>(threads)) {}
 
 void DotSink::add(int thread, const CtArray& a, const CtArray& b) {
   check_same_shape_of("dot over rows", a.shape, b.shape);
@@ -328,27 +330,42 @@ std::size_t DotSink::prepare() {
         shape_ = a.shape;
         acc_.resize(a.size());
         terms_.assign(a.size(), {});
+        partial_.resize(a.size() * slices_);
       } else if (a.shape != shape_) {
         throw std::logic_error("dot over rows: row shapes differ");
       }
       for (std::size_t i = 0; i < a.size(); ++i) terms_[i].emplace_back(&a.at(i), &b.at(i));
     }
   }
-  return terms_.size();
+  return terms_.size() * slices_;
 }
 
 void DotSink::fold_unit(std::size_t unit) {
-  for (const auto& [x, y] : terms_[unit]) {
-    Ct p = ops_.evaluator().multiply(*x, *y);
-    if (acc_[unit]) {
-      ops_.evaluator().add_inplace(*acc_[unit], p);
+  const std::size_t i = unit / slices_, k = unit % slices_;
+  std::optional<Ct>& sum = partial_[unit];
+  for (std::size_t r = k; r < terms_[i].size(); r += slices_) {
+    Ct p = ops_.evaluator().multiply(*terms_[i][r].first, *terms_[i][r].second);
+    if (sum) {
+      ops_.evaluator().add_inplace(*sum, p);
     } else {
-      acc_[unit] = std::move(p);
+      sum = std::move(p);
     }
   }
 }
 
 void DotSink::complete() {
+  for (std::size_t i = 0; i < acc_.size(); ++i) {
+    for (std::size_t k = 0; k < slices_; ++k) {
+      std::optional<Ct>& sum = partial_[i * slices_ + k];
+      if (!sum) continue;
+      if (acc_[i]) {
+        ops_.evaluator().add_inplace(*acc_[i], *sum);
+      } else {
+        acc_[i] = std::move(*sum);
+      }
+      sum.reset();
+    }
+  }
   for (auto& v : terms_) v.clear();
   for (auto& rows : pending_) rows.clear();
 }
@@ -633,7 +650,9 @@ BfvScheme::Encoder::Encoder(const ContextPtr& ctx, const std::filesystem::path& 
                             const core::KeyId& id)
     : ctx_(ctx),
       pk_(bfv::public_key_from_bytes(ctx, bfv::read_file(pk_path), pk_path.string(), id)),
-      encoder_(ctx) {}
+      encoder_(ctx),
+      encryptors_(
+          static_cast<std::size_t>(std::max({1, omp_get_max_threads(), math::thread_cap()}))) {}
 
 std::uint64_t BfvScheme::Encoder::record_bytes(const InputSpec&) const {
   return 8 + 2 * ctx_->q_size() * ctx_->ring_dim() * sizeof(std::uint64_t);
@@ -644,8 +663,13 @@ void BfvScheme::Encoder::encrypt_row(const RowToEncrypt& row, Ct* out) {
   if (in.layout != Layout::kPacked && in.layout != Layout::kReplicated) {
     throw std::logic_error("input '" + in.id + "': BFV arrays are packed or replicated");
   }
-  // One encryptor per call: its randomness stream is its own (rows are encrypted in parallel).
-  bfv::Encryptor encryptor(ctx_, pk_);
+  // This thread's encryptor (a thread number beyond the table, e.g. under a changed thread
+  // cap, gets one of its own for the call).
+  const auto tid = static_cast<std::size_t>(omp_get_thread_num());
+  std::unique_ptr<bfv::Encryptor> own;
+  std::unique_ptr<bfv::Encryptor>& slot = tid < encryptors_.size() ? encryptors_[tid] : own;
+  if (!slot) slot = std::make_unique<bfv::Encryptor>(ctx_, pk_);
+  bfv::Encryptor& encryptor = *slot;
   const u64 t = ctx_->plain_modulus();
   const std::size_t per_row = product(row.local_arr);
   const double* x = row.values;

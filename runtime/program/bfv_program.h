@@ -118,7 +118,10 @@ using program::transpose;
 // std::logic_error naming the value.
 void expect_type(const CtArray& a, const char* value, int level, int degree);
 
-// sum over rows of a_row (x) b_row, elementwise over the row arrays (degree-2 sums).
+// sum over rows of a_row (x) b_row, elementwise over the row arrays (degree-2 sums). A chunk's
+// work units are (element, slice): slice k multiplies rows k, k + slices, ... of the chunk into
+// its own partial sum (the BFV multiply has no batch kernel, so the products of one element are
+// spread over the threads); complete() adds the partial sums into the accumulator.
 class DotSink : public RowSink {
  public:
   DotSink(const Ops& ops, int threads);
@@ -131,9 +134,11 @@ class DotSink : public RowSink {
 
  private:
   const Ops& ops_;
+  std::size_t slices_;
   std::vector<std::size_t> shape_;
   std::vector<std::vector<std::pair<CtArray, CtArray>>> pending_;    // [thread]: this chunk's rows
   std::vector<std::vector<std::pair<const Ct*, const Ct*>>> terms_;  // [element][row]
+  std::vector<std::optional<Ct>> partial_;                           // [element * slices + k]
   std::vector<std::optional<Ct>> acc_;                               // [element]
 };
 
@@ -223,6 +228,9 @@ struct BfvScheme {
     ContextPtr ctx_;
     bfv::PublicKey pk_;
     bfv::Encoder encoder_;
+    // One encryptor (its own randomness stream) per OpenMP thread number, made on first use by
+    // that thread; rows are encrypted in parallel.
+    std::vector<std::unique_ptr<bfv::Encryptor>> encryptors_;
   };
 
   static void save_array(const std::filesystem::path& path, const Context& ctx,

@@ -3,7 +3,8 @@
 // run_main's four roles: two integer inputs y[N] (replicated) and S[N, M] (packed, two
 // ciphertexts per row), the column sums of S (a row accumulator), y @ S (a fused dot product
 // over rows, relinearized), a product with relinearization, sum_slots over all N slots, integer
-// constants and a cyclic rotation over N slots. Every result is checked exactly against plain
+// constants, a cyclic rotation over N slots, sub and negate, and public plaintext operands
+// (mul_plain, add_plain). Every result is checked exactly against plain
 // integer arithmetic. Parameters: N = 2^12, Q = two 50-bit primes, t = 65537 (128-bit secure by
 // the HE Standard table: log2 Q = 100 <= 109; no --insecure). Negative tests: a non-integer and
 // an out-of-range input value are refused naming the input, the sample and the column.
@@ -49,16 +50,28 @@ ProgramSpec spec() {
   s.stream_dim = "N";
   s.sources.push_back({"y", {"N"}, Domain{}});
   s.sources.push_back({"S", {"N", "M"}, Domain{}});
-  s.inputs.push_back(
-      {.id = "y", .source = "y", .layout = Layout::kReplicated, .dims = {"N"}, .streamed = true});
-  s.inputs.push_back(
-      {.id = "S", .source = "S", .layout = Layout::kPacked, .dims = {"N", "M"}, .streamed = true});
-  for (const char* name : {"colsum", "yS", "colsum_sq", "shifted", "rotated"}) {
+  s.inputs.push_back({.id = "y",
+                      .source = "y",
+                      .layout = Layout::kReplicated,
+                      .dims = {"N"},
+                      .streamed = true,
+                      .domain = Domain{}});
+  s.inputs.push_back({.id = "S",
+                      .source = "S",
+                      .layout = Layout::kPacked,
+                      .dims = {"N", "M"},
+                      .streamed = true,
+                      .domain = Domain{}});
+  for (const char* name :
+       {"colsum", "yS", "colsum_sq", "shifted", "rotated", "both", "weighted", "offset"}) {
     s.outputs.push_back({.name = name, .layout = Layout::kPacked, .dims = {"M"}});
   }
   s.outputs.push_back({.name = "total", .layout = Layout::kReplicated, .dims = {}});
   return s;
 }
+
+// Public integer weights of the plaintext operands (mul_plain, add_plain).
+std::int64_t weight(std::size_t column) { return static_cast<std::int64_t>(column % 7) - 3; }
 
 // The compute function, as the emitter writes one: a pass over the rows with a sum and a dot
 // product accumulator, then the global ops on the sums.
@@ -84,12 +97,21 @@ void compute(Server& server) {
   const CtArray shifted = add_const(ops, mul_const(ops, colsum, -3), 7);
   const CtArray total = sum_slots(ops, colsum);
   const CtArray rotated = rotate(ops, colsum, kRotation);
+  const CtArray both = sub(ops, colsum, negate(ops, yS));
+  std::vector<std::int64_t> w(server.size("M"));
+  for (std::size_t c = 0; c < w.size(); ++c) w[c] = weight(c);
+  const PtArray w_pt = encode_plain(ops, Layout::kPacked, {w.size()}, w);
+  const CtArray weighted = mul_plain(ops, colsum, w_pt);
+  const CtArray offset = add_plain(ops, colsum, w_pt);
   server.output("colsum", colsum);
   server.output("yS", yS);
   server.output("colsum_sq", sq);
   server.output("shifted", shifted);
   server.output("total", total);
   server.output("rotated", rotated);
+  server.output("both", both);
+  server.output("weighted", weighted);
+  server.output("offset", offset);
 }
 
 int run(std::vector<std::string> args) {
@@ -161,6 +183,15 @@ TEST(BfvProgram, FourRolesMatchIntegerArithmeticExactly) {
   EXPECT_EQ(read_ints(dir / "out" / "colsum_sq.npy"), sq);
   EXPECT_EQ(read_ints(dir / "out" / "shifted.npy"), shifted);
   EXPECT_EQ(read_ints(dir / "out" / "total.npy"), std::vector<std::int64_t>{total});
+  std::vector<std::int64_t> both(kCols), weighted(kCols), offset(kCols);
+  for (std::size_t c = 0; c < kCols; ++c) {
+    both[c] = colsum[c] + yS[c];
+    weighted[c] = colsum[c] * weight(c);
+    offset[c] = colsum[c] + weight(c);
+  }
+  EXPECT_EQ(read_ints(dir / "out" / "both.npy"), both);
+  EXPECT_EQ(read_ints(dir / "out" / "weighted.npy"), weighted);
+  EXPECT_EQ(read_ints(dir / "out" / "offset.npy"), offset);
   // A cyclic rotation over the N = 4096 slots of each block: block b's slot j holds column
   // b * 4096 + (j + 5) mod 4096 of the block (zero past the last column).
   const std::vector<std::int64_t> rotated = read_ints(dir / "out" / "rotated.npy");
