@@ -619,10 +619,12 @@ int info(const ProgramSpec& spec, const ParsedArgs& args) {
             << "key_id: " << key_hex(h.key_id) << "\n"
             << "level: " << h.level << "\n";
   std::cout.precision(17);
-  std::cout << "scale: " << h.scale;
-  if (h.scale > 0) std::cout << " (2^" << std::log2(h.scale) << ")";
-  std::cout << "\n"
-            << (h.kind == core::ObjectKind::kCiphertextArray ? "count: " : "degree: ") << h.degree
+  if (h.scheme != core::Scheme::kBfv) {  // BFV has no scale: integers mod t
+    std::cout << "scale: " << h.scale;
+    if (h.scale > 0) std::cout << " (2^" << std::log2(h.scale) << ")";
+    std::cout << "\n";
+  }
+  std::cout << (h.kind == core::ObjectKind::kCiphertextArray ? "count: " : "degree: ") << h.degree
             << "\n"
             << "payload_bytes: " << h.payload_length << "\n"
             << "file_bytes: " << p.file_size << "\n";

@@ -175,6 +175,12 @@ def test_bfv_program_runs_all_roles_and_matches_numpy_exactly(tmp_path: Path) ->
         done = role(binary, *args)
         assert done.returncode == 0, (args[0], done.stderr)
     assert (tmp_path / "keys" / "secret").stat().st_mode & 0o777 == 0o600
+    upload = next((tmp_path / "ct").glob("v3.rows-*.cts"))
+    info = role(binary, "info", str(upload))
+    assert info.returncode == 0, info.stderr
+    assert "scheme: BFV" in info.stdout and "kind: ciphertext array" in info.stdout
+    assert f"count: {n}" in info.stdout and "(same parameters)" in info.stdout
+    assert "scale" not in info.stdout
 
     colsum = s.sum(axis=0)
     expected = {
