@@ -1,6 +1,9 @@
-// Subcommand parsing for generated programs (see args.h).
+// Subcommand parsing for generated programs (see args.h): CLI11 (Debian libcli11-dev) splits
+// the arguments; the checks and their messages are ours.
 #include "program/args.h"
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <sstream>
 
 namespace hec::program {
@@ -101,45 +104,76 @@ ParsedArgs CommandLine::parse(int argc, const char* const* argv) const {
   }
   out.subcommand = spec->name;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) == 0) {
-      std::string name = a.substr(2);
-      std::optional<std::string> inline_value;
-      if (auto eq = name.find('='); eq != std::string::npos) {
-        inline_value = name.substr(eq + 1);
-        name = name.substr(0, eq);
+    // A value given to a flag (CLI11 would take "--flag=1" as a count).
+    for (const auto& o : spec->options) {
+      if (o.flag && args[i].rfind("--" + o.name + "=", 0) == 0) {
+        throw UsageError(spec->name + ": --" + o.name + " takes no value");
       }
-      const OptionSpec* opt = nullptr;
-      for (const auto& o : spec->options) {
-        if (o.name == name) opt = &o;
-      }
-      if (opt == nullptr) {
-        std::string names;
-        for (const auto& o : spec->options) names += (names.empty() ? "--" : ", --") + o.name;
-        throw UsageError(spec->name + ": unknown option --" + name + " (options: " + names + ")");
-      }
-      std::string value;
-      if (opt->flag) {
-        if (inline_value) throw UsageError(spec->name + ": --" + name + " takes no value");
-      } else if (inline_value) {
-        value = *inline_value;
-      } else {
-        if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) {
-          throw UsageError(spec->name + ": --" + name + " needs a value (" + opt->metavar + ")");
-        }
-        value = args[++i];
-      }
-      auto& slot = out.values[name];
-      if (!slot.empty() && !opt->repeated) {
-        throw UsageError(spec->name + ": --" + name + " given more than once");
-      }
-      slot.push_back(value);
-    } else {
-      if (out.positionals.size() >= spec->positionals.size()) {
-        throw UsageError(spec->name + ": unexpected argument '" + a + "'");
-      }
-      out.positionals.push_back(a);
     }
+  }
+
+  // CLI11 splits the arguments: "--name VALUE", "--name=VALUE", repeats, flags. Every option
+  // takes its values as given (zero or one per occurrence, all occurrences kept), unknown
+  // options and positionals are left over (allow_extras), and the checks below name what is
+  // wrong in our words (the messages are part of the interface: tests and users read them).
+  CLI::App app(description_, program_);
+  app.set_help_flag();
+  CLI::App* sub = app.add_subcommand(spec->name, spec->help);
+  sub->set_help_flag();
+  sub->allow_extras();
+  std::vector<CLI::Option*> options;
+  for (const auto& o : spec->options) {
+    if (o.flag) {
+      options.push_back(sub->add_flag("--" + o.name, o.help));
+      continue;
+    }
+    options.push_back(sub->add_option("--" + o.name, o.help)
+                          ->type_name(o.metavar)
+                          ->expected(0, 1)
+                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
+  }
+  std::vector<const char*> cargv = {argv[0]};
+  for (const auto& a : args) cargv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(spec->name + ": " + e.what());
+  }
+
+  std::vector<std::string> extra = sub->remaining();
+  for (const auto& a : extra) {
+    if (a.rfind("--", 0) != 0) continue;
+    std::string name =
+        a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+    std::string names;
+    for (const auto& o : spec->options) names += (names.empty() ? "--" : ", --") + o.name;
+    throw UsageError(spec->name + ": unknown option --" + name + " (options: " + names + ")");
+  }
+  for (const auto& a : extra) {
+    if (out.positionals.size() >= spec->positionals.size()) {
+      throw UsageError(spec->name + ": unexpected argument '" + a + "'");
+    }
+    out.positionals.push_back(a);
+  }
+  for (std::size_t k = 0; k < spec->options.size(); ++k) {
+    const OptionSpec& o = spec->options[k];
+    const CLI::Option& opt = *options[k];
+    if (opt.count() == 0) continue;
+    if (opt.count() > 1 && !o.repeated) {
+      throw UsageError(spec->name + ": --" + o.name + " given more than once");
+    }
+    if (o.flag) {
+      out.values[o.name].assign(opt.count(), "");
+      continue;
+    }
+    const std::vector<std::string>& given = opt.results();
+    // An occurrence without a value (at the end, or followed by another option) is an empty
+    // result for CLI11.
+    if (given.size() != opt.count() ||
+        std::any_of(given.begin(), given.end(), [](const std::string& v) { return v.empty(); })) {
+      throw UsageError(spec->name + ": --" + o.name + " needs a value (" + o.metavar + ")");
+    }
+    out.values[o.name] = given;
   }
   for (const auto& o : spec->options) {
     if (o.required && out.values.count(o.name) == 0) {

@@ -2,6 +2,8 @@
 // with a fixed set of options. An option that a subcommand does not declare is refused by name,
 // so for example `compute --sk ...` is a usage error and the server role cannot be handed the
 // secret key by mistake. Also the small value syntaxes: NAME=FILE pairs and a:b row ranges.
+// The arguments are split by CLI11 (args.cpp; this header does not include it, so generated
+// programs compile without it); the checks and every message are ours.
 #pragma once
 
 #include <cstddef>
