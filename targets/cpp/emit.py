@@ -161,26 +161,26 @@ RESERVED = frozenset(
 )
 
 
-# The ops and types the scheme-independent parts look for, in either dialect (a program holds
-# one dialect's ops: the bfv ops are he rules under BFV's names).
-_CT_TYPES = (ckks.CtType, he.CtType)
-_PUBLIC_TYPES = (ckks.PublicType, he.PublicType)
-_ENCODE = (ckks.EncodeOp, he.EncodeRule)
-_ENCRYPT = (ckks.EncryptOp, he.EncryptRule)
-_DECRYPT = (ckks.DecryptOp, he.DecryptRule)
-_PARAM = (ckks.ParamOp, he.ParamRule)
-_SOURCE = (ckks.SourceOp, he.SourceRule)
-_SIZE = (ckks.SizeOp, he.SizeRule)
-_CONSTANT = (ckks.ConstantOp, he.ConstantRule)
-_PUBLIC_ARITH = (ckks.PublicArithOp, he.PublicArithRule)
-_BROADCAST = (ckks.BroadcastOp, he.BroadcastRule)
-_TRANSPOSE = (ckks.TransposeOp, he.TransposeRule)
-_REDUCE = (ckks.ReduceOp, he.ReduceRule)
-_DOT = (ckks.DotOp, he.DotRule)
+# The ops and types the scheme-independent parts look for: the HE layer's rules and types,
+# which the ops and types of both scheme dialects are (compiler/dialects/he.py).
+_CT_TYPES = he.CiphertextType
+_PUBLIC_TYPES = he.PublicType
+_ENCODE = he.EncodeRule
+_ENCRYPT = he.EncryptRule
+_DECRYPT = he.DecryptRule
+_PARAM = he.ParamRule
+_SOURCE = he.SourceRule
+_SIZE = he.SizeRule
+_CONSTANT = he.ConstantRule
+_PUBLIC_ARITH = he.PublicArithRule
+_BROADCAST = he.BroadcastRule
+_TRANSPOSE = he.TransposeRule
+_REDUCE = he.ReduceRule
+_DOT = he.DotRule
 _SLOT_LAYOUTS = frozenset(ckks.SLOT_LAYOUTS) | frozenset(he.SLOT_LAYOUTS)
 
 _Program = ckks.ProgramOp | bfv.ProgramOp
-_CtType = ckks.CtType | he.CtType
+_CtType = he.CiphertextType
 
 
 def _ct_type(value: SSAValue) -> _CtType:
@@ -210,9 +210,7 @@ class _Schedule:
     stage: dict[SSAValue, int] = field(default_factory=dict)  # globals: when available
     row_stage: dict[SSAValue, int] = field(default_factory=dict)  # row values: earliest pass
     sinks: dict[Operation, int] = field(default_factory=dict)  # sink op -> its pass
-    collects: dict[ckks.DecryptOp | he.DecryptRule, int] = field(
-        default_factory=dict
-    )  # decrypt of row values
+    collects: dict[he.DecryptRule, int] = field(default_factory=dict)  # decrypt of row values
     passes: int = 0
     fallback: str = ""
 
@@ -228,7 +226,7 @@ def _rowable(ty: _CtType, dim: str) -> bool:
     return not (ty.layout_name in _SLOT_LAYOUTS and len(ty.dims) == 1)
 
 
-def _layout_enum(ty: _CtType | ckks.PtType | he.PtType) -> str:
+def _layout_enum(ty: he.CiphertextType | he.PlaintextType) -> str:
     return {
         ckks.PACKED: "Layout::kPacked",
         ckks.REPLICATED: "Layout::kReplicated",
@@ -269,7 +267,7 @@ def _global_schedule(program: _Program, dim: str | None, why: str) -> _Schedule:
 def _row_schedule(program: _Program, dim: str) -> _Schedule:
     s = _Schedule(dim)
     for op in program.block.ops:
-        if isinstance(op, _ENCODE + _PARAM):
+        if isinstance(op, _ENCODE | _PARAM):
             for r in op.results:
                 s.stage[r] = 0
             continue
@@ -305,7 +303,7 @@ def _row_schedule(program: _Program, dim: str) -> _Schedule:
             [s.row_stage[o] for o in rows]
             + [s.stage.get(o, 0) for o in op.operands if o not in s.row]
         )
-        if isinstance(op, _REDUCE + _DOT) and op.axis_value == 0:
+        if isinstance(op, _REDUCE | _DOT) and op.axis_value == 0:
             s.sinks[op] = stage
             s.stage[op.result] = stage + 1
             continue
@@ -395,7 +393,7 @@ def _program_lines(program: _Program) -> tuple[str, list[str]]:
     return text, body
 
 
-def _domain_literal(op: ckks.EncodeOp | ckks.SourceOp | he.EncodeRule | he.SourceRule) -> str:
+def _domain_literal(op: he.EncodeRule | he.SourceRule) -> str:
     return _domain_of(op.domain_value)
 
 
@@ -475,7 +473,7 @@ def _sources_and_sizes(program: _Program, sched: _Schedule) -> tuple[list[str], 
             ranks[o.sym_value] = len(o.dims)
         elif isinstance(o, _ENCODE) and o.expr_value is None and not o.digit_exprs:
             ty = o.result.type
-            assert isinstance(ty, ckks.PtType | he.PtType)
+            assert isinstance(ty, he.PlaintextType)
             ranks.setdefault(o.sym_value, len(ty.dims))
             sources.setdefault(o.sym_value, f"{_dims_literal(ty.dims)}, {_domain_literal(o)}")
     for source_name, rest in sources.items():
@@ -505,7 +503,7 @@ def _expr_sources(text: str) -> list[str]:
     return out
 
 
-def _owner_value(enc: ckks.EncryptOp | he.EncryptRule, ranks: dict[str, int]) -> list[str]:
+def _owner_value(enc: he.EncryptRule, ranks: dict[str, int]) -> list[str]:
     """The lines giving an input computed by its owner from several sources (an owner-side
     expression): its sources and its row function."""
     src = enc.source()
@@ -522,7 +520,7 @@ def _owner_value(enc: ckks.EncryptOp | he.EncryptRule, ranks: dict[str, int]) ->
     ]
 
 
-def _streamed(enc: ckks.EncryptOp | he.EncryptRule, sched: _Schedule) -> str:
+def _streamed(enc: he.EncryptRule, sched: _Schedule) -> str:
     ty = _ct_type(enc.result)
     if sched.stream_dim is None and ty.dims and isinstance(ty.dims[0], str):
         return "false"
@@ -832,7 +830,7 @@ class _ComputeWriter:
     def dot_sink(self, var: str, op: Operation) -> str:
         raise NotImplementedError
 
-    def broadcast_dims(self, op: ckks.BroadcastOp | he.BroadcastRule, row: bool) -> list[int]:
+    def broadcast_dims(self, op: he.BroadcastRule, row: bool) -> list[int]:
         """The broadcast's operand-to-result axes (row-local inside a pass)."""
         dims = list(op.dims_tuple)
         if row:
@@ -865,7 +863,7 @@ class _ComputeWriter:
             for op in ops:
                 if op in emitted_globals or op in s.sinks or op in s.collects:
                     continue
-                if isinstance(op, _PARAM + _ENCODE + _DECRYPT):
+                if isinstance(op, _PARAM | _ENCODE | _DECRYPT):
                     continue
                 if not op.results or op.results[0] in s.row:
                     continue

@@ -128,12 +128,6 @@ def _all_roles(binary: Path, inputs: dict[str, Path], work: Path, rows: int) -> 
     return work / "out"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="passes/bfv_parameters.py takes primes alternately just above and below 2^60 "
-    "(compiler/analysis/security.py ntt_primes), and runtime/bfv refuses a 61-bit prime of Q "
-    "('must have 30 to 60 bits'): keygen fails until one side changes (reported, issue 18)",
-)
 def test_meancov_int_compiled_with_scheme_bfv_matches_numpy_exactly(tmp_path: Path) -> None:
     built = compile_cpp(
         ROOT / "examples/stats/meancov_int.hec",
