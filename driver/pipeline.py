@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -22,13 +23,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.counts import party_sizes, static_counts
+from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
-from compiler.analysis.sizes import format_sizes, parse_sizes
+from compiler.analysis.sizes import Sizes, format_sizes
 from compiler.dialects import ckks, stat
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
+from driver.manifest import Manifest, manifest_of
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
@@ -54,10 +56,14 @@ from targets.report.report import PassChange, build_report
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
+Scheme = Literal["ckks", "labhe", "auto"]
+
 
 @dataclass(frozen=True)
 class Options:
-    sizes: str = ""
+    """Every option of a compilation, built once per command (hec/cli.py) and passed down."""
+
+    sizes: Sizes = field(default_factory=Sizes)
     precision_bits: float = 19.0
     precision: str = ""
     max_degree: int = 4
@@ -65,16 +71,18 @@ class Options:
     insecure: bool = False
     print_ir_after_all: bool = False
     print_ir_after: tuple[str, ...] = ()
-    # Complex packing (passes/complex_packing.py): tried when a row spans two slot sets.
+    # Complex packing (passes/complex_packing.py): decided inside the compilation by the cost
+    # model when a row spans two slot sets.
     complex_packing: bool = True
-    complex_min_width: int = 0  # set by run_pipeline; 0 = off
     # Owner-side precomputation and packed counts (passes/owner_side.py, packed_counts.py).
     owner_side: bool = True
     packed_counts: bool = True
     # The target scheme: "ckks" (this module), "labhe" (driver/labhe.py: labeled HE for degree-2
     # programs) or "auto" (labhe when every revealed value has degree <= 2).
-    scheme: str = "ckks"
-    labhe_linear: str = "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
+    scheme: Scheme = "ckks"
+    labhe_linear: Literal["jl", "paillier"] = (
+        "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
+    )
     modulus_bits: int = 3072  # labhe: 3072 bits = 128-bit security; 2048 = 112 bits
 
 
@@ -115,18 +123,24 @@ class Compilation:
         assert isinstance(op, stat.ProgramOp)
         return op
 
+    @cached_property
+    def manifest(self) -> Manifest:
+        """Inputs, encrypted arrays, outputs and packing, read once from the compiled IR."""
+        return manifest_of(self.module)
+
 
 def transform_passes(o: Options) -> list[ModulePass]:
+    sizes = str(o.sizes)  # the passes' textual option
     return [
-        RangeAnalysisPass(sizes=o.sizes),
+        RangeAnalysisPass(sizes=sizes),
         OwnerSidePass(enabled=o.owner_side),
-        PackedCountsPass(sizes=o.sizes, enabled=o.packed_counts),
+        PackedCountsPass(sizes=sizes, enabled=o.packed_counts),
         DepthMinimizationPass(),
-        LowerStatToCkksPass(sizes=o.sizes),
+        LowerStatToCkksPass(sizes=sizes),
         LazyRelinearizationPass(max_degree=o.max_degree),
         RescalePlacementPass(),
         LevelAssignmentPass(),
-        ComplexPackingPass(min_width=o.complex_min_width, sizes=o.sizes),
+        complex_packing_pass(o),
         CoefficientParametersPass(log_n=o.log_n, insecure=o.insecure),
         ScaleManagementPass(
             precision_bits=o.precision_bits,
@@ -137,6 +151,19 @@ def transform_passes(o: Options) -> list[ModulePass]:
         ParameterSelectionPass(insecure=o.insecure),
         RotationKeysPass(),
     ]
+
+
+def complex_packing_pass(o: Options) -> ComplexPackingPass:
+    """Complex packing decides by the cost model inside the one compilation; it estimates the
+    ring with the parameter search's own options (passes/complex_packing.py)."""
+    return ComplexPackingPass(
+        enabled=o.complex_packing,
+        sizes=str(o.sizes),
+        precision_bits=o.precision_bits,
+        precision=o.precision,
+        log_n=o.log_n,
+        insecure=o.insecure,
+    )
 
 
 def checker_passes(o: Options) -> list[ModulePass]:
@@ -189,47 +216,12 @@ def _op_counts(module: ModuleOp) -> dict[str, int]:
 def run_pipeline(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
-    """Compile; with `complex_packing`, compile a second time with complex packing when a
-    secret row spans two or more slot sets of the ring the first compilation chose, and keep
-    that program when it uploads fewer bytes per individual on a ring no larger. IR dumps
-    are printed for the program kept."""
+    """Compile `checked` once: every pass in order, each decision (complex packing included)
+    made inside this one run by the cost model; IR dumps go to `out` (stdout by default)."""
     bits = options.precision_bits
     if not math.isfinite(bits) or bits <= 0 or bits > 50:
         raise UserError(f"precision bits {bits:g}: must be a number in (0, 50]")
-    printing = options.print_ir_after_all or bool(options.print_ir_after)
-    plain = replace(options, complex_min_width=0)
-    first = _run_passes(checked, plain, None if printing else out)
-    params = first.program.parameters()
-    if not options.complex_packing or params is None:
-        return _run_passes(checked, plain, out) if printing else first
-    width = params.slots + 1
-    sizes = parse_sizes(options.sizes)
-    bounds = first.program.params()
-    wide = ComplexPackingPass(min_width=width, sizes=options.sizes).candidates(first.program)
-    if not wide:
-        return _run_passes(checked, plain, out) if printing else first
-    packed_options = replace(options, complex_min_width=width)
-    try:
-        second = _run_passes(checked, packed_options, None)
-    except UserError:
-        second = None
-    run_sizes = {name: sizes.get(name, bound) for name, bound in bounds.items()}
-    if second is not None and _complex_pays(first.program, second.program, run_sizes):
-        return _run_passes(checked, packed_options, out) if printing else second
-    return _run_passes(checked, plain, out) if printing else first
-
-
-def _complex_pays(plain: ckks.ProgramOp, packed: ckks.ProgramOp, sizes: dict[str, int]) -> bool:
-    """The packed program is kept when it uploads fewer bytes per individual (what the owners
-    encrypt and the server reads, per row) on a ring no larger."""
-    a, b = plain.parameters(), packed.parameters()
-    if a is None or b is None or b.log_n > a.log_n:
-        return False
-    if not any(ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in packed.encrypts()):
-        return False
-    before = party_sizes(plain, a, sizes).upload_per_individual
-    after = party_sizes(packed, b, sizes).upload_per_individual
-    return after < before
+    return _run_passes(checked, options, out)
 
 
 def _run_passes(
@@ -242,7 +234,7 @@ def _run_passes(
             f"unknown pass {unknown[0]!r} in --print-ir-after",
             hint="passes: " + ", ".join(PASS_NAMES),
         )
-    sizes = parse_sizes(options.sizes)
+    sizes = dict(options.sizes)
     for name, size in sizes.items():
         if name not in checked.params:
             raise UserError(
@@ -290,6 +282,19 @@ def sizes_for_run(comp: Compilation) -> dict[str, int]:
 __all__ = ["Compilation", "Options", "compile_file", "format_sizes", "run_pipeline"]
 
 
+class ErrorRow(TypedDict):
+    name: str
+    mode: str
+    max_rel_error: float
+    median_rel_error: float
+
+
+class SimulationCheck(TypedDict):
+    sizes: dict[str, int]
+    seed: int
+    rows: list[ErrorRow]
+
+
 def report_of(comp: Compilation) -> dict[str, Any]:
     """The report (`targets/report`) of a compilation, with the pipeline's pass records."""
     changes = [PassChange(r.name, r.changed) for r in comp.records]
@@ -307,13 +312,13 @@ def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]
 
 def simulate_against_reference(
     comp: Compilation, seed: int = 0, noisy: bool = False
-) -> dict[str, Any]:
+) -> SimulationCheck:
     """Run the plaintext reference (source program) and the simulator (compiled ckks IR) on the
     same random inputs; compare every revealed value and every client-block result."""
     sizes = sizes_for_run(comp)
     inputs = random_inputs(comp.program, sizes, seed=seed)
     reference = evaluate(comp.checked, sizes, inputs)
-    rows: list[dict[str, Any]] = []
+    rows: list[ErrorRow] = []
     modes = [("exact", False)] + ([("noisy", True)] if noisy else [])
     for mode, is_noisy in modes:
         result = simulate(comp.program, sizes, inputs, noisy=is_noisy, seed=seed + 1)

@@ -1,6 +1,6 @@
 """`hec gwas linear`: the quantitative-trait test of PLINK 1.9's `--assoc` (`.qassoc`: NMISS BETA
 SE R2 T P of the least-squares line of the phenotype on the minor-allele count), computed by
-examples/gwas/linear.hec under encryption on the same inputs, options and filters as
+gwas/programs/linear.hec under encryption on the same inputs, options and filters as
 `hec gwas chisq` (gwas/chisq.py).
 
 Steps:
@@ -31,6 +31,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from compiler.errors import UserError
+from driver import __version__
 from gwas.assoc import format_number, snp_column_width
 from gwas.backend import BACKENDS, Block, EncryptedBackend
 from gwas.chisq import (
@@ -51,10 +52,9 @@ from gwas.plink import Fileset, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
-from driver import __version__
 
 Array = npt.NDArray[np.float64]
-PROGRAM_LINEAR = Path(__file__).resolve().parent.parent / "examples" / "gwas" / "linear.hec"
+PROGRAM_LINEAR = Path(__file__).resolve().parent / "programs" / "linear.hec"
 COLUMNS = ("CHR", "SNP", "BP", "NMISS", "BETA", "SE", "R2", "T", "P")
 INTEGER_SUMS = ("n", "sx", "sxx")
 

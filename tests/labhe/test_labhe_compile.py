@@ -9,15 +9,16 @@ import numpy as np
 import pytest
 
 from compiler.analysis.degree import reveal_degrees
+from compiler.analysis.sizes import Sizes
 from compiler.dialects import stat
 from compiler.errors import UserError
 from compiler.labhe_plan import CHECK_BITS, evaluate_plain
+from driver.labhe import compile_labhe_file, fixed_point_tolerance, labhe_report
+from driver.pipeline import Options
 from dsl.checker import check
 from dsl.lower import lower
 from dsl.parser import parse_file
 from hec.cli import main
-from driver.labhe import compile_labhe_file, fixed_point_tolerance, labhe_report
-from driver.pipeline import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 MEANCOV = ROOT / "examples/stats/meancov.hec"
@@ -26,7 +27,7 @@ CHISQ = ROOT / "examples/stats/chisq_numerators.hec"
 
 
 def _options(sizes: str, **kw: object) -> Options:
-    return Options(sizes=sizes, scheme="labhe", **kw)  # type: ignore[arg-type]
+    return Options(sizes=Sizes.parse(sizes), scheme="labhe", **kw)  # type: ignore[arg-type]
 
 
 def _stat(path: Path) -> stat.ProgramOp:

@@ -11,11 +11,12 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
+from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
+from driver.pipeline import Options, compile_file
 from dsl.checker import check
 from dsl.lower import lower
 from dsl.parser import parse_file
-from driver.pipeline import Options, compile_file
 from targets.mlir import tools
 from targets.mlir.irdl import IRDL_FILE
 
@@ -45,7 +46,9 @@ def stat_module(path: Path) -> ModuleOp:
 @functools.cache
 def ckks_module(path: Path, complex_packing: bool = True) -> ModuleOp:
     """The compiled ckks module at small sizes; UserError when hec cannot compile it."""
-    options = Options(sizes=size_text(small_sizes(path)), complex_packing=complex_packing)
+    options = Options(
+        sizes=Sizes.parse(size_text(small_sizes(path))), complex_packing=complex_packing
+    )
     return compile_file(path, options).module
 
 
