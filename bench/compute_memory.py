@@ -7,10 +7,10 @@ the compiler), make random genotypes and phenotypes, run keygen and encrypt (the
 sequence, driver/roles.py, unsigned), then run `compute` alone in a fresh process and read its
 peak resident set twice: from the kernel's accounting of the finished child (getrusage
 RUSAGE_CHILDREN ru_maxrss, in a wrapper process whose only child is compute) and from the
-program's own report (VmHWM). Only compute is measured; keygen and encrypt run before it in other processes. Every ciphertext is written to
-disk (about 7.9 GB at N = 5000 and 15.7 GB at N = 10000 with these parameters) and deleted
-after the measurement. No reference library row: the comparison is ours against the target
-and N = 10000 against N = 5000 (the ratio row).
+program's own report (VmHWM). Only compute is measured; keygen and encrypt run before it in
+other processes. Every ciphertext is written to disk (about 7.9 GB at N = 5000 and 15.7 GB at
+N = 10000 with these parameters) and deleted after the measurement. No reference library
+row: the comparison is ours against the target and N = 10000 against N = 5000 (the ratio row).
 """
 
 from __future__ import annotations
