@@ -30,6 +30,7 @@ from compiler.dialects import ckks, stat
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
+from driver import MAX_PRECISION_BITS
 from driver.manifest import Manifest, manifest_of
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
@@ -219,8 +220,8 @@ def run_pipeline(
     """Compile `checked` once: every pass in order, each decision (complex packing included)
     made inside this one run by the cost model; IR dumps go to `out` (stdout by default)."""
     bits = options.precision_bits
-    if not math.isfinite(bits) or bits <= 0 or bits > 50:
-        raise UserError(f"precision bits {bits:g}: must be a number in (0, 50]")
+    if not math.isfinite(bits) or bits <= 0 or bits > MAX_PRECISION_BITS:
+        raise UserError(f"precision bits {bits:g}: must be a number in (0, {MAX_PRECISION_BITS:g}]")
     return _run_passes(checked, options, out)
 
 

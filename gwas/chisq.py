@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.errors import InternalError, UserError
-from driver import __version__
+from driver import MAX_PRECISION_BITS, __version__
 from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
@@ -67,7 +67,6 @@ SCAN_BLOCK = 4096
 # the promised absolute error is below this (then rounding gives the exact integer).
 ROUNDING_ERROR_LIMIT = 0.25
 LIST_LIMIT = 10
-MAX_PRECISION_BITS = 50.0  # beyond the double-precision decoding of a CKKS slot
 
 
 @dataclass

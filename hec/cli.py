@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 
 from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
+from driver import MAX_PRECISION_BITS
 from driver.environment import cpu_features, runtime_build_dir
 from hec import __version__
 
 if TYPE_CHECKING:
     from driver.pipeline import Options
-
-MAX_PRECISION_BITS = 50.0  # beyond what a CKKS slot decodes to in double precision
 
 
 def precision_bits(text: str) -> float:
