@@ -41,7 +41,7 @@ from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
 from passes.coefficient_parameters import CoefficientParametersPass
-from passes.complex_packing import ComplexPackingPass
+from passes.complex_packing import SEARCH_PASSES, ComplexPackingPass, SearchMemo
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
 from passes.level_assignment import LevelAssignmentPass
@@ -130,7 +130,7 @@ class Compilation:
         return manifest_of(self.module)
 
 
-def transform_passes(o: Options) -> list[ModulePass]:
+def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModulePass]:
     sizes = str(o.sizes)  # the passes' textual option
     return [
         RangeAnalysisPass(sizes=sizes),
@@ -141,7 +141,7 @@ def transform_passes(o: Options) -> list[ModulePass]:
         LazyRelinearizationPass(max_degree=o.max_degree),
         RescalePlacementPass(),
         LevelAssignmentPass(),
-        complex_packing_pass(o),
+        complex_packing_pass(o, memo),
         CoefficientParametersPass(log_n=o.log_n, insecure=o.insecure),
         ScaleManagementPass(
             precision_bits=o.precision_bits,
@@ -154,9 +154,10 @@ def transform_passes(o: Options) -> list[ModulePass]:
     ]
 
 
-def complex_packing_pass(o: Options) -> ComplexPackingPass:
+def complex_packing_pass(o: Options, memo: SearchMemo | None) -> ComplexPackingPass:
     """Complex packing decides by the cost model inside the one compilation; it estimates the
-    ring with the parameter search's own options (passes/complex_packing.py)."""
+    ring with the parameter search's own options (passes/complex_packing.py) and keeps each
+    search in `memo` for the pipeline to reuse."""
     return ComplexPackingPass(
         enabled=o.complex_packing,
         sizes=str(o.sizes),
@@ -164,6 +165,7 @@ def complex_packing_pass(o: Options) -> ComplexPackingPass:
         precision=o.precision,
         log_n=o.log_n,
         insecure=o.insecure,
+        memo=memo,
     )
 
 
@@ -255,10 +257,15 @@ def _run_passes(
     assert isinstance(src, stat.ProgramOp)
     comp.stat_depth_before = stat_depth(src)
     ctx = Context()
-    steps: list[ModulePass] = transform_passes(options) + checker_passes(options)
+    memo = SearchMemo()
+    steps: list[ModulePass] = transform_passes(options, memo) + checker_passes(options)
+    searched: str | None = None  # the candidate whose recorded search the pipeline reuses
     for p in steps:
         before = _op_counts(module)
-        p.apply(ctx, module)
+        if p.name == SEARCH_PASSES[0]:
+            searched = memo.key_of(module)
+        if not (searched and p.name in SEARCH_PASSES and memo.restore(module, searched, p.name)):
+            p.apply(ctx, module)
         module.verify()
         comp.records.append(PassRecord(p.name, before, _op_counts(module)))
         if p.name == DepthMinimizationPass.name:

@@ -30,14 +30,16 @@ coefficient-parameters, scale-management and parameter-selection passes on a clo
 program, not the pipeline) on each candidate, the program as it is and the program with every
 input whose row spans two slot sets of the first candidate's ring packed, and packs when the
 packed candidate uploads fewer bytes per individual (`party_sizes`, the upload per row) on a
-ring no larger. The clones are dropped; the pipeline's own parameter search then runs once on
-the program chosen.
+ring no larger. No search runs when no input could span two slot sets even of the smallest
+ring the search may choose. Each estimate's result is kept in a `SearchMemo`: the pipeline
+takes the chosen candidate's searched program from it instead of searching again, so a
+compilation runs the search once per candidate it compares (once when nothing can be packed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -48,13 +50,62 @@ from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.counts import party_sizes
 from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.scales import apply_plan, remove_lifts, top_level
+from compiler.analysis.security import MIN_LOG_N, MIN_SECURE_LOG_N
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import ckks
 from compiler.errors import UserError
+from compiler.ir_text import print_ir
 from passes.coefficient_parameters import CoefficientParametersPass
 from passes.parameter_selection import ParameterSelectionPass
 from passes.rescale_placement import nominal_plan
 from passes.scale_management import ScaleManagementPass
+
+# The passes of the parameter search, in pipeline order (what `estimate` runs on a candidate).
+SEARCH_PASSES = (
+    CoefficientParametersPass.name,
+    ScaleManagementPass.name,
+    ParameterSelectionPass.name,
+)
+
+
+def program_key(program: ckks.ProgramOp) -> str:
+    """A candidate's identity before the search: its IR text."""
+    return print_ir(ModuleOp([program.clone()]))
+
+
+class SearchMemo:
+    """The parameter searches run on candidates: per candidate (its IR text before the search),
+    the program after each search pass. The pipeline restores the chosen candidate's programs
+    instead of running the search on it again (the search is deterministic)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, ckks.ProgramOp]] = {}
+
+    def record(self, key: str, pass_name: str, program: ckks.ProgramOp) -> None:
+        self.entries.setdefault(key, {})[pass_name] = program.clone()
+
+    def key_of(self, module: ModuleOp) -> str | None:
+        """The key of the module's one ckks program when a search of it is recorded."""
+        programs = list(ckks_programs(module))
+        if len(programs) != 1:
+            return None
+        key = program_key(programs[0])
+        return key if key in self.entries else None
+
+    def restore(self, module: ModuleOp, key: str, pass_name: str) -> bool:
+        """Replace the module's ckks program by the recorded one after `pass_name`; False when
+        none is recorded."""
+        recorded = self.entries.get(key, {}).get(pass_name)
+        if recorded is None:
+            return False
+        (old,) = ckks_programs(module)
+        block = old.parent_block()
+        assert block is not None
+        block.insert_op_before(recorded.clone(), old)
+        old.detach()
+        old.erase()
+        return True
+
 
 # Ops under which the complex layout survives (acting on real and imaginary parts alike).
 _LINEAR = (
@@ -114,6 +165,7 @@ class ComplexPackingPass(ModulePass):
     precision: str = ""
     log_n: int = 0
     insecure: bool = False
+    memo: SearchMemo | None = field(default=None, compare=False)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.enabled:
@@ -126,26 +178,42 @@ class ComplexPackingPass(ModulePass):
     def estimate(self, program: ckks.ProgramOp) -> ckks.Parameters | None:
         """The parameters the pipeline's search would choose for `program` as it stands (None
         when it finds none): the search passes run on a clone, the program is untouched."""
+        key = program_key(program)
         clone = ModuleOp([program.clone()])
         ctx = Context()
-        try:
-            CoefficientParametersPass(log_n=self.log_n, insecure=self.insecure).apply(ctx, clone)
+        search = (
+            CoefficientParametersPass(log_n=self.log_n, insecure=self.insecure),
             ScaleManagementPass(
                 precision_bits=self.precision_bits,
                 precision=self.precision,
                 log_n=self.log_n,
                 insecure=self.insecure,
-            ).apply(ctx, clone)
-            ParameterSelectionPass(insecure=self.insecure).apply(ctx, clone)
+            ),
+            ParameterSelectionPass(insecure=self.insecure),
+        )
+        try:
+            for p in search:
+                p.apply(ctx, clone)
+                clone.verify()
+                if self.memo is not None:
+                    self.memo.record(key, p.name, next(ckks_programs(clone)))
         except UserError:
-            return None
+            return None  # the pipeline's own search reports it, if this candidate is kept
         return next(ckks_programs(clone)).parameters()
+
+    def smallest_slots(self) -> int:
+        """The slots of the smallest ring the search may choose (the forced one, if any)."""
+        if self.log_n:
+            return 1 << (self.log_n - 1)
+        return 1 << ((MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N) - 1)
 
     def packing_width(self, program: ckks.ProgramOp) -> int | None:
         """The width from which inputs are packed (slots + 1 of the ring the search chooses
         for the program unpacked) when packing them uploads fewer bytes per individual on a
         ring no larger; None when packing does not pay. Without inputs that wide it decides
         after one estimate."""
+        if not self.candidates(program, self.smallest_slots() + 1):
+            return None  # no row spans two slot sets of any ring: nothing to estimate
         plain = self.estimate(program)
         if plain is None or not self.candidates(program, plain.slots + 1):
             return None
