@@ -124,3 +124,23 @@ def test_gwas_searches_once_and_a_cache_hit_not_at_all(
     assert searches.total == 1, "a cache hit must not run the compiler"
     cold, warm = ((tmp_path / f"{r}.assoc").read_text() for r in ("cold", "warm"))
     assert cold.splitlines()[0] == warm.splitlines()[0]
+
+
+def test_scheme_auto_searches_once_per_scheme(
+    searches: Searches, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--scheme auto` compiles once per scheme: BFV's parameter search once, CKKS's once per
+    packing candidate (two here: packing is weighed)."""
+    from passes.bfv_parameters import BfvParametersPass
+
+    bfv_searches = []
+    search = BfvParametersPass.apply
+
+    def counted(self: BfvParametersPass, ctx: object, module: object) -> None:
+        bfv_searches.append(1)
+        search(self, ctx, module)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BfvParametersPass, "apply", counted)
+    args = ["report", NUMERATORS, "--size", "N=100,M=10000", "--scheme", "auto", "--json"]
+    assert main(args) == 0
+    assert (len(bfv_searches), searches.total) == (1, 2)
