@@ -68,6 +68,20 @@ SEARCH_PASSES = (
 )
 
 
+def search_passes(
+    precision_bits: float, precision: str, log_n: int, insecure: bool
+) -> tuple[ModulePass, ...]:
+    """The parameter search, in pipeline order: the scheme record's passes (passes/schemes.py)
+    and complex packing's estimates run these same passes."""
+    return (
+        CoefficientParametersPass(log_n=log_n, insecure=insecure),
+        ScaleManagementPass(
+            precision_bits=precision_bits, precision=precision, log_n=log_n, insecure=insecure
+        ),
+        ParameterSelectionPass(insecure=insecure),
+    )
+
+
 def program_key(program: ckks.ProgramOp) -> str:
     """A candidate's identity before the search: its IR text."""
     return print_ir(ModuleOp([program.clone()]))
@@ -181,16 +195,7 @@ class ComplexPackingPass(ModulePass):
         key = program_key(program)
         clone = ModuleOp([program.clone()])
         ctx = Context()
-        search = (
-            CoefficientParametersPass(log_n=self.log_n, insecure=self.insecure),
-            ScaleManagementPass(
-                precision_bits=self.precision_bits,
-                precision=self.precision,
-                log_n=self.log_n,
-                insecure=self.insecure,
-            ),
-            ParameterSelectionPass(insecure=self.insecure),
-        )
+        search = search_passes(self.precision_bits, self.precision, self.log_n, self.insecure)
         try:
             for p in search:
                 p.apply(ctx, clone)

@@ -19,15 +19,12 @@ from dataclasses import dataclass, field
 from xdsl.passes import ModulePass
 
 from passes.bfv_parameters import BfvParametersPass
-from passes.coefficient_parameters import CoefficientParametersPass
-from passes.complex_packing import ComplexPackingPass, SearchMemo
+from passes.complex_packing import ComplexPackingPass, SearchMemo, search_passes
 from passes.level_assignment import LevelAssignmentPass
 from passes.lower_he_to_bfv import LowerHeToBfvPass
 from passes.lower_he_to_ckks import LowerHeToCkksPass
-from passes.parameter_selection import ParameterSelectionPass
 from passes.rescale_placement import RescalePlacementPass
 from passes.rotation_keys import RotationKeysPass
-from passes.scale_management import ScaleManagementPass
 
 
 @dataclass(frozen=True)
@@ -67,14 +64,7 @@ def _ckks_passes(s: Settings) -> list[ModulePass]:
             insecure=s.insecure,
             memo=s.search_memo,
         ),
-        CoefficientParametersPass(log_n=s.log_n, insecure=s.insecure),
-        ScaleManagementPass(
-            precision_bits=s.precision_bits,
-            precision=s.precision,
-            log_n=s.log_n,
-            insecure=s.insecure,
-        ),
-        ParameterSelectionPass(insecure=s.insecure),
+        *search_passes(s.precision_bits, s.precision, s.log_n, s.insecure),
         RotationKeysPass(),
     ]
 
