@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from cpp_target_common import ROOT
 
+from compiler.analysis.sizes import Sizes
 from compiler.dialects import bfv, he
 from compiler.types import Interval
 from driver.pipeline import Options
@@ -132,7 +133,7 @@ def test_meancov_int_compiled_with_scheme_bfv_matches_numpy_exactly(tmp_path: Pa
     built = compile_cpp(
         ROOT / "examples/stats/meancov_int.hec",
         tmp_path / "build",
-        Options(sizes="N=20,D=3", scheme="bfv"),
+        Options(sizes=Sizes.parse("N=20,D=3"), scheme="bfv"),
     )
     assert '#include "program/bfv_program.h"' in built.emitted.cpp
     rng = np.random.default_rng(11)
