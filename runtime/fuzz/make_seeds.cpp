@@ -18,6 +18,7 @@
 #include "core/serialize.h"
 #include "fhew/fhew.h"
 #include "fhew/serialize.h"
+#include "program/bfv_program.h"
 #include "program/manifest.h"
 #include "program/npy.h"
 
@@ -97,6 +98,12 @@ int main(int argc, char** argv) {
   put(root / "bfv", "rk", 4, bfv::to_bytes(*bctx, bgen.make_relin_key()));
   const long long steps[] = {1};
   put(root / "bfv", "gk", 5, bfv::to_bytes(*bctx, bgen.make_galois_keys(steps)));
+  {  // A ciphertext-array file of program/bfv_program.h (two ciphertexts).
+    const fs::path tmp = root / "bfv" / "cts.tmp";
+    program::bfv_program::BfvScheme::save_array(tmp, *bctx, bct.key_id, {bct, bct});
+    put(root / "bfv", "cts", 6, slurp(tmp));
+    fs::remove(tmp);
+  }
 
   // FHEW (toy parameters).
   const fhew::Context fctx(fhew::Params::toy_insecure(fhew::BlindRotation::kGinx));
