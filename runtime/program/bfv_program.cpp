@@ -488,7 +488,17 @@ void CiphertextArrayWriter::finish() {
 
 CiphertextArrayReader::CiphertextArrayReader(const std::filesystem::path& path,
                                              const bfv::BfvContext& ctx, const core::KeyId& key_id)
-    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id)) {}
+    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id)) {
+  // The announced count must fit the payload (every record is at least two one-limb
+  // polynomials): a damaged or hostile header must not make a reader allocate for it.
+  const std::uint64_t smallest = 8 + 2 * ctx.ring_dim() * sizeof(std::uint64_t);
+  if (count() > reader_.remaining() / smallest) {
+    throw std::runtime_error(path.string() + ": announces " + std::to_string(count()) +
+                             " ciphertexts, its payload of " + std::to_string(reader_.remaining()) +
+                             " bytes holds at most " +
+                             std::to_string(reader_.remaining() / smallest));
+  }
+}
 
 void CiphertextArrayReader::next_batch(Ct* const* out, std::size_t count, int threads) {
   const std::string where = reader_.path().string();

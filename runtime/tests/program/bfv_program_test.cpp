@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -238,6 +239,33 @@ TEST(BfvProgram, EncryptRefusesAValueOutsideThePlaintextRange) {
   EXPECT_NE(err.find("input 'y' sample 4 is 40000, outside the plaintext range [-32768, 32768]"),
             std::string::npos)
       << err;
+}
+
+// Regression (found by the fuzzer): a header announcing more ciphertexts than the payload can
+// hold is refused before anything is allocated for them.
+TEST(BfvProgram, ArrayFileAnnouncingMoreCiphertextsThanItHoldsIsRefused) {
+  TempDir dir;
+  const ProgramSpec s = spec();
+  const auto ctx = BfvScheme::make_context(s);
+  bfv::KeyGenerator gen(ctx);
+  bfv::Encryptor encryptor(ctx, gen.make_public_key());
+  const Ct ct = encryptor.encrypt(bfv::Encoder(ctx).encode_scalar(5));
+  const auto path = dir / "a.cts";
+  BfvScheme::save_array(path, *ctx, ct.key_id, {ct});
+  ASSERT_EQ(BfvScheme::load_array(path, *ctx, ct.key_id).size(), 1u);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(72);  // the header's count (core/serialize.h), little-endian u32
+    const char count[4] = {0, 0, 0, 0x10};
+    f.write(count, 4);
+  }
+  try {
+    (void)BfvScheme::load_array(path, *ctx, ct.key_id);
+    FAIL() << "a count of 2^28 was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("announces 268435456 ciphertexts"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
