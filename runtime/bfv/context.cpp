@@ -241,33 +241,20 @@ BfvContext::BfvContext(const BfvParams& params)
     beta_mult_.push_back(math::mul_mod(t % p, math::inverse_mod(q_mod_p, p), pj));
   }
 
-  // Key switching: digits and conversions.
-  const std::size_t s = params_.p_ks.size();
-  for (std::size_t d = 0; d < params_.dnum; ++d) {
-    std::vector<u64> from(params_.q.begin() + digit_begin(d), params_.q.begin() + digit_end(d));
-    std::vector<u64> to;
-    for (std::size_t i = 0; i < k; ++i) {
-      if (i < digit_begin(d) || i >= digit_end(d)) to.push_back(params_.q[i]);
+  // Key switching (core/keyswitch.h): balanced digits of Q, tables at every level.
+  {
+    std::vector<std::pair<std::size_t, std::size_t>> digits;
+    for (std::size_t d = 0; d < params_.dnum; ++d) digits.emplace_back(digit_begin(d), digit_end(d));
+    std::vector<math::Modulus> moduli;
+    std::vector<const math::NttTables*> ntt;
+    for (std::size_t i = 0; i < key_ctx_->size(); ++i) {
+      moduli.push_back(key_ctx_->modulus(i));
+      ntt.push_back(&key_ctx_->ntt(i));
     }
-    to.insert(to.end(), params_.p_ks.begin(), params_.p_ks.end());
-    if (to.empty()) {
-      digit_up_.push_back(nullptr);
-    } else {
-      digit_up_.push_back(
-          std::make_unique<BlockedBaseConverter>(math::RnsBase(from), math::RnsBase(to)));
-    }
-  }
-  if (s > 0) {
-    const math::RnsBase p_ks_base(params_.p_ks);
-    p_ks_to_q_ = std::make_unique<BlockedBaseConverter>(p_ks_base, q_base_);
-    for (std::size_t i = 0; i < k; ++i) {
-      const u64 pm = reduce_words(p_ks_base.product(), q_base_[i]);
-      p_ks_mod_q_.push_back(pm);
-      p_ks_inv_mod_q_.push_back(math::inverse_mod(pm, params_.q[i]));
-    }
-  } else {
-    p_ks_mod_q_.assign(k, 1);
-    p_ks_inv_mod_q_.assign(k, 1);
+    std::vector<std::size_t> level_limbs;
+    for (std::size_t limbs = 1; limbs <= k; ++limbs) level_limbs.push_back(limbs);
+    key_switch_ = std::make_unique<core::HybridKeySwitch>(n_, std::move(moduli), std::move(ntt), k,
+                                                          digits, level_limbs);
   }
 
   // Batching.

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/keyswitch.h"
 #include "math/modarith.h"
 #include "math/ntt.h"
 #include "math/poly.h"
@@ -112,13 +113,9 @@ class BfvContext {
   std::size_t dnum() const { return params_.dnum; }
   std::size_t digit_begin(std::size_t d) const;
   std::size_t digit_end(std::size_t d) const;
-  // Fast conversion from digit d's limbs to the other Q limbs and P_ks (in that order:
-  // Q limbs outside the digit ascending, then P_ks).
-  const BlockedBaseConverter& digit_mod_up(std::size_t d) const { return *digit_up_[d]; }
-  // P_ks -> Q fast conversion and P_ks^{-1} mod q_i (mod-down); null without special primes.
-  const BlockedBaseConverter* p_ks_to_q() const { return p_ks_to_q_.get(); }
-  u64 p_ks_inv_mod_q(std::size_t i) const { return p_ks_inv_mod_q_[i]; }
-  u64 p_ks_mod_q(std::size_t i) const { return p_ks_mod_q_[i]; }
+  // The shared hybrid key switching (core/keyswitch.h) over the key context's primes, with
+  // these digits, usable at every level.
+  const core::HybridKeySwitch& key_switch() const { return *key_switch_; }
 
   // Batch encoding: slot k of the 2 x N/2 matrix (row-major) sits at evaluation index
   // slot_index(k) of the NTT mod t (row 0 column c: exponent 3^c mod 2N; row 1: -3^c).
@@ -147,9 +144,7 @@ class BfvContext {
   std::vector<u64> scale_r_, scale_r_shoup_;
   std::vector<double> inv_q_double_;
   std::vector<u64> a_mult_, beta_mult_, a_plain_;
-  std::vector<std::unique_ptr<BlockedBaseConverter>> digit_up_;
-  std::unique_ptr<BlockedBaseConverter> p_ks_to_q_;
-  std::vector<u64> p_ks_inv_mod_q_, p_ks_mod_q_;
+  std::unique_ptr<core::HybridKeySwitch> key_switch_;
   std::vector<std::size_t> slot_index_;
   mutable std::mutex perm_mutex_;
   mutable std::map<u64, std::vector<std::uint32_t>> perm_cache_;

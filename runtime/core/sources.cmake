@@ -1,5 +1,6 @@
-# core/: the shared serialization container (included by runtime/CMakeLists.txt).
+# core/: hybrid key switching shared by CKKS and BFV, and the serialization container (included by runtime/CMakeLists.txt).
 target_sources(hec_runtime PRIVATE
+  core/keyswitch.cpp
   core/serialize.cpp
 )
 if(HEC_BUILD_TESTS)
