@@ -56,6 +56,21 @@ struct BfvParams {
 // The smallest prime t = 1 mod 2N with at least `bits` bits (batching-friendly).
 u64 batching_plain_modulus(int bits, std::size_t ring_dim);
 
+// The tables of one level: ciphertexts over Q_l = q_0 .. q_l (limbs = l + 1 primes; the top
+// level, limbs = q_size(), is what encryption produces and where the HPS multiply runs;
+// Evaluator::mod_switch_to_next_inplace goes from limbs to limbs - 1).
+struct BfvLevel {
+  explicit BfvLevel(const std::vector<u64>& primes) : q_base(primes) {}
+  math::RnsBase q_base;  // Q_l
+  double log2_q = 0;
+  std::vector<u64> delta_mod_q;  // floor(Q_l / t) mod q_i
+  // HPS decryption constants for Q_l (see BfvContext::scale_r and a_plain).
+  std::vector<u64> scale_r, scale_r_shoup, a_plain;
+  std::vector<double> inv_q_double;
+  // Modulus switching to limbs - 1: q_last^{-1} mod q_i (Shoup) for i < limbs - 1.
+  std::vector<u64> last_inv, last_inv_shoup;
+};
+
 // All precomputed tables of one parameter set. Immutable after construction; share it.
 class BfvContext {
  public:
@@ -97,6 +112,8 @@ class BfvContext {
 
   // floor(Q / t) mod q_i.
   u64 delta_mod_q(std::size_t i) const { return delta_mod_q_[i]; }
+  // The tables of the level with `limbs` primes (1 <= limbs <= q_size(); throws otherwise).
+  const BfvLevel& level(std::size_t limbs) const;
 
   // HPS scale-and-round constants (README §"Multiply", step 6 and decryption):
   // r_i = t * (Q/q_i)^{-1} mod q_i with its Shoup constant, 1/q_i in double,
@@ -141,6 +158,7 @@ class BfvContext {
   std::vector<math::NttTables> p_mult_ntt_;
   std::unique_ptr<BlockedBaseConverter> q_to_p_mult_, p_mult_to_q_;
   std::vector<u64> delta_mod_q_;
+  std::vector<std::unique_ptr<BfvLevel>> levels_;  // index limbs - 1
   std::vector<u64> scale_r_, scale_r_shoup_;
   std::vector<double> inv_q_double_;
   std::vector<u64> a_mult_, beta_mult_, a_plain_;
