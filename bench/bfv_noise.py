@@ -79,7 +79,9 @@ def main() -> int:
         raise SystemExit(f"bench/bfv-noise: OpenFHE chose N = {ref_params['ring_dim']}")
     binary = ROOT / "build" / os.environ.get("HEC_PRESET", "bench") / "hec_bench_bfv"
     if not binary.exists():
-        raise SystemExit(f"bench/bfv-noise: {binary} is missing; build the runtime with preset 'bench'")
+        raise SystemExit(
+            f"bench/bfv-noise: {binary} is missing; build the runtime with preset 'bench'"
+        )
     ours_cmd = [str(binary), "--log-n", str(LOG_N), "--t", str(PLAIN_MODULUS)]
     ours_cmd += ["--dnum", str(args.dnum), "--ops", "noise", "--seeds", str(args.seeds)]
     ours_cmd += ["--q-primes", ",".join(map(str, ref_params["q"]))]
@@ -102,13 +104,21 @@ def main() -> int:
     )
     for label, d in diffs.items():
         print(f"{label}: ours - OpenFHE = {d:+.2f} bits", file=sys.stderr)
-    print(f"primes: Q {ref_params['q']} ({q_bits} bits), P {ref_params['p']} ({p_bits} bits)",
-          file=sys.stderr)
+    print(
+        f"primes: Q {ref_params['q']} ({q_bits} bits), P {ref_params['p']} ({p_bits} bits)",
+        file=sys.stderr,
+    )
     print(f"ours: {ours_params}", file=sys.stderr)
-    print("per seed, ours:", [(round(r["fresh"], 2), round(r["mult_relin"], 2)) for r in ours],
-          file=sys.stderr)
-    print("per seed, OpenFHE:", [(round(r["fresh"], 2), round(r["mult_relin"], 2)) for r in ref],
-          file=sys.stderr)
+    print(
+        "per seed, ours:",
+        [(round(r["fresh"], 2), round(r["mult_relin"], 2)) for r in ours],
+        file=sys.stderr,
+    )
+    print(
+        "per seed, OpenFHE:",
+        [(round(r["fresh"], 2), round(r["mult_relin"], 2)) for r in ref],
+        file=sys.stderr,
+    )
     return 0
 
 

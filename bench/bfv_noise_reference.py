@@ -145,7 +145,9 @@ def noise_budget(ct: Any, sk: Secret, t: int) -> float:
     polys = [towers(e) for e in elements]
     k = len(polys[0])
     if k > len(sk.params):
-        raise SystemExit(f"bfv_noise_reference: ciphertext has {k} towers, key has {len(sk.params)}")
+        raise SystemExit(
+            f"bfv_noise_reference: ciphertext has {k} towers, key has {len(sk.params)}"
+        )
     residues = []
     for i in range(k):
         q, psi = sk.params[i]
@@ -171,7 +173,9 @@ def key_moduli(cc: Any, sk: Any) -> list[int]:
     table = shared_objects(data, {})
     b = find_key(data, "ak")
     if not b:
-        raise SystemExit("bfv_noise_reference: no 'ak' element in the serialized relinearization key")
+        raise SystemExit(
+            "bfv_noise_reference: no 'ak' element in the serialized relinearization key"
+        )
     return [q for q, _ in tower_params(b[0], table)]
 
 

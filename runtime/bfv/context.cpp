@@ -218,8 +218,8 @@ BfvContext::BfvContext(const BfvParams& params)
 
   // Per-level tables (the top level's are also kept in the members the multiply reads).
   for (std::size_t limbs = 1; limbs <= k; ++limbs) {
-    auto lv = std::make_unique<BfvLevel>(
-        std::vector<u64>(params_.q.begin(), params_.q.begin() + limbs));
+    auto lv =
+        std::make_unique<BfvLevel>(std::vector<u64>(params_.q.begin(), params_.q.begin() + limbs));
     const math::RnsBase& base = lv->q_base;
     lv->log2_q = log2_product(std::vector<u64>(params_.q.begin(), params_.q.begin() + limbs));
     const std::vector<u64> delta = divide_words(base.product(), t);
@@ -263,7 +263,8 @@ BfvContext::BfvContext(const BfvParams& params)
   // Key switching (core/keyswitch.h): balanced digits of Q, tables at every level.
   {
     std::vector<std::pair<std::size_t, std::size_t>> digits;
-    for (std::size_t d = 0; d < params_.dnum; ++d) digits.emplace_back(digit_begin(d), digit_end(d));
+    for (std::size_t d = 0; d < params_.dnum; ++d)
+      digits.emplace_back(digit_begin(d), digit_end(d));
     std::vector<math::Modulus> moduli;
     std::vector<const math::NttTables*> ntt;
     for (std::size_t i = 0; i < key_ctx_->size(); ++i) {

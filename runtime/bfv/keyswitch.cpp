@@ -56,14 +56,15 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
         "key_switch: input must be a coefficient-form polynomial over Q_l (1 to " +
         std::to_string(k) + " limbs), has " + std::to_string(limbs));
   }
-  if (d_eval != nullptr && (d_eval->num_limbs() != limbs || d_eval->form() != PolyForm::kEvaluation ||
-                            d_eval->context() != kc)) {
+  if (d_eval != nullptr && (d_eval->num_limbs() != limbs ||
+                            d_eval->form() != PolyForm::kEvaluation || d_eval->context() != kc)) {
     throw std::invalid_argument("key_switch: the evaluation form of the input has another shape");
   }
   if (accumulate && (out0.context() != kc || out0.num_limbs() != limbs || out1.context() != kc ||
                      out1.num_limbs() != limbs || out0.form() != PolyForm::kEvaluation ||
                      out1.form() != PolyForm::kEvaluation)) {
-    throw std::invalid_argument("key_switch: accumulating outputs must be evaluation-form over Q_l");
+    throw std::invalid_argument(
+        "key_switch: accumulating outputs must be evaluation-form over Q_l");
   }
   const core::HybridKeySwitch& ks = ctx.key_switch();
   if (key.b.size() != ctx.dnum() || key.a.size() != ctx.dnum()) {

@@ -239,9 +239,9 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
     throw std::invalid_argument("multiply: operands have different key ids");
   if (a.limbs() != ctx_->q_size() || b.limbs() != ctx_->q_size()) {
     throw std::invalid_argument(
-        "multiply: operands at " + std::to_string(a.limbs()) + " and " +
-        std::to_string(b.limbs()) + " primes; the HPS multiply runs at the top level (" +
-        std::to_string(ctx_->q_size()) + " primes): multiply before mod switching");
+        "multiply: operands at " + std::to_string(a.limbs()) + " and " + std::to_string(b.limbs()) +
+        " primes; the HPS multiply runs at the top level (" + std::to_string(ctx_->q_size()) +
+        " primes): multiply before mod switching");
   }
   const auto& kc = ctx_->key_context();
   const std::size_t k = ctx_->q_size(), l = ctx_->p_mult_size(), n = ctx_->ring_dim();

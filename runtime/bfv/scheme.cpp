@@ -252,9 +252,8 @@ RnsPoly Decryptor::inner_product_coeff(const Ciphertext& ct) const {
   for (const auto& p : ct.polys) {
     if (p.context() != kc || p.num_limbs() != k || k > ctx_->q_size() ||
         p.form() != PolyForm::kEvaluation) {
-      throw std::invalid_argument(
-          "Decryptor: ciphertext polynomials are not over one Q_l (1 to " +
-          std::to_string(ctx_->q_size()) + " primes) in evaluation form");
+      throw std::invalid_argument("Decryptor: ciphertext polynomials are not over one Q_l (1 to " +
+                                  std::to_string(ctx_->q_size()) + " primes) in evaluation form");
     }
   }
   // x = c_0 + c_1 s + c_2 s^2 + ... (Horner in s).

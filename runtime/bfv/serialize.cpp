@@ -41,11 +41,11 @@ RnsPoly get_poly(ByteReader& r, const BfvContext& ctx, std::size_t want_limbs,
   const std::uint8_t form = r.get_u8();
   const bool limbs_ok = want_limbs == 0 ? limbs >= 1 && limbs <= ctx.q_size() : limbs == want_limbs;
   if (!limbs_ok || form > 1) {
-    throw std::runtime_error(source + ": " + what + " has " + std::to_string(limbs) +
-                             " limbs and form " + std::to_string(form) + ", expected " +
-                             (want_limbs == 0 ? "1 to " + std::to_string(ctx.q_size())
-                                              : std::to_string(want_limbs)) +
-                             " limbs and form 0 or 1");
+    throw std::runtime_error(
+        source + ": " + what + " has " + std::to_string(limbs) + " limbs and form " +
+        std::to_string(form) + ", expected " +
+        (want_limbs == 0 ? "1 to " + std::to_string(ctx.q_size()) : std::to_string(want_limbs)) +
+        " limbs and form 0 or 1");
   }
   RnsPoly p(ctx.key_context(), limbs, form ? PolyForm::kEvaluation : PolyForm::kCoefficient);
   const std::size_t n = ctx.ring_dim();
@@ -168,8 +168,7 @@ Ciphertext ciphertext_from_bytes(const std::shared_ptr<const BfvContext>& ctx,
   Ciphertext ct;
   for (std::uint32_t j = 0; j < obj.header.degree; ++j) {
     // The first polynomial fixes the level (modulus switching drops primes); the others match.
-    ct.polys.push_back(
-        get_poly(r, *ctx, j == 0 ? 0 : ct.limbs(), source, "ciphertext polynomial"));
+    ct.polys.push_back(get_poly(r, *ctx, j == 0 ? 0 : ct.limbs(), source, "ciphertext polynomial"));
     if (ct.polys.back().form() != PolyForm::kEvaluation) {
       throw std::runtime_error(source + ": ciphertext polynomial not in evaluation form");
     }

@@ -32,10 +32,10 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
                           const std::vector<std::uint32_t>* perm, u64* out0, u64* out1) {
   const std::size_t limbs = ext.limbs;
   if (ctx.params().limbs_at(key.level) < limbs) {
-    throw std::invalid_argument("key switching: the ciphertext's level (" +
-                                std::to_string(limbs) + " primes) exceeds key level " +
-                                std::to_string(key.level.value) + " (" +
-                                std::to_string(ctx.params().limbs_at(key.level)) + " primes)");
+    throw std::invalid_argument("key switching: the ciphertext's level (" + std::to_string(limbs) +
+                                " primes) exceeds key level " + std::to_string(key.level.value) +
+                                " (" + std::to_string(ctx.params().limbs_at(key.level)) +
+                                " primes)");
   }
   ctx.impl().key_switch->key_product_mod_down(ext, key_view(ctx, key), perm, out0, out1);
 }

@@ -69,9 +69,9 @@ HybridKeySwitch::HybridKeySwitch(std::size_t n, std::vector<math::Modulus> modul
       ntt_(std::move(ntt)),
       digits_(digits) {
   if (ntt_.size() != moduli_.size() || chain_size_ == 0 || chain_size_ > moduli_.size()) {
-    throw std::invalid_argument("HybridKeySwitch: " + std::to_string(moduli_.size()) +
-                                " moduli, " + std::to_string(ntt_.size()) +
-                                " NTT tables, chain of " + std::to_string(chain_size_));
+    throw std::invalid_argument("HybridKeySwitch: " + std::to_string(moduli_.size()) + " moduli, " +
+                                std::to_string(ntt_.size()) + " NTT tables, chain of " +
+                                std::to_string(chain_size_));
   }
   std::size_t expect = 0;
   for (const auto& [begin, end] : digits_) {
@@ -154,8 +154,7 @@ std::size_t HybridKeySwitch::digit_count(std::size_t limbs) const {
   return level(limbs).digit_begin.size();
 }
 
-std::pair<std::size_t, std::size_t> HybridKeySwitch::digit(std::size_t limbs,
-                                                           std::size_t j) const {
+std::pair<std::size_t, std::size_t> HybridKeySwitch::digit(std::size_t limbs, std::size_t j) const {
   const Level& lv = level(limbs);
   return {lv.digit_begin.at(j), lv.digit_end.at(j)};
 }
@@ -173,7 +172,8 @@ ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::si
   if (coef == nullptr) {
     u64* tmp = scratch(tl_coef, limbs * n);
     std::copy(c_ntt, c_ntt + limbs * n, tmp);
-    math::parallel_for(limbs, [&](std::size_t i) { math::ntt_inverse_inplace(tmp + i * n, *ntt_[i]); });
+    math::parallel_for(limbs,
+                       [&](std::size_t i) { math::ntt_inverse_inplace(tmp + i * n, *ntt_[i]); });
     coef = tmp;
   }
   ModUpDigits out;
@@ -236,9 +236,9 @@ void HybridKeySwitch::key_product_mod_down(const ModUpDigits& ext, const KeyView
   const std::size_t digits = ext.digits.size();
   if (key_limbs < limbs || key.b.size() < digits || key.a.size() < digits) {
     throw std::invalid_argument("key switching: the ciphertext has " + std::to_string(limbs) +
-                                " primes and " + std::to_string(digits) +
-                                " digits, the key only " + std::to_string(key_limbs) +
-                                " primes and " + std::to_string(key.b.size()) + " digits");
+                                " primes and " + std::to_string(digits) + " digits, the key only " +
+                                std::to_string(key_limbs) + " primes and " +
+                                std::to_string(key.b.size()) + " digits");
   }
   auto ctx_index = [&](std::size_t k) { return k < limbs ? k : chain_size_ + (k - limbs); };
   auto key_index = [&](std::size_t k) { return k < limbs ? k : key_limbs + (k - limbs); };
@@ -380,11 +380,13 @@ void HybridKeySwitch::make_key_digit(std::size_t key_limbs, std::size_t j, const
     math::ntt_forward_inplace(bk, *ntt_[c]);
     const u64* ak = a + k * n;
     const u64* sk = s + c * n;
-    for (std::size_t t = 0; t < n; ++t) bk[t] = math::sub_mod(bk[t], math::mul_mod(ak[t], sk[t], m), q);
+    for (std::size_t t = 0; t < n; ++t)
+      bk[t] = math::sub_mod(bk[t], math::mul_mod(ak[t], sk[t], m), q);
     if (k >= ks.digit_begin[j] && k < ks.digit_end[j]) {
       const u64 f = p_mod_q_[c], fs = math::shoup_precompute(f, q);
       const u64* sp = s_prime + c * n;
-      for (std::size_t t = 0; t < n; ++t) bk[t] = math::add_mod(bk[t], math::mul_shoup(sp[t], f, fs, q), q);
+      for (std::size_t t = 0; t < n; ++t)
+        bk[t] = math::add_mod(bk[t], math::mul_shoup(sp[t], f, fs, q), q);
     }
   });
 }
