@@ -1,0 +1,267 @@
+"""The `bfv` dialect: exact integer programs under BFV (runtime/bfv: Halevi-Polyakov-Shoup).
+
+The ops are the HE layer's rules (compiler/dialects/he.py) under BFV's names, on the HE
+layer's types: a value is an array of ciphertexts of integers modulo the plaintext modulus t,
+so every add, product and integer constant is exact as long as no true value leaves
+(-t/2, t/2) (the bfv parameter pass chooses t from the range analysis so none does). There
+are no scales and no real constants; `bfv.mod_switch` drops the last prime of Q (level l ->
+l - 1: smaller ciphertexts, the noise scaled down with them).
+
+Slots: a BFV ciphertext holds N slots (both rows of the 2 x N/2 batching matrix); element j
+of a packed block is row j div (N/2), column j mod (N/2). `bfv.sum_slots` sums all N slots
+into every slot (row rotations by 1, 2, ..., N/4, then the row swap).
+
+`bfv.program` carries the parameters once chosen (`Parameters`): log_n, plain_modulus,
+moduli (the primes of Q), special_moduli (key switching), dnum, security_bits, insecure,
+and rotation_keys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, i64
+from xdsl.ir import Dialect
+from xdsl.irdl import irdl_op_definition
+from xdsl.utils.exceptions import VerifyException
+
+from compiler.dialects import he
+from compiler.dialects.he import CtType, PtType, PublicType, ct_type, ints
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """BFV parameters: ring 2^log_n, plaintext modulus t (a prime = 1 mod 2N: batching),
+    ciphertext primes Q = q_0 ... q_L (level l uses q_0 .. q_l), key-switching primes P."""
+
+    log_n: int
+    plain_modulus: int
+    moduli: tuple[int, ...]
+    special_moduli: tuple[int, ...]
+    dnum: int
+    security_bits: int
+    insecure: bool
+
+    @property
+    def slots(self) -> int:
+        return 1 << self.log_n
+
+    @property
+    def top_level(self) -> int:
+        return len(self.moduli) - 1
+
+    def modulus_bits(self, level: int) -> float:
+        return sum(math.log2(q) for q in self.moduli[: level + 1])
+
+    @property
+    def log_qp(self) -> float:
+        return self.modulus_bits(self.top_level) + sum(math.log2(p) for p in self.special_moduli)
+
+
+def _dense(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+@irdl_op_definition
+class ProgramOp(he.ProgramRule):
+    name = "bfv.program"
+
+    def parameters(self) -> Parameters | None:
+        attrs = self.attributes
+        if "log_n" not in attrs:
+            return None
+
+        def one(key: str) -> int:
+            value = attrs[key]
+            assert isinstance(value, IntegerAttr)
+            return value.value.data
+
+        insecure = attrs.get("insecure")
+        return Parameters(
+            log_n=one("log_n"),
+            plain_modulus=one("plain_modulus"),
+            moduli=ints(attrs["moduli"]),
+            special_moduli=ints(attrs["special_moduli"]),
+            dnum=one("dnum"),
+            security_bits=one("security_bits"),
+            insecure=isinstance(insecure, IntegerAttr) and insecure.value.data != 0,
+        )
+
+    def set_parameters(self, p: Parameters) -> None:
+        self.attributes["log_n"] = IntegerAttr(p.log_n, i64)
+        self.attributes["plain_modulus"] = IntegerAttr(p.plain_modulus, i64)
+        self.attributes["moduli"] = _dense(p.moduli)
+        self.attributes["special_moduli"] = _dense(p.special_moduli)
+        self.attributes["dnum"] = IntegerAttr(p.dnum, i64)
+        self.attributes["security_bits"] = IntegerAttr(p.security_bits, i64)
+        self.attributes["insecure"] = BoolAttr.from_bool(p.insecure)
+
+    def rotation_keys(self) -> tuple[int, ...] | None:
+        value = self.attributes.get("rotation_keys")
+        return None if value is None else ints(value)
+
+    def set_rotation_keys(self, offsets: Sequence[int]) -> None:
+        self.attributes["rotation_keys"] = _dense(sorted(set(offsets)))
+
+
+@irdl_op_definition
+class ParamOp(he.ParamRule):
+    name = "bfv.param"
+
+
+@irdl_op_definition
+class SourceOp(he.SourceRule):
+    name = "bfv.source"
+
+
+@irdl_op_definition
+class SizeOp(he.SizeRule):
+    name = "bfv.size"
+
+
+@irdl_op_definition
+class ConstantOp(he.ConstantRule):
+    name = "bfv.constant"
+
+
+@irdl_op_definition
+class PublicArithOp(he.PublicArithRule):
+    name = "bfv.public_arith"
+
+
+@irdl_op_definition
+class EncodeOp(he.EncodeRule):
+    name = "bfv.encode"
+
+
+@irdl_op_definition
+class EncryptOp(he.EncryptRule):
+    name = "bfv.encrypt"
+
+
+@irdl_op_definition
+class DecryptOp(he.DecryptRule):
+    name = "bfv.decrypt"
+
+
+@irdl_op_definition
+class AddOp(he.AddRule):
+    name = "bfv.add"
+
+
+@irdl_op_definition
+class SubOp(he.AddRule):
+    name = "bfv.sub"
+
+
+@irdl_op_definition
+class NegateOp(he.NegateRule):
+    name = "bfv.negate"
+
+
+@irdl_op_definition
+class MulOp(he.MulRule):
+    name = "bfv.mul"
+
+
+@irdl_op_definition
+class MulConstOp(he.MulConstRule):
+    """Multiply by a public integer (BFV has no real constants)."""
+
+    name = "bfv.mul_const"
+
+    def infer(self) -> CtType:
+        if not self.is_integer:
+            raise VerifyException("bfv.mul_const multiplies by integers only")
+        return ct_type(self.input)
+
+
+@irdl_op_definition
+class AddConstOp(he.AddConstRule):
+    name = "bfv.add_const"
+
+    def infer(self) -> CtType:
+        if not self.is_integer:
+            raise VerifyException("bfv.add_const adds integers only")
+        return ct_type(self.input)
+
+
+@irdl_op_definition
+class RelinearizeOp(he.RelinearizeRule):
+    name = "bfv.relinearize"
+
+
+@irdl_op_definition
+class ModSwitchOp(he.LevelDownRule):
+    """Drop the last prime of Q (level l -> l - 1), rounding so the message mod t is kept."""
+
+    name = "bfv.mod_switch"
+
+
+@irdl_op_definition
+class RotateOp(he.RotateRule):
+    name = "bfv.rotate"
+
+
+@irdl_op_definition
+class SumSlotsOp(he.SumSlotsRule):
+    name = "bfv.sum_slots"
+
+
+@irdl_op_definition
+class ReduceOp(he.ReduceRule):
+    name = "bfv.reduce"
+
+
+@irdl_op_definition
+class DotOp(he.DotRule):
+    name = "bfv.dot"
+
+
+@irdl_op_definition
+class BroadcastOp(he.BroadcastRule):
+    name = "bfv.broadcast"
+
+
+@irdl_op_definition
+class TransposeOp(he.TransposeRule):
+    name = "bfv.transpose"
+
+
+Bfv = Dialect(
+    "bfv",
+    [
+        ProgramOp,
+        ParamOp,
+        SourceOp,
+        SizeOp,
+        ConstantOp,
+        PublicArithOp,
+        EncodeOp,
+        EncryptOp,
+        DecryptOp,
+        AddOp,
+        SubOp,
+        NegateOp,
+        MulOp,
+        MulConstOp,
+        AddConstOp,
+        RelinearizeOp,
+        ModSwitchOp,
+        RotateOp,
+        SumSlotsOp,
+        ReduceOp,
+        DotOp,
+        BroadcastOp,
+        TransposeOp,
+    ],
+    [],
+)
+
+# The ops that need a key switch (evaluation keys) when executed.
+KEY_SWITCH_OPS = (RelinearizeOp, RotateOp, SumSlotsOp)
+PUBLIC_OPS = (ParamOp, SourceOp, SizeOp, ConstantOp, PublicArithOp)
+
+__all__ = ["Bfv", "CtType", "Parameters", "ProgramOp", "PtType", "PublicType"]

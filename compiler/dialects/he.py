@@ -1,0 +1,1039 @@
+"""The `he` dialect: the scheme-agnostic HE layer between `stat` and the scheme dialects.
+
+A value is a whole array of ciphertexts (as in `ckks`, DESIGN.md §4) whose type records what
+every RLWE scheme shares and nothing a particular scheme adds:
+
+- `!he.tensor<[N, M], packed, ct<level, degree>>`: the logical shape (symbolic or literal
+  dims), the layout, and per ciphertext the level (an index into the scheme's modulus chain;
+  0 at lowering) and the degree (1 fresh; a tensor product adds degrees; relinearize returns
+  to 1). No scale: an approximate scheme adds it when it is lowered (`ckks`), an exact one
+  encodes integers modulo its plaintext modulus (`bfv`).
+- `!he.ptensor<[M], packed, pt<level>>`: an encoded array; `!he.public`: a public scalar.
+
+Layouts (`packed`: the last axis in the slots, one ciphertext per row and block of slots;
+`replicated`: one value in every slot; `coeff`: radix-packed integer counts in the
+coefficients, added only) are the ones of the ckks dialect, which lists them in full.
+
+The op RULES (the result type of each op given its operands: shapes, layouts, levels,
+degrees) are written once here, as abstract classes; the concrete ops of this dialect and of
+the `bfv` dialect (compiler/dialects/bfv.py) are those rules under their dialect's name. The
+`bfv` dialect uses these types too (as MLIR scheme dialects share a type dialect).
+
+Ops: param, source, size, constant, public_arith (public scalars); encode, encrypt (data
+owner), decrypt (coordinator); add, sub, negate, mul (tensor product), mul_const (a public
+scalar; `integer` when it is an integer, which every scheme multiplies exactly),
+add_const, relinearize, rotate, sum_slots, reduce, dot (fused sum of products over an axis),
+broadcast, transpose. Level changes are scheme ops (`ckks.rescale`, `bfv.mod_switch`): what
+a level is depends on the scheme record (passes/schemes.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    UnitAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from compiler.dialects.stat import IntervalAttr, SetAttr, domain_attr
+from compiler.types import Dim, Domain, format_shape
+
+PACKED = "packed"
+REPLICATED = "replicated"
+COEFF = "coeff"
+LAYOUTS = (PACKED, REPLICATED, COEFF)
+SLOT_LAYOUTS = (PACKED, COEFF)  # the last axis lives in the slots (or coefficients)
+
+
+def parse_dims(parser: AttrParser) -> list[IntAttr | StringAttr]:
+    def one() -> IntAttr | StringAttr:
+        value = parser.parse_optional_integer(allow_negative=False, allow_boolean=False)
+        return IntAttr(value) if value is not None else StringAttr(parser.parse_identifier())
+
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, one)
+
+
+def shape_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr | StringAttr]:
+    return ArrayAttr([IntAttr(d) if isinstance(d, int) else StringAttr(d) for d in dims])
+
+
+def verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
+    if layout in SLOT_LAYOUTS and not dims:
+        raise VerifyException(f"a {layout} array needs at least one axis")
+    for d in dims:
+        if isinstance(d, int) and d < 1:
+            raise VerifyException(f"array dimensions must be >= 1, got {d}")
+
+
+@irdl_attr_definition
+class CtType(ParametrizedAttribute, TypeAttribute):
+    """`!he.tensor<[N, M], packed, ct<level, degree>>`: a ciphertext array."""
+
+    name = "he.tensor"
+
+    shape: ArrayAttr[IntAttr | StringAttr]
+    layout: StringAttr
+    level: IntAttr
+    degree: IntAttr
+
+    @staticmethod
+    def get(dims: Sequence[Dim], layout: str, level: int = 0, degree: int = 1) -> CtType:
+        return CtType(shape_attr(dims), StringAttr(layout), IntAttr(level), IntAttr(degree))
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def layout_name(self) -> str:
+        return self.layout.data
+
+    @property
+    def level_value(self) -> int:
+        return self.level.data
+
+    @property
+    def degree_value(self) -> int:
+        return self.degree.data
+
+    def with_(
+        self,
+        *,
+        dims: Sequence[Dim] | None = None,
+        layout: str | None = None,
+        level: int | None = None,
+        degree: int | None = None,
+    ) -> CtType:
+        return CtType.get(
+            self.dims if dims is None else dims,
+            self.layout_name if layout is None else layout,
+            self.level_value if level is None else level,
+            self.degree_value if degree is None else degree,
+        )
+
+    def verify(self) -> None:
+        verify_shape(self.dims, self.layout_name)
+        if self.level_value < 0:
+            raise VerifyException(f"level must be >= 0, got {self.level_value}")
+        if self.degree_value < 1:
+            raise VerifyException(f"degree must be >= 1, got {self.degree_value}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        dims = ", ".join(str(d) for d in self.dims)
+        printer.print_string(
+            f"<[{dims}], {self.layout_name}, ct<{self.level_value}, {self.degree_value}>>"
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            dims = parse_dims(parser)
+            parser.parse_punctuation(",")
+            layout = parser.parse_keyword_in(LAYOUTS)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("ct")
+            with parser.in_angle_brackets():
+                level = parser.parse_integer(allow_negative=False, allow_boolean=False)
+                parser.parse_punctuation(",")
+                degree = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        return [ArrayAttr(dims), StringAttr(layout), IntAttr(level), IntAttr(degree)]
+
+
+@irdl_attr_definition
+class PtType(ParametrizedAttribute, TypeAttribute):
+    """`!he.ptensor<[M], packed, pt<level>>`: an encoded array."""
+
+    name = "he.ptensor"
+
+    shape: ArrayAttr[IntAttr | StringAttr]
+    layout: StringAttr
+    level: IntAttr
+
+    @staticmethod
+    def get(dims: Sequence[Dim], layout: str, level: int = 0) -> PtType:
+        return PtType(shape_attr(dims), StringAttr(layout), IntAttr(level))
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def layout_name(self) -> str:
+        return self.layout.data
+
+    @property
+    def level_value(self) -> int:
+        return self.level.data
+
+    def verify(self) -> None:
+        verify_shape(self.dims, self.layout_name)
+        if self.level_value < 0:
+            raise VerifyException(f"level must be >= 0, got {self.level_value}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        dims = ", ".join(str(d) for d in self.dims)
+        printer.print_string(f"<[{dims}], {self.layout_name}, pt<{self.level_value}>>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            dims = parse_dims(parser)
+            parser.parse_punctuation(",")
+            layout = parser.parse_keyword_in(LAYOUTS)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("pt")
+            with parser.in_angle_brackets():
+                level = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        return [ArrayAttr(dims), StringAttr(layout), IntAttr(level)]
+
+
+@irdl_attr_definition
+class PublicType(ParametrizedAttribute, TypeAttribute):
+    """`!he.public`: a public real scalar, known to every party."""
+
+    name = "he.public"
+
+
+def ct_type(value: SSAValue) -> CtType:
+    ty = value.type
+    if not isinstance(ty, CtType):
+        raise VerifyException(f"expected a !he.tensor, got {ty}")
+    return ty
+
+
+def pt_type(value: SSAValue) -> PtType:
+    ty = value.type
+    if not isinstance(ty, PtType):
+        raise VerifyException(f"expected a !he.ptensor, got {ty}")
+    return ty
+
+
+def check_same_array(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
+    if a.dims != b.dims or a.layout_name != b.layout_name:
+        raise VerifyException(
+            f"{what}: operands are {format_shape(a.dims)} {a.layout_name} and "
+            f"{format_shape(b.dims)} {b.layout_name}; broadcast them to one shape and layout"
+        )
+    if a.level_value != b.level_value:
+        raise VerifyException(
+            f"{what}: operands are at levels {a.level_value} and {b.level_value}; "
+            "bring them to one level first"
+        )
+
+
+def _check_not_coeff(what: str, *types: CtType | PtType) -> None:
+    if any(t.layout_name == COEFF for t in types):
+        raise VerifyException(f"{what}: coeff arrays only add (counts in the coefficients)")
+
+
+def _check_array_axis(src: CtType, axis: int, what: str) -> None:
+    if src.layout_name == COEFF and axis != 0:
+        raise VerifyException(f"{what}: a coeff array is only summed over its rows (axis 0)")
+    if not 0 <= axis < len(src.dims):
+        raise VerifyException(f"{what}: axis {axis} out of range for {format_shape(src.dims)}")
+    if src.layout_name in SLOT_LAYOUTS and axis == len(src.dims) - 1:
+        raise VerifyException(f"{what}: axis {axis} is the packed axis; use sum_slots")
+
+
+def _int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def ints(value: Attribute) -> tuple[int, ...]:
+    assert isinstance(value, DenseArrayBase)
+    return tuple(int(v) for v in value.get_values())
+
+
+# --------------------------------------------------------------------------------------------
+# Op rules (abstract; each dialect names them)
+# --------------------------------------------------------------------------------------------
+
+
+class HeOp(IRDLOperation, ABC):
+    """An op whose result type follows from its operands and properties (`infer`); the verifier
+    checks the declared result type against that rule."""
+
+    def infer(self) -> Attribute | None:
+        return None
+
+    def verify_(self) -> None:
+        expected = self.infer()
+        if expected is None:
+            return
+        got = self.results[0].type
+        if got != expected:
+            raise VerifyException(f"{self.name}: result type {got} does not match {expected}")
+
+
+def retype(op: Operation) -> None:
+    """Set the result type of `op` from its operands (after a pass changed an operand type)."""
+    if isinstance(op, HeOp):
+        expected = op.infer()
+        if expected is not None:
+            op.results[0]._type = expected  # pyright: ignore[reportPrivateUsage]
+
+
+def _initial_type(op: Operation) -> None:
+    with contextlib.suppress(VerifyException):
+        retype(op)
+
+
+class Binary(HeOp, ABC):
+    lhs = operand_def(CtType)
+    rhs = operand_def(CtType)
+    result = result_def(CtType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[ct_type(lhs)])
+        _initial_type(self)
+
+
+class Unary(HeOp, ABC):
+    input = operand_def(CtType)
+    result = result_def(CtType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, operand: SSAValue, properties: dict[str, Attribute] | None = None):
+        super().__init__(
+            operands=[operand], result_types=[ct_type(operand)], properties=properties or {}
+        )
+        _initial_type(self)
+
+
+class AddRule(Binary, ABC):
+    def infer(self) -> CtType:
+        a, b = ct_type(self.lhs), ct_type(self.rhs)
+        check_same_array(self.name, a, b)
+        return a.with_(degree=max(a.degree_value, b.degree_value))
+
+
+class MulRule(Binary, ABC):
+    """Tensor product without relinearization: degrees add."""
+
+    def infer(self) -> CtType:
+        a, b = ct_type(self.lhs), ct_type(self.rhs)
+        check_same_array(self.name, a, b)
+        _check_not_coeff(self.name, a, b)
+        return a.with_(degree=a.degree_value + b.degree_value)
+
+
+class NegateRule(Unary, ABC):
+    def infer(self) -> CtType:
+        return ct_type(self.input)
+
+
+class RelinearizeRule(Unary, ABC):
+    """Key switch of the degree >= 2 components back to a degree-1 ciphertext."""
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        if src.degree_value < 2:
+            raise VerifyException("relinearize needs a ciphertext of degree >= 2")
+        return src.with_(degree=1)
+
+
+class LevelDownRule(Unary, ABC):
+    """Level l -> l - 1: the scheme drops the last prime of the ciphertext modulus."""
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        if src.level_value < 1:
+            raise VerifyException(f"{self.name} at level 0: no prime left to drop")
+        return src.with_(level=src.level_value - 1)
+
+
+class RotateRule(Unary, ABC):
+    """Rotate the slots of every ciphertext by `offset` (a Galois key switch)."""
+
+    offset = prop_def(IntegerAttr)
+
+    def __init__(self, operand: SSAValue, offset: int):
+        super().__init__(operand, {"offset": IntegerAttr(offset, i64)})
+
+    @property
+    def offset_value(self) -> int:
+        return self.offset.value.data
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        if src.layout_name != PACKED:
+            raise VerifyException("rotate acts on packed arrays (replicated slots are equal)")
+        if src.degree_value != 1:
+            raise VerifyException("rotate needs a relinearized (degree 1) ciphertext")
+        return src
+
+
+class SumSlotsRule(Unary, ABC):
+    """Sum over the packed axis, the total in every slot (a replicated result)."""
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        if src.layout_name != PACKED:
+            raise VerifyException("sum_slots sums the packed axis of a packed array")
+        if src.degree_value != 1:
+            raise VerifyException("sum_slots rotates: it needs a degree-1 ciphertext")
+        return src.with_(dims=src.dims[:-1], layout=REPLICATED)
+
+
+class ReduceRule(Unary, ABC):
+    """Binary-tree sum of the ciphertexts along an array axis (no key switch)."""
+
+    axis = prop_def(IntegerAttr)
+
+    def __init__(self, operand: SSAValue, axis: int):
+        super().__init__(operand, {"axis": IntegerAttr(axis, i64)})
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        _check_array_axis(src, self.axis_value, self.name)
+        dims = tuple(d for i, d in enumerate(src.dims) if i != self.axis_value)
+        layout = src.layout_name if dims or src.layout_name == REPLICATED else REPLICATED
+        return src.with_(dims=dims, layout=layout)
+
+
+class DotRule(HeOp, ABC):
+    """Fused sum_i a_i * b_i along an array axis."""
+
+    lhs = operand_def(CtType)
+    rhs = operand_def(CtType)
+    axis = prop_def(IntegerAttr)
+    result = result_def(CtType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, axis: int):
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[ct_type(lhs)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+        _initial_type(self)
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    def infer(self) -> CtType:
+        a, b = ct_type(self.lhs), ct_type(self.rhs)
+        check_same_array(self.name, a, b)
+        _check_not_coeff(self.name, a, b)
+        _check_array_axis(a, self.axis_value, self.name)
+        dims = tuple(d for i, d in enumerate(a.dims) if i != self.axis_value)
+        return a.with_(dims=dims, degree=a.degree_value + b.degree_value)
+
+
+class BroadcastRule(Unary, ABC):
+    """Array-level broadcast (ciphertexts are reused): operand axis i becomes result axis
+    dims[i]. A replicated array may become packed along a new or stretched last axis."""
+
+    dims = prop_def(DenseArrayBase[IntegerType])
+    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
+    out_layout = prop_def(StringAttr)
+
+    def __init__(self, operand: SSAValue, shape: Sequence[Dim], dims: Sequence[int], layout: str):
+        super().__init__(
+            operand,
+            {
+                "dims": DenseArrayBase.from_list(i64, list(dims)),
+                "shape": shape_attr(shape),
+                "out_layout": StringAttr(layout),
+            },
+        )
+
+    @property
+    def dims_tuple(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.dims.get_values())
+
+    @property
+    def shape_tuple(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        dims, shape, layout = self.dims_tuple, self.shape_tuple, self.out_layout.data
+        if len(dims) != len(src.dims) or list(dims) != sorted(set(dims)):
+            raise VerifyException("broadcast dims must map every operand axis, increasing")
+        if any(d >= len(shape) for d in dims):
+            raise VerifyException("broadcast dims out of range")
+        for i, d in enumerate(dims):
+            if src.dims[i] != shape[d] and src.dims[i] != 1:
+                raise VerifyException(f"operand axis {i} cannot broadcast to result axis {d}")
+        last = len(shape) - 1
+        if src.layout_name in SLOT_LAYOUTS:
+            if (
+                layout != src.layout_name
+                or not dims
+                or dims[-1] != last
+                or src.dims[-1] != shape[last]
+            ):
+                raise VerifyException(
+                    f"a {src.layout_name} array broadcasts only along its leading axes"
+                )
+        elif layout in SLOT_LAYOUTS and last in dims and src.dims[dims.index(last)] == shape[last]:
+            raise VerifyException(
+                "a replicated array becomes packed only along a new or stretched last axis"
+            )
+        return src.with_(dims=shape, layout=layout)
+
+
+class TransposeRule(Unary, ABC):
+    """Swap the axes of a rank-2 replicated array (relabelling ciphertexts, no HE work)."""
+
+    def infer(self) -> CtType:
+        src = ct_type(self.input)
+        if src.layout_name != REPLICATED or len(src.dims) != 2:
+            raise VerifyException("transpose needs a rank-2 replicated array")
+        return src.with_(dims=tuple(reversed(src.dims)))
+
+
+class WithPublic(HeOp, ABC):
+    input = operand_def(CtType)
+    value = operand_def(PublicType)
+    result = result_def(CtType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $value attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def infer(self) -> CtType:
+        return ct_type(self.input)
+
+
+class MulConstRule(WithPublic, ABC):
+    """Multiply by a public scalar; `integer` when the scalar is an integer (exact in every
+    scheme; a real one needs an approximate scheme)."""
+
+    integer = opt_prop_def(UnitAttr)
+
+    def __init__(self, operand: SSAValue, value: SSAValue, integer: bool):
+        props: dict[str, Attribute] = {"integer": UnitAttr()} if integer else {}
+        super().__init__(
+            operands=[operand, value], result_types=[ct_type(operand)], properties=props
+        )
+
+    @property
+    def is_integer(self) -> bool:
+        return self.integer is not None
+
+
+class AddConstRule(WithPublic, ABC):
+    """Add a public scalar (`integer` as for mul_const)."""
+
+    integer = opt_prop_def(UnitAttr)
+
+    def __init__(self, operand: SSAValue, value: SSAValue, integer: bool):
+        props: dict[str, Attribute] = {"integer": UnitAttr()} if integer else {}
+        super().__init__(
+            operands=[operand, value], result_types=[ct_type(operand)], properties=props
+        )
+
+    @property
+    def is_integer(self) -> bool:
+        return self.integer is not None
+
+
+class Named(HeOp, ABC):
+    sym = prop_def(StringAttr)
+
+    @property
+    def sym_value(self) -> str:
+        return self.sym.data
+
+
+class EncodeRule(Named, ABC):
+    """Encode input `sym` (from its owner's data) into an encoded array. `domain` is the
+    input's declared value domain; `expr` an owner-side expression (compiler/owner_expr.py);
+    a `coeff` encode carries `digits`, `scalar_digits`, `radices` (see ckks.encode)."""
+
+    domain = opt_prop_def(IntervalAttr | SetAttr)
+    expr = opt_prop_def(StringAttr)
+    digits = opt_prop_def(ArrayAttr[StringAttr])
+    scalar_digits = opt_prop_def(DenseArrayBase)
+    radices = opt_prop_def(DenseArrayBase)
+    result = result_def(PtType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, sym: str, ty: PtType, domain: Domain | None, expr: str | None = None):
+        props: dict[str, Attribute] = {"sym": StringAttr(sym)}
+        if domain is not None:
+            props["domain"] = domain_attr(domain)
+        if expr is not None:
+            props["expr"] = StringAttr(expr)
+        super().__init__(result_types=[ty], properties=props)
+
+    def set_digits(self, digits: Sequence[str], scalar: Sequence[bool], radices: Sequence[int]):
+        self.properties["digits"] = ArrayAttr([StringAttr(d) for d in digits])
+        self.properties["scalar_digits"] = _int_array([int(x) for x in scalar])
+        self.properties["radices"] = _int_array(radices)
+
+    @property
+    def domain_value(self) -> Domain | None:
+        return None if self.domain is None else self.domain.to_domain()
+
+    @property
+    def expr_value(self) -> str | None:
+        return None if self.expr is None else self.expr.data
+
+    @property
+    def digit_exprs(self) -> tuple[str, ...]:
+        return () if self.digits is None else tuple(d.data for d in self.digits.data)
+
+    @property
+    def scalar_digit_flags(self) -> tuple[bool, ...]:
+        return (
+            () if self.scalar_digits is None else tuple(bool(x) for x in ints(self.scalar_digits))
+        )
+
+    @property
+    def radix_values(self) -> tuple[int, ...]:
+        return () if self.radices is None else ints(self.radices)
+
+    def verify_(self) -> None:
+        ty = pt_type(self.result)
+        if ty.layout_name == COEFF:
+            n = len(self.digit_exprs)
+            if not n or len(self.scalar_digit_flags) != n or len(self.radix_values) != n:
+                raise VerifyException(
+                    "a coeff encode needs digits, scalar_digits and radices of one length"
+                )
+            if any(r < 2 for r in self.radix_values):
+                raise VerifyException("coeff radices must be >= 2")
+            if len(ty.dims) != 2:
+                raise VerifyException("a coeff array has shape [rows, columns]")
+        elif self.digits is not None:
+            raise VerifyException("digits are only for coeff encodes")
+
+
+class EncryptRule(HeOp, ABC):
+    """Public-key encryption by the data owner: a fresh degree-1 ciphertext array."""
+
+    input = operand_def(PtType)
+    party = prop_def(StringAttr)
+    result = result_def(CtType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, plain: SSAValue):
+        p = pt_type(plain)
+        super().__init__(
+            operands=[plain],
+            result_types=[CtType.get(p.dims, p.layout_name, p.level_value, 1)],
+            properties={"party": StringAttr("data_owner")},
+        )
+
+    def infer(self) -> CtType:
+        if self.party.data != "data_owner":
+            raise VerifyException(f"{self.name} is done by the data owner (party = data_owner)")
+        p = pt_type(self.input)
+        return CtType.get(p.dims, p.layout_name, p.level_value, 1)
+
+    def source(self) -> EncodeRule:
+        owner = self.input.owner
+        if not isinstance(owner, EncodeRule):
+            raise VerifyException(f"{self.name} encrypts the result of an encode")
+        return owner
+
+
+class DecryptRule(Named, ABC):
+    """Decryption of a revealed value by the coordinator; `factor` a public scalar the
+    coordinator multiplies the decoded value by; `digit` the packed count of a coeff array."""
+
+    input = operand_def(CtType)
+    factor = opt_operand_def(PublicType)
+    party = prop_def(StringAttr)
+    digit = opt_prop_def(IntegerAttr)
+    scalar_digit = opt_prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym $input (`times` $factor^)? attr-dict `:` type($input)"
+
+    def __init__(
+        self,
+        sym: str,
+        operand: SSAValue,
+        factor: SSAValue | None = None,
+        digit: int | None = None,
+        scalar: bool = False,
+    ):
+        props: dict[str, Attribute] = {"sym": StringAttr(sym), "party": StringAttr("coordinator")}
+        if digit is not None:
+            props["digit"] = IntegerAttr(digit, i64)
+            props["scalar_digit"] = IntegerAttr(int(scalar), i64)
+        super().__init__(
+            operands=[operand, [factor] if factor is not None else []], properties=props
+        )
+
+    @property
+    def digit_value(self) -> int | None:
+        return None if self.digit is None else self.digit.value.data
+
+    @property
+    def is_scalar_digit(self) -> bool:
+        return self.scalar_digit is not None and self.scalar_digit.value.data != 0
+
+    def infer(self) -> None:
+        if self.party.data != "coordinator":
+            raise VerifyException(f"{self.name} is done by the coordinator (party = coordinator)")
+        coeff = ct_type(self.input).layout_name == COEFF
+        if coeff != (self.digit is not None):
+            raise VerifyException(f"{self.name} reads a digit exactly when its input is coeff")
+
+
+class SizeRule(Named, ABC):
+    result = result_def(PublicType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym attr-dict"
+    traits = traits_def(Pure())
+
+    def __init__(self, sym: str):
+        super().__init__(result_types=[PublicType()], properties={"sym": StringAttr(sym)})
+
+
+class ConstantRule(HeOp, ABC):
+    value = prop_def(FloatAttr)
+    result = result_def(PublicType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict"
+    traits = traits_def(Pure())
+
+    def __init__(self, value: float):
+        super().__init__(
+            result_types=[PublicType()], properties={"value": FloatAttr(float(value), f64)}
+        )
+
+    @property
+    def float_value(self) -> float:
+        return float(self.value.value.data)
+
+
+PUBLIC_KINDS = ("add", "sub", "mul", "div")
+
+
+class PublicArithRule(HeOp, ABC):
+    """Arithmetic on public scalars (every party can compute it in the clear)."""
+
+    lhs = operand_def(PublicType)
+    rhs = operand_def(PublicType)
+    kind = prop_def(StringAttr)
+    result = result_def(PublicType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$kind $lhs `,` $rhs attr-dict"
+    traits = traits_def(Pure())
+
+    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(
+            operands=[lhs, rhs], result_types=[PublicType()], properties={"kind": StringAttr(kind)}
+        )
+
+    def infer(self) -> None:
+        if self.kind.data not in PUBLIC_KINDS:
+            raise VerifyException(f"public_arith kind must be one of {PUBLIC_KINDS}")
+
+
+class ParamRule(Named, ABC):
+    bound = prop_def(IntegerAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym attr-dict"
+
+    def __init__(self, sym: str, bound: int):
+        super().__init__(properties={"sym": StringAttr(sym), "bound": IntegerAttr(bound, i64)})
+
+    @property
+    def bound_value(self) -> int:
+        return self.bound.value.data
+
+
+class SourceRule(Named, ABC):
+    """Declares a data owner's input that owner-side values read: its shape and domain."""
+
+    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
+    domain = prop_def(IntervalAttr | SetAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym attr-dict"
+
+    def __init__(self, sym: str, dims: Sequence[Dim], domain: Domain):
+        super().__init__(
+            properties={
+                "sym": StringAttr(sym),
+                "shape": shape_attr(dims),
+                "domain": domain_attr(domain),
+            }
+        )
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def domain_value(self) -> Domain:
+        return self.domain.to_domain()
+
+
+class ProgramRule(IRDLOperation, ABC):
+    """A whole program: params, encodes/encryptions, the server computation, decrypts."""
+
+    sym_name = prop_def(StringAttr)
+    body = region_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym_name $body attr-dict"
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, sym_name: str, body: Region | None = None):
+        super().__init__(
+            properties={"sym_name": StringAttr(sym_name)}, regions=[body or Region(Block())]
+        )
+
+    @property
+    def block(self) -> Block:
+        if not self.body.blocks:
+            self.body.add_block(Block())
+        return self.body.blocks[0]
+
+    def ops(self) -> Iterator[Operation]:
+        return iter(list(self.block.ops))
+
+    def params(self) -> dict[str, int]:
+        return {op.sym_value: op.bound_value for op in self.block.ops if isinstance(op, ParamRule)}
+
+    def encrypts(self) -> list[EncryptRule]:
+        return [op for op in self.block.ops if isinstance(op, EncryptRule)]
+
+    def decrypts(self) -> list[DecryptRule]:
+        return [op for op in self.block.ops if isinstance(op, DecryptRule)]
+
+    def verify_(self) -> None:
+        params = self.params()
+        for op in self.block.ops:
+            if op.parent_op() is not self:
+                continue
+            for value in [*op.operands, *op.results]:
+                ty = value.type
+                if isinstance(ty, CtType | PtType):
+                    for d in ty.dims:
+                        if isinstance(d, str) and d not in params:
+                            raise VerifyException(f"dimension {d} is not a declared param")
+            if isinstance(op, SizeRule) and op.sym_value not in params:
+                raise VerifyException(f"size of undeclared parameter {op.sym_value}")
+
+
+# --------------------------------------------------------------------------------------------
+# The he ops
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ProgramOp(ProgramRule):
+    name = "he.program"
+
+
+@irdl_op_definition
+class ParamOp(ParamRule):
+    name = "he.param"
+
+
+@irdl_op_definition
+class SourceOp(SourceRule):
+    name = "he.source"
+
+
+@irdl_op_definition
+class SizeOp(SizeRule):
+    name = "he.size"
+
+
+@irdl_op_definition
+class ConstantOp(ConstantRule):
+    name = "he.constant"
+
+
+@irdl_op_definition
+class PublicArithOp(PublicArithRule):
+    name = "he.public_arith"
+
+
+@irdl_op_definition
+class EncodeOp(EncodeRule):
+    name = "he.encode"
+
+
+@irdl_op_definition
+class EncryptOp(EncryptRule):
+    name = "he.encrypt"
+
+
+@irdl_op_definition
+class DecryptOp(DecryptRule):
+    name = "he.decrypt"
+
+
+@irdl_op_definition
+class AddOp(AddRule):
+    name = "he.add"
+
+
+@irdl_op_definition
+class SubOp(AddRule):
+    name = "he.sub"
+
+
+@irdl_op_definition
+class NegateOp(NegateRule):
+    name = "he.negate"
+
+
+@irdl_op_definition
+class MulOp(MulRule):
+    name = "he.mul"
+
+
+@irdl_op_definition
+class MulConstOp(MulConstRule):
+    name = "he.mul_const"
+
+
+@irdl_op_definition
+class AddConstOp(AddConstRule):
+    name = "he.add_const"
+
+
+@irdl_op_definition
+class RelinearizeOp(RelinearizeRule):
+    name = "he.relinearize"
+
+
+@irdl_op_definition
+class RotateOp(RotateRule):
+    name = "he.rotate"
+
+
+@irdl_op_definition
+class SumSlotsOp(SumSlotsRule):
+    name = "he.sum_slots"
+
+
+@irdl_op_definition
+class ReduceOp(ReduceRule):
+    name = "he.reduce"
+
+
+@irdl_op_definition
+class DotOp(DotRule):
+    name = "he.dot"
+
+
+@irdl_op_definition
+class BroadcastOp(BroadcastRule):
+    name = "he.broadcast"
+
+
+@irdl_op_definition
+class TransposeOp(TransposeRule):
+    name = "he.transpose"
+
+
+He = Dialect(
+    "he",
+    [
+        ProgramOp,
+        ParamOp,
+        SourceOp,
+        SizeOp,
+        ConstantOp,
+        PublicArithOp,
+        EncodeOp,
+        EncryptOp,
+        DecryptOp,
+        AddOp,
+        SubOp,
+        NegateOp,
+        MulOp,
+        MulConstOp,
+        AddConstOp,
+        RelinearizeOp,
+        RotateOp,
+        SumSlotsOp,
+        ReduceOp,
+        DotOp,
+        BroadcastOp,
+        TransposeOp,
+    ],
+    [CtType, PtType, PublicType],
+)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a scheme-independent pass needs to know of an op, whatever its dialect."""
+
+    key_switch: bool  # needs evaluation keys (relinearize, rotate, sum_slots)
+    multiplies: bool  # a tensor product (mul, dot)
+
+
+def kind_of(op: Operation) -> Kind:
+    return Kind(
+        key_switch=isinstance(op, RelinearizeRule | RotateRule | SumSlotsRule),
+        multiplies=isinstance(op, MulRule | DotRule),
+    )
