@@ -5,6 +5,7 @@ target_sources(hec_runtime PRIVATE
 )
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
+    tests/core/keyswitch_test.cpp
     tests/core/serialize_test.cpp
     tests/core/wipe_test.cpp
   )
