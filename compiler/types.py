@@ -129,3 +129,10 @@ Domain = Interval | FiniteSet
 
 def domain_interval(domain: Domain) -> Interval:
     return domain if isinstance(domain, Interval) else domain.interval
+
+
+def format_domain(domain: Domain) -> str:
+    """The domain as the source writes it: `{0, 1, 2}` or `[-4.0, 4.0]`."""
+    if isinstance(domain, FiniteSet):
+        return "{" + ", ".join(f"{v:g}" for v in domain.values) + "}"
+    return f"[{domain.lo:g}, {domain.hi:g}]"

@@ -21,12 +21,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.ckks_util import bfv_programs, ckks_programs
+from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import party_sizes, static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.sizes import format_sizes, parse_sizes
-from compiler.dialects import ckks, stat
-from compiler.errors import UserError
+from compiler.dialects import bfv, ckks, stat
+from compiler.errors import InternalError, UserError
 from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
 from dsl.checker import CheckedProgram, check
@@ -37,20 +38,16 @@ from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
-from passes.coefficient_parameters import CoefficientParametersPass
 from passes.complex_packing import ComplexPackingPass
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
-from passes.level_assignment import LevelAssignmentPass
-from passes.lower_stat_to_ckks import LowerStatToCkksPass
+from passes.lower_stat_to_he import LowerStatToHePass
 from passes.owner_side import OwnerSidePass
 from passes.packed_counts import PackedCountsPass
-from passes.parameter_selection import ParameterSelectionPass
 from passes.range_analysis import RangeAnalysisPass
-from passes.rescale_placement import RescalePlacementPass
-from passes.rotation_keys import RotationKeysPass
-from passes.scale_management import ScaleManagementPass
-from targets.report.report import PassChange, build_report
+from passes.schemes import BFV, CKKS, SCHEMES, Scheme, Settings
+from targets.report.report import PassChange, build_bfv_report, build_report
+from targets.sim.bfv_sim import simulate_bfv
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
@@ -74,6 +71,7 @@ class Options:
     # The target scheme: "ckks" (this module), "labhe" (driver/labhe.py: labeled HE for degree-2
     # programs) or "auto" (labhe when every revealed value has degree <= 2).
     scheme: str = "ckks"
+    exact: bool = False  # --exact: only an exact scheme (bfv) may be chosen
     labhe_linear: str = "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
     modulus_bits: int = 3072  # labhe: 3072 bits = 128-bit security; 2048 = 112 bits
 
@@ -104,10 +102,31 @@ class Compilation:
     records: list[PassRecord] = field(default_factory=list)
     stat_depth_before: dict[str, int] = field(default_factory=dict)
     stat_depth_after: dict[str, int] = field(default_factory=dict)
+    # --scheme auto: every scheme's estimated cost (or why it cannot run the program), and why
+    # this one was chosen.
+    alternatives: dict[str, Cost | str] = field(default_factory=dict)
+    choice: str = ""
+
+    @property
+    def scheme(self) -> str:
+        return self.options.scheme
 
     @property
     def program(self) -> ckks.ProgramOp:
-        return next(ckks_programs(self.module))
+        """The compiled ckks program (a bfv compilation has `bfv_program` instead)."""
+        found = next(ckks_programs(self.module), None)
+        if found is None:
+            raise UserError(
+                f"this command needs a CKKS program; the program was compiled for {self.scheme}"
+            )
+        return found
+
+    @property
+    def bfv_program(self) -> bfv.ProgramOp:
+        found = next(bfv_programs(self.module), None)
+        if found is None:
+            raise InternalError("not a bfv compilation")
+        return found
 
     @property
     def stat_program(self) -> stat.ProgramOp:
@@ -116,46 +135,63 @@ class Compilation:
         return op
 
 
+def scheme_of(o: Options) -> Scheme:
+    """The scheme record a compilation targets (`auto` is resolved before compiling)."""
+    if o.scheme not in SCHEMES:
+        raise InternalError(f"no scheme record for {o.scheme!r}")
+    return SCHEMES[o.scheme]
+
+
 def transform_passes(o: Options) -> list[ModulePass]:
+    """The stat passes, the lowering to the HE layer and the scheme-independent HE passes,
+    then the scheme's own (passes/schemes.py)."""
+    scheme = scheme_of(o)
+    settings = Settings(
+        sizes=o.sizes,
+        precision_bits=o.precision_bits,
+        precision=o.precision,
+        log_n=o.log_n,
+        insecure=o.insecure,
+        complex_min_width=o.complex_min_width,
+    )
     return [
         RangeAnalysisPass(sizes=o.sizes),
         OwnerSidePass(enabled=o.owner_side),
-        PackedCountsPass(sizes=o.sizes, enabled=o.packed_counts),
+        PackedCountsPass(sizes=o.sizes, enabled=o.packed_counts and scheme.packed_counts),
         DepthMinimizationPass(),
-        LowerStatToCkksPass(sizes=o.sizes),
-        LazyRelinearizationPass(max_degree=o.max_degree),
-        RescalePlacementPass(),
-        LevelAssignmentPass(),
-        ComplexPackingPass(min_width=o.complex_min_width, sizes=o.sizes),
-        CoefficientParametersPass(log_n=o.log_n, insecure=o.insecure),
-        ScaleManagementPass(
-            precision_bits=o.precision_bits,
-            precision=o.precision,
-            log_n=o.log_n,
-            insecure=o.insecure,
-        ),
-        ParameterSelectionPass(insecure=o.insecure),
-        RotationKeysPass(),
+        LowerStatToHePass(sizes=o.sizes),
+        LazyRelinearizationPass(max_degree=min(o.max_degree, scheme.max_degree)),
+        *scheme.passes(settings),
     ]
 
 
 def checker_passes(o: Options) -> list[ModulePass]:
+    degree = min(o.max_degree, scheme_of(o).max_degree)
+    if scheme_of(o) is BFV:
+        return [CheckDegreesPass(degree), CheckSecurityPass()]
     return [
         CheckLevelsPass(),
         CheckScalesPass(),
-        CheckDegreesPass(o.max_degree),
+        CheckDegreesPass(degree),
         CheckSecurityPass(),
     ]
 
 
-PASS_NAMES = [p.name for p in transform_passes(Options()) + checker_passes(Options())]
+PASS_NAMES = list(
+    dict.fromkeys(
+        p.name
+        for scheme in SCHEMES
+        for o in [Options(scheme=scheme)]
+        for p in transform_passes(o) + checker_passes(o)
+    )
+)
 
 
 def _op_counts(module: ModuleOp) -> dict[str, int]:
     """Op counts by op name plus the ckks cost categories: what a pass changes."""
     counts: dict[str, int] = {}
     for op in module.walk():
-        if op.name.startswith("ckks.") or op.name.startswith("stat."):
+        if op.name.split(".")[0] in ("ckks", "stat", "he", "bfv"):
             counts[op.name] = counts.get(op.name, 0) + 1
     for op in module.body.block.ops:
         if isinstance(op, stat.ProgramOp):
@@ -196,7 +232,11 @@ def run_pipeline(
     bits = options.precision_bits
     if not math.isfinite(bits) or bits <= 0 or bits > 50:
         raise UserError(f"precision bits {bits:g}: must be a number in (0, 50]")
+    if options.scheme == "auto" or (options.exact and options.scheme != BFV.name):
+        return _choose_scheme(checked, options, out)
     printing = options.print_ir_after_all or bool(options.print_ir_after)
+    if scheme_of(options) is not CKKS:
+        return _run_passes(checked, options, out)
     plain = replace(options, complex_min_width=0)
     first = _run_passes(checked, plain, None if printing else out)
     params = first.program.parameters()
@@ -217,6 +257,50 @@ def run_pipeline(
     if second is not None and _complex_pays(first.program, second.program, run_sizes):
         return _run_passes(checked, packed_options, out) if printing else second
     return _run_passes(checked, plain, out) if printing else first
+
+
+def cost_of(comp: Compilation) -> Cost:
+    """The cost model's estimate (compiler/analysis/cost.py) at the sizes of the run."""
+    sizes = sizes_for_run(comp)
+    if comp.scheme == BFV.name:
+        return bfv_cost(comp.bfv_program, sizes)
+    return ckks_cost(comp.program, sizes)
+
+
+def _choose_scheme(checked: CheckedProgram, options: Options, out: TextIO | None) -> Compilation:
+    """`--scheme auto`: compile for every scheme that can run the program (one compilation
+    each) and keep the one the cost model estimates fastest (owners' encryption plus the
+    server's work); `--exact`: BFV only, and an error naming what is not an integer."""
+    if options.exact and options.scheme not in ("auto", BFV.name):
+        raise UserError(
+            f"--exact: {options.scheme} is an approximate scheme",
+            hint="use --scheme bfv or --scheme auto with --exact",
+        )
+    names = [BFV.name] if options.exact else [CKKS.name, BFV.name]
+    compiled: dict[str, Compilation] = {}
+    why_not: dict[str, str] = {}
+    for name in names:
+        try:
+            compiled[name] = run_pipeline(checked, replace(options, scheme=name, exact=False), out)
+        except UserError as e:
+            if options.exact:
+                raise
+            why_not[name] = e.message
+    if not compiled:
+        raise UserError(
+            "no scheme can run the program: " + "; ".join(f"{k}: {v}" for k, v in why_not.items())
+        )
+    costs = {name: cost_of(c) for name, c in compiled.items()}
+    best = min(costs, key=lambda k: costs[k].total_s)
+    comp = compiled[best]
+    comp.alternatives = {**costs, **why_not}
+    others = [k for k in costs if k != best]
+    if others:
+        ratio = ", ".join(f"{costs[k].total_s / costs[best].total_s:.2f}x for {k}" for k in others)
+        comp.choice = f"{best}: the lowest estimated time ({ratio})"
+    else:
+        comp.choice = f"{best}: the only scheme that runs the program"
+    return comp
 
 
 def _complex_pays(plain: ckks.ProgramOp, packed: ckks.ProgramOp, sizes: dict[str, int]) -> bool:
@@ -291,9 +375,22 @@ __all__ = ["Compilation", "Options", "compile_file", "format_sizes", "run_pipeli
 
 
 def report_of(comp: Compilation) -> dict[str, Any]:
-    """The report (`targets/report`) of a compilation, with the pipeline's pass records."""
+    """The report (`targets/report`) of a compilation, with the pipeline's pass records and
+    (under --scheme auto) every scheme's estimated cost and the choice."""
     changes = [PassChange(r.name, r.changed) for r in comp.records]
-    return build_report(comp.program, sizes_for_run(comp), changes, comp.stat_depth_before)
+    if comp.scheme == BFV.name:
+        report = build_bfv_report(comp.bfv_program, sizes_for_run(comp), changes)
+    else:
+        report = build_report(comp.program, sizes_for_run(comp), changes, comp.stat_depth_before)
+    report["scheme"] = comp.scheme
+    report["cost"] = cost_of(comp).as_dict()
+    if comp.alternatives:
+        report["schemes"] = {
+            name: (c.as_dict() if isinstance(c, Cost) else {"unavailable": c})
+            for name, c in comp.alternatives.items()
+        }
+        report["scheme_choice"] = comp.choice
+    return report
 
 
 def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]) -> list[float]:
@@ -311,6 +408,8 @@ def simulate_against_reference(
     """Run the plaintext reference (source program) and the simulator (compiled ckks IR) on the
     same random inputs; compare every revealed value and every client-block result."""
     sizes = sizes_for_run(comp)
+    if comp.scheme == BFV.name:
+        return _simulate_bfv_against_reference(comp, sizes, seed)
     inputs = random_inputs(comp.program, sizes, seed=seed)
     reference = evaluate(comp.checked, sizes, inputs)
     rows: list[dict[str, Any]] = []
@@ -329,3 +428,21 @@ def simulate_against_reference(
                 {"name": name, "mode": mode, "max_rel_error": worst, "median_rel_error": median}
             )
     return {"sizes": sizes, "seed": seed, "rows": rows}
+
+
+def _simulate_bfv_against_reference(
+    comp: Compilation, sizes: dict[str, int], seed: int
+) -> dict[str, Any]:
+    """BFV is exact: every revealed value and client result must equal the reference's."""
+    inputs = random_inputs(comp.bfv_program, sizes, seed=seed)
+    reference = evaluate(comp.checked, sizes, inputs)
+    result = simulate_bfv(comp.bfv_program, sizes, inputs)
+    client = run_client(comp.stat_program, sizes, result.outputs)
+    rows: list[dict[str, Any]] = []
+    for values, wanted in ((result.outputs, reference.revealed), (client, reference.client)):
+        for name, want in wanted.items():
+            worst, median = _relative_errors(values[name], want)
+            rows.append(
+                {"name": name, "mode": "exact", "max_rel_error": worst, "median_rel_error": median}
+            )
+    return {"sizes": sizes, "seed": seed, "rows": rows, "noise_budget_bits": result.budgets}

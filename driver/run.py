@@ -33,9 +33,9 @@ import numpy.typing as npt
 from compiler.analysis.sizes import format_sizes, parse_sizes
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
+from driver.interrupt import scratch_directory
 from dsl import ast
 from dsl.checker import CheckedProgram
-from driver.interrupt import scratch_directory
 
 Array = npt.NDArray[np.float64]
 
@@ -218,9 +218,9 @@ def run_sim(
     options other than the sizes."""
     from dataclasses import replace
 
+    from driver.pipeline import Options, run_pipeline
     from dsl.checker import check
     from dsl.parser import parse_file
-    from driver.pipeline import Options, run_pipeline
     from targets.sim.simulator import simulate
 
     checked = check(parse_file(str(path)))
@@ -415,9 +415,9 @@ def run_encrypted(
     client block, write the outputs."""
     from dataclasses import replace
 
+    from driver.pipeline import Options, run_pipeline
     from dsl.checker import check
     from dsl.parser import parse_file
-    from driver.pipeline import Options, run_pipeline
 
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}

@@ -46,9 +46,9 @@ from compiler.dialects import ckks, stat
 from compiler.errors import InternalError
 from compiler.ir_text import parse_ir, print_ir
 from compiler.stat_numpy import run_client
-from gwas.memory import PhaseMeter
 from driver import __version__
 from driver.pipeline import Options, compile_file, report_of
+from gwas.memory import PhaseMeter
 from targets.sim.simulator import simulate
 
 Array = npt.NDArray[np.float64]

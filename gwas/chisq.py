@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.errors import InternalError, UserError
+from driver import __version__
 from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
@@ -54,7 +55,6 @@ from gwas.plink import Fileset, PhenoSpec, open_fileset, sample_phenotypes, upda
 from gwas.plots import manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
-from driver import __version__
 
 Array = npt.NDArray[np.float64]
 PROGRAM_DIR = Path(__file__).resolve().parent.parent / "examples" / "gwas"

@@ -31,6 +31,7 @@ import numpy.typing as npt
 from scipy import stats
 
 from compiler.errors import UserError
+from driver import __version__
 from gwas.assoc import format_number, snp_column_width
 from gwas.backend import BACKENDS, Block, EncryptedBackend
 from gwas.chisq import (
@@ -51,7 +52,6 @@ from gwas.plink import Fileset, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
-from driver import __version__
 
 Array = npt.NDArray[np.float64]
 PROGRAM_LINEAR = Path(__file__).resolve().parent.parent / "examples" / "gwas" / "linear.hec"

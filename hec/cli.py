@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from compiler.errors import UserError
-from hec import __version__
 from driver.environment import cpu_features, runtime_build_dir
+from hec import __version__
 
 MAX_PRECISION_BITS = 50.0  # beyond what a CKKS slot decodes to in double precision
 
@@ -231,10 +231,10 @@ def _ir_sizes(args: argparse.Namespace) -> dict[str, int]:
 
 
 def _ir_module(args: argparse.Namespace):
+    from driver.pipeline import Options, compile_file
     from dsl.checker import check
     from dsl.lower import lower
     from dsl.parser import parse_file
-    from driver.pipeline import Options, compile_file
 
     if (args.layer == "stat" or args.upstream) and not args.heir:
         return lower(check(parse_file(args.file)))
@@ -284,10 +284,17 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--scheme",
-        choices=("ckks", "labhe", "auto"),
-        default="ckks",
-        help="target scheme: ckks (default); labhe: labeled HE (Barbosa-Catalano-Fiore) for "
-        "programs whose revealed values have degree <= 2; auto: labhe when they do, else ckks",
+        choices=("ckks", "bfv", "labhe", "auto"),
+        default=None,
+        help="target scheme: ckks (default: approximate, reals); bfv: exact integers (inputs "
+        "with integer domains); labhe: labeled HE (Barbosa-Catalano-Fiore) for programs whose "
+        "revealed values have degree <= 2; auto: ckks or bfv, whichever the cost model "
+        "estimates faster at the sizes of the run",
+    )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="require an exact scheme (bfv, or labhe): an error when the program is not integral",
     )
     parser.add_argument(
         "--labhe-scheme",
@@ -315,16 +322,8 @@ def _compile(args: argparse.Namespace):
 
 
 def _labhe_chosen(args: argparse.Namespace) -> bool:
-    """--scheme labhe, or auto and every revealed value has degree <= 2."""
-    if args.scheme != "auto":
-        return args.scheme == "labhe"
-    from compiler.analysis.degree import reveal_degrees
-    from dsl.checker import check
-    from dsl.lower import lower
-    from dsl.parser import parse_file
-
-    program = lower(check(parse_file(args.file))).body.block.first_op
-    return max(reveal_degrees(program).values(), default=0.0) <= 2  # type: ignore[arg-type]
+    """--scheme labhe (auto compares the RLWE schemes, ckks and bfv, by the cost model)."""
+    return getattr(args, "scheme", None) == "labhe"
 
 
 def _report_run(args: argparse.Namespace) -> int:
@@ -361,9 +360,9 @@ def _simulate_run(args: argparse.Namespace) -> int:
 
     from driver.pipeline import simulate_against_reference
 
-    if args.scheme != "ckks":
+    if args.scheme not in (None, "ckks", "bfv"):
         raise UserError(
-            "hec simulate runs the CKKS reference simulator",
+            "hec simulate runs the CKKS and BFV reference simulators",
             hint="for the labeled target: hec run --scheme labhe --sim (its exact integer "
             "reference)",
         )
@@ -372,7 +371,10 @@ def _simulate_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"program {comp.program.sym_name.data} at sizes {result['sizes']} (seed {args.seed})")
+    print(
+        f"program {comp.stat_program.sym_name.data} ({comp.scheme}) at sizes "
+        f"{result['sizes']} (seed {args.seed})"
+    )
     print(f"  {'value':<14} {'mode':<6} {'max rel. error':>16} {'median':>12}  vs plaintext")
     for row in result["rows"]:
         print(
@@ -397,7 +399,8 @@ def _options_of(args: argparse.Namespace):
         complex_packing=not args.no_complex_packing,
         owner_side=not args.no_owner_side,
         packed_counts=not args.no_packed_counts,
-        scheme=args.scheme,
+        scheme=args.scheme or ("auto" if args.exact else "ckks"),
+        exact=args.exact,
         labhe_linear=args.labhe_scheme,
         modulus_bits=args.modulus_bits,
         print_ir_after_all=args.print_ir_after_all,

@@ -1,6 +1,6 @@
-"""Checker `check-security`: the parameters are within the 128-bit bound of the HE Standard,
-or explicitly stamped insecure. Reads the IR only; raises `UserError` (the user can fix it
-by changing parameters or passing --insecure)."""
+"""Checker `check-security`: the parameters of ckks and bfv programs are within the 128-bit
+bound of the HE Standard, or explicitly stamped insecure. Reads the IR only; raises
+`UserError` (the user can fix it by changing parameters or passing --insecure)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.security import HE_STANDARD_128, security_bits
 from compiler.errors import UserError
 
@@ -23,7 +23,8 @@ class CheckSecurityPass(ModulePass):
     name = "check-security"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for program in ckks_programs(op):
+        programs = [*ckks_programs(op), *bfv_programs(op)]
+        for program in programs:
             p = program.parameters()
             if p is None:
                 raise UserError("check-security: the program has no parameters")

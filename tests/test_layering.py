@@ -53,3 +53,73 @@ def test_detects_an_upward_import(tmp_path: Path) -> None:
     bad.write_text("from hec.cli import main\nimport passes.x\n")
     assert imported_packages(bad) == {"hec", "passes"}
     assert "hec" not in ALLOWED["gwas"] and "gwas" not in ALLOWED["driver"]
+
+
+# The compiler's layers (issue 18): stat -> the HE layer -> {ckks, bfv}. A module of a layer
+# imports nothing of a layer beside or above it.
+DIALECTS = {
+    "stat": "compiler.dialects.stat",
+    "he": "compiler.dialects.he",
+    "ckks": "compiler.dialects.ckks",
+    "bfv": "compiler.dialects.bfv",
+}
+LAYER_OF = {
+    # the dialects themselves
+    "compiler/dialects/stat.py": "stat",
+    "compiler/dialects/he.py": "he",
+    "compiler/dialects/ckks.py": "ckks",
+    "compiler/dialects/bfv.py": "bfv",
+    # passes on stat and on the HE layer: no scheme
+    "passes/range_analysis.py": "stat",
+    "passes/owner_side.py": "stat",
+    "passes/packed_counts.py": "stat",
+    "passes/depth_minimization.py": "stat",
+    "passes/lower_stat_to_he.py": "he",
+    "passes/lazy_relinearization.py": "he",
+    # the scheme lowerings and passes: their own scheme only
+    "passes/lower_he_to_ckks.py": "ckks",
+    "passes/rescale_placement.py": "ckks",
+    "passes/scale_management.py": "ckks",
+    "passes/parameter_selection.py": "ckks",
+    "passes/complex_packing.py": "ckks",
+    "passes/lower_he_to_bfv.py": "bfv",
+    "passes/bfv_parameters.py": "bfv",
+    "compiler/analysis/bfv_noise.py": "he",
+    "targets/sim/bfv_sim.py": "bfv",
+}
+MAY_IMPORT = {
+    "stat": {"stat"},
+    "he": {"stat", "he"},
+    "ckks": {"stat", "he", "ckks"},
+    "bfv": {"stat", "he", "bfv"},
+}
+SCHEME_MODULES = {"compiler.analysis.ckks_util": "ckks"}
+
+
+def _dialect_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "compiler.dialects":
+            found.update(alias.name for alias in node.names if alias.name in DIALECTS)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for layer, module in DIALECTS.items():
+                if node.module == module:
+                    found.add(layer)
+            if node.module in SCHEME_MODULES:
+                found.add(SCHEME_MODULES[node.module])
+    return found
+
+
+def test_the_compiler_layers_stat_he_then_one_scheme() -> None:
+    violations = []
+    for rel, layer in sorted(LAYER_OF.items()):
+        for imported in sorted(_dialect_imports(ROOT / rel) - MAY_IMPORT[layer]):
+            violations.append(f"{rel} ({layer} layer) imports the {imported} dialect")
+    assert not violations, "\n".join(violations)
+
+
+def test_the_layer_check_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from compiler.dialects import ckks, he\nfrom compiler.dialects.bfv import X\n")
+    assert _dialect_imports(bad) == {"ckks", "he", "bfv"}

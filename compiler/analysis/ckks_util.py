@@ -8,12 +8,18 @@ from collections.abc import Iterator
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from compiler.dialects import ckks
+from compiler.dialects import bfv, ckks
 
 
 def ckks_programs(module: ModuleOp) -> Iterator[ckks.ProgramOp]:
     for op in list(module.body.block.ops):
         if isinstance(op, ckks.ProgramOp):
+            yield op
+
+
+def bfv_programs(module: ModuleOp) -> Iterator[bfv.ProgramOp]:
+    for op in list(module.body.block.ops):
+        if isinstance(op, bfv.ProgramOp):
             yield op
 
 

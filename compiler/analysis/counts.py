@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
-from compiler.dialects import ckks
+from compiler.dialects import ckks, he
 from compiler.types import Dim
 
 COUNT_KEYS = (
@@ -87,7 +87,7 @@ class Shapes:
     def dim(self, d: Dim) -> int:
         return d if isinstance(d, int) else self.sizes[d]
 
-    def count(self, ty: ckks.CtType | ckks.PtType) -> int:
+    def count(self, ty: ckks.CtType | ckks.PtType | he.CtType | he.PtType) -> int:
         dims = [self.dim(d) for d in ty.dims]
         if ty.layout_name == ckks.PACKED:
             return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
-from compiler.dialects import ckks, stat
+from compiler.dialects import ckks, he, stat
 from compiler.errors import UserError
 from compiler.types import Dim, Interval, dim_bound, domain_interval
 
@@ -116,17 +116,18 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
 
 
 def public_values(
-    program: ckks.ProgramOp, bounds: Mapping[str, int]
+    program: ckks.ProgramOp | he.ProgramRule, bounds: Mapping[str, int]
 ) -> dict[SSAValue, PublicValue]:
+    """Range and integrality of every public scalar (of a ckks, he or bfv program)."""
     out: dict[SSAValue, PublicValue] = {}
     for op in program.block.ops:
         match op:
-            case ckks.SizeOp():
+            case ckks.SizeOp() | he.SizeRule():
                 out[op.result] = PublicValue(_size_interval(bounds[op.sym_value]), True)
-            case ckks.ConstantOp():
+            case ckks.ConstantOp() | he.ConstantRule():
                 v = op.float_value
                 out[op.result] = PublicValue(Interval.point(v), float(v).is_integer())
-            case ckks.PublicArithOp():
+            case ckks.PublicArithOp() | he.PublicArithRule():
                 a, b = out[op.lhs], out[op.rhs]
                 kind = op.kind.data
                 if kind == "add":
@@ -142,16 +143,18 @@ def public_values(
     return out
 
 
-def evaluate_public(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> dict[SSAValue, float]:
+def evaluate_public(
+    program: ckks.ProgramOp | he.ProgramRule, sizes: Mapping[str, int]
+) -> dict[SSAValue, float]:
     """The exact value of every public scalar for concrete sizes."""
     out: dict[SSAValue, float] = {}
     for op in program.block.ops:
         match op:
-            case ckks.SizeOp():
+            case ckks.SizeOp() | he.SizeRule():
                 out[op.result] = float(sizes[op.sym_value])
-            case ckks.ConstantOp():
+            case ckks.ConstantOp() | he.ConstantRule():
                 out[op.result] = op.float_value
-            case ckks.PublicArithOp():
+            case ckks.PublicArithOp() | he.PublicArithRule():
                 a, b = out[op.lhs], out[op.rhs]
                 kind = op.kind.data
                 out[op.result] = (
@@ -232,6 +235,62 @@ def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 | ckks.BroadcastOp()
                 | ckks.TransposeOp()
             ):
+                r = g(op.operands[0])
+            case _:
+                raise UserError(f"range analysis does not handle {op.name}")
+        out[op.results[0]] = r
+    return out
+
+
+def he_ranges(program: he.ProgramRule, bounds: Mapping[str, int]) -> dict[SSAValue, Interval]:
+    """Interval of every ciphertext / plaintext value of a program on the HE layer's rules (an
+    he or a bfv program): what an exact scheme's plaintext modulus must hold."""
+    pub = public_values(program, bounds)
+    out: dict[SSAValue, Interval] = {}
+
+    def g(v: SSAValue) -> Interval:
+        return out[v]
+
+    for op in program.block.ops:
+        if not op.results or isinstance(op.results[0].type, he.PublicType):
+            continue
+        r: Interval
+        match op:
+            case he.EncodeRule() if he.pt_type(op.result).layout_name == he.COEFF:
+                # One row's packed integer: the radices bound the sum over the rows.
+                rows = _dim(he.pt_type(op.result).dims[0], bounds)
+                r = Interval(0.0, (math.prod(op.radix_values) - 1) / max(rows, 1))
+            case he.EncodeRule():
+                dom = op.domain_value
+                if dom is None:
+                    raise UserError(f"input {op.sym_value} has no value domain")
+                r = domain_interval(dom)
+            case he.SubRule():
+                r = g(op.lhs) - g(op.rhs)
+            case he.AddRule():
+                r = g(op.lhs) + g(op.rhs)
+            case he.MulRule():
+                r = g(op.lhs) * g(op.rhs)
+            case he.NegateRule():
+                r = -g(op.input)
+            case he.MulConstRule():
+                r = g(op.input) * pub[op.value].interval
+            case he.AddConstRule():
+                r = g(op.input) + pub[op.value].interval
+            case he.DotRule():
+                k = he.ct_type(op.lhs).dims[op.axis_value]
+                r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
+            case he.ReduceRule():
+                k = he.ct_type(op.input).dims[op.axis_value]
+                r = g(op.input).scaled_sum(_dim(k, bounds))
+            case he.SumSlotsRule():
+                k = he.ct_type(op.input).dims[-1]
+                r = g(op.input).scaled_sum(_dim(k, bounds))
+            case he.RotateRule():
+                r = g(op.input).union(Interval.point(0.0))
+            case he.EncryptRule() | he.RelinearizeRule() | he.LevelDownRule():
+                r = g(op.operands[0])
+            case he.BroadcastRule() | he.TransposeRule():
                 r = g(op.operands[0])
             case _:
                 raise UserError(f"range analysis does not handle {op.name}")

@@ -152,7 +152,7 @@ class AddOp(he.AddRule):
 
 
 @irdl_op_definition
-class SubOp(he.AddRule):
+class SubOp(he.SubRule):
     name = "bfv.sub"
 
 

@@ -353,6 +353,10 @@ class AddRule(Binary, ABC):
         return a.with_(degree=max(a.degree_value, b.degree_value))
 
 
+class SubRule(AddRule, ABC):
+    """lhs - rhs (the same type rule as add)."""
+
+
 class MulRule(Binary, ABC):
     """Tensor product without relinearization: degrees add."""
 
@@ -935,7 +939,7 @@ class AddOp(AddRule):
 
 
 @irdl_op_definition
-class SubOp(AddRule):
+class SubOp(SubRule):
     name = "he.sub"
 
 

@@ -47,7 +47,8 @@ from compiler.ir_text import print_ir
 from compiler.owner_expr import Expr, parse
 from compiler.types import Domain, FiniteSet, Interval, domain_interval
 
-# Linker flags for the runtime's Debian libraries when pkg-config cannot say (driver/run.py asks it).
+# Linker flags for the runtime's Debian libraries when pkg-config cannot say (driver/run.py
+# asks it).
 SYSTEM_LIBS = "-lsodium -lxxhash"
 
 CPP_KEYWORDS = frozenset(

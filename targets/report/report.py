@@ -11,12 +11,14 @@ against `tests/report.schema.json`; the text form is for people.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from xdsl.ir import Operation, SSAValue
 
+from compiler.analysis.bfv_noise import Ring, decrypt_budgets
 from compiler.analysis.ckks_util import needs_conjugation_key, needs_relin_key
 from compiler.analysis.counts import (
     ciphertext_bytes,
@@ -29,8 +31,9 @@ from compiler.analysis.counts import (
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
-from compiler.analysis.ranges import ckks_ranges, public_values, range_of
-from compiler.dialects import ckks
+from compiler.analysis.ranges import ckks_ranges, he_ranges, magnitude, public_values, range_of
+from compiler.analysis.streaming import ServerMemory, server_memory
+from compiler.dialects import bfv, ckks, he
 from compiler.errors import InternalError
 from compiler.types import format_shape
 
@@ -73,12 +76,28 @@ def _inputs_of(value: SSAValue) -> set[str]:
     return seen
 
 
+def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
+    return {
+        "streamed": memory.streamed,
+        "threads": threads,
+        "total": memory.total,
+        "keys": memory.keys,
+        "accumulators": memory.accumulators,
+        "chunk": memory.chunk,
+        "globals": memory.globals_peak,
+        "baseline": memory.baseline,
+    }
+
+
 def build_report(
     program: ckks.ProgramOp,
     sizes: Mapping[str, int],
     passes: Sequence[PassChange],
     depth_before: Mapping[str, int] | None = None,
+    threads: int = 0,
 ) -> dict[str, Any]:
+    """`threads`: the server's threads the memory figure is for (0: this machine's cores)."""
+    threads = threads or os.cpu_count() or 1
     params = program.parameters()
     if params is None:
         raise InternalError("report: the program has no parameters")
@@ -130,6 +149,13 @@ def build_report(
     one_key = key_bytes(params, key_level)
     n_keys = len(rotations) + int(relin) + int(conjugation)
     party = party_sizes(program, params, run_sizes)
+    bytes_of = {
+        r: ciphertext_bytes(params, r.type.level_value, r.type.degree_value)
+        for op in program.block.ops
+        for r in op.results
+        if isinstance(r.type, ckks.CtType)
+    }
+    memory = server_memory(program, run_sizes, params.slots, bytes_of, n_keys * one_key, threads)
     people = sorted(str(a) for a in individual_axes(program))
     reveals = []
     for d in program.decrypts():
@@ -180,6 +206,7 @@ def build_report(
             "upload_per_individual": party.upload_per_individual,
             "upload_other": party.upload_other,
             "server_working_set": party.server_working_set,
+            "server_memory": _memory_dict(memory, threads),
             "download": party.download,
             "individual_axes": people,
         },
@@ -245,11 +272,133 @@ def _owner_side(program: ckks.ProgramOp) -> list[dict[str, Any]]:
     return out
 
 
+def build_bfv_report(
+    program: bfv.ProgramOp, sizes: Mapping[str, int], passes: Sequence[PassChange]
+) -> dict[str, Any]:
+    """The report of a bfv compilation: parameters (with the plaintext modulus and why), each
+    output's range and noise budget (exact while the budget is positive), bytes, passes."""
+    params = program.parameters()
+    if params is None:
+        raise InternalError("report: the program has no parameters")
+    bounds = program.params()
+    run_sizes = {k: sizes.get(k, v) for k, v in bounds.items()}
+    ranges = he_ranges(program, bounds)
+    ring = Ring(
+        log_n=params.log_n,
+        log_t=math.log2(params.plain_modulus),
+        q_bits=tuple(math.log2(q) for q in params.moduli),
+        p_bits=tuple(math.log2(q) for q in params.special_moduli),
+        dnum=params.dnum,
+    )
+    budgets = decrypt_budgets(program, ring, bounds)
+    largest = max(
+        (magnitude(r) for v, r in ranges.items() if isinstance(v.type, he.CtType)), default=0.0
+    )
+    outputs = [
+        {
+            "name": d.sym_value,
+            "shape": format_shape(he.ct_type(d.input).dims),
+            "layout": he.ct_type(d.input).layout_name,
+            "degree": he.ct_type(d.input).degree_value,
+            "range": [ranges[d.input].lo, ranges[d.input].hi],
+            "noise_budget_bits": round(budgets[d.sym_value], 1),
+            "public_factor": d.factor is not None,
+            "exact": True,
+        }
+        for d in program.decrypts()
+    ]
+    return {
+        "program": program.sym_name.data,
+        "size_binding": run_sizes,
+        "params": {
+            "scheme": "bfv",
+            "log_n": params.log_n,
+            "slots": params.slots,
+            "plain_modulus": params.plain_modulus,
+            "plain_modulus_bits": round(math.log2(params.plain_modulus), 2),
+            "largest_value": largest,
+            "primes": len(params.moduli),
+            "moduli_bits": _bits(params.moduli),
+            "special_moduli_bits": _bits(params.special_moduli),
+            "dnum": params.dnum,
+            "log_qp": round(params.log_qp, 1),
+            "security_bits": params.security_bits,
+            "insecure": params.insecure,
+        },
+        "outputs": outputs,
+        "keys": {
+            "relinearization": any(isinstance(o, bfv.RelinearizeOp) for o in program.block.ops),
+            "rotations": list(program.rotation_keys() or ()),
+        },
+        "passes": [{"name": c.name, "changed": c.changed} for c in passes],
+    }
+
+
+def render_bfv_text(report: Mapping[str, Any]) -> str:
+    p = report["params"]
+    sec = "INSECURE (--insecure)" if p["insecure"] else f"{p['security_bits']}-bit secure"
+    lines = [
+        f"program {report['program']}  sizes {report['size_binding']}  scheme bfv (exact)",
+        f"parameters: n = 2^{p['log_n']} ({p['slots']} slots), plaintext modulus t = "
+        f"{p['plain_modulus']} ({p['plain_modulus_bits']} bits: every value of the program lies "
+        f"within +-{p['largest_value']:g} < t/2), {p['primes']} primes {p['moduli_bits']}, "
+        f"special {p['special_moduli_bits']}, dnum {p['dnum']}, log2 QP = {p['log_qp']}: {sec} "
+        "(HE Standard, ternary secret)",
+        "outputs (exact integers while the noise budget is positive):",
+    ]
+    for o in report["outputs"]:
+        factor = ", times a public factor after decryption" if o["public_factor"] else ""
+        lines.append(
+            f"  {o['name']:<12} {o['shape']:<8} degree {o['degree']}  range "
+            f"[{o['range'][0]:g}, {o['range'][1]:g}]  noise budget {o['noise_budget_bits']} "
+            f"bits{factor}"
+        )
+    keys = report["keys"]
+    lines.append(
+        f"keys: relinearization {'yes' if keys['relinearization'] else 'no'}, rotations "
+        f"{keys['rotations'] or 'none'}"
+    )
+    lines += _render_cost(report)
+    lines.append("passes:")
+    for ps in report["passes"]:
+        changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())
+        lines.append(f"  {ps['name']:<22} {changes or 'no change'}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_cost(report: Mapping[str, Any]) -> list[str]:
+    """The cost model's estimate, and under --scheme auto every scheme's side by side."""
+    lines: list[str] = []
+    schemes = report.get("schemes") or {report.get("scheme", "ckks"): report.get("cost")}
+    if not any(schemes.values()):
+        return lines
+    lines.append(
+        f"  {'estimated':<10} {'n':>6} {'limbs':>5} {'encrypt s':>10} {'compute s':>10} "
+        f"{'upload':>12} {'download':>12}"
+    )
+    for name, c in schemes.items():
+        if c is None:
+            continue
+        if "unavailable" in c:
+            lines.append(f"  {name:<10} cannot run the program: {c['unavailable']}")
+            continue
+        lines.append(
+            f"  {name:<10} {'2^' + str(c['log_n']):>6} {c['limbs']:>5} "
+            f"{c['encrypt_seconds']:>10.3g} {c['compute_seconds']:>10.3g} "
+            f"{_mib(c['upload_bytes']):>12} {_mib(c['download_bytes']):>12}"
+        )
+    if report.get("scheme_choice"):
+        lines.append(f"scheme chosen: {report['scheme_choice']}")
+    return ["cost model (compiler/analysis/cost.py; one core):", *lines]
+
+
 def _mib(n: int) -> str:
     return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
 
 
 def render_text(report: Mapping[str, Any]) -> str:
+    if report.get("scheme") == "bfv":
+        return render_bfv_text(report)
     p = report["params"]
     lines = [f"program {report['program']}  sizes {report['size_binding']}"]
     sec = "INSECURE (--insecure)" if p["insecure"] else f"{p['security_bits']}-bit secure"
@@ -290,8 +439,18 @@ def render_text(report: Mapping[str, Any]) -> str:
     s = report["sizes"]
     lines.append(
         f"ciphertext bytes: upload per individual {_mib(s['upload_per_individual'])}, other "
-        f"uploads {_mib(s['upload_other'])}, server working set "
-        f"{_mib(s['server_working_set'])} (all arrays held at once), download {_mib(s['download'])}"
+        f"uploads {_mib(s['upload_other'])}, download {_mib(s['download'])}"
+    )
+    m = s["server_memory"]
+    how = (
+        f"streams the rows: accumulators {_mib(m['accumulators'])}, one chunk of rows "
+        f"{_mib(m['chunk'])}, global values {_mib(m['globals'])}"
+        if m["streamed"]
+        else f"holds every array at once: {_mib(m['globals'])}"
+    )
+    lines.append(
+        f"server memory at {m['threads']} threads: {_mib(m['total'])} at its peak (the server "
+        f"{how}, evaluation keys {_mib(m['keys'])}, runtime {_mib(m['baseline'])})"
     )
     if report.get("owner_side"):
         lines.append("computed by each data owner on its own rows, before encryption:")
@@ -303,6 +462,7 @@ def render_text(report: Mapping[str, Any]) -> str:
                 else "encrypted as an input"
             )
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
+    lines += _render_cost(report)
     lines.append("passes:")
     for ps in report["passes"]:
         changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())

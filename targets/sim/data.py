@@ -13,14 +13,14 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from compiler.dialects import ckks
+from compiler.dialects import ckks, he
 from compiler.types import FiniteSet, Interval
 
 Array = npt.NDArray[np.float64]
 
 
 def random_inputs(
-    program: ckks.ProgramOp,
+    program: ckks.ProgramOp | he.ProgramRule,
     sizes: Mapping[str, int],
     seed: int = 0,
     maf_range: tuple[float, float] | None = (0.05, 0.5),
@@ -30,10 +30,14 @@ def random_inputs(
     for op in program.block.ops:
         # The owner inputs: declared sources and plain encodes (owner-side values are
         # computed from them).
-        if isinstance(op, ckks.SourceOp):
+        if isinstance(op, ckks.SourceOp | he.SourceRule):
             dims, dom = op.dims, op.domain_value
-        elif isinstance(op, ckks.EncodeOp) and op.expr_value is None and not op.digit_exprs:
-            dims, dom = ckks.pt_type(op.result).dims, op.domain_value
+        elif isinstance(op, ckks.EncodeOp | he.EncodeRule) and op.expr_value is None:
+            if op.digit_exprs:
+                continue
+            ty = op.result.type
+            assert isinstance(ty, ckks.PtType | he.PtType)
+            dims, dom = ty.dims, op.domain_value
         else:
             continue
         if op.sym_value in out:

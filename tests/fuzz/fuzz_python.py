@@ -25,10 +25,10 @@ with atheris.instrument_imports(  # pyright: ignore[reportAttributeAccessIssue]
     include=["compiler", "dsl", "gwas", "hec"]
 ):
     from compiler.errors import UserError
+    from driver.run import load_npy
     from dsl.checker import check
     from dsl.parser import parse_program
     from gwas.plink import open_fileset, read_pheno
-    from driver.run import load_npy
 
 SCRATCH = Path(tempfile.mkdtemp(prefix="hec-atheris-"))
 

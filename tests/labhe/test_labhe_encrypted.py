@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from compiler.labhe_plan import evaluate_plain
-from hec.cli import main
 from driver.labhe import BuiltLabhe, build_labhe, compile_labhe_file, run_labhe_roles
 from driver.pipeline import Options
+from hec.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 MEANCOV = ROOT / "examples/stats/meancov.hec"

@@ -12,10 +12,10 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from compiler.errors import UserError
+from driver.pipeline import Options, compile_file
 from dsl.checker import check
 from dsl.lower import lower
 from dsl.parser import parse_file
-from driver.pipeline import Options, compile_file
 from targets.mlir import tools
 from targets.mlir.irdl import IRDL_FILE
 

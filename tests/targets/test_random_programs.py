@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from compiler.errors import UserError
 from compiler.types import FiniteSet, Interval, domain_interval
+from driver.pipeline import Options, run_pipeline, sizes_for_run
 from dsl.checker import check
 from dsl.parser import parse_program
 from dsl.reference import evaluate
-from driver.pipeline import Options, run_pipeline, sizes_for_run
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 from tests.dsl.programs import Generated, programs

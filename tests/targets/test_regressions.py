@@ -10,10 +10,10 @@ import pytest
 
 from compiler.analysis.noise import OutputPrecision
 from compiler.errors import UserError
+from driver.pipeline import Options, run_pipeline, sizes_for_run
 from dsl.checker import check
 from dsl.parser import parse_program
 from dsl.reference import evaluate
-from driver.pipeline import Options, run_pipeline, sizes_for_run
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 

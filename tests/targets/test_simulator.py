@@ -9,8 +9,8 @@ import pytest
 
 from compiler.dialects import ckks
 from compiler.errors import InternalError
-from dsl.reference import evaluate
 from driver.pipeline import Options, compile_file, simulate_against_reference, sizes_for_run
+from dsl.reference import evaluate
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 

@@ -254,6 +254,192 @@ irdl.dialect @stat {
   }
 }
 
+irdl.dialect @bfv {
+  // bfv.program: carried by an upstream container (targets/mlir/form.py)
+  // bfv.param
+  irdl.operation @param {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.string"
+    irdl.attributes {"bound" = %0, "sym" = %1}
+  }
+  // bfv.source
+  irdl.operation @source {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base @stat::@interval
+    %2 = irdl.base @stat::@set
+    %3 = irdl.any_of(%1, %2)
+    %4 = irdl.base "#builtin.string"
+    irdl.attributes {"shape" = %0, "domain" = %3, "sym" = %4}
+  }
+  // bfv.size
+  irdl.operation @size {
+    %0 = irdl.base @he::@public
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // bfv.constant
+  irdl.operation @constant {
+    %0 = irdl.base @he::@public
+    %1 = irdl.base "#builtin.float"
+    irdl.results(%0)
+    irdl.attributes {"value" = %1}
+  }
+  // bfv.public_arith
+  irdl.operation @public_arith {
+    %0 = irdl.base @he::@public
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@public
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"kind" = %3}
+  }
+  // bfv.encode
+  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices
+  irdl.operation @encode {
+    %0 = irdl.base @he::@ptensor
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // bfv.encrypt
+  irdl.operation @encrypt {
+    %0 = irdl.base @he::@ptensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"party" = %2}
+  }
+  // bfv.decrypt
+  //   optional, not checked by IRDL 19: digit, scalar_digit
+  irdl.operation @decrypt {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@public
+    %2 = irdl.base "#builtin.string"
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(%0, optional %1)
+    irdl.attributes {"party" = %2, "sym" = %3}
+  }
+  // bfv.add
+  irdl.operation @add {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bfv.sub
+  irdl.operation @sub {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bfv.negate
+  irdl.operation @negate {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // bfv.mul
+  irdl.operation @mul {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bfv.mul_const
+  //   optional, not checked by IRDL 19: integer
+  irdl.operation @mul_const {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bfv.add_const
+  //   optional, not checked by IRDL 19: integer
+  irdl.operation @add_const {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bfv.relinearize
+  irdl.operation @relinearize {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // bfv.mod_switch
+  irdl.operation @mod_switch {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // bfv.rotate
+  irdl.operation @rotate {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"offset" = %2}
+  }
+  // bfv.sum_slots
+  irdl.operation @sum_slots {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // bfv.reduce
+  irdl.operation @reduce {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"axis" = %2}
+  }
+  // bfv.dot
+  irdl.operation @dot {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"axis" = %3}
+  }
+  // bfv.broadcast
+  irdl.operation @broadcast {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.array"
+    %4 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"dims" = %2, "shape" = %3, "out_layout" = %4}
+  }
+  // bfv.transpose
+  irdl.operation @transpose {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+}
+
 irdl.dialect @ckks {
   // ckks.tensor<shape, layout, level, log_scale, degree>
   irdl.type @tensor {
@@ -491,6 +677,203 @@ irdl.dialect @ckks {
   irdl.operation @transpose {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @ckks::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+}
+
+irdl.dialect @he {
+  // he.tensor<shape, layout, level, degree>
+  irdl.type @tensor {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base "#builtin.string"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.integer"
+    irdl.parameters(%0, %1, %2, %3)
+  }
+  // he.ptensor<shape, layout, level>
+  irdl.type @ptensor {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base "#builtin.string"
+    %2 = irdl.base "#builtin.integer"
+    irdl.parameters(%0, %1, %2)
+  }
+  // he.public
+  irdl.type @public {
+  }
+  // he.program: carried by an upstream container (targets/mlir/form.py)
+  // he.param
+  irdl.operation @param {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.string"
+    irdl.attributes {"bound" = %0, "sym" = %1}
+  }
+  // he.source
+  irdl.operation @source {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base @stat::@interval
+    %2 = irdl.base @stat::@set
+    %3 = irdl.any_of(%1, %2)
+    %4 = irdl.base "#builtin.string"
+    irdl.attributes {"shape" = %0, "domain" = %3, "sym" = %4}
+  }
+  // he.size
+  irdl.operation @size {
+    %0 = irdl.base @he::@public
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // he.constant
+  irdl.operation @constant {
+    %0 = irdl.base @he::@public
+    %1 = irdl.base "#builtin.float"
+    irdl.results(%0)
+    irdl.attributes {"value" = %1}
+  }
+  // he.public_arith
+  irdl.operation @public_arith {
+    %0 = irdl.base @he::@public
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@public
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"kind" = %3}
+  }
+  // he.encode
+  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices
+  irdl.operation @encode {
+    %0 = irdl.base @he::@ptensor
+    %1 = irdl.base "#builtin.string"
+    irdl.results(%0)
+    irdl.attributes {"sym" = %1}
+  }
+  // he.encrypt
+  irdl.operation @encrypt {
+    %0 = irdl.base @he::@ptensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"party" = %2}
+  }
+  // he.decrypt
+  //   optional, not checked by IRDL 19: digit, scalar_digit
+  irdl.operation @decrypt {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@public
+    %2 = irdl.base "#builtin.string"
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(%0, optional %1)
+    irdl.attributes {"party" = %2, "sym" = %3}
+  }
+  // he.add
+  irdl.operation @add {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // he.sub
+  irdl.operation @sub {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // he.negate
+  irdl.operation @negate {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // he.mul
+  irdl.operation @mul {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // he.mul_const
+  //   optional, not checked by IRDL 19: integer
+  irdl.operation @mul_const {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // he.add_const
+  //   optional, not checked by IRDL 19: integer
+  irdl.operation @add_const {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@tensor
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // he.relinearize
+  irdl.operation @relinearize {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // he.rotate
+  irdl.operation @rotate {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"offset" = %2}
+  }
+  // he.sum_slots
+  irdl.operation @sum_slots {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // he.reduce
+  irdl.operation @reduce {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"axis" = %2}
+  }
+  // he.dot
+  irdl.operation @dot {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base @he::@tensor
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+    irdl.attributes {"axis" = %3}
+  }
+  // he.broadcast
+  irdl.operation @broadcast {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.array"
+    %4 = irdl.base "#builtin.string"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"dims" = %2, "shape" = %3, "out_layout" = %4}
+  }
+  // he.transpose
+  irdl.operation @transpose {
+    %0 = irdl.base @he::@tensor
+    %1 = irdl.base @he::@tensor
     irdl.operands(%0)
     irdl.results(%1)
   }

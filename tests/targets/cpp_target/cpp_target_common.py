@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from driver.pipeline import Options, compile_file, sizes_for_run
 from dsl.checker import check
 from dsl.parser import parse_file
 from dsl.reference import ReferenceResult, evaluate
-from driver.pipeline import Options, compile_file, sizes_for_run
 from targets.sim.data import random_inputs
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
-from hec.cli import main
 from driver.pipeline import Options, compile_file, report_of
 from driver.run import Built, compile_cpp, run_sim
+from hec.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import pytest
 from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
 from compiler.errors import UserError
-from hec.cli import main
 from driver.run import run_sim
+from hec.cli import main
 
 
 @pytest.mark.parametrize(("path", "sizes"), EXAMPLES, ids=[e[0] for e in EXAMPLES])

@@ -1,4 +1,4 @@
-"""Lowering of a `stat` program to a `ckks` program with explicit ciphertext layouts.
+"""Lowering of a `stat` program to the HE layer (`he` dialect) with explicit ciphertext layouts.
 
 Layouts (DESIGN.md §5 `layout-assignment`, in its first form):
 - a secret matrix [N, M] is row-packed: one ciphertext per row and block of `slots` columns
@@ -11,12 +11,13 @@ Layouts (DESIGN.md §5 `layout-assignment`, in its first form):
   rotations, a second encryption costs one more upload). Per-row quantities are thus computed
   directly in replicated form (the mean/covariance scatter matrix needs no rotation).
 
-Sums over rows become `ckks.reduce`; `y @ S` becomes the fused `ckks.dot`; sums over the
-packed axis become `ckks.sum_slots` (rotations, after a relinearization), and a sum of two
-such products shares one slot sum; `x^k` and `poly`
-become balanced power trees (x^k at depth ceil(log2 k)). Multiplication by an integer public
-scalar is `mul_const` with const_scale 0 (no level); by a real one it carries the nominal
-constant scale, which scale-management later sets exactly.
+Sums over rows become `he.reduce`; `y @ S` becomes the fused `he.dot`; sums over the
+packed axis become `he.sum_slots` (rotations, after a relinearization), and a sum of two
+such products shares one slot sum; `x^k` and `poly` become balanced power trees (x^k at depth
+ceil(log2 k)). Constants are marked `integer` when they are (every scheme multiplies and adds
+integers exactly; a real constant needs an approximate scheme). Nothing here knows a scheme:
+scales (ckks) and the plaintext modulus (bfv) come with the scheme's lowering
+(passes/lower_he_to_he.py, passes/lower_he_to_bfv.py).
 """
 
 from __future__ import annotations
@@ -28,17 +29,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from compiler.analysis.ckks_util import make_lift
 from compiler.analysis.sizes import parse_sizes
-from compiler.dialects import ckks, stat
+from compiler.dialects import he, stat
 from compiler.errors import UserError
 from compiler.types import Dim
 
-PACKED, REPLICATED = ckks.PACKED, ckks.REPLICATED
-# Nominal log2 scale of real constants until scale-management chooses it.
-NOMINAL_CONST_SCALE = 40.0
-# Nominal log2 scale of encoded inputs until scale-management chooses it.
-NOMINAL_INPUT_SCALE = 40.0
+PACKED, REPLICATED = he.PACKED, he.REPLICATED
 
 
 def _is_public(v: SSAValue) -> bool:
@@ -49,7 +45,7 @@ class _Lowering:
     def __init__(self, program: stat.ProgramOp, sizes: dict[str, int]):
         self.src = program
         self.sizes = sizes
-        self.out = ckks.ProgramOp(program.sym_name.data)
+        self.out = he.ProgramOp(program.sym_name.data)
         self.block: Block = self.out.block
         self.memo: dict[tuple[SSAValue, str], SSAValue] = {}
         self.pub: dict[SSAValue, SSAValue] = {}
@@ -73,7 +69,7 @@ class _Lowering:
         return PACKED if len(dims) == 1 and dims[0] in self.columns else REPLICATED
 
     def const(self, value: float) -> SSAValue:
-        return self.emit(ckks.ConstantOp(value))
+        return self.emit(he.ConstantOp(value))
 
     def is_integer(self, pub: SSAValue) -> bool:
         return self.pub_int.get(pub, False)
@@ -84,16 +80,16 @@ class _Lowering:
         return v
 
     def public(self, v: SSAValue) -> SSAValue:
-        """The ckks public scalar of a public stat value (scalars and their broadcasts)."""
+        """The public scalar of a public stat value (scalars and their broadcasts)."""
         if v in self.pub:
             return self.pub[v]
         op = v.owner
         r: SSAValue
         match op:
             case stat.ConstantOp():
-                r = self._pub_op(ckks.ConstantOp(op.float_value), op.float_value.is_integer())
+                r = self._pub_op(he.ConstantOp(op.float_value), op.float_value.is_integer())
             case stat.SizeOp():
-                r = self._pub_op(ckks.SizeOp(op.sym_value), True)
+                r = self._pub_op(he.SizeOp(op.sym_value), True)
             case stat.BroadcastOp():
                 r = self.public(op.input)
             case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
@@ -105,44 +101,35 @@ class _Lowering:
                     stat.DivOp: "div",
                 }[type(op)]
                 integer = kind != "div" and self.is_integer(a) and self.is_integer(b)
-                r = self._pub_op(ckks.PublicArithOp(kind, a, b), integer)
+                r = self._pub_op(he.PublicArithOp(kind, a, b), integer)
             case stat.NegOp():
-                zero = self._pub_op(ckks.ConstantOp(0.0), True)
+                zero = self._pub_op(he.ConstantOp(0.0), True)
                 x = self.public(op.input)
-                r = self._pub_op(ckks.PublicArithOp("sub", zero, x), self.is_integer(x))
+                r = self._pub_op(he.PublicArithOp("sub", zero, x), self.is_integer(x))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
                 raise UserError(
-                    f"public arrays ({name}) are not supported in ckks programs yet; "
+                    f"public arrays ({name}) are not supported in encrypted programs yet; "
                     "only public scalars (sizes, constants and arithmetic on them)"
                 )
         self.pub[v] = r
         return r
 
     def mul_const(self, x: SSAValue, c: SSAValue) -> SSAValue:
-        scale = 0.0 if self.is_integer(c) else NOMINAL_CONST_SCALE
-        return self.emit(ckks.MulConstOp(x, c, scale))
+        return self.emit(he.MulConstOp(x, c, self.is_integer(c)))
 
-    def align(self, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """Make two ciphertexts addable: lift the lower scale by a constant-1 multiply."""
-        sa, sb = ckks.ct_type(a).scale_bits, ckks.ct_type(b).scale_bits
-        if ckks.same_scale(sa, sb):
-            return a, b
-        one = self._pub_op(ckks.ConstantOp(1.0), True)
-        if sa < sb:
-            return self.emit(make_lift(a, one, sb - sa)), b
-        return a, self.emit(make_lift(b, one, sa - sb))
+    def add_const(self, x: SSAValue, c: SSAValue) -> SSAValue:
+        return self.emit(he.AddConstOp(x, c, self.is_integer(c)))
 
     def add(self, a: SSAValue, b: SSAValue, sub: bool = False) -> SSAValue:
-        a, b = self.align(a, b)
-        return self.emit(ckks.SubOp(a, b) if sub else ckks.AddOp(a, b))
+        return self.emit(he.SubOp(a, b) if sub else he.AddOp(a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(ckks.MulOp(a, b))
+        return self.emit(he.MulOp(a, b))
 
     def relin_if_needed(self, x: SSAValue) -> SSAValue:
-        if ckks.ct_type(x).degree_value > 1:
-            return self.emit(ckks.RelinearizeOp(x))
+        if he.ct_type(x).degree_value > 1:
+            return self.emit(he.RelinearizeOp(x))
         return x
 
     def padding_may_be_nonzero(self, v: SSAValue) -> bool:
@@ -153,29 +140,29 @@ class _Lowering:
         if v in self.dirty:
             return self.dirty[v]
         op = v.owner
-        ty = ckks.ct_type(v)
+        ty = he.ct_type(v)
         dirty: bool
         match op:
             case _ if ty.layout_name != PACKED:
                 dirty = False
-            case ckks.EncryptOp():
+            case he.EncryptOp():
                 dirty = False
-            case ckks.AddConstOp():
+            case he.AddConstOp():
                 dirty = True
-            case ckks.BroadcastOp():
-                src_packed = ckks.ct_type(op.input).layout_name == PACKED
+            case he.BroadcastOp():
+                src_packed = he.ct_type(op.input).layout_name == PACKED
                 dirty = not src_packed or self.padding_may_be_nonzero(op.input)
-            case ckks.MulOp() | ckks.MulPlainOp() | ckks.DotOp():
+            case he.MulOp() | he.DotOp():
                 dirty = all(
                     self.padding_may_be_nonzero(x)
                     for x in op.operands
-                    if isinstance(x.type, ckks.CtType)
+                    if isinstance(x.type, he.CtType)
                 )
             case Operation():
                 dirty = any(
                     self.padding_may_be_nonzero(x)
                     for x in op.operands
-                    if isinstance(x.type, ckks.CtType)
+                    if isinstance(x.type, he.CtType)
                 )
             case _:
                 dirty = True
@@ -183,31 +170,31 @@ class _Lowering:
         return dirty
 
     def sum_slots(self, x: SSAValue) -> SSAValue:
-        """`ckks.sum_slots` of packed `x`, whose padding slots must be zero (they are summed)."""
+        """`he.sum_slots` of packed `x`, whose padding slots must be zero (they are summed)."""
         if self.padding_may_be_nonzero(x):
             # TODO(#6): mask the padding (a multiply by a 0/1 plaintext, one level) instead.
             raise UserError(
                 "a sum over the packed axis of a value that adds a constant or a scalar to a "
-                "packed vector is not supported by the ckks lowering yet (the padding slots "
+                "packed vector is not supported by the lowering yet (the padding slots "
                 "of the packed ciphertexts would enter the sum)",
                 hint="sum the terms separately, e.g. write sum(x - c) as sum(x) - M * c and "
                 "sum((x - c)^2) as sum(x^2) - 2 * c * sum(x) + M * c^2, or move the constant "
                 "term to the client block",
             )
-        return self.emit(ckks.SumSlotsOp(self.relin_if_needed(x)))
+        return self.emit(he.SumSlotsOp(self.relin_if_needed(x)))
 
     def bcast(self, x: SSAValue, shape: tuple[Dim, ...], dims: tuple[int, ...], layout: str):
-        src = ckks.ct_type(x)
+        src = he.ct_type(x)
         if src.dims == shape and src.layout_name == layout:
             return x
-        return self.emit(ckks.BroadcastOp(x, shape, dims, layout))
+        return self.emit(he.BroadcastOp(x, shape, dims, layout))
 
     # ------------------------------------------------------------------------- lowering
-    def run(self) -> ckks.ProgramOp:
+    def run(self) -> he.ProgramOp:
         for op in self.src.server_ops():
             if isinstance(op, stat.ParamOp):
                 bound = min(op.bound_value, self.sizes.get(op.sym_value, op.bound_value))
-                self.block.add_op(ckks.ParamOp(op.sym_value, bound))
+                self.block.add_op(he.ParamOp(op.sym_value, bound))
         # The owner inputs that owner-side values read, declared for the encrypting owner.
         declared: set[str] = set()
         for op in self.src.server_ops():
@@ -222,24 +209,24 @@ class _Lowering:
                     if src.sym_value not in declared and dom is not None:
                         declared.add(src.sym_value)
                         dims = stat.tensor_type(src.result).dims
-                        self.block.add_op(ckks.SourceOp(src.sym_value, dims, dom))
+                        self.block.add_op(he.SourceOp(src.sym_value, dims, dom))
         for reveal in self.src.reveals():
             owner = reveal.input.owner
             if isinstance(owner, stat.PackedSumOp):
                 k = [SSAValue.get(r) for r in owner.sums].index(reveal.input)
                 scalar = stat.tensor_type(owner.args[k]).rank == 1
                 x = self.lower_packed_sum(owner)
-                self.block.add_op(ckks.DecryptOp(reveal.sym_value, x, None, k, scalar))
+                self.block.add_op(he.DecryptOp(reveal.sym_value, x, None, k, scalar))
                 continue
             value, factor = self.split_public_factor(reveal.input)
             x = self.lower(value, self.default_layout(reveal.input))
-            self.block.add_op(ckks.DecryptOp(reveal.sym_value, x, factor))
+            self.block.add_op(he.DecryptOp(reveal.sym_value, x, factor))
         return self.out
 
     def lower_packed_sum(self, op: stat.PackedSumOp) -> SSAValue:
         """One coeff-layout encryption of every operand's radix digit, summed over the rows:
         the server only adds (passes/packed_counts.py)."""
-        key = (op.sums[0], ckks.COEFF)
+        key = (op.sums[0], he.COEFF)
         if key in self.memo:
             return self.memo[key]
         digits: list[str] = []
@@ -259,21 +246,15 @@ class _Lowering:
             if ty.rank == 2:
                 cols.append(ty.dims[1])
         dims: tuple[Dim, ...] = (row, cols[0] if cols else 1)
-        pt = ckks.PtType.get(dims, ckks.COEFF, 0, NOMINAL_INPUT_SCALE)
+        pt = he.PtType.get(dims, he.COEFF)
         names = [a.name_hint or "x" for a in op.args]
-        enc = self.emit(
-            ckks.EncodeOp.packed(
-                "counts_" + "_".join(n for n in names)[:40],
-                pt,
-                digits,
-                scalar,
-                op.radix_values,
-            )
-        )
+        encode = he.EncodeOp("counts_" + "_".join(n for n in names)[:40], pt, None)
+        encode.set_digits(digits, scalar, op.radix_values)
+        enc = self.emit(encode)
         enc.name_hint = "counts_pt"
-        ct = self.emit(ckks.EncryptOp(enc))
+        ct = self.emit(he.EncryptOp(enc))
         ct.name_hint = "counts"
-        total = self.emit(ckks.ReduceOp(ct, 0))
+        total = self.emit(he.ReduceOp(ct, 0))
         total.name_hint = "counts_sum"
         self.memo[key] = total
         return total
@@ -298,7 +279,7 @@ class _Lowering:
             raise UserError(
                 f"the public value {v.name_hint or stat.tensor_type(v).dims} is used where a "
                 "ciphertext is needed (a revealed public value, or a public array in a secret "
-                "operation); the ckks target encrypts only secret values",
+                "operation); only secret values are encrypted",
                 hint="compute public values in the client block",
             )
         key = (v, layout)
@@ -316,28 +297,26 @@ class _Lowering:
             layout = REPLICATED
         match op:
             case stat.InputOp():
-                pt = ckks.PtType.get(ty.dims, layout, 0, NOMINAL_INPUT_SCALE)
-                enc = self.emit(ckks.EncodeOp(op.sym_value, pt, op.domain_value))
+                pt = he.PtType.get(ty.dims, layout)
+                enc = self.emit(he.EncodeOp(op.sym_value, pt, op.domain_value))
                 enc.name_hint = f"{op.sym_value}_pt"
-                return self.emit(ckks.EncryptOp(enc))
+                return self.emit(he.EncryptOp(enc))
             case stat.OwnerComputeOp():
-                pt = ckks.PtType.get(ty.dims, layout, 0, NOMINAL_INPUT_SCALE)
-                enc = self.emit(
-                    ckks.EncodeOp(op.sym_value, pt, op.domain_value, expr=op.expr_value)
-                )
+                pt = he.PtType.get(ty.dims, layout)
+                enc = self.emit(he.EncodeOp(op.sym_value, pt, op.domain_value, expr=op.expr_value))
                 enc.name_hint = f"{op.sym_value}_pt"
-                return self.emit(ckks.EncryptOp(enc))
+                return self.emit(he.EncryptOp(enc))
             case stat.AddOp() | stat.SubOp():
                 return self.lower_add(op, layout, isinstance(op, stat.SubOp))
             case stat.MulOp():
                 return self.lower_mul(op, layout)
             case stat.DivOp() if not _is_public(op.lhs) and _is_public(op.rhs):
                 # Division by a public scalar is a multiplication by its reciprocal.
-                one = self._pub_op(ckks.ConstantOp(1.0), True)
-                inv = self._pub_op(ckks.PublicArithOp("div", one, self.public(op.rhs)), False)
+                one = self._pub_op(he.ConstantOp(1.0), True)
+                inv = self._pub_op(he.PublicArithOp("div", one, self.public(op.rhs)), False)
                 return self.mul_const(self.lower(op.lhs, layout), inv)
             case stat.NegOp():
-                return self.emit(ckks.NegateOp(self.lower(op.input, layout)))
+                return self.emit(he.NegateOp(self.lower(op.input, layout)))
             case stat.BroadcastOp():
                 return self.lower_broadcast(op, layout)
             case stat.PowOp():
@@ -355,10 +334,10 @@ class _Lowering:
                         "a transposed secret matrix is only supported as the left factor "
                         "of a matrix product (packed transposes need rotations)"
                     )
-                return self.emit(ckks.TransposeOp(self.lower(op.input, REPLICATED)))
+                return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                raise UserError(f"{name} on secret values is not supported by the ckks lowering")
+                raise UserError(f"{name} on secret values is not supported by the lowering")
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
@@ -388,13 +367,13 @@ class _Lowering:
         if rp:
             x, c = self.lower(op.lhs, layout), self.public(op.rhs)
             if sub:
-                zero = self._pub_op(ckks.ConstantOp(0.0), True)
-                c = self._pub_op(ckks.PublicArithOp("sub", zero, c), self.is_integer(c))
-            return self.emit(ckks.AddConstOp(x, c))
+                zero = self._pub_op(he.ConstantOp(0.0), True)
+                c = self._pub_op(he.PublicArithOp("sub", zero, c), self.is_integer(c))
+            return self.add_const(x, c)
         x, c = self.lower(op.rhs, layout), self.public(op.lhs)
         if sub:
-            x = self.emit(ckks.NegateOp(x))
-        return self.emit(ckks.AddConstOp(x, c))
+            x = self.emit(he.NegateOp(x))
+        return self.add_const(x, c)
 
     def lower_mul(self, op: stat.MulOp, layout: str) -> SSAValue:
         lp, rp = _is_public(op.lhs), _is_public(op.rhs)
@@ -432,9 +411,9 @@ class _Lowering:
         degree = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
         if degree == 0:
             # A constant: 0 * x + c0 (multiplying by the integer 0 is exact and free).
-            zero = self._pub_op(ckks.ConstantOp(0.0), True)
-            c0 = self._pub_op(ckks.ConstantOp(coeffs[0]), coeffs[0].is_integer())
-            return self.emit(ckks.AddConstOp(self.mul_const(x, zero), c0))
+            zero = self._pub_op(he.ConstantOp(0.0), True)
+            c0 = self._pub_op(he.ConstantOp(coeffs[0]), coeffs[0].is_integer())
+            return self.add_const(self.mul_const(x, zero), c0)
         powers = self.power_tree(x, degree)
         acc: SSAValue | None = None
         for k in range(1, degree + 1):
@@ -442,26 +421,26 @@ class _Lowering:
                 continue
             term = powers[k]
             if coeffs[k] != 1.0:
-                c = self._pub_op(ckks.ConstantOp(coeffs[k]), coeffs[k].is_integer())
+                c = self._pub_op(he.ConstantOp(coeffs[k]), coeffs[k].is_integer())
                 term = self.mul_const(term, c)
             acc = term if acc is None else self.add(acc, term)
         assert acc is not None
         if coeffs[0] != 0.0:
-            c0 = self._pub_op(ckks.ConstantOp(coeffs[0]), coeffs[0].is_integer())
-            acc = self.emit(ckks.AddConstOp(acc, c0))
+            c0 = self._pub_op(he.ConstantOp(coeffs[0]), coeffs[0].is_integer())
+            acc = self.add_const(acc, c0)
         return acc
 
     def lower_matmul(self, op: stat.MatmulOp, layout: str) -> SSAValue:
         lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
         if _is_public(op.lhs) or _is_public(op.rhs):
-            raise UserError("a product with a public matrix is not supported by ckks yet")
+            raise UserError("a product with a public matrix is not supported yet")
         k = lt.dims[-1]
         if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, M] -> [M]
             m = rt.dims[1]
             y = self.lower(op.lhs, REPLICATED)
             y = self.bcast(y, (k, m), (0,), layout)
             s = self.lower(op.rhs, layout)
-            return self.emit(ckks.DotOp(y, s, 0))
+            return self.emit(he.DotOp(y, s, 0))
         if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
             if layout == PACKED or k not in self.columns:
                 raise UserError(
@@ -476,16 +455,16 @@ class _Lowering:
             if isinstance(lhs_src, stat.TransposeOp):
                 left = self.lower(lhs_src.input, REPLICATED)  # [K, A]
             else:
-                left = self.emit(ckks.TransposeOp(self.lower(op.lhs, REPLICATED)))
+                left = self.emit(he.TransposeOp(self.lower(op.lhs, REPLICATED)))
             left = self.bcast(left, (k, a, b), (0, 1), layout)
             right = self.bcast(self.lower(op.rhs, layout), (k, a, b), (0, 2), layout)
-            return self.emit(ckks.DotOp(left, right, 0))
+            return self.emit(he.DotOp(left, right, 0))
         # [K] @ [K] -> scalar
         if k in self.columns:
             prod = self.mul(self.lower(op.lhs, PACKED), self.lower(op.rhs, PACKED))
             return self.sum_slots(prod)
         return self.emit(
-            ckks.DotOp(self.lower(op.lhs, REPLICATED), self.lower(op.rhs, REPLICATED), 0)
+            he.DotOp(self.lower(op.lhs, REPLICATED), self.lower(op.rhs, REPLICATED), 0)
         )
 
     def lower_sum(self, op: stat.SumOp | stat.MeanOp, layout: str) -> SSAValue:
@@ -495,29 +474,29 @@ class _Lowering:
         src_layout = self.default_layout(op.input) if last in axes else layout
         x = self.lower(op.input, src_layout)
         for axis in sorted(axes, reverse=True):
-            if axis == last and ckks.ct_type(x).layout_name == PACKED:
+            if axis == last and he.ct_type(x).layout_name == PACKED:
                 x = self.sum_slots(x)
             else:
-                x = self.emit(ckks.ReduceOp(x, axis))
+                x = self.emit(he.ReduceOp(x, axis))
         if isinstance(op, stat.MeanOp):
             count: SSAValue | None = None
             for axis in axes:
                 d = src.dims[axis]
                 size = self._pub_op(
-                    ckks.SizeOp(d) if isinstance(d, str) else ckks.ConstantOp(float(d)), True
+                    he.SizeOp(d) if isinstance(d, str) else he.ConstantOp(float(d)), True
                 )
                 count = (
                     size
                     if count is None
-                    else self._pub_op(ckks.PublicArithOp("mul", count, size), True)
+                    else self._pub_op(he.PublicArithOp("mul", count, size), True)
                 )
             assert count is not None
-            one = self._pub_op(ckks.ConstantOp(1.0), True)
-            inv = self._pub_op(ckks.PublicArithOp("div", one, count), False)
+            one = self._pub_op(he.ConstantOp(1.0), True)
+            inv = self._pub_op(he.PublicArithOp("div", one, count), False)
             x = self.mul_const(x, inv)
-        got = ckks.ct_type(x).layout_name
+        got = he.ct_type(x).layout_name
         if got != layout:
-            if got == REPLICATED and ckks.ct_type(x).dims == ():
+            if got == REPLICATED and he.ct_type(x).dims == ():
                 return x  # a replicated scalar serves every layout through broadcast
             raise UserError(
                 f"the sum over axes {list(axes)} gives a {got} array, but a {layout} one is "
@@ -526,23 +505,22 @@ class _Lowering:
         return x
 
 
-def lower_program(program: stat.ProgramOp, sizes: dict[str, int]) -> ckks.ProgramOp:
+def lower_program(program: stat.ProgramOp, sizes: dict[str, int]) -> he.ProgramOp:
     return _Lowering(program, sizes).run()
 
 
 @dataclass(frozen=True)
-class LowerStatToCkksPass(ModulePass):
-    """Lower every `stat.program` of the module to a `ckks.program` (replacing it).
+class LowerStatToHePass(ModulePass):
+    """Lower every `stat.program` of the module to a `he.program` (replacing it).
 
     Assumes: a verified stat program (after range-analysis and depth-minimization).
-    Establishes: a verified ckks program in which every value is a ciphertext array with a
-    layout, all at level 0 at nominal scales (2^40 for inputs and real constants), so the later
-    passes (lazy-relinearization, rescale-placement, level-assignment, scale-management) own
-    those decisions. Options: `sizes` ("N=5000,M=16384"): compile for these sizes (each
-    parameter's bound becomes min(declared bound, size)).
+    Establishes: a verified he program in which every value is a ciphertext array with a
+    layout, all at level 0, so the later passes (lazy-relinearization, then the scheme's
+    lowering and passes) own the remaining decisions. Options: `sizes` ("N=5000,M=16384"):
+    compile for these sizes (each parameter's bound becomes min(declared bound, size)).
     """
 
-    name = "lower-stat-to-ckks"
+    name = "lower-stat-to-he"
 
     sizes: str = ""
 
