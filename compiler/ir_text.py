@@ -15,13 +15,18 @@ from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from compiler.dialects import stat
+from compiler.dialects import he, stat
 
 
 def ir_context(*dialects: Dialect) -> Context:
-    """A context that parses builtin, stat and the given dialects."""
+    """A context that parses builtin, stat, the HE layer (whose types the scheme dialects use)
+    and the given dialects."""
     ctx = Context()
-    for dialect in (Builtin, stat.Stat, *dialects):
+    loaded: list[str] = []
+    for dialect in (Builtin, stat.Stat, he.He, *dialects):
+        if dialect.name in loaded:
+            continue
+        loaded.append(dialect.name)
         ctx.load_dialect(dialect)
     return ctx
 

@@ -5,7 +5,7 @@
   the smallest prime = 1 (mod 2N) above twice the largest magnitude (batching needs t prime and
   = 1 mod 2N). A range that needs t beyond MAX_PLAIN_BITS is refused (a CRT over several
   plaintext moduli would lift that; not done yet).
-- ciphertext modulus Q: the fewest primes of MAX_PRIME_BITS bits (q = 1 mod 2N) that leave
+- ciphertext modulus Q: the fewest primes below 2^MAX_PRIME_BITS (q = 1 mod 2N) that leave
   every decrypted value a noise budget of MARGIN_BITS (`compiler.analysis.bfv_noise`);
 - key switching (only when the program relinearizes or rotates): hybrid, one digit per prime
   of Q, one special prime P as large as the largest prime of Q;
@@ -29,9 +29,9 @@ from compiler.analysis.ranges import he_ranges, magnitude
 from compiler.analysis.security import (
     MAX_PRIME_BITS,
     is_prime,
+    largest_ntt_primes,
     log2_product,
     max_log_qp,
-    ntt_primes,
     security_bits,
 )
 from compiler.dialects import bfv, he
@@ -140,8 +140,10 @@ class BfvParametersPass(ModulePass):
         with log2(QP) <= bound, or None."""
         t = plain_modulus(largest, log_n)
         for count in range(1, MAX_Q_PRIMES + 1):
-            q = ntt_primes(MAX_PRIME_BITS, log_n, count, avoid={t})
-            p = ntt_primes(MAX_PRIME_BITS, log_n, 1, avoid={t, *q}) if key_switch else []
+            # The largest primes below 2^60 (the runtime's limit for a prime of Q or P).
+            primes = [x for x in largest_ntt_primes(MAX_PRIME_BITS, log_n, count + 2) if x != t]
+            q = primes[:count]
+            p = primes[count : count + 1] if key_switch else []
             if log2_product(q) + log2_product(p) > bound:
                 return None
             set_level(program, count - 1)

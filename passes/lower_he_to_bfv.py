@@ -21,7 +21,6 @@ from xdsl.passes import ModulePass
 from compiler.analysis.ranges import public_values
 from compiler.dialects import bfv, he
 from compiler.errors import InternalError, UserError
-from compiler.owner_expr import parse
 from compiler.types import Domain, FiniteSet, format_domain
 
 HINT = "use --scheme ckks (approximate arithmetic on reals), or declare integer domains"
@@ -45,10 +44,9 @@ class _ToBfv:
         return self.map[value]
 
     def check_encode(self, op: he.EncodeOp) -> None:
-        texts = op.digit_exprs or ((op.expr_value,) if op.expr_value else ())
-        names = [n for t in texts for n in parse(t).sources()] if texts else [op.sym_value]
-        for name in names:
-            domain = self.sources.get(name, op.domain_value if not texts else None)
+        derived = bool(op.digit_exprs or op.expr_value)
+        for name in op.sources():
+            domain = self.sources.get(name, None if derived else op.domain_value)
             if not integral(domain):
                 shown = "no domain" if domain is None else f"domain {format_domain(domain)}"
                 raise UserError(

@@ -259,6 +259,9 @@ Bfv = Dialect(
     ],
     [],
 )
+for _op in Bfv.operations:
+    if issubclass(_op, he.HeOp):
+        _op.TYPES = he.HE_TYPES
 
 # The ops that need a key switch (evaluation keys) when executed.
 KEY_SWITCH_OPS = (RelinearizeOp, RotateOp, SumSlotsOp)

@@ -54,7 +54,7 @@ from __future__ import annotations
 import contextlib
 import math
 from abc import ABC
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
@@ -65,7 +65,6 @@ from xdsl.dialects.builtin import (
     FloatData,
     IntAttr,
     IntegerAttr,
-    IntegerType,
     StringAttr,
     UnitAttr,
     f64,
@@ -73,35 +72,28 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import (
     Attribute,
-    Block,
     Dialect,
     Operation,
-    ParametrizedAttribute,
-    Region,
     SSAValue,
-    TypeAttribute,
 )
 from xdsl.irdl import (
-    IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
-    opt_operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, NoTerminator, Pure
+from xdsl.traits import HasParent, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from compiler.dialects.stat import IntervalAttr, SetAttr, domain_attr
-from compiler.types import Dim, Domain, format_shape
+from compiler.dialects import he
+from compiler.types import Dim
 
 PACKED = "packed"
 REPLICATED = "replicated"
@@ -112,20 +104,6 @@ SLOT_LAYOUTS = (PACKED, COMPLEX, COEFF)  # the last axis lives in the slots (or 
 # Scales are compared in log2; two scales closer than this are the same scale (the exact
 # values are products of the same primes taken in different orders).
 SCALE_TOLERANCE = 1e-9
-
-
-def _parse_dims(parser: AttrParser) -> list[IntAttr | StringAttr]:
-    def parse_dim() -> IntAttr | StringAttr:
-        value = parser.parse_optional_integer(allow_negative=False, allow_boolean=False)
-        if value is not None:
-            return IntAttr(value)
-        return StringAttr(parser.parse_identifier(" for a dimension"))
-
-    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_dim)
-
-
-def _shape_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr | StringAttr]:
-    return ArrayAttr([IntAttr(d) if isinstance(d, int) else StringAttr(d) for d in dims])
 
 
 def _format_log_scale(value: float) -> str:
@@ -143,7 +121,7 @@ def _verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
 
 
 @irdl_attr_definition
-class CtType(ParametrizedAttribute, TypeAttribute):
+class CtType(he.CiphertextType):
     """`!ckks.tensor<[N, M], packed, ct<level, log2 scale, degree>>`: a ciphertext array."""
 
     name = "ckks.tensor"
@@ -157,7 +135,7 @@ class CtType(ParametrizedAttribute, TypeAttribute):
     @staticmethod
     def get(dims: Sequence[Dim], layout: str, level: int, log_scale: float, degree: int) -> CtType:
         return CtType(
-            _shape_attr(dims),
+            he.shape_attr(dims),
             StringAttr(layout),
             IntAttr(level),
             FloatData(float(log_scale)),
@@ -220,7 +198,7 @@ class CtType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
-            dims = _parse_dims(parser)
+            dims = he.parse_dims(parser)
             parser.parse_punctuation(",")
             layout = parser.parse_keyword_in(LAYOUTS)
             parser.parse_punctuation(",")
@@ -241,7 +219,7 @@ class CtType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class PtType(ParametrizedAttribute, TypeAttribute):
+class PtType(he.PlaintextType):
     """`!ckks.ptensor<[M], packed, pt<level, log2 scale>>`: an encoded public array."""
 
     name = "ckks.ptensor"
@@ -254,7 +232,7 @@ class PtType(ParametrizedAttribute, TypeAttribute):
     @staticmethod
     def get(dims: Sequence[Dim], layout: str, level: int, log_scale: float) -> PtType:
         return PtType(
-            _shape_attr(dims), StringAttr(layout), IntAttr(level), FloatData(float(log_scale))
+            he.shape_attr(dims), StringAttr(layout), IntAttr(level), FloatData(float(log_scale))
         )
 
     @property
@@ -288,7 +266,7 @@ class PtType(ParametrizedAttribute, TypeAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         with parser.in_angle_brackets():
-            dims = _parse_dims(parser)
+            dims = he.parse_dims(parser)
             parser.parse_punctuation(",")
             layout = parser.parse_keyword_in(LAYOUTS)
             parser.parse_punctuation(",")
@@ -300,11 +278,8 @@ class PtType(ParametrizedAttribute, TypeAttribute):
         return [ArrayAttr(dims), StringAttr(layout), IntAttr(level), FloatData(float(scale))]
 
 
-@irdl_attr_definition
-class PublicType(ParametrizedAttribute, TypeAttribute):
-    """`!ckks.public`: a public real scalar, known to every party."""
-
-    name = "ckks.public"
+# Public scalars are the HE layer's `!he.public` (nothing about them is CKKS's).
+PublicType = he.PublicType
 
 
 def ct_type(value: SSAValue) -> CtType:
@@ -323,19 +298,6 @@ def pt_type(value: SSAValue) -> PtType:
 
 def same_scale(a: float, b: float) -> bool:
     return abs(a - b) <= SCALE_TOLERANCE * max(1.0, abs(a), abs(b))
-
-
-def _check_same_array(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
-    if a.dims != b.dims or a.layout_name != b.layout_name:
-        raise VerifyException(
-            f"{what}: operands are {format_shape(a.dims)} {a.layout_name} and "
-            f"{format_shape(b.dims)} {b.layout_name}; broadcast them to one shape and layout"
-        )
-    if a.level_value != b.level_value:
-        raise VerifyException(
-            f"{what}: operands are at levels {a.level_value} and {b.level_value}; "
-            "insert ckks.level_down"
-        )
 
 
 def _check_same_scale(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
@@ -358,11 +320,6 @@ def is_real_factor(value: SSAValue) -> bool:
     return isinstance(owner, BroadcastOp) and owner.real_factor is not None
 
 
-def _check_not_coeff(what: str, *types: CtType | PtType) -> None:
-    if any(t.layout_name == COEFF for t in types):
-        raise VerifyException(f"{what}: coeff arrays only add (counts in the coefficients)")
-
-
 def _check_complex_product(what: str, lhs: SSAValue, rhs: SSAValue) -> None:
     """A product of complex arrays is a product of complex slot values; it multiplies the real
     and imaginary parts alike only when one factor is real in every slot."""
@@ -376,43 +333,30 @@ def _check_complex_product(what: str, lhs: SSAValue, rhs: SSAValue) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Ops
+# Ops: the HE layer's rules (compiler/dialects/he.py) under CKKS's names, plus the scale: each
+# op's infer takes the rule's result type and sets its scale; rescale, level_down,
+# unpack_complex and the plaintext operands are CKKS's own.
 # --------------------------------------------------------------------------------------------
 
 
-class CkksOp(IRDLOperation, ABC):
-    """An op whose result type follows from its operands and properties (`infer`); the verifier
-    checks the declared result type against that rule."""
+class CkksOp(he.HeOp, ABC):
+    """A ckks op: its types are ckks types, and result scales compare with a tolerance."""
 
-    def infer(self) -> Attribute | None:
-        """The result type the operands and properties imply (None: no result)."""
-        return None
-
-    def verify_(self) -> None:
-        expected = self.infer()
-        if expected is None:
-            return
-        got = self.results[0].type
+    def same_type(self, got: Attribute, expected: Attribute) -> bool:
         if isinstance(got, CtType) and isinstance(expected, CtType):
-            ok = (
+            return (
                 got.dims == expected.dims
                 and got.layout_name == expected.layout_name
                 and got.level_value == expected.level_value
                 and got.degree_value == expected.degree_value
                 and same_scale(got.scale_bits, expected.scale_bits)
             )
-        else:
-            ok = got == expected
-        if not ok:
-            raise VerifyException(f"{self.name}: result type {got} does not match {expected}")
+        return got == expected
 
 
 def retype(op: Operation) -> None:
     """Set the result type of `op` from its operands (after a pass changed an operand type)."""
-    if isinstance(op, CkksOp):
-        expected = op.infer()
-        if expected is not None:
-            op.results[0]._type = expected  # pyright: ignore[reportPrivateUsage]
+    he.retype(op)
 
 
 def _initial_type(op: Operation) -> None:
@@ -422,96 +366,71 @@ def _initial_type(op: Operation) -> None:
         retype(op)
 
 
-class _CtBinary(CkksOp, ABC):
-    lhs = operand_def(CtType)
-    rhs = operand_def(CtType)
-    result = result_def(CtType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[ct_type(lhs)])
-        _initial_type(self)
+def _scaled(t: he.CiphertextType, log_scale: float) -> CtType:
+    assert isinstance(t, CtType)
+    return t.with_(log_scale=log_scale)
 
 
-class _CtUnary(CkksOp, ABC):
-    input = operand_def(CtType)
-    result = result_def(CtType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, operand: SSAValue, properties: dict[str, Attribute] | None = None):
-        super().__init__(
-            operands=[operand], result_types=[ct_type(operand)], properties=properties or {}
+def _named_level_down(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
+    if a.level_value != b.level_value:
+        raise VerifyException(
+            f"{what}: operands are at levels {a.level_value} and {b.level_value}; "
+            "insert ckks.level_down"
         )
-        _initial_type(self)
 
 
 @irdl_op_definition
-class AddOp(_CtBinary):
+class AddOp(he.AddRule, CkksOp):
     name = "ckks.add"
 
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
-        _check_same_array(self.name, a, b)
+        _named_level_down(self.name, a, b)
+        t = he.AddRule.infer(self)
         _check_same_scale(self.name, a, b)
-        return a.with_(degree=max(a.degree_value, b.degree_value))
+        return _scaled(t, a.scale_bits)
 
 
 @irdl_op_definition
-class SubOp(_CtBinary):
+class SubOp(he.SubRule, CkksOp):
     name = "ckks.sub"
 
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
-        _check_same_array(self.name, a, b)
+        _named_level_down(self.name, a, b)
+        t = he.SubRule.infer(self)
         _check_same_scale(self.name, a, b)
-        return a.with_(degree=max(a.degree_value, b.degree_value))
+        return _scaled(t, a.scale_bits)
 
 
 @irdl_op_definition
-class MulOp(_CtBinary):
+class MulOp(he.MulRule, CkksOp):
     """Tensor product without relinearization: degrees add, scales multiply."""
 
     name = "ckks.mul"
 
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
-        _check_same_array(self.name, a, b)
-        _check_not_coeff(self.name, a, b)
+        _named_level_down(self.name, a, b)
+        t = he.MulRule.infer(self)
         _check_complex_product(self.name, self.lhs, self.rhs)
-        return a.with_(
-            log_scale=a.scale_bits + b.scale_bits, degree=a.degree_value + b.degree_value
-        )
+        return _scaled(t, a.scale_bits + b.scale_bits)
 
 
 @irdl_op_definition
-class NegateOp(_CtUnary):
+class NegateOp(he.NegateRule, CkksOp):
     name = "ckks.negate"
 
-    def infer(self) -> CtType:
-        return ct_type(self.input)
-
 
 @irdl_op_definition
-class RelinearizeOp(_CtUnary):
+class RelinearizeOp(he.RelinearizeRule, CkksOp):
     """Key switch of the degree >= 2 components back to a degree-1 ciphertext."""
 
     name = "ckks.relinearize"
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
-        if src.degree_value < 2:
-            raise VerifyException("relinearize needs a ciphertext of degree >= 2")
-        return src.with_(degree=1)
-
 
 @irdl_op_definition
-class RescaleOp(_CtUnary):
+class RescaleOp(he.LevelDownRule, CkksOp):
     """Divide by the top prime q_l of the current modulus: level l -> l - 1, scale / q_l.
     `divisor` is log2(q_l): nominal until parameter selection fixes the primes, exact after."""
 
@@ -530,11 +449,11 @@ class RescaleOp(_CtUnary):
         src = ct_type(self.input)
         if src.level_value < 1:
             raise VerifyException("rescale at level 0: the chain has no prime left to drop")
-        return src.with_(level=src.level_value - 1, log_scale=src.scale_bits - self.divisor_bits)
+        return _scaled(he.LevelDownRule.infer(self), src.scale_bits - self.divisor_bits)
 
 
 @irdl_op_definition
-class LevelDownOp(_CtUnary):
+class LevelDownOp(he.Unary, CkksOp):
     """Drop primes without dividing (modulus switch to a lower level, scale unchanged)."""
 
     name = "ckks.level_down"
@@ -558,124 +477,53 @@ class LevelDownOp(_CtUnary):
 
 
 @irdl_op_definition
-class RotateOp(_CtUnary):
+class RotateOp(he.RotateRule, CkksOp):
     """Rotate the slots of every ciphertext by `offset` (a Galois key switch). Rotations with
     the same `group` and source share one hoisted digit decomposition."""
 
     name = "ckks.rotate"
 
-    offset = prop_def(IntegerAttr)
     group = opt_prop_def(IntegerAttr)
 
     def __init__(self, operand: SSAValue, offset: int, group: int | None = None):
         props: dict[str, Attribute] = {"offset": IntegerAttr(offset, i64)}
         if group is not None:
             props["group"] = IntegerAttr(group, i64)
-        super().__init__(operand, props)
-
-    @property
-    def offset_value(self) -> int:
-        return self.offset.value.data
-
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
-        if src.layout_name != PACKED:
-            raise VerifyException("rotate acts on packed arrays (replicated slots are equal)")
-        if src.degree_value != 1:
-            raise VerifyException("rotate needs a relinearized (degree 1) ciphertext")
-        return src
+        he.Unary.__init__(self, operand, props)
 
 
 @irdl_op_definition
-class SumSlotsOp(_CtUnary):
+class SumSlotsOp(he.SumSlotsRule, CkksOp):
     """Sum over the packed axis: add the column blocks, then rotate-and-add log2(slots) times,
     which leaves the total in every slot (a replicated result). Needs degree 1 and zero
     padding slots."""
 
     name = "ckks.sum_slots"
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
-        if src.layout_name != PACKED:
-            raise VerifyException("sum_slots sums the packed axis of a packed array")
-        if src.degree_value != 1:
-            raise VerifyException("sum_slots rotates: it needs a degree-1 ciphertext")
-        return src.with_(dims=src.dims[:-1], layout=REPLICATED)
-
-
-def _check_array_axis(src: CtType, axis: int, what: str) -> None:
-    if src.layout_name == COEFF and axis != 0:
-        raise VerifyException(f"{what}: a coeff array is only summed over its rows (axis 0)")
-    if not 0 <= axis < len(src.dims):
-        raise VerifyException(f"{what}: axis {axis} out of range for {format_shape(src.dims)}")
-    if src.layout_name in SLOT_LAYOUTS and axis == len(src.dims) - 1:
-        raise VerifyException(f"{what}: axis {axis} is the packed axis; use ckks.sum_slots")
-
 
 @irdl_op_definition
-class ReduceOp(_CtUnary):
+class ReduceOp(he.ReduceRule, CkksOp):
     """Binary-tree sum of the ciphertexts along an array axis (no level, no key switch)."""
 
     name = "ckks.reduce"
 
-    axis = prop_def(IntegerAttr)
-
-    def __init__(self, operand: SSAValue, axis: int):
-        super().__init__(operand, {"axis": IntegerAttr(axis, i64)})
-
-    @property
-    def axis_value(self) -> int:
-        return self.axis.value.data
-
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
-        _check_array_axis(src, self.axis_value, self.name)
-        dims = tuple(d for i, d in enumerate(src.dims) if i != self.axis_value)
-        layout = src.layout_name if dims or src.layout_name == REPLICATED else REPLICATED
-        return src.with_(dims=dims, layout=layout)
-
 
 @irdl_op_definition
-class DotOp(CkksOp):
+class DotOp(he.DotRule, CkksOp):
     """Fused sum_i a_i * b_i along an array axis: tensor products summed before any rescale."""
 
     name = "ckks.dot"
 
-    lhs = operand_def(CtType)
-    rhs = operand_def(CtType)
-    axis = prop_def(IntegerAttr)
-    result = result_def(CtType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, axis: int):
-        super().__init__(
-            operands=[lhs, rhs],
-            result_types=[ct_type(lhs)],
-            properties={"axis": IntegerAttr(axis, i64)},
-        )
-        _initial_type(self)
-
-    @property
-    def axis_value(self) -> int:
-        return self.axis.value.data
-
     def infer(self) -> CtType:
         a, b = ct_type(self.lhs), ct_type(self.rhs)
-        _check_same_array(self.name, a, b)
-        _check_not_coeff(self.name, a, b)
+        _named_level_down(self.name, a, b)
+        t = he.DotRule.infer(self)
         _check_complex_product(self.name, self.lhs, self.rhs)
-        _check_array_axis(a, self.axis_value, self.name)
-        dims = tuple(d for i, d in enumerate(a.dims) if i != self.axis_value)
-        return a.with_(
-            dims=dims, log_scale=a.scale_bits + b.scale_bits, degree=a.degree_value + b.degree_value
-        )
+        return _scaled(t, a.scale_bits + b.scale_bits)
 
 
 @irdl_op_definition
-class BroadcastOp(_CtUnary):
+class BroadcastOp(he.BroadcastRule, CkksOp):
     """Array-level broadcast (no HE work: ciphertexts are reused). Operand axis i becomes result
     axis dims[i]. A replicated array may become packed when the packed (last) result axis is
     new or stretched: a ciphertext holding one value in every slot is a valid packed row. It
@@ -685,9 +533,6 @@ class BroadcastOp(_CtUnary):
 
     name = "ckks.broadcast"
 
-    dims = prop_def(DenseArrayBase[IntegerType])
-    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
-    out_layout = prop_def(StringAttr)
     real_factor = opt_prop_def(UnitAttr)
 
     def __init__(
@@ -698,50 +543,16 @@ class BroadcastOp(_CtUnary):
         layout: str,
         real_factor: bool = False,
     ):
-        props: dict[str, Attribute] = {
-            "dims": DenseArrayBase.from_list(i64, list(dims)),
-            "shape": _shape_attr(shape),
-            "out_layout": StringAttr(layout),
-        }
+        super().__init__(operand, shape, dims, layout)
         if real_factor:
-            props["real_factor"] = UnitAttr()
-        super().__init__(operand, props)
-
-    @property
-    def dims_tuple(self) -> tuple[int, ...]:
-        return tuple(int(v) for v in self.dims.get_values())
-
-    @property
-    def shape_tuple(self) -> tuple[Dim, ...]:
-        return tuple(d.data for d in self.shape.data)
+            self.properties["real_factor"] = UnitAttr()
+            _initial_type(self)
 
     def infer(self) -> CtType:
+        t = he.BroadcastRule.infer(self)
         src = ct_type(self.input)
-        dims, shape, layout = self.dims_tuple, self.shape_tuple, self.out_layout.data
-        if len(dims) != len(src.dims) or list(dims) != sorted(set(dims)):
-            raise VerifyException("broadcast dims must map every operand axis, increasing")
-        if any(d >= len(shape) for d in dims):
-            raise VerifyException("broadcast dims out of range")
-        for i, d in enumerate(dims):
-            if src.dims[i] != shape[d] and src.dims[i] != 1:
-                raise VerifyException(f"operand axis {i} cannot broadcast to result axis {d}")
-        last = len(shape) - 1
-        if src.layout_name in SLOT_LAYOUTS:
-            if (
-                layout != src.layout_name
-                or not dims
-                or dims[-1] != last
-                or src.dims[-1] != shape[last]
-            ):
-                raise VerifyException(
-                    f"a {src.layout_name} array broadcasts only along its leading axes"
-                )
-        elif layout in SLOT_LAYOUTS:
-            fed = last in dims and src.dims[dims.index(last)] == shape[last]
-            if fed:
-                raise VerifyException(
-                    "a replicated array becomes packed only along a new or stretched last axis"
-                )
+        layout = self.out_layout.data
+        if src.layout_name == REPLICATED and layout in SLOT_LAYOUTS:
             # real_factor: the replicated ciphertexts as they are (v + 0i in every slot), only
             # a factor of a product; otherwise v in both parts (times 1 + i, no level).
             for use in self.result.uses if self.real_factor is not None else ():
@@ -749,11 +560,11 @@ class BroadcastOp(_CtUnary):
                     raise VerifyException("a real_factor broadcast is only a factor of mul/dot")
         if self.real_factor is not None and (layout != COMPLEX or src.layout_name != REPLICATED):
             raise VerifyException("real_factor: a replicated array broadcast to complex")
-        return src.with_(dims=shape, layout=layout)
+        return _scaled(t, src.scale_bits)
 
 
 @irdl_op_definition
-class UnpackComplexOp(_CtUnary):
+class UnpackComplexOp(he.Unary, CkksOp):
     """Complex layout -> packed: with z the slots of a ciphertext and z* their conjugates (a
     Galois key switch), z + z* holds 2 Re z and -i (z - z*) holds 2 Im z (-i is a monomial
     multiply, no level); read at twice the scale they are Re z and Im z, the column blocks
@@ -769,30 +580,14 @@ class UnpackComplexOp(_CtUnary):
 
 
 @irdl_op_definition
-class TransposeOp(_CtUnary):
+class TransposeOp(he.TransposeRule, CkksOp):
     """Swap the axes of a rank-2 replicated array (relabelling ciphertexts, no HE work)."""
 
     name = "ckks.transpose"
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
-        if src.layout_name != REPLICATED or len(src.dims) != 2:
-            raise VerifyException("transpose needs a rank-2 replicated array")
-        return src.with_(dims=tuple(reversed(src.dims)))
-
-
-class _WithPublic(CkksOp, ABC):
-    input = operand_def(CtType)
-    value = operand_def(PublicType)
-    result = result_def(CtType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input `,` $value attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-
 
 @irdl_op_definition
-class MulConstOp(_WithPublic):
+class MulConstOp(he.WithPublic, CkksOp):
     """Multiply by a public scalar. `const_scale` is log2 of the scale the constant is encoded
     at: 0 for an integer constant (multiplied exactly, no level), > 0 for a real constant
     (rounded to const * 2^const_scale, so the scale grows and a rescale follows)."""
@@ -825,16 +620,13 @@ class MulConstOp(_WithPublic):
 
 
 @irdl_op_definition
-class AddConstOp(_WithPublic):
+class AddConstOp(he.WithPublic, CkksOp):
     """Add a public scalar (encoded at the ciphertext's scale; no level)."""
 
     name = "ckks.add_const"
 
     def __init__(self, operand: SSAValue, value: SSAValue):
         super().__init__(operands=[operand, value], result_types=[ct_type(operand)])
-
-    def infer(self) -> CtType:
-        return ct_type(self.input)
 
 
 class _WithPlain(CkksOp, ABC):
@@ -859,7 +651,7 @@ class MulPlainOp(_WithPlain):
 
     def infer(self) -> CtType:
         a, p = ct_type(self.input), pt_type(self.plain)
-        _check_same_array(self.name, a, p)
+        he.check_same_array(self.name, a, p)
         return a.with_(log_scale=a.scale_bits + p.scale_bits)
 
 
@@ -869,21 +661,13 @@ class AddPlainOp(_WithPlain):
 
     def infer(self) -> CtType:
         a, p = ct_type(self.input), pt_type(self.plain)
-        _check_same_array(self.name, a, p)
+        he.check_same_array(self.name, a, p)
         _check_same_scale(self.name, a, p)
         return a
 
 
-class _Named(CkksOp, ABC):
-    sym = prop_def(StringAttr)
-
-    @property
-    def sym_value(self) -> str:
-        return self.sym.data
-
-
 @irdl_op_definition
-class EncodeOp(_Named):
+class EncodeOp(he.EncodeRule, CkksOp):
     """Encode input `sym` (from its owner's data) into a plaintext array of the given layout,
     level and scale. `domain` is the input's declared value domain (drives range analysis).
 
@@ -895,122 +679,28 @@ class EncodeOp(_Named):
 
     name = "ckks.encode"
 
-    domain = opt_prop_def(IntervalAttr | SetAttr)
-    expr = opt_prop_def(StringAttr)
-    digits = opt_prop_def(ArrayAttr[StringAttr])
-    scalar_digits = opt_prop_def(DenseArrayBase)
-    radices = opt_prop_def(DenseArrayBase)
-    group = opt_prop_def(IntegerAttr)
-    result = result_def(PtType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym attr-dict `:` type($result)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp), Pure()))
-
-    def __init__(self, sym: str, ty: PtType, domain: Domain | None, expr: str | None = None):
-        props: dict[str, Attribute] = {"sym": StringAttr(sym)}
-        if domain is not None:
-            props["domain"] = domain_attr(domain)
-        if expr is not None:
-            props["expr"] = StringAttr(expr)
-        super().__init__(result_types=[ty], properties=props)
 
     @staticmethod
     def packed(
         sym: str, ty: PtType, digits: Sequence[str], scalar: Sequence[bool], radices: Sequence[int]
     ) -> EncodeOp:
         op = EncodeOp(sym, ty, None)
-        op.properties["digits"] = ArrayAttr([StringAttr(d) for d in digits])
-        op.properties["scalar_digits"] = _int_array([int(x) for x in scalar])
-        op.properties["radices"] = _int_array(radices)
+        op.set_digits(digits, scalar, radices)
         op.properties["group"] = IntegerAttr(1, i64)
         return op
 
-    @property
-    def domain_value(self) -> Domain | None:
-        return None if self.domain is None else self.domain.to_domain()
-
-    @property
-    def expr_value(self) -> str | None:
-        return None if self.expr is None else self.expr.data
-
-    @property
-    def digit_exprs(self) -> tuple[str, ...]:
-        return () if self.digits is None else tuple(d.data for d in self.digits.data)
-
-    @property
-    def scalar_digit_flags(self) -> tuple[bool, ...]:
-        return (
-            () if self.scalar_digits is None else tuple(bool(x) for x in _ints(self.scalar_digits))
-        )
-
-    @property
-    def radix_values(self) -> tuple[int, ...]:
-        return () if self.radices is None else _ints(self.radices)
-
-    @property
-    def group_value(self) -> int:
-        return 1 if self.group is None else self.group.value.data
-
-    def set_group(self, group: int) -> None:
-        self.properties["group"] = IntegerAttr(group, i64)
-
-    def sources(self) -> list[str]:
-        """The owner's inputs this encode reads (the `--input NAME` the encrypt role needs)."""
-        from compiler.owner_expr import parse
-
-        texts = self.digit_exprs or ((self.expr_value,) if self.expr_value else ())
-        if not texts:
-            return [self.sym_value]
-        out: list[str] = []
-        for t in texts:
-            for name in parse(t).sources():
-                if name not in out:
-                    out.append(name)
-        return out
-
-    def verify_(self) -> None:
-        ty = pt_type(self.result)
-        if ty.layout_name == COEFF:
-            n = len(self.digit_exprs)
-            if not n or len(self.scalar_digit_flags) != n or len(self.radix_values) != n:
-                raise VerifyException(
-                    "a coeff encode needs digits, scalar_digits and radices of one length"
-                )
-            if any(r < 2 for r in self.radix_values) or self.group_value < 1:
-                raise VerifyException("coeff radices must be >= 2 and group >= 1")
-            if len(ty.dims) != 2:
-                raise VerifyException("a coeff array has shape [rows, columns]")
-        elif self.digits is not None:
-            raise VerifyException("digits are only for coeff encodes")
-
 
 @irdl_op_definition
-class EncryptOp(CkksOp):
+class EncryptOp(he.EncryptRule, CkksOp):
     """Public-key encryption by the data owner: a fresh degree-1 ciphertext array."""
 
     name = "ckks.encrypt"
 
-    input = operand_def(PtType)
-    party = prop_def(StringAttr)
-    result = result_def(CtType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp), Pure()))
 
-    def __init__(self, plain: SSAValue):
-        p = pt_type(plain)
-        super().__init__(
-            operands=[plain],
-            result_types=[CtType.get(p.dims, p.layout_name, p.level_value, p.scale_bits, 1)],
-            properties={"party": StringAttr("data_owner")},
-        )
-
-    def infer(self) -> CtType:
-        if self.party.data != "data_owner":
-            raise VerifyException("ckks.encrypt is done by the data owner (party = data_owner)")
-        p = pt_type(self.input)
+    def fresh(self, p: he.PlaintextType) -> CtType:
+        assert isinstance(p, PtType)
         return CtType.get(p.dims, p.layout_name, p.level_value, p.scale_bits, 1)
 
     def source(self) -> EncodeOp:
@@ -1021,7 +711,7 @@ class EncryptOp(CkksOp):
 
 
 @irdl_op_definition
-class DecryptOp(_Named):
+class DecryptOp(he.DecryptRule, CkksOp):
     """Decryption of a revealed value by the coordinator (the only holder of the secret key).
     With `factor`, the coordinator multiplies the decoded value by that public scalar: a last
     multiplication by a public constant reveals nothing new, and done in the clear it does not
@@ -1031,162 +721,44 @@ class DecryptOp(_Named):
 
     name = "ckks.decrypt"
 
-    input = operand_def(CtType)
-    factor = opt_operand_def(PublicType)
-    party = prop_def(StringAttr)
-    digit = opt_prop_def(IntegerAttr)
-    scalar_digit = opt_prop_def(IntegerAttr)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym $input (`times` $factor^)? attr-dict `:` type($input)"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
 
-    def __init__(
-        self,
-        sym: str,
-        operand: SSAValue,
-        factor: SSAValue | None = None,
-        digit: int | None = None,
-        scalar: bool = False,
-    ):
-        props: dict[str, Attribute] = {
-            "sym": StringAttr(sym),
-            "party": StringAttr("coordinator"),
-        }
-        if digit is not None:
-            props["digit"] = IntegerAttr(digit, i64)
-            props["scalar_digit"] = IntegerAttr(int(scalar), i64)
-        super().__init__(
-            operands=[operand, [factor] if factor is not None else []], properties=props
-        )
-
-    @property
-    def digit_value(self) -> int | None:
-        return None if self.digit is None else self.digit.value.data
-
-    @property
-    def is_scalar_digit(self) -> bool:
-        return self.scalar_digit is not None and self.scalar_digit.value.data != 0
-
-    def infer(self) -> None:
-        if self.party.data != "coordinator":
-            raise VerifyException("ckks.decrypt is done by the coordinator (party = coordinator)")
-        coeff = ct_type(self.input).layout_name == COEFF
-        if coeff != (self.digit is not None):
-            raise VerifyException("ckks.decrypt reads a digit exactly when its input is coeff")
-
 
 @irdl_op_definition
-class SizeOp(_Named):
+class SizeOp(he.SizeRule, CkksOp):
     name = "ckks.size"
 
-    result = result_def(PublicType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym attr-dict"
-    traits = traits_def(Pure())
-
-    def __init__(self, sym: str):
-        super().__init__(result_types=[PublicType()], properties={"sym": StringAttr(sym)})
-
 
 @irdl_op_definition
-class ConstantOp(CkksOp):
+class ConstantOp(he.ConstantRule, CkksOp):
     name = "ckks.constant"
 
-    value = prop_def(FloatAttr)
-    result = result_def(PublicType)
 
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "attr-dict"
-    traits = traits_def(Pure())
-
-    def __init__(self, value: float):
-        super().__init__(
-            result_types=[PublicType()], properties={"value": FloatAttr(float(value), f64)}
-        )
-
-    @property
-    def float_value(self) -> float:
-        return float(self.value.value.data)
-
-
-PUBLIC_KINDS = ("add", "sub", "mul", "div")
+PUBLIC_KINDS = he.PUBLIC_KINDS
 
 
 @irdl_op_definition
-class PublicArithOp(CkksOp):
+class PublicArithOp(he.PublicArithRule, CkksOp):
     """Arithmetic on public scalars (every party can compute it in the clear)."""
 
     name = "ckks.public_arith"
 
-    lhs = operand_def(PublicType)
-    rhs = operand_def(PublicType)
-    kind = prop_def(StringAttr)
-    result = result_def(PublicType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$kind $lhs `,` $rhs attr-dict"
-    traits = traits_def(Pure())
-
-    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(
-            operands=[lhs, rhs], result_types=[PublicType()], properties={"kind": StringAttr(kind)}
-        )
-
-    def infer(self) -> None:
-        if self.kind.data not in PUBLIC_KINDS:
-            raise VerifyException(f"public_arith kind must be one of {PUBLIC_KINDS}")
-
 
 @irdl_op_definition
-class ParamOp(_Named):
+class ParamOp(he.ParamRule, CkksOp):
     name = "ckks.param"
 
-    bound = prop_def(IntegerAttr)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym attr-dict"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
-
-    def __init__(self, sym: str, bound: int):
-        super().__init__(properties={"sym": StringAttr(sym), "bound": IntegerAttr(bound, i64)})
-
-    @property
-    def bound_value(self) -> int:
-        return self.bound.value.data
 
 
 @irdl_op_definition
-class SourceOp(_Named):
+class SourceOp(he.SourceRule, CkksOp):
     """Declares a data owner's input that owner-side values read (`y` in `(mul y S)`): its
     shape and declared domain, which the encrypting owner's files are checked against."""
 
     name = "ckks.source"
 
-    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
-    domain = prop_def(IntervalAttr | SetAttr)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym attr-dict"
     traits = lazy_traits_def(lambda: (HasParent(ProgramOp),))
-
-    def __init__(self, sym: str, dims: Sequence[Dim], domain: Domain):
-        super().__init__(
-            properties={
-                "sym": StringAttr(sym),
-                "shape": _shape_attr(dims),
-                "domain": domain_attr(domain),
-            }
-        )
-
-    @property
-    def dims(self) -> tuple[Dim, ...]:
-        return tuple(d.data for d in self.shape.data)
-
-    @property
-    def domain_value(self) -> Domain:
-        return self.domain.to_domain()
 
 
 @dataclass(frozen=True)
@@ -1239,41 +811,17 @@ def _ints(value: Attribute) -> tuple[int, ...]:
 
 
 @irdl_op_definition
-class ProgramOp(IRDLOperation):
+class ProgramOp(he.ProgramRule):
     """A whole CKKS program: params, encodes/encryptions, the server computation, decrypts.
     Parameters (once chosen) are attributes: `log_n`, `output_moduli`, `moduli`,
     `special_moduli`, `dnum`, `security_bits`, `insecure`, `rotation_keys`."""
 
     name = "ckks.program"
 
-    sym_name = prop_def(StringAttr)
-    body = region_def()
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym_name $body attr-dict"
-    traits = traits_def(NoTerminator())
-
-    def __init__(self, sym_name: str, body: Region | None = None):
-        super().__init__(
-            properties={"sym_name": StringAttr(sym_name)}, regions=[body or Region(Block())]
-        )
-
-    @property
-    def block(self) -> Block:
-        if not self.body.blocks:
-            self.body.add_block(Block())
-        return self.body.blocks[0]
-
-    def ops(self) -> Iterator[Operation]:
-        return iter(list(self.block.ops))
-
-    def params(self) -> dict[str, int]:
-        return {op.sym_value: op.bound_value for op in self.block.ops if isinstance(op, ParamOp)}
-
-    def decrypts(self) -> list[DecryptOp]:
+    def decrypts(self) -> list[DecryptOp]:  # pyright: ignore[reportIncompatibleMethodOverride]
         return [op for op in self.block.ops if isinstance(op, DecryptOp)]
 
-    def encrypts(self) -> list[EncryptOp]:
+    def encrypts(self) -> list[EncryptOp]:  # pyright: ignore[reportIncompatibleMethodOverride]
         return [op for op in self.block.ops if isinstance(op, EncryptOp)]
 
     def parameters(self) -> Parameters | None:
@@ -1318,18 +866,6 @@ class ProgramOp(IRDLOperation):
     def set_rotation_keys(self, offsets: Sequence[int]) -> None:
         self.attributes["rotation_keys"] = _int_array(sorted(set(offsets)))
 
-    def verify_(self) -> None:
-        params = self.params()
-        for op in self.block.ops:
-            for value in [*op.operands, *op.results]:
-                ty = value.type
-                if isinstance(ty, CtType | PtType):
-                    for d in ty.dims:
-                        if isinstance(d, str) and d not in params:
-                            raise VerifyException(f"dimension {d} is not a declared ckks.param")
-            if isinstance(op, SizeOp) and op.sym_value not in params:
-                raise VerifyException(f"ckks.size of undeclared parameter {op.sym_value}")
-
 
 Ckks = Dialect(
     "ckks",
@@ -1362,8 +898,11 @@ Ckks = Dialect(
         UnpackComplexOp,
         TransposeOp,
     ],
-    [CtType, PtType, PublicType],
+    [CtType, PtType],
 )
+for _op in Ckks.operations:
+    if issubclass(_op, he.HeOp):
+        _op.TYPES = (CtType, PtType, PublicType)
 
 # The ops that need a key switch (evaluation keys) when executed.
 KEY_SWITCH_OPS: tuple[type[Operation], ...] = (

@@ -30,9 +30,10 @@ a level is depends on the scheme record (passes/schemes.py).
 from __future__ import annotations
 
 import contextlib
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import ClassVar, Self
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -75,6 +76,7 @@ from xdsl.traits import NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from compiler.dialects.stat import IntervalAttr, SetAttr, domain_attr
+from compiler.owner_expr import parse
 from compiler.types import Dim, Domain, format_shape
 
 PACKED = "packed"
@@ -97,15 +99,63 @@ def shape_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr | StringAttr]:
 
 
 def verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
-    if layout in SLOT_LAYOUTS and not dims:
+    if layout != REPLICATED and not dims:
         raise VerifyException(f"a {layout} array needs at least one axis")
     for d in dims:
         if isinstance(d, int) and d < 1:
             raise VerifyException(f"array dimensions must be >= 1, got {d}")
 
 
+class CiphertextType(ParametrizedAttribute, TypeAttribute, ABC):
+    """What every scheme's ciphertext-array type has (the op rules below read only this): a
+    logical shape, a layout, a level and a degree. `with_` keeps whatever the scheme adds
+    (the ckks scale)."""
+
+    @property
+    @abstractmethod
+    def dims(self) -> tuple[Dim, ...]: ...
+
+    @property
+    @abstractmethod
+    def layout_name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def level_value(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def degree_value(self) -> int: ...
+
+    @abstractmethod
+    def with_(
+        self,
+        *,
+        dims: Sequence[Dim] | None = None,
+        layout: str | None = None,
+        level: int | None = None,
+        degree: int | None = None,
+    ) -> Self: ...
+
+
+class PlaintextType(ParametrizedAttribute, TypeAttribute, ABC):
+    """What every scheme's encoded-array type has: a shape, a layout and a level."""
+
+    @property
+    @abstractmethod
+    def dims(self) -> tuple[Dim, ...]: ...
+
+    @property
+    @abstractmethod
+    def layout_name(self) -> str: ...
+
+    @property
+    @abstractmethod
+    def level_value(self) -> int: ...
+
+
 @irdl_attr_definition
-class CtType(ParametrizedAttribute, TypeAttribute):
+class CtType(CiphertextType):
     """`!he.tensor<[N, M], packed, ct<level, degree>>`: a ciphertext array."""
 
     name = "he.tensor"
@@ -179,7 +229,7 @@ class CtType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class PtType(ParametrizedAttribute, TypeAttribute):
+class PtType(PlaintextType):
     """`!he.ptensor<[M], packed, pt<level>>`: an encoded array."""
 
     name = "he.ptensor"
@@ -228,7 +278,8 @@ class PtType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_attr_definition
 class PublicType(ParametrizedAttribute, TypeAttribute):
-    """`!he.public`: a public real scalar, known to every party."""
+    """`!he.public`: a public real scalar, known to every party (the scalar type of every
+    scheme dialect too: it carries nothing a scheme changes)."""
 
     name = "he.public"
 
@@ -247,7 +298,24 @@ def pt_type(value: SSAValue) -> PtType:
     return ty
 
 
-def check_same_array(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
+def any_ct(value: SSAValue) -> CiphertextType:
+    """The ciphertext type of `value`, of whichever scheme (what the op rules read)."""
+    ty = value.type
+    if not isinstance(ty, CiphertextType):
+        raise VerifyException(f"expected a ciphertext array, got {ty}")
+    return ty
+
+
+def any_pt(value: SSAValue) -> PlaintextType:
+    ty = value.type
+    if not isinstance(ty, PlaintextType):
+        raise VerifyException(f"expected an encoded array, got {ty}")
+    return ty
+
+
+def check_same_array(
+    what: str, a: CiphertextType | PlaintextType, b: CiphertextType | PlaintextType
+) -> None:
     if a.dims != b.dims or a.layout_name != b.layout_name:
         raise VerifyException(
             f"{what}: operands are {format_shape(a.dims)} {a.layout_name} and "
@@ -260,17 +328,17 @@ def check_same_array(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
         )
 
 
-def _check_not_coeff(what: str, *types: CtType | PtType) -> None:
+def _check_not_coeff(what: str, *types: CiphertextType | PlaintextType) -> None:
     if any(t.layout_name == COEFF for t in types):
         raise VerifyException(f"{what}: coeff arrays only add (counts in the coefficients)")
 
 
-def _check_array_axis(src: CtType, axis: int, what: str) -> None:
+def _check_array_axis(src: CiphertextType, axis: int, what: str) -> None:
     if src.layout_name == COEFF and axis != 0:
         raise VerifyException(f"{what}: a coeff array is only summed over its rows (axis 0)")
     if not 0 <= axis < len(src.dims):
         raise VerifyException(f"{what}: axis {axis} out of range for {format_shape(src.dims)}")
-    if src.layout_name in SLOT_LAYOUTS and axis == len(src.dims) - 1:
+    if src.layout_name != REPLICATED and axis == len(src.dims) - 1:
         raise VerifyException(f"{what}: axis {axis} is the packed axis; use sum_slots")
 
 
@@ -290,17 +358,29 @@ def ints(value: Attribute) -> tuple[int, ...]:
 
 class HeOp(IRDLOperation, ABC):
     """An op whose result type follows from its operands and properties (`infer`); the verifier
-    checks the declared result type against that rule."""
+    checks the declared result type against that rule, and that every ciphertext, encoded and
+    scalar value is of its own dialect's types (`TYPES`: a ckks op takes ckks types)."""
+
+    TYPES: ClassVar[tuple[type[Attribute], ...]] = ()
 
     def infer(self) -> Attribute | None:
         return None
 
+    def same_type(self, got: Attribute, expected: Attribute) -> bool:
+        return got == expected
+
     def verify_(self) -> None:
+        if self.TYPES:
+            for v in [*self.operands, *self.results]:
+                if isinstance(v.type, CiphertextType | PlaintextType) and not (
+                    isinstance(v.type, self.TYPES)
+                ):
+                    raise VerifyException(f"{self.name}: {v.type} is not a type of its dialect")
         expected = self.infer()
         if expected is None:
             return
         got = self.results[0].type
-        if got != expected:
+        if not self.same_type(got, expected):
             raise VerifyException(f"{self.name}: result type {got} does not match {expected}")
 
 
@@ -318,22 +398,22 @@ def _initial_type(op: Operation) -> None:
 
 
 class Binary(HeOp, ABC):
-    lhs = operand_def(CtType)
-    rhs = operand_def(CtType)
-    result = result_def(CtType)
+    lhs = operand_def(CiphertextType)
+    rhs = operand_def(CiphertextType)
+    result = result_def(CiphertextType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
     traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[ct_type(lhs)])
+        super().__init__(operands=[lhs, rhs], result_types=[any_ct(lhs)])
         _initial_type(self)
 
 
 class Unary(HeOp, ABC):
-    input = operand_def(CtType)
-    result = result_def(CtType)
+    input = operand_def(CiphertextType)
+    result = result_def(CiphertextType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -341,14 +421,14 @@ class Unary(HeOp, ABC):
 
     def __init__(self, operand: SSAValue, properties: dict[str, Attribute] | None = None):
         super().__init__(
-            operands=[operand], result_types=[ct_type(operand)], properties=properties or {}
+            operands=[operand], result_types=[any_ct(operand)], properties=properties or {}
         )
         _initial_type(self)
 
 
 class AddRule(Binary, ABC):
-    def infer(self) -> CtType:
-        a, b = ct_type(self.lhs), ct_type(self.rhs)
+    def infer(self) -> CiphertextType:
+        a, b = any_ct(self.lhs), any_ct(self.rhs)
         check_same_array(self.name, a, b)
         return a.with_(degree=max(a.degree_value, b.degree_value))
 
@@ -360,23 +440,23 @@ class SubRule(AddRule, ABC):
 class MulRule(Binary, ABC):
     """Tensor product without relinearization: degrees add."""
 
-    def infer(self) -> CtType:
-        a, b = ct_type(self.lhs), ct_type(self.rhs)
+    def infer(self) -> CiphertextType:
+        a, b = any_ct(self.lhs), any_ct(self.rhs)
         check_same_array(self.name, a, b)
         _check_not_coeff(self.name, a, b)
         return a.with_(degree=a.degree_value + b.degree_value)
 
 
 class NegateRule(Unary, ABC):
-    def infer(self) -> CtType:
-        return ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        return any_ct(self.input)
 
 
 class RelinearizeRule(Unary, ABC):
     """Key switch of the degree >= 2 components back to a degree-1 ciphertext."""
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         if src.degree_value < 2:
             raise VerifyException("relinearize needs a ciphertext of degree >= 2")
         return src.with_(degree=1)
@@ -385,8 +465,8 @@ class RelinearizeRule(Unary, ABC):
 class LevelDownRule(Unary, ABC):
     """Level l -> l - 1: the scheme drops the last prime of the ciphertext modulus."""
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         if src.level_value < 1:
             raise VerifyException(f"{self.name} at level 0: no prime left to drop")
         return src.with_(level=src.level_value - 1)
@@ -404,8 +484,8 @@ class RotateRule(Unary, ABC):
     def offset_value(self) -> int:
         return self.offset.value.data
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         if src.layout_name != PACKED:
             raise VerifyException("rotate acts on packed arrays (replicated slots are equal)")
         if src.degree_value != 1:
@@ -416,8 +496,8 @@ class RotateRule(Unary, ABC):
 class SumSlotsRule(Unary, ABC):
     """Sum over the packed axis, the total in every slot (a replicated result)."""
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         if src.layout_name != PACKED:
             raise VerifyException("sum_slots sums the packed axis of a packed array")
         if src.degree_value != 1:
@@ -437,8 +517,8 @@ class ReduceRule(Unary, ABC):
     def axis_value(self) -> int:
         return self.axis.value.data
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         _check_array_axis(src, self.axis_value, self.name)
         dims = tuple(d for i, d in enumerate(src.dims) if i != self.axis_value)
         layout = src.layout_name if dims or src.layout_name == REPLICATED else REPLICATED
@@ -448,10 +528,10 @@ class ReduceRule(Unary, ABC):
 class DotRule(HeOp, ABC):
     """Fused sum_i a_i * b_i along an array axis."""
 
-    lhs = operand_def(CtType)
-    rhs = operand_def(CtType)
+    lhs = operand_def(CiphertextType)
+    rhs = operand_def(CiphertextType)
     axis = prop_def(IntegerAttr)
-    result = result_def(CtType)
+    result = result_def(CiphertextType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
@@ -460,7 +540,7 @@ class DotRule(HeOp, ABC):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, axis: int):
         super().__init__(
             operands=[lhs, rhs],
-            result_types=[ct_type(lhs)],
+            result_types=[any_ct(lhs)],
             properties={"axis": IntegerAttr(axis, i64)},
         )
         _initial_type(self)
@@ -469,8 +549,8 @@ class DotRule(HeOp, ABC):
     def axis_value(self) -> int:
         return self.axis.value.data
 
-    def infer(self) -> CtType:
-        a, b = ct_type(self.lhs), ct_type(self.rhs)
+    def infer(self) -> CiphertextType:
+        a, b = any_ct(self.lhs), any_ct(self.rhs)
         check_same_array(self.name, a, b)
         _check_not_coeff(self.name, a, b)
         _check_array_axis(a, self.axis_value, self.name)
@@ -504,8 +584,8 @@ class BroadcastRule(Unary, ABC):
     def shape_tuple(self) -> tuple[Dim, ...]:
         return tuple(d.data for d in self.shape.data)
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         dims, shape, layout = self.dims_tuple, self.shape_tuple, self.out_layout.data
         if len(dims) != len(src.dims) or list(dims) != sorted(set(dims)):
             raise VerifyException("broadcast dims must map every operand axis, increasing")
@@ -535,24 +615,24 @@ class BroadcastRule(Unary, ABC):
 class TransposeRule(Unary, ABC):
     """Swap the axes of a rank-2 replicated array (relabelling ciphertexts, no HE work)."""
 
-    def infer(self) -> CtType:
-        src = ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
         if src.layout_name != REPLICATED or len(src.dims) != 2:
             raise VerifyException("transpose needs a rank-2 replicated array")
         return src.with_(dims=tuple(reversed(src.dims)))
 
 
 class WithPublic(HeOp, ABC):
-    input = operand_def(CtType)
+    input = operand_def(CiphertextType)
     value = operand_def(PublicType)
-    result = result_def(CtType)
+    result = result_def(CiphertextType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `,` $value attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
 
-    def infer(self) -> CtType:
-        return ct_type(self.input)
+    def infer(self) -> CiphertextType:
+        return any_ct(self.input)
 
 
 class MulConstRule(WithPublic, ABC):
@@ -564,7 +644,7 @@ class MulConstRule(WithPublic, ABC):
     def __init__(self, operand: SSAValue, value: SSAValue, integer: bool):
         props: dict[str, Attribute] = {"integer": UnitAttr()} if integer else {}
         super().__init__(
-            operands=[operand, value], result_types=[ct_type(operand)], properties=props
+            operands=[operand, value], result_types=[any_ct(operand)], properties=props
         )
 
     @property
@@ -580,7 +660,7 @@ class AddConstRule(WithPublic, ABC):
     def __init__(self, operand: SSAValue, value: SSAValue, integer: bool):
         props: dict[str, Attribute] = {"integer": UnitAttr()} if integer else {}
         super().__init__(
-            operands=[operand, value], result_types=[ct_type(operand)], properties=props
+            operands=[operand, value], result_types=[any_ct(operand)], properties=props
         )
 
     @property
@@ -599,20 +679,22 @@ class Named(HeOp, ABC):
 class EncodeRule(Named, ABC):
     """Encode input `sym` (from its owner's data) into an encoded array. `domain` is the
     input's declared value domain; `expr` an owner-side expression (compiler/owner_expr.py);
-    a `coeff` encode carries `digits`, `scalar_digits`, `radices` (see ckks.encode)."""
+    a `coeff` encode carries `digits`, `scalar_digits`, `radices` and `group` (see
+    ckks.encode)."""
 
     domain = opt_prop_def(IntervalAttr | SetAttr)
     expr = opt_prop_def(StringAttr)
     digits = opt_prop_def(ArrayAttr[StringAttr])
     scalar_digits = opt_prop_def(DenseArrayBase)
     radices = opt_prop_def(DenseArrayBase)
-    result = result_def(PtType)
+    group = opt_prop_def(IntegerAttr)  # coeff: columns per coefficient
+    result = result_def(PlaintextType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym attr-dict `:` type($result)"
     traits = traits_def(Pure())
 
-    def __init__(self, sym: str, ty: PtType, domain: Domain | None, expr: str | None = None):
+    def __init__(self, sym: str, ty: PlaintextType, domain: Domain | None, expr: str | None = None):
         props: dict[str, Attribute] = {"sym": StringAttr(sym)}
         if domain is not None:
             props["domain"] = domain_attr(domain)
@@ -647,8 +729,29 @@ class EncodeRule(Named, ABC):
     def radix_values(self) -> tuple[int, ...]:
         return () if self.radices is None else ints(self.radices)
 
+    @property
+    def group_value(self) -> int:
+        return 1 if self.group is None else self.group.value.data
+
+    def sources(self) -> list[str]:
+        """The owner's inputs this encode reads (the `--input NAME` the encrypt role needs)."""
+        texts = self.digit_exprs or ((self.expr_value,) if self.expr_value else ())
+        if not texts:
+            return [self.sym_value]
+        out: list[str] = []
+        for t in texts:
+            for name in parse(t).sources():
+                if name not in out:
+                    out.append(name)
+        return out
+
+    def set_group(self, group: int) -> None:
+        self.properties["group"] = IntegerAttr(group, i64)
+
     def verify_(self) -> None:
-        ty = pt_type(self.result)
+        if self.group_value < 1:
+            raise VerifyException("coeff radices must be >= 2 and group >= 1")
+        ty = any_pt(self.result)
         if ty.layout_name == COEFF:
             n = len(self.digit_exprs)
             if not n or len(self.scalar_digit_flags) != n or len(self.radix_values) != n:
@@ -666,27 +769,29 @@ class EncodeRule(Named, ABC):
 class EncryptRule(HeOp, ABC):
     """Public-key encryption by the data owner: a fresh degree-1 ciphertext array."""
 
-    input = operand_def(PtType)
+    input = operand_def(PlaintextType)
     party = prop_def(StringAttr)
-    result = result_def(CtType)
+    result = result_def(CiphertextType)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
 
     def __init__(self, plain: SSAValue):
-        p = pt_type(plain)
         super().__init__(
             operands=[plain],
-            result_types=[CtType.get(p.dims, p.layout_name, p.level_value, 1)],
+            result_types=[self.fresh(any_pt(plain))],
             properties={"party": StringAttr("data_owner")},
         )
 
-    def infer(self) -> CtType:
+    def fresh(self, p: PlaintextType) -> CiphertextType:
+        """The type of a fresh encryption of `p` (a scheme adds what it carries)."""
+        return CtType.get(p.dims, p.layout_name, p.level_value, 1)
+
+    def infer(self) -> CiphertextType:
         if self.party.data != "data_owner":
             raise VerifyException(f"{self.name} is done by the data owner (party = data_owner)")
-        p = pt_type(self.input)
-        return CtType.get(p.dims, p.layout_name, p.level_value, 1)
+        return self.fresh(any_pt(self.input))
 
     def source(self) -> EncodeRule:
         owner = self.input.owner
@@ -699,7 +804,7 @@ class DecryptRule(Named, ABC):
     """Decryption of a revealed value by the coordinator; `factor` a public scalar the
     coordinator multiplies the decoded value by; `digit` the packed count of a coeff array."""
 
-    input = operand_def(CtType)
+    input = operand_def(CiphertextType)
     factor = opt_operand_def(PublicType)
     party = prop_def(StringAttr)
     digit = opt_prop_def(IntegerAttr)
@@ -735,7 +840,7 @@ class DecryptRule(Named, ABC):
     def infer(self) -> None:
         if self.party.data != "coordinator":
             raise VerifyException(f"{self.name} is done by the coordinator (party = coordinator)")
-        coeff = ct_type(self.input).layout_name == COEFF
+        coeff = any_ct(self.input).layout_name == COEFF
         if coeff != (self.digit is not None):
             raise VerifyException(f"{self.name} reads a digit exactly when its input is coeff")
 
@@ -786,7 +891,9 @@ class PublicArithRule(HeOp, ABC):
 
     def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue):
         super().__init__(
-            operands=[lhs, rhs], result_types=[PublicType()], properties={"kind": StringAttr(kind)}
+            operands=[lhs, rhs],
+            result_types=[PublicType()],
+            properties={"kind": StringAttr(kind)},
         )
 
     def infer(self) -> None:
@@ -875,7 +982,7 @@ class ProgramRule(IRDLOperation, ABC):
                 continue
             for value in [*op.operands, *op.results]:
                 ty = value.type
-                if isinstance(ty, CtType | PtType):
+                if isinstance(ty, CiphertextType | PlaintextType):
                     for d in ty.dims:
                         if isinstance(d, str) and d not in params:
                             raise VerifyException(f"dimension {d} is not a declared param")
@@ -1026,6 +1133,11 @@ He = Dialect(
     ],
     [CtType, PtType, PublicType],
 )
+# The types an op of the he (and bfv) dialect takes and makes.
+HE_TYPES: tuple[type[Attribute], ...] = (CtType, PtType, PublicType)
+for _op in He.operations:
+    if issubclass(_op, HeOp):
+        _op.TYPES = HE_TYPES
 
 
 @dataclass(frozen=True)

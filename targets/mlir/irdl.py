@@ -97,6 +97,10 @@ class _Writer:
             return self._value("irdl.any")
         if isinstance(constr, EqAttrConstraint):
             return self._value(f"irdl.is {_attribute_text(constr.attr)}")
+        if isinstance(constr, BaseAttr) and _abstract(constr.attr):
+            # An HE-layer type class (he.CiphertextType): any of the dialects' types under it.
+            parts = [self._value(f"irdl.base {_base_reference(c)}") for c in _abstract(constr.attr)]
+            return self._value(f"irdl.any_of({', '.join(parts)})")
         if isinstance(constr, BaseAttr):
             return self._value(f"irdl.base {_base_reference(constr.attr)}")
         if isinstance(constr, ArrayOfConstraint):
@@ -127,6 +131,14 @@ def _attribute_text(attr: Attribute) -> str:
     buffer = StringIO()
     Printer(stream=buffer).print_attribute(to_builtin(attr))
     return buffer.getvalue()
+
+
+def _abstract(cls: type[Attribute]) -> list[type[Attribute]]:
+    """The registered attributes under `cls` when `cls` itself is not one (an abstract class
+    of the HE layer that several dialects' types implement); [] otherwise."""
+    if any(cls in d.attributes for d in DIALECTS):
+        return []
+    return [a for d in DIALECTS for a in d.attributes if issubclass(a, cls) and a is not cls]
 
 
 def _base_reference(cls: type[Attribute]) -> str:

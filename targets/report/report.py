@@ -149,7 +149,7 @@ def build_report(
     one_key = key_bytes(params, key_level)
     n_keys = len(rotations) + int(relin) + int(conjugation)
     party = party_sizes(program, params, run_sizes)
-    bytes_of = {
+    bytes_of: dict[SSAValue, int] = {
         r: ciphertext_bytes(params, r.type.level_value, r.type.degree_value)
         for op in program.block.ops
         for r in op.results

@@ -43,6 +43,8 @@ def test_bfv_plain_modulus_holds_the_largest_value() -> None:
     assert params.plain_modulus > 2 * (2 * 5000) ** 4
     assert params.plain_modulus % (2 << params.log_n) == 1
     assert params.security_bits == 128
+    # runtime/bfv takes primes of Q and P below 2^60 (regression: 2^60 + 57345 was refused)
+    assert all(q < 2**60 for q in params.moduli + params.special_moduli)
 
 
 def test_bfv_refuses_a_real_input_naming_it() -> None:

@@ -296,147 +296,219 @@ irdl.dialect @bfv {
     irdl.attributes {"kind" = %3}
   }
   // bfv.encode
-  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices
+  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices, group
   irdl.operation @encode {
-    %0 = irdl.base @he::@ptensor
-    %1 = irdl.base "#builtin.string"
-    irdl.results(%0)
-    irdl.attributes {"sym" = %1}
+    %0 = irdl.base @ckks::@ptensor
+    %1 = irdl.base @he::@ptensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base "#builtin.string"
+    irdl.results(%2)
+    irdl.attributes {"sym" = %3}
   }
   // bfv.encrypt
   irdl.operation @encrypt {
-    %0 = irdl.base @he::@ptensor
-    %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.string"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"party" = %2}
+    %0 = irdl.base @ckks::@ptensor
+    %1 = irdl.base @he::@ptensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"party" = %6}
   }
   // bfv.decrypt
   //   optional, not checked by IRDL 19: digit, scalar_digit
   irdl.operation @decrypt {
-    %0 = irdl.base @he::@tensor
-    %1 = irdl.base @he::@public
-    %2 = irdl.base "#builtin.string"
-    %3 = irdl.base "#builtin.string"
-    irdl.operands(%0, optional %1)
-    irdl.attributes {"party" = %2, "sym" = %3}
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base "#builtin.string"
+    %5 = irdl.base "#builtin.string"
+    irdl.operands(%2, optional %3)
+    irdl.attributes {"party" = %4, "sym" = %5}
   }
   // bfv.add
   irdl.operation @add {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // bfv.sub
   irdl.operation @sub {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // bfv.negate
   irdl.operation @negate {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // bfv.mul
   irdl.operation @mul {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // bfv.mul_const
   //   optional, not checked by IRDL 19: integer
   irdl.operation @mul_const {
-    %0 = irdl.base @he::@tensor
-    %1 = irdl.base @he::@public
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base @ckks::@tensor
+    %5 = irdl.base @he::@tensor
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(%2, %3)
+    irdl.results(%6)
   }
   // bfv.add_const
   //   optional, not checked by IRDL 19: integer
   irdl.operation @add_const {
-    %0 = irdl.base @he::@tensor
-    %1 = irdl.base @he::@public
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base @ckks::@tensor
+    %5 = irdl.base @he::@tensor
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(%2, %3)
+    irdl.results(%6)
   }
   // bfv.relinearize
   irdl.operation @relinearize {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // bfv.mod_switch
   irdl.operation @mod_switch {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // bfv.rotate
   irdl.operation @rotate {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"offset" = %2}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"offset" = %6}
   }
   // bfv.sum_slots
   irdl.operation @sum_slots {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // bfv.reduce
   irdl.operation @reduce {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"axis" = %2}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"axis" = %6}
   }
   // bfv.dot
   irdl.operation @dot {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    %3 = irdl.base "#builtin.integer"
-    irdl.operands(%0, %1)
-    irdl.results(%2)
-    irdl.attributes {"axis" = %3}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    %9 = irdl.base "#builtin.integer"
+    irdl.operands(%2, %5)
+    irdl.results(%8)
+    irdl.attributes {"axis" = %9}
   }
   // bfv.broadcast
   irdl.operation @broadcast {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.dense_array"
-    %3 = irdl.base "#builtin.array"
-    %4 = irdl.base "#builtin.string"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"dims" = %2, "shape" = %3, "out_layout" = %4}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.array"
+    %8 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"dims" = %6, "shape" = %7, "out_layout" = %8}
   }
   // bfv.transpose
   irdl.operation @transpose {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
 }
 
@@ -458,9 +530,6 @@ irdl.dialect @ckks {
     %3 = irdl.base "#builtin.float"
     irdl.parameters(%0, %1, %2, %3)
   }
-  // ckks.public
-  irdl.type @public {
-  }
   // ckks.program: carried by an upstream container (targets/mlir/form.py)
   // ckks.param
   irdl.operation @param {
@@ -479,23 +548,23 @@ irdl.dialect @ckks {
   }
   // ckks.size
   irdl.operation @size {
-    %0 = irdl.base @ckks::@public
+    %0 = irdl.base @he::@public
     %1 = irdl.base "#builtin.string"
     irdl.results(%0)
     irdl.attributes {"sym" = %1}
   }
   // ckks.constant
   irdl.operation @constant {
-    %0 = irdl.base @ckks::@public
+    %0 = irdl.base @he::@public
     %1 = irdl.base "#builtin.float"
     irdl.results(%0)
     irdl.attributes {"value" = %1}
   }
   // ckks.public_arith
   irdl.operation @public_arith {
-    %0 = irdl.base @ckks::@public
-    %1 = irdl.base @ckks::@public
-    %2 = irdl.base @ckks::@public
+    %0 = irdl.base @he::@public
+    %1 = irdl.base @he::@public
+    %2 = irdl.base @he::@public
     %3 = irdl.base "#builtin.string"
     irdl.operands(%0, %1)
     irdl.results(%2)
@@ -505,59 +574,89 @@ irdl.dialect @ckks {
   //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices, group
   irdl.operation @encode {
     %0 = irdl.base @ckks::@ptensor
-    %1 = irdl.base "#builtin.string"
-    irdl.results(%0)
-    irdl.attributes {"sym" = %1}
+    %1 = irdl.base @he::@ptensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base "#builtin.string"
+    irdl.results(%2)
+    irdl.attributes {"sym" = %3}
   }
   // ckks.encrypt
   irdl.operation @encrypt {
     %0 = irdl.base @ckks::@ptensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base "#builtin.string"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"party" = %2}
+    %1 = irdl.base @he::@ptensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"party" = %6}
   }
   // ckks.decrypt
   //   optional, not checked by IRDL 19: digit, scalar_digit
   irdl.operation @decrypt {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@public
-    %2 = irdl.base "#builtin.string"
-    %3 = irdl.base "#builtin.string"
-    irdl.operands(%0, optional %1)
-    irdl.attributes {"party" = %2, "sym" = %3}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base "#builtin.string"
+    %5 = irdl.base "#builtin.string"
+    irdl.operands(%2, optional %3)
+    irdl.attributes {"party" = %4, "sym" = %5}
   }
   // ckks.add
   irdl.operation @add {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base @ckks::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // ckks.sub
   irdl.operation @sub {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base @ckks::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // ckks.negate
   irdl.operation @negate {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // ckks.mul
   irdl.operation @mul {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base @ckks::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // ckks.mul_plain
   irdl.operation @mul_plain {
@@ -578,107 +677,157 @@ irdl.dialect @ckks {
   // ckks.mul_const
   irdl.operation @mul_const {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@public
-    %2 = irdl.base @ckks::@tensor
-    %3 = irdl.base "#builtin.float"
-    irdl.operands(%0, %1)
-    irdl.results(%2)
-    irdl.attributes {"const_scale" = %3}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base @ckks::@tensor
+    %5 = irdl.base @he::@tensor
+    %6 = irdl.any_of(%4, %5)
+    %7 = irdl.base "#builtin.float"
+    irdl.operands(%2, %3)
+    irdl.results(%6)
+    irdl.attributes {"const_scale" = %7}
   }
   // ckks.add_const
   irdl.operation @add_const {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@public
-    %2 = irdl.base @ckks::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base @ckks::@tensor
+    %5 = irdl.base @he::@tensor
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(%2, %3)
+    irdl.results(%6)
   }
   // ckks.relinearize
   irdl.operation @relinearize {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // ckks.rescale
   irdl.operation @rescale {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base "#builtin.float"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"divisor" = %2}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.float"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"divisor" = %6}
   }
   // ckks.level_down
   irdl.operation @level_down {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"to" = %2}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"to" = %6}
   }
   // ckks.rotate
   //   optional, not checked by IRDL 19: group
   irdl.operation @rotate {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"offset" = %2}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"offset" = %6}
   }
   // ckks.sum_slots
   irdl.operation @sum_slots {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // ckks.reduce
   irdl.operation @reduce {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"axis" = %2}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"axis" = %6}
   }
   // ckks.dot
   irdl.operation @dot {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base @ckks::@tensor
-    %3 = irdl.base "#builtin.integer"
-    irdl.operands(%0, %1)
-    irdl.results(%2)
-    irdl.attributes {"axis" = %3}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    %9 = irdl.base "#builtin.integer"
+    irdl.operands(%2, %5)
+    irdl.results(%8)
+    irdl.attributes {"axis" = %9}
   }
   // ckks.broadcast
   //   optional, not checked by IRDL 19: real_factor
   irdl.operation @broadcast {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    %2 = irdl.base "#builtin.dense_array"
-    %3 = irdl.base "#builtin.array"
-    %4 = irdl.base "#builtin.string"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"dims" = %2, "shape" = %3, "out_layout" = %4}
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.array"
+    %8 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"dims" = %6, "shape" = %7, "out_layout" = %8}
   }
   // ckks.unpack_complex
   irdl.operation @unpack_complex {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // ckks.transpose
   irdl.operation @transpose {
     %0 = irdl.base @ckks::@tensor
-    %1 = irdl.base @ckks::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
 }
 
@@ -742,139 +891,207 @@ irdl.dialect @he {
     irdl.attributes {"kind" = %3}
   }
   // he.encode
-  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices
+  //   optional, not checked by IRDL 19: domain, expr, digits, scalar_digits, radices, group
   irdl.operation @encode {
-    %0 = irdl.base @he::@ptensor
-    %1 = irdl.base "#builtin.string"
-    irdl.results(%0)
-    irdl.attributes {"sym" = %1}
+    %0 = irdl.base @ckks::@ptensor
+    %1 = irdl.base @he::@ptensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base "#builtin.string"
+    irdl.results(%2)
+    irdl.attributes {"sym" = %3}
   }
   // he.encrypt
   irdl.operation @encrypt {
-    %0 = irdl.base @he::@ptensor
-    %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.string"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"party" = %2}
+    %0 = irdl.base @ckks::@ptensor
+    %1 = irdl.base @he::@ptensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"party" = %6}
   }
   // he.decrypt
   //   optional, not checked by IRDL 19: digit, scalar_digit
   irdl.operation @decrypt {
-    %0 = irdl.base @he::@tensor
-    %1 = irdl.base @he::@public
-    %2 = irdl.base "#builtin.string"
-    %3 = irdl.base "#builtin.string"
-    irdl.operands(%0, optional %1)
-    irdl.attributes {"party" = %2, "sym" = %3}
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base "#builtin.string"
+    %5 = irdl.base "#builtin.string"
+    irdl.operands(%2, optional %3)
+    irdl.attributes {"party" = %4, "sym" = %5}
   }
   // he.add
   irdl.operation @add {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // he.sub
   irdl.operation @sub {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // he.negate
   irdl.operation @negate {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // he.mul
   irdl.operation @mul {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
   }
   // he.mul_const
   //   optional, not checked by IRDL 19: integer
   irdl.operation @mul_const {
-    %0 = irdl.base @he::@tensor
-    %1 = irdl.base @he::@public
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base @ckks::@tensor
+    %5 = irdl.base @he::@tensor
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(%2, %3)
+    irdl.results(%6)
   }
   // he.add_const
   //   optional, not checked by IRDL 19: integer
   irdl.operation @add_const {
-    %0 = irdl.base @he::@tensor
-    %1 = irdl.base @he::@public
-    %2 = irdl.base @he::@tensor
-    irdl.operands(%0, %1)
-    irdl.results(%2)
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @he::@public
+    %4 = irdl.base @ckks::@tensor
+    %5 = irdl.base @he::@tensor
+    %6 = irdl.any_of(%4, %5)
+    irdl.operands(%2, %3)
+    irdl.results(%6)
   }
   // he.relinearize
   irdl.operation @relinearize {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // he.rotate
   irdl.operation @rotate {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"offset" = %2}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"offset" = %6}
   }
   // he.sum_slots
   irdl.operation @sum_slots {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
   // he.reduce
   irdl.operation @reduce {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"axis" = %2}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"axis" = %6}
   }
   // he.dot
   irdl.operation @dot {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base @he::@tensor
-    %3 = irdl.base "#builtin.integer"
-    irdl.operands(%0, %1)
-    irdl.results(%2)
-    irdl.attributes {"axis" = %3}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    %9 = irdl.base "#builtin.integer"
+    irdl.operands(%2, %5)
+    irdl.results(%8)
+    irdl.attributes {"axis" = %9}
   }
   // he.broadcast
   irdl.operation @broadcast {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    %2 = irdl.base "#builtin.dense_array"
-    %3 = irdl.base "#builtin.array"
-    %4 = irdl.base "#builtin.string"
-    irdl.operands(%0)
-    irdl.results(%1)
-    irdl.attributes {"dims" = %2, "shape" = %3, "out_layout" = %4}
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.array"
+    %8 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"dims" = %6, "shape" = %7, "out_layout" = %8}
   }
   // he.transpose
   irdl.operation @transpose {
-    %0 = irdl.base @he::@tensor
+    %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
-    irdl.operands(%0)
-    irdl.results(%1)
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    irdl.operands(%2)
+    irdl.results(%5)
   }
 }
