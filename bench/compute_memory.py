@@ -3,14 +3,14 @@ chi-square program (examples/gwas/chisq.hec) at M = 16384 SNPs for N = 5000 and 
 individuals (issue 7: under 1.5 GB, and doubling N adds at most 10%).
 
 For each N: compile and build the program for that size (128-bit secure parameters chosen by
-the compiler), make random genotypes and phenotypes, run keygen and encrypt, then run
-`compute` alone in a fresh process and read its peak resident set twice: from the kernel's
-accounting of the finished child (getrusage RUSAGE_CHILDREN ru_maxrss, in a wrapper process
-whose only child is compute) and from the program's own report (VmHWM). Only compute is
-measured; keygen and encrypt run before it in other processes. Every ciphertext is written to
-disk (about 7.9 GB at N = 5000 and 15.7 GB at N = 10000 with these parameters) and deleted
-after the measurement. No reference library row: the comparison is ours against the target
-and N = 10000 against N = 5000 (the ratio row).
+the compiler), make random genotypes and phenotypes, run keygen and encrypt (the driver's role
+sequence, driver/roles.py, unsigned), then run `compute` alone in a fresh process and read its
+peak resident set twice: from the kernel's accounting of the finished child (getrusage
+RUSAGE_CHILDREN ru_maxrss, in a wrapper process whose only child is compute) and from the
+program's own report (VmHWM). Only compute is measured; keygen and encrypt run before it in
+other processes. Every ciphertext is written to disk (about 7.9 GB at N = 5000 and 15.7 GB at
+N = 10000 with these parameters) and deleted after the measurement. No reference library
+row: the comparison is ours against the target and N = 10000 against N = 5000 (the ratio row).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -41,86 +41,46 @@ sys.exit(done.returncode)
 """
 
 
-def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:2])} failed:\n{done.stderr}")
-    return done
-
-
-def measure(n: int, m: int, work: Path, env: dict[str, str], seed: int) -> dict[str, float]:
+def measure(n: int, m: int, work: Path, seed: int) -> dict[str, float]:
+    from compiler.analysis.sizes import Sizes
     from driver.pipeline import Options
+    from driver.roles import RoleOutput, RoleSequence, RowProgress, run_role
     from driver.run import compile_cpp
 
     built = compile_cpp(
-        ROOT / "examples/gwas/chisq.hec", work / "build", Options(sizes=f"N={n},M={m}")
+        ROOT / "examples/gwas/chisq.hec", work / "build", Options(sizes=Sizes.of({"N": n, "M": m}))
     )
     rng = np.random.default_rng(seed)
     maf = rng.uniform(0.05, 0.5, size=m)
     np.save(work / "S.npy", rng.binomial(2, maf, size=(n, m)).astype(np.uint8))
     np.save(work / "y.npy", rng.integers(0, 2, size=n).astype(np.uint8))
-    b = str(built.binary)
-    run([b, "keygen", "--out", str(work / "keys")], env)
+
+    def runner(binary: Path, args: Sequence[str], progress: RowProgress | None) -> RoleOutput:
+        # compute alone runs under the wrapper whose only child it is (the kernel's account).
+        wrap = [sys.executable, "-c", WRAPPER] if args[0] == "compute" else []
+        return run_role(binary, *args, wrap=wrap, on_progress=progress)
+
+    # Unsigned: the measurement is the arithmetic of the roles, as before signing existed.
+    roles = RoleSequence(built.binary, work, runner, signed=False)
+    roles.keygen()
     t0 = time.perf_counter()
-    run(
-        [
-            b,
-            "encrypt",
-            "--pk",
-            str(work / "keys" / "public"),
-            "--input",
-            f"y={work / 'y.npy'}",
-            "--input",
-            f"S={work / 'S.npy'}",
-            "--out",
-            str(work / "ct"),
-        ],
-        env,
-    )
+    roles.encrypt({"y": work / "y.npy", "S": work / "S.npy"}, work / "ct")
     t_enc = time.perf_counter() - t0
     disk = sum(f.stat().st_size for f in (work / "ct").iterdir())
     t0 = time.perf_counter()
-    done = run(
-        [
-            sys.executable,
-            "-c",
-            WRAPPER,
-            b,
-            "compute",
-            "--eval",
-            str(work / "keys" / "eval"),
-            "--in",
-            str(work / "ct"),
-            "--out",
-            str(work / "res"),
-        ],
-        env,
-    )
+    done = roles.compute(work / "ct", work / "res")
     t_compute = time.perf_counter() - t0
     kernel_peak = float(done.stdout.strip().splitlines()[-1])
     own = [ln for ln in done.stderr.splitlines() if "peak_rss_bytes=" in ln]
     own_peak = float(own[-1].split("peak_rss_bytes=")[1].rstrip(")")) if own else float("nan")
     # The results must decrypt to the right statistics, or the measurement means nothing.
-    run(
-        [
-            b,
-            "decrypt",
-            "--sk",
-            str(work / "keys" / "secret"),
-            "--in",
-            str(work / "res"),
-            "--out",
-            str(work / "dec"),
-        ],
-        env,
-    )
+    got = roles.decrypt(work / "res", work / "dec")["chi2_den"]
     y = np.load(work / "y.npy").astype(np.float64)
     s = np.load(work / "S.npy").astype(np.float64)
     c1 = s.sum(axis=0)
     r1 = 2 * y.sum()
     d = 2.0 * n
     want = c1 * (d - c1) * r1 * (d - r1)
-    got = np.load(work / "dec" / "chi2_den.npy")
     rel = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     if rel > 1e-4:
         raise SystemExit(f"N={n}: decrypted chi2_den is off by {rel:.2e} relative")
@@ -141,15 +101,14 @@ def main() -> int:
     parser.add_argument("--work", default="", help="scratch directory (default: a temp dir)")
     args = parser.parse_args()
     preset = os.environ.get("HEC_PRESET", "release")
-    env = {**os.environ, "HEC_QUIET": "1", "HEC_RUNTIME_BUILD": str(ROOT / "build" / preset)}
-    os.environ["HEC_RUNTIME_BUILD"] = env["HEC_RUNTIME_BUILD"]
+    os.environ["HEC_RUNTIME_BUILD"] = str(ROOT / "build" / preset)
     results: dict[int, dict[str, float]] = {}
     for n in args.n:
         base = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="hec-mem-"))
         work = base / f"N{n}"
         work.mkdir(parents=True, exist_ok=True)
         try:
-            results[n] = measure(n, args.m, work, env, seed=n)
+            results[n] = measure(n, args.m, work, seed=n)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     rows: list[Row] = []

@@ -50,12 +50,13 @@ PAPER = {
 
 
 def compile_plan(program: str, n: int, d: int, bits: int, out: Path) -> Path:
+    from compiler.analysis.sizes import Sizes
     from driver.labhe import compile_labhe_file
     from driver.pipeline import Options
 
     comp = compile_labhe_file(
         ROOT / "bench" / f"labhe_{program}.hec",
-        Options(sizes=f"N={n},D={d}", scheme="labhe", modulus_bits=bits),
+        Options(sizes=Sizes.of({"N": n, "D": d}), scheme="labhe", modulus_bits=bits),
     )
     path = out / f"{program}-{n}-{d}.plan"
     path.write_text(comp.plan.text())
@@ -84,35 +85,27 @@ def measure(rows: list[dict], what: str, plan: str | None = None) -> float:
 def run_ckks(n: int, d: int, work: Path) -> float | None:
     """Seconds of the server role (compute) of hec's CKKS program for labhe_cov.hec; None
     (with the reason in `facts`) when the CKKS compiler refuses or fails."""
+    from compiler.analysis.sizes import Sizes
     from compiler.errors import InternalError, UserError
     from driver.pipeline import Options
-    from driver.run import compile_cpp, run_role
+    from driver.roles import RoleSequence
+    from driver.run import compile_cpp
 
     src = ROOT / "bench" / "labhe_cov.hec"
     try:
-        built = compile_cpp(src, work / "build", Options(sizes=f"N={n},D={d}"))
+        built = compile_cpp(src, work / "build", Options(sizes=Sizes.of({"N": n, "D": d})))
     except (UserError, InternalError) as err:
         print(f"# CKKS n={n} d={d}: not compiled ({type(err).__name__}: {err})", flush=True)
         return None
     rng = np.random.default_rng(n * 31 + d)
     x = work / "X.npy"
     np.save(x, rng.uniform(-10.0, 10.0, (n, d)))
-    keys, cts, res = work / "keys", work / "ct", work / "res"
-    run_role(built.binary, "keygen", "--out", str(keys))
-    run_role(
-        built.binary,
-        "encrypt",
-        "--pk",
-        str(keys / "public"),
-        "--input",
-        f"X={x}",
-        "--out",
-        str(cts),
-    )
+    # Unsigned: the server's arithmetic alone, as the labeled scheme's evaluation is timed.
+    roles = RoleSequence(built.binary, work, signed=False)
+    roles.keygen()
+    roles.encrypt({"X": x}, work / "ct")
     start = time.perf_counter()
-    run_role(
-        built.binary, "compute", "--eval", str(keys / "eval"), "--in", str(cts), "--out", str(res)
-    )
+    roles.compute(work / "ct", work / "res")
     return time.perf_counter() - start
 
 

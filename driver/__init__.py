@@ -8,3 +8,7 @@ imports neither.
 """
 
 __version__ = "0.1.0"
+
+# The most bits of precision a revealed value can be promised: beyond what a CKKS slot decodes
+# to in double precision. The command line, gwas and the pipeline all check against this one.
+MAX_PRECISION_BITS = 50.0

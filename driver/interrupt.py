@@ -2,7 +2,7 @@
 
 A run keeps secrets in its scratch directory (the secret key, the plaintext inputs handed to
 the encrypting role, ciphertexts). On SIGINT, SIGTERM or SIGHUP the handler installed by
-`handling_signals` raises `Interrupted` in the main thread; every role started by `run_child`
+`handling_signals` raises `Interrupted` in the main thread; every role started by `start_child`
 is then stopped (its whole process group: SIGTERM, then SIGKILL after a grace period) before
 the exception unwinds through the `with` blocks that remove the scratch directories. Each child
 runs in its own process group (so a Ctrl-C on the terminal reaches only hec, which stops the
@@ -22,9 +22,10 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from types import FrameType
+from typing import IO
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_SECONDS = 3.0
@@ -51,7 +52,7 @@ class Interrupted(BaseException):
 _pending: list[int] = []  # the signal received, kept until it has been raised where it counts
 
 
-def _raise(signum: int, _frame: Any) -> None:
+def _raise(signum: int, _frame: FrameType | None) -> None:
     # Later signals during the clean-up are ignored: the clean-up must finish.
     for s in HANDLED:
         signal.signal(s, signal.SIG_IGN)
@@ -93,7 +94,7 @@ def _child_setup() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def stop(proc: subprocess.Popen[Any]) -> None:
+def stop(proc: subprocess.Popen[bytes]) -> None:
     """Stop a child and everything in its process group, and reap it."""
     if proc.poll() is not None:
         return
@@ -108,7 +109,10 @@ def stop(proc: subprocess.Popen[Any]) -> None:
 
 
 def start_child(
-    args: Sequence[str], stdout: IO[bytes] | int | None, stderr: IO[bytes] | int | None, env: Any
+    args: Sequence[str],
+    stdout: IO[bytes] | int | None,
+    stderr: IO[bytes] | int | None,
+    env: Mapping[str, str] | None,
 ) -> subprocess.Popen[bytes]:
     """Start a role in its own process group, dying with hec."""
     check()
@@ -126,21 +130,6 @@ def start_child(
         stop(proc)
         raise
     return proc
-
-
-def run_child(args: Sequence[str], env: Any = None) -> tuple[int, str]:
-    """Run a role to completion and return (exit code, stderr); on any exception (a signal)
-    the role and its process group are stopped before the exception propagates."""
-    with tempfile.TemporaryFile() as err:
-        proc = start_child(args, subprocess.DEVNULL, err, env)
-        try:
-            proc.wait()
-            check()
-        except BaseException:
-            stop(proc)
-            raise
-        err.seek(0)
-        return proc.returncode, err.read().decode(errors="replace")
 
 
 def _pid_alive(pid: int) -> bool:

@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
-from compiler.analysis.sizes import format_sizes, parse_sizes
+from compiler.analysis.sizes import Sizes
+from compiler.dialects import stat
 from compiler.errors import UserError
 from compiler.labhe_plan import (
     CHECK_BITS,
@@ -36,6 +38,17 @@ from compiler.labhe_plan import (
     result_bytes,
 )
 from compiler.stat_numpy import run_client
+from driver.pipeline import Options
+from driver.roles import read_revealed
+from driver.run import (
+    Json,
+    RunResult,
+    check_domains,
+    infer_sizes,
+    load_npy,
+    public_only,
+    write_outputs,
+)
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
@@ -49,22 +62,23 @@ SECURITY_BITS = {2048: 112, 3072: 128, 7680: 192}
 @dataclass
 class LabheCompilation:
     checked: CheckedProgram
-    stat_module: Any
+    stat_module: ModuleOp
     plan: LabheProgram
     sizes: dict[str, int]
-    options: Any  # driver.pipeline.Options
+    options: Options
 
     @property
     def name(self) -> str:
         return self.plan.name
 
     @property
-    def stat_program(self) -> Any:
-        return self.stat_module.body.block.first_op
+    def stat_program(self) -> stat.ProgramOp:
+        op = self.stat_module.body.block.first_op
+        assert isinstance(op, stat.ProgramOp)
+        return op
 
 
-def concrete_sizes(checked: CheckedProgram, sizes: str) -> dict[str, int]:
-    given = parse_sizes(sizes)
+def concrete_sizes(checked: CheckedProgram, given: Sizes) -> dict[str, int]:
     for name, size in given.items():
         if name not in checked.params:
             raise UserError(f"--size names {name}, which is not a size parameter of the program")
@@ -73,7 +87,7 @@ def concrete_sizes(checked: CheckedProgram, sizes: str) -> dict[str, int]:
     return {n: given.get(n, bound) for n, bound in checked.params.items()}
 
 
-def compile_labhe(checked: CheckedProgram, options: Any) -> LabheCompilation:
+def compile_labhe(checked: CheckedProgram, options: Options) -> LabheCompilation:
     """The labeled program of `checked` for the sizes in `options` (declared bounds where
     absent). A revealed value of degree > 2 is refused at its source location."""
     if options.modulus_bits not in SECURITY_BITS:
@@ -106,7 +120,7 @@ def compile_labhe(checked: CheckedProgram, options: Any) -> LabheCompilation:
     return LabheCompilation(checked, module, plan, sizes, options)
 
 
-def compile_labhe_file(path: str | Path, options: Any) -> LabheCompilation:
+def compile_labhe_file(path: str | Path, options: Options) -> LabheCompilation:
     return compile_labhe(check(parse_file(str(path))), options)
 
 
@@ -257,7 +271,9 @@ def _libs() -> str:
     return done.stdout.strip() if done.returncode == 0 else "-lsodium -lxxhash -lgmp"
 
 
-def compile_labhe_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True):
+def compile_labhe_cpp(
+    path: str | Path, outdir: str | Path, options: Options, build: bool = True
+) -> BuiltLabhe:
     return build_labhe(compile_labhe_file(path, options), outdir, build)
 
 
@@ -291,7 +307,10 @@ def run_labhe_roles(
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Run every role of a built labeled program in `base` (all parties local); returns the
     decrypted values and each role's stderr (its timing line)."""
-    from driver.run import run_role
+    from driver.roles import run_role
+
+    def role(*args: str) -> str:
+        return run_role(binary, *args).stderr
 
     owners = dict(owners or {})
     o = comp.options
@@ -306,15 +325,15 @@ def run_labhe_roles(
     setup += ["--modulus-bits", str(o.modulus_bits), "--providers", str(providers)]
     for name, who in owners.items():
         setup += ["--owner", f"{name}={who}"]
-    logs["setup"] = run_role(binary, *setup, *extra)
+    logs["setup"] = role(*setup, *extra)
     slices = provider_slices(comp, providers, owners)
     order = upload_order or list(range(len(slices)))
     for p in order:
         key = keys / f"provider-{p}.key"
         offline = work / f"provider-{p}.offline"
         common = ["--pk", str(keys / "public.key"), "--key", str(key), "--provider", str(p)]
-        logs[f"encrypt-offline-{p}"] = run_role(
-            binary, "encrypt-offline", *common, "--out", str(offline), *extra
+        logs[f"encrypt-offline-{p}"] = role(
+            "encrypt-offline", *common, "--out", str(offline), *extra
         )
         inputs: list[str] = []
         for name, (lo, hi) in slices[p].items():
@@ -323,8 +342,7 @@ def run_labhe_roles(
             f = work / f"provider-{p}-{name}.npy"
             np.save(f, part)
             inputs += ["--input", f"{name}={f}"]
-        logs[f"encrypt-online-{p}"] = run_role(
-            binary,
+        logs[f"encrypt-online-{p}"] = role(
             "encrypt-online",
             *common,
             "--offline",
@@ -336,15 +354,12 @@ def run_labhe_roles(
         )
     pk, sk = str(keys / "public.key"), str(keys / "receiver.secret")
     result, masks = work / "result.bin", work / "masks.bin"
-    logs["evaluate"] = run_role(
-        binary, "evaluate", "--pk", pk, "--in", str(up), "--out", str(result), *extra
-    )
-    logs["decrypt-offline"] = run_role(
-        binary, "decrypt-offline", "--pk", pk, "--sk", sk, "--out", str(masks), *extra
+    logs["evaluate"] = role("evaluate", "--pk", pk, "--in", str(up), "--out", str(result), *extra)
+    logs["decrypt-offline"] = role(
+        "decrypt-offline", "--pk", pk, "--sk", sk, "--out", str(masks), *extra
     )
     dec = base / "dec"
-    logs["decrypt-online"] = run_role(
-        binary,
+    logs["decrypt-online"] = role(
         "decrypt-online",
         "--pk",
         pk,
@@ -358,45 +373,35 @@ def run_labhe_roles(
         str(dec),
         *extra,
     )
-    revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
-    return revealed, logs
+    return read_revealed(dec), logs
 
 
 def run_labhe(
     path: str | Path,
     inputs: Mapping[str, Path],
     outdir: str | Path,
-    options: Any,
+    options: Options,
     sim: bool = False,
     work: str | Path | None = None,
     providers: int = 1,
     owners: Mapping[str, int] | None = None,
-) -> Any:
+) -> RunResult:
     """`hec run --scheme labhe`: compile for the data's sizes; `sim` runs the exact integer
     reference of the plan (compiler.labhe_plan.evaluate_plain), otherwise every role of the
     generated program; then the client block; outputs as `hec run` writes them."""
-    from driver.run import (
-        RunResult,
-        _write_outputs,
-        check_domains,
-        infer_sizes,
-        load_npy,
-        public_only,
-    )
-
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
-    if options.sizes and parse_sizes(options.sizes) != {
-        k: v for k, v in run_sizes.items() if k in parse_sizes(options.sizes)
+    if options.sizes and dict(options.sizes) != {
+        k: v for k, v in run_sizes.items() if k in options.sizes
     }:
         raise UserError(
             f"labeled programs are compiled for the exact sizes of the data ({run_sizes}); "
             f"--size {options.sizes} differs",
             hint="omit --size",
         )
-    comp = compile_labhe(checked, replace(options, sizes=format_sizes(run_sizes)))
+    comp = compile_labhe(checked, replace(options, sizes=Sizes.of(run_sizes)))
     if sim:
         revealed = evaluate_plain(comp.plan, dict(arrays))
         backend = "labhe-exact-integer-reference"
@@ -414,7 +419,7 @@ def run_labhe(
         comp.stat_program, run_sizes, revealed, public_inputs=public_only(checked, arrays)
     )
     report = labhe_report(comp)
-    summary: dict[str, Any] = {
+    summary: dict[str, Json] = {
         "program": comp.name,
         "source": str(path),
         "backend": backend,
@@ -429,7 +434,7 @@ def run_labhe(
     if summary["insecure"]:
         summary["warning"] = f"{options.modulus_bits}-bit modulus: below 128-bit security"
     out = Path(outdir)
-    _write_outputs(out, revealed, client, summary)
+    write_outputs(out, revealed, client, summary)
     return RunResult(out, revealed, client, summary)
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, NotRequired, TextIO, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,13 +24,15 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
-from compiler.analysis.counts import party_sizes, static_counts
+from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
-from compiler.analysis.sizes import format_sizes, parse_sizes
+from compiler.analysis.sizes import Sizes, format_sizes
 from compiler.dialects import bfv, ckks, stat
 from compiler.errors import InternalError, UserError
 from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
+from driver import MAX_PRECISION_BITS
+from driver.manifest import Manifest, manifest_of
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
@@ -38,7 +41,7 @@ from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
-from passes.complex_packing import ComplexPackingPass
+from passes.complex_packing import SEARCH_PASSES, SearchMemo
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
 from passes.lower_stat_to_he import LowerStatToHePass
@@ -51,10 +54,14 @@ from targets.sim.bfv_sim import simulate_bfv
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
+SchemeName = Literal["ckks", "bfv", "labhe", "auto"]
+
 
 @dataclass(frozen=True)
 class Options:
-    sizes: str = ""
+    """Every option of a compilation, built once per command (hec/cli.py) and passed down."""
+
+    sizes: Sizes = field(default_factory=Sizes)
     precision_bits: float = 19.0
     precision: str = ""
     max_degree: int = 4
@@ -62,17 +69,19 @@ class Options:
     insecure: bool = False
     print_ir_after_all: bool = False
     print_ir_after: tuple[str, ...] = ()
-    # Complex packing (passes/complex_packing.py): tried when a row spans two slot sets.
+    # Complex packing (passes/complex_packing.py): decided inside the compilation by the cost
+    # model when a row spans two slot sets.
     complex_packing: bool = True
-    complex_min_width: int = 0  # set by run_pipeline; 0 = off
     # Owner-side precomputation and packed counts (passes/owner_side.py, packed_counts.py).
     owner_side: bool = True
     packed_counts: bool = True
     # The target scheme: "ckks" (this module), "labhe" (driver/labhe.py: labeled HE for degree-2
     # programs) or "auto" (labhe when every revealed value has degree <= 2).
-    scheme: str = "ckks"
+    scheme: SchemeName = "ckks"
     exact: bool = False  # --exact: only an exact scheme (bfv) may be chosen
-    labhe_linear: str = "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
+    labhe_linear: Literal["jl", "paillier"] = (
+        "jl"  # the linear scheme under labhe: "jl" (Joye-Libert) or "paillier"
+    )
     modulus_bits: int = 3072  # labhe: 3072 bits = 128-bit security; 2048 = 112 bits
 
 
@@ -134,6 +143,11 @@ class Compilation:
         assert isinstance(op, stat.ProgramOp)
         return op
 
+    @cached_property
+    def manifest(self) -> Manifest:
+        """Inputs, encrypted arrays, outputs and packing, read once from the compiled IR."""
+        return manifest_of(self.module)
+
 
 def scheme_of(o: Options) -> Scheme:
     """The scheme record a compilation targets (`auto` is resolved before compiling)."""
@@ -142,24 +156,26 @@ def scheme_of(o: Options) -> Scheme:
     return SCHEMES[o.scheme]
 
 
-def transform_passes(o: Options) -> list[ModulePass]:
+def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModulePass]:
     """The stat passes, the lowering to the HE layer and the scheme-independent HE passes,
     then the scheme's own (passes/schemes.py)."""
     scheme = scheme_of(o)
+    sizes = str(o.sizes)  # the passes' textual option
     settings = Settings(
-        sizes=o.sizes,
+        sizes=sizes,
         precision_bits=o.precision_bits,
         precision=o.precision,
         log_n=o.log_n,
         insecure=o.insecure,
-        complex_min_width=o.complex_min_width,
+        complex_packing=o.complex_packing,
+        search_memo=memo,
     )
     return [
-        RangeAnalysisPass(sizes=o.sizes),
+        RangeAnalysisPass(sizes=sizes),
         OwnerSidePass(enabled=o.owner_side),
-        PackedCountsPass(sizes=o.sizes, enabled=o.packed_counts and scheme.packed_counts),
+        PackedCountsPass(sizes=sizes, enabled=o.packed_counts and scheme.packed_counts),
         DepthMinimizationPass(),
-        LowerStatToHePass(sizes=o.sizes),
+        LowerStatToHePass(sizes=sizes),
         LazyRelinearizationPass(max_degree=min(o.max_degree, scheme.max_degree)),
         *scheme.passes(settings),
     ]
@@ -181,7 +197,7 @@ PASS_NAMES = list(
     dict.fromkeys(
         p.name
         for scheme in SCHEMES
-        for o in [Options(scheme=scheme)]
+        for o in [Options(scheme=cast(SchemeName, scheme))]
         for p in transform_passes(o) + checker_passes(o)
     )
 )
@@ -225,38 +241,15 @@ def _op_counts(module: ModuleOp) -> dict[str, int]:
 def run_pipeline(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
-    """Compile; with `complex_packing`, compile a second time with complex packing when a
-    secret row spans two or more slot sets of the ring the first compilation chose, and keep
-    that program when it uploads fewer bytes per individual on a ring no larger. IR dumps
-    are printed for the program kept."""
+    """Compile `checked` once per scheme considered (one scheme unless `--scheme auto` or
+    `--exact`): every pass in order, each decision (complex packing included) made inside the
+    one run by the cost model; IR dumps go to `out` (stdout by default)."""
     bits = options.precision_bits
-    if not math.isfinite(bits) or bits <= 0 or bits > 50:
-        raise UserError(f"precision bits {bits:g}: must be a number in (0, 50]")
+    if not math.isfinite(bits) or bits <= 0 or bits > MAX_PRECISION_BITS:
+        raise UserError(f"precision bits {bits:g}: must be a number in (0, {MAX_PRECISION_BITS:g}]")
     if options.scheme == "auto" or (options.exact and options.scheme != BFV.name):
         return _choose_scheme(checked, options, out)
-    printing = options.print_ir_after_all or bool(options.print_ir_after)
-    if scheme_of(options) is not CKKS:
-        return _run_passes(checked, options, out)
-    plain = replace(options, complex_min_width=0)
-    first = _run_passes(checked, plain, None if printing else out)
-    params = first.program.parameters()
-    if not options.complex_packing or params is None:
-        return _run_passes(checked, plain, out) if printing else first
-    width = params.slots + 1
-    sizes = parse_sizes(options.sizes)
-    bounds = first.program.params()
-    wide = ComplexPackingPass(min_width=width, sizes=options.sizes).candidates(first.program)
-    if not wide:
-        return _run_passes(checked, plain, out) if printing else first
-    packed_options = replace(options, complex_min_width=width)
-    try:
-        second = _run_passes(checked, packed_options, None)
-    except UserError:
-        second = None
-    run_sizes = {name: sizes.get(name, bound) for name, bound in bounds.items()}
-    if second is not None and _complex_pays(first.program, second.program, run_sizes):
-        return _run_passes(checked, packed_options, out) if printing else second
-    return _run_passes(checked, plain, out) if printing else first
+    return _run_passes(checked, options, out)
 
 
 def cost_of(comp: Compilation) -> Cost:
@@ -303,19 +296,6 @@ def _choose_scheme(checked: CheckedProgram, options: Options, out: TextIO | None
     return comp
 
 
-def _complex_pays(plain: ckks.ProgramOp, packed: ckks.ProgramOp, sizes: dict[str, int]) -> bool:
-    """The packed program is kept when it uploads fewer bytes per individual (what the owners
-    encrypt and the server reads, per row) on a ring no larger."""
-    a, b = plain.parameters(), packed.parameters()
-    if a is None or b is None or b.log_n > a.log_n:
-        return False
-    if not any(ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in packed.encrypts()):
-        return False
-    before = party_sizes(plain, a, sizes).upload_per_individual
-    after = party_sizes(packed, b, sizes).upload_per_individual
-    return after < before
-
-
 def _run_passes(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
@@ -326,7 +306,7 @@ def _run_passes(
             f"unknown pass {unknown[0]!r} in --print-ir-after",
             hint="passes: " + ", ".join(PASS_NAMES),
         )
-    sizes = parse_sizes(options.sizes)
+    sizes = dict(options.sizes)
     for name, size in sizes.items():
         if name not in checked.params:
             raise UserError(
@@ -346,10 +326,15 @@ def _run_passes(
     assert isinstance(src, stat.ProgramOp)
     comp.stat_depth_before = stat_depth(src)
     ctx = Context()
-    steps: list[ModulePass] = transform_passes(options) + checker_passes(options)
+    memo = SearchMemo()
+    steps: list[ModulePass] = transform_passes(options, memo) + checker_passes(options)
+    searched: str | None = None  # the candidate whose recorded search the pipeline reuses
     for p in steps:
         before = _op_counts(module)
-        p.apply(ctx, module)
+        if p.name == SEARCH_PASSES[0]:
+            searched = memo.key_of(module)
+        if not (searched and p.name in SEARCH_PASSES and memo.restore(module, searched, p.name)):
+            p.apply(ctx, module)
         module.verify()
         comp.records.append(PassRecord(p.name, before, _op_counts(module)))
         if p.name == DepthMinimizationPass.name:
@@ -372,6 +357,20 @@ def sizes_for_run(comp: Compilation) -> dict[str, int]:
 
 
 __all__ = ["Compilation", "Options", "compile_file", "format_sizes", "run_pipeline"]
+
+
+class ErrorRow(TypedDict):
+    name: str
+    mode: str
+    max_rel_error: float
+    median_rel_error: float
+
+
+class SimulationCheck(TypedDict):
+    sizes: dict[str, int]
+    seed: int
+    rows: list[ErrorRow]
+    noise_budget_bits: NotRequired[dict[str, float]]
 
 
 def report_of(comp: Compilation) -> dict[str, Any]:
@@ -404,7 +403,7 @@ def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]
 
 def simulate_against_reference(
     comp: Compilation, seed: int = 0, noisy: bool = False
-) -> dict[str, Any]:
+) -> SimulationCheck:
     """Run the plaintext reference (source program) and the simulator (compiled ckks IR) on the
     same random inputs; compare every revealed value and every client-block result."""
     sizes = sizes_for_run(comp)
@@ -412,7 +411,7 @@ def simulate_against_reference(
         return _simulate_bfv_against_reference(comp, sizes, seed)
     inputs = random_inputs(comp.program, sizes, seed=seed)
     reference = evaluate(comp.checked, sizes, inputs)
-    rows: list[dict[str, Any]] = []
+    rows: list[ErrorRow] = []
     modes = [("exact", False)] + ([("noisy", True)] if noisy else [])
     for mode, is_noisy in modes:
         result = simulate(comp.program, sizes, inputs, noisy=is_noisy, seed=seed + 1)
@@ -432,13 +431,13 @@ def simulate_against_reference(
 
 def _simulate_bfv_against_reference(
     comp: Compilation, sizes: dict[str, int], seed: int
-) -> dict[str, Any]:
+) -> SimulationCheck:
     """BFV is exact: every revealed value and client result must equal the reference's."""
     inputs = random_inputs(comp.bfv_program, sizes, seed=seed)
     reference = evaluate(comp.checked, sizes, inputs)
     result = simulate_bfv(comp.bfv_program, sizes, inputs)
     client = run_client(comp.stat_program, sizes, result.outputs)
-    rows: list[dict[str, Any]] = []
+    rows: list[ErrorRow] = []
     for values, wanted in ((result.outputs, reference.revealed), (client, reference.client)):
         for name, want in wanted.items():
             worst, median = _relative_errors(values[name], want)

@@ -22,22 +22,31 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from compiler.analysis.sizes import format_sizes, parse_sizes
+from compiler.analysis.sizes import Sizes
+from compiler.dialects import ckks
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver.interrupt import scratch_directory
+from driver.pipeline import Compilation, Options, compile_file, run_pipeline
+from driver.roles import RoleSequence
 from dsl import ast
-from dsl.checker import CheckedProgram
+from dsl.checker import CheckedProgram, check
+from dsl.parser import parse_file
+
+if TYPE_CHECKING:
+    from targets.cpp.emit import Emitted
 
 Array = npt.NDArray[np.float64]
+# A summary.json value (the run's facts, JSON-ready).
+Json = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
 
 
 def parse_inputs(items: Sequence[str]) -> dict[str, Path]:
@@ -147,21 +156,21 @@ class RunResult:
     outdir: Path
     revealed: dict[str, Array]
     client: dict[str, Array]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Json] = field(default_factory=dict)
 
 
-def _write_outputs(
+def write_outputs(
     outdir: Path,
     revealed: Mapping[str, Array],
     client: Mapping[str, Array],
-    summary: dict[str, Any],
+    summary: dict[str, Json],
 ) -> None:
     """Write every array and summary.json atomically; on failure remove what was written."""
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     try:
-        files: dict[str, str] = {}
+        files: dict[str, Json] = {}
         for name, value in [*revealed.items(), *client.items()]:
             target = outdir / f"{name}.npy"
             _atomic_write(target, lambda f, v=value: np.save(f, np.asarray(v, dtype=np.float64)))
@@ -180,7 +189,7 @@ def _write_outputs(
         raise
 
 
-def _atomic_write(target: Path, write: Any) -> None:
+def _atomic_write(target: Path, write: Callable[[IO[bytes]], object]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -191,7 +200,7 @@ def _atomic_write(target: Path, write: Any) -> None:
         raise
 
 
-def _params_summary(program: Any) -> dict[str, Any]:
+def _params_summary(program: ckks.ProgramOp) -> dict[str, Json]:
     params = program.parameters()
     if params is None:
         return {}
@@ -204,58 +213,73 @@ def _params_summary(program: Any) -> dict[str, Any]:
     }
 
 
+def compile_sizes(
+    checked: CheckedProgram, options: Options, run_sizes: Mapping[str, int], strict: bool
+) -> Options:
+    """The options a run compiles with: `--size` when given (each at least the data's size),
+    else the data's sizes. `strict` adds the hint of `hec run --sim`."""
+    for name, bound in options.sizes.items():
+        if name in run_sizes and run_sizes[name] > bound:
+            raise UserError(
+                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}",
+                hint=f"compile for the data: --size {name}={run_sizes[name]} (or omit --size)"
+                if strict
+                else "",
+            )
+    return options if options.sizes else replace(options, sizes=Sizes.of(run_sizes))
+
+
+def _summary(
+    comp: Compilation,
+    path: str | Path,
+    backend: str,
+    run_sizes: Mapping[str, int],
+    revealed: Mapping[str, Array],
+    client: Mapping[str, Array],
+) -> dict[str, Json]:
+    params = _params_summary(comp.program)
+    summary: dict[str, Json] = {
+        "program": comp.program.sym_name.data,
+        "source": str(path),
+        "backend": backend,
+        "sizes": dict(run_sizes),
+        "compiled_for": dict(comp.options.sizes),
+        "params": params,
+        "insecure": bool(params.get("insecure", False)),
+        "revealed": sorted(revealed),
+        "client": sorted(client),
+    }
+    return summary
+
+
 def run_sim(
     path: str | Path,
     inputs: Mapping[str, Path],
     outdir: str | Path,
-    sizes: str = "",
     noisy: bool = False,
     seed: int = 0,
-    options: Any = None,
+    options: Options | None = None,
 ) -> RunResult:
-    """`hec run --sim`: compile for the data's sizes (or `sizes`), simulate, apply the client
-    block, write the outputs. `options` (a `driver.pipeline.Options`) overrides the compile
-    options other than the sizes."""
-    from dataclasses import replace
-
-    from driver.pipeline import Options, run_pipeline
-    from dsl.checker import check
-    from dsl.parser import parse_file
+    """`hec run --sim`: compile for the data's sizes (or `options.sizes`), simulate, apply the
+    client block, write the outputs."""
     from targets.sim.simulator import simulate
 
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
-    compile_sizes = sizes if sizes else format_sizes(run_sizes)
-    for name, bound in parse_sizes(compile_sizes).items():
-        if name in run_sizes and run_sizes[name] > bound:
-            raise UserError(
-                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}",
-                hint=f"compile for the data: --size {name}={run_sizes[name]} (or omit --size)",
-            )
-    opts = replace(options or Options(), sizes=compile_sizes)
+    opts = compile_sizes(checked, options or Options(), run_sizes, strict=True)
     comp = run_pipeline(checked, opts, out=io.StringIO())
     result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
     client = run_client(
         comp.stat_program, run_sizes, result.outputs, public_inputs=public_only(checked, arrays)
     )
-    params = _params_summary(comp.program)
-    summary: dict[str, Any] = {
-        "program": comp.program.sym_name.data,
-        "source": str(path),
-        "backend": "simulator-noisy" if noisy else "simulator-exact",
-        "sizes": run_sizes,
-        "compiled_for": parse_sizes(compile_sizes),
-        "params": params,
-        "insecure": bool(params.get("insecure", False)),
-        "revealed": sorted(result.outputs),
-        "client": sorted(client),
-    }
+    backend = "simulator-noisy" if noisy else "simulator-exact"
+    summary = _summary(comp, path, backend, run_sizes, result.outputs, client)
     if summary["insecure"]:
         summary["warning"] = "INSECURE parameters (compiled with --insecure)"
     out = Path(outdir)
-    _write_outputs(out, result.outputs, client, summary)
+    write_outputs(out, result.outputs, client, summary)
     return RunResult(out, dict(result.outputs), client, summary)
 
 
@@ -270,7 +294,7 @@ class Built:
 
     directory: Path
     binary: Path
-    emitted: Any  # targets.cpp.emit.Emitted
+    emitted: Emitted
     rewritten: list[Path]
     built: bool
 
@@ -328,15 +352,22 @@ def _system_libs() -> str:
     return SYSTEM_LIBS
 
 
-def compile_cpp(path: str | Path, outdir: str | Path, options: Any, build: bool = True) -> Built:
+def compile_cpp(
+    path: str | Path, outdir: str | Path, options: Options, build: bool = True
+) -> Built:
     """`hec compile`: compile `path`, emit C++ and build.ninja into `outdir`, run ninja."""
+    return build_cpp(compile_file(path, options, out=io.StringIO()), path, outdir, build)
 
-    from driver.pipeline import compile_file
+
+def build_cpp(
+    comp: Compilation, source: str | Path, outdir: str | Path, build: bool = True
+) -> Built:
+    """Emit the C++ program of a finished compilation into `outdir` and build it (the compiler
+    does not run again)."""
     from targets.cpp.emit import emit, write_project
 
-    comp = compile_file(path, options, out=io.StringIO())
     runtime_dir, lib = _runtime_library()
-    emitted = emit(comp.module, str(path), runtime_dir, lib, _system_libs())
+    emitted = emit(comp.module, str(source), runtime_dir, lib, _system_libs())
     out = Path(outdir)
     rewritten = write_project(emitted, out)
     binary = out / emitted.name
@@ -358,150 +389,47 @@ def ninja_build(out: Path, binary: Path) -> None:
         raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
 
 
-def run_role(binary: Path, *args: str) -> str:
-    """Run one role of a generated program (stopped with its process group if hec is
-    interrupted: driver.interrupt); its error message becomes a UserError."""
-    from driver.interrupt import run_child
-
-    code, err = run_child(
-        [str(binary), *args], env={**os.environ, "HEC_QUIET": os.environ.get("HEC_QUIET", "1")}
-    )
-    if code != 0:
-        raise UserError(f"{binary.name} {args[0]} failed: {err.strip()}")
-    return err
-
-
-@dataclass
-class Parties:
-    """The signing keys of a local run's data owner and server (the coordinator's is made by
-    keygen), in a 0700 directory of the run's scratch space."""
-
-    owner_sign: Path
-    server_sign: Path
-
-    @staticmethod
-    def make(binary: Path, directory: Path, role: Any = None) -> Parties:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        runner = role or (lambda *a: run_role(binary, *a))
-        parties = Parties(directory / "owner.sign", directory / "server.sign")
-        runner("signkey", "--out", str(parties.owner_sign))
-        runner("signkey", "--out", str(parties.server_sign))
-        return parties
-
-    def keygen_args(
-        self, keys: Path, stream_rows: int | None, bindings: Mapping[str, str] | None = None
-    ) -> list[str]:
-        """keygen's arguments: one data owner holding every row (`stream_rows`: the stream
-        dimension's size, None when the program streams nothing), both parties' keys, and the
-        facts the run is bound to."""
-        owner = f"owner=0:{stream_rows}" if stream_rows else "owner"
-        args = ["keygen", "--out", str(keys), "--owner", owner]
-        args += ["--owner-key", f"owner={self.owner_sign}.pub"]
-        args += ["--server-key", f"{self.server_sign}.pub"]
-        for key, value in (bindings or {}).items():
-            args += ["--bind", f"{key}={value}"]
-        return args
-
-
 def run_encrypted(
     path: str | Path,
     inputs: Mapping[str, Path],
     outdir: str | Path,
-    options: Any = None,
+    options: Options | None = None,
     work: str | Path | None = None,
 ) -> RunResult:
-    """`hec run` without --sim: compile and build the C++ program, then run keygen, encrypt,
-    compute and decrypt in order in a scratch directory (`work`, kept when given), apply the
-    client block, write the outputs."""
-    from dataclasses import replace
-
-    from driver.pipeline import Options, run_pipeline
-    from dsl.checker import check
-    from dsl.parser import parse_file
-
+    """`hec run` without --sim: compile (once) and build the C++ program, then run keygen,
+    encrypt, compute and decrypt in order in a scratch directory (`work`, kept when given),
+    apply the client block, write the outputs."""
     checked = check(parse_file(str(path)))
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
-    sizes = (options.sizes if options is not None else "") or format_sizes(run_sizes)
-    for name, bound in parse_sizes(sizes).items():
-        if name in run_sizes and run_sizes[name] > bound:
-            raise UserError(
-                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={bound}"
-            )
-    opts = replace(options or Options(), sizes=sizes)
+    opts = compile_sizes(checked, options or Options(), run_sizes, strict=False)
+    comp = run_pipeline(checked, opts, out=io.StringIO())
     with contextlib.ExitStack() as stack:
         base = (
             stack.enter_context(scratch_directory("hec-run-")) if work is None else Path(str(work))
         )
-        built = compile_cpp(path, base / "build", opts)
-        keys, cts, res, dec = base / "keys", base / "ct", base / "res", base / "dec"
-        parties_dir = base / "parties"
-        for scratch_dir in (keys, cts, res, dec, parties_dir):  # a kept work directory: start clean
+        built = build_cpp(comp, path, base / "build")
+        cts, res, dec = base / "ct", base / "res", base / "dec"
+        for scratch_dir in (cts, res, dec):  # a kept work directory: start clean
             shutil.rmtree(scratch_dir, ignore_errors=True)
-        parties = Parties.make(built.binary, parties_dir)
+        roles = RoleSequence(built.binary, base)
         stream = built.emitted.stream_dim
-        run_role(built.binary, *parties.keygen_args(keys, run_sizes[stream] if stream else None))
-        enc_args: list[str] = []
-        for name, p in inputs.items():
-            enc_args += ["--input", f"{name}={Path(p).resolve()}"]
-        run_role(
-            built.binary,
-            "encrypt",
-            "--pk",
-            str(keys / "public"),
-            "--sign",
-            str(parties.owner_sign),
-            *enc_args,
-            "--out",
-            str(cts),
-        )
-        log = run_role(
-            built.binary,
-            "compute",
-            "--eval",
-            str(keys / "eval"),
-            "--sign",
-            str(parties.server_sign),
-            "--in",
-            str(cts),
-            "--out",
-            str(res),
-        )
-        run_role(
-            built.binary,
-            "decrypt",
-            "--sk",
-            str(keys / "secret"),
-            "--in",
-            str(res),
-            "--out",
-            str(dec),
-        )
-        revealed = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
-        comp = run_pipeline(checked, opts, out=io.StringIO())
+        roles.keygen(run_sizes[stream] if stream else None)
+        roles.encrypt(inputs, cts)
+        compute = roles.compute(cts, res)
+        revealed = roles.decrypt(res, dec)
         client = run_client(
             comp.stat_program, run_sizes, revealed, public_inputs=public_only(checked, arrays)
         )
-        params = _params_summary(comp.program)
-        peak = [ln for ln in log.splitlines() if "peak_rss_bytes=" in ln]
-        summary: dict[str, Any] = {
-            "program": comp.program.sym_name.data,
-            "source": str(path),
-            "backend": "encrypted",
-            "sizes": run_sizes,
-            "compiled_for": parse_sizes(sizes),
-            "params": params,
-            "insecure": bool(params.get("insecure", False)),
-            "revealed": sorted(revealed),
-            "client": sorted(client),
-            "binary": str(built.binary) if work is not None else None,
-            "compute_peak_rss_bytes": int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")"))
-            if peak
-            else None,
-        }
+        summary = _summary(comp, path, "encrypted", run_sizes, revealed, client)
+        peak = [ln for ln in compute.stderr.splitlines() if "peak_rss_bytes=" in ln]
+        summary["binary"] = str(built.binary) if work is not None else None
+        summary["compute_peak_rss_bytes"] = (
+            int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")")) if peak else None
+        )
         if summary["insecure"]:
             summary["warning"] = "INSECURE parameters (compiled with --insecure)"
         out = Path(outdir)
-        _write_outputs(out, revealed, client, summary)
+        write_outputs(out, revealed, client, summary)
         return RunResult(out, revealed, client, summary)

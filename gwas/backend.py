@@ -2,14 +2,18 @@
 it block by block on the data and return the revealed values of each block.
 
 `compile_cached` runs the compiler pipeline (driver/pipeline.py) for the run's sizes and keeps
-the compiled ckks IR, the source's stat IR (for the client block) and the report in a cache
+the compiled IR, the source's stat IR (for the client block) and the report in a cache
 directory keyed by the source's SHA-256, the sizes and the options, so a second run on data of
-the same shape does not compile again.
+the same shape does not compile again: a cache hit restores the finished `Compilation` (and
+builds its C++ program from it) without running the compiler. What gwas needs to know about
+the compiled program (inputs, encrypted arrays, slots, packing) comes from the compilation's
+manifest (driver/manifest.py), not from the scheme's IR.
 
 Backends:
 - `encrypted` (`EncryptedBackend`, the default): the C++ program generated for the compiled
-  program (targets/cpp through `driver.run.compile_cpp`, cached next to the compiled IR), its
-  four roles run locally in order: `keygen` once (coordinator), then per SNP block `encrypt`
+  program (targets/cpp through `driver.run.build_cpp`, cached next to the compiled IR), its
+  roles run locally in order by `driver.roles.RoleSequence`: `keygen` once (coordinator,
+  after the parties' `signkey`), then per SNP block `encrypt`
   (data owners, public key only), `compute` (server, evaluation keys only), `decrypt`
   (coordinator). Keys and ciphertexts live in a 0700 temporary directory removed at the end,
   also when the run is interrupted (driver/interrupt.py); every file is bound to the run's
@@ -27,13 +31,11 @@ import hashlib
 import itertools
 import json
 import os
-import re
 import shutil
-import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,20 +44,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from compiler.dialects import ckks, stat
-from compiler.errors import InternalError
+from compiler.analysis.sizes import Sizes
+from compiler.dialects import stat
+from compiler.errors import InternalError, UserError
 from compiler.ir_text import parse_ir, print_ir
 from compiler.stat_numpy import run_client
 from driver import __version__
-from driver.pipeline import Options, compile_file, report_of
+from driver.manifest import Manifest, load_program, program_text
+from driver.pipeline import Compilation, Options, compile_file, report_of
+from driver.roles import RoleOutput, RoleSequence, RowProgress, Runner, run_role
+from dsl.checker import check
+from dsl.parser import parse_file
 from gwas.memory import PhaseMeter
 from targets.sim.simulator import simulate
 
 Array = npt.NDArray[np.float64]
-CACHE_FORMAT = 2  # 2: complex packing (passes/complex_packing.py)
+Report = dict[str, Any]  # the compiler's report (targets/report), as JSON
+CACHE_FORMAT = 3  # 2: complex packing (passes/complex_packing.py); 3: program.mlir
 # The sources whose change changes what a compilation produces (part of the cache key, so a
 # changed compiler never reuses a program an older one compiled).
-COMPILER_PACKAGES = ("compiler", "dsl", "passes", "targets", "hec")
+COMPILER_PACKAGES = ("compiler", "dsl", "passes", "targets", "driver")
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,61 +97,40 @@ class CompiledProgram:
 
     source: Path
     source_sha256: str
-    sizes: dict[str, int]
     precision_bits: float
-    module: Any  # the ckks ModuleOp
-    stat_module: Any  # the source's stat ModuleOp (its client block runs after decryption)
-    report: dict[str, Any]
+    compilation: Compilation  # the finished compilation (restored from the cache on a hit)
+    report: Report
     cache_key: str
     cache_hit: bool
 
     @property
-    def program(self) -> ckks.ProgramOp:
-        for op in self.module.walk():
-            if isinstance(op, ckks.ProgramOp):
-                return op
-        raise InternalError("compiled module has no ckks.program")
+    def sizes(self) -> dict[str, int]:
+        return dict(self.compilation.options.sizes)
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.compilation.manifest
 
     @property
     def stat_program(self) -> stat.ProgramOp:
-        op = self.stat_module.body.block.first_op
-        if not isinstance(op, stat.ProgramOp):
-            raise InternalError("stat module has no stat.program")
-        return op
+        return self.compilation.stat_program
 
     @property
     def slots(self) -> int:
-        params = self.program.parameters()
-        if params is None:
-            raise InternalError("compiled program has no parameters")
-        return params.slots
+        return self.manifest.slots
 
     @property
     def complex_packed(self) -> bool:
         """The genotype rows are complex-packed (two slot sets per ciphertext)."""
-        return any(
-            ckks.ct_type(e.result).layout_name == ckks.COMPLEX for e in self.program.encrypts()
-        )
-
-    @property
-    def coeff_group(self) -> int:
-        """Columns per coefficient when the program packs counts (coeff layout), else 0."""
-        groups = [
-            e.group_value
-            for e in self.program.block.ops
-            if isinstance(e, ckks.EncodeOp) and ckks.pt_type(e.result).layout_name == ckks.COEFF
-        ]
-        return max(groups, default=0)
+        return self.manifest.complex_packed
 
     @property
     def columns_per_ciphertext(self) -> int:
-        if self.coeff_group:  # 2 slots coefficients of `group` columns each
-            return 2 * self.slots * self.coeff_group
-        return self.slots * (2 if self.complex_packed else 1)
+        return self.manifest.columns_per_ciphertext
 
     def encrypted_sources(self) -> list[list[str]]:
         """Per encrypted input, the owner inputs it is computed from."""
-        return [e.source().sources() for e in self.program.encrypts()]
+        return [list(e.sources) for e in self.manifest.encrypted]
 
     def block_width(self, rows: int, columns: int) -> int:
         """SNPs per block: a whole number of slot sets (of pairs of them when the genotypes are
@@ -167,11 +154,7 @@ class CompiledProgram:
 
     @property
     def input_names(self) -> list[str]:
-        names: list[str] = []
-        for op in self.program.block.ops:
-            if isinstance(op, ckks.EncodeOp) and op.sym_value not in names:
-                names.append(op.sym_value)
-        return names
+        return list(self.manifest.inputs)
 
     def revealed_abs_error(self, name: str) -> float:
         """The absolute error the report promises for revealed value `name`: its range's
@@ -190,8 +173,7 @@ class CompiledProgram:
 
 
 def compile_options(sizes: Mapping[str, int], precision_bits: float, log_n: int) -> Options:
-    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
-    return Options(sizes=size_text, precision_bits=precision_bits, log_n=log_n)
+    return Options(sizes=Sizes.of(sizes), precision_bits=precision_bits, log_n=log_n)
 
 
 def _cache_key(
@@ -211,7 +193,7 @@ def _cache_key(
     return h.hexdigest()[:32]
 
 
-ENTRY_FILES = ("ckks.mlir", "stat.mlir", "source.hec", "report.json")
+ENTRY_FILES = ("program.mlir", "stat.mlir", "source.hec", "report.json")
 
 
 @contextmanager
@@ -246,6 +228,17 @@ def _entry_intact(entry: Path) -> bool:
         return False
 
 
+def _load_entry(source: Path, entry: Path, options: Options) -> tuple[Compilation, Report]:
+    """The finished compilation an intact cache entry holds (the compiler does not run)."""
+    checked = check(parse_file(str(source)))
+    module = load_program((entry / "program.mlir").read_text())
+    stat_module = parse_ir((entry / "stat.mlir").read_text())
+    report: Report = json.loads((entry / "report.json").read_text())
+    comp = Compilation(checked, stat_module, module, dict(options.sizes), options)
+    comp.manifest  # noqa: B018 (an entry whose program has no manifest is rebuilt)
+    return comp, report
+
+
 def compile_cached(
     source: Path,
     sizes: Mapping[str, int],
@@ -260,27 +253,23 @@ def compile_cached(
     text = source.read_bytes()
     digest = hashlib.sha256(text).hexdigest()
     key = _cache_key(text, sizes, precision_bits, log_n)
+    options = compile_options(sizes, precision_bits, log_n)
     root = cache_dir or default_cache_dir()
     entry = root / key
     with cache_lock(root, key):
         if entry.is_dir() and _entry_intact(entry):
             try:
-                module = parse_ir((entry / "ckks.mlir").read_text(), ckks.Ckks)
-                stat_module = parse_ir((entry / "stat.mlir").read_text())
-                report = json.loads((entry / "report.json").read_text())
-                return CompiledProgram(
-                    source, digest, dict(sizes), precision_bits, module, stat_module, report,
-                    key, True,
-                )  # fmt: skip
+                comp, report = _load_entry(source, entry, options)
+                return CompiledProgram(source, digest, precision_bits, comp, report, key, True)
             except Exception:  # an entry that does not load is rebuilt
                 pass
         if entry.exists():  # damaged or from an interrupted older version: rebuilt
             shutil.rmtree(entry, ignore_errors=True)
-        comp = compile_file(source, compile_options(sizes, precision_bits, log_n))
+        comp = compile_file(source, options)
         report = report_of(comp)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
         try:
-            (tmp / "ckks.mlir").write_text(print_ir(comp.module))
+            (tmp / "program.mlir").write_text(program_text(comp.module))
             (tmp / "stat.mlir").write_text(print_ir(comp.stat_module))
             (tmp / "source.hec").write_bytes(text)
             (tmp / "report.json").write_text(json.dumps(report, indent=1))
@@ -290,17 +279,7 @@ def compile_cached(
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    return CompiledProgram(
-        source,
-        digest,
-        dict(sizes),
-        precision_bits,
-        comp.module,
-        comp.stat_module,
-        report,
-        key,
-        False,
-    )
+    return CompiledProgram(source, digest, precision_bits, comp, report, key, False)
 
 
 def install_binary(built_binary: Path, bin_dir: Path) -> Path:
@@ -401,7 +380,7 @@ class SimBackend(Backend):
         meter: PhaseMeter,
         progress: Callable[[str, int, int], None],
     ) -> Iterator[tuple[Block, dict[str, Array]]]:
-        program = compiled.program
+        program = compiled.compilation.program
         progress("simulate", 0, n_blocks)
         for done, block in enumerate(blocks, start=1):
             sizes = {**compiled.sizes, "M": block.stop - block.start}
@@ -411,84 +390,6 @@ class SimBackend(Backend):
                 )
             progress("simulate", done, n_blocks)
             yield block, result.outputs
-
-
-_PEAK = re.compile(r"peak_rss_bytes=(\d+)")
-
-
-def _vm_hwm(pid: int) -> int:
-    """Peak resident set (VmHWM) of a running process in bytes; 0 once it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-_ROW_PROGRESS = re.compile(r"^\[([^\]]+)\] (\d+)/(\d+) ", re.M)
-RowProgress = Callable[[str, int, int], None]
-
-
-def run_role_measured(
-    binary: Path | None,
-    *args: str,
-    poll_seconds: float = 0.005,
-    on_progress: RowProgress | None = None,
-) -> int:
-    """Run one role of a generated program (as `driver.run.run_role` does: HEC_QUIET unless set,
-    a failure becomes a UserError with the role's message) and return its peak resident set in
-    bytes: the largest of the peak the role prints (`peak_rss_bytes=`) and its VmHWM sampled
-    while it runs. (The kernel's per-child maximum would also count the launching Python
-    process's pages, which the child shares until exec.) With `on_progress`, the role prints
-    its per-row progress ("[phase] rows/N ...", at most once a second) and each line is passed
-    on as (phase, rows done, rows) while the role runs."""
-    from compiler.errors import UserError
-
-    if binary is None:
-        raise InternalError("the generated program was not built")
-    from driver.interrupt import check, start_child, stop
-
-    quiet = os.environ.get("HEC_QUIET", "0" if on_progress else "1")
-    env = {**os.environ, "HEC_QUIET": quiet}
-    peak = 0
-    with tempfile.TemporaryFile() as err_file:
-        # Its own process group, killed with hec: an interruption stops it (and everything it
-        # started) before the scratch directory is removed.
-        proc = start_child([str(binary), *args], subprocess.DEVNULL, err_file, env)
-        read_at = 0
-        polls = 0
-        try:
-            while True:
-                try:
-                    proc.wait(timeout=poll_seconds)
-                    break
-                except subprocess.TimeoutExpired:
-                    peak = max(peak, _vm_hwm(proc.pid))
-                check()
-                polls += 1
-                if on_progress is not None and polls % 40 == 0:  # about every 0.2 s
-                    with open(err_file.fileno(), "rb", closefd=False) as fh:
-                        fh.seek(read_at)
-                        chunk = fh.read()
-                    end = chunk.rfind(b"\n") + 1
-                    read_at += end
-                    for m in _ROW_PROGRESS.finditer(chunk[:end].decode(errors="replace")):
-                        on_progress(m.group(1), int(m.group(2)), int(m.group(3)))
-            check()
-        except BaseException:
-            stop(proc)
-            raise
-        err_file.seek(0)
-        err = err_file.read().decode(errors="replace")
-    if proc.returncode != 0:
-        message = "\n".join(
-            line for line in err.strip().splitlines() if not _ROW_PROGRESS.match(line)
-        )
-        raise UserError(f"{binary.name} {args[0]} failed: {message}")
-    reported = [int(x) for x in _PEAK.findall(err)]
-    return max([peak, *reported])
 
 
 def _flush_files(directory: Path) -> None:
@@ -503,7 +404,7 @@ def _flush_files(directory: Path) -> None:
             os.close(fd)
 
 
-def compact_integers(value: Array) -> npt.NDArray[Any]:
+def compact_integers(value: Array) -> npt.NDArray[np.float64] | npt.NDArray[np.int8]:
     """`value` as int8 when every entry is an integer in [-128, 127] (genotype counts,
     phenotypes, masks: an eighth of the float64 file the encrypting role reads), else
     unchanged. The role converts to double exactly either way."""
@@ -605,7 +506,7 @@ class EncryptedBackend(Backend):
         precision_bits: float,
         cache_dir: Path | None,
     ) -> CompiledProgram:
-        from driver.run import compile_cpp
+        from driver.run import build_cpp
 
         # The program runs under exactly the parameters the compiler chose (the runtime takes
         # parameter sets without special primes when no key is switched).
@@ -613,20 +514,27 @@ class EncryptedBackend(Backend):
         root = cache_dir or default_cache_dir()
         entry = root / compiled.cache_key
         # One build at a time per cache (the runtime library and ninja are not safe to run
-        # twice at once in one directory); the run then executes its own installed copy.
+        # twice at once in one directory); the run then executes its own installed copy. The
+        # C++ program is emitted from the finished compilation: a cache hit compiles nothing.
         with cache_lock(root, "build"):
-            built = compile_cpp(source, entry / "cpp", compile_options(sizes, precision_bits, 0))
+            built = build_cpp(compiled.compilation, source, entry / "cpp")
             self.binary = install_binary(built.binary, entry / "bin")
         self.stream_dim = built.emitted.stream_dim
         self.notes.append(f"generated program {self.binary} ({built.describe()})")
         return compiled
 
-    def _role(
-        self, meter: PhaseMeter, phase: str, *args: str, on_progress: RowProgress | None = None
-    ) -> None:
-        with meter.phase(phase), _threads(self.threads):
-            peak = run_role_measured(self.binary, *args, on_progress=on_progress)
-        meter.note_subprocess_peak(phase, peak)
+    def _runner(self, meter: PhaseMeter) -> Runner:
+        """How the role sequence runs a role here: timed under its phase (signkey under
+        keygen), with the run's thread count, its peak resident set noted."""
+
+        def run(binary: Path, args: Sequence[str], on_progress: RowProgress | None) -> RoleOutput:
+            phase = "keygen" if args[0] == "signkey" else args[0]
+            with meter.phase(phase), _threads(self.threads):
+                out = run_role(binary, *args, on_progress=on_progress)
+            meter.note_subprocess_peak(phase, out.peak_rss_bytes)
+            return out
+
+        return run
 
     def run(
         self,
@@ -646,26 +554,20 @@ class EncryptedBackend(Backend):
         self.notes.append(note)
         free = shutil.disk_usage(where or tempfile.gettempdir()).free
         if free < need:
-            from compiler.errors import UserError
-
             raise UserError(
                 f"{where or tempfile.gettempdir()}: {free / 2**30:.2f} GiB free, one SNP block's "
                 f"ciphertexts need {need / 2**30:.2f} GiB (the report's upload estimate)",
                 hint="set HEC_SCRATCH to a directory with more room",
             )
         from driver.interrupt import scratch_directory
-        from driver.run import Parties
 
+        if self.binary is None:
+            raise InternalError("the generated program was not built")
         with scratch_directory("hec-gwas-", where) as root:
-            keys = root / "keys"
+            roles = RoleSequence(self.binary, root, self._runner(meter))
             progress("keygen", 0, 1)
-            with meter.phase("keygen"):
-                parties = Parties.make(
-                    self.binary or Path(), root / "parties", lambda *a: run_role_measured(
-                        self.binary, *a)
-                )  # fmt: skip
             rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else None
-            self._role(meter, "keygen", *parties.keygen_args(keys, rows, self.bindings))
+            roles.keygen(rows, self.bindings)
             progress("keygen", 1, 1)
             for phase in ("encrypt", "compute", "decrypt"):
                 progress(phase, 0, n_blocks)
@@ -675,7 +577,7 @@ class EncryptedBackend(Backend):
                 plain, cts, res, dec = (work / d for d in ("in", "ct", "res", "dec"))
                 with meter.phase("inputs"):
                     plain.mkdir(parents=True)
-                    files = {}
+                    files: dict[str, Path] = {}
                     for name, value in block.inputs.items():
                         files[name] = plain / f"{name}.npy"
                         np.save(files[name], compact_integers(value))
@@ -689,22 +591,14 @@ class EncryptedBackend(Backend):
                 if not shared_ct.exists():
                     once = [n for n in block.inputs if n in block.shared and n in alone]
                     if once:
-                        args = [a for n in once for a in ("--input", f"{n}={files[n]}")]
-                        self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
-                                   "--sign", str(parties.owner_sign),
-                                   *args, "--out", str(shared_ct))  # fmt: skip
+                        roles.encrypt({n: files[n] for n in once}, shared_ct)
                     else:
                         shared_ct.mkdir()
-                args = [
-                    a
-                    for n in block.inputs
-                    if n not in block.shared or n in with_block
-                    for a in ("--input", f"{n}={files[n]}")
-                ]
-                rows = self._row_progress(progress, "encrypt", done, n_blocks)
-                self._role(meter, "encrypt", "encrypt", "--pk", str(keys / "public"),
-                           "--sign", str(parties.owner_sign), *args,
-                           "--out", str(cts), on_progress=rows)  # fmt: skip
+                mine = {
+                    n: files[n] for n in block.inputs if n not in block.shared or n in with_block
+                }
+                rows_done = self._row_progress(progress, "encrypt", done, n_blocks)
+                roles.encrypt(mine, cts, on_progress=rows_done)
                 # The upload is complete when it is on disk: the kernel's write-back of the
                 # block's files is waited for here, in the data owners' phase, instead of
                 # running on the cores the server is using (measured: the server pass at 2
@@ -719,15 +613,11 @@ class EncryptedBackend(Backend):
                     (cts / f.name).symlink_to(f)
                 shutil.rmtree(plain)
                 progress("encrypt", done, n_blocks)
-                rows = self._row_progress(progress, "compute", done, n_blocks)
-                self._role(meter, "compute", "compute", "--eval", str(keys / "eval"),
-                           "--sign", str(parties.server_sign),
-                           "--in", str(cts), "--out", str(res), on_progress=rows)  # fmt: skip
+                rows_done = self._row_progress(progress, "compute", done, n_blocks)
+                roles.compute(cts, res, on_progress=rows_done)
                 progress("compute", done, n_blocks)
-                self._role(meter, "decrypt", "decrypt", "--sk", str(keys / "secret"),
-                           "--in", str(res), "--out", str(dec))  # fmt: skip
+                outputs = roles.decrypt(res, dec)
                 progress("decrypt", done, n_blocks)
-                outputs = {f.stem: np.load(f) for f in sorted(dec.glob("*.npy"))}
                 shutil.rmtree(work)
                 yield block, outputs
 

@@ -11,7 +11,7 @@ Steps:
      analysed individual has a missing call, and flag the SNPs whose table is degenerate
      (monomorphic or no calls among the analysed individuals; or called individuals all cases
      or all controls), for which PLINK prints NA (or CHISQ 0, P 1);
- (3) compile examples/gwas/chisq.hec, or chisq_missing.hec when calls are missing, or
+ (3) compile gwas/programs/chisq.hec, or chisq_missing.hec when calls are missing, or
      chisq_alleles.hec (the 2 x 2 table's counts revealed) when haploid calls count one allele
      (X in males, Y, MT) or `counts`/`--ci` need the table (cached);
  (4) run the program with the chosen backend over blocks of `slots` SNPs; the coordinator
@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.errors import InternalError, UserError
-from driver import __version__
+from driver import MAX_PRECISION_BITS, __version__
 from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
@@ -57,7 +57,8 @@ from gwas.progress import Progress
 from gwas.qc import run_qc
 
 Array = npt.NDArray[np.float64]
-PROGRAM_DIR = Path(__file__).resolve().parent.parent / "examples" / "gwas"
+# The programs gwas runs ship with it (package data; examples/gwas/ links to them).
+PROGRAM_DIR = Path(__file__).resolve().parent / "programs"
 PROGRAM_COMPLETE = PROGRAM_DIR / "chisq.hec"
 PROGRAM_MISSING = PROGRAM_DIR / "chisq_missing.hec"
 PROGRAM_ALLELES = PROGRAM_DIR / "chisq_alleles.hec"
@@ -66,7 +67,6 @@ SCAN_BLOCK = 4096
 # the promised absolute error is below this (then rounding gives the exact integer).
 ROUNDING_ERROR_LIMIT = 0.25
 LIST_LIMIT = 10
-MAX_PRECISION_BITS = 50.0  # beyond the double-precision decoding of a CKKS slot
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 --mind runs here on the data holder's plaintext genotypes (a sample's own calls). --geno, --hwe
 and --maf need counts over every sample (of every site): `qc_inputs` codes one owner's calls
-for examples/gwas/qc.hec, which aggregates them under encryption (gwas/qc.py runs it), and
+for gwas/programs/qc.hec, which aggregates them under encryption (gwas/qc.py runs it), and
 `qc_from_counts` applies PLINK's thresholds to the revealed counts.
 
 Order (measured against plink1.9: `--mind` removes samples before `--geno` counts missing calls):
@@ -261,7 +261,7 @@ def qc_inputs(
     founders: Mask,
     hwe_sample: Mask,
 ) -> dict[str, Array]:
-    """One owner's rows of examples/gwas/qc.hec for a block of SNPs: `hwe_sample` marks the
+    """One owner's rows of gwas/programs/qc.hec for a block of SNPs: `hwe_sample` marks the
     rows PLINK's --hwe counts (founder controls; founders for a quantitative trait); on X only
     the non-males among them (females and unknown sex: measured against plink1.9 --hardy)."""
     f1, fa = allele_coding(g, ploidies, male, mt_haploid=False)
@@ -290,7 +290,7 @@ def qc_inputs(
 
 @dataclass
 class QcCounts:
-    """The revealed QC counts of every SNP (examples/gwas/qc.hec)."""
+    """The revealed QC counts of every SNP (gwas/programs/qc.hec)."""
 
     maf_a1: Array
     maf_n: Array

@@ -1,6 +1,6 @@
 """`hec gwas linear`: the quantitative-trait test of PLINK 1.9's `--assoc` (`.qassoc`: NMISS BETA
 SE R2 T P of the least-squares line of the phenotype on the minor-allele count), computed by
-examples/gwas/linear.hec under encryption on the same inputs, options and filters as
+gwas/programs/linear.hec under encryption on the same inputs, options and filters as
 `hec gwas chisq` (gwas/chisq.py).
 
 Steps:
@@ -54,7 +54,7 @@ from gwas.progress import Progress
 from gwas.qc import run_qc
 
 Array = npt.NDArray[np.float64]
-PROGRAM_LINEAR = Path(__file__).resolve().parent.parent / "examples" / "gwas" / "linear.hec"
+PROGRAM_LINEAR = Path(__file__).resolve().parent / "programs" / "linear.hec"
 COLUMNS = ("CHR", "SNP", "BP", "NMISS", "BETA", "SE", "R2", "T", "P")
 INTEGER_SUMS = ("n", "sx", "sxx")
 

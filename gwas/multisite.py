@@ -4,7 +4,7 @@ hold their own genotypes, none sends them to anyone, and the coordinator gets th
 Parties and steps (docs/multisite.md walks through three sites on one machine):
  (1) coordinator, `hec site setup`: the shared SNP list (a .bim: the study's SNPs and allele
      coding, A1 counted) and each site's row range (its declared largest sample count) fix the
-     compiled program (examples/gwas/chisq_alleles.hec, N = the sum of the declared counts,
+     compiled program (gwas/programs/chisq_alleles.hec, N = the sum of the declared counts,
      M = the shared SNPs); keygen. The study directory's `keys/public` goes to the sites,
      `keys/eval` to the server, `keys/secret` stays with the coordinator.
  (2) each site, `hec site prepare`: reads its files (PLINK 1, PLINK 2, VCF), applies its sample
@@ -41,11 +41,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from compiler.errors import UserError
+from compiler.errors import InternalError, UserError
+from driver.roles import RoleSequence
 from gwas import DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
-from gwas.backend import EncryptedBackend, compact_integers, run_role_measured
+from gwas.backend import EncryptedBackend, compact_integers
 from gwas.chisq import (
     PROGRAM_ALLELES,
     ROUNDING_ERROR_LIMIT,
@@ -88,7 +89,7 @@ class Study:
     sites: dict[str, tuple[int, int]]  # site -> rows [begin, end)
     precision_bits: float
     shared_sha256: str
-    qc: bool = False  # sites also upload the inputs of examples/gwas/qc.hec
+    qc: bool = False  # sites also upload the inputs of gwas/programs/qc.hec
 
     @property
     def n_rows(self) -> int:
@@ -120,6 +121,14 @@ def load_study(directory: Path) -> Study:
     )
 
 
+def _roles(backend: EncryptedBackend, study_dir: Path, keys: str = "keys") -> RoleSequence:
+    """The roles of a study's program: its keys in `study_dir/keys` (the QC program's in
+    `qc-keys`); unsigned: the sites of a study hold no signing keys."""
+    if backend.binary is None:
+        raise InternalError("the generated program was not built")
+    return RoleSequence(backend.binary, study_dir, signed=False, keys=study_dir / keys)
+
+
 def _compile(
     study: Study, cache_dir: Path | None, program: Path = PROGRAM_ALLELES
 ) -> EncryptedBackend:
@@ -138,7 +147,7 @@ def setup(
 ) -> Study:
     """Step (1). `sites`: NAME=ROWS, the largest number of samples each site holds (after its
     sample filters). `qc`: the sites also upload the counts --geno, --hwe, --maf need
-    (examples/gwas/qc.hec, its own keys in `qc-keys`), and A1 follows PLINK's founders rule."""
+    (gwas/programs/qc.hec, its own keys in `qc-keys`), and A1 follows PLINK's founders rule."""
     variants = read_bim(shared)
     names = [v.snp for v in variants]
     if len(set(names)) != len(names):
@@ -171,10 +180,10 @@ def setup(
     (directory / STUDY_FILE).write_text(json.dumps(meta, indent=1) + "\n")
     study = load_study(directory)
     backend = _compile(study, cache_dir)
-    run_role_measured(backend.binary, "keygen", "--out", str(directory / "keys"))
+    _roles(backend, directory).keygen()
     if qc:
         qc_backend = _compile(study, cache_dir, PROGRAM_QC)
-        run_role_measured(qc_backend.binary, "keygen", "--out", str(directory / "qc-keys"))
+        _roles(qc_backend, directory, "qc-keys").keygen()
     return study
 
 
@@ -317,28 +326,23 @@ def prepare(
     try:
         plain = tmp / "plain"
         plain.mkdir()
-        args: list[str] = []
+        files: dict[str, Path] = {}
         for name, value in (("y", y), ("S", S_full), ("A", A_full)):
-            np.save(plain / f"{name}.npy", compact_integers(value))
-            args += ["--input", f"{name}={plain / (name + '.npy')}"]
-        run_role_measured(
-            backend.binary, "encrypt", "--pk", str(study_dir / "keys" / "public"), *args,
-            "--rows", f"{begin}:{end}", "--out", str(tmp / "ciphertexts"),
-        )  # fmt: skip
+            files[name] = plain / f"{name}.npy"
+            np.save(files[name], compact_integers(value))
+        _roles(backend, study_dir).encrypt(files, tmp / "ciphertexts", rows=(begin, end))
         if study.qc:
             founders = np.array([s.is_founder for s in fileset.samples])
             qc_in = qc_inputs(g, ploidies, male, founders, hwe_sample(fileset, y_all, True))
-            args = []
+            qc_files: dict[str, Path] = {}
             for name, value in qc_in.items():
                 full = np.zeros((rows, *value.shape[1:]))
                 full[:n_all] = value
-                np.save(plain / f"qc-{name}.npy", compact_integers(full))
-                args += ["--input", f"{name}={plain / ('qc-' + name + '.npy')}"]
+                qc_files[name] = plain / f"qc-{name}.npy"
+                np.save(qc_files[name], compact_integers(full))
             qc_backend = _compile(study, cache_dir, PROGRAM_QC)
-            run_role_measured(
-                qc_backend.binary, "encrypt", "--pk", str(study_dir / "qc-keys" / "public"),
-                *args, "--rows", f"{begin}:{end}", "--out", str(tmp / "qc-ciphertexts"),
-            )  # fmt: skip
+            qc_roles = _roles(qc_backend, study_dir, "qc-keys")
+            qc_roles.encrypt(qc_files, tmp / "qc-ciphertexts", rows=(begin, end))
         shutil.rmtree(plain)
         summary = {
             "site": site,
@@ -398,8 +402,7 @@ def compute(study_dir: Path, uploads: list[Path], out: Path, cache_dir: Path | N
                     raise UserError(f"{up}: no {ct_name} (the study asks for QC counts)")
                 for f in (up / ct_name).iterdir():
                     (pooled / f.name).symlink_to(f.resolve())
-            run_role_measured(backend.binary, "compute", "--eval", str(study_dir / keys / "eval"),
-                              "--in", str(pooled), "--out", str(target))  # fmt: skip
+            _roles(backend, study_dir, keys).compute(pooled, target)
     (out / "sites.json").write_text(json.dumps({s: str(p) for s, p in seen.items()}) + "\n")
 
 
@@ -443,13 +446,11 @@ def _finish(
     compiled = EncryptedBackend().compile(PROGRAM_ALLELES, study.sizes, study.precision_bits,
                                           cache_dir)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="hec-finish-") as tmp:
-        dec = Path(tmp) / "dec"
-        run_role_measured(backend.binary, "decrypt", "--sk", str(study_dir / "keys" / "secret"),
-                          "--in", str(results), "--out", str(dec))  # fmt: skip
-        revealed = {f.stem: np.load(f).astype(np.float64) for f in dec.glob("*.npy")}
+        decrypted = _roles(backend, study_dir).decrypt(results, Path(tmp) / "dec")
+        revealed = {k: v.astype(np.float64) for k, v in decrypted.items()}
     done.append(f"decrypted {', '.join(sorted(revealed))} from {results}")
     exact = set(compiled.report.get("exact_outputs", []))
-    for name in ("n11", "c1", "r1", "d"):
+    for name in compiled.manifest.outputs:
         if name not in exact and compiled.revealed_abs_error(name) >= ROUNDING_ERROR_LIMIT:
             raise UserError(f"revealed count {name}: promised error too large to round")
         revealed[name] = np.rint(revealed[name]) + 0.0
@@ -461,11 +462,10 @@ def _finish(
                                                  cache_dir)  # fmt: skip
         qc_backend = _compile(study, cache_dir, PROGRAM_QC)
         with tempfile.TemporaryDirectory(prefix="hec-finish-") as tmp:
-            run_role_measured(qc_backend.binary, "decrypt", "--sk",
-                              str(study_dir / "qc-keys" / "secret"), "--in", str(results / "qc"),
-                              "--out", str(Path(tmp) / "dec"))  # fmt: skip
-            files = (Path(tmp) / "dec").glob("*.npy")
-            qc_revealed = {f.stem: np.load(f).astype(np.float64) for f in files}
+            qc_decrypted = _roles(qc_backend, study_dir, "qc-keys").decrypt(
+                results / "qc", Path(tmp) / "dec"
+            )
+            qc_revealed = {k: v.astype(np.float64) for k, v in qc_decrypted.items()}
         qcc = counts_from_reveals(qc_compiled, qc_revealed)
         # A1: the minor allele of the pooled founders' calls (PLINK's rule; ties keep the order).
         swap = qcc.maf_a1 > qcc.maf_n - qcc.maf_a1

@@ -20,7 +20,7 @@ from gwas.memory import PhaseMeter
 from gwas.plink import Fileset
 
 Array = npt.NDArray[np.float64]
-PROGRAM_QC = Path(__file__).resolve().parent.parent / "examples" / "gwas" / "qc.hec"
+PROGRAM_QC = Path(__file__).resolve().parent / "programs" / "qc.hec"
 ROUNDING_ERROR_LIMIT = 0.25
 
 

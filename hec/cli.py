@@ -12,12 +12,16 @@ import platform
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
+from driver import MAX_PRECISION_BITS
 from driver.environment import cpu_features, runtime_build_dir
 from hec import __version__
 
-MAX_PRECISION_BITS = 50.0  # beyond what a CKKS slot decodes to in double precision
+if TYPE_CHECKING:
+    from driver.pipeline import Options
 
 
 def precision_bits(text: str) -> float:
@@ -159,7 +163,8 @@ def _compare_heir(args: argparse.Namespace) -> int:
     from targets.mlir.heir import COMPARED, count_heir_server_ops
     from targets.mlir.upstream import lower_to_upstream
 
-    comp = compile_file(args.file, Options(sizes=args.size, insecure=args.insecure), sys.stderr)
+    options = Options(sizes=Sizes.parse(args.size), insecure=args.insecure)
+    comp = compile_file(args.file, options, sys.stderr)
     params = comp.program.parameters()
     assert params is not None
     sizes = {n: comp.sizes.get(n, b) for n, b in comp.checked.params.items()}
@@ -225,9 +230,7 @@ def _read_text(path: str) -> str:
 def _ir_sizes(args: argparse.Namespace) -> dict[str, int]:
     """The given sizes; each size parameter not given takes its bound (checked by the
     lowering, which names the parameters)."""
-    from compiler.analysis.sizes import parse_sizes
-
-    return parse_sizes(args.size)
+    return dict(Sizes.parse(args.size))
 
 
 def _ir_module(args: argparse.Namespace):
@@ -239,7 +242,9 @@ def _ir_module(args: argparse.Namespace):
     if (args.layer == "stat" or args.upstream) and not args.heir:
         return lower(check(parse_file(args.file)))
     # HEIR has no conjugation: the HEIR export is compiled without complex packing.
-    options = Options(sizes=args.size, insecure=args.insecure, complex_packing=not args.heir)
+    options = Options(
+        sizes=Sizes.parse(args.size), insecure=args.insecure, complex_packing=not args.heir
+    )
     return compile_file(args.file, options, out=sys.stderr).module
 
 
@@ -387,11 +392,12 @@ def _simulate_run(args: argparse.Namespace) -> int:
 # --- hec compile / hec run (targets/cpp, driver/run.py) -----------------------------------------
 
 
-def _options_of(args: argparse.Namespace):
+def _options_of(args: argparse.Namespace) -> Options:
+    """The command's options, built once: the sizes parsed here into their typed value."""
     from driver.pipeline import Options
 
     return Options(
-        sizes=args.size,
+        sizes=Sizes.parse(args.size),
         precision_bits=args.precision_bits,
         precision=args.precision,
         log_n=args.log_n,
@@ -487,7 +493,6 @@ def _run_run(args: argparse.Namespace) -> int:
             args.file,
             inputs,
             args.out,
-            sizes=args.size,
             noisy=args.noisy,
             seed=args.seed,
             options=_options_of(args),
@@ -503,7 +508,7 @@ def _run_run(args: argparse.Namespace) -> int:
         print(f"program {s['program']} at sizes {s['sizes']} ({s['backend']})")
         if s.get("insecure"):
             print(f"  WARNING: {s.get('warning', 'INSECURE parameters (--insecure)')}")
-        for name in [*s["revealed"], *s["client"]]:
+        for name in sorted(result.revealed) + sorted(result.client):
             print(f"  {name:<14} -> {result.outdir / (name + '.npy')}")
     return 0
 

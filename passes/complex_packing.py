@@ -23,15 +23,23 @@ unpacks land right before their consumers, at the lowest level the value reaches
 switch there needs keys only over Q_level·P (`key_level`), which keeps the chi-square
 program's evaluation keys within the 128-bit bound at n = 2^13.
 
-When. Packing pays only when a row spans at least two slot sets; the pipeline runs this pass
-with `min_width` = slots + 1 once a first compilation has chosen the ring dimension, and
-keeps the packed program when it uploads fewer bytes per individual on a ring no larger
-(driver/pipeline.py).
+When. Packing pays only when a row spans at least two slot sets of the ring, and the ring is
+chosen later (scale-management, parameter-selection). The pass decides inside the one
+compilation, by the cost model: it runs the parameter search as a function (`estimate`: the
+coefficient-parameters, scale-management and parameter-selection passes on a clone of the
+program, not the pipeline) on each candidate, the program as it is and the program with every
+input whose row spans two slot sets of the first candidate's ring packed, and packs when the
+packed candidate uploads fewer bytes per individual (`party_sizes`, the upload per row) on a
+ring no larger. No search runs when no input could span two slot sets even of the smallest
+ring the search may choose. Each estimate's result is kept in a `SearchMemo`: the pipeline
+takes the chosen candidate's searched program from it instead of searching again, so a
+compilation runs the search once per candidate it compares (once when nothing can be packed).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
@@ -39,10 +47,79 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.counts import party_sizes
+from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.scales import apply_plan, remove_lifts, top_level
+from compiler.analysis.security import MIN_LOG_N, MIN_SECURE_LOG_N
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import ckks
+from compiler.errors import UserError
+from compiler.ir_text import print_ir
+from passes.coefficient_parameters import CoefficientParametersPass
+from passes.parameter_selection import ParameterSelectionPass
 from passes.rescale_placement import nominal_plan
+from passes.scale_management import ScaleManagementPass
+
+# The passes of the parameter search, in pipeline order (what `estimate` runs on a candidate).
+SEARCH_PASSES = (
+    CoefficientParametersPass.name,
+    ScaleManagementPass.name,
+    ParameterSelectionPass.name,
+)
+
+
+def search_passes(
+    precision_bits: float, precision: str, log_n: int, insecure: bool
+) -> tuple[ModulePass, ...]:
+    """The parameter search, in pipeline order: the scheme record's passes (passes/schemes.py)
+    and complex packing's estimates run these same passes."""
+    return (
+        CoefficientParametersPass(log_n=log_n, insecure=insecure),
+        ScaleManagementPass(
+            precision_bits=precision_bits, precision=precision, log_n=log_n, insecure=insecure
+        ),
+        ParameterSelectionPass(insecure=insecure),
+    )
+
+
+def program_key(program: ckks.ProgramOp) -> str:
+    """A candidate's identity before the search: its IR text."""
+    return print_ir(ModuleOp([program.clone()]))
+
+
+class SearchMemo:
+    """The parameter searches run on candidates: per candidate (its IR text before the search),
+    the program after each search pass. The pipeline restores the chosen candidate's programs
+    instead of running the search on it again (the search is deterministic)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, ckks.ProgramOp]] = {}
+
+    def record(self, key: str, pass_name: str, program: ckks.ProgramOp) -> None:
+        self.entries.setdefault(key, {})[pass_name] = program.clone()
+
+    def key_of(self, module: ModuleOp) -> str | None:
+        """The key of the module's one ckks program when a search of it is recorded."""
+        programs = list(ckks_programs(module))
+        if len(programs) != 1:
+            return None
+        key = program_key(programs[0])
+        return key if key in self.entries else None
+
+    def restore(self, module: ModuleOp, key: str, pass_name: str) -> bool:
+        """Replace the module's ckks program by the recorded one after `pass_name`; False when
+        none is recorded."""
+        recorded = self.entries.get(key, {}).get(pass_name)
+        if recorded is None:
+            return False
+        (old,) = ckks_programs(module)
+        block = old.parent_block()
+        assert block is not None
+        block.insert_op_before(recorded.clone(), old)
+        old.detach()
+        old.erase()
+        return True
+
 
 # Ops under which the complex layout survives (acting on real and imaginary parts alike).
 _LINEAR = (
@@ -82,8 +159,9 @@ class ComplexPackingPass(ModulePass):
     """Pack eligible row-packed secret inputs two column blocks per ciphertext.
 
     What it does: module docstring. Assumes: levels are assigned (level-assignment). Options:
-    `min_width` (0: the pass does nothing; otherwise only inputs whose packed axis is at least
-    this wide at the compiled sizes are packed), `sizes` (the compiled sizes, "N=..,M=..").
+    `enabled` (False: the pass does nothing), `sizes` (the compiled sizes, "N=..,M=.."), and
+    the parameter search's own options for the estimate (`precision_bits`, `precision`,
+    `log_n`, `insecure`, as scale-management takes them).
     Establishes: every complex value is either a per-row value feeding a sum over rows or an
     aggregate; `unpack_complex` precedes every consumer that needs real slots; the program
     attribute `key_level` covers the unpacks; scales are re-applied with the nominal plan
@@ -95,16 +173,73 @@ class ComplexPackingPass(ModulePass):
 
     name = "complex-packing"
 
-    min_width: int = 0
+    enabled: bool = False
     sizes: str = ""
+    precision_bits: float = 19.0
+    precision: str = ""
+    log_n: int = 0
+    insecure: bool = False
+    memo: SearchMemo | None = field(default=None, compare=False)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.min_width <= 0:
+        if not self.enabled:
             return
         for program in ckks_programs(op):
-            self.run(program)
+            width = None if is_coefficient_program(program) else self.packing_width(program)
+            if width is not None:
+                self.run(program, width)
 
-    def candidates(self, program: ckks.ProgramOp) -> list[ckks.EncryptOp]:
+    def estimate(self, program: ckks.ProgramOp) -> ckks.Parameters | None:
+        """The parameters the pipeline's search would choose for `program` as it stands (None
+        when it finds none): the search passes run on a clone, the program is untouched."""
+        key = program_key(program)
+        clone = ModuleOp([program.clone()])
+        ctx = Context()
+        search = search_passes(self.precision_bits, self.precision, self.log_n, self.insecure)
+        try:
+            for p in search:
+                p.apply(ctx, clone)
+                clone.verify()
+                if self.memo is not None:
+                    self.memo.record(key, p.name, next(ckks_programs(clone)))
+        except UserError:
+            return None  # the pipeline's own search reports it, if this candidate is kept
+        return next(ckks_programs(clone)).parameters()
+
+    def smallest_slots(self) -> int:
+        """The slots of the smallest ring the search may choose (the forced one, if any)."""
+        if self.log_n:
+            return 1 << (self.log_n - 1)
+        return 1 << ((MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N) - 1)
+
+    def packing_width(self, program: ckks.ProgramOp) -> int | None:
+        """The width from which inputs are packed (slots + 1 of the ring the search chooses
+        for the program unpacked) when packing them uploads fewer bytes per individual on a
+        ring no larger; None when packing does not pay. Without inputs that wide it decides
+        after one estimate."""
+        if not self.candidates(program, self.smallest_slots() + 1):
+            return None  # no row spans two slot sets of any ring: nothing to estimate
+        plain = self.estimate(program)
+        if plain is None or not self.candidates(program, plain.slots + 1):
+            return None
+        packed_program = program.clone()
+        self.run(packed_program, plain.slots + 1)
+        packed = self.estimate(packed_program)
+        if packed is None or packed.log_n > plain.log_n:
+            return None
+        sizes = self.run_sizes(program)
+        before = party_sizes(program, plain, sizes).upload_per_individual
+        after = party_sizes(packed_program, packed, sizes).upload_per_individual
+        return plain.slots + 1 if after < before else None
+
+    def run_sizes(self, program: ckks.ProgramOp) -> Mapping[str, int]:
+        """The sizes of the run: the compiled sizes, else each parameter's declared bound."""
+        given = parse_sizes(self.sizes)
+        return {name: given.get(name, bound) for name, bound in program.params().items()}
+
+    def candidates(self, program: ckks.ProgramOp, min_width: int) -> list[ckks.EncryptOp]:
+        """The row-packed secret inputs at least `min_width` wide whose every use is a sum
+        over the rows."""
         sizes = parse_sizes(self.sizes)
         bounds = program.params()
         found = []
@@ -112,15 +247,22 @@ class ComplexPackingPass(ModulePass):
             ty = ckks.ct_type(enc.result)
             if ty.layout_name != ckks.PACKED or len(ty.dims) != 2:
                 continue
-            if _width(ty, sizes, bounds) < self.min_width:
+            if _width(ty, sizes, bounds) < min_width:
                 continue
             uses = [u.operation for u in enc.result.uses]
             if uses and all(_row_sum_use(u, enc.result) for u in uses):
                 found.append(enc)
         return found
 
-    def run(self, program: ckks.ProgramOp) -> None:
-        packed = self.candidates(program)
+    def run(self, program: ckks.ProgramOp, min_width: int | None = None) -> None:
+        """Pack the candidates at least `min_width` wide (default: wider than the slots of
+        the ring the search chooses for the program unpacked)."""
+        if min_width is None:
+            params = self.estimate(program)
+            if params is None:
+                return
+            min_width = params.slots + 1
+        packed = self.candidates(program, min_width)
         if not packed:
             return
         remove_lifts(program)  # scale alignment is redone at the end (apply_plan)

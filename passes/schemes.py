@@ -14,20 +14,17 @@ of the run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.passes import ModulePass
 
 from passes.bfv_parameters import BfvParametersPass
-from passes.coefficient_parameters import CoefficientParametersPass
-from passes.complex_packing import ComplexPackingPass
+from passes.complex_packing import ComplexPackingPass, SearchMemo, search_passes
 from passes.level_assignment import LevelAssignmentPass
 from passes.lower_he_to_bfv import LowerHeToBfvPass
 from passes.lower_he_to_ckks import LowerHeToCkksPass
-from passes.parameter_selection import ParameterSelectionPass
 from passes.rescale_placement import RescalePlacementPass
 from passes.rotation_keys import RotationKeysPass
-from passes.scale_management import ScaleManagementPass
 
 
 @dataclass(frozen=True)
@@ -39,7 +36,8 @@ class Settings:
     precision: str = ""
     log_n: int = 0
     insecure: bool = False
-    complex_min_width: int = 0
+    complex_packing: bool = True  # decided inside the compilation (passes/complex_packing.py)
+    search_memo: SearchMemo | None = field(default=None, compare=False)  # its searches, reused
 
 
 @dataclass(frozen=True)
@@ -57,15 +55,16 @@ def _ckks_passes(s: Settings) -> list[ModulePass]:
         LowerHeToCkksPass(),
         RescalePlacementPass(),
         LevelAssignmentPass(),
-        ComplexPackingPass(min_width=s.complex_min_width, sizes=s.sizes),
-        CoefficientParametersPass(log_n=s.log_n, insecure=s.insecure),
-        ScaleManagementPass(
+        ComplexPackingPass(
+            enabled=s.complex_packing,
+            sizes=s.sizes,
             precision_bits=s.precision_bits,
             precision=s.precision,
             log_n=s.log_n,
             insecure=s.insecure,
+            memo=s.search_memo,
         ),
-        ParameterSelectionPass(insecure=s.insecure),
+        *search_passes(s.precision_bits, s.precision, s.log_n, s.insecure),
         RotationKeysPass(),
     ]
 

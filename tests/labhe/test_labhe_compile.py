@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from compiler.analysis.degree import reveal_degrees
+from compiler.analysis.sizes import Sizes
 from compiler.dialects import stat
 from compiler.errors import UserError
 from compiler.labhe_plan import CHECK_BITS, evaluate_plain
@@ -26,7 +27,7 @@ CHISQ = ROOT / "examples/stats/chisq_numerators.hec"
 
 
 def _options(sizes: str, **kw: object) -> Options:
-    return Options(sizes=sizes, scheme="labhe", **kw)  # type: ignore[arg-type]
+    return Options(sizes=Sizes.parse(sizes), scheme="labhe", **kw)  # type: ignore[arg-type]
 
 
 def _stat(path: Path) -> stat.ProgramOp:

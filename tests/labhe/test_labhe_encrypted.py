@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from compiler.analysis.sizes import Sizes
 from compiler.labhe_plan import evaluate_plain
 from driver.labhe import BuiltLabhe, build_labhe, compile_labhe_file, run_labhe_roles
 from driver.pipeline import Options
@@ -26,7 +27,9 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not 
 
 
 def _built(path: Path, sizes: str, where: Path) -> BuiltLabhe:
-    return build_labhe(compile_labhe_file(path, Options(sizes=sizes, scheme="labhe")), where)
+    return build_labhe(
+        compile_labhe_file(path, Options(sizes=Sizes.parse(sizes), scheme="labhe")), where
+    )
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +204,7 @@ def test_another_labeled_program_cannot_decrypt(meancov: BuiltLabhe, tmp_path: P
 
 def test_paillier_variant(tmp_path: Path) -> None:
     comp = compile_labhe_file(
-        MEANCOV, Options(sizes="N=6,D=2", scheme="labhe", labhe_linear="paillier")
+        MEANCOV, Options(sizes=Sizes.parse("N=6,D=2"), scheme="labhe", labhe_linear="paillier")
     )
     built = build_labhe(comp, tmp_path / "build")
     x = np.random.default_rng(14).integers(-10, 11, (6, 2)).astype(float)
@@ -225,6 +228,6 @@ def test_compile_writes_the_plan_and_refuses_size_mismatch(tmp_path: Path) -> No
             MEANCOV,
             {"X": tmp_path / "X.npy"},
             tmp_path / "o",
-            Options(sizes="N=5", scheme="labhe"),
+            Options(sizes=Sizes.parse("N=5"), scheme="labhe"),
             sim=True,
         )

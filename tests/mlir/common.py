@@ -11,6 +11,7 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
+from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
 from driver.pipeline import Options, compile_file
 from dsl.checker import check
@@ -45,7 +46,9 @@ def stat_module(path: Path) -> ModuleOp:
 @functools.cache
 def ckks_module(path: Path, complex_packing: bool = True) -> ModuleOp:
     """The compiled ckks module at small sizes; UserError when hec cannot compile it."""
-    options = Options(sizes=size_text(small_sizes(path)), complex_packing=complex_packing)
+    options = Options(
+        sizes=Sizes.parse(size_text(small_sizes(path))), complex_packing=complex_packing
+    )
     return compile_file(path, options).module
 
 

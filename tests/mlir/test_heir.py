@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
 from driver.pipeline import Options, compile_file
 from targets.mlir.heir import count_heir_server_ops, export_heir
@@ -51,7 +52,7 @@ def test_hec_ir_heir_for_chisq_and_meancov() -> None:
 def test_export_refuses_complex_packing() -> None:
     """HEIR has no conjugation: a complex-packed program is refused with a next step."""
     source = Path(__file__).resolve().parents[1] / "passes" / "complex-packing.hec"
-    options = Options(sizes="N=8,M=10000", owner_side=False, packed_counts=False)
+    options = Options(sizes=Sizes.parse("N=8,M=10000"), owner_side=False, packed_counts=False)
     comp = compile_file(source, options)
     assert any("complex" in str(op.results[0].type) for op in comp.program.encrypts())
     with pytest.raises(UserError, match="HEIR has no conjugation"):

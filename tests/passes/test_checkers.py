@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from xdsl.context import Context
 
+from compiler.analysis.sizes import Sizes
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
 from driver.pipeline import Compilation, Options, compile_file
@@ -21,7 +22,7 @@ CHISQ = "examples/gwas/chisq_numerators.hec"
 
 @pytest.fixture
 def chisq() -> Compilation:
-    return compile_file(CHISQ, Options(sizes="N=100,M=1000"))
+    return compile_file(CHISQ, Options(sizes=Sizes.parse("N=100,M=1000")))
 
 
 def test_checkers_accept_the_compiled_program(chisq: Compilation) -> None:
@@ -56,7 +57,7 @@ def test_check_levels_rejects_a_chain_too_short(chisq: Compilation) -> None:
 
 def test_check_levels_rejects_an_input_encrypted_too_high() -> None:
     # z is first used at level 0; encrypt it at level 1 and drop it right away.
-    comp = compile_file("tests/passes/level-assignment.hec", Options(sizes="N=100"))
+    comp = compile_file("tests/passes/level-assignment.hec", Options(sizes=Sizes.parse("N=100")))
     program = comp.program
     for op in program.block.ops:
         if isinstance(op, ckks.EncodeOp) and op.sym_value == "z":

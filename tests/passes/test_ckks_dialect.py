@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from xdsl.utils.exceptions import VerifyException
 
+from compiler.analysis.sizes import Sizes
 from compiler.dialects.ckks import Ckks
 from compiler.ir_text import parse_ir, print_ir
 from driver.pipeline import Options, compile_file
@@ -33,13 +34,17 @@ def parse(body: str):
 
 
 def test_round_trip_of_a_compiled_program() -> None:
-    comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes="N=100,M=1000"))
+    comp = compile_file(
+        "examples/gwas/chisq_numerators.hec", Options(sizes=Sizes.parse("N=100,M=1000"))
+    )
     text = print_ir(comp.module)
     assert print_ir(parse_ir(text, Ckks)) == text
 
 
 def test_round_trip_of_a_complex_packed_program() -> None:
-    comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes="N=100,M=10000"))
+    comp = compile_file(
+        "examples/gwas/chisq_numerators.hec", Options(sizes=Sizes.parse("N=100,M=10000"))
+    )
     text = print_ir(comp.module)
     assert "complex" in text and "ckks.unpack_complex" in text and "real_factor" in text
     assert print_ir(parse_ir(text, Ckks)) == text

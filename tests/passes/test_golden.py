@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +37,12 @@ def ir_after(path: Path) -> str:
         for item in opts.split():
             key, _, value = item.partition("=")
             current = getattr(Options(), key)
-            fields[key] = type(current)(value) if not isinstance(current, bool) else value == "1"
+            if isinstance(current, Sizes):
+                fields[key] = Sizes.parse(value)
+            elif isinstance(current, bool):
+                fields[key] = value == "1"
+            else:
+                fields[key] = type(current)(value)
     buffer = io.StringIO()
     compile_file(path, Options(print_ir_after=(name,), **fields), out=buffer)  # type: ignore[arg-type]
     return buffer.getvalue()

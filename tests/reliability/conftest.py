@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options
 from driver.run import Built, compile_cpp
 
@@ -20,5 +21,5 @@ def chisq(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return compile_cpp(
         ROOT / "examples/gwas/chisq_numerators.hec",
         tmp_path_factory.mktemp("chisq") / "prog",
-        Options(sizes=f"N={N},M={M}"),
+        Options(sizes=Sizes.parse(f"N={N},M={M}")),
     )

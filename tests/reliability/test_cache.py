@@ -53,7 +53,7 @@ def test_damaged_entry_is_rebuilt(tmp_path: Path) -> None:
     assert not first.cache_hit
     assert compile_cached(CHISQ, sizes, 20.0, tmp_path).cache_hit
     entry = tmp_path / first.cache_key
-    ir = entry / "ckks.mlir"
+    ir = entry / "program.mlir"
     ir.write_text(ir.read_text().replace("ckks.", "ckks_damaged.", 1))
     assert not _entry_intact(entry)
     again = compile_cached(CHISQ, sizes, 20.0, tmp_path)

@@ -11,6 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
 from compiler.types import FiniteSet, Interval, domain_interval
 from driver.pipeline import Options, run_pipeline, sizes_for_run
@@ -37,7 +38,7 @@ def test_random_programs_keep_their_meaning(generated: Generated, seed: int) -> 
         return  # the checker's business (tests/dsl)
     try:
         sizes = ",".join(f"{k}={min(v, checked.params[k])}" for k, v in SIZES.items())
-        comp = run_pipeline(checked, Options(sizes=sizes, insecure=True, log_n=12))
+        comp = run_pipeline(checked, Options(sizes=Sizes.parse(sizes), insecure=True, log_n=12))
     except UserError:
         return  # outside the supported subset, reported as a user error
     sizes = sizes_for_run(comp)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from compiler.analysis.noise import OutputPrecision
+from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
 from driver.pipeline import Options, run_pipeline, sizes_for_run
 from dsl.checker import check
@@ -21,7 +22,7 @@ from targets.sim.simulator import simulate
 def compile_and_compare(text: str, sizes: str) -> None:
     """Compile at ring 2^12, run the exact simulator, compare with the plaintext reference."""
     checked = check(parse_program(text, "regression.hec"))
-    comp = run_pipeline(checked, Options(sizes=sizes, insecure=True, log_n=12))
+    comp = run_pipeline(checked, Options(sizes=Sizes.parse(sizes), insecure=True, log_n=12))
     run_sizes = sizes_for_run(comp)
     inputs = random_inputs(comp.program, run_sizes, seed=0)
     for name, b in checked.bindings.items():
@@ -45,7 +46,9 @@ def test_sum_of_a_scalar_broadcast_into_a_packed_vector_is_refused() -> None:
     text = PACKED_K + "input a: secret in {-1}\ninput v: secret[K] in [-2.0, -1.0]\n"
     text += "t = a - v\nreveal r = t @ t\n"
     with pytest.raises(UserError, match="padding slots"):
-        run_pipeline(check(parse_program(text, "r.hec")), Options(sizes="K=3", insecure=True))
+        run_pipeline(
+            check(parse_program(text, "r.hec")), Options(sizes=Sizes.parse("K=3"), insecure=True)
+        )
 
 
 def test_sum_of_a_poly_with_a_constant_term_on_a_packed_vector_is_refused() -> None:
@@ -53,7 +56,9 @@ def test_sum_of_a_poly_with_a_constant_term_on_a_packed_vector_is_refused() -> N
     slot of the packed v, padding included, before `sum_slots`. The lowering now refuses it."""
     text = PACKED_K + "input v: secret[K] in [-2.0, -1.0]\nreveal r = sum(poly(v, [1, 1]))\n"
     with pytest.raises(UserError, match="padding slots"):
-        run_pipeline(check(parse_program(text, "r.hec")), Options(sizes="K=3", insecure=True))
+        run_pipeline(
+            check(parse_program(text, "r.hec")), Options(sizes=Sizes.parse("K=3"), insecure=True)
+        )
 
 
 def test_padding_filled_by_a_scalar_is_cleared_by_a_zero_padded_factor() -> None:

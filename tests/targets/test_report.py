@@ -12,10 +12,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file, report_of
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "report.schema.json").read_text())
-ACCEPTANCE = Options(sizes="N=5000,M=16384", precision="chi2_num=33")
+ACCEPTANCE = Options(sizes=Sizes.parse("N=5000,M=16384"), precision="chi2_num=33")
 
 
 def hec(*args: str) -> subprocess.CompletedProcess[str]:
@@ -39,7 +40,9 @@ def test_report_json_follows_the_schema(path: str, sizes: str) -> None:
 
 
 def test_schema_rejects_a_report_without_counts() -> None:
-    report = report_of(compile_file("examples/stats/grs.hec", Options(sizes="N=10,M=10")))
+    report = report_of(
+        compile_file("examples/stats/grs.hec", Options(sizes=Sizes.parse("N=10,M=10")))
+    )
     del report["counts"]["executed"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(report, SCHEMA)
@@ -86,7 +89,9 @@ def test_chisq_acceptance_facts() -> None:
 
 
 def test_grs_reports_rotations_and_per_individual_reveals() -> None:
-    report = report_of(compile_file("examples/stats/grs.hec", Options(sizes="N=100,M=1000")))
+    report = report_of(
+        compile_file("examples/stats/grs.hec", Options(sizes=Sizes.parse("N=100,M=1000")))
+    )
     assert report["counts"]["executed"]["rotate"] > 0
     assert report["keys"]["relinearization"] and report["keys"]["rotations"]
     assert report["reveals"][0]["per_individual"]
@@ -143,7 +148,9 @@ def test_simulate_command_prints_both_modes() -> None:
 
 def test_horner_degree_8_compiles_to_depth_4() -> None:
     # Depth as written is 8; depth-minimization turns it into a power tree.
-    comp = compile_file("tests/passes/depth-minimization-horner.hec", Options(sizes="N=64"))
+    comp = compile_file(
+        "tests/passes/depth-minimization-horner.hec", Options(sizes=Sizes.parse("N=64"))
+    )
     assert comp.stat_depth_before == {"p": 8}
     assert comp.stat_depth_after == {"p": 4}
     (out,) = report_of(comp)["outputs"]
@@ -164,7 +171,7 @@ def test_ir_size_does_not_depend_on_the_data_size() -> None:
     # several slot sets is complex-packed, with unpacks on the aggregates), but the op count
     # stays that of the program text, whatever the sizes.
     def op_names(sizes: str) -> list[str]:
-        comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes=sizes))
+        comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes=Sizes.parse(sizes)))
         return [op.name for op in comp.program.block.ops]
 
     assert op_names("N=100,M=1000") == op_names("N=100000,M=1000")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from compiler.analysis.sizes import Sizes
 from compiler.dialects import ckks
 from compiler.errors import InternalError
 from driver.pipeline import Options, compile_file, simulate_against_reference, sizes_for_run
@@ -24,7 +25,7 @@ EXAMPLES = [
 
 @pytest.mark.parametrize(("path", "sizes"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
 def test_exact_simulation_matches_the_plaintext_reference(path: str, sizes: str) -> None:
-    comp = compile_file(path, Options(sizes=sizes))
+    comp = compile_file(path, Options(sizes=Sizes.parse(sizes)))
     result = simulate_against_reference(comp, seed=5)
     assert result["rows"]
     for row in result["rows"]:
@@ -32,7 +33,9 @@ def test_exact_simulation_matches_the_plaintext_reference(path: str, sizes: str)
 
 
 def test_noisy_chisq_is_within_the_promised_precision() -> None:
-    comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes="N=400,M=900"))
+    comp = compile_file(
+        "examples/gwas/chisq_numerators.hec", Options(sizes=Sizes.parse("N=400,M=900"))
+    )
     sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, sizes, seed=2)
     ref = evaluate(comp.checked, sizes, data)
@@ -50,7 +53,7 @@ def test_noisy_chisq_is_within_the_promised_precision() -> None:
 
 
 def test_noisy_mode_is_reproducible_and_seeded() -> None:
-    comp = compile_file("examples/stats/grs.hec", Options(sizes="N=20,M=100"))
+    comp = compile_file("examples/stats/grs.hec", Options(sizes=Sizes.parse("N=20,M=100")))
     sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, sizes, seed=1)
     a = simulate(comp.program, sizes, data, noisy=True, seed=7).outputs["score"]
@@ -60,7 +63,9 @@ def test_noisy_mode_is_reproducible_and_seeded() -> None:
 
 
 def test_simulator_catches_a_value_that_would_wrap_the_modulus() -> None:
-    comp = compile_file("examples/gwas/chisq_numerators.hec", Options(sizes="N=100,M=200"))
+    comp = compile_file(
+        "examples/gwas/chisq_numerators.hec", Options(sizes=Sizes.parse("N=100,M=200"))
+    )
     params = comp.program.parameters()
     assert params is not None
     import dataclasses
@@ -73,7 +78,7 @@ def test_simulator_catches_a_value_that_would_wrap_the_modulus() -> None:
 
 def test_simulator_catches_dirty_padding_before_a_slot_sum() -> None:
     # G @ b sums the packed axis: poison b's encoding so padding slots are not zero.
-    comp = compile_file("examples/stats/grs.hec", Options(sizes="N=4,M=10"))
+    comp = compile_file("examples/stats/grs.hec", Options(sizes=Sizes.parse("N=4,M=10")))
     program = comp.program
     sizes = sizes_for_run(comp)
     data = random_inputs(program, sizes)
@@ -102,7 +107,7 @@ def test_chisq_acceptance_at_5000_by_16384() -> None:
     relative for every statistic >= 0.01 (about 1 GB of arrays, 20 s)."""
     comp = compile_file(
         "examples/gwas/chisq_numerators.hec",
-        Options(sizes="N=5000,M=16384", precision="chi2_num=33"),
+        Options(sizes=Sizes.parse("N=5000,M=16384"), precision="chi2_num=33"),
     )
     sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, sizes, seed=11)
@@ -123,7 +128,7 @@ def test_noisy_error_matches_the_analytic_variance_of_a_linear_statistic() -> No
     # the sample standard deviation over many runs must match sqrt(N * fresh) / scale.
     from compiler.analysis.noise import NoiseModel, output_precision
 
-    comp = compile_file("tests/passes/noise-sum.hec", Options(sizes="N=400"))
+    comp = compile_file("tests/passes/noise-sum.hec", Options(sizes=Sizes.parse("N=400")))
     program = comp.program
     params = program.parameters()
     assert params is not None

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file, sizes_for_run
 from dsl.checker import check
 from dsl.parser import parse_file
@@ -30,7 +31,7 @@ def example_inputs(
 ) -> tuple[dict[str, Path], ReferenceResult, dict[str, npt.NDArray[np.float64]]]:
     """Random inputs within the declared domains, saved as `directory/NAME.npy` (genotypes as
     uint8, the rest float64), and the plaintext reference on them."""
-    comp = compile_file(ROOT / path, Options(sizes=sizes))
+    comp = compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes)))
     run_sizes = sizes_for_run(comp)
     data = random_inputs(comp.program, run_sizes, seed=seed)
     directory.mkdir(parents=True, exist_ok=True)

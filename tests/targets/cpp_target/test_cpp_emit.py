@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from cpp_target_common import EXAMPLES, ROOT
 
+from compiler.analysis.sizes import Sizes
 from compiler.dialects import ckks
 from compiler.ir_text import print_ir
 from driver.pipeline import Compilation, Options, compile_file
@@ -25,7 +26,7 @@ LIB = ROOT / "build" / "release" / "libhec_runtime.a"
 
 @functools.cache
 def emitted(path: str, sizes: str) -> tuple[Compilation, Emitted]:
-    comp = compile_file(ROOT / path, Options(sizes=sizes))
+    comp = compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes)))
     return comp, emit(comp.module, path, RUNTIME, LIB)
 
 
@@ -115,7 +116,7 @@ def test_special_primes_exactly_as_the_compiler_chose() -> None:
 
 def test_insecure_is_stamped_in_the_generated_program() -> None:
     comp = compile_file(
-        ROOT / EXAMPLES[0][0], Options(sizes=EXAMPLES[0][1], log_n=11, insecure=True)
+        ROOT / EXAMPLES[0][0], Options(sizes=Sizes.parse(EXAMPLES[0][1]), log_n=11, insecure=True)
     )
     e = emit(comp.module, EXAMPLES[0][0], RUNTIME, LIB)
     assert "s.insecure = true;" in e.cpp
@@ -142,7 +143,7 @@ def test_files_are_rewritten_only_when_they_change(tmp_path: Path) -> None:
 
 
 def test_the_same_program_emits_the_same_code() -> None:
-    comp = compile_file(ROOT / EXAMPLES[1][0], Options(sizes=EXAMPLES[1][1]))
+    comp = compile_file(ROOT / EXAMPLES[1][0], Options(sizes=Sizes.parse(EXAMPLES[1][1])))
     assert emit(comp.module, EXAMPLES[1][0], RUNTIME, LIB).cpp == emitted(*EXAMPLES[1])[1].cpp
 
 

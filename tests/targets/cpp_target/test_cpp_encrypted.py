@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from cpp_target_common import EXAMPLES, ROOT, example_inputs, rel_error
 
+from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file, report_of
 from driver.run import Built, compile_cpp, run_sim
 from hec.cli import main
@@ -24,7 +25,7 @@ from hec.cli import main
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
     base = tmp_path_factory.mktemp("programs")
     return {
-        path: compile_cpp(ROOT / path, base / Path(path).stem, Options(sizes=sizes))
+        path: compile_cpp(ROOT / path, base / Path(path).stem, Options(sizes=Sizes.parse(sizes)))
         for path, sizes in EXAMPLES
     }
 
@@ -77,7 +78,8 @@ def test_three_way_agreement(
     dec = all_roles(programs[path].binary, files, tmp_path)
     sim = run_sim(ROOT / path, files, tmp_path / "sim")
     promised = {
-        o["name"]: o for o in report_of(compile_file(ROOT / path, Options(sizes=sizes)))["outputs"]
+        o["name"]: o
+        for o in report_of(compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes))))["outputs"]
     }
     for name, want in ref.revealed.items():
         got = np.load(dec / f"{name}.npy")
@@ -98,12 +100,12 @@ def test_three_way_agreement_complex_packed(tmp_path: Path) -> None:
     # The complex layout end to end: encryption two slot sets per ciphertext, the server's
     # unpacks (conjugation keys), a complex decryption, against the plaintext and simulator.
     path, sizes = COMPLEX
-    comp = compile_file(ROOT / path, Options(sizes=sizes))
+    comp = compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes)))
     report = report_of(comp)
     assert report["keys"]["conjugation"] and report["counts"]["static"]["conjugate"] > 0
     layouts = {o["name"]: o["layout"] for o in report["outputs"]}
     assert layouts["s"] == "complex" and layouts["p"] == "packed"
-    built = compile_cpp(ROOT / path, tmp_path / "prog", Options(sizes=sizes))
+    built = compile_cpp(ROOT / path, tmp_path / "prog", Options(sizes=Sizes.parse(sizes)))
     files, ref, _ = example_inputs(path, sizes, tmp_path / "in", seed=13)
     dec = all_roles(built.binary, files, tmp_path)
     sim = run_sim(ROOT / path, files, tmp_path / "sim")
@@ -309,7 +311,7 @@ def test_ciphertext_from_another_program_is_refused(
     other_src.write_text(
         text.replace("reveal or_den   = (c1 - n11) * (r1 - n11)", "reveal or_den = c1 * r1")
     )
-    other = compile_cpp(other_src, tmp / "other-build", Options(sizes=EXAMPLES[0][1]))
+    other = compile_cpp(other_src, tmp / "other-build", Options(sizes=Sizes.parse(EXAMPLES[0][1])))
     ok(other.binary, "keygen", "--out", str(tmp / "okeys"))
     enc = [a for name, f in files.items() for a in ("--input", f"{name}={f}")]
     ok(
@@ -500,7 +502,9 @@ def test_info_prints_headers(chisq_run: tuple[Path, Path, dict[str, Path]]) -> N
 
 def test_insecure_programs_say_so(tmp_path: Path) -> None:
     path, sizes = EXAMPLES[0]
-    built = compile_cpp(ROOT / path, tmp_path / "b", Options(sizes=sizes, log_n=11, insecure=True))
+    built = compile_cpp(
+        ROOT / path, tmp_path / "b", Options(sizes=Sizes.parse(sizes), log_n=11, insecure=True)
+    )
     done = role(built.binary, "keygen", "--out", str(tmp_path / "k"))
     assert done.returncode == 0, done.stderr
     assert "NOT 128-bit secure" in done.stderr
@@ -508,7 +512,7 @@ def test_insecure_programs_say_so(tmp_path: Path) -> None:
 
 def test_rebuild_only_when_the_program_changes(programs: dict[str, Built]) -> None:
     path, sizes = EXAMPLES[0]
-    again = compile_cpp(ROOT / path, programs[path].directory, Options(sizes=sizes))
+    again = compile_cpp(ROOT / path, programs[path].directory, Options(sizes=Sizes.parse(sizes)))
     assert again.rewritten == []
     done = subprocess.run(
         ["ninja", "-C", str(again.directory), "-n"], capture_output=True, text=True, check=True

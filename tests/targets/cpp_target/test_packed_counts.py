@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from cpp_target_common import ROOT
 
+from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file, report_of
 from driver.run import Built, compile_cpp
 from targets.sim.simulator import simulate
@@ -57,7 +58,7 @@ def run(binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
     base = tmp_path_factory.mktemp("packed")
     return {
-        path: compile_cpp(ROOT / path, base / Path(path).stem, Options(sizes=sizes))
+        path: compile_cpp(ROOT / path, base / Path(path).stem, Options(sizes=Sizes.parse(sizes)))
         for path, sizes, _ in CASES
     }
 
@@ -69,7 +70,7 @@ def test_counts_are_exact_three_ways(
     n, m = (int(kv.split("=")[1]) for kv in sizes.split(","))
     data = cohort(n, m, missing, seed=5)
     want = expected(data)
-    comp = compile_file(ROOT / path, Options(sizes=sizes))
+    comp = compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes)))
     for noisy in (False, True):
         sim = simulate(comp.program, {"N": n, "M": m}, data, noisy=noisy, seed=3).outputs
         for name, w in want.items():
