@@ -142,7 +142,7 @@ def main() -> int:
         )
     what = "CPU" if CLOCK == "cpu" else "wall"
     print_rows(
-        f"RNS-CKKS, ours vs OpenFHE 1.5.1 (1 thread each, median {what} ms; ratio = ours/OpenFHE)",
+        f"RNS-CKKS, ours vs OpenFHE 1.6.1 (1 thread each, median {what} ms; ratio = ours/OpenFHE)",
         rows,
     )
     return 0

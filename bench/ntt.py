@@ -121,7 +121,7 @@ def main() -> int:
                     Row("ntt", f"{direction} N=2^{log_n} speedup ifma/portable", speedup, None, "x")
                 )
     reference = (
-        "reference = OpenFHE 1.5.1 wheel's NTT, same run"
+        "reference = OpenFHE 1.6.1 wheel's NTT, same run"
         if lib is not None
         else f"no reference: {why_not}"
     )

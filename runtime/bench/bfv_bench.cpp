@@ -4,13 +4,23 @@
 // (bench/bfv_reference.py) is configured with:
 //   hec_bench_bfv --log-n 13 --limbs 2 --q-bits 60 --t 65537 --dnum 2 [--special 1]
 //                 [--repeats R] [--ops all|mult]
+//   hec_bench_bfv --log-n 14 --q-primes q0,q1,... --p-ks-primes p0,... --t 65537 --dnum 2
+//                 --ops noise --seeds S
+// With --q-primes / --p-ks-primes the primes of Q and P_ks are exactly those (the noise
+// comparison gives OpenFHE's primes); P_mult is generated as usual.
 // Operations: multiply_relin (HPS multiply + hybrid relinearization), multiply (no relin),
 // multiply_plain (prepared plaintext, as OpenFHE's packed plaintexts are), rotate (row
 // rotation by one), encrypt (public key). Threads follow HEC_THREADS (the benchmark sets 1).
+// --ops noise: for each of S independent key sets, the noise budget (Decryptor::noise_budget)
+// of a fresh public-key encryption of random batched values and of its product with another
+// (multiply + relinearize), one {"seed", "fresh", "mult_relin"} line each; the product's
+// decryption is checked against the plaintext product (exit 1 if wrong).
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,12 +56,55 @@ void emit(const char* op, double seconds) {
   std::fflush(stdout);
 }
 
+std::vector<u64> parse_list(const std::string& s) {
+  std::vector<u64> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoull(item));
+  return out;
+}
+
+int noise(const std::shared_ptr<const BfvContext>& ctx, int seeds) {
+  const std::size_t n = ctx->ring_dim();
+  const u64 t = ctx->plain_modulus();
+  std::mt19937_64 data(1);  // plaintext values only; keys and encryption use the CSPRNG
+  Encoder encoder(ctx);
+  Evaluator ev(ctx);
+  for (int seed = 0; seed < seeds; ++seed) {
+    KeyGenerator keygen(ctx);
+    const PublicKey pk = keygen.make_public_key();
+    const RelinKey rk = keygen.make_relin_key();
+    Encryptor enc(ctx, pk);
+    Decryptor dec(ctx, keygen.secret_key());
+    std::vector<u64> x(n), y(n), want(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = data() % t;
+      y[i] = data() % t;
+      want[i] = static_cast<u64>(static_cast<hec::math::u128>(x[i]) * y[i] % t);
+    }
+    const Ciphertext a = enc.encrypt(encoder.encode_batch(x));
+    const Ciphertext b = enc.encrypt(encoder.encode_batch(y));
+    const double fresh = dec.noise_budget(a);
+    Ciphertext prod = ev.multiply(a, b);
+    ev.relinearize_inplace(prod, rk);
+    const double after = dec.noise_budget(prod);
+    if (encoder.decode_batch(dec.decrypt(prod)) != want) {
+      std::fprintf(stderr, "hec_bench_bfv: the product decrypted wrongly\n");
+      return 1;
+    }
+    std::printf("{\"seed\": %d, \"fresh\": %.6f, \"mult_relin\": %.6f}\n", seed, fresh, after);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int log_n = 13, limbs = 2, q_bits = 60, dnum = 1, special = 1, repeats = 7;
+  int log_n = 13, limbs = 2, q_bits = 60, dnum = 1, special = 1, repeats = 7, seeds = 5;
   unsigned long long t = 65537;
   std::string ops = "all";
+  std::vector<u64> q_primes, p_ks_primes;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--log-n")
@@ -70,15 +123,29 @@ int main(int argc, char** argv) {
       repeats = std::stoi(value);
     else if (key == "--ops")
       ops = value;
+    else if (key == "--seeds")
+      seeds = std::stoi(value);
+    else if (key == "--q-primes")
+      q_primes = parse_list(value);
+    else if (key == "--p-ks-primes")
+      p_ks_primes = parse_list(value);
     else {
       std::fprintf(stderr, "hec_bench_bfv: unknown argument %s\n", key.c_str());
       return 2;
     }
   }
-  const BfvParams params = BfvParams::generate(log_n, t, static_cast<std::size_t>(limbs), q_bits,
-                                               static_cast<std::size_t>(dnum), special != 0, true);
+  if (!q_primes.empty()) limbs = static_cast<int>(q_primes.size());
+  BfvParams params = BfvParams::generate(log_n, t, static_cast<std::size_t>(limbs), q_bits,
+                                         static_cast<std::size_t>(dnum), special != 0, true);
+  if (!q_primes.empty()) {
+    // Given primes replace the generated ones (same count; P_mult stays below 2^50, so it
+    // cannot collide with them, and BfvContext validates the whole set again).
+    params.q = q_primes;
+    params.p_ks = p_ks_primes;
+  }
   const auto ctx = BfvContext::create(params);
   std::printf("{\"params\": \"%s\"}\n", ctx->describe().c_str());
+  if (ops == "noise") return noise(ctx, seeds);
   const std::size_t n = ctx->ring_dim();
   KeyGenerator keygen(ctx);
   const PublicKey pk = keygen.make_public_key();

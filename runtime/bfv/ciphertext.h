@@ -32,12 +32,14 @@ struct PlaintextNtt {
   math::AlignedU64Vector shoup;
 };
 
-// c_0 + c_1 s (+ c_2 s^2) = Delta m + e mod Q; every polynomial in evaluation form over the
-// first q_size() limbs of the key context.
+// c_0 + c_1 s (+ c_2 s^2) = Delta_l m + e mod Q_l; every polynomial in evaluation form over the
+// first limbs() limbs of the key context: q_size() after encryption, fewer after modulus
+// switching (level l = limbs() - 1).
 struct Ciphertext {
   std::vector<math::RnsPoly> polys;
   KeyId key_id{};
   std::size_t size() const { return polys.size(); }
+  std::size_t limbs() const { return polys.empty() ? 0 : polys[0].num_limbs(); }
 };
 
 // The secret key. Its words are wiped (sodium_memzero) when the key is destroyed or assigned

@@ -216,19 +216,38 @@ BfvContext::BfvContext(const BfvParams& params)
   q_to_p_mult_ = std::make_unique<BlockedBaseConverter>(q_base_, p_mult_base_);
   p_mult_to_q_ = std::make_unique<BlockedBaseConverter>(p_mult_base_, q_base_);
 
-  const std::vector<u64> delta = divide_words(q_base_.product(), t);
-  for (std::size_t i = 0; i < k; ++i) delta_mod_q_.push_back(reduce_words(delta, q_base_[i]));
-
-  // HPS scale-and-round constants (README §Multiply, step 6).
-  for (std::size_t i = 0; i < k; ++i) {
-    const Modulus& qi = q_base_[i];
-    const u64 r = math::mul_mod(t % qi.value(), q_base_.q_hat_inv_mod_q(i), qi);
-    scale_r_.push_back(r);
-    scale_r_shoup_.push_back(math::shoup_precompute(r, qi.value()));
-    inv_q_double_.push_back(1.0 / static_cast<double>(qi.value()));
-    const u64 qi_inv_t = math::inverse_mod(qi.value() % t, t);
-    a_plain_.push_back(math::negate_mod(math::mul_mod(r % t, qi_inv_t, plain_), t));
+  // Per-level tables (the top level's are also kept in the members the multiply reads).
+  for (std::size_t limbs = 1; limbs <= k; ++limbs) {
+    auto lv =
+        std::make_unique<BfvLevel>(std::vector<u64>(params_.q.begin(), params_.q.begin() + limbs));
+    const math::RnsBase& base = lv->q_base;
+    lv->log2_q = log2_product(std::vector<u64>(params_.q.begin(), params_.q.begin() + limbs));
+    const std::vector<u64> delta = divide_words(base.product(), t);
+    for (std::size_t i = 0; i < limbs; ++i) {
+      const Modulus& qi = base[i];
+      lv->delta_mod_q.push_back(reduce_words(delta, qi));
+      // HPS scale-and-round constants (README §"Multiply", step 6).
+      const u64 r = math::mul_mod(t % qi.value(), base.q_hat_inv_mod_q(i), qi);
+      lv->scale_r.push_back(r);
+      lv->scale_r_shoup.push_back(math::shoup_precompute(r, qi.value()));
+      lv->inv_q_double.push_back(1.0 / static_cast<double>(qi.value()));
+      const u64 qi_inv_t = math::inverse_mod(qi.value() % t, t);
+      lv->a_plain.push_back(math::negate_mod(math::mul_mod(r % t, qi_inv_t, plain_), t));
+    }
+    const u64 last = params_.q[limbs - 1];
+    for (std::size_t i = 0; i + 1 < limbs; ++i) {
+      const u64 inv = math::inverse_mod(last % params_.q[i], params_.q[i]);
+      lv->last_inv.push_back(inv);
+      lv->last_inv_shoup.push_back(math::shoup_precompute(inv, params_.q[i]));
+    }
+    levels_.push_back(std::move(lv));
   }
+  const BfvLevel& top = *levels_.back();
+  delta_mod_q_ = top.delta_mod_q;
+  scale_r_ = top.scale_r;
+  scale_r_shoup_ = top.scale_r_shoup;
+  inv_q_double_ = top.inv_q_double;
+  a_plain_ = top.a_plain;
   a_mult_.resize(l * k);
   for (std::size_t j = 0; j < l; ++j) {
     const Modulus& pj = p_mult_base_[j];
@@ -241,33 +260,21 @@ BfvContext::BfvContext(const BfvParams& params)
     beta_mult_.push_back(math::mul_mod(t % p, math::inverse_mod(q_mod_p, p), pj));
   }
 
-  // Key switching: digits and conversions.
-  const std::size_t s = params_.p_ks.size();
-  for (std::size_t d = 0; d < params_.dnum; ++d) {
-    std::vector<u64> from(params_.q.begin() + digit_begin(d), params_.q.begin() + digit_end(d));
-    std::vector<u64> to;
-    for (std::size_t i = 0; i < k; ++i) {
-      if (i < digit_begin(d) || i >= digit_end(d)) to.push_back(params_.q[i]);
+  // Key switching (core/keyswitch.h): balanced digits of Q, tables at every level.
+  {
+    std::vector<std::pair<std::size_t, std::size_t>> digits;
+    for (std::size_t d = 0; d < params_.dnum; ++d)
+      digits.emplace_back(digit_begin(d), digit_end(d));
+    std::vector<math::Modulus> moduli;
+    std::vector<const math::NttTables*> ntt;
+    for (std::size_t i = 0; i < key_ctx_->size(); ++i) {
+      moduli.push_back(key_ctx_->modulus(i));
+      ntt.push_back(&key_ctx_->ntt(i));
     }
-    to.insert(to.end(), params_.p_ks.begin(), params_.p_ks.end());
-    if (to.empty()) {
-      digit_up_.push_back(nullptr);
-    } else {
-      digit_up_.push_back(
-          std::make_unique<BlockedBaseConverter>(math::RnsBase(from), math::RnsBase(to)));
-    }
-  }
-  if (s > 0) {
-    const math::RnsBase p_ks_base(params_.p_ks);
-    p_ks_to_q_ = std::make_unique<BlockedBaseConverter>(p_ks_base, q_base_);
-    for (std::size_t i = 0; i < k; ++i) {
-      const u64 pm = reduce_words(p_ks_base.product(), q_base_[i]);
-      p_ks_mod_q_.push_back(pm);
-      p_ks_inv_mod_q_.push_back(math::inverse_mod(pm, params_.q[i]));
-    }
-  } else {
-    p_ks_mod_q_.assign(k, 1);
-    p_ks_inv_mod_q_.assign(k, 1);
+    std::vector<std::size_t> level_limbs;
+    for (std::size_t limbs = 1; limbs <= k; ++limbs) level_limbs.push_back(limbs);
+    key_switch_ = std::make_unique<core::HybridKeySwitch>(n_, std::move(moduli), std::move(ntt), k,
+                                                          digits, level_limbs);
   }
 
   // Batching.
@@ -286,9 +293,17 @@ BfvContext::BfvContext(const BfvParams& params)
   }
 }
 
-// Balanced digits: sizes differ by at most one, the largest is ceil(k / dnum).
 BfvContext::~BfvContext() = default;
 
+const BfvLevel& BfvContext::level(std::size_t limbs) const {
+  if (limbs < 1 || limbs > levels_.size()) {
+    throw std::invalid_argument("BfvContext: no level with " + std::to_string(limbs) +
+                                " primes (Q has " + std::to_string(levels_.size()) + ")");
+  }
+  return *levels_[limbs - 1];
+}
+
+// Balanced digits: sizes differ by at most one, the largest is ceil(k / dnum).
 std::size_t BfvContext::digit_begin(std::size_t d) const {
   return d * params_.q.size() / params_.dnum;
 }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/keyswitch.h"
 #include "math/modarith.h"
 #include "math/ntt.h"
 #include "math/poly.h"
@@ -54,6 +55,21 @@ struct BfvParams {
 
 // The smallest prime t = 1 mod 2N with at least `bits` bits (batching-friendly).
 u64 batching_plain_modulus(int bits, std::size_t ring_dim);
+
+// The tables of one level: ciphertexts over Q_l = q_0 .. q_l (limbs = l + 1 primes; the top
+// level, limbs = q_size(), is what encryption produces and where the HPS multiply runs;
+// Evaluator::mod_switch_to_next_inplace goes from limbs to limbs - 1).
+struct BfvLevel {
+  explicit BfvLevel(const std::vector<u64>& primes) : q_base(primes) {}
+  math::RnsBase q_base;  // Q_l
+  double log2_q = 0;
+  std::vector<u64> delta_mod_q;  // floor(Q_l / t) mod q_i
+  // HPS decryption constants for Q_l (see BfvContext::scale_r and a_plain).
+  std::vector<u64> scale_r, scale_r_shoup, a_plain;
+  std::vector<double> inv_q_double;
+  // Modulus switching to limbs - 1: q_last^{-1} mod q_i (Shoup) for i < limbs - 1.
+  std::vector<u64> last_inv, last_inv_shoup;
+};
 
 // All precomputed tables of one parameter set. Immutable after construction; share it.
 class BfvContext {
@@ -96,6 +112,8 @@ class BfvContext {
 
   // floor(Q / t) mod q_i.
   u64 delta_mod_q(std::size_t i) const { return delta_mod_q_[i]; }
+  // The tables of the level with `limbs` primes (1 <= limbs <= q_size(); throws otherwise).
+  const BfvLevel& level(std::size_t limbs) const;
 
   // HPS scale-and-round constants (README §"Multiply", step 6 and decryption):
   // r_i = t * (Q/q_i)^{-1} mod q_i with its Shoup constant, 1/q_i in double,
@@ -112,13 +130,9 @@ class BfvContext {
   std::size_t dnum() const { return params_.dnum; }
   std::size_t digit_begin(std::size_t d) const;
   std::size_t digit_end(std::size_t d) const;
-  // Fast conversion from digit d's limbs to the other Q limbs and P_ks (in that order:
-  // Q limbs outside the digit ascending, then P_ks).
-  const BlockedBaseConverter& digit_mod_up(std::size_t d) const { return *digit_up_[d]; }
-  // P_ks -> Q fast conversion and P_ks^{-1} mod q_i (mod-down); null without special primes.
-  const BlockedBaseConverter* p_ks_to_q() const { return p_ks_to_q_.get(); }
-  u64 p_ks_inv_mod_q(std::size_t i) const { return p_ks_inv_mod_q_[i]; }
-  u64 p_ks_mod_q(std::size_t i) const { return p_ks_mod_q_[i]; }
+  // The shared hybrid key switching (core/keyswitch.h) over the key context's primes, with
+  // these digits, usable at every level.
+  const core::HybridKeySwitch& key_switch() const { return *key_switch_; }
 
   // Batch encoding: slot k of the 2 x N/2 matrix (row-major) sits at evaluation index
   // slot_index(k) of the NTT mod t (row 0 column c: exponent 3^c mod 2N; row 1: -3^c).
@@ -144,12 +158,11 @@ class BfvContext {
   std::vector<math::NttTables> p_mult_ntt_;
   std::unique_ptr<BlockedBaseConverter> q_to_p_mult_, p_mult_to_q_;
   std::vector<u64> delta_mod_q_;
+  std::vector<std::unique_ptr<BfvLevel>> levels_;  // index limbs - 1
   std::vector<u64> scale_r_, scale_r_shoup_;
   std::vector<double> inv_q_double_;
   std::vector<u64> a_mult_, beta_mult_, a_plain_;
-  std::vector<std::unique_ptr<BlockedBaseConverter>> digit_up_;
-  std::unique_ptr<BlockedBaseConverter> p_ks_to_q_;
-  std::vector<u64> p_ks_inv_mod_q_, p_ks_mod_q_;
+  std::unique_ptr<core::HybridKeySwitch> key_switch_;
   std::vector<std::size_t> slot_index_;
   mutable std::mutex perm_mutex_;
   mutable std::map<u64, std::vector<std::uint32_t>> perm_cache_;

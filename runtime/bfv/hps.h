@@ -16,6 +16,8 @@ namespace hec::bfv {
 // Decryption scaling: out[c] = round(t * x_c / Q) mod t for x given by its k residue limbs
 // (limb-major, n = N coefficients each, values in [0, q_i)). Output in [0, t).
 void hps_scale_round_to_plain(const BfvContext& ctx, const u64* x_q, u64* out);
+// The same over Q_l, the first `limbs` primes of Q (after modulus switching).
+void hps_scale_round_to_plain(const BfvContext& ctx, std::size_t limbs, const u64* x_q, u64* out);
 
 // Multiply scaling: for x in Z_{Q P_mult} given by its Q limbs x_q (k limbs) and P_mult limbs
 // x_p (l limbs), writes round(t * x / Q) mod p_j to out_p (l limbs, values in [0, p_j)).

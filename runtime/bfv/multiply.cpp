@@ -46,23 +46,28 @@ struct MultiplyScratch {
 }  // namespace
 
 void hps_scale_round_to_plain(const BfvContext& ctx, const u64* x_q, u64* out) {
-  const std::size_t k = ctx.q_size(), n = ctx.ring_dim();
+  hps_scale_round_to_plain(ctx, ctx.q_size(), x_q, out);
+}
+
+void hps_scale_round_to_plain(const BfvContext& ctx, std::size_t limbs, const u64* x_q, u64* out) {
+  const BfvLevel& lv = ctx.level(limbs);
+  const std::size_t k = limbs, n = ctx.ring_dim();
   const math::Modulus& t = ctx.plain();
-  const auto& a_plain = ctx.a_plain();
+  const auto& a_plain = lv.a_plain;
   for (std::size_t c = 0; c < n; ++c) {
     u128 acc = 0;
     double frac = 0;
     for (std::size_t i = 0; i < k; ++i) {
-      const u64 q = ctx.q_base()[i].value();
+      const u64 q = lv.q_base[i].value();
       const u64 x = x_q[i * n + c];
-      u64 quo = static_cast<u64>((static_cast<u128>(x) * ctx.scale_r_shoup(i)) >> 64);
-      u64 rem = x * ctx.scale_r(i) - quo * q;
+      u64 quo = static_cast<u64>((static_cast<u128>(x) * lv.scale_r_shoup[i]) >> 64);
+      u64 rem = x * lv.scale_r[i] - quo * q;
       if (rem >= q) {
         rem -= q;
         ++quo;
       }
       acc += static_cast<u128>(x) * a_plain[i] + quo;
-      frac += static_cast<double>(rem) * ctx.inv_q_double(i);
+      frac += static_cast<double>(rem) * lv.inv_q_double[i];
     }
     acc += static_cast<u64>(frac + 0.5);  // frac >= 0: rounding half up
     out[c] = math::barrett_reduce_128(acc, t);
@@ -232,6 +237,12 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   }
   if (a.key_id != b.key_id)
     throw std::invalid_argument("multiply: operands have different key ids");
+  if (a.limbs() != ctx_->q_size() || b.limbs() != ctx_->q_size()) {
+    throw std::invalid_argument(
+        "multiply: operands at " + std::to_string(a.limbs()) + " and " + std::to_string(b.limbs()) +
+        " primes; the HPS multiply runs at the top level (" + std::to_string(ctx_->q_size()) +
+        " primes): multiply before mod switching");
+  }
   const auto& kc = ctx_->key_context();
   const std::size_t k = ctx_->q_size(), l = ctx_->p_mult_size(), n = ctx_->ring_dim();
   const std::size_t total = k + l;

@@ -37,12 +37,14 @@ void check_key_id(const char* op, const KeyId& have, const KeyId& want, const ch
   }
 }
 
-// Lifts m (coefficients in [0, t)) to Delta * m mod q_i per limb (coefficient form) and adds it.
+// Lifts m (coefficients in [0, t)) to Delta_l * m mod q_i per limb (coefficient form, at the
+// polynomial's level: Delta_l = floor(Q_l / t)) and adds it.
 void add_delta_m(const BfvContext& ctx, const Plaintext& pt, RnsPoly& coeff_poly) {
   const std::size_t n = ctx.ring_dim();
-  math::parallel_for(ctx.q_size(), [&](std::size_t i) {
+  const BfvLevel& lv = ctx.level(coeff_poly.num_limbs());
+  math::parallel_for(coeff_poly.num_limbs(), [&](std::size_t i) {
     const math::Modulus& qi = ctx.key_context()->modulus(i);
-    const u64 q = qi.value(), w = ctx.delta_mod_q(i), ws = math::shoup_precompute(w, q);
+    const u64 q = qi.value(), w = lv.delta_mod_q[i], ws = math::shoup_precompute(w, q);
     u64* out = coeff_poly.limb(i);
     for (std::size_t c = 0; c < n; ++c) {
       out[c] = math::add_mod(out[c], math::mul_shoup(pt.coeffs[c], w, ws, q), q);
@@ -246,11 +248,12 @@ RnsPoly Decryptor::inner_product_coeff(const Ciphertext& ct) const {
   }
   check_key_id("Decryptor", sk_.key_id, ct.key_id, "secret");
   const auto& kc = ctx_->key_context();
-  const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
+  const std::size_t k = ct.polys[0].num_limbs(), n = ctx_->ring_dim();
   for (const auto& p : ct.polys) {
-    if (p.context() != kc || p.num_limbs() != k || p.form() != PolyForm::kEvaluation) {
-      throw std::invalid_argument(
-          "Decryptor: ciphertext polynomial is not over Q in evaluation form");
+    if (p.context() != kc || p.num_limbs() != k || k > ctx_->q_size() ||
+        p.form() != PolyForm::kEvaluation) {
+      throw std::invalid_argument("Decryptor: ciphertext polynomials are not over one Q_l (1 to " +
+                                  std::to_string(ctx_->q_size()) + " primes) in evaluation form");
     }
   }
   // x = c_0 + c_1 s + c_2 s^2 + ... (Horner in s).
@@ -278,14 +281,15 @@ Plaintext Decryptor::decrypt(const Ciphertext& ct) const {
   RnsPoly x = inner_product_coeff(ct);
   Plaintext pt;
   pt.coeffs.resize(ctx_->ring_dim());
-  hps_scale_round_to_plain(*ctx_, x.data(), pt.coeffs.data());
+  hps_scale_round_to_plain(*ctx_, x.num_limbs(), x.data(), pt.coeffs.data());
   wipe_phase(x);
   return pt;
 }
 
 double Decryptor::noise_budget(const Ciphertext& ct) const {
   RnsPoly x = inner_product_coeff(ct);
-  const std::size_t k = ctx_->q_size(), n = ctx_->ring_dim();
+  const std::size_t k = x.num_limbs(), n = ctx_->ring_dim();
+  const BfvLevel& lv = ctx_->level(k);
   const u64 t = ctx_->plain_modulus();
   for (std::size_t i = 0; i < k; ++i) {
     const math::Modulus& qi = x.modulus(i);
@@ -294,12 +298,12 @@ double Decryptor::noise_budget(const Ciphertext& ct) const {
   }
   long double max_abs = 0;
   for (std::size_t c = 0; c < n; ++c) {
-    const long double v = std::fabs(ctx_->q_base().compose_centered(x.data() + c, n));
+    const long double v = std::fabs(lv.q_base.compose_centered(x.data() + c, n));
     if (v > max_abs) max_abs = v;
   }
   wipe_phase(x);
   if (max_abs < 1) max_abs = 1;
-  const double budget = ctx_->log2_q() - 1.0 - static_cast<double>(std::log2(max_abs));
+  const double budget = lv.log2_q - 1.0 - static_cast<double>(std::log2(max_abs));
   return budget > 0 ? budget : 0.0;
 }
 
@@ -311,12 +315,23 @@ void Evaluator::check_ct(const char* op, const Ciphertext& a) const {
     throw std::invalid_argument(std::string(op) + ": ciphertext has " + std::to_string(a.size()) +
                                 " polynomials, needs >= 2");
   }
+  const std::size_t limbs = a.polys[0].num_limbs();
   for (const auto& p : a.polys) {
-    if (p.context() != kc || p.num_limbs() != ctx_->q_size() || p.form() != PolyForm::kEvaluation) {
+    if (p.context() != kc || p.num_limbs() != limbs || limbs > ctx_->q_size() ||
+        p.form() != PolyForm::kEvaluation) {
       throw std::invalid_argument(
-          std::string(op) + ": ciphertext polynomial is not over Q in evaluation form (" +
+          std::string(op) + ": ciphertext polynomial is not over one Q_l in evaluation form (" +
           std::to_string(p.num_limbs()) + " limbs, Q has " + std::to_string(ctx_->q_size()) + ")");
     }
+  }
+}
+
+void Evaluator::check_same_level(const char* op, const Ciphertext& a, const Ciphertext& b) const {
+  if (a.polys[0].num_limbs() != b.polys[0].num_limbs()) {
+    throw std::invalid_argument(std::string(op) + ": operands at different levels (" +
+                                std::to_string(a.polys[0].num_limbs()) + " and " +
+                                std::to_string(b.polys[0].num_limbs()) +
+                                " primes); mod_switch the higher one first");
   }
 }
 
@@ -324,8 +339,10 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
   check_ct("add", a);
   check_ct("add", b);
   check_key_id("add", b.key_id, a.key_id, "second operand's");
+  check_same_level("add", a, b);
   if (b.size() > a.size())
-    a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
+    a.polys.resize(b.size(),
+                   RnsPoly(ctx_->key_context(), a.polys[0].num_limbs(), PolyForm::kEvaluation));
   for (std::size_t j = 0; j < b.size(); ++j) math::add_inplace(a.polys[j], b.polys[j]);
 }
 
@@ -333,8 +350,10 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
   check_ct("sub", a);
   check_ct("sub", b);
   check_key_id("sub", b.key_id, a.key_id, "second operand's");
+  check_same_level("sub", a, b);
   if (b.size() > a.size())
-    a.polys.resize(b.size(), RnsPoly(ctx_->key_context(), ctx_->q_size(), PolyForm::kEvaluation));
+    a.polys.resize(b.size(),
+                   RnsPoly(ctx_->key_context(), a.polys[0].num_limbs(), PolyForm::kEvaluation));
   for (std::size_t j = 0; j < b.size(); ++j) math::sub_inplace(a.polys[j], b.polys[j]);
 }
 
@@ -344,7 +363,7 @@ void Evaluator::negate_inplace(Ciphertext& a) const {
 }
 
 void Evaluator::add_scaled_plain(Ciphertext& a, const Plaintext& pt, bool subtract) const {
-  RnsPoly dm(ctx_->key_context(), ctx_->q_size(), PolyForm::kCoefficient);
+  RnsPoly dm(ctx_->key_context(), a.polys[0].num_limbs(), PolyForm::kCoefficient);
   add_delta_m(*ctx_, pt, dm);
   math::to_ntt_inplace(dm);
   if (subtract) {
@@ -398,7 +417,7 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) co
     throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
   }
   const std::size_t n = ctx_->ring_dim();
-  math::parallel_for(ctx_->q_size(), [&](std::size_t i) {
+  math::parallel_for(a.polys[0].num_limbs(), [&](std::size_t i) {
     const u64 q = pt.poly.modulus(i).value();
     const u64* w = pt.poly.limb(i);
     const u64* ws = pt.shoup.data() + i * n;
@@ -468,6 +487,57 @@ void Evaluator::rotate_rows_inplace(Ciphertext& a, long long steps, const Galois
 
 void Evaluator::rotate_columns_inplace(Ciphertext& a, const GaloisKeys& gk) const {
   apply_galois_inplace(a, ctx_->galois_element_row_swap(), gk);
+}
+
+// ---- Evaluator: modulus switching --------------------------------------------------------
+
+void Evaluator::mod_switch_to_next_inplace(Ciphertext& a) const {
+  check_ct("mod_switch", a);
+  const std::size_t limbs = a.limbs(), n = ctx_->ring_dim();
+  if (limbs < 2) {
+    throw std::invalid_argument("mod_switch: the ciphertext is at the last level (one prime)");
+  }
+  const BfvLevel& lv = ctx_->level(limbs);
+  const auto& kc = ctx_->key_context();
+  const std::size_t last = limbs - 1;
+  const u64 q_last = kc->modulus(last).value();
+  for (RnsPoly& p : a.polys) {
+    // [c]_{q_last} in coefficient form, lifted centred to every remaining prime, back to
+    // evaluation form, subtracted, times q_last^{-1}.
+    thread_local math::AlignedU64Vector last_buffer;
+    last_buffer.resize(n);
+    // A plain pointer: inside the parallel region the name would be each thread's own copy.
+    u64* const last_coeff = last_buffer.data();
+    std::memcpy(last_coeff, p.limb(last), n * sizeof(u64));
+    math::ntt_inverse_inplace(last_coeff, kc->ntt(last));
+    math::parallel_for(last, [&](std::size_t i) {
+      const math::Modulus& m = kc->modulus(i);
+      const u64 q = m.value();
+      const u64 qlast_mod = math::barrett_reduce_128(q_last, m);
+      std::vector<u64> lift(n);
+      for (std::size_t c = 0; c < n; ++c) {
+        const u64 x = last_coeff[c];
+        const u64 r = math::barrett_reduce_128(x, m);
+        lift[c] = x > q_last / 2 ? math::sub_mod(r, qlast_mod, q) : r;
+      }
+      math::ntt_forward_inplace(lift.data(), kc->ntt(i));
+      u64* limb = p.limb(i);
+      const u64 w = lv.last_inv[i], ws = lv.last_inv_shoup[i];
+      for (std::size_t c = 0; c < n; ++c) {
+        limb[c] = math::mul_shoup(math::sub_mod(limb[c], lift[c], q), w, ws, q);
+      }
+    });
+    p.drop_last_limb();
+  }
+}
+
+void Evaluator::mod_switch_to_inplace(Ciphertext& a, std::size_t limbs) const {
+  check_ct("mod_switch", a);
+  if (limbs < 1 || limbs > a.limbs()) {
+    throw std::invalid_argument("mod_switch: cannot go from " + std::to_string(a.limbs()) +
+                                " primes to " + std::to_string(limbs));
+  }
+  while (a.limbs() > limbs) mod_switch_to_next_inplace(a);
 }
 
 }  // namespace hec::bfv

@@ -58,6 +58,7 @@ class Encryptor {
 class Decryptor {
  public:
   Decryptor(std::shared_ptr<const BfvContext> ctx, const SecretKey& sk);
+  // Any level (the tables of the ciphertext's Q_l).
   Plaintext decrypt(const Ciphertext& ct) const;
   // Invariant noise budget in bits: log2(Q / (2 max_c |[t (c_0 + c_1 s + ...)]_Q|)), i.e.
   // -log2(2 ||v||) for the invariant noise v; decryption is correct while it is > 0.
@@ -86,7 +87,8 @@ class Evaluator {
   void multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) const;
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const;
 
-  // HPS multiply (README §Multiply): size-2 operands, size-3 result.
+  // HPS multiply (README §Multiply): size-2 operands at the top level (the full Q; the HPS
+  // tables exist for it only: multiply before mod switching), size-3 result.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
   // Multiply then relinearize, without transforming the third component to evaluation form.
   Ciphertext multiply_relin(const Ciphertext& a, const Ciphertext& b, const RelinKey& rk) const;
@@ -99,8 +101,24 @@ class Evaluator {
   void rotate_columns_inplace(Ciphertext& a, const GaloisKeys& gk) const;
   void apply_galois_inplace(Ciphertext& a, u64 galois_element, const GaloisKeys& gk) const;
 
+  // Modulus switching (a level change): drops the last prime q_l of the ciphertext's Q_l,
+  // c_j <- round(c_j / q_l) = (c_j - [c_j]_{q_l}) * q_l^{-1} mod each remaining q_i, with
+  // [c_j]_{q_l} the centred residue (nearest-integer rounding: |r_j| <= 1/2 per coefficient).
+  // BFV's message sits in the top bits (Delta_l m), so scaling every component by
+  // Q_{l-1}/Q_l keeps the invariant noise v (t (c_0 + c_1 s) / Q_l = m + v mod t) and adds
+  // only the rounding term: v' = v - t (r_0 + r_1 s) / Q_{l-1}, |v' - v| <= t (1 + N) /
+  // (2 Q_{l-1}) (||s||_1 <= N). So the noise budget is kept while the noise exceeds that term
+  // (after multiplications) and drops to about log2(Q_{l-1} / t) - log2 |r_0 + r_1 s| below it
+  // (a fresh ciphertext). No t-aware correction is needed: that is BGV's modulus switching,
+  // where the message sits in the low bits (m + t e) and the rounding must be 0 mod t.
+  // Any size (2 or 3); throws at one prime.
+  void mod_switch_to_next_inplace(Ciphertext& a) const;
+  // Mod switches until `limbs` primes remain (throws if the ciphertext has fewer).
+  void mod_switch_to_inplace(Ciphertext& a, std::size_t limbs) const;
+
  private:
   void check_ct(const char* op, const Ciphertext& a) const;
+  void check_same_level(const char* op, const Ciphertext& a, const Ciphertext& b) const;
   // c0 += sign * Delta * m (evaluation form).
   void add_scaled_plain(Ciphertext& a, const Plaintext& pt, bool subtract) const;
   // Steps (1)-(6) of the multiply: c0, c1 in evaluation form, c2 in coefficient form.

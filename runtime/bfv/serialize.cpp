@@ -34,14 +34,18 @@ void put_poly(ByteWriter& w, const RnsPoly& p) {
   w.put_u64s(p.data(), p.num_limbs() * p.ring_dim());
 }
 
+// want_limbs = 0: any level of Q (1 to q_size() limbs; ciphertexts after modulus switching).
 RnsPoly get_poly(ByteReader& r, const BfvContext& ctx, std::size_t want_limbs,
                  const std::string& source, const char* what) {
   const std::uint32_t limbs = r.get_u32();
   const std::uint8_t form = r.get_u8();
-  if (limbs != want_limbs || form > 1) {
-    throw std::runtime_error(source + ": " + what + " has " + std::to_string(limbs) +
-                             " limbs and form " + std::to_string(form) + ", expected " +
-                             std::to_string(want_limbs) + " limbs and form 0 or 1");
+  const bool limbs_ok = want_limbs == 0 ? limbs >= 1 && limbs <= ctx.q_size() : limbs == want_limbs;
+  if (!limbs_ok || form > 1) {
+    throw std::runtime_error(
+        source + ": " + what + " has " + std::to_string(limbs) + " limbs and form " +
+        std::to_string(form) + ", expected " +
+        (want_limbs == 0 ? "1 to " + std::to_string(ctx.q_size()) : std::to_string(want_limbs)) +
+        " limbs and form 0 or 1");
   }
   RnsPoly p(ctx.key_context(), limbs, form ? PolyForm::kEvaluation : PolyForm::kCoefficient);
   const std::size_t n = ctx.ring_dim();
@@ -163,7 +167,8 @@ Ciphertext ciphertext_from_bytes(const std::shared_ptr<const BfvContext>& ctx,
   ByteReader r(obj.payload.data(), obj.payload.size(), source);
   Ciphertext ct;
   for (std::uint32_t j = 0; j < obj.header.degree; ++j) {
-    ct.polys.push_back(get_poly(r, *ctx, ctx->q_size(), source, "ciphertext polynomial"));
+    // The first polynomial fixes the level (modulus switching drops primes); the others match.
+    ct.polys.push_back(get_poly(r, *ctx, j == 0 ? 0 : ct.limbs(), source, "ciphertext polynomial"));
     if (ct.polys.back().form() != PolyForm::kEvaluation) {
       throw std::runtime_error(source + ": ciphertext polynomial not in evaluation form");
     }

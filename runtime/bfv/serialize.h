@@ -6,7 +6,8 @@
 // residue is below its modulus, and throw std::runtime_error naming the source and values.
 //
 // Payloads: a polynomial is u32 limb count, u8 form (0 coefficient, 1 evaluation), then
-// limbs * N little-endian u64; a ciphertext is its polynomials (count in the header's degree);
+// limbs * N little-endian u64; a ciphertext is its polynomials (count in the header's degree;
+// all with one limb count, q_size() or fewer after modulus switching: the level is the count);
 // a key-switching key is u32 digit count then (b_d, a_d) pairs; Galois keys are u32 count then
 // (u64 element, key) pairs; parameters are BfvParams fields (log_n, t, q, p_mult, p_ks, dnum,
 // allow_insecure).

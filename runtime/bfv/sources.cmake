@@ -13,6 +13,7 @@ if(HEC_BUILD_TESTS)
     tests/bfv/bfv_test.cpp
     tests/bfv/serialize_test.cpp
     tests/bfv/hps_test.cpp
+    tests/bfv/modswitch_test.cpp
   )
 endif()
 if(HEC_BUILD_BENCHMARKS)

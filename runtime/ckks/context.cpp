@@ -1,6 +1,7 @@
 // CKKS Context: precomputes the math-core tables for a parameter set (see context.h).
 #include "ckks/context.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -40,47 +41,17 @@ Context::Context(Parameters params) : params_(std::move(params)), impl_(new Impl
     }
   }
 
-  for (std::size_t i = 0; i < chain.size(); ++i) {
-    const u64 q = chain[i];
-    u64 p_mod = 1 % q;
-    for (u64 p : special) p_mod = math::mul_mod(p_mod, p % q, m.moduli[i]);
-    m.p_mod_q.push_back(p_mod);
-  }
-
   const std::size_t alpha = params_.digit_size();
-  m.key_switch.resize(static_cast<std::size_t>(top_level) + 1);
-  for (int l = 0; l <= top_level; ++l) {
-    KeySwitchLevel& ks = m.key_switch[l];
-    ks.limbs = params_.limbs_at(Level(l));
-    for (std::size_t begin = 0; begin < ks.limbs; begin += alpha) {
-      const std::size_t end = std::min(ks.limbs, begin + alpha);
-      ks.digit_begin.push_back(begin);
-      ks.digit_end.push_back(end);
-      std::vector<u64> from(chain.begin() + begin, chain.begin() + end);
-      std::vector<u64> to;
-      for (std::size_t i = 0; i < ks.limbs; ++i) {
-        if (i < begin || i >= end) to.push_back(chain[i]);
-      }
-      to.insert(to.end(), special.begin(), special.end());
-      double log_digit = 0, log_p = 0;
-      for (u64 q : from) log_digit += std::log2(static_cast<double>(q));
-      for (u64 p : special) log_p += std::log2(static_cast<double>(p));
-      ks.exact_mod_up.push_back(log_p - log_digit < kCentredModUpMarginBits);
-      // BV at level 0 with one prime: nothing to convert to.
-      ks.mod_up.push_back(to.empty() ? nullptr
-                                     : std::make_unique<math::BaseConverter>(math::RnsBase(from),
-                                                                             math::RnsBase(to)));
-    }
-    if (m.special_base) {
-      ks.mod_down = std::make_unique<math::BaseConverter>(*m.special_base, m.level_bases[l]);
-    }
-    for (std::size_t i = 0; i < ks.limbs; ++i) {
-      const u64 q = chain[i];
-      const u64 inv = math::inverse_mod(m.p_mod_q[i], q);
-      ks.p_inv.push_back(inv);
-      ks.p_inv_shoup.push_back(math::shoup_precompute(inv, q));
-    }
+  std::vector<std::pair<std::size_t, std::size_t>> digits;
+  for (std::size_t begin = 0; begin < chain.size(); begin += alpha) {
+    digits.emplace_back(begin, std::min(chain.size(), begin + alpha));
   }
+  std::vector<const math::NttTables*> ntt;
+  for (const auto& t : m.ntt) ntt.push_back(&t);
+  std::vector<std::size_t> level_limbs;
+  for (int l = 0; l <= top_level; ++l) level_limbs.push_back(params_.limbs_at(Level(l)));
+  m.key_switch = std::make_unique<core::HybridKeySwitch>(m.n, m.moduli, std::move(ntt),
+                                                         chain.size(), digits, level_limbs);
 }
 
 Context::~Context() = default;

@@ -13,32 +13,12 @@
 #include <vector>
 
 #include "ckks/context.h"
+#include "core/keyswitch.h"
 #include "math/modarith.h"
 #include "math/ntt.h"
 #include "math/rns.h"
 
 namespace hec::ckks {
-
-inline constexpr double kCentredModUpMarginBits = 16;
-
-// Everything hybrid key switching needs at one ciphertext level l.
-struct KeySwitchLevel {
-  std::size_t limbs = 0;  // |Q_l|
-  // Digit j covers limbs [digit_begin[j], digit_end[j]) of Q_l.
-  std::vector<std::size_t> digit_begin, digit_end;
-  // ModUp of digit j: from its primes to the other primes of Q_l followed by P (null when
-  // that set is empty: BV with a single prime).
-  std::vector<std::unique_ptr<math::BaseConverter>> mod_up;
-  // Whether digit j's ModUp uses the exact (centred) conversion: when P exceeds the digit's
-  // product by fewer than kCentredModUpMarginBits bits, the approximate lift's mean
-  // (Q_j/2 + u Q_j, amplified ~N-fold by the canonical embedding, then divided by P) is not
-  // negligible next to fresh-encryption noise; with a wider margin it is (about 2^-5 of it at
-  // N = 2^16, alpha = 9, margin 16), and approx is cheaper.
-  std::vector<bool> exact_mod_up;
-  // ModDown: P -> Q_l (null for BV: no special primes), and P^{-1} mod q_i (Shoup).
-  std::unique_ptr<math::BaseConverter> mod_down;
-  std::vector<u64> p_inv, p_inv_shoup;
-};
 
 struct Context::Impl {
   std::size_t n = 0;
@@ -50,9 +30,9 @@ struct Context::Impl {
   std::unique_ptr<math::RnsBase> special_base;  // null for BV
   // rescale_inv[l][i] = q_top^{-1} mod q_i, top = |Q_l| - 1, i < top (l >= 1).
   std::vector<std::vector<u64>> rescale_inv, rescale_inv_shoup;
-  std::vector<KeySwitchLevel> key_switch;  // per level l = 0..L
-  // P mod q_i for every prime of Q_L (the gadget factor of the key-switching keys).
-  std::vector<u64> p_mod_q;
+  // Hybrid key switching (core/keyswitch.h) at every level l = 0..L: digits of alpha
+  // primes, ModUp/ModDown converters, P^{-1} mod q_i.
+  std::unique_ptr<core::HybridKeySwitch> key_switch;
 
   const math::RnsBase& level_base(Level level) const {
     return level_bases.at(static_cast<std::size_t>(level.value));

@@ -52,8 +52,8 @@ PublicKey KeyGenerator::public_key(const SecretKey& sk) const {
 
 KeySwitchKey KeyGenerator::switch_key(const SecretKey& sk, const std::vector<u64>& new_secret,
                                       Level level) const {
-  // Step (1): the digits of Q_level. Step (2): per digit, a uniform, e Gaussian over Q_l P.
-  // Step (3): b = -a*s + e, plus P * s' on the digit's own primes.
+  // Per digit of Q_level: a uniform, e Gaussian over Q_l P; b = -a*s + e, plus P * s' on
+  // the digit's own primes.
   const Context::Impl& impl = context_->impl();
   const Parameters& params = context_->params();
   if (params.key_switching() == KeySwitching::kHybrid && params.special_moduli().empty()) {
@@ -67,38 +67,18 @@ KeySwitchKey KeyGenerator::switch_key(const SecretKey& sk, const std::vector<u64
                                 std::to_string(params.key_level().value) +
                                 " (their security is counted for keys up to there)");
   }
-  const std::size_t n = impl.n;
+  // The key digits, written by the shared key switching (core/keyswitch.h).
   const std::size_t limbs = params.limbs_at(level);
-  const std::size_t total = limbs + impl.special_size;
-  const KeySwitchLevel& ks = impl.key_switch.at(static_cast<std::size_t>(level.value));
-  // index in the context's limb space of key limb k
-  auto ctx_index = [&](std::size_t k) { return k < limbs ? k : impl.chain_size + (k - limbs); };
-  std::vector<u64> basis;
-  for (std::size_t k = 0; k < total; ++k) basis.push_back(impl.moduli[ctx_index(k)].value());
-  const math::RnsBase qp(basis);
+  const std::size_t words = (limbs + impl.special_size) * impl.n;
+  const core::HybridKeySwitch& ks = *impl.key_switch;
   math::Prng prng;
   KeySwitchKey key;
   key.level = level;
   key.key_id = sk.key_id;
-  for (std::size_t j = 0; j < ks.digit_begin.size(); ++j) {
-    std::vector<u64> digit(2 * total * n);
-    u64* b = digit.data();
-    u64* a = b + total * n;
-    math::sample_uniform_mod(prng, qp, n, a);
-    const std::vector<std::int64_t> e = math::sample_gaussian(prng, n);
-    for (std::size_t k = 0; k < total; ++k) {
-      const std::size_t c = ctx_index(k);
-      detail::small_to_ntt(impl, e.data(), c, 1, b + k * n);
-      std::vector<u64> as(n);
-      detail::mul_limb_to(as.data(), a + k * n, sk.data.data() + c * n, n, impl.moduli[c]);
-      detail::sub_limb(b + k * n, as.data(), n, impl.moduli[c].value());
-      if (k >= ks.digit_begin[j] && k < ks.digit_end[j]) {
-        std::vector<u64> ps(new_secret.begin() + static_cast<std::ptrdiff_t>(c * n),
-                            new_secret.begin() + static_cast<std::ptrdiff_t>((c + 1) * n));
-        detail::mul_scalar_limb(ps.data(), impl.p_mod_q[c], n, impl.moduli[c].value());
-        detail::add_limb(b + k * n, ps.data(), n, impl.moduli[c].value());
-      }
-    }
+  for (std::size_t j = 0; j < ks.digit_count(limbs); ++j) {
+    std::vector<u64> digit(2 * words);
+    ks.make_key_digit(limbs, j, sk.data.data(), new_secret.data(), prng, digit.data(),
+                      digit.data() + words);
     key.digits.push_back(std::move(digit));
   }
   return key;

@@ -1,0 +1,394 @@
+// Hybrid key switching shared by CKKS and BFV: ModUp, key product, exact ModDown, key
+// generation (see keyswitch.h for the steps and why each conversion is exact or not).
+#include "core/keyswitch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "math/cpu_features.h"
+#include "math/parallel.h"
+#include "math/poly_kernels.h"
+
+namespace hec::core {
+namespace {
+
+bool use_avx512() { return math::active_kernel_path() == math::KernelPath::kAvx512Ifma; }
+bool use_ifma(u64 q) { return q < (u64{1} << 50) && use_avx512(); }
+
+// x mod q for x < bound (bound <= 2^61): one conditional subtraction when bound <= 2q.
+inline u64 reduce_below(u64 x, const math::Modulus& m, bool small) {
+  const u64 q = m.value();
+  if (small) return x >= q ? x - q : x;
+  return x >= q ? math::barrett_reduce_128(x, m) : x;
+}
+
+// The centred lift of x in [0, p) (x > p/2 stands for x - p) reduced mod the prime of m.
+inline void centred_lift(const u64* x, std::size_t n, u64 p, const math::Modulus& m, u64* out) {
+  const u64 q = m.value();
+  const u64 p_mod_q = p >= q ? math::barrett_reduce_128(p, m) : p;
+  const bool small = p <= 2 * q;
+  for (std::size_t t = 0; t < n; ++t) {
+    const u64 r = reduce_below(x[t], m, small);
+    out[t] = x[t] > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
+  }
+}
+
+// Per-thread scratch reused across calls (a fresh multi-megabyte vector per key switch costs
+// page faults on every first touch). Contents are unspecified on entry.
+u64* scratch(std::vector<u64>& buffer, std::size_t words) {
+  if (buffer.size() < words) buffer.resize(words);
+  return buffer.data();
+}
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm;
+
+}  // namespace
+
+// Everything key switching needs at |Q_l| limbs.
+struct HybridKeySwitch::Level {
+  std::size_t limbs = 0;
+  std::vector<std::size_t> digit_begin, digit_end;
+  // ModUp of digit j: its primes -> the other primes of Q_l followed by P (null when that set
+  // is empty: one prime, no P).
+  std::vector<std::unique_ptr<math::BaseConverter>> mod_up;
+  std::vector<bool> exact_mod_up;
+  // ModDown: P -> Q_l (null without special primes), P^{-1} mod q_i (Shoup).
+  std::unique_ptr<math::BaseConverter> mod_down;
+  std::vector<u64> p_inv, p_inv_shoup;
+  std::unique_ptr<math::RnsBase> key_base;  // Q_l P, for sampling key digits
+};
+
+HybridKeySwitch::HybridKeySwitch(std::size_t n, std::vector<math::Modulus> moduli,
+                                 std::vector<const math::NttTables*> ntt, std::size_t chain_size,
+                                 const std::vector<std::pair<std::size_t, std::size_t>>& digits,
+                                 const std::vector<std::size_t>& level_limbs)
+    : n_(n),
+      chain_size_(chain_size),
+      moduli_(std::move(moduli)),
+      ntt_(std::move(ntt)),
+      digits_(digits) {
+  if (ntt_.size() != moduli_.size() || chain_size_ == 0 || chain_size_ > moduli_.size()) {
+    throw std::invalid_argument("HybridKeySwitch: " + std::to_string(moduli_.size()) + " moduli, " +
+                                std::to_string(ntt_.size()) + " NTT tables, chain of " +
+                                std::to_string(chain_size_));
+  }
+  std::size_t expect = 0;
+  for (const auto& [begin, end] : digits_) {
+    if (begin != expect || end <= begin) {
+      throw std::invalid_argument("HybridKeySwitch: digits must be consecutive non-empty ranges");
+    }
+    expect = end;
+  }
+  if (expect != chain_size_) {
+    throw std::invalid_argument("HybridKeySwitch: digits cover " + std::to_string(expect) +
+                                " of the " + std::to_string(chain_size_) + " chain primes");
+  }
+  const std::size_t special = special_size();
+  std::vector<u64> chain, specials;
+  for (std::size_t i = 0; i < moduli_.size(); ++i) {
+    (i < chain_size_ ? chain : specials).push_back(moduli_[i].value());
+  }
+  double log_p = 0;
+  for (u64 p : specials) log_p += std::log2(static_cast<double>(p));
+  for (std::size_t i = 0; i < chain_size_; ++i) {
+    u64 pm = 1 % chain[i];
+    for (u64 p : specials) pm = math::mul_mod(pm, p % chain[i], moduli_[i]);
+    p_mod_q_.push_back(pm);
+  }
+  levels_.resize(chain_size_ + 1);
+  for (std::size_t limbs : level_limbs) {
+    if (limbs == 0 || limbs > chain_size_) {
+      throw std::invalid_argument("HybridKeySwitch: level of " + std::to_string(limbs) +
+                                  " limbs outside [1, " + std::to_string(chain_size_) + "]");
+    }
+    if (levels_[limbs]) continue;
+    auto lv = std::make_unique<Level>();
+    lv->limbs = limbs;
+    for (const auto& [b, e] : digits_) {
+      if (b >= limbs) break;
+      const std::size_t begin = b, end = std::min(e, limbs);
+      lv->digit_begin.push_back(begin);
+      lv->digit_end.push_back(end);
+      std::vector<u64> from(chain.begin() + begin, chain.begin() + end);
+      std::vector<u64> to;
+      for (std::size_t i = 0; i < limbs; ++i) {
+        if (i < begin || i >= end) to.push_back(chain[i]);
+      }
+      to.insert(to.end(), specials.begin(), specials.end());
+      double log_digit = 0;
+      for (u64 q : from) log_digit += std::log2(static_cast<double>(q));
+      lv->exact_mod_up.push_back(log_p - log_digit < kCentredModUpMarginBits);
+      lv->mod_up.push_back(to.empty() ? nullptr
+                                      : std::make_unique<math::BaseConverter>(math::RnsBase(from),
+                                                                              math::RnsBase(to)));
+    }
+    const std::vector<u64> q_l(chain.begin(), chain.begin() + limbs);
+    if (special > 0) {
+      lv->mod_down =
+          std::make_unique<math::BaseConverter>(math::RnsBase(specials), math::RnsBase(q_l));
+    }
+    for (std::size_t i = 0; i < limbs; ++i) {
+      const u64 inv = math::inverse_mod(p_mod_q_[i], chain[i]);
+      lv->p_inv.push_back(inv);
+      lv->p_inv_shoup.push_back(math::shoup_precompute(inv, chain[i]));
+    }
+    std::vector<u64> qp = q_l;
+    qp.insert(qp.end(), specials.begin(), specials.end());
+    lv->key_base = std::make_unique<math::RnsBase>(qp);
+    levels_[limbs] = std::move(lv);
+  }
+}
+
+HybridKeySwitch::~HybridKeySwitch() = default;
+
+const HybridKeySwitch::Level& HybridKeySwitch::level(std::size_t limbs) const {
+  if (limbs >= levels_.size() || !levels_[limbs]) {
+    throw std::invalid_argument("key switching: no tables for a modulus of " +
+                                std::to_string(limbs) + " primes");
+  }
+  return *levels_[limbs];
+}
+
+std::size_t HybridKeySwitch::digit_count(std::size_t limbs) const {
+  return level(limbs).digit_begin.size();
+}
+
+std::pair<std::size_t, std::size_t> HybridKeySwitch::digit(std::size_t limbs, std::size_t j) const {
+  const Level& lv = level(limbs);
+  return {lv.digit_begin.at(j), lv.digit_end.at(j)};
+}
+
+ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::size_t limbs) const {
+  const Level& ks = level(limbs);
+  const std::size_t n = n_;
+  const std::size_t total = limbs + special_size();
+  auto ctx_index = [&](std::size_t k) { return k < limbs ? k : chain_size_ + (k - limbs); };
+  if (c_ntt == nullptr && c_coef == nullptr) {
+    throw std::invalid_argument("key switching: mod_up needs the polynomial in some form");
+  }
+  // Coefficient form of c.
+  const u64* coef = c_coef;
+  if (coef == nullptr) {
+    u64* tmp = scratch(tl_coef, limbs * n);
+    std::copy(c_ntt, c_ntt + limbs * n, tmp);
+    math::parallel_for(limbs,
+                       [&](std::size_t i) { math::ntt_inverse_inplace(tmp + i * n, *ntt_[i]); });
+    coef = tmp;
+  }
+  ModUpDigits out;
+  out.limbs = limbs;
+  const std::size_t digits = ks.digit_begin.size();
+  out.digits.resize(digits);
+  for (ExtendedDigit& d : out.digits) d.words.reset(new u64[total * n]);
+  // Base conversion of each digit to the complement primes, written straight into the
+  // digit's rows of those primes (coefficient form for now).
+  math::parallel_for(digits, [&](std::size_t j) {
+    const std::size_t begin = ks.digit_begin[j], end = ks.digit_end[j];
+    u64* const dst = out.digits[j].data();
+    if (end - begin == 1) {
+      const u64 qj = moduli_[begin].value();
+      for (std::size_t k = 0; k < total; ++k) {
+        if (k == begin) continue;
+        centred_lift(coef + begin * n, n, qj, moduli_[ctx_index(k)], dst + k * n);
+      }
+      return;
+    }
+    if (!ks.mod_up[j]) return;
+    std::vector<u64*> rows;
+    rows.reserve(total - (end - begin));
+    for (std::size_t k = 0; k < total; ++k) {
+      if (k < begin || k >= end) rows.push_back(dst + k * n);
+    }
+    if (ks.exact_mod_up[j]) {
+      ks.mod_up[j]->convert_exact(coef + begin * n, rows.data(), n);
+    } else {
+      ks.mod_up[j]->convert_approx(coef + begin * n, rows.data(), n);
+    }
+  });
+  // The digit's own limbs (NTT form of c), and the NTT of the converted ones (parallel over
+  // digit x limb).
+  math::parallel_for(digits * total, [&](std::size_t idx) {
+    const std::size_t j = idx / total, k = idx % total;
+    const std::size_t begin = ks.digit_begin[j], end = ks.digit_end[j];
+    u64* dst = out.digits[j].data() + k * n;
+    if (k >= begin && k < end) {
+      if (c_ntt != nullptr) {
+        std::copy(c_ntt + k * n, c_ntt + (k + 1) * n, dst);
+        return;
+      }
+      std::copy(coef + k * n, coef + (k + 1) * n, dst);
+    }
+    math::ntt_forward_inplace(dst, *ntt_[ctx_index(k)]);
+  });
+  return out;
+}
+
+void HybridKeySwitch::key_product_mod_down(const ModUpDigits& ext, const KeyView& key,
+                                           const std::vector<std::uint32_t>* perm, u64* out0,
+                                           u64* out1, bool accumulate) const {
+  const std::size_t limbs = ext.limbs;
+  const Level& ks = level(limbs);
+  const std::size_t n = n_;
+  const std::size_t special = special_size();
+  const std::size_t total = limbs + special;
+  const std::size_t key_limbs = key.key_limbs;
+  const std::size_t digits = ext.digits.size();
+  if (key_limbs < limbs || key.b.size() < digits || key.a.size() < digits) {
+    throw std::invalid_argument("key switching: the ciphertext has " + std::to_string(limbs) +
+                                " primes and " + std::to_string(digits) + " digits, the key only " +
+                                std::to_string(key_limbs) + " primes and " +
+                                std::to_string(key.b.size()) + " digits");
+  }
+  auto ctx_index = [&](std::size_t k) { return k < limbs ? k : chain_size_ + (k - limbs); };
+  auto key_index = [&](std::size_t k) { return k < limbs ? k : key_limbs + (k - limbs); };
+  // acc = sum_j ext_j * key_j per coefficient in 128-bit registers, reduced once (every 8
+  // digits when there are more: 8 products of 61-bit values stay below 2^125).
+  u64* const acc0 = scratch(tl_acc, 2 * total * n);
+  u64* const acc1 = acc0 + total * n;
+  math::parallel_for(total, [&](std::size_t k) {
+    const math::Modulus& m = moduli_[ctx_index(k)];
+    const std::size_t kk = key_index(k);
+    u64* d0 = acc0 + k * n;
+    u64* d1 = acc1 + k * n;
+    if (use_avx512()) {
+      std::vector<const u64*> xs(digits), bs(digits), as(digits);
+      u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
+      for (std::size_t j = 0; j < digits; ++j) {
+        const u64* e = ext.digits[j].data() + k * n;
+        if (perm) {
+          u64* dst = permuted + j * n;
+          const std::uint32_t* p = perm->data();
+          for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
+          e = dst;
+        }
+        xs[j] = e;
+        bs[j] = key.b[j] + kk * n;
+        as[j] = key.a[j] + kk * n;
+      }
+      if (use_ifma(m.value())) {
+        math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
+        math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+      } else {
+        math::detail::multiply_accumulate_wide(d0, xs.data(), bs.data(), digits, n, m.value());
+        math::detail::multiply_accumulate_wide(d1, xs.data(), as.data(), digits, n, m.value());
+      }
+      return;
+    }
+    constexpr std::size_t kGroup = 8;
+    for (std::size_t j0 = 0; j0 < digits; j0 += kGroup) {
+      const std::size_t j1 = std::min(digits, j0 + kGroup);
+      const u64* e[kGroup];
+      const u64* b[kGroup];
+      const u64* a[kGroup];
+      for (std::size_t j = j0; j < j1; ++j) {
+        e[j - j0] = ext.digits[j].data() + k * n;
+        b[j - j0] = key.b[j] + kk * n;
+        a[j - j0] = key.a[j] + kk * n;
+      }
+      const std::size_t g = j1 - j0;
+      const std::uint32_t* p = perm ? perm->data() : nullptr;
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::size_t src = p ? p[t] : t;
+        math::u128 s0 = j0 == 0 ? 0 : d0[t], s1 = j0 == 0 ? 0 : d1[t];
+        for (std::size_t j = 0; j < g; ++j) {
+          const u64 x = e[j][src];
+          s0 += static_cast<math::u128>(x) * b[j][t];
+          s1 += static_cast<math::u128>(x) * a[j][t];
+        }
+        d0[t] = math::barrett_reduce_128(s0, m);
+        d1[t] = math::barrett_reduce_128(s1, m);
+      }
+    }
+  });
+  if (special == 0) {
+    // No special primes: the key product is the result.
+    math::parallel_for(2 * limbs, [&](std::size_t idx) {
+      const std::size_t h = idx / limbs, i = idx % limbs;
+      const u64* a = (h == 0 ? acc0 : acc1) + i * n;
+      u64* out = (h == 0 ? out0 : out1) + i * n;
+      if (!accumulate) {
+        std::copy(a, a + n, out);
+        return;
+      }
+      const u64 q = moduli_[i].value();
+      for (std::size_t t = 0; t < n; ++t) out[t] = math::add_mod(out[t], a[t], q);
+    });
+    return;
+  }
+  // ModDown of both halves: INTT the P limbs, convert the centred value exactly to Q_l, NTT,
+  // subtract, multiply by P^-1.
+  u64* const conv = scratch(tl_conv, 2 * limbs * n);
+  math::parallel_for(2 * special, [&](std::size_t idx) {
+    const std::size_t h = idx / special, p = idx % special;
+    u64* limb = (h == 0 ? acc0 : acc1) + (limbs + p) * n;
+    math::ntt_inverse_inplace(limb, *ntt_[chain_size_ + p]);
+  });
+  math::parallel_for(2, [&](std::size_t h) {
+    const u64* p_part = (h == 0 ? acc0 : acc1) + limbs * n;
+    u64* out = conv + h * limbs * n;
+    if (special == 1) {
+      const u64 p = moduli_[chain_size_].value();
+      for (std::size_t i = 0; i < limbs; ++i) centred_lift(p_part, n, p, moduli_[i], out + i * n);
+      return;
+    }
+    ks.mod_down->convert_exact(p_part, out, n);
+  });
+  math::parallel_for(2 * limbs, [&](std::size_t idx) {
+    const std::size_t h = idx / limbs, i = idx % limbs;
+    u64* cv = conv + (h * limbs + i) * n;
+    math::ntt_forward_inplace(cv, *ntt_[i]);
+    const u64* a = (h == 0 ? acc0 : acc1) + i * n;
+    u64* out = (h == 0 ? out0 : out1) + i * n;
+    const u64 q = moduli_[i].value();
+    const u64 w = ks.p_inv[i], ws = ks.p_inv_shoup[i];
+    if (accumulate) {
+      for (std::size_t t = 0; t < n; ++t) {
+        const u64 d = a[t] >= cv[t] ? a[t] - cv[t] : a[t] + q - cv[t];
+        out[t] = math::add_mod(out[t], math::mul_shoup(d, w, ws, q), q);
+      }
+      return;
+    }
+    for (std::size_t t = 0; t < n; ++t) {
+      const u64 d = a[t] >= cv[t] ? a[t] - cv[t] : a[t] + q - cv[t];
+      out[t] = math::mul_shoup(d, w, ws, q);
+    }
+  });
+}
+
+void HybridKeySwitch::make_key_digit(std::size_t key_limbs, std::size_t j, const u64* s,
+                                     const u64* s_prime, math::Prng& prng, u64* b, u64* a) const {
+  const Level& ks = level(key_limbs);
+  if (j >= ks.digit_begin.size()) {
+    throw std::invalid_argument("key switching: digit " + std::to_string(j) + " of " +
+                                std::to_string(ks.digit_begin.size()));
+  }
+  const std::size_t n = n_;
+  const std::size_t total = key_limbs + special_size();
+  auto ctx_index = [&](std::size_t k) { return k < key_limbs ? k : chain_size_ + (k - key_limbs); };
+  math::sample_uniform_mod(prng, *ks.key_base, n, a);
+  const std::vector<std::int64_t> e = math::sample_gaussian(prng, n);
+  math::parallel_for(total, [&](std::size_t k) {
+    const std::size_t c = ctx_index(k);
+    const math::Modulus& m = moduli_[c];
+    const u64 q = m.value();
+    u64* bk = b + k * n;
+    for (std::size_t t = 0; t < n; ++t) {
+      // |e| <= 6 sigma < q for every prime the schemes accept.
+      bk[t] = e[t] >= 0 ? static_cast<u64>(e[t]) : q - static_cast<u64>(-e[t]);
+    }
+    math::ntt_forward_inplace(bk, *ntt_[c]);
+    const u64* ak = a + k * n;
+    const u64* sk = s + c * n;
+    for (std::size_t t = 0; t < n; ++t)
+      bk[t] = math::sub_mod(bk[t], math::mul_mod(ak[t], sk[t], m), q);
+    if (k >= ks.digit_begin[j] && k < ks.digit_end[j]) {
+      const u64 f = p_mod_q_[c], fs = math::shoup_precompute(f, q);
+      const u64* sp = s_prime + c * n;
+      for (std::size_t t = 0; t < n; ++t)
+        bk[t] = math::add_mod(bk[t], math::mul_shoup(sp[t], f, fs, q), q);
+    }
+  });
+}
+
+}  // namespace hec::core
