@@ -205,6 +205,14 @@ CtArray relinearize(const Ops& ops, const CtArray& a) {
   });
 }
 
+CtArray mod_switch(const Ops& ops, const CtArray& a) {
+  return map1<Ct>(a, [&](const Ct& x) {
+    Ct y = x;
+    ops.evaluator().mod_switch_to_next_inplace(y);
+    return y;
+  });
+}
+
 CtArray rotate(const Ops& ops, const CtArray& a, int offset) {
   const std::size_t n = ops.slots(), half = n / 2;
   const auto nn = static_cast<long long>(n);

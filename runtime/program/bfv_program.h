@@ -100,6 +100,8 @@ CtArray add_plain(const Ops& ops, const CtArray& a, const PtArray& p);
 CtArray mul_const(const Ops& ops, const CtArray& a, std::int64_t c);
 CtArray add_const(const Ops& ops, const CtArray& a, std::int64_t c);
 CtArray relinearize(const Ops& ops, const CtArray& a);
+// Level l -> l - 1: drops the last prime of Q (bfv::Evaluator::mod_switch_to_next_inplace).
+CtArray mod_switch(const Ops& ops, const CtArray& a);
 // Cyclic rotation over all N slots (slot j receives slot j + offset mod N): a row rotation by
 // offset, the row swap of it, and two masks choosing per column (two plaintext products).
 CtArray rotate(const Ops& ops, const CtArray& a, int offset);

@@ -1142,6 +1142,8 @@ class _BfvWriter(_ComputeWriter):
                 return f"add_const(ops, {n(op.input)}, integer_constant({self.pub(op.value)}))"
             case bfv.RelinearizeOp():
                 return f"relinearize(ops, {n(op.input)})"
+            case bfv.ModSwitchOp():
+                return f"mod_switch(ops, {n(op.input)})"
             case bfv.RotateOp():
                 return f"rotate(ops, {n(op.input)}, {op.offset_value})"
             case bfv.SumSlotsOp():
@@ -1164,7 +1166,6 @@ class _BfvWriter(_ComputeWriter):
             case bfv.TransposeOp():
                 return f"transpose({n(op.input)})"
             case _:
-                # bfv.mod_switch waits for the runtime's BFV modulus switching.
                 raise UserError(f"the C++ target does not support {op.name} yet")
 
 

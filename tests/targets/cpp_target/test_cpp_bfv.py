@@ -4,7 +4,8 @@ op, to cover ops the examples do not use) becomes a C++ file over
 runtime/program/bfv_program.h with the same structure as a CKKS one (streaming schedule, value
 names, the IR op above each call), builds warning-free, and its four roles give exactly
 numpy's integer results: column sums of S (a row accumulator), y @ S (a fused dot product over
-rows, relinearized), a relinearized product, sum_slots over all N slots, integer constants.
+rows, relinearized), a relinearized product, sum_slots over all N slots, integer constants,
+a modulus switch.
 Parameters: N = 2^12, Q = two 50-bit primes, t = 65537: 128-bit secure by the HE Standard table
 (log2 Q = 100 <= 109), no --insecure."""
 
@@ -68,8 +69,11 @@ def integer_program() -> bfv.ProgramOp:
     add(seven)
     shifted = bfv.AddConstOp(scaled.result, seven.result, integer=True)
     add(shifted)
+    low = bfv.ModSwitchOp(colsum.result)  # level 1 -> 0: the last prime of Q dropped
+    add(low)
     for name, value in (
         ("colsum", colsum),
+        ("colsum_low", low),
         ("yS", ys1),
         ("sq", sq1),
         ("total", total),
@@ -159,6 +163,7 @@ def test_emitted_bfv_program_has_the_ckks_structure() -> None:
     # Every server-side bfv op is printed as a comment right above its call.
     lines = [ln.strip() for ln in e.cpp.splitlines()]
     for name in (
+        "bfv.mod_switch",
         "bfv.reduce",
         "bfv.broadcast",
         "bfv.dot",
@@ -235,6 +240,7 @@ def test_bfv_program_runs_all_roles_and_matches_numpy_exactly(tmp_path: Path) ->
     colsum = s.sum(axis=0)
     expected = {
         "colsum": colsum,
+        "colsum_low": colsum,
         "yS": y @ s,
         "sq": colsum * colsum,
         "total": np.int64(colsum.sum()),
