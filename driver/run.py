@@ -31,7 +31,6 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.analysis.sizes import Sizes
-from compiler.dialects import ckks
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver.interrupt import scratch_directory
@@ -200,11 +199,25 @@ def _atomic_write(target: Path, write: Callable[[IO[bytes]], object]) -> None:
         raise
 
 
-def _params_summary(program: ckks.ProgramOp) -> dict[str, Json]:
-    params = program.parameters()
+def _params_summary(comp: Compilation) -> dict[str, Json]:
+    if comp.scheme == "bfv":
+        bfv_params = comp.bfv_program.parameters()
+        if bfv_params is None:
+            return {}
+        return {
+            "scheme": "bfv",
+            "log_n": bfv_params.log_n,
+            "plain_modulus": bfv_params.plain_modulus,
+            "moduli_bits": [round(float(np.log2(q)), 2) for q in bfv_params.moduli],
+            "special_moduli_bits": [round(float(np.log2(q)), 2) for q in bfv_params.special_moduli],
+            "security_bits": bfv_params.security_bits,
+            "insecure": bfv_params.insecure,
+        }
+    params = comp.program.parameters()
     if params is None:
         return {}
     return {
+        "scheme": "ckks",
         "log_n": params.log_n,
         "moduli_bits": [round(float(np.log2(q)), 2) for q in params.output_moduli + params.moduli],
         "special_moduli_bits": [round(float(np.log2(q)), 2) for q in params.special_moduli],
@@ -237,9 +250,9 @@ def _summary(
     revealed: Mapping[str, Array],
     client: Mapping[str, Array],
 ) -> dict[str, Json]:
-    params = _params_summary(comp.program)
+    params = _params_summary(comp)
     summary: dict[str, Json] = {
-        "program": comp.program.sym_name.data,
+        "program": comp.stat_program.sym_name.data,
         "source": str(path),
         "backend": backend,
         "sizes": dict(run_sizes),
@@ -270,17 +283,22 @@ def run_sim(
     check_domains(checked, arrays)
     opts = compile_sizes(checked, options or Options(), run_sizes, strict=True)
     comp = run_pipeline(checked, opts, out=io.StringIO())
-    result = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed)
+    if comp.scheme == "bfv":
+        from targets.sim.bfv_sim import simulate_bfv
+
+        outputs = simulate_bfv(comp.bfv_program, run_sizes, arrays).outputs
+    else:
+        outputs = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed).outputs
     client = run_client(
-        comp.stat_program, run_sizes, result.outputs, public_inputs=public_only(checked, arrays)
+        comp.stat_program, run_sizes, outputs, public_inputs=public_only(checked, arrays)
     )
     backend = "simulator-noisy" if noisy else "simulator-exact"
-    summary = _summary(comp, path, backend, run_sizes, result.outputs, client)
+    summary = _summary(comp, path, backend, run_sizes, outputs, client)
     if summary["insecure"]:
         summary["warning"] = "INSECURE parameters (compiled with --insecure)"
     out = Path(outdir)
-    write_outputs(out, result.outputs, client, summary)
-    return RunResult(out, dict(result.outputs), client, summary)
+    write_outputs(out, outputs, client, summary)
+    return RunResult(out, dict(outputs), client, summary)
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""`bench/run gwas-schemes`: the chi-square GWAS (examples/gwas/chisq.hec) compiled for CKKS and
+for BFV, run side by side on the same data in the same run, against the cost model's
+prediction (issue 18: `--scheme auto` chooses by that model, so its ratio must hold).
+
+For each scheme: compile for the sizes (`--scheme ckks`, `--scheme bfv`: one compilation each),
+build the generated program, make keys, then time `encrypt` (all rows, one data owner) and
+`compute` (the server) REPEATS times each (median wall seconds; the machine otherwise idle),
+and decrypt once to check the counts: BFV's are exact integers, CKKS's are rounded to the
+exact counts (coefficient packing). Rows: per scheme and phase the measured seconds, and the
+ratio BFV / CKKS of encrypt + compute measured next to the ratio the cost model predicts
+(compiler/analysis/cost.py); `within_30pct` says whether the prediction holds.
+
+Options: --individuals 5000 --snps 16384 --repeats 3 --threads 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import ROOT, Row
+
+from compiler.analysis.sizes import Sizes
+from driver.pipeline import Options, compile_file, cost_of
+from driver.roles import RoleSequence
+from driver.run import build_cpp
+
+PROGRAM = ROOT / "examples" / "gwas" / "chisq.hec"
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run_scheme(scheme: str, n: int, m: int, data: dict[str, Path], work: Path, repeats: int):
+    sizes = f"N={n},M={m}"
+    options = Options(scheme=scheme, sizes=Sizes.parse(sizes))
+    comp = compile_file(PROGRAM, options)
+    predicted = cost_of(comp)
+    built = build_cpp(comp, PROGRAM, work / "build")
+    roles = RoleSequence(built.binary, work, signed=False)
+    roles.keygen(stream_rows=n)
+    enc, comp_s = [], []
+    ct, res = work / "ct", work / "res"
+    for _ in range(repeats):
+        enc.append(_timed(lambda: roles.encrypt(data, ct)))
+        comp_s.append(_timed(lambda: roles.compute(ct, res)))
+    values = roles.decrypt(work / "res", work / "dec")
+    return statistics.median(enc), statistics.median(comp_s), predicted, values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--individuals", type=int, default=5000)
+    parser.add_argument("--snps", type=int, default=16384)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    n, m = args.individuals, args.snps
+    rng = np.random.default_rng(7)
+    with tempfile.TemporaryDirectory(dir=os.environ.get("HEC_SCRATCH")) as tmp:
+        base = Path(tmp)
+        y = rng.integers(0, 2, n).astype(np.int8)
+        g = rng.binomial(2, rng.uniform(0.05, 0.5, m), size=(n, m)).astype(np.int8)
+        np.save(base / "y.npy", y)
+        np.save(base / "S.npy", g)
+        data = {"y": base / "y.npy", "S": base / "S.npy"}
+        want = {"n11": y.astype(np.int64) @ g, "c1": g.sum(axis=0, dtype=np.int64)}
+        results = {}
+        for scheme in ("ckks", "bfv"):
+            work = base / scheme
+            work.mkdir()
+            enc, comp, predicted, values = run_scheme(scheme, n, m, data, work, args.repeats)
+            exact = all(np.array_equal(np.rint(values[k]), want[k]) for k in want)
+            results[scheme] = (enc, comp, predicted, exact)
+            print(
+                f"{scheme}: encrypt {enc:.2f} s, compute {comp:.2f} s, exact counts {exact}; "
+                f"predicted encrypt {predicted.encrypt_s:.2f} s, "
+                f"compute {predicted.compute_s:.2f} s"
+            )
+        rows = []
+        for scheme, (enc, comp, _, _) in results.items():
+            rows.append(Row("gwas-schemes", f"{scheme} encrypt N={n} M={m}", enc, None, "s"))
+            rows.append(Row("gwas-schemes", f"{scheme} compute N={n} M={m}", comp, None, "s"))
+        (ce, cc, cp, _), (be, bc, bp, _) = results["ckks"], results["bfv"]
+        measured = (be + bc) / (ce + cc)
+        predicted = bp.total_s / cp.total_s
+        rows.append(Row("gwas-schemes", f"bfv/ckks measured N={n} M={m}", be + bc, ce + cc, "s"))
+        print(
+            f"ratio bfv/ckks: measured {measured:.2f}, predicted {predicted:.2f} "
+            f"({abs(measured / predicted - 1) * 100:.0f}% apart)"
+        )
+        for r in rows:
+            print(r.as_json())
+        print(
+            json.dumps(
+                {
+                    "bench": "gwas-schemes",
+                    "case": "prediction",
+                    "measured_ratio": measured,
+                    "predicted_ratio": predicted,
+                    "within_30pct": abs(measured / predicted - 1) <= 0.3,
+                }
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
