@@ -87,7 +87,7 @@ class Shapes:
     def dim(self, d: Dim) -> int:
         return d if isinstance(d, int) else self.sizes[d]
 
-    def count(self, ty: ckks.CtType | ckks.PtType | he.CtType | he.PtType) -> int:
+    def count(self, ty: he.CiphertextType | he.PlaintextType) -> int:
         dims = [self.dim(d) for d in ty.dims]
         if ty.layout_name == ckks.PACKED:
             return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)

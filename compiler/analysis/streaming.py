@@ -30,7 +30,6 @@ from compiler.dialects import ckks, he
 CHUNK_ROWS_PER_THREAD = 4  # runtime/program: Server::stream reads 4 rows per thread per chunk
 RUNTIME_BASELINE = 5 << 20  # measured: a generated program reading one key file (`info`), 5.3 MiB
 
-CtType = ckks.CtType | he.CtType
 SLOT_LAYOUTS = (ckks.PACKED, ckks.COMPLEX, ckks.COEFF)
 
 
@@ -41,7 +40,7 @@ class Schedule:
     stage: dict[SSAValue, int] = field(default_factory=dict)  # globals: when available
     row_stage: dict[SSAValue, int] = field(default_factory=dict)  # row values: earliest pass
     sinks: dict[Operation, int] = field(default_factory=dict)  # sink op -> its pass
-    collects: dict[Operation, int] = field(default_factory=dict)  # decrypt of row values
+    collects: dict[he.DecryptRule, int] = field(default_factory=dict)  # decrypt of row values
     passes: int = 0
     fallback: str = ""  # why the program is not streamed ("" when it is, or has no rows)
 
@@ -50,12 +49,12 @@ class NotStreamableError(Exception):
     pass
 
 
-def _ct(value: SSAValue) -> CtType | None:
+def _ct(value: SSAValue) -> he.CiphertextType | None:
     ty = value.type
-    return ty if isinstance(ty, ckks.CtType | he.CtType) else None
+    return ty if isinstance(ty, he.CiphertextType) else None
 
 
-def rowable(ty: CtType, dim: str) -> bool:
+def rowable(ty: he.CiphertextType, dim: str) -> bool:
     """A ciphertext array whose leading axis is `dim` and is an array axis (not the slots)."""
     if not ty.dims or ty.dims[0] != dim:
         return False
@@ -63,7 +62,7 @@ def rowable(ty: CtType, dim: str) -> bool:
 
 
 def _encrypts(program: Operation) -> list[Operation]:
-    return [op for op in program.walk() if isinstance(op, ckks.EncryptOp | he.EncryptRule)]
+    return [op for op in program.walk() if isinstance(op, he.EncryptRule)]
 
 
 def choose_stream_dim(program: Operation) -> str | None:
@@ -97,7 +96,7 @@ def _global_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str | None, 
 
 
 def _is_sink(op: Operation) -> bool:
-    if isinstance(op, ckks.ReduceOp | ckks.DotOp | he.ReduceRule | he.DotRule):
+    if isinstance(op, he.ReduceRule | he.DotRule):
         return op.axis_value == 0
     return False
 
@@ -105,11 +104,11 @@ def _is_sink(op: Operation) -> bool:
 def _row_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str) -> Schedule:
     s = Schedule(dim)
     for op in program.block.ops:
-        if isinstance(op, ckks.EncodeOp | ckks.ParamOp | he.EncodeRule | he.ParamRule):
+        if isinstance(op, he.EncodeRule | he.ParamRule):
             for r in op.results:
                 s.stage[r] = 0
             continue
-        if isinstance(op, ckks.EncryptOp | he.EncryptRule):
+        if isinstance(op, he.EncryptRule):
             ty = _ct(op.results[0])
             assert ty is not None
             if rowable(ty, dim):
@@ -120,14 +119,14 @@ def _row_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str) -> Schedul
             continue
         ct_operands = [o for o in op.operands if _ct(o) is not None]
         rows = [o for o in ct_operands if o in s.row]
-        decrypt = isinstance(op, ckks.DecryptOp | he.DecryptRule)
-        broadcast = isinstance(op, ckks.BroadcastOp | he.BroadcastRule)
+        decrypt = isinstance(op, he.DecryptRule)
+        broadcast = isinstance(op, he.BroadcastRule)
         if not rows:
             # A global op, unless it broadcasts a global into a row value.
             stage = max((s.stage.get(o, 0) for o in op.operands), default=0)
             result = _ct(op.results[0]) if op.results else None
             if broadcast and result is not None and rowable(result, dim):
-                assert isinstance(op, ckks.BroadcastOp | he.BroadcastRule)
+                assert isinstance(op, he.BroadcastRule)
                 if 0 not in op.dims_tuple:
                     s.row.add(op.results[0])
                     s.row_stage[op.results[0]] = stage
@@ -146,13 +145,13 @@ def _row_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str) -> Schedul
             s.sinks[op] = stage
             s.stage[op.results[0]] = stage + 1
             continue
-        if decrypt:
+        if isinstance(op, he.DecryptRule):
             s.collects[op] = stage
             continue
-        if isinstance(op, ckks.TransposeOp | he.TransposeRule):
+        if isinstance(op, he.TransposeRule):
             raise NotStreamableError("a transpose moves the streamed axis")
         if broadcast:
-            assert isinstance(op, ckks.BroadcastOp | he.BroadcastRule)
+            assert isinstance(op, he.BroadcastRule)
             if op.dims_tuple[:1] != (0,):
                 raise NotStreamableError("a broadcast moves the streamed axis")
         result = _ct(op.results[0])
@@ -215,14 +214,13 @@ def server_memory(
         per_row = sum(
             count(v, True) * ciphertext_bytes[v]
             for v in s.row
-            if isinstance(v.owner, ckks.EncryptOp | he.EncryptRule)
+            if isinstance(v.owner, he.EncryptRule)
         )
         # The row values the bodies form, one row per thread at a time.
         formed = sum(
             count(v, True) * ciphertext_bytes[v]
             for v in s.row
-            if not isinstance(v.owner, ckks.EncryptOp | he.EncryptRule | ckks.BroadcastOp)
-            and not isinstance(v.owner, he.BroadcastRule)
+            if not isinstance(v.owner, he.EncryptRule | he.BroadcastRule)
         )
         chunk = rows * per_row + max(threads, 1) * formed
     # Global values: the bytes of those alive at once, at their peak along program order.
@@ -236,9 +234,7 @@ def server_memory(
         for r in op.results:
             if _ct(r) is None or (streamed and (r in s.row or op in s.sinks)):
                 continue
-            if isinstance(op, ckks.BroadcastOp | ckks.LevelDownOp | ckks.TransposeOp):
-                continue
-            if isinstance(op, he.BroadcastRule | he.TransposeRule):
+            if isinstance(op, he.BroadcastRule | he.TransposeRule | ckks.LevelDownOp):
                 continue
             live[r] = count(r, False) * ciphertext_bytes[r]
         peak = max(peak, sum(live.values()))

@@ -37,7 +37,7 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
@@ -49,6 +49,8 @@ from compiler.analysis.ckks_util import (
     needs_relin_key,
 )
 from compiler.analysis.counts import coeff_group
+from compiler.analysis.streaming import Schedule as _Schedule
+from compiler.analysis.streaming import schedule as _schedule
 from compiler.dialects import bfv, ckks, he
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
@@ -173,11 +175,8 @@ _SOURCE = he.SourceRule
 _SIZE = he.SizeRule
 _CONSTANT = he.ConstantRule
 _PUBLIC_ARITH = he.PublicArithRule
-_BROADCAST = he.BroadcastRule
-_TRANSPOSE = he.TransposeRule
 _REDUCE = he.ReduceRule
 _DOT = he.DotRule
-_SLOT_LAYOUTS = frozenset(ckks.SLOT_LAYOUTS) | frozenset(he.SLOT_LAYOUTS)
 
 _Program = ckks.ProgramOp | bfv.ProgramOp
 _CtType = he.CiphertextType
@@ -203,29 +202,6 @@ class Emitted:
     stream_dim: str | None = None  # the size parameter whose rows the program streams over
 
 
-@dataclass
-class _Schedule:
-    stream_dim: str | None
-    row: set[SSAValue] = field(default_factory=set)  # row values
-    stage: dict[SSAValue, int] = field(default_factory=dict)  # globals: when available
-    row_stage: dict[SSAValue, int] = field(default_factory=dict)  # row values: earliest pass
-    sinks: dict[Operation, int] = field(default_factory=dict)  # sink op -> its pass
-    collects: dict[he.DecryptRule, int] = field(default_factory=dict)  # decrypt of row values
-    passes: int = 0
-    fallback: str = ""
-
-
-class _NotStreamableError(Exception):
-    pass
-
-
-def _rowable(ty: _CtType, dim: str) -> bool:
-    """A ciphertext array whose leading axis is `dim` and is an array axis (not the slots)."""
-    if not ty.dims or ty.dims[0] != dim:
-        return False
-    return not (ty.layout_name in _SLOT_LAYOUTS and len(ty.dims) == 1)
-
-
 def _layout_enum(ty: he.CiphertextType | he.PlaintextType) -> str:
     return {
         ckks.PACKED: "Layout::kPacked",
@@ -233,96 +209,6 @@ def _layout_enum(ty: he.CiphertextType | he.PlaintextType) -> str:
         ckks.COMPLEX: "Layout::kComplex",
         ckks.COEFF: "Layout::kCoeff",
     }[ty.layout_name]
-
-
-def _choose_stream_dim(program: _Program) -> str | None:
-    best: tuple[int, str] | None = None
-    for enc in program.encrypts():
-        ty = _ct_type(enc.result)
-        if ty.dims and isinstance(ty.dims[0], str) and _rowable(ty, ty.dims[0]):
-            rank = len(ty.dims)
-            if best is None or rank > best[0]:
-                best = (rank, ty.dims[0])
-    return best[1] if best else None
-
-
-def _schedule(program: _Program) -> _Schedule:
-    dim = _choose_stream_dim(program)
-    if dim is None:
-        return _global_schedule(program, None, "")
-    try:
-        return _row_schedule(program, dim)
-    except _NotStreamableError as why:
-        return _global_schedule(program, None, str(why))
-
-
-def _global_schedule(program: _Program, dim: str | None, why: str) -> _Schedule:
-    s = _Schedule(dim, fallback=why)
-    for op in program.block.ops:
-        for r in op.results:
-            s.stage[r] = 0
-    return s
-
-
-def _row_schedule(program: _Program, dim: str) -> _Schedule:
-    s = _Schedule(dim)
-    for op in program.block.ops:
-        if isinstance(op, _ENCODE | _PARAM):
-            for r in op.results:
-                s.stage[r] = 0
-            continue
-        if isinstance(op, _ENCRYPT):
-            ty = _ct_type(op.result)
-            if _rowable(ty, dim):
-                s.row.add(op.result)
-                s.row_stage[op.result] = 0
-            else:
-                s.stage[op.result] = 0
-            continue
-        ct_operands = [o for o in op.operands if isinstance(o.type, _CT_TYPES)]
-        rows = [o for o in ct_operands if o in s.row]
-        if not rows:
-            # A global op, unless it broadcasts a global into a row value.
-            stage = max((s.stage.get(o, 0) for o in op.operands), default=0)
-            if (
-                isinstance(op, _BROADCAST)
-                and _rowable(_ct_type(op.result), dim)
-                and 0 not in op.dims_tuple
-            ):
-                s.row.add(op.result)
-                s.row_stage[op.result] = stage
-            elif isinstance(op, _DECRYPT):
-                pass
-            else:
-                for r in op.results:
-                    s.stage[r] = stage
-            continue
-        if len(rows) != len(ct_operands):
-            raise _NotStreamableError(f"{op.name} mixes row values and global arrays")
-        stage = max(
-            [s.row_stage[o] for o in rows]
-            + [s.stage.get(o, 0) for o in op.operands if o not in s.row]
-        )
-        if isinstance(op, _REDUCE | _DOT) and op.axis_value == 0:
-            s.sinks[op] = stage
-            s.stage[op.result] = stage + 1
-            continue
-        if isinstance(op, _DECRYPT):
-            s.collects[op] = stage
-            continue
-        if isinstance(op, _TRANSPOSE):
-            raise _NotStreamableError("a transpose moves the streamed axis")
-        if isinstance(op, _BROADCAST) and op.dims_tuple[:1] != (0,):
-            raise _NotStreamableError("a broadcast moves the streamed axis")
-        result = _ct_type(op.results[0])
-        if not _rowable(result, dim):
-            raise _NotStreamableError(f"{op.name} turns a row value into {result.dims}")
-        s.row.add(op.results[0])
-        s.row_stage[op.results[0]] = stage
-    s.passes = 1 + max([*s.sinks.values(), *s.collects.values()], default=-1)
-    if s.passes == 0:
-        raise _NotStreamableError("no sum over the streamed axis")
-    return s
 
 
 # ------------------------------------------------------------------------------------------
