@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, Row
 
 from compiler.analysis.sizes import Sizes
-from driver.pipeline import Options, compile_file, cost_of
+from driver.pipeline import Options, SchemeName, compile_file, cost_of
 from driver.roles import RoleSequence
 from driver.run import build_cpp
 
@@ -48,7 +48,7 @@ def _timed(fn) -> float:
 
 def run_scheme(
     program: Path,
-    scheme: str,
+    scheme: SchemeName,
     sizes: str,
     rows: int,
     data: dict[str, Path],
@@ -83,7 +83,8 @@ def compare(
     """Both schemes on one program: rows of measured seconds, the measured and predicted
     ratios; the decrypted values must equal `want` (BFV exactly, CKKS after rounding)."""
     results = {}
-    for scheme in ("ckks", "bfv"):
+    schemes: tuple[SchemeName, ...] = ("ckks", "bfv")
+    for scheme in schemes:
         work = base / f"{name}-{scheme}"
         work.mkdir()
         enc, comp, predicted, values = run_scheme(program, scheme, sizes, rows, data, work, repeats)
@@ -126,7 +127,7 @@ def compare(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--individuals", type=int, default=5000)
     parser.add_argument("--snps", type=int, default=16384)
     parser.add_argument("--repeats", type=int, default=3)
