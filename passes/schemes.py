@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from xdsl.passes import ModulePass
 
+from passes.bfv_mod_switch import BfvModSwitchPass
 from passes.bfv_parameters import BfvParametersPass
 from passes.complex_packing import ComplexPackingPass, SearchMemo, search_passes
 from passes.level_assignment import LevelAssignmentPass
@@ -70,7 +71,11 @@ def _ckks_passes(s: Settings) -> list[ModulePass]:
 
 
 def _bfv_passes(s: Settings) -> list[ModulePass]:
-    return [LowerHeToBfvPass(), BfvParametersPass(log_n=s.log_n, insecure=s.insecure)]
+    return [
+        LowerHeToBfvPass(),
+        BfvParametersPass(log_n=s.log_n, insecure=s.insecure),
+        BfvModSwitchPass(),
+    ]
 
 
 CKKS = Scheme(

@@ -108,6 +108,13 @@ class Ring:
         return self.log_q(level) - 1.0 - (self.log_t + self.z_bits + noise)
 
 
+def switched(ring: Ring, noise: float, level: int) -> float:
+    """log2 sd(e) after a modulus switch from `level` to level - 1: the noise divided by the
+    dropped prime, plus the rounding, t times r_0 + r_1 s with r uniform in [-1/2, 1/2]."""
+    rounding = ring.log_t + 0.5 * math.log2((1.0 + 2.0 * ring.n / 3.0) / 12.0)
+    return _hypot(noise - ring.q_bits[level], rounding)
+
+
 def noise_bits(
     program: he.ProgramRule, ring: Ring, bounds: Mapping[str, int]
 ) -> dict[SSAValue, float]:
@@ -150,9 +157,7 @@ def noise_bits(
                 steps = ring.log_n
                 e = _hypot(g(op.input) + 0.5 * ring.log_n, ks + 0.5 * math.log2(steps))
             case he.LevelDownRule():
-                # Modulus switching scales the noise with Q and adds the rounding (t-sized).
-                level = he.ct_type(op.input).level_value
-                e = _hypot(g(op.input) - ring.q_bits[level], ring.log_t + ring.rounding())
+                e = switched(ring, g(op.input), he.ct_type(op.input).level_value)
             case he.NegateRule() | he.AddConstRule() | he.BroadcastRule() | he.TransposeRule():
                 e = g(op.operands[0])
             case _:
