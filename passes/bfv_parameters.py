@@ -1,7 +1,7 @@
 """BFV parameters: plaintext modulus from the ranges, primes from the noise model, security.
 
 - plaintext modulus t: every value the program forms must be represented exactly, i.e. lie in
-  (-t/2, t/2) (range analysis of the bfv program, `compiler.analysis.ranges.he_ranges`); t is
+  (-t/2, t/2) (range analysis of the bfv program, `compiler.analysis.ranges.value_ranges`); t is
   the smallest prime = 1 (mod 2N) above twice the largest magnitude (batching needs t prime and
   = 1 mod 2N). A range that needs t beyond MAX_PLAIN_BITS is refused (a CRT over several
   plaintext moduli would lift that; not done yet).
@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.bfv_noise import MARGIN_BITS, Ring, decrypt_budgets
-from compiler.analysis.ranges import he_ranges, magnitude
+from compiler.analysis.ranges import magnitude, value_ranges
 from compiler.analysis.security import (
     MAX_PRIME_BITS,
     is_prime,
@@ -94,7 +94,7 @@ class BfvParametersPass(ModulePass):
 
     def run(self, program: bfv.ProgramOp) -> None:
         bounds = program.params()
-        ranges = he_ranges(program, bounds)
+        ranges = value_ranges(program, bounds)
         largest = max(
             (magnitude(r) for v, r in ranges.items() if isinstance(v.type, he.CtType)), default=1.0
         )

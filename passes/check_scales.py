@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.ranges import ckks_ranges, magnitude, range_of
+from compiler.analysis.ranges import magnitude, range_of, value_ranges
 from compiler.dialects import ckks
 from compiler.errors import InternalError
 
@@ -31,7 +31,7 @@ class CheckScalesPass(ModulePass):
             params = program.parameters()
             if params is None:
                 raise InternalError("check-scales: the program has no parameters")
-            ranges = ckks_ranges(program, program.params())
+            ranges = value_ranges(program, program.params())
             for o in program.block.ops:
                 for r in o.results:
                     ty = r.type

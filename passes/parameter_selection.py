@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.packed import is_coefficient_program
-from compiler.analysis.ranges import ckks_ranges
+from compiler.analysis.ranges import value_ranges
 from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
     MAX_PRIME_BITS,
@@ -75,7 +75,7 @@ class ParameterSelectionPass(ModulePass):
         # grown by a bit when a prime just below 2^b leaves it short.
         divisors = tuple(math.log2(q) for q in rescale)
         apply_plan(program, ScalePlan(plan.input_scale, divisors))
-        ranges = ckks_ranges(program, program.params())
+        ranges = value_ranges(program, program.params())
         need = chain_needs(program, divisors, ranges).output_bits
         out_bits = plan.output_bits
         while True:

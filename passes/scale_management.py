@@ -50,7 +50,7 @@ from xdsl.passes import ModulePass
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import is_coefficient_program
-from compiler.analysis.ranges import ckks_ranges
+from compiler.analysis.ranges import value_ranges
 from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
     HE_STANDARD_128,
@@ -172,7 +172,7 @@ class ScaleManagementPass(ModulePass):
         if is_coefficient_program(program):
             return  # coefficient-parameters chose everything
         bounds = program.params()
-        ranges = ckks_ranges(program, bounds)
+        ranges = value_ranges(program, bounds)
         levels = top_level(program)
         key_switch = needs_key_switch(program)
         targets = {k: float(v) for k, v in parse_sizes(self.precision).items()}

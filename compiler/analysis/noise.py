@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
-from compiler.analysis.ranges import ckks_ranges, magnitude, public_values, range_of
+from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.security import ERROR_SIGMA
 from compiler.dialects import ckks
 from compiler.types import Interval, dim_bound
@@ -71,7 +71,7 @@ def error_variances(
     ranges: Mapping[SSAValue, Interval] | None = None,
 ) -> dict[SSAValue, float]:
     """Var(error / scale) of every ciphertext value (plaintexts: encoding error only)."""
-    rng = ranges if ranges is not None else ckks_ranges(program, bounds)
+    rng = ranges if ranges is not None else value_ranges(program, bounds)
     pub = public_values(program, bounds)
     var: dict[SSAValue, float] = {}
 
@@ -176,7 +176,7 @@ def output_precision(
     model: NoiseModel,
     ranges: Mapping[SSAValue, Interval] | None = None,
 ) -> list[OutputPrecision]:
-    rng = ranges if ranges is not None else ckks_ranges(program, bounds)
+    rng = ranges if ranges is not None else value_ranges(program, bounds)
     var = error_variances(program, bounds, model, rng)
     return [
         OutputPrecision(d.sym_value, magnitude(range_of(rng, d.input)), math.sqrt(var[d.input]))

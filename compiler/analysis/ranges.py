@@ -1,11 +1,11 @@
 """Range analysis: the interval of every value, from the declared input domains and the size
 bounds (interval arithmetic, DESIGN.md §5 `range-analysis`).
 
-Works on both dialects: `stat_ranges` on a `stat.program` (what the user wrote) and
-`ckks_ranges` on a `ckks.program` (what is executed, including the scheme's own ops). A sum of
-K terms each in [lo, hi] lies in [K·lo, K·hi] (with K from 1 to its bound); sizes are taken at
-their bounds, which callers may tighten with the sizes of one run (`--size N=5000`). Public
-scalars also carry whether they are integers: multiplying by an integer costs no level.
+`stat_ranges` on a `stat.program` (what the user wrote) and `value_ranges` on a ckks, he or
+bfv program (what is executed, including the scheme's own ops). A sum of K terms each in
+[lo, hi] lies in [K·lo, K·hi] (with K from 1 to its bound); sizes are taken at their bounds,
+which callers may tighten with the sizes of one run (`--size N=5000`). Public scalars also
+carry whether they are integers: multiplying by an integer costs no level.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def evaluate_public(
     return out
 
 
-def packed_capacity(op: ckks.EncodeOp) -> int:
+def packed_capacity(op: he.EncodeRule) -> int:
     """The product of the radices one coefficient of a coeff encode holds: `group` columns of
     every per-element digit and every per-row digit once. The packed sum stays below it."""
     per_column = math.prod(
@@ -177,74 +177,12 @@ def packed_capacity(op: ckks.EncodeOp) -> int:
     return per_row * per_column**op.group_value
 
 
-def ckks_ranges(program: ckks.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAValue, Interval]:
-    """Interval of every ciphertext / plaintext value of a ckks program."""
-    pub = public_values(program, bounds)
-    out: dict[SSAValue, Interval] = {}
-
-    def g(v: SSAValue) -> Interval:
-        return out[v]
-
-    for op in program.block.ops:
-        if not op.results or isinstance(op.results[0].type, ckks.PublicType):
-            continue
-        r: Interval
-        match op:
-            case ckks.EncodeOp() if ckks.pt_type(op.result).layout_name == ckks.COEFF:
-                # One row's packed integer: below (prod of one coefficient's radices) / rows.
-                rows = _dim(ckks.pt_type(op.result).dims[0], bounds)
-                r = Interval(0.0, (packed_capacity(op) - 1) / max(rows, 1))
-            case ckks.EncodeOp():
-                dom = op.domain_value
-                if dom is None:
-                    raise UserError(f"input {op.sym_value} has no value domain")
-                r = domain_interval(dom)
-            case ckks.AddOp():
-                r = g(op.lhs) + g(op.rhs)
-            case ckks.SubOp():
-                r = g(op.lhs) - g(op.rhs)
-            case ckks.MulOp():
-                r = g(op.lhs) * g(op.rhs)
-            case ckks.MulPlainOp():
-                r = g(op.input) * g(op.plain)
-            case ckks.AddPlainOp():
-                r = g(op.input) + g(op.plain)
-            case ckks.NegateOp():
-                r = -g(op.input)
-            case ckks.MulConstOp():
-                r = g(op.input) * pub[op.value].interval
-            case ckks.AddConstOp():
-                r = g(op.input) + pub[op.value].interval
-            case ckks.DotOp():
-                k = ckks.ct_type(op.lhs).dims[op.axis_value]
-                r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
-            case ckks.ReduceOp():
-                k = ckks.ct_type(op.input).dims[op.axis_value]
-                r = g(op.input).scaled_sum(_dim(k, bounds))
-            case ckks.SumSlotsOp():
-                k = ckks.ct_type(op.input).dims[-1]
-                r = g(op.input).scaled_sum(_dim(k, bounds))
-            case ckks.RotateOp():
-                r = g(op.input).union(Interval.point(0.0))  # padding slots rotate in
-            case (
-                ckks.EncryptOp()
-                | ckks.RescaleOp()
-                | ckks.LevelDownOp()
-                | ckks.RelinearizeOp()
-                | ckks.UnpackComplexOp()
-                | ckks.BroadcastOp()
-                | ckks.TransposeOp()
-            ):
-                r = g(op.operands[0])
-            case _:
-                raise UserError(f"range analysis does not handle {op.name}")
-        out[op.results[0]] = r
-    return out
-
-
-def he_ranges(program: he.ProgramRule, bounds: Mapping[str, int]) -> dict[SSAValue, Interval]:
-    """Interval of every ciphertext / plaintext value of a program on the HE layer's rules (an
-    he or a bfv program): what an exact scheme's plaintext modulus must hold."""
+def value_ranges(
+    program: ckks.ProgramOp | he.ProgramRule, bounds: Mapping[str, int]
+) -> dict[SSAValue, Interval]:
+    """Interval of every ciphertext / plaintext value of a ckks, he or bfv program (the op
+    rules of the HE layer, which every scheme's ops are, and CKKS's own ops): what CKKS's
+    scales and an exact scheme's plaintext modulus must hold."""
     pub = public_values(program, bounds)
     out: dict[SSAValue, Interval] = {}
 
@@ -256,10 +194,10 @@ def he_ranges(program: he.ProgramRule, bounds: Mapping[str, int]) -> dict[SSAVal
             continue
         r: Interval
         match op:
-            case he.EncodeRule() if he.pt_type(op.result).layout_name == he.COEFF:
-                # One row's packed integer: the radices bound the sum over the rows.
-                rows = _dim(he.pt_type(op.result).dims[0], bounds)
-                r = Interval(0.0, (math.prod(op.radix_values) - 1) / max(rows, 1))
+            case he.EncodeRule() if he.any_pt(op.result).layout_name == he.COEFF:
+                # One row's packed integer: below (prod of one coefficient's radices) / rows.
+                rows = _dim(he.any_pt(op.result).dims[0], bounds)
+                r = Interval(0.0, (packed_capacity(op) - 1) / max(rows, 1))
             case he.EncodeRule():
                 dom = op.domain_value
                 if dom is None:
@@ -271,26 +209,36 @@ def he_ranges(program: he.ProgramRule, bounds: Mapping[str, int]) -> dict[SSAVal
                 r = g(op.lhs) + g(op.rhs)
             case he.MulRule():
                 r = g(op.lhs) * g(op.rhs)
+            case ckks.MulPlainOp():
+                r = g(op.input) * g(op.plain)
+            case ckks.AddPlainOp():
+                r = g(op.input) + g(op.plain)
             case he.NegateRule():
                 r = -g(op.input)
-            case he.MulConstRule():
+            case he.MulConstRule() | ckks.MulConstOp():
                 r = g(op.input) * pub[op.value].interval
-            case he.AddConstRule():
+            case he.AddConstRule() | ckks.AddConstOp():
                 r = g(op.input) + pub[op.value].interval
             case he.DotRule():
-                k = he.ct_type(op.lhs).dims[op.axis_value]
+                k = he.any_ct(op.lhs).dims[op.axis_value]
                 r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
             case he.ReduceRule():
-                k = he.ct_type(op.input).dims[op.axis_value]
+                k = he.any_ct(op.input).dims[op.axis_value]
                 r = g(op.input).scaled_sum(_dim(k, bounds))
             case he.SumSlotsRule():
-                k = he.ct_type(op.input).dims[-1]
+                k = he.any_ct(op.input).dims[-1]
                 r = g(op.input).scaled_sum(_dim(k, bounds))
             case he.RotateRule():
-                r = g(op.input).union(Interval.point(0.0))
-            case he.EncryptRule() | he.RelinearizeRule() | he.LevelDownRule():
-                r = g(op.operands[0])
-            case he.BroadcastRule() | he.TransposeRule():
+                r = g(op.input).union(Interval.point(0.0))  # padding slots rotate in
+            case (
+                he.EncryptRule()
+                | he.RelinearizeRule()
+                | he.LevelDownRule()
+                | ckks.LevelDownOp()
+                | ckks.UnpackComplexOp()
+                | he.BroadcastRule()
+                | he.TransposeRule()
+            ):
                 r = g(op.operands[0])
             case _:
                 raise UserError(f"range analysis does not handle {op.name}")

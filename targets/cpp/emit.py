@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -656,7 +657,7 @@ def _bfv_parts(
     return params_line, spec, _BfvWriter(program, names, line_of, sched)
 
 
-class _ComputeWriter:
+class _ComputeWriter(ABC):
     """Writes `void compute(Server& server)`: passes over the rows, accumulators, globals and
     outputs, the same for every scheme; a subclass writes one call per op (`expression`), the
     type check of a value (`check`) and a dot-product accumulator's declaration."""
@@ -707,14 +708,17 @@ class _ComputeWriter:
     def coeff_group(self) -> int:
         raise UserError(f"the coeff layout is not available under {self.scheme}")
 
+    @abstractmethod
     def check(self, value: SSAValue, indent: str) -> str:
-        raise NotImplementedError
+        """The scheme's C++ for this (each writer defines it)."""
 
+    @abstractmethod
     def expression(self, op: Operation, row: bool) -> str:
-        raise NotImplementedError
+        """The scheme's C++ for this (each writer defines it)."""
 
+    @abstractmethod
     def dot_sink(self, var: str, op: Operation) -> str:
-        raise NotImplementedError
+        """The scheme's C++ for this (each writer defines it)."""
 
     def broadcast_dims(self, op: he.BroadcastRule, row: bool) -> list[int]:
         """The broadcast's operand-to-result axes (row-local inside a pass)."""

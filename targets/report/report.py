@@ -31,7 +31,7 @@ from compiler.analysis.counts import (
 from compiler.analysis.depth import ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
-from compiler.analysis.ranges import ckks_ranges, he_ranges, magnitude, public_values, range_of
+from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.streaming import ServerMemory, server_memory
 from compiler.dialects import bfv, ckks, he
 from compiler.errors import InternalError
@@ -104,7 +104,7 @@ def build_report(
     bounds = program.params()
     run_sizes = {k: sizes.get(k, v) for k, v in bounds.items()}
     model = NoiseModel(params.log_n, max(params.dnum, 1))
-    ranges = ckks_ranges(program, bounds)
+    ranges = value_ranges(program, bounds)
     precision = {p.name: p for p in output_precision(program, bounds, model, ranges)}
     depth = ckks_depth(program)
     rescales = _rescales_on_path(program)
@@ -282,7 +282,7 @@ def build_bfv_report(
         raise InternalError("report: the program has no parameters")
     bounds = program.params()
     run_sizes = {k: sizes.get(k, v) for k, v in bounds.items()}
-    ranges = he_ranges(program, bounds)
+    ranges = value_ranges(program, bounds)
     ring = Ring(
         log_n=params.log_n,
         log_t=math.log2(params.plain_modulus),
