@@ -160,7 +160,7 @@ class CoefficientParametersPass(ModulePass):
             for r in o.results:
                 t = r.type
                 if isinstance(t, ckks.CtType):
-                    r._type = t.with_(log_scale=float(plan.scale_bits))  # pyright: ignore[reportPrivateUsage]
+                    r._type = t.with_(scale=float(plan.scale_bits))  # pyright: ignore[reportPrivateUsage]
                 elif isinstance(t, ckks.PtType):
                     r._type = ckks.PtType.get(t.dims, t.layout_name, 0, float(plan.scale_bits))  # pyright: ignore[reportPrivateUsage]
         log_q = sum(math.log2(q) for q in plan.primes)

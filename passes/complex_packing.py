@@ -353,7 +353,7 @@ def _retype(op: Operation) -> None:
         a, b = ckks.ct_type(op.lhs), ckks.ct_type(op.rhs)
         op.results[0]._type = a.with_(  # pyright: ignore[reportPrivateUsage]
             degree=max(a.degree_value, b.degree_value),
-            log_scale=max(a.scale_bits, b.scale_bits),
+            scale=max(a.scale, b.scale, key=lambda s: s.bits),
         )
         return
     ckks.retype(op)

@@ -43,13 +43,13 @@ class _ToCkks:
 
     def align(self, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
         """Make two ciphertexts addable: lift the lower scale by a constant-1 multiply."""
-        sa, sb = ckks.ct_type(a).scale_bits, ckks.ct_type(b).scale_bits
+        sa, sb = ckks.ct_type(a).scale, ckks.ct_type(b).scale
         if ckks.same_scale(sa, sb):
             return a, b
         one = self.emit(ckks.ConstantOp(1.0)).results[0]
-        if sa < sb:
-            return self.emit(make_lift(a, one, sb - sa)).results[0], b
-        return a, self.emit(make_lift(b, one, sa - sb)).results[0]
+        if sa.bits < sb.bits:
+            return self.emit(make_lift(a, one, sb.over(sa))).results[0], b
+        return a, self.emit(make_lift(b, one, sa.over(sb))).results[0]
 
     def convert(self, op: Operation) -> Operation | None:
         match op:
@@ -88,7 +88,7 @@ class _ToCkks:
             case he.NegateOp():
                 return ckks.NegateOp(self.v(op.input))
             case he.MulConstOp():
-                scale = 0.0 if op.is_integer else NOMINAL_CONST_SCALE
+                scale = ckks.ScaleAttr.one() if op.is_integer else NOMINAL_CONST_SCALE
                 return ckks.MulConstOp(self.v(op.input), self.v(op.value), scale)
             case he.AddConstOp():
                 return ckks.AddConstOp(self.v(op.input), self.v(op.value))

@@ -73,7 +73,7 @@ class ParameterSelectionPass(ModulePass):
         # Exact scales: rescale q_l divides by log2(q_l) exactly. They differ from the plan's
         # whole bits by fractions of a bit, so Q_0 is checked against the exact needs and
         # grown by a bit when a prime just below 2^b leaves it short.
-        divisors = tuple(math.log2(q) for q in rescale)
+        divisors = tuple(ckks.ScaleAttr.of({q: 1}) for q in rescale)
         apply_plan(program, ScalePlan(plan.input_scale, divisors))
         ranges = value_ranges(program, program.params())
         need = chain_needs(program, divisors, ranges).output_bits

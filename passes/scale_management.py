@@ -66,6 +66,11 @@ from compiler.errors import UserError
 
 # The smallest scale any value may have (below it, rounding swamps the value).
 MIN_SCALE_BITS = 8.0
+# The plan is searched with nominal primes 2^r; the exact primes parameter-selection picks
+# differ from 2^r by a small fraction of a bit, and a scale S_(l-1) = S_l^2 / q_l doubles the
+# deviation at every level. The nominal floor keeps this margin so the exact scales stay above
+# MIN_SCALE_BITS (check-scales checks them; c^8 * 0.5 at a nominal 2^8 ended at 2^7.99999).
+PRIME_MARGIN_BITS = 1.0
 
 
 @dataclass(frozen=True)
@@ -183,11 +188,13 @@ class ScaleManagementPass(ModulePass):
 
         def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
             plan = ScalePlan(delta, tuple([r] * levels))
-            if min(plan.level_scales()) < MIN_SCALE_BITS:
+            if min(s.bits for s in plan.level_scales()) < MIN_SCALE_BITS + PRIME_MARGIN_BITS:
                 return None
             apply_plan(program, plan)
             needs = chain_needs(program, plan.divisors, ranges)
-            if needs.min_scale < MIN_SCALE_BITS or not math.isfinite(needs.output_bits):
+            if needs.min_scale < MIN_SCALE_BITS + PRIME_MARGIN_BITS or not math.isfinite(
+                needs.output_bits
+            ):
                 return None  # rounding swamps a value, or a range is unbounded
             out_bits = max(MIN_PRIME_BITS, math.ceil(needs.output_bits))
             dnum = math.ceil(out_bits / MAX_PRIME_BITS) + levels

@@ -50,12 +50,13 @@ def ct_uses(value: SSAValue) -> list[tuple[Operation, int]]:
 MUL_OPS: tuple[type[Operation], ...] = (ckks.MulOp, ckks.DotOp, ckks.MulPlainOp)
 
 
-def make_lift(x: SSAValue, one: SSAValue, bits: float) -> ckks.MulConstOp:
-    """A multiply by the constant 1 encoded at scale 2^bits: raises x's scale by `bits` so it
-    can be added to a value of that scale (no level: the product is exact)."""
+def make_lift(x: SSAValue, one: SSAValue, ratio: ckks.ScaleAttr) -> ckks.MulConstOp:
+    """A multiply by the constant 1 encoded at the exact scale `ratio` (> 1): raises x's scale
+    by that factor so it can be added to a value of that scale (no level; exact when `ratio`
+    is an integer, else the constant round(ratio)/ratio counts in the noise analysis)."""
     from xdsl.dialects.builtin import UnitAttr
 
-    op = ckks.MulConstOp(x, one, bits)
+    op = ckks.MulConstOp(x, one, ratio)
     op.attributes["align"] = UnitAttr()
     return op
 

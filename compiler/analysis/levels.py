@@ -40,7 +40,7 @@ def _apply(program: ckks.ProgramOp, level: dict[SSAValue, int]) -> None:
             ty = op.result.type
             assert isinstance(ty, ckks.PtType)
             op.result._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
-                ty.dims, ty.layout_name, level[op.result], ty.scale_bits
+                ty.dims, ty.layout_name, level[op.result], ty.scale
             )
             continue
         want = _operand_level(op, level)

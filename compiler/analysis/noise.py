@@ -129,14 +129,14 @@ def error_variances(
                 c = magnitude(pub[op.value].interval)
                 v = _times(c * c, var[op.input])
                 if not op.is_integer:
-                    # The constant is rounded to an integer multiple of 2^-const_scale: by
+                    # The constant is rounded to an integer multiple of 1/const_scale: by
                     # exactly that much when it is known (a scale-alignment lift, 1 at 2^k, is
-                    # exact), else by a uniform error of variance 4^-const_scale / 12.
+                    # exact; computed on the exact scale, which may be far beyond 2^1023),
+                    # else by a uniform error of variance 4^-const_scale / 12.
                     m = magnitude(range_of(rng, op.input))
                     interval = pub[op.value].interval
                     if interval.lo == interval.hi and math.isfinite(interval.lo):
-                        unit = 2.0**op.const_scale_bits
-                        err = abs(round(interval.lo * unit) / unit - interval.lo)
+                        err = op.const_scale.rounding_error(interval.lo)
                         v += _times(m * m, err * err)
                     else:
                         v += _times(m * m / 12.0, 4.0 ** (-op.const_scale_bits))

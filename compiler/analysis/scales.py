@@ -1,12 +1,15 @@
 """Exact scales of a ckks program under a scale plan, and the chain a plan needs.
 
-A plan fixes the encoding scale Delta of inputs at the top level L and the divisor (log2 of
-the rescale prime) of every level. An exponent-1 value at level l then has the scale
-S_l: S_L = Delta and S_(l-1) = 2·S_l - log2(q_l) (a product of two exponent-1 values
-rescaled by q_l). Inputs first used at level l are encoded at S_l, real constants at S_l, and
-where an addition still meets two different scales the smaller operand is multiplied by the
-constant 1 encoded at 2^(difference) ("lift", exact for an integer difference). `apply_plan`
-rewrites the program so every type carries its exact scale; `chain_needs` then reads off the
+A plan fixes the encoding scale Delta of inputs at the top level L and the divisor (the
+rescale prime q_l: nominally 2^r, the prime itself once chosen) of every level. Scales are
+exact (`ckks.ScaleAttr`: products of powers of 2 and of the primes). An exponent-1 value at
+level l has the scale S_l: S_L = 2^Delta and S_(l-1) = S_l^2 / q_l (a product of two
+exponent-1 values rescaled by q_l). Inputs first used at level l are encoded at S_l, real
+constants at S_l, and where an addition still meets two different scales one side is
+adjusted so they are exactly equal (`apply_plan`: a constant multiply takes the ratio, or an
+input's encoding scale, or a multiply by the constant 1 encoded at the ratio, a "lift",
+exact for 2^k). `apply_plan` rewrites the program so every type carries its exact scale;
+`chain_needs` then reads off the
 modulus each level must have: every value x at level l needs log2|x|max + scale + 1 bits
 (the sign) in Q_l, and Q_0 = the output modulus is sized from that.
 """
@@ -14,10 +17,9 @@ modulus each level must have: every value x at level l needs log2|x|max + scale 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import FloatAttr, f64
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.ckks_util import is_lift, make_lift
@@ -29,16 +31,21 @@ from compiler.types import Interval
 
 @dataclass(frozen=True)
 class ScalePlan:
-    input_scale: float
-    divisors: tuple[float, ...]  # divisors[l - 1] = log2 q_l for l = 1..L
+    input_scale: float  # log2 Delta, a whole number of bits
+    divisors: tuple[ckks.ScaleAttr | float, ...]  # q_l for l = 1..L (nominal: log2 q_l bits)
 
-    def level_scales(self) -> list[float]:
-        """S_0..S_L."""
+    @property
+    def primes(self) -> tuple[ckks.ScaleAttr, ...]:
+        return tuple(ckks.ScaleAttr.coerce(d) for d in self.divisors)
+
+    def level_scales(self) -> list[ckks.ScaleAttr]:
+        """S_0..S_L, exact."""
         top = len(self.divisors)
-        scales = [0.0] * (top + 1)
-        scales[top] = self.input_scale
+        primes = self.primes
+        scales = [ckks.ScaleAttr.one()] * (top + 1)
+        scales[top] = ckks.ScaleAttr.pow2(self.input_scale)
         for level in range(top, 0, -1):
-            scales[level - 1] = 2.0 * scales[level] - self.divisors[level - 1]
+            scales[level - 1] = scales[level].power(2).over(primes[level - 1])
         return scales
 
 
@@ -75,30 +82,41 @@ def remove_lifts(program: ckks.ProgramOp) -> None:
             op.erase()
 
 
+def is_exact_lift(ratio: ckks.ScaleAttr) -> bool:
+    """A lift by 2^k (k >= 0) multiplies by an integer: no rounding."""
+    k = ratio.pow2_bits
+    return k is not None and k >= 0
+
+
 def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
     """Give every value its exact scale under `plan` (see the module docstring).
 
-    With exact primes the level scales S_l are not whole bits, and two operands of an addition
-    can differ by a fraction of a bit (a value brought down by `level_down` keeps the scale of
-    the level it came from). Multiplying by an integer cannot fix a fractional difference, so
-    the encoding scale of an input used only on one side of that addition is shifted by the
-    difference instead (the input is encoded at exactly the scale that makes the sum line up);
-    what remains is a whole number of bits, fixed exactly by a lift."""
-    offsets: dict[Operation, float] = {}
+    With exact primes the level scales S_l are not powers of two, and the two operands of an
+    addition can differ by a ratio of primes (a value brought down by `level_down` keeps the
+    scale of the level it came from). Where they differ the compiler adjusts one side so the
+    scales are EXACTLY equal (the runtime refuses anything else), in this order of preference:
+    1. a real-constant multiply feeding only that operand takes the ratio into its encoding
+       scale (`const_scale` = S_l times the ratio: folded into an existing multiplication, no
+       new op, and the constant keeps ~S_l bits);
+    2. an input used only on one side is encoded at its scale times the ratio;
+    3. a lift (the constant 1 encoded at the ratio: exact for 2^k, else rounded to an integer,
+       whose error the noise analysis counts)."""
+    offsets: dict[Operation, ckks.ScaleAttr] = {}
     for _ in range(32):
         _apply_once(program, plan, offsets)
-        mismatch = _first_fractional_mismatch(program)
+        mismatch = _first_inexact_mismatch(program)
         if mismatch is None:
             return
-        op, diff = mismatch
+        op, ratio = mismatch
         fixed = False
-        for index, sign in ((1, 1.0), (0, -1.0)):
+        for index, inverse in ((1, False), (0, True)):
             for encode in _private_inputs(op.operands[index], op):
                 trial = dict(offsets)
-                trial[encode] = trial.get(encode, 0.0) + sign * diff
+                shift = ratio.inverse() if inverse else ratio
+                trial[encode] = trial.get(encode, ckks.ScaleAttr.one()).times(shift)
                 _apply_once(program, plan, trial)
-                after = _fraction(_mismatch_of(op))
-                if abs(after) < abs(diff) * 1e-6 + 1e-12:
+                a, b = (_scale_of(_unlift(v)) for v in op.operands[:2])
+                if is_exact_lift(a.over(b)) or is_exact_lift(b.over(a)):
                     offsets = trial
                     fixed = True
                     break
@@ -106,33 +124,19 @@ def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
                 break
         if not fixed:
             _apply_once(program, plan, offsets)
-            return  # the fractional lift stays; the noise analysis counts its rounding
+            return  # the inexact lift stays; the noise analysis counts its rounding
 
 
-def _fraction(diff: float) -> float:
-    return diff - round(diff)
-
-
-def _mismatch_of(op: Operation) -> float:
-    return _scale_of(op.operands[0]) - _scale_of(op.operands[1])
-
-
-def _first_fractional_mismatch(program: ckks.ProgramOp) -> tuple[Operation, float] | None:
+def _first_inexact_mismatch(program: ckks.ProgramOp) -> tuple[Operation, ckks.ScaleAttr] | None:
+    """The first addition aligned by an inexact lift, and the ratio lhs / rhs of its scales."""
     for op in program.block.ops:
-        if (
-            isinstance(op, ckks.MulConstOp)
-            and is_lift(op)
-            and abs(_fraction(op.const_scale_bits)) > 1e-9
-        ):
+        if isinstance(op, ckks.MulConstOp) and is_lift(op) and not is_exact_lift(op.const_scale):
             for use in op.results[0].uses:
                 user = use.operation
                 if isinstance(user, ckks.AddOp | ckks.SubOp):
-                    # The scales the addition saw before alignment.
-                    a = user.operands[0]
-                    b = user.operands[1]
-                    sa = _scale_of(_unlift(a))
-                    sb = _scale_of(_unlift(b))
-                    return user, _fraction(sa - sb)
+                    sa = _scale_of(_unlift(user.operands[0]))
+                    sb = _scale_of(_unlift(user.operands[1]))
+                    return user, sa.over(sb)
     return None
 
 
@@ -177,55 +181,124 @@ def _private_inputs(value: SSAValue, consumer: Operation) -> list[Operation]:
     return private
 
 
-def _apply_once(program: ckks.ProgramOp, plan: ScalePlan, offsets: dict[Operation, float]) -> None:
+def _apply_once(
+    program: ckks.ProgramOp, plan: ScalePlan, offsets: dict[Operation, ckks.ScaleAttr]
+) -> None:
     remove_lifts(program)
     scales = plan.level_scales()
+    primes = plan.primes
     one: list[SSAValue] = []  # the constant 1, created on first need
     for op in list(program.block.ops):
         if isinstance(op, ckks.EncodeOp):
             ty = op.result.type
             assert isinstance(ty, ckks.PtType)
+            scale = scales[ty.level_value].times(offsets.get(op, ckks.ScaleAttr.one()))
             op.result._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
-                ty.dims,
-                ty.layout_name,
-                ty.level_value,
-                scales[ty.level_value] + offsets.get(op, 0.0),
+                ty.dims, ty.layout_name, ty.level_value, scale
             )
             continue
         if isinstance(op, ckks.RescaleOp):
             level = ckks.ct_type(op.input).level_value
-            op.divisor = FloatAttr(plan.divisors[level - 1], f64)
+            op.divisor = primes[level - 1]
         elif isinstance(op, ckks.MulConstOp) and not op.is_integer:
             level = ckks.ct_type(op.input).level_value
-            op.const_scale = FloatAttr(scales[level], f64)
-        elif isinstance(op, ckks.AddOp | ckks.SubOp | ckks.AddPlainOp):
-            _align(op, 0, 1, one)
+            op.const_scale = scales[level]
+        elif isinstance(op, ckks.AddOp | ckks.SubOp):
+            _align(op, one)
+        elif isinstance(op, ckks.AddPlainOp):
+            _align_plain(op, one)
         ckks.retype(op)
 
 
-def _scale_of(v: SSAValue) -> float:
+def _scale_of(v: SSAValue) -> ckks.ScaleAttr:
     ty = v.type
     assert isinstance(ty, ckks.CtType | ckks.PtType)
-    return ty.scale_bits
+    return ty.scale
 
 
-def _align(op: Operation, i: int, j: int, one: list[SSAValue]) -> None:
-    a, b = op.operands[i], op.operands[j]
+# Ops that keep their operand's scale: a constant multiply behind a chain of them (each the
+# only use of the one before) can still take an alignment ratio.
+_SCALE_KEEPING = (ckks.LevelDownOp, ckks.NegateOp, ckks.RelinearizeOp)
+
+
+def _foldable_const(v: SSAValue, consumer: Operation) -> list[Operation] | None:
+    """[mul_const, op, ..., op] from a real-constant multiply to `v` through scale-keeping ops,
+    each result used only by the next (the last only by `consumer`); None when there is none."""
+    chain: list[Operation] = []
+    while True:
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return None
+        users = {use.operation for use in v.uses}
+        if users != {chain[0] if chain else consumer}:
+            return None
+        chain.insert(0, owner)
+        if isinstance(owner, ckks.MulConstOp) and not owner.is_integer and not is_lift(owner):
+            return chain
+        if not isinstance(owner, _SCALE_KEEPING):
+            return None
+        v = owner.operands[0]
+
+
+def _align(op: Operation, one: list[SSAValue]) -> None:
+    a, b = op.operands[0], op.operands[1]
     sa, sb = _scale_of(a), _scale_of(b)
     if ckks.same_scale(sa, sb):
         return
+    low, high = (0, 1) if sa.bits < sb.bits else (1, 0)
+    target = _scale_of(op.operands[high])
+    ratio = target.over(_scale_of(op.operands[low]))
+    if not is_exact_lift(ratio):
+        # 1. Fold the ratio into a constant multiply on either side (the low side's constant
+        # takes the ratio, the high side's its inverse, which is within a bit of 1 here).
+        for index, factor in ((low, ratio), (high, ratio.inverse())):
+            chain = _foldable_const(op.operands[index], op)
+            if chain is None:
+                continue
+            mul = chain[0]
+            assert isinstance(mul, ckks.MulConstOp)
+            scale = mul.const_scale.times(factor)
+            if scale.bits < 1.0:
+                continue
+            mul.const_scale = scale
+            for link in chain:
+                ckks.retype(link)
+            return
     program = op.parent_op()
     assert isinstance(program, ckks.ProgramOp)
     if not one:
         one.append(_one(program))
-    low, diff = (i, sb - sa) if sa < sb else (j, sa - sb)
-    if not isinstance(op.operands[low].type, ckks.CtType):
-        raise InternalError("a plaintext operand cannot be lifted; encode it at the scale")
-    lift = make_lift(op.operands[low], one[0], diff)
+    lift = make_lift(op.operands[low], one[0], ratio)
     block = op.parent_block()
     assert block is not None
     block.insert_op_before(lift, op)
     op.operands[low] = lift.result
+
+
+def _align_plain(op: ckks.AddPlainOp, one: list[SSAValue]) -> None:
+    """A plaintext added to a ciphertext: encoded at the ciphertext's scale when only this
+    addition uses it, else the ciphertext is lifted to the plaintext's."""
+    sa, sp = _scale_of(op.input), _scale_of(op.plain)
+    if ckks.same_scale(sa, sp):
+        return
+    enc = op.plain.owner
+    if isinstance(enc, ckks.EncodeOp) and {u.operation for u in op.plain.uses} == {op}:
+        ty = ckks.pt_type(op.plain)
+        op.plain._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
+            ty.dims, ty.layout_name, ty.level_value, sa
+        )
+        return
+    if sp.bits < sa.bits:
+        raise InternalError("a plaintext operand cannot be lifted; encode it at the scale")
+    program = op.parent_op()
+    assert isinstance(program, ckks.ProgramOp)
+    if not one:
+        one.append(_one(program))
+    lift = make_lift(op.input, one[0], sp.over(sa))
+    block = op.parent_block()
+    assert block is not None
+    block.insert_op_before(lift, op)
+    op.operands[0] = lift.result
 
 
 @dataclass(frozen=True)
@@ -237,12 +310,14 @@ class ChainNeeds:
 
 
 def chain_needs(
-    program: ckks.ProgramOp, divisors: tuple[float, ...], ranges: Mapping[SSAValue, Interval]
+    program: ckks.ProgramOp,
+    divisors: Sequence[ckks.ScaleAttr | float],
+    ranges: Mapping[SSAValue, Interval],
 ) -> ChainNeeds:
     """The bits Q_0 must have so that every value fits its level's modulus."""
     above = [0.0]
     for d in divisors:
-        above.append(above[-1] + d)
+        above.append(above[-1] + ckks.ScaleAttr.coerce(d).bits)
     need = 0.0
     min_scale = math.inf
     for op in program.block.ops:

@@ -54,8 +54,9 @@ from __future__ import annotations
 import contextlib
 import math
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -74,6 +75,7 @@ from xdsl.ir import (
     Attribute,
     Dialect,
     Operation,
+    ParametrizedAttribute,
     SSAValue,
 )
 from xdsl.irdl import (
@@ -101,9 +103,6 @@ COMPLEX = "complex"
 COEFF = "coeff"
 LAYOUTS = (PACKED, REPLICATED, COMPLEX, COEFF)
 SLOT_LAYOUTS = (PACKED, COMPLEX, COEFF)  # the last axis lives in the slots (or coefficients)
-# Scales are compared in log2; two scales closer than this are the same scale (the exact
-# values are products of the same primes taken in different orders).
-SCALE_TOLERANCE = 1e-9
 
 
 def _format_log_scale(value: float) -> str:
@@ -121,24 +120,183 @@ def _verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
 
 
 @irdl_attr_definition
+class ScaleAttr(ParametrizedAttribute):
+    """`#ckks.scale<2:102, 2251799814045697:-1>`: an EXACT scale, the product of powers of
+    distinct primes (2 and the chain's primes; a nominal prime of r bits is 2^r until
+    parameter-selection fixes it). Every scale the compiler and the runtime track is such a
+    product: encodings at 2^Delta, products multiply, a rescale divides by its prime, a constant
+    is encoded at a ratio of them. By unique factorization two scales are equal exactly when
+    their factors are, so equality is decided on the factors, never on rounded logarithms (the
+    runtime compares its doubles to 1e-9 relative: products of the same factors in another
+    order agree to ~1e-15, different factors differ by far more). `#ckks.scale<>` is 1 (an
+    integer constant, multiplied exactly)."""
+
+    name = "ckks.scale"
+
+    bases: ArrayAttr[IntAttr]
+    exponents: ArrayAttr[IntAttr]
+
+    @staticmethod
+    def of(factors: Mapping[int, int]) -> ScaleAttr:
+        items = sorted((b, e) for b, e in factors.items() if e != 0)
+        return ScaleAttr(
+            ArrayAttr([IntAttr(b) for b, _ in items]), ArrayAttr([IntAttr(e) for _, e in items])
+        )
+
+    @staticmethod
+    def one() -> ScaleAttr:
+        return ScaleAttr.of({})
+
+    @staticmethod
+    def pow2(bits: float) -> ScaleAttr:
+        """2^bits for a whole number of bits (nominal scales are whole bits)."""
+        if bits != math.floor(bits):
+            raise VerifyException(f"a nominal scale is a whole number of bits, got 2^{bits}")
+        return ScaleAttr.of({2: int(bits)})
+
+    @staticmethod
+    def coerce(scale: ScaleAttr | float) -> ScaleAttr:
+        return scale if isinstance(scale, ScaleAttr) else ScaleAttr.pow2(scale)
+
+    @property
+    def factors(self) -> dict[int, int]:
+        return {b.data: e.data for b, e in zip(self.bases.data, self.exponents.data, strict=True)}
+
+    def times(self, other: ScaleAttr) -> ScaleAttr:
+        out = self.factors
+        for b, e in other.factors.items():
+            out[b] = out.get(b, 0) + e
+        return ScaleAttr.of(out)
+
+    def over(self, other: ScaleAttr) -> ScaleAttr:
+        return self.times(other.inverse())
+
+    def inverse(self) -> ScaleAttr:
+        return ScaleAttr.of({b: -e for b, e in self.factors.items()})
+
+    def power(self, k: int) -> ScaleAttr:
+        return ScaleAttr.of({b: k * e for b, e in self.factors.items()})
+
+    @property
+    def bits(self) -> float:
+        """log2 of the scale (for display and for estimates; never for equality)."""
+        return float(sum(e * math.log2(b) for b, e in self.factors.items()))
+
+    @property
+    def fraction(self) -> Fraction:
+        """The exact value (a rational: integers can be thousands of bits, never a float)."""
+        num, den = 1, 1
+        for b, e in self.factors.items():
+            if e > 0:
+                num *= b**e
+            else:
+                den *= b ** (-e)
+        return Fraction(num, den)
+
+    @property
+    def pow2_bits(self) -> int | None:
+        """k when the scale is 2^k, else None."""
+        factors = self.factors
+        if not factors:
+            return 0
+        if set(factors) == {2}:
+            return factors[2]
+        return None
+
+    @property
+    def is_one(self) -> bool:
+        return not self.bases.data
+
+    def rounding_error(self, c: float) -> float:
+        """|round(c·s)/s - c|: the error of the constant c encoded as an integer at this scale
+        (0 when c·s is an integer), computed exactly (no float overflow at any depth)."""
+        exact = Fraction(c) * self.fraction
+        return float(abs(Fraction(round(exact)) - exact) / self.fraction)
+
+    def verify(self) -> None:
+        bases = [b.data for b in self.bases.data]
+        if len(bases) != len(self.exponents.data):
+            raise VerifyException("a scale has one exponent per base")
+        if any(b < 2 for b in bases) or bases != sorted(set(bases)):
+            raise VerifyException(f"scale bases must be distinct primes in order, got {bases}")
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{_factors_text(self)}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            factors = _parse_factors(parser)
+        scale = ScaleAttr.of(factors)
+        return [scale.bases, scale.exponents]
+
+
+def _factors_text(scale: ScaleAttr) -> str:
+    return ", ".join(f"{b}:{e}" for b, e in scale.factors.items())
+
+
+def _parse_factors(parser: AttrParser) -> dict[int, int]:
+    factors: dict[int, int] = {}
+    while True:
+        base = parser.parse_optional_integer(allow_negative=False, allow_boolean=False)
+        if base is None:
+            break
+        parser.parse_punctuation(":")
+        factors[base] = factors.get(base, 0) + parser.parse_integer(
+            allow_negative=True, allow_boolean=False
+        )
+        if parser.parse_optional_punctuation(",") is None:
+            break
+    return factors
+
+
+def _print_scale(scale: ScaleAttr) -> str:
+    """In a type: `51.0` for 2^51 (log2, as scales always read), else log2 and the exact
+    factors: `50.9999999992862 exact<2:102, 2251799814045697:-1>`."""
+    k = scale.pow2_bits
+    if k is not None:
+        return f"{float(k)!r}"
+    return f"{_format_log_scale(scale.bits)} exact<{_factors_text(scale)}>"
+
+
+def _parse_scale(parser: AttrParser) -> ScaleAttr:
+    bits = parser.parse_number()
+    if parser.parse_optional_keyword("exact") is not None:
+        with parser.in_angle_brackets():
+            exact = ScaleAttr.of(_parse_factors(parser))
+        if abs(exact.bits - float(bits)) > 1e-6 * max(1.0, abs(float(bits))):
+            parser.raise_error(f"scale 2^{bits} does not match its exact factors (2^{exact.bits})")
+        return exact
+    if float(bits) != math.floor(float(bits)):
+        parser.raise_error(
+            f"a scale is 2^k for a whole k or `log2 exact<base:exponent, ...>`, got 2^{bits}"
+        )
+    return ScaleAttr.pow2(float(bits))
+
+
+@irdl_attr_definition
 class CtType(he.CiphertextType):
-    """`!ckks.tensor<[N, M], packed, ct<level, log2 scale, degree>>`: a ciphertext array."""
+    """`!ckks.tensor<[N, M], packed, ct<level, scale, degree>>`: a ciphertext array. The
+    scale is exact (`ScaleAttr`), printed as log2 (`51.0` for 2^51) with its factors when it is
+    not a power of two."""
 
     name = "ckks.tensor"
 
     shape: ArrayAttr[IntAttr | StringAttr]
     layout: StringAttr
     level: IntAttr
-    log_scale: FloatData
+    scale: ScaleAttr
     degree: IntAttr
 
     @staticmethod
-    def get(dims: Sequence[Dim], layout: str, level: int, log_scale: float, degree: int) -> CtType:
+    def get(
+        dims: Sequence[Dim], layout: str, level: int, scale: ScaleAttr | float, degree: int
+    ) -> CtType:
         return CtType(
             he.shape_attr(dims),
             StringAttr(layout),
             IntAttr(level),
-            FloatData(float(log_scale)),
+            ScaleAttr.coerce(scale),
             IntAttr(degree),
         )
 
@@ -156,7 +314,7 @@ class CtType(he.CiphertextType):
 
     @property
     def scale_bits(self) -> float:
-        return self.log_scale.data
+        return self.scale.bits
 
     @property
     def degree_value(self) -> int:
@@ -168,14 +326,14 @@ class CtType(he.CiphertextType):
         dims: Sequence[Dim] | None = None,
         layout: str | None = None,
         level: int | None = None,
-        log_scale: float | None = None,
+        scale: ScaleAttr | float | None = None,
         degree: int | None = None,
     ) -> CtType:
         return CtType.get(
             self.dims if dims is None else dims,
             self.layout_name if layout is None else layout,
             self.level_value if level is None else level,
-            self.scale_bits if log_scale is None else log_scale,
+            self.scale if scale is None else scale,
             self.degree_value if degree is None else degree,
         )
 
@@ -185,14 +343,12 @@ class CtType(he.CiphertextType):
             raise VerifyException(f"level must be >= 0, got {self.level_value}")
         if self.degree_value < 1:
             raise VerifyException(f"degree must be >= 1, got {self.degree_value}")
-        if not math.isfinite(self.scale_bits):
-            raise VerifyException("the scale must be finite")
 
     def print_parameters(self, printer: Printer) -> None:
         dims = ", ".join(str(d) for d in self.dims)
         printer.print_string(
             f"<[{dims}], {self.layout_name}, ct<{self.level_value}, "
-            f"{_format_log_scale(self.scale_bits)}, {self.degree_value}>>"
+            f"{_print_scale(self.scale)}, {self.degree_value}>>"
         )
 
     @classmethod
@@ -206,33 +362,28 @@ class CtType(he.CiphertextType):
             with parser.in_angle_brackets():
                 level = parser.parse_integer(allow_negative=False, allow_boolean=False)
                 parser.parse_punctuation(",")
-                scale = parser.parse_number()
+                scale = _parse_scale(parser)
                 parser.parse_punctuation(",")
                 degree = parser.parse_integer(allow_negative=False, allow_boolean=False)
-        return [
-            ArrayAttr(dims),
-            StringAttr(layout),
-            IntAttr(level),
-            FloatData(float(scale)),
-            IntAttr(degree),
-        ]
+        return [ArrayAttr(dims), StringAttr(layout), IntAttr(level), scale, IntAttr(degree)]
 
 
 @irdl_attr_definition
 class PtType(he.PlaintextType):
-    """`!ckks.ptensor<[M], packed, pt<level, log2 scale>>`: an encoded public array."""
+    """`!ckks.ptensor<[M], packed, pt<level, scale>>`: an encoded public array (exact scale,
+    printed as in `CtType`)."""
 
     name = "ckks.ptensor"
 
     shape: ArrayAttr[IntAttr | StringAttr]
     layout: StringAttr
     level: IntAttr
-    log_scale: FloatData
+    scale: ScaleAttr
 
     @staticmethod
-    def get(dims: Sequence[Dim], layout: str, level: int, log_scale: float) -> PtType:
+    def get(dims: Sequence[Dim], layout: str, level: int, scale: ScaleAttr | float) -> PtType:
         return PtType(
-            he.shape_attr(dims), StringAttr(layout), IntAttr(level), FloatData(float(log_scale))
+            he.shape_attr(dims), StringAttr(layout), IntAttr(level), ScaleAttr.coerce(scale)
         )
 
     @property
@@ -249,7 +400,7 @@ class PtType(he.PlaintextType):
 
     @property
     def scale_bits(self) -> float:
-        return self.log_scale.data
+        return self.scale.bits
 
     def verify(self) -> None:
         _verify_shape(self.dims, self.layout_name)
@@ -260,7 +411,7 @@ class PtType(he.PlaintextType):
         dims = ", ".join(str(d) for d in self.dims)
         printer.print_string(
             f"<[{dims}], {self.layout_name}, pt<{self.level_value}, "
-            f"{_format_log_scale(self.scale_bits)}>>"
+            f"{_print_scale(self.scale)}>>"
         )
 
     @classmethod
@@ -274,8 +425,8 @@ class PtType(he.PlaintextType):
             with parser.in_angle_brackets():
                 level = parser.parse_integer(allow_negative=False, allow_boolean=False)
                 parser.parse_punctuation(",")
-                scale = parser.parse_number()
-        return [ArrayAttr(dims), StringAttr(layout), IntAttr(level), FloatData(float(scale))]
+                scale = _parse_scale(parser)
+        return [ArrayAttr(dims), StringAttr(layout), IntAttr(level), scale]
 
 
 # Public scalars are the HE layer's `!he.public` (nothing about them is CKKS's).
@@ -296,15 +447,16 @@ def pt_type(value: SSAValue) -> PtType:
     return ty
 
 
-def same_scale(a: float, b: float) -> bool:
-    return abs(a - b) <= SCALE_TOLERANCE * max(1.0, abs(a), abs(b))
+def same_scale(a: ScaleAttr, b: ScaleAttr) -> bool:
+    """Exact equality (the runtime's check, which this guarantees: module ScaleAttr)."""
+    return a == b
 
 
 def _check_same_scale(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
-    if not same_scale(a.scale_bits, b.scale_bits):
+    if not same_scale(a.scale, b.scale):
         raise VerifyException(
-            f"{what}: operand scales 2^{a.scale_bits} and 2^{b.scale_bits} differ; "
-            "the scales of added values must be equal"
+            f"{what}: operand scales {_print_scale(a.scale)} and {_print_scale(b.scale)} "
+            "differ; the scales of added values must be equal (exactly: the runtime checks)"
         )
 
 
@@ -349,7 +501,7 @@ class CkksOp(he.HeOp, ABC):
                 and got.layout_name == expected.layout_name
                 and got.level_value == expected.level_value
                 and got.degree_value == expected.degree_value
-                and same_scale(got.scale_bits, expected.scale_bits)
+                and same_scale(got.scale, expected.scale)
             )
         return got == expected
 
@@ -366,9 +518,9 @@ def _initial_type(op: Operation) -> None:
         retype(op)
 
 
-def _scaled(t: he.CiphertextType, log_scale: float) -> CtType:
+def _scaled(t: he.CiphertextType, scale: ScaleAttr) -> CtType:
     assert isinstance(t, CtType)
-    return t.with_(log_scale=log_scale)
+    return t.with_(scale=scale)
 
 
 def _named_level_down(what: str, a: CtType | PtType, b: CtType | PtType) -> None:
@@ -388,7 +540,7 @@ class AddOp(he.AddRule, CkksOp):
         _named_level_down(self.name, a, b)
         t = he.AddRule.infer(self)
         _check_same_scale(self.name, a, b)
-        return _scaled(t, a.scale_bits)
+        return _scaled(t, a.scale)
 
 
 @irdl_op_definition
@@ -400,7 +552,7 @@ class SubOp(he.SubRule, CkksOp):
         _named_level_down(self.name, a, b)
         t = he.SubRule.infer(self)
         _check_same_scale(self.name, a, b)
-        return _scaled(t, a.scale_bits)
+        return _scaled(t, a.scale)
 
 
 @irdl_op_definition
@@ -414,7 +566,7 @@ class MulOp(he.MulRule, CkksOp):
         _named_level_down(self.name, a, b)
         t = he.MulRule.infer(self)
         _check_complex_product(self.name, self.lhs, self.rhs)
-        return _scaled(t, a.scale_bits + b.scale_bits)
+        return _scaled(t, a.scale.times(b.scale))
 
 
 @irdl_op_definition
@@ -432,24 +584,25 @@ class RelinearizeOp(he.RelinearizeRule, CkksOp):
 @irdl_op_definition
 class RescaleOp(he.LevelDownRule, CkksOp):
     """Divide by the top prime q_l of the current modulus: level l -> l - 1, scale / q_l.
-    `divisor` is log2(q_l): nominal until parameter selection fixes the primes, exact after."""
+    `divisor` is q_l as an exact scale: nominal (2^r) until parameter selection fixes the
+    primes, the prime itself after."""
 
     name = "ckks.rescale"
 
-    divisor = prop_def(FloatAttr)
+    divisor = prop_def(ScaleAttr)
 
-    def __init__(self, operand: SSAValue, divisor_bits: float):
-        super().__init__(operand, {"divisor": FloatAttr(float(divisor_bits), f64)})
+    def __init__(self, operand: SSAValue, divisor: ScaleAttr | float):
+        super().__init__(operand, {"divisor": ScaleAttr.coerce(divisor)})
 
     @property
     def divisor_bits(self) -> float:
-        return float(self.divisor.value.data)
+        return self.divisor.bits
 
     def infer(self) -> CtType:
         src = ct_type(self.input)
         if src.level_value < 1:
             raise VerifyException("rescale at level 0: the chain has no prime left to drop")
-        return _scaled(he.LevelDownRule.infer(self), src.scale_bits - self.divisor_bits)
+        return _scaled(he.LevelDownRule.infer(self), src.scale.over(self.divisor))
 
 
 @irdl_op_definition
@@ -519,7 +672,7 @@ class DotOp(he.DotRule, CkksOp):
         _named_level_down(self.name, a, b)
         t = he.DotRule.infer(self)
         _check_complex_product(self.name, self.lhs, self.rhs)
-        return _scaled(t, a.scale_bits + b.scale_bits)
+        return _scaled(t, a.scale.times(b.scale))
 
 
 @irdl_op_definition
@@ -576,7 +729,7 @@ class UnpackComplexOp(he.Unary, CkksOp):
         src = ct_type(self.input)
         if src.layout_name != COMPLEX:
             raise VerifyException("unpack_complex needs a complex array")
-        return src.with_(layout=PACKED, log_scale=src.scale_bits + 1.0, degree=1)
+        return src.with_(layout=PACKED, scale=src.scale.times(ScaleAttr.pow2(1)), degree=1)
 
 
 @irdl_op_definition
@@ -588,35 +741,37 @@ class TransposeOp(he.TransposeRule, CkksOp):
 
 @irdl_op_definition
 class MulConstOp(he.WithPublic, CkksOp):
-    """Multiply by a public scalar. `const_scale` is log2 of the scale the constant is encoded
-    at: 0 for an integer constant (multiplied exactly, no level), > 0 for a real constant
-    (rounded to const * 2^const_scale, so the scale grows and a rescale follows)."""
+    """Multiply by a public scalar. `const_scale` is the exact scale the constant is encoded
+    at: 1 (`#ckks.scale<>`) for an integer constant (multiplied exactly, no level), otherwise
+    the constant is rounded to the integer round(const · const_scale), so the scale grows by
+    const_scale and a rescale follows. A scale-alignment adjustment chooses const_scale so the
+    product's scale equals another operand's exactly (compiler/analysis/scales.py)."""
 
     name = "ckks.mul_const"
 
-    const_scale = prop_def(FloatAttr)
+    const_scale = prop_def(ScaleAttr)
 
-    def __init__(self, operand: SSAValue, value: SSAValue, const_scale_bits: float):
+    def __init__(self, operand: SSAValue, value: SSAValue, const_scale: ScaleAttr | float):
         super().__init__(
             operands=[operand, value],
             result_types=[ct_type(operand)],
-            properties={"const_scale": FloatAttr(float(const_scale_bits), f64)},
+            properties={"const_scale": ScaleAttr.coerce(const_scale)},
         )
         _initial_type(self)
 
     @property
     def const_scale_bits(self) -> float:
-        return float(self.const_scale.value.data)
+        return self.const_scale.bits
 
     @property
     def is_integer(self) -> bool:
-        return self.const_scale_bits == 0.0
+        return self.const_scale.is_one
 
     def infer(self) -> CtType:
         src = ct_type(self.input)
         if self.const_scale_bits < 0:
-            raise VerifyException("const_scale must be >= 0")
-        return src.with_(log_scale=src.scale_bits + self.const_scale_bits)
+            raise VerifyException("const_scale must be >= 1")
+        return src.with_(scale=src.scale.times(self.const_scale))
 
 
 @irdl_op_definition
@@ -652,7 +807,7 @@ class MulPlainOp(_WithPlain):
     def infer(self) -> CtType:
         a, p = ct_type(self.input), pt_type(self.plain)
         he.check_same_array(self.name, a, p)
-        return a.with_(log_scale=a.scale_bits + p.scale_bits)
+        return a.with_(scale=a.scale.times(p.scale))
 
 
 @irdl_op_definition
@@ -898,7 +1053,7 @@ Ckks = Dialect(
         UnpackComplexOp,
         TransposeOp,
     ],
-    [CtType, PtType],
+    [CtType, PtType, ScaleAttr],
 )
 for _op in Ckks.operations:
     if issubclass(_op, he.HeOp):
