@@ -271,7 +271,7 @@ class ComplexPackingPass(ModulePass):
             source = enc.source()
             pty = ckks.pt_type(source.result)
             source.result._type = ckks.PtType.get(  # pyright: ignore[reportPrivateUsage]
-                pty.dims, ckks.COMPLEX, pty.level_value, pty.scale_bits
+                pty.dims, ckks.COMPLEX, pty.level_value, pty.scale
             )
             ckks.retype(enc)
             complex_values.add(enc.result)

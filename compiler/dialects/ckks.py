@@ -856,7 +856,7 @@ class EncryptOp(he.EncryptRule, CkksOp):
 
     def fresh(self, p: he.PlaintextType) -> CtType:
         assert isinstance(p, PtType)
-        return CtType.get(p.dims, p.layout_name, p.level_value, p.scale_bits, 1)
+        return CtType.get(p.dims, p.layout_name, p.level_value, p.scale, 1)
 
     def source(self) -> EncodeOp:
         owner = self.input.owner

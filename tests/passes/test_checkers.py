@@ -62,7 +62,7 @@ def test_check_levels_rejects_an_input_encrypted_too_high() -> None:
     for op in program.block.ops:
         if isinstance(op, ckks.EncodeOp) and op.sym_value == "z":
             ty = ckks.pt_type(op.result)
-            op.result._type = ckks.PtType.get(ty.dims, ty.layout_name, 1, ty.scale_bits)  # pyright: ignore[reportPrivateUsage]
+            op.result._type = ckks.PtType.get(ty.dims, ty.layout_name, 1, ty.scale)  # pyright: ignore[reportPrivateUsage]
     encrypt = next(o for o in program.encrypts() if o.source().sym_value == "z")
     ckks.retype(encrypt)
     with pytest.raises(InternalError, match="encrypted at level 1 but first used at level 0"):

@@ -4,11 +4,13 @@ scheme's rules (each case names the rule)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from xdsl.utils.exceptions import VerifyException
 
 from compiler.analysis.sizes import Sizes
-from compiler.dialects.ckks import Ckks
+from compiler.dialects.ckks import Ckks, ScaleAttr
 from compiler.ir_text import parse_ir, print_ir
 from driver.pipeline import Options, compile_file
 
@@ -75,7 +77,7 @@ def test_a_valid_product_verifies() -> None:
         (
             f"    %d = ckks.level_down %s {{to = 0 : i64}} : {CT} -> "
             "!ckks.tensor<[N, M], packed, ct<0, 30.0, 1>>\n"
-            "    %r = ckks.rescale %d {divisor = 3.0e+01 : f64} : !ckks.tensor<[N, M], packed, "
+            "    %r = ckks.rescale %d {divisor = #ckks.scale<2:30>} : !ckks.tensor<[N, M], packed, "
             "ct<0, 30.0, 1>> -> !ckks.tensor<[N, M], packed, ct<0, 0.0, 1>>\n",
             "level 0",
         ),
@@ -130,4 +132,55 @@ def test_a_valid_product_verifies() -> None:
 )
 def test_verifier_rejects(body: str, message: str) -> None:
     with pytest.raises(VerifyException, match=message):
+        parse(body)
+
+
+# Two rescale primes of about 2^30 (q1 = 1073750017, q2 = 1073692673): scales differing by
+# their ratio, q1/q2 = 1 + 5e-5, are different scales (the runtime refuses to add them).
+Q1, Q2 = 1073750017, 1073692673
+
+
+def test_exact_scales_round_trip_with_their_factors() -> None:
+    body = (
+        f"    %r1 = ckks.rescale %s {{divisor = #ckks.scale<{Q1}:1>}} : {CT} -> "
+        f"!ckks.tensor<[N, M], packed, ct<0, {30 - math.log2(Q1)!r} exact<2:30, {Q1}:-1>, 1>>\n"
+    )
+    module = parse(body)
+    text = print_ir(module)
+    assert f"exact<2:30, {Q1}:-1>" in text
+    assert print_ir(parse_ir(text, Ckks)) == text
+
+
+def test_scales_are_equal_only_when_their_factors_are() -> None:
+    """Regression (issue 19, fact 1): the compiler compared log2 scales with a tolerance of
+    1e-9 * log2, looser than the runtime's 1e-9 relative check on the values, so it let
+    through additions the runtime aborted (`Evaluator::add: scales differ`)."""
+    a = ScaleAttr.of({2: 60, Q1: -1})
+    b = ScaleAttr.of({2: 60, Q2: -1})
+    assert a != b and abs(a.bits - b.bits) < 1e-4
+    assert a.times(ScaleAttr.of({Q1: 1})) == ScaleAttr.pow2(60)
+    assert a.over(b) == ScaleAttr.of({Q1: -1, Q2: 1})
+    assert ScaleAttr.pow2(3).fraction == 8 and ScaleAttr.one().is_one
+
+
+def test_rounding_error_of_a_constant_is_exact_beyond_the_float_range() -> None:
+    """Regression (issue 19, fact 2): the noise analysis computed 2.0**const_scale_bits and
+    raised OverflowError past 2^1023 (x^17, degree-31 poly(), five nested squarings)."""
+    huge = ScaleAttr.pow2(1500)
+    assert huge.rounding_error(1.0) == 0.0
+    assert huge.rounding_error(0.1) == 0.0  # a double is k·2^-m with m < 1100: exact here
+    assert 0.0 < ScaleAttr.pow2(20).rounding_error(0.1) <= 2.0**-21
+    odd = ScaleAttr.of({2: 40, Q1: -1})  # ~2^10
+    assert 0.0 < odd.rounding_error(1.0 / 3.0) <= 0.5 / odd.fraction
+
+
+def test_adding_values_whose_scales_differ_by_a_prime_ratio_is_rejected() -> None:
+    lhs = f"!ckks.tensor<[N, M], packed, ct<0, {30 - math.log2(Q1)!r} exact<2:30, {Q1}:-1>, 1>>"
+    rhs = f"!ckks.tensor<[N, M], packed, ct<0, {30 - math.log2(Q2)!r} exact<2:30, {Q2}:-1>, 1>>"
+    body = (
+        f"    %r1 = ckks.rescale %s {{divisor = #ckks.scale<{Q1}:1>}} : {CT} -> {lhs}\n"
+        f"    %r2 = ckks.rescale %s {{divisor = #ckks.scale<{Q2}:1>}} : {CT} -> {rhs}\n"
+        f"    %a = ckks.add %r1, %r2 : {lhs}, {rhs} -> {lhs}\n"
+    )
+    with pytest.raises(VerifyException, match="scales .* differ"):
         parse(body)
