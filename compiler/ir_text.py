@@ -8,10 +8,11 @@ writes the same text; a scheme dialect is added with `parse_ir(text, Ckks)`.
 from __future__ import annotations
 
 import io
+import re
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -46,3 +47,17 @@ def parse_ir(text: str, *dialects: Dialect) -> ModuleOp:
             op.block  # noqa: B018 (gives an empty `{}` region its block back)
     module.verify()
     return module
+
+
+def value_names(program: Operation) -> dict[SSAValue, str]:
+    """The printed IR name (`%x`, `%28`) of every first result of the ops in `program`'s
+    body, as `print_ir` names them (for messages that name a value)."""
+    lines = [ln.strip() for ln in print_ir(program).splitlines()[1:]]
+    body = [ln for ln in lines if ln and not ln.startswith("}")]
+    ops = [op for region in program.regions for block in region.blocks for op in block.ops]
+    names: dict[SSAValue, str] = {}
+    for op, line in zip(ops, body, strict=False):
+        m = re.match(r"(%[A-Za-z0-9_.$-]+)\s*=", line)
+        if m is not None and op.results:
+            names[op.results[0]] = m.group(1)
+    return names

@@ -165,4 +165,24 @@ class RowCollectorOf {
   std::vector<CtArrayOf<Ct>> values_;
 };
 
+// One op of a generated program: an error the runtime raises while running `f` (scales,
+// levels, degrees, keys) is rethrown as an OpError whose message starts with `op`, the IR value
+// and op name ("%28 = ckks.add: Evaluator::add: scales differ (...)"), so a failure names what
+// failed. An OpError from an op nested in `f` passes through unchanged.
+class OpError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class F>
+auto run_op(const char* op, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const OpError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OpError(std::string(op) + ": " + e.what());
+  }
+}
+
 }  // namespace hec::program

@@ -705,6 +705,14 @@ class _ComputeWriter(ABC):
     def comment(self, op: Operation, indent: str, suffix: str = "") -> str:
         return f"{indent}// {self.line_of[op]}{suffix}"
 
+    def named(self, op: Operation, call: str, statement: bool = False) -> str:
+        """`call` run through the runtime's `run_op`, so an error the runtime raises in it
+        (scales, levels, degrees, keys) names the op and its IR value."""
+        res = op.results[0]
+        label = f"{self.names.ir_names.get(res, self.n(res))} = {op.name}"
+        body = f"{call};" if statement else f"return {call};"
+        return f"run_op({_cpp_string(label)}, [&] {{ {body} }})"
+
     def coeff_group(self) -> int:
         raise UserError(f"the coeff layout is not available under {self.scheme}")
 
@@ -771,7 +779,7 @@ class _ComputeWriter(ABC):
                         f"server.load({_cpp_string(self.n(op.result))});"
                     )
                 else:
-                    value = self.expression(op, False)
+                    value = self.named(op, self.expression(op, False))
                     lines.append(f"{ind}const CtArray {self.n(op.results[0])} = {value};")
                 lines.append(self.check(op.results[0], ind))
             return lines
@@ -880,7 +888,8 @@ class _ComputeWriter(ABC):
             if res not in need or isinstance(op, _ENCRYPT):
                 continue
             lines.append(self.comment(op, ii))
-            lines.append(f"{ii}const CtArray {self.n(res)} = {self.expression(op, True)};")
+            value = self.named(op, self.expression(op, True))
+            lines.append(f"{ii}const CtArray {self.n(res)} = {value};")
             lines.append(self.check(res, ii))
         for op in sinks:
             res = op.results[0]
@@ -888,12 +897,13 @@ class _ComputeWriter(ABC):
             if isinstance(op, _DOT):
                 a, b = self.n(op.lhs), self.n(op.rhs)
                 if all(_ct_type(o).degree_value == 1 for o in op.operands):
-                    lines.append(f"{ii}{self.n(res)}_sum.add(thread, {a}, {b});")
+                    call = f"{self.n(res)}_sum.add(thread, {a}, {b})"
                 else:
-                    lines.append(f"{ii}{self.n(res)}_sum.add(thread, mul(ops, {a}, {b}));")
+                    call = f"{self.n(res)}_sum.add(thread, mul(ops, {a}, {b}))"
             else:
                 assert isinstance(op, _REDUCE)
-                lines.append(f"{ii}{self.n(res)}_sum.add(thread, {self.n(op.input)});")
+                call = f"{self.n(res)}_sum.add(thread, {self.n(op.input)})"
+            lines.append(f"{ii}{self.named(op, call, statement=True)};")
         for op in collects:
             lines.append(self.comment(op, ii, "  (one row at a time)"))
             lines.append(f"{ii}{_sanitize(op.sym_value)}_rows.put(row, {self.n(op.input)});")
@@ -901,7 +911,8 @@ class _ComputeWriter(ABC):
         lines.append(f"{ind}}}, {{{folded}}});")
         for op in sinks:
             res = op.results[0]
-            lines.append(f"{ind}const CtArray {self.n(res)} = {self.n(res)}_sum.finish();")
+            value = self.named(op, f"{self.n(res)}_sum.finish()")
+            lines.append(f"{ind}const CtArray {self.n(res)} = {value};")
             lines.append(self.check(res, ind))
         for op in collects:
             factor = self.pub(op.factor) if op.factor is not None else "1.0"

@@ -11,6 +11,15 @@ imaginary parts into blocks, and the value of every ciphertext is checked agains
 modulus of its level (|x|·scale < Q_l / 2, else decryption would wrap), with the exact
 scales of the types.
 
+The simulator also checks what the runtime checks, so a program that passes it cannot abort
+encrypted: it follows each ciphertext array's level, scale and degree by the runtime's own
+rules (runtime/ckks/evaluator.cpp, runtime/program/ckks_program.cpp: the scale a double,
+multiplied, divided by the dropped prime, 2^bits as emitted), refuses what the evaluator
+refuses (operands of add/sub/dot at different levels or scales beyond its 1e-9 relative
+tolerance, rescale at level 0, a key switch above the key level or of the wrong degree), and
+compares each value with its type as the generated program's `expect_type` does. Each
+refusal names the op and its IR value, as the runtime's errors do (`run_op`).
+
 Two modes:
 - exact: real arithmetic in float64, no rounding, no noise: agreement with the plaintext
   reference shows that the passes kept the meaning;
@@ -31,7 +40,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.ckks_util import sum_slots_offsets
 from compiler.analysis.noise import NoiseModel
@@ -39,6 +48,7 @@ from compiler.analysis.packed import fresh_coefficient_sigma
 from compiler.analysis.ranges import evaluate_public
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
+from compiler.ir_text import value_names
 from compiler.owner_expr import parse
 from compiler.types import Dim
 
@@ -50,6 +60,21 @@ Slots = npt.NDArray[np.inexact[Any]]
 @dataclass
 class SimulationResult:
     outputs: dict[str, Array]
+
+
+@dataclass(frozen=True)
+class _Meta:
+    """What the runtime holds about a ciphertext (or plaintext) array besides its slots: the
+    level, the scale as the runtime's double and the degree (1 for a plaintext)."""
+
+    level: int
+    scale: float
+    degree: int
+
+
+def _runtime_scale(bits: float) -> float:
+    """The scale the runtime derives from an emitted log2 scale (std::exp2 of the double)."""
+    return 2.0**bits
 
 
 class _Sim:
@@ -70,6 +95,9 @@ class _Sim:
         self.rng = np.random.default_rng(seed)
         self.model = NoiseModel(params.log_n, max(params.dnum, 1))
         self.values: dict[SSAValue, Slots] = {}
+        self.meta: dict[SSAValue, _Meta] = {}
+        self.program = program
+        self.key_level = len(params.moduli) if params.key_level is None else params.key_level
         self.public = evaluate_public(program, self.sizes)
         bounds = program.params()
         for name, size in self.sizes.items():
@@ -246,8 +274,118 @@ class _Sim:
             ty = out.type
             if isinstance(ty, ckks.CtType):
                 self.check_fits(value, ty, op.name)
+            if isinstance(ty, ckks.CtType | ckks.PtType) and ty.layout_name != ckks.COEFF:
+                self.meta[out] = self.runtime_meta(op)
+                self.expect_type(op, ty)
             self.values[out] = value
         return outputs
+
+    # ------------------------------------------------------------------ the runtime's checks
+    def refuse(self, op: Operation, message: str) -> InternalError:
+        """The runtime would abort at `op`: name the op and its value as `run_op` does."""
+        name = value_names(self.program).get(op.results[0], "?")
+        return InternalError(
+            f"{name} = {op.name}: {message} (the runtime refuses this: the encrypted run "
+            "would abort here)"
+        )
+
+    def same_level(self, op: Operation, a: _Meta, b: _Meta, what: str) -> None:
+        if a.level != b.level:
+            raise self.refuse(op, f"{what}: levels differ ({a.level} vs {b.level})")
+
+    def same_scale(self, op: Operation, a: _Meta, b: _Meta, what: str) -> None:
+        # runtime/ckks/evaluator.cpp check_same_scale: 1e-9 relative on the doubles.
+        if abs(a.scale - b.scale) > 1e-9 * max(abs(a.scale), abs(b.scale)):
+            raise self.refuse(op, f"{what}: scales differ ({a.scale!r} vs {b.scale!r})")
+
+    def key_switch(self, op: Operation, a: _Meta, what: str, degree_one: bool) -> None:
+        if a.level > self.key_level:
+            raise self.refuse(
+                op, f"{what}: ciphertext level {a.level} exceeds key level {self.key_level}"
+            )
+        if degree_one and a.degree != 1:
+            raise self.refuse(op, f"{what}: degree {a.degree} (needs 1: relinearize first)")
+
+    def runtime_meta(self, op: Operation) -> _Meta:
+        """The result's level, scale and degree by the runtime's rules; raises where the
+        runtime would throw."""
+        m = self.meta.__getitem__
+        match op:
+            case ckks.EncodeOp():
+                ty = ckks.pt_type(op.result)
+                return _Meta(ty.level_value, _runtime_scale(ty.scale_bits), 1)
+            case ckks.EncryptOp():
+                return m(op.input)
+            case ckks.AddOp() | ckks.SubOp():
+                a, b = m(op.lhs), m(op.rhs)
+                what = "Evaluator::add" if isinstance(op, ckks.AddOp) else "Evaluator::sub"
+                self.same_level(op, a, b, what)
+                self.same_scale(op, a, b, what)
+                return _Meta(a.level, a.scale, max(a.degree, b.degree))
+            case ckks.AddPlainOp():
+                a, p = m(op.input), m(op.plain)
+                self.same_level(op, a, p, "Evaluator::add_plain")
+                self.same_scale(op, a, p, "Evaluator::add_plain")
+                return a
+            case ckks.MulOp() | ckks.DotOp():
+                a, b = m(op.lhs), m(op.rhs)
+                self.same_level(op, a, b, "Evaluator::multiply")
+                return _Meta(a.level, a.scale * b.scale, a.degree + b.degree)
+            case ckks.MulPlainOp():
+                a, p = m(op.input), m(op.plain)
+                self.same_level(op, a, p, "Evaluator::multiply_plain")
+                return _Meta(a.level, a.scale * p.scale, a.degree)
+            case ckks.MulConstOp():
+                a = m(op.input)
+                if op.is_integer:
+                    return a
+                return _Meta(a.level, a.scale * _runtime_scale(op.const_scale_bits), a.degree)
+            case ckks.RescaleOp():
+                a = m(op.input)
+                if a.level < 1:
+                    raise self.refuse(
+                        op, "Evaluator::rescale: ciphertext at level 0 has no prime to drop"
+                    )
+                q = self.params.moduli[a.level - 1]
+                return _Meta(a.level - 1, a.scale / float(q), a.degree)
+            case ckks.LevelDownOp():
+                a = m(op.input)
+                if not 0 <= op.to_level < a.level:
+                    raise self.refuse(
+                        op, f"Evaluator::drop_to_level: target level {op.to_level} from {a.level}"
+                    )
+                return _Meta(op.to_level, a.scale, a.degree)
+            case ckks.RelinearizeOp():
+                a = m(op.input)
+                self.key_switch(op, a, "Evaluator::relinearize", degree_one=False)
+                return _Meta(a.level, a.scale, 1)
+            case ckks.RotateOp() | ckks.SumSlotsOp():
+                a = m(op.input)
+                self.key_switch(op, a, "Evaluator::rotate", degree_one=True)
+                return a
+            case ckks.UnpackComplexOp():
+                a = m(op.input)
+                self.key_switch(op, a, "unpack_complex (conjugation)", degree_one=False)
+                return _Meta(a.level, a.scale * 2.0, 1)
+            case _:
+                return m(op.operands[0])
+
+    def expect_type(self, op: Operation, ty: ckks.CtType | ckks.PtType) -> None:
+        """The generated program's check after every op (ckks_program.cpp expect_type)."""
+        got = self.meta[op.results[0]]
+        degree = ty.degree_value if isinstance(ty, ckks.CtType) else 1
+        bits = math.log2(got.scale)
+        if (
+            got.level != ty.level_value
+            or got.degree != degree
+            or abs(bits - ty.scale_bits) > 1e-6 * max(1.0, abs(ty.scale_bits))
+        ):
+            raise self.refuse(
+                op,
+                f"the compiler expects level {ty.level_value}, scale 2^{ty.scale_bits}, degree "
+                f"{degree} but the runtime has level {got.level}, scale 2^{bits}, degree "
+                f"{got.degree} (a compiler/runtime mismatch)",
+            )
 
     def step(self, op: ckks.CkksOp | object, inputs: Mapping[str, npt.ArrayLike]) -> Slots:
         g = self.values.__getitem__
