@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -325,7 +325,7 @@ class ComplexPackingPass(ModulePass):
             if isinstance(o, ckks.KEY_SWITCH_OPS)
         ]
         if levels:  # none when every complex value is only decrypted (the coordinator splits)
-            program.attributes["key_level"] = IntegerAttr(max(levels), i64)
+            program.set_key_level(max(levels))
         apply_plan(program, nominal_plan(top_level(program)))
 
     @staticmethod

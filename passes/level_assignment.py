@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
@@ -47,7 +47,4 @@ class LevelAssignmentPass(ModulePass):
                 for o in program.block.ops
                 if isinstance(o, ckks.KEY_SWITCH_OPS)
             ]
-            if levels:
-                program.attributes["key_level"] = IntegerAttr(max(levels), i64)
-            elif "key_level" in program.attributes:
-                del program.attributes["key_level"]
+            program.set_key_level(max(levels) if levels else None)

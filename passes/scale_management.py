@@ -44,7 +44,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, f64, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
@@ -113,30 +113,24 @@ class Candidate:
 
 
 def plan_of(program: ckks.ProgramOp) -> Candidate | None:
-    attrs = program.attributes
-    if "plan_log_n" not in attrs:
+    """The plan scale-management recorded on `program` (its typed `plan` attribute)."""
+    plan = program.plan
+    if plan is None:
         return None
-
-    def num(key: str) -> float:
-        a = attrs[key]
-        assert isinstance(a, IntegerAttr | FloatAttr)
-        return float(a.value.data)
-
     return Candidate(
-        log_n=int(num("plan_log_n")),
-        input_scale=num("plan_input_scale"),
-        rescale_bits=num("plan_rescale_bits"),
-        output_bits=int(num("plan_output_bits")),
-        special_bits=int(num("plan_special_bits")),
+        log_n=plan.log_n.data,
+        input_scale=plan.input_scale.data,
+        rescale_bits=plan.rescale_bits.data,
+        output_bits=plan.output_bits.data,
+        special_bits=plan.special_bits.data,
         levels=top_level(program),
-        precision=num("plan_precision"),
+        precision=plan.precision.data,
         key_level=key_level_of(program),
     )
 
 
 def key_level_of(program: ckks.ProgramOp) -> int | None:
-    value = program.attributes.get("key_level")
-    return value.value.data if isinstance(value, IntegerAttr) else None
+    return program.key_level_value()
 
 
 def needs_key_switch(program: ckks.ProgramOp) -> bool:
@@ -150,8 +144,8 @@ class ScaleManagementPass(ModulePass):
     What it does: searches (Delta, r) on a grid of whole bits (module docstring), for each ring
     dimension from the smallest up (or only `log_n` when given); applies the best plan: exact
     scales on every type, real constants encoded at their level's scale, scale-alignment
-    multiplies by 1 where additions meet different scales; records the plan as program
-    attributes `plan_*` for parameter-selection.
+    multiplies by 1 where additions meet different scales; records the plan as the program's
+    typed attribute `plan` (`#ckks.plan`) for parameter-selection.
     Assumes: levels are assigned. Establishes: every addition has equal operand scales, every
     value fits its level's modulus under the plan, every output meets `precision_bits`; the
     module verifies. Options: `precision_bits` (default 19: bits relative to the output's
@@ -265,10 +259,13 @@ class ScaleManagementPass(ModulePass):
                 "or split the computation",
             )
         apply_plan(program, ScalePlan(best.input_scale, tuple([best.rescale_bits] * levels)))
-        attrs = program.attributes
-        attrs["plan_log_n"] = IntegerAttr(best.log_n, i64)
-        attrs["plan_input_scale"] = FloatAttr(best.input_scale, f64)
-        attrs["plan_rescale_bits"] = FloatAttr(best.rescale_bits, f64)
-        attrs["plan_output_bits"] = IntegerAttr(best.output_bits, i64)
-        attrs["plan_special_bits"] = IntegerAttr(best.special_bits, i64)
-        attrs["plan_precision"] = FloatAttr(best.precision, f64)
+        program.set_plan(
+            ckks.PlanAttr.get(
+                best.log_n,
+                best.input_scale,
+                best.rescale_bits,
+                best.output_bits,
+                best.special_bits,
+                best.precision,
+            )
+        )

@@ -57,18 +57,16 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BoolAttr,
     DenseArrayBase,
-    FloatAttr,
     FloatData,
     IntAttr,
     IntegerAttr,
     StringAttr,
     UnitAttr,
-    f64,
     i64,
 )
 from xdsl.ir import (
@@ -84,6 +82,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_attr_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -410,8 +409,7 @@ class PtType(he.PlaintextType):
     def print_parameters(self, printer: Printer) -> None:
         dims = ", ".join(str(d) for d in self.dims)
         printer.print_string(
-            f"<[{dims}], {self.layout_name}, pt<{self.level_value}, "
-            f"{_print_scale(self.scale)}>>"
+            f"<[{dims}], {self.layout_name}, pt<{self.level_value}, {_print_scale(self.scale)}>>"
         )
 
     @classmethod
@@ -956,6 +954,177 @@ class Parameters:
         return max(self.modulus_bits(top), keys)
 
 
+def _print_fields(printer: Printer, fields: Sequence[tuple[str, str]]) -> None:
+    printer.print_string("<" + ", ".join(f"{k} = {v}" for k, v in fields) + ">")
+
+
+def _parse_fields(parser: AttrParser, names: Sequence[str]) -> dict[str, object]:
+    """`<name = value, ...>` with the names in order; a value is a number, a bool or a
+    bracketed list of integers."""
+    out: dict[str, object] = {}
+    with parser.in_angle_brackets():
+        for i, name in enumerate(names):
+            if i:
+                parser.parse_punctuation(",")
+            parser.parse_keyword(name)
+            parser.parse_punctuation("=")
+            if parser.parse_optional_punctuation("[") is not None:
+                items: list[int] = []
+                if parser.parse_optional_punctuation("]") is None:
+                    while True:
+                        items.append(parser.parse_integer(allow_boolean=False))
+                        if parser.parse_optional_punctuation(",") is None:
+                            break
+                    parser.parse_punctuation("]")
+                out[name] = items
+            elif parser.parse_optional_keyword("true") is not None:
+                out[name] = True
+            elif parser.parse_optional_keyword("false") is not None:
+                out[name] = False
+            else:
+                out[name] = parser.parse_number()
+    return out
+
+
+def _ints_attr(values: Sequence[int]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr([IntAttr(int(v)) for v in values])
+
+
+@irdl_attr_definition
+class PlanAttr(ParametrizedAttribute):
+    """`#ckks.plan<log_n = 13, input_scale = 46.0, rescale_bits = 60.0, output_bits = 119,
+    special_bits = 0, precision = 33.5>`: scale-management's plan (passes/scale_management.py:
+    ring dimension, input scale Delta and rescale-prime size in bits, bits of the output
+    modulus and of the special prime, the precision it predicts), which parameter-selection
+    turns into primes."""
+
+    name = "ckks.plan"
+
+    log_n: IntAttr
+    input_scale: FloatData
+    rescale_bits: FloatData
+    output_bits: IntAttr
+    special_bits: IntAttr
+    precision: FloatData
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "log_n",
+        "input_scale",
+        "rescale_bits",
+        "output_bits",
+        "special_bits",
+        "precision",
+    )
+
+    @staticmethod
+    def get(
+        log_n: int,
+        input_scale: float,
+        rescale_bits: float,
+        output_bits: int,
+        special_bits: int,
+        precision: float,
+    ) -> PlanAttr:
+        return PlanAttr(
+            IntAttr(log_n),
+            FloatData(float(input_scale)),
+            FloatData(float(rescale_bits)),
+            IntAttr(output_bits),
+            IntAttr(special_bits),
+            FloatData(float(precision)),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        _print_fields(
+            printer,
+            [
+                ("log_n", str(self.log_n.data)),
+                ("input_scale", _format_log_scale(self.input_scale.data)),
+                ("rescale_bits", _format_log_scale(self.rescale_bits.data)),
+                ("output_bits", str(self.output_bits.data)),
+                ("special_bits", str(self.special_bits.data)),
+                ("precision", _format_log_scale(self.precision.data)),
+            ],
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        f = _parse_fields(parser, cls.FIELDS)
+        plan = PlanAttr.get(
+            int(f["log_n"]),  # pyright: ignore[reportArgumentType]
+            float(f["input_scale"]),  # pyright: ignore[reportArgumentType]
+            float(f["rescale_bits"]),  # pyright: ignore[reportArgumentType]
+            int(f["output_bits"]),  # pyright: ignore[reportArgumentType]
+            int(f["special_bits"]),  # pyright: ignore[reportArgumentType]
+            float(f["precision"]),  # pyright: ignore[reportArgumentType]
+        )
+        return list(plan.parameters)
+
+
+@irdl_attr_definition
+class ParametersAttr(ParametrizedAttribute):
+    """`#ckks.parameters<log_n = 13, output_moduli = [...], moduli = [...], special_moduli =
+    [...], dnum = 3, security_bits = 128, insecure = false>`: the scheme parameters a program
+    runs under (parameter-selection; `Parameters` is its Python form)."""
+
+    name = "ckks.parameters"
+
+    log_n: IntAttr
+    output_moduli: ArrayAttr[IntAttr]
+    moduli: ArrayAttr[IntAttr]
+    special_moduli: ArrayAttr[IntAttr]
+    dnum: IntAttr
+    security_bits: IntAttr
+    insecure: IntAttr
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "log_n",
+        "output_moduli",
+        "moduli",
+        "special_moduli",
+        "dnum",
+        "security_bits",
+        "insecure",
+    )
+
+    def verify(self) -> None:
+        if self.insecure.data not in (0, 1):
+            raise VerifyException("insecure is a flag")
+        for array in (self.output_moduli, self.moduli, self.special_moduli):
+            if any(q.data < 2 for q in array.data):
+                raise VerifyException("moduli are primes")
+
+    def print_parameters(self, printer: Printer) -> None:
+        def ints(a: ArrayAttr[IntAttr]) -> str:
+            return "[" + ", ".join(str(q.data) for q in a.data) + "]"
+
+        _print_fields(
+            printer,
+            [
+                ("log_n", str(self.log_n.data)),
+                ("output_moduli", ints(self.output_moduli)),
+                ("moduli", ints(self.moduli)),
+                ("special_moduli", ints(self.special_moduli)),
+                ("dnum", str(self.dnum.data)),
+                ("security_bits", str(self.security_bits.data)),
+                ("insecure", "true" if self.insecure.data else "false"),
+            ],
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        f = _parse_fields(parser, cls.FIELDS)
+        return [
+            IntAttr(int(f["log_n"])),  # pyright: ignore[reportArgumentType]
+            _ints_attr(f["output_moduli"]),  # pyright: ignore[reportArgumentType]
+            _ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
+            _ints_attr(f["special_moduli"]),  # pyright: ignore[reportArgumentType]
+            IntAttr(int(f["dnum"])),  # pyright: ignore[reportArgumentType]
+            IntAttr(int(f["security_bits"])),  # pyright: ignore[reportArgumentType]
+            IntAttr(1 if f["insecure"] else 0),
+        ]
+
+
 def _int_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
@@ -968,10 +1137,29 @@ def _ints(value: Attribute) -> tuple[int, ...]:
 @irdl_op_definition
 class ProgramOp(he.ProgramRule):
     """A whole CKKS program: params, encodes/encryptions, the server computation, decrypts.
-    Parameters (once chosen) are attributes: `log_n`, `output_moduli`, `moduli`,
-    `special_moduli`, `dnum`, `security_bits`, `insecure`, `rotation_keys`."""
+    What the passes decide about the whole program are typed attributes: `key_level` (the
+    highest level of a key switch, level-assignment), `plan` (`#ckks.plan`,
+    scale-management), `parameters` (`#ckks.parameters`, parameter-selection) and
+    `rotation_keys` (rotation-keys); the emitter and the report read them from here."""
 
     name = "ckks.program"
+
+    key_level = opt_attr_def(IntegerAttr)
+    plan = opt_attr_def(PlanAttr)
+    chain = opt_attr_def(ParametersAttr, attr_name="parameters")
+    rotations = opt_attr_def(DenseArrayBase, attr_name="rotation_keys")
+
+    def key_level_value(self) -> int | None:
+        return None if self.key_level is None else self.key_level.value.data
+
+    def set_key_level(self, level: int | None) -> None:
+        if level is None:
+            self.attributes.pop("key_level", None)
+        else:
+            self.attributes["key_level"] = IntegerAttr(level, i64)
+
+    def set_plan(self, plan: PlanAttr) -> None:
+        self.attributes["plan"] = plan
 
     def decrypts(self) -> list[DecryptOp]:  # pyright: ignore[reportIncompatibleMethodOverride]
         return [op for op in self.block.ops if isinstance(op, DecryptOp)]
@@ -980,43 +1168,37 @@ class ProgramOp(he.ProgramRule):
         return [op for op in self.block.ops if isinstance(op, EncryptOp)]
 
     def parameters(self) -> Parameters | None:
-        attrs = self.attributes
-        if "log_n" not in attrs:
+        chain = self.chain
+        if chain is None:
             return None
 
-        def ints(key: str) -> tuple[int, ...]:
-            return _ints(attrs[key])
+        def ints(a: ArrayAttr[IntAttr]) -> tuple[int, ...]:
+            return tuple(q.data for q in a.data)
 
-        def one(key: str) -> int:
-            value = attrs[key]
-            assert isinstance(value, IntegerAttr)
-            return value.value.data
-
-        insecure = attrs.get("insecure")
-        key_level = attrs.get("key_level")
         return Parameters(
-            log_n=one("log_n"),
-            output_moduli=ints("output_moduli"),
-            moduli=ints("moduli"),
-            special_moduli=ints("special_moduli"),
-            dnum=one("dnum"),
-            security_bits=one("security_bits"),
-            insecure=isinstance(insecure, IntegerAttr) and insecure.value.data != 0,
-            key_level=key_level.value.data if isinstance(key_level, IntegerAttr) else None,
+            log_n=chain.log_n.data,
+            output_moduli=ints(chain.output_moduli),
+            moduli=ints(chain.moduli),
+            special_moduli=ints(chain.special_moduli),
+            dnum=chain.dnum.data,
+            security_bits=chain.security_bits.data,
+            insecure=chain.insecure.data != 0,
+            key_level=self.key_level_value(),
         )
 
     def set_parameters(self, p: Parameters) -> None:
-        self.attributes["log_n"] = IntegerAttr(p.log_n, i64)
-        self.attributes["output_moduli"] = _int_array(p.output_moduli)
-        self.attributes["moduli"] = _int_array(p.moduli)
-        self.attributes["special_moduli"] = _int_array(p.special_moduli)
-        self.attributes["dnum"] = IntegerAttr(p.dnum, i64)
-        self.attributes["security_bits"] = IntegerAttr(p.security_bits, i64)
-        self.attributes["insecure"] = BoolAttr.from_bool(p.insecure)
+        self.attributes["parameters"] = ParametersAttr(
+            IntAttr(p.log_n),
+            _ints_attr(p.output_moduli),
+            _ints_attr(p.moduli),
+            _ints_attr(p.special_moduli),
+            IntAttr(p.dnum),
+            IntAttr(p.security_bits),
+            IntAttr(int(p.insecure)),
+        )
 
     def rotation_keys(self) -> tuple[int, ...] | None:
-        value = self.attributes.get("rotation_keys")
-        return None if value is None else _ints(value)
+        return None if self.rotations is None else _ints(self.rotations)
 
     def set_rotation_keys(self, offsets: Sequence[int]) -> None:
         self.attributes["rotation_keys"] = _int_array(sorted(set(offsets)))
@@ -1053,7 +1235,7 @@ Ckks = Dialect(
         UnpackComplexOp,
         TransposeOp,
     ],
-    [CtType, PtType, ScaleAttr],
+    [CtType, PtType, ScaleAttr, PlanAttr, ParametersAttr],
 )
 for _op in Ckks.operations:
     if issubclass(_op, he.HeOp):

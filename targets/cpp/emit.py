@@ -545,10 +545,8 @@ def _ckks_parts(
     add(f"  s.conjugates = {'true' if conj else 'false'};")
     rotations = sorted(program.rotation_keys() or ())
     add(f"  s.rotations = {{{', '.join(str(r) for r in rotations)}}};")
-    key_level = program.attributes.get("key_level")
-    top = len(params.moduli)
-    level_value = getattr(key_level, "value", None)
-    add(f"  s.key_level = {level_value.data if level_value is not None else top};")
+    key_level = params.key_level
+    add(f"  s.key_level = {len(params.moduli) if key_level is None else key_level};")
     common, source_ranks = _sources_and_sizes(program, sched)
     spec += common
     source_domains = _source_domains(program)

@@ -182,5 +182,5 @@ def test_adding_values_whose_scales_differ_by_a_prime_ratio_is_rejected() -> Non
         f"    %r2 = ckks.rescale %s {{divisor = #ckks.scale<{Q2}:1>}} : {CT} -> {rhs}\n"
         f"    %a = ckks.add %r1, %r2 : {lhs}, {rhs} -> {lhs}\n"
     )
-    with pytest.raises(VerifyException, match="scales .* differ"):
+    with pytest.raises(VerifyException, match=r"scales .* differ"):
         parse(body)

@@ -28,8 +28,8 @@ HORNER_8 = HEAD + (
     " - 0.6)*x + 0.4)\n"
 )
 # A degree-15 polynomial in power form (issue 19, fact 2).
-POWER_15 = HEAD + "reveal p = 0.9 + " + " + ".join(f"{0.9 / (k + 1):.3f}*x^{k}" for k in range(1, 16))
-POWER_15 += "\n"
+TERMS = " + ".join(f"{0.9 / (k + 1):.3f}*x^{k}" for k in range(1, 16))
+POWER_15 = HEAD + f"reveal p = 0.9 + {TERMS}\n"
 # Five or more rescales (issue 19, fact 2): the noise analysis raised OverflowError.
 DEEP = {
     "x17": HEAD + "reveal p = x^16 * x\n",

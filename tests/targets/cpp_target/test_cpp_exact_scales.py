@@ -62,9 +62,7 @@ def test_a_runtime_refusal_names_the_op_and_its_value(tmp_path: Path) -> None:
     which op and value (`%N = ckks.add: Evaluator::add: scales differ (...)`), not only
     `Evaluator::add: scales differ`."""
     text = POLYNOMIALS.split("reveal r")[0]
-    comp = run_pipeline(
-        check(parse_program(text, "p.hec")), Options(sizes=Sizes.parse("N=64"))
-    )
+    comp = run_pipeline(check(parse_program(text, "p.hec")), Options(sizes=Sizes.parse("N=64")))
     program = comp.program
     params = program.parameters()
     assert params is not None
