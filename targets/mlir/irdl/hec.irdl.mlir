@@ -513,22 +513,49 @@ irdl.dialect @bfv {
 }
 
 irdl.dialect @ckks {
-  // ckks.tensor<shape, layout, level, log_scale, degree>
+  // ckks.tensor<shape, layout, level, scale, degree>
   irdl.type @tensor {
     %0 = irdl.base "#builtin.array"
     %1 = irdl.base "#builtin.string"
     %2 = irdl.base "#builtin.integer"
-    %3 = irdl.base "#builtin.float"
+    %3 = irdl.base @ckks::@scale
     %4 = irdl.base "#builtin.integer"
     irdl.parameters(%0, %1, %2, %3, %4)
   }
-  // ckks.ptensor<shape, layout, level, log_scale>
+  // ckks.ptensor<shape, layout, level, scale>
   irdl.type @ptensor {
     %0 = irdl.base "#builtin.array"
     %1 = irdl.base "#builtin.string"
     %2 = irdl.base "#builtin.integer"
-    %3 = irdl.base "#builtin.float"
+    %3 = irdl.base @ckks::@scale
     irdl.parameters(%0, %1, %2, %3)
+  }
+  // ckks.scale<bases, exponents>
+  irdl.attribute @scale {
+    %0 = irdl.base "#builtin.array"
+    %1 = irdl.base "#builtin.array"
+    irdl.parameters(%0, %1)
+  }
+  // ckks.plan<log_n, input_scale, rescale_bits, output_bits, special_bits, precision>
+  irdl.attribute @plan {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.float"
+    %2 = irdl.base "#builtin.float"
+    %3 = irdl.base "#builtin.integer"
+    %4 = irdl.base "#builtin.integer"
+    %5 = irdl.base "#builtin.float"
+    irdl.parameters(%0, %1, %2, %3, %4, %5)
+  }
+  // ckks.parameters<log_n, output_moduli, moduli, special_moduli, dnum, security_bits, insecure>
+  irdl.attribute @parameters {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.array"
+    %2 = irdl.base "#builtin.array"
+    %3 = irdl.base "#builtin.array"
+    %4 = irdl.base "#builtin.integer"
+    %5 = irdl.base "#builtin.integer"
+    %6 = irdl.base "#builtin.integer"
+    irdl.parameters(%0, %1, %2, %3, %4, %5, %6)
   }
   // ckks.program: carried by an upstream container (targets/mlir/form.py)
   // ckks.param
@@ -683,7 +710,7 @@ irdl.dialect @ckks {
     %4 = irdl.base @ckks::@tensor
     %5 = irdl.base @he::@tensor
     %6 = irdl.any_of(%4, %5)
-    %7 = irdl.base "#builtin.float"
+    %7 = irdl.base @ckks::@scale
     irdl.operands(%2, %3)
     irdl.results(%6)
     irdl.attributes {"const_scale" = %7}
@@ -719,7 +746,7 @@ irdl.dialect @ckks {
     %3 = irdl.base @ckks::@tensor
     %4 = irdl.base @he::@tensor
     %5 = irdl.any_of(%3, %4)
-    %6 = irdl.base "#builtin.float"
+    %6 = irdl.base @ckks::@scale
     irdl.operands(%2)
     irdl.results(%5)
     irdl.attributes {"divisor" = %6}
