@@ -711,7 +711,7 @@ class BroadcastOp(he.BroadcastRule, CkksOp):
                     raise VerifyException("a real_factor broadcast is only a factor of mul/dot")
         if self.real_factor is not None and (layout != COMPLEX or src.layout_name != REPLICATED):
             raise VerifyException("real_factor: a replicated array broadcast to complex")
-        return _scaled(t, src.scale_bits)
+        return _scaled(t, src.scale)
 
 
 @irdl_op_definition
@@ -1114,7 +1114,7 @@ class ParametersAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
         f = _parse_fields(parser, cls.FIELDS)
-        return [
+        attr = ParametersAttr(
             IntAttr(int(f["log_n"])),  # pyright: ignore[reportArgumentType]
             _ints_attr(f["output_moduli"]),  # pyright: ignore[reportArgumentType]
             _ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
@@ -1122,7 +1122,8 @@ class ParametersAttr(ParametrizedAttribute):
             IntAttr(int(f["dnum"])),  # pyright: ignore[reportArgumentType]
             IntAttr(int(f["security_bits"])),  # pyright: ignore[reportArgumentType]
             IntAttr(1 if f["insecure"] else 0),
-        ]
+        )
+        return list(attr.parameters)
 
 
 def _int_array(values: Sequence[int]) -> DenseArrayBase:

@@ -35,7 +35,9 @@ def reference(x: np.ndarray) -> dict[str, np.ndarray]:
     p = np.zeros_like(x)
     for c in (0.5, 0.25, -0.125, 0.3, -0.2, 0.1, 0.7, -0.6, 0.4):
         p = p * x + c
-    r = 0.9 + sum(round(0.9 / (k + 1), 3) * x**k for k in range(1, 16))
+    r = np.full_like(x, 0.9)
+    for k in range(1, 16):
+        r = r + round(0.9 / (k + 1), 3) * x**k
     return {"p": p, "r": r}
 
 
