@@ -46,6 +46,7 @@ using program::OutputSpec;
 using program::OwnerRow;
 using program::ProgramSpec;
 using program::RowSink;
+using program::run_op;
 using program::Sizes;
 using program::SourceSpec;
 
