@@ -60,8 +60,14 @@ def test_chisq_streams_in_one_pass_with_named_accumulators() -> None:
     assert 'server.stream("compute pass 1/1", {"y", "S"}' in e.cpp
     assert "n11_sum.add(thread, v3, S);" in e.cpp
     # The statistics after the sums are global: computed once, outside the row loop.
-    after = e.cpp.split("const CtArray n11 = n11_sum.finish();")[1]
-    assert "const CtArray chi2_den = mul(ops, v16, v20);" in after
+    after = e.cpp.split(
+        'const CtArray n11 = run_op("%n11 = ckks.dot", [&] { return n11_sum.finish(); });'
+    )[1]
+    # Each op runs through run_op, so a runtime error names the op and its IR value.
+    assert (
+        'const CtArray chi2_den = run_op("%chi2_den = ckks.mul", '
+        "[&] { return mul(ops, v16, v20); });" in after
+    )
     # No secret key anywhere in the server code.
     compute = e.cpp.split("void compute(Server& server)")[1]
     assert "secret" not in compute.lower()
@@ -72,10 +78,14 @@ def test_meancov_needs_a_second_pass_for_the_centred_data() -> None:
     assert e.passes == 2
     first, second = e.cpp.split('"compute pass 2/2"')
     assert "SumSink v0_sum" in first and "DotSink scatter_sum" in first.split("pass 2 of 2")[1]
-    assert "const CtArray Xc = sub(ops, v11, v9);" in second
+    assert 'const CtArray Xc = run_op("%Xc = ckks.sub", [&] { return sub(ops, v11, v9); });' in (
+        second
+    )
     # mu (from pass 1) is computed between the passes, once.
     between = first.split('"compute pass 1/2"')[1]
-    assert "const CtArray mu = mul_const(ops, v0, v3, " in between
+    assert 'const CtArray mu = run_op("%mu = ckks.mul_const", [&] { return mul_const(ops, v0, ' in (
+        between
+    )
 
 
 def test_spec_carries_levels_scales_domains_and_keys() -> None:
