@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,8 +74,9 @@ class _Meta:
 
 
 def _runtime_scale(bits: float) -> float:
-    """The scale the runtime derives from an emitted log2 scale (std::exp2 of the double)."""
-    return 2.0**bits
+    """The scale the runtime derives from an emitted log2 scale (std::exp2 of the double;
+    inf past the double range, as std::exp2 returns, which no check then accepts)."""
+    return 2.0**bits if bits < 1024.0 else math.inf
 
 
 class _Sim:
@@ -153,7 +155,7 @@ class _Sim:
     def noise(self, shape: tuple[int, ...], slot_variance: float, log_scale: float) -> Array:
         if not self.noisy:
             return np.zeros(())
-        sigma = math.sqrt(slot_variance) / 2.0**log_scale
+        sigma = math.sqrt(slot_variance) * 2.0 ** (-log_scale)  # no overflow past 2^1023
         return self.rng.normal(0.0, sigma, size=shape)
 
     def noise_like(self, x: Slots, slot_variance: float, log_scale: float) -> Slots:
@@ -163,11 +165,12 @@ class _Sim:
             e = e + 1j * self.noise(x.shape, slot_variance, log_scale)
         return e
 
-    def round_const(self, c: float, log_scale: float) -> float:
+    def round_const(self, c: float, scale: ckks.ScaleAttr) -> float:
+        """c as the runtime encodes it, round(c·scale)/scale, computed on the exact scale."""
         if not self.noisy:
             return c
-        unit = 2.0**log_scale
-        return round(c * unit) / unit
+        exact = Fraction(c) * scale.fraction
+        return float(Fraction(round(exact)) / scale.fraction)
 
     def check_fits(self, x: Slots, ty: ckks.CtType, what: str) -> None:
         peak = float(np.max(np.abs(x))) if x.size else 0.0
@@ -422,11 +425,11 @@ class _Sim:
             case ckks.MulConstOp():
                 c = self.public[op.value]
                 if not op.is_integer:
-                    c = self.round_const(c, op.const_scale_bits)
+                    c = self.round_const(c, op.const_scale)
                 return g(op.input) * c
             case ckks.AddConstOp():
                 ty = ckks.ct_type(op.input)
-                c = self.round_const(self.public[op.value], ty.scale_bits)
+                c = self.round_const(self.public[op.value], ty.scale)
                 return g(op.input) + (c * (1 + 1j) if ty.layout_name == ckks.COMPLEX else c)
             case ckks.DotOp():
                 a, b = g(op.lhs), g(op.rhs)
