@@ -415,7 +415,11 @@ def simulate_against_reference(
     modes = [("exact", False)] + ([("noisy", True)] if noisy else [])
     for mode, is_noisy in modes:
         result = simulate(comp.program, sizes, inputs, noisy=is_noisy, seed=seed + 1)
-        client = run_client(comp.stat_program, sizes, result.outputs)
+        outputs = {
+        k: np.asarray(v, dtype=np.float64) if v.dtype == object else v
+        for k, v in result.outputs.items()
+    }
+    client = run_client(comp.stat_program, sizes, outputs)
         for name, want in reference.revealed.items():
             worst, median = _relative_errors(result.outputs[name], want)
             rows.append(
@@ -436,7 +440,11 @@ def _simulate_bfv_against_reference(
     inputs = random_inputs(comp.bfv_program, sizes, seed=seed)
     reference = evaluate(comp.checked, sizes, inputs)
     result = simulate_bfv(comp.bfv_program, sizes, inputs)
-    client = run_client(comp.stat_program, sizes, result.outputs)
+    outputs = {
+        k: np.asarray(v, dtype=np.float64) if v.dtype == object else v
+        for k, v in result.outputs.items()
+    }
+    client = run_client(comp.stat_program, sizes, outputs)
     rows: list[ErrorRow] = []
     for values, wanted in ((result.outputs, reference.revealed), (client, reference.client)):
         for name, want in wanted.items():
