@@ -64,10 +64,12 @@ def plain_modulus(largest: float, log_n: int) -> int:
         k += 1
 
 
-def plain_moduli(largest: float, log_n: int) -> tuple[int, ...] | None:
+def plain_moduli(largest: float, log_n: int, inputs: float = 0.0) -> tuple[int, ...] | None:
     """One prime t (`plain_modulus`) when 2 * largest < 2^MAX_PLAIN_BITS, else the fewest primes
     t_i = 1 (mod 2^(log_n + 1)) below 2^MAX_PLAIN_BITS, of about equal size, with product above
-    4 * largest (one bit of margin); None when MAX_PLAIN_MODULI primes do not reach it."""
+    4 * largest (one bit of margin) and each above 2 * inputs (the runtime encrypts an input
+    as its centred residue, refusing one outside (-t_i/2, t_i/2)); None when
+    MAX_PLAIN_MODULI primes do not reach it."""
     if not math.isfinite(largest):
         return None
     if math.log2(2.0 * largest + 1.0) <= MAX_PLAIN_BITS:
@@ -76,10 +78,11 @@ def plain_moduli(largest: float, log_n: int) -> tuple[int, ...] | None:
             return (t,)
     need = 4 * math.ceil(largest)
     need_bits = need.bit_length()
+    floor = 2 * math.ceil(inputs)
     for count in range(2, MAX_PLAIN_MODULI + 1):
-        bits = min(MAX_PLAIN_BITS, -(-need_bits // count) + 1)
+        bits = min(MAX_PLAIN_BITS, max(-(-need_bits // count), floor.bit_length()) + 1)
         primes = largest_ntt_primes(bits, log_n, count)
-        if len(primes) == count and math.prod(primes) > need:
+        if len(primes) == count and math.prod(primes) > need and min(primes) > floor:
             return tuple(primes)
     return None
 
@@ -128,7 +131,10 @@ class BfvParametersPass(ModulePass):
         largest = max(
             (magnitude(r) for v, r in ranges.items() if isinstance(v.type, he.CtType)), default=1.0
         )
-        if plain_moduli(largest, MAX_LOG_N) is None:
+        inputs = max(
+            (magnitude(ranges[e.result]) for e in program.encrypts()), default=0.0
+        )
+        if plain_moduli(largest, MAX_LOG_N, inputs) is None:
             # The revealed value that reaches furthest (the one to make smaller).
             widest = max(program.decrypts(), key=lambda d: magnitude(ranges[d.input]))
             reach = magnitude(ranges[widest.input])
@@ -143,13 +149,13 @@ class BfvParametersPass(ModulePass):
         rings = [self.log_n] if self.log_n else list(range(MIN_LOG_N, MAX_LOG_N + 1))
         best: bfv.Parameters | None = None
         for log_n in rings:
-            params = self.fit(program, log_n, largest, key_switch, max_log_qp(log_n))
+            params = self.fit(program, log_n, largest, inputs, key_switch, max_log_qp(log_n))
             if params is not None:
                 secure = security_bits(log_n, params.log_qp)
                 best = replace(params, security_bits=secure)
                 break
         if best is None and self.insecure:
-            params = self.fit(program, rings[-1], largest, key_switch, math.inf)
+            params = self.fit(program, rings[-1], largest, inputs, key_switch, math.inf)
             best = None if params is None else replace(params, insecure=True)
         if best is None:
             raise UserError(
@@ -169,11 +175,17 @@ class BfvParametersPass(ModulePass):
             )
 
     def fit(
-        self, program: bfv.ProgramOp, log_n: int, largest: float, key_switch: bool, bound: float
+        self,
+        program: bfv.ProgramOp,
+        log_n: int,
+        largest: float,
+        inputs: float,
+        key_switch: bool,
+        bound: float,
     ) -> bfv.Parameters | None:
         """The fewest primes of Q that leave every decrypted value its margin at ring 2^log_n
         with log2(QP) <= bound, or None."""
-        moduli = plain_moduli(largest, log_n)
+        moduli = plain_moduli(largest, log_n, inputs)
         if moduli is None:
             return None
         for count in range(1, MAX_Q_PRIMES + 1):
