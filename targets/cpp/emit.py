@@ -701,8 +701,7 @@ def _bfv_parts(
             + ", ".join(str(t) for t in params.plain_moduli)
             + ", "
         )
-        + f"
-        f"{len(params.moduli)} primes of Q, "
+        + f"{len(params.moduli)} primes of Q, "
         f"{_security_text(params.insecure, params.security_bits)}."
     )
     return params_line, spec, _BfvWriter(program, names, line_of, sched)
