@@ -51,6 +51,9 @@ MAX_Q_PRIMES = 40
 # At most this many residue computations (each costs a whole run): 16 primes below 2^60
 # represent integers of up to about 950 bits.
 MAX_PLAIN_MODULI = 16
+# Encrypted values reach the runtime as float64 (.npy inputs, owner-side expressions), exact
+# up to 2^53; below that every plaintext prime chosen holds one (each t_i > 2 x the largest).
+MAX_EXACT_INPUT = float(2**53)
 
 
 def plain_modulus(largest: float, log_n: int) -> int:
@@ -131,9 +134,18 @@ class BfvParametersPass(ModulePass):
         largest = max(
             (magnitude(r) for v, r in ranges.items() if isinstance(v.type, he.CtType)), default=1.0
         )
-        inputs = max(
-            (magnitude(ranges[e.result]) for e in program.encrypts()), default=0.0
-        )
+        inputs = max((magnitude(ranges[e.result]) for e in program.encrypts()), default=0.0)
+        for enc in program.encrypts():
+            reach = magnitude(ranges[enc.result])
+            if reach > MAX_EXACT_INPUT:
+                src = enc.source()
+                what = f" (the data owner computes {src.expr_value})" if src.expr_value else ""
+                raise UserError(
+                    f"--scheme bfv: the encrypted value '{src.sym_value}'{what} reaches "
+                    f"{reach:.3g} in magnitude, beyond 2^53: inputs travel as float64, which "
+                    "holds integers exactly only up to 2^53",
+                    hint="use smaller input domains, or --scheme ckks",
+                )
         if plain_moduli(largest, MAX_LOG_N, inputs) is None:
             # The revealed value that reaches furthest (the one to make smaller).
             widest = max(program.decrypts(), key=lambda d: magnitude(ranges[d.input]))
