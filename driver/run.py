@@ -205,8 +205,9 @@ def write_outputs(
     revealed: Mapping[str, Array],
     client: Mapping[str, Array],
     summary: dict[str, Json],
-) -> None:
-    """Write every array and summary.json atomically; on failure remove what was written."""
+) -> dict[str, Json]:
+    """Write every array and summary.json atomically; on failure remove what was written.
+    Returns the summary as written (with the file lists)."""
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -231,6 +232,7 @@ def write_outputs(
         text = json.dumps(summary, indent=2) + "\n"
         _atomic_write(target, lambda f: f.write(text.encode()))
         written.append(target)
+        return summary
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
@@ -367,7 +369,7 @@ def run_sim(
     if summary["insecure"]:
         summary["warning"] = "INSECURE parameters (compiled with --insecure)"
     out = Path(outdir)
-    write_outputs(out, outputs, client, summary)
+    summary = write_outputs(out, outputs, client, summary)
     return RunResult(out, dict(outputs), client, summary)
 
 
@@ -537,5 +539,5 @@ def run_encrypted(
         if summary["insecure"]:
             summary["warning"] = "INSECURE parameters (compiled with --insecure)"
         out = Path(outdir)
-        write_outputs(out, revealed, client, summary)
+        summary = write_outputs(out, revealed, client, summary)
         return RunResult(out, revealed, client, summary)
