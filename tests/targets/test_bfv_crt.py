@@ -209,3 +209,27 @@ def test_bfv_refuses_an_encrypted_value_beyond_float64_naming_it(tmp_path: Path)
         UserError, match=r"encrypted value 'y_X_own' \(the data owner computes \(mul y X\)\)"
     ):
         compile_file(program, Options(scheme="bfv", sizes=Sizes.parse("N=64,D=3")))
+
+
+def test_regression_products_at_a_large_plaintext_modulus_decrypt_exactly(tmp_path: Path) -> None:
+    """The noise model left out the encoding error of Delta = floor(Q/t): the runtime adds
+    Delta m with m's coefficients in [0, t), so t x = Q m - (Q mod t) m + t e, an extra noise of
+    up to t per coefficient that a product multiplies by about N t. Squares of 21000 (t of
+    35.7 bits at n = 2^13, two 60-bit primes) were predicted a 24-bit budget and decrypted to
+    garbage in every slot; with the term the pass takes a third prime and they are exact."""
+    program = tmp_path / "squares.hec"
+    program.write_text(
+        "param N <= 64\nparam D <= 3\ninput X: secret[N, D] in {-21000, -1, 0, 2, 21000}\n"
+        "reveal p = X * X\nreveal q = sum(X * X, axis=0)\n"
+    )
+    rng = np.random.default_rng(4)
+    x = rng.choice([-21000, -1, 0, 2, 21000], size=(64, 3)).astype(np.int64)
+    np.save(tmp_path / "X.npy", x)
+    result = run_encrypted(
+        program, {"X": tmp_path / "X.npy"}, tmp_path / "out", options=Options(scheme="bfv")
+    )
+    params = result.summary["params"]
+    assert isinstance(params, dict) and isinstance(params["plain_moduli"], list)
+    assert params["plain_moduli"][0] > 2**35
+    np.testing.assert_array_equal(result.revealed["p"], x * x)
+    np.testing.assert_array_equal(result.revealed["q"], (x * x).sum(axis=0))
