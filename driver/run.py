@@ -362,7 +362,10 @@ def run_sim(
     else:
         outputs = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed).outputs
     client = run_client(
-        comp.stat_program, run_sizes, for_client(outputs), public_inputs=public_only(checked, arrays)
+        comp.stat_program,
+        run_sizes,
+        for_client(outputs),
+        public_inputs=public_only(checked, arrays),
     )
     backend = "simulator-noisy" if noisy else "simulator-exact"
     summary = _summary(comp, path, backend, run_sizes, outputs, client)
@@ -511,9 +514,7 @@ def run_encrypted(
             cts, res, dec = root / "ct", root / "res", root / "dec"
             for scratch_dir in (cts, res, dec):  # a kept work directory: start clean
                 shutil.rmtree(scratch_dir, ignore_errors=True)
-            roles = RoleSequence(
-                built.binary, root, residue=None if len(residues) == 1 else i
-            )
+            roles = RoleSequence(built.binary, root, residue=None if len(residues) == 1 else i)
             began = time.perf_counter()
             roles.keygen(run_sizes[stream] if stream else None)
             roles.encrypt(inputs, cts)

@@ -597,7 +597,11 @@ def _ckks_parts(
 
 def _crt_includes(program: _Program) -> list[str]:
     params = program.parameters() if isinstance(program, bfv.ProgramOp) else None
-    return [] if params is None or params.residues == 1 else ["#include <cstdio>", "#include <cstdlib>"]
+    return (
+        []
+        if params is None or params.residues == 1
+        else ["#include <cstdio>", "#include <cstdlib>"]
+    )
 
 
 def _main_lines(program: _Program, namespace: str) -> list[str]:
@@ -619,14 +623,14 @@ def _main_lines(program: _Program, namespace: str) -> list[str]:
         f"  // CRT over {k} plaintext moduli: the program runs once modulo each (--residue I),",
         "  // the coordinator reconstructs the integers from the decrypted residues.",
         f"  static constexpr std::uint64_t kPlainModuli[{k}] = {{{moduli}}};",
-        "  const std::string flag = argc >= 3 ? argv[1] : \"\";",
+        '  const std::string flag = argc >= 3 ? argv[1] : "";',
         "  char* end = nullptr;",
-        "  const long residue = flag == \"--residue\" ? std::strtol(argv[2], &end, 10) : -1;",
-        f"  if (flag != \"--residue\" || end == argv[2] || *end != '\\0' || residue < 0 ||",
+        '  const long residue = flag == "--residue" ? std::strtol(argv[2], &end, 10) : -1;',
+        "  if (flag != \"--residue\" || end == argv[2] || *end != '\\0' || residue < 0 ||",
         f"      residue >= {k}) {{",
         "    std::fprintf(stderr,",
-        f"                 \"this program runs as {k} residue computations (one per plaintext \"",
-        f"                 \"modulus): give --residue I (0 <= I < {k}) before the role\\n\");",
+        f'                 "this program runs as {k} residue computations (one per plaintext "',
+        f'                 "modulus): give --residue I (0 <= I < {k}) before the role\\n");',
         "    return 2;",
         "  }",
         "  ProgramSpec spec = kSpec;",
