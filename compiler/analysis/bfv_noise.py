@@ -11,7 +11,9 @@ decrypts to Delta m + e modulo Q, Delta = Q / t):
   r near t (uniform m: mean r/2, variance r^2/12). It dominates from t ~ 2^10 up and grows
   with t (measured at n = 2^13, Q = 2 x 60 bits: fresh budgets 72, 58, 41 bits at
   t = 2^30, 2^33, 2^40, i.e. log2 Q - 2 log2 t + ~12); an added public integer adds the same
-  term;
+  term. TODO(#18): encoding Delta m + round((Q mod t) m / t) in the runtime (SEAL's
+  multiply_add_plain_with_scaling_variant) would remove it and give back about log2 t - 8 bits
+  per fresh ciphertext;
 - add, sub: the variances add; negate, broadcast, transpose: unchanged; reduce and dot over K
   terms: sqrt(K) times one term;
 - a public integer c: |c| times; an added public integer: the encoding error above;
