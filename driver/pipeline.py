@@ -33,6 +33,7 @@ from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
 from driver import MAX_PRECISION_BITS
 from driver.manifest import Manifest, manifest_of
+from dsl.ast import span_at
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
@@ -334,7 +335,10 @@ def _run_passes(
         if p.name == SEARCH_PASSES[0]:
             searched = memo.key_of(module)
         if not (searched and p.name in SEARCH_PASSES and memo.restore(module, searched, p.name)):
-            p.apply(ctx, module)
+            try:
+                p.apply(ctx, module)
+            except UserError as err:
+                raise with_source_line(err, checked) from None
         module.verify()
         comp.records.append(PassRecord(p.name, before, _op_counts(module)))
         if p.name == DepthMinimizationPass.name:
@@ -345,6 +349,17 @@ def _run_passes(
             stream.write(f"// -----// IR after {p.name} //----- //\n")
             stream.write(print_ir(module))
     return comp
+
+
+def with_source_line(err: UserError, checked: CheckedProgram) -> UserError:
+    """`err` with the line text and the construct's extent filled in when a pass located it
+    from an op's MLIR location (which keeps only file, line and column)."""
+    loc = err.location
+    if loc is None or loc.line_text or loc.file != checked.source.filename:
+        return err
+    span = span_at(checked.program, loc.line, loc.column)
+    err.location = checked.source.location(span)
+    return err
 
 
 def compile_file(path: str | Path, options: Options, out: TextIO | None = None) -> Compilation:

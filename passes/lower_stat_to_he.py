@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
-from compiler.errors import UserError
+from compiler.errors import UserError, op_location
 from compiler.types import Dim
 
 PACKED, REPLICATED = he.PACKED, he.REPLICATED
@@ -51,6 +51,9 @@ class _Lowering:
         self.pub: dict[SSAValue, SSAValue] = {}
         self.pub_int: dict[SSAValue, bool] = {}
         self.dirty: dict[SSAValue, bool] = {}
+        # The stat op being lowered: the he ops emitted for it take its source location, and
+        # a construct the lowering refuses is reported there.
+        self.at: Operation | None = None
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
@@ -59,8 +62,14 @@ class _Lowering:
 
     # ------------------------------------------------------------------------- helpers
     def emit(self, op: Operation) -> SSAValue:
+        if self.at is not None:
+            op.location = self.at.location
         self.block.add_op(op)
         return op.results[0]
+
+    def error(self, message: str, hint: str = "") -> UserError:
+        """A refusal located at the source of the stat op being lowered."""
+        return UserError(message, op_location(self.at), hint)
 
     def default_layout(self, v: SSAValue) -> str:
         dims: tuple[Dim, ...] = stat.tensor_type(v).dims
@@ -108,7 +117,7 @@ class _Lowering:
                 r = self._pub_op(he.PublicArithOp("sub", zero, x), self.is_integer(x))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                raise UserError(
+                raise self.error(
                     f"public arrays ({name}) are not supported in encrypted programs yet; "
                     "only public scalars (sizes, constants and arithmetic on them)"
                 )
@@ -173,7 +182,7 @@ class _Lowering:
         """`he.sum_slots` of packed `x`, whose padding slots must be zero (they are summed)."""
         if self.padding_may_be_nonzero(x):
             # TODO(#6): mask the padding (a multiply by a 0/1 plaintext, one level) instead.
-            raise UserError(
+            raise self.error(
                 "a sum over the packed axis of a value that adds a constant or a scalar to a "
                 "packed vector is not supported by the lowering yet (the padding slots "
                 "of the packed ciphertexts would enter the sum)",
@@ -211,6 +220,7 @@ class _Lowering:
                         dims = stat.tensor_type(src.result).dims
                         self.block.add_op(he.SourceOp(src.sym_value, dims, dom))
         for reveal in self.src.reveals():
+            self.at = reveal
             owner = reveal.input.owner
             if isinstance(owner, stat.PackedSumOp):
                 k = [SSAValue.get(r) for r in owner.sums].index(reveal.input)
@@ -241,7 +251,7 @@ class _Lowering:
             elif isinstance(src, stat.InputOp):
                 digits.append(src.sym_value)
             else:
-                raise UserError(f"packed sum of {src} (an owner value or input was expected)")
+                raise self.error(f"packed sum of {src} (an owner value or input was expected)")
             scalar.append(ty.rank == 1)
             if ty.rank == 2:
                 cols.append(ty.dims[1])
@@ -276,7 +286,7 @@ class _Lowering:
     def lower(self, v: SSAValue, layout: str) -> SSAValue:
         """`v` as a ciphertext array in `layout`."""
         if _is_public(v):
-            raise UserError(
+            raise self.error(
                 f"the public value {v.name_hint or stat.tensor_type(v).dims} is used where a "
                 "ciphertext is needed (a revealed public value, or a public array in a secret "
                 "operation); only secret values are encrypted",
@@ -284,7 +294,12 @@ class _Lowering:
             )
         key = (v, layout)
         if key not in self.memo:
-            result = self._lower(v, layout)
+            outer = self.at
+            self.at = v.owner if isinstance(v.owner, Operation) else outer
+            try:
+                result = self._lower(v, layout)
+            finally:
+                self.at = outer
             if result.name_hint is None and v.name_hint is not None:
                 result.name_hint = v.name_hint
             self.memo[key] = result
@@ -330,14 +345,14 @@ class _Lowering:
                 return self.lower_sum(op, layout)
             case stat.TransposeOp():
                 if layout != REPLICATED:
-                    raise UserError(
+                    raise self.error(
                         "a transposed secret matrix is only supported as the left factor "
                         "of a matrix product (packed transposes need rotations)"
                     )
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                raise UserError(f"{name} on secret values is not supported by the lowering")
+                raise self.error(f"{name} on secret values is not supported by the lowering")
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
@@ -433,7 +448,7 @@ class _Lowering:
     def lower_matmul(self, op: stat.MatmulOp, layout: str) -> SSAValue:
         lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
         if _is_public(op.lhs) or _is_public(op.rhs):
-            raise UserError("a product with a public matrix is not supported yet")
+            raise self.error("a product with a public matrix is not supported yet")
         k = lt.dims[-1]
         if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, M] -> [M]
             m = rt.dims[1]
@@ -443,7 +458,7 @@ class _Lowering:
             return self.emit(he.DotOp(y, s, 0))
         if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
             if layout == PACKED or k not in self.columns:
-                raise UserError(
+                raise self.error(
                     f"matrix-vector product with a {'packed result' if layout == PACKED else k}"
                     " layout is not supported yet"
                 )
@@ -498,7 +513,7 @@ class _Lowering:
         if got != layout:
             if got == REPLICATED and he.ct_type(x).dims == ():
                 return x  # a replicated scalar serves every layout through broadcast
-            raise UserError(
+            raise self.error(
                 f"the sum over axes {list(axes)} gives a {got} array, but a {layout} one is "
                 "needed; this layout conversion is not supported yet"
             )
