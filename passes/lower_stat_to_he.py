@@ -13,11 +13,12 @@ Layouts (DESIGN.md §5 `layout-assignment`, in its first form):
 
 Sums over rows become `he.reduce`; `y @ S` becomes the fused `he.dot`; sums over the
 packed axis become `he.sum_slots` (rotations, after a relinearization), and a sum of two
-such products shares one slot sum; `x^k` and `poly` become balanced power trees (x^k at depth
-ceil(log2 k)). Constants are marked `integer` when they are (every scheme multiplies and adds
+such products shares one slot sum; `x^k` becomes a power chain (depth ceil(log2 k)) and `poly`
+the depth-optimal baby-step giant-step plan of compiler/analysis/polynomial.py (depth
+ceil(log2(d + 1)) with real coefficients). Constants are marked `integer` when they are (every scheme multiplies and adds
 integers exactly; a real constant needs an approximate scheme). Nothing here knows a scheme:
 scales (ckks) and the plaintext modulus (bfv) come with the scheme's lowering
-(passes/lower_he_to_he.py, passes/lower_he_to_bfv.py).
+(passes/lower_he_to_ckks.py, passes/lower_he_to_bfv.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
 from compiler.errors import UserError, op_location
@@ -51,6 +53,7 @@ class _Lowering:
         self.pub: dict[SSAValue, SSAValue] = {}
         self.pub_int: dict[SSAValue, bool] = {}
         self.dirty: dict[SSAValue, bool] = {}
+        self.powers: dict[SSAValue, dict[int, SSAValue]] = {}
         # The stat op being lowered: the he ops emitted for it take its source location, and
         # a construct the lowering refuses is reported there.
         self.at: Operation | None = None
@@ -335,8 +338,7 @@ class _Lowering:
             case stat.BroadcastOp():
                 return self.lower_broadcast(op, layout)
             case stat.PowOp():
-                x = self.lower(op.input, layout)
-                return self.power_tree(x, op.exponent_value)[op.exponent_value]
+                return self.power(self.lower(op.input, layout), op.exponent_value)
             case stat.PolyOp():
                 return self.lower_poly(op, layout)
             case stat.MatmulOp():
@@ -407,43 +409,55 @@ class _Lowering:
         x = self.lower(op.input, src_layout)
         return self.bcast(x, res.dims, dims, layout)
 
-    def power_tree(self, x: SSAValue, degree: int) -> dict[int, SSAValue]:
-        """x^1..x^degree, each x^k at multiplicative depth ceil(log2 k): x^(2^j) by squaring,
-        x^k = x^(2^j) * x^(k - 2^j) for the largest 2^j < k."""
-        powers = {1: x}
-        for k in range(2, degree + 1):
-            high = 1 << (k.bit_length() - 1)
-            if high == k:
-                half = powers[k // 2]
-                powers[k] = self.mul(half, half)
-            else:
-                powers[k] = self.mul(powers[high], powers[k - high])
-        return powers
+    def power(self, x: SSAValue, j: int) -> SSAValue:
+        """x^j by the power chain (compiler/analysis/polynomial.py: depth ceil(log2 j)), each
+        power of x computed once."""
+        powers = self.powers.setdefault(x, {1: x})
+        if j not in powers:
+            chain = power_chain(j)
+            assert chain is not None
+            a, b = chain
+            powers[j] = self.mul(self.power(x, a), self.power(x, b))
+        return powers[j]
+
+    def scalar_times(self, x: SSAValue, c: float) -> SSAValue:
+        if c == 1.0:
+            return x
+        return self.mul_const(x, self._pub_op(he.ConstantOp(c), c.is_integer()))
 
     def lower_poly(self, op: stat.PolyOp, layout: str) -> SSAValue:
-        coeffs = op.coefficient_values
+        """The plan of compiler/analysis/polynomial.py: baby-step leaves from the powers of x,
+        giant-step products low + x^(2^m) high, the constant term added once at the end."""
         x = self.lower(op.input, layout)
-        degree = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
-        if degree == 0:
+        found = plan_polynomial(op.coefficient_values)
+        acc, c0 = self.evaluate(x, found.plan)
+        if acc is None:
             # A constant: 0 * x + c0 (multiplying by the integer 0 is exact and free).
-            zero = self._pub_op(he.ConstantOp(0.0), True)
-            c0 = self._pub_op(he.ConstantOp(coeffs[0]), coeffs[0].is_integer())
-            return self.add_const(self.mul_const(x, zero), c0)
-        powers = self.power_tree(x, degree)
-        acc: SSAValue | None = None
-        for k in range(1, degree + 1):
-            if coeffs[k] == 0.0:
-                continue
-            term = powers[k]
-            if coeffs[k] != 1.0:
-                c = self._pub_op(he.ConstantOp(coeffs[k]), coeffs[k].is_integer())
-                term = self.mul_const(term, c)
-            acc = term if acc is None else self.add(acc, term)
-        assert acc is not None
-        if coeffs[0] != 0.0:
-            c0 = self._pub_op(he.ConstantOp(coeffs[0]), coeffs[0].is_integer())
-            acc = self.add_const(acc, c0)
+            acc = self.scalar_times(x, 0.0)
+        if c0 != 0.0:
+            acc = self.add_const(acc, self._pub_op(he.ConstantOp(c0), c0.is_integer()))
         return acc
+
+    def evaluate(self, x: SSAValue, plan: Plan) -> tuple[SSAValue | None, float]:
+        """(the non-constant part as a ciphertext, or None when there is none; the constant)."""
+        if isinstance(plan, Leaf):
+            acc: SSAValue | None = None
+            for i, c in enumerate(plan.coeffs):
+                if i == 0 or c == 0.0:
+                    continue
+                term = self.scalar_times(self.power(x, i), c)
+                acc = term if acc is None else self.add(acc, term)
+            return acc, plan.coeffs[0] if plan.coeffs else 0.0
+        giant = self.power(x, plan.power)
+        high, h0 = self.evaluate(x, plan.high)
+        if high is None:
+            product = self.scalar_times(giant, h0)
+        else:
+            if h0 != 0.0:
+                high = self.add_const(high, self._pub_op(he.ConstantOp(h0), h0.is_integer()))
+            product = self.mul(giant, high)
+        low, c0 = self.evaluate(x, plan.low)
+        return (product if low is None else self.add(low, product)), c0
 
     def lower_matmul(self, op: stat.MatmulOp, layout: str) -> SSAValue:
         lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
