@@ -354,7 +354,15 @@ class _Lowering:
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                raise self.error(f"{name} on secret values is not supported by the lowering")
+                hint = (
+                    "det and adj of an encrypted matrix are not lowered yet (TODO(#21)); "
+                    "reveal the matrix's entries and compute them in the client block"
+                    if isinstance(op, stat.DetOp | stat.AdjOp)
+                    else ""
+                )
+                raise self.error(
+                    f"{name} on secret values is not supported by the lowering", hint
+                )
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
