@@ -37,10 +37,39 @@ from compiler.errors import UserError, op_location
 from compiler.types import Dim
 
 PACKED, REPLICATED = he.PACKED, he.REPLICATED
+PUBLIC_FUNCTIONS = (
+    stat.SqrtOp,
+    stat.AbsOp,
+    stat.ExpOp,
+    stat.LogOp,
+    stat.NormSfOp,
+    stat.NormCdfOp,
+    stat.Chi2SfOp,
+)
 
 
 def _is_public(v: SSAValue) -> bool:
-    return not stat.tensor_type(v).is_secret
+    """Whether `v` is a public value the compiler knows: constants and sizes, arithmetic on
+    them and their broadcasts. These multiply and add ciphertexts as scalars. Any other public
+    value (a public input, scalar or array, and what is computed from it) is data the compiler
+    does not see: its owner encrypts it like a secret input, so it enters every product,
+    elementwise, matrix or reduction, as a ciphertext (a plaintext operand would need the
+    server to read public data at run time, which the runtime has no channel for:
+    TODO(#19))."""
+    if stat.tensor_type(v).is_secret:
+        return False
+    op = v.owner
+    match op:
+        case stat.ConstantOp() | stat.SizeOp():
+            return True
+        case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
+            return _is_public(op.lhs) and _is_public(op.rhs)
+        case stat.NegOp():
+            return _is_public(op.input)
+        case stat.BroadcastOp():
+            return _is_public(op.input) and not stat.tensor_type(op.input).dims
+        case _:
+            return False
 
 
 class _Lowering:
@@ -354,15 +383,18 @@ class _Lowering:
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                hint = (
-                    "det and adj of an encrypted matrix are not lowered yet (TODO(#21)); "
-                    "reveal the matrix's entries and compute them in the client block"
-                    if isinstance(op, stat.DetOp | stat.AdjOp)
-                    else ""
-                )
-                raise self.error(
-                    f"{name} on secret values is not supported by the lowering", hint
-                )
+                hint = ""
+                if isinstance(op, stat.DetOp | stat.AdjOp):
+                    hint = (
+                        "det and adj of an encrypted matrix are not lowered yet (TODO(#21)); "
+                        "if revealing the matrix is acceptable, compute them in the client block"
+                    )
+                elif isinstance(op, PUBLIC_FUNCTIONS):
+                    hint = (
+                        "a function of public data is not evaluated under encryption: compute "
+                        "it beforehand and give the result as a public input"
+                    )
+                raise self.error(f"{name} on encrypted values is not supported by the lowering", hint)
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
@@ -470,7 +502,10 @@ class _Lowering:
     def lower_matmul(self, op: stat.MatmulOp, layout: str) -> SSAValue:
         lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
         if _is_public(op.lhs) or _is_public(op.rhs):
-            raise self.error("a product with a public matrix is not supported yet")
+            raise self.error(
+                "a matrix product with a constant array is not supported by the lowering",
+                "write it as a sum, e.g. c * sum(x) for x @ (c + 0 * x)",
+            )
         k = lt.dims[-1]
         if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, M] -> [M]
             m = rt.dims[1]
