@@ -28,7 +28,7 @@ from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.sizes import Sizes, format_sizes
 from compiler.dialects import bfv, ckks, stat
-from compiler.errors import InternalError, UserError
+from compiler.errors import InternalError, UserError, op_location
 from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
 from driver import MAX_PRECISION_BITS
@@ -338,6 +338,8 @@ def _run_passes(
             try:
                 p.apply(ctx, module)
             except UserError as err:
+                if p.name in PARAMETER_PASSES:
+                    err = at_deepest_output(err, comp)
                 raise with_source_line(err, checked) from None
         module.verify()
         comp.records.append(PassRecord(p.name, before, _op_counts(module)))
@@ -349,6 +351,26 @@ def _run_passes(
             stream.write(f"// -----// IR after {p.name} //----- //\n")
             stream.write(print_ir(module))
     return comp
+
+
+# Passes whose refusals concern the whole program (no parameter set holds it): such an error is
+# reported at the deepest revealed value, the one whose levels the modulus chain must hold.
+PARAMETER_PASSES = frozenset(
+    {*SEARCH_PASSES, "complex-packing", "bfv-parameters", "bfv-mod-switch", "check-security"}
+)
+
+
+def at_deepest_output(err: UserError, comp: Compilation) -> UserError:
+    """`err`, when it has no location, located at the reveal of the deepest output."""
+    depths = comp.stat_depth_after or comp.stat_depth_before
+    if err.location is not None or not depths:
+        return err
+    name = max(depths, key=lambda k: depths[k])
+    reveal = next((r for r in comp.stat_program.reveals() if r.sym_value == name), None)
+    err.location = op_location(reveal)
+    if err.location is not None:
+        err.message += f" (the deepest output is {name}, at multiplicative depth {depths[name]})"
+    return err
 
 
 def with_source_line(err: UserError, checked: CheckedProgram) -> UserError:
