@@ -15,8 +15,10 @@ Sums over rows become `he.reduce`; `y @ S` becomes the fused `he.dot`; sums over
 packed axis become `he.sum_slots` (rotations, after a relinearization), and a sum of two
 such products shares one slot sum; `x^k` becomes a power chain (depth ceil(log2 k)) and `poly`
 the depth-optimal baby-step giant-step plan of compiler/analysis/polynomial.py (depth
-ceil(log2(d + 1)) with real coefficients). Constants are marked `integer` when they are (every scheme multiplies and adds
-integers exactly; a real constant needs an approximate scheme). Nothing here knows a scheme:
+ceil(log2(d + 1)) with real coefficients). Constants are marked `integer` when they are
+(every scheme multiplies and adds integers exactly; a real constant needs an approximate
+scheme). Public inputs (scalars and arrays) are encrypted by their owner like secret ones
+(see `_is_public`). Nothing here knows a scheme:
 scales (ckks) and the plaintext modulus (bfv) come with the scheme's lowering
 (passes/lower_he_to_ckks.py, passes/lower_he_to_bfv.py).
 """
@@ -394,7 +396,9 @@ class _Lowering:
                         "a function of public data is not evaluated under encryption: compute "
                         "it beforehand and give the result as a public input"
                     )
-                raise self.error(f"{name} on encrypted values is not supported by the lowering", hint)
+                raise self.error(
+                    f"{name} on encrypted values is not supported by the lowering", hint
+                )
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""

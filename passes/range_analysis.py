@@ -36,8 +36,7 @@ def _unbounded(op: Operation, ranges: Mapping[SSAValue, Interval]) -> UserError:
             f"up to {shown}, and the result exceeds the largest double, so no precision "
             "can be promised for it",
             op_location(op),
-            hint="compile for smaller sizes (--size) or tighten the size bounds and input "
-            "domains",
+            hint="compile for smaller sizes (--size) or tighten the size bounds and input domains",
         )
     return UserError(
         f"the secret value {name} has no finite range, so no precision can be promised for it",

@@ -160,7 +160,9 @@ def _plan(coeffs: tuple[float, ...]) -> PolynomialPlan:
                 continue
             plan, giant = built
             powers = power_closure(_powers_of(plan))
-            cand = PolynomialPlan(plan, plan_depth(plan), len(powers) + giant, tuple(sorted(powers)))
+            cand = PolynomialPlan(
+                plan, plan_depth(plan), len(powers) + giant, tuple(sorted(powers))
+            )
             if best is None or (cand.depth, cand.products) < (best.depth, best.products):
                 best = cand
         if best is not None:

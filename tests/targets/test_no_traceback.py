@@ -22,7 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
-
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.sizes import Sizes
