@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation, SSAValue
+
 
 @dataclass(frozen=True)
 class SourceLocation:
@@ -50,6 +53,17 @@ class UserError(Exception):
         if self.hint:
             text += f"\n{self.hint}"
         return text
+
+
+def op_location(at: Operation | SSAValue | None) -> SourceLocation | None:
+    """The source location an op (or the op defining a value) was lowered from: dsl/lower.py
+    sets it on every `stat` op as its MLIR location and the lowering passes carry it to the
+    ops they make. The line text is filled in by the driver, which holds the source."""
+    op = at.owner if isinstance(at, SSAValue) else at
+    loc = op.location if isinstance(op, Operation) else None
+    if isinstance(loc, FileLineColLoc):
+        return SourceLocation(loc.filename.data, loc.line.data, loc.column.data)
+    return None
 
 
 class InternalError(Exception):

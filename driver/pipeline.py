@@ -28,11 +28,12 @@ from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.sizes import Sizes, format_sizes
 from compiler.dialects import bfv, ckks, stat
-from compiler.errors import InternalError, UserError
+from compiler.errors import InternalError, UserError, op_location
 from compiler.ir_text import print_ir
 from compiler.stat_numpy import run_client
 from driver import MAX_PRECISION_BITS
 from driver.manifest import Manifest, manifest_of
+from dsl.ast import span_at
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
@@ -334,7 +335,12 @@ def _run_passes(
         if p.name == SEARCH_PASSES[0]:
             searched = memo.key_of(module)
         if not (searched and p.name in SEARCH_PASSES and memo.restore(module, searched, p.name)):
-            p.apply(ctx, module)
+            try:
+                p.apply(ctx, module)
+            except UserError as err:
+                if p.name in PARAMETER_PASSES:
+                    err = at_deepest_output(err, comp)
+                raise with_source_line(err, checked) from None
         module.verify()
         comp.records.append(PassRecord(p.name, before, _op_counts(module)))
         if p.name == DepthMinimizationPass.name:
@@ -345,6 +351,37 @@ def _run_passes(
             stream.write(f"// -----// IR after {p.name} //----- //\n")
             stream.write(print_ir(module))
     return comp
+
+
+# Passes whose refusals concern the whole program (no parameter set holds it): such an error is
+# reported at the deepest revealed value, the one whose levels the modulus chain must hold.
+PARAMETER_PASSES = frozenset(
+    {*SEARCH_PASSES, "complex-packing", "bfv-parameters", "bfv-mod-switch", "check-security"}
+)
+
+
+def at_deepest_output(err: UserError, comp: Compilation) -> UserError:
+    """`err`, when it has no location, located at the reveal of the deepest output."""
+    depths = comp.stat_depth_after or comp.stat_depth_before
+    if err.location is not None or not depths:
+        return err
+    name = max(depths, key=lambda k: depths[k])
+    reveal = next((r for r in comp.stat_program.reveals() if r.sym_value == name), None)
+    err.location = op_location(reveal)
+    if err.location is not None:
+        err.message += f" (the deepest output is {name}, at multiplicative depth {depths[name]})"
+    return err
+
+
+def with_source_line(err: UserError, checked: CheckedProgram) -> UserError:
+    """`err` with the line text and the construct's extent filled in when a pass located it
+    from an op's MLIR location (which keeps only file, line and column)."""
+    loc = err.location
+    if loc is None or loc.line_text or loc.file != checked.source.filename:
+        return err
+    span = span_at(checked.program, loc.line, loc.column)
+    err.location = checked.source.location(span)
+    return err
 
 
 def compile_file(path: str | Path, options: Options, out: TextIO | None = None) -> Compilation:

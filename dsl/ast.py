@@ -220,3 +220,35 @@ def recursion_room() -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(old)
+
+
+def span_at(program: Program, line: int, column: int) -> Span:
+    """The widest span of the program that starts at `line`:`column` (an expression or a
+    statement): the span an op of the lowered IR was emitted for (its MLIR location keeps
+    only the start), so a pass's error can underline the whole construct."""
+    best = Span(line, column, line, column + 1)
+
+    def wider(span: Span) -> None:
+        nonlocal best
+        if (span.line, span.column) == (line, column) and (span.end_line, span.end_column) > (
+            best.end_line,
+            best.end_column,
+        ):
+            best = span
+
+    for stmt in program.statements:
+        wider(stmt.span)
+        roots: list[Expr] = []
+        match stmt:
+            case Let(expr=e) | Reveal(expr=e) if e is not None:
+                roots.append(e)
+            case ClientBlock():
+                roots.extend(let.expr for let in stmt.lets)
+            case _:
+                pass
+        stack = roots
+        while stack:
+            e = stack.pop()
+            wider(e.span)
+            stack.extend(children(e))
+    return best

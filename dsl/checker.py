@@ -4,7 +4,7 @@ and the client block, and annotates every expression with its `ValueType`.
 Rules (each violation is a located `UserError` with a next step; all errors of a program are
 reported together as one `ProgramErrors`):
 - every name is declared before use, once; size parameters have a whole-number bound in
-  [1, 2^40]; a secret value's exponent is at most 16;
+  [1, 2^40]; a secret value's exponent, and the degree of a polynomial of one, is at most 63;
 - shapes follow `dsl/shapes.py` for elementwise operations and vector/matrix rules for `@`;
 - division, sqrt, abs, exp, log and the distribution functions need public operands outside
   the client block (the divisor of `/` must be public; the numerator may be secret);
@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from compiler.analysis.polynomial import MAX_DEGREE
 from compiler.errors import UserError
 from compiler.types import (
     Dim,
@@ -40,10 +41,11 @@ from dsl.shapes import BroadcastError, broadcast_plan
 MAX_SMALL_MATRIX = 6
 MAX_RANK = 2
 # Limits of what can compile: a size bound that fits the IR's 64-bit integers with room for
-# products of sizes, and the largest power of a secret value (depth 4; with any real range the
-# value's magnitude then outgrows the modulus a 128-bit secure ring offers).
+# products of sizes, and the largest power of a secret value (depth 6, the polynomial planner's
+# limit, compiler/analysis/polynomial.py; whether the value's range fits the modulus is the
+# parameter search's question, answered with a located error).
 MAX_SIZE_BOUND = 2**40
-MAX_SECRET_EXPONENT = 16
+MAX_SECRET_EXPONENT = MAX_DEGREE
 RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
 PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
 FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "row", "col"} | PUBLIC_FUNCTIONS
@@ -640,6 +642,13 @@ class Checker:
                     self._usage("poly"),
                 )
             values.append(t.const)
+        degree = max((i for i, c in enumerate(values) if c != 0.0), default=0)
+        if x.secret and degree > MAX_DEGREE:
+            raise self.error(
+                coeffs.span,
+                f"a polynomial of a secret value has degree at most {MAX_DEGREE}, got {degree}",
+                "lower the degree, or reveal the argument and evaluate in the client block",
+            )
         interval = Interval.point(0.0)
         for i, c in enumerate(values):
             term = _safe(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from compiler.dialects import stat
@@ -55,18 +55,31 @@ class _Lowering:
         # each replicated value once (the layout pass decides how to materialize it).
         self.constants: dict[float, SSAValue] = {}
         self.broadcasts: dict[tuple[SSAValue, tuple[object, ...], tuple[int, ...]], SSAValue] = {}
+        # The source span of the construct being lowered: every op emitted for it carries it
+        # as its MLIR location, so a pass that refuses the op can name file:line:column.
+        self.span: ast.Span | None = None
+
+    def located(self, op: Operation) -> Operation:
+        if self.span is not None:
+            op.location = FileLineColLoc(
+                StringAttr(self.checked.source.filename),
+                IntAttr(self.span.line),
+                IntAttr(self.span.column),
+            )
+        return op
 
     def emit(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
+        self.block.add_op(self.located(op))
         return op.results[0] if op.results else SSAValue.get(op)  # type: ignore[arg-type]
 
     def add(self, op: Operation) -> None:
-        self.block.add_op(op)
+        self.block.add_op(self.located(op))
 
     def run(self, name: str) -> ModuleOp:
         program = stat.ProgramOp(name)
         self.block = program.block
         for stmt in self.checked.program.statements:
+            self.span = stmt.span
             match stmt:
                 case ast.ParamDecl():
                     self.add(stat.ParamOp(stmt.name, self.checked.params[stmt.name]))
@@ -137,6 +150,13 @@ class _Lowering:
         return self.values[e.name]
 
     def expr(self, e: ast.Expr) -> SSAValue:
+        outer, self.span = self.span, e.span
+        try:
+            return self.expr_here(e)
+        finally:
+            self.span = outer
+
+    def expr_here(self, e: ast.Expr) -> SSAValue:
         ty = _ty(e)
         if ty.const is not None and not isinstance(e, ast.Name):
             if ty.const not in self.constants:

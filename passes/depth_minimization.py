@@ -10,13 +10,18 @@ Two rewrites, both exact in real arithmetic (so the plaintext meaning is unchang
    For the chi-square denominator c1·(d - c1)·r1·(d - r1) this is the difference between
    depth 3 and depth 2.
 2. Univariate polynomials. An expression in one secret value x built from +, -, ·, x^k and
-   constants (e.g. Horner's c0 + x·(c1 + x·(c2 + ...)), depth = degree) is expanded to its
-   coefficients and replaced by `stat.poly`, which the ckks lowering evaluates as a power tree
-   (x^k at depth ceil(log2 k), plus one level for real coefficients): a degree-8 Horner
-   polynomial goes from depth 8 to depth 4. Applied only when it lowers the depth.
+   constants (Horner's c0 + x·(c1 + x·(c2 + ...)), depth = degree; the power form
+   c0 + c1·x + c2·x^2 + ..., one power chain per term; products of factors) is expanded to
+   its coefficients and replaced by `stat.poly`, which the lowering evaluates by the
+   depth-optimal baby-step giant-step plan of compiler/analysis/polynomial.py (depth
+   ceil(log2(d + 1)) with real coefficients, about 2 sqrt(d) + log2 d ciphertext products):
+   a degree-8 Horner polynomial goes from depth 8 to depth 4. Applied when it lowers the depth,
+   or keeps it and needs fewer ciphertext products; not when the expanded coefficients would
+   cancel (their bound sum |c_k| R^k exceeds the expression's range by more than 2^10, as
+   expanding (x - 1)(x - 2)...(x - 20) would), since that loses precision.
 
-Reference: Paterson-Stockmeyer / baby-step giant-step evaluation (Lee et al., "High-precision
-bootstrapping of RNS-CKKS", 2020, for the depth-optimal power tree); HEIR keeps Horner depth.
+Reference: Paterson-Stockmeyer / baby-step giant-step evaluation (Bossuat et al., Eurocrypt
+2021, for the depth-optimal split at powers of two); HEIR keeps Horner depth.
 """
 
 from __future__ import annotations
@@ -25,15 +30,19 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from compiler.analysis.depth import public_integer, stat_depths
+from compiler.analysis.polynomial import MAX_DEGREE, plan_polynomial, power_products
 from compiler.dialects import stat
 
-# Polynomials above this degree are left alone (expansion could grow coefficients wildly).
-MAX_POLY_DEGREE = 16
+# Polynomials above this degree are left alone (the planner's and the checker's limit).
+MAX_POLY_DEGREE = MAX_DEGREE
+# An expansion whose coefficient bound exceeds the expression's range by more than this
+# factor is not applied (cancellation between large terms would cost the difference in bits).
+MAX_EXPANSION_GROWTH = 2.0**10
 
 Poly = dict[int, float]
 
@@ -105,6 +114,32 @@ def _as_poly(v: SSAValue, root: SSAValue, leaf: list[SSAValue]) -> Poly:
             return {1: 1.0}
 
 
+def _products(v: SSAValue, leaf: SSAValue, seen: set[SSAValue]) -> int:
+    """Ciphertext-ciphertext products the expression v (in the leaf) computes as written."""
+    if v is leaf or v in seen or not _secret(v):
+        return 0
+    seen.add(v)
+    op = v.owner
+    if not isinstance(op, Operation):
+        return 0
+    own = 0
+    if isinstance(op, stat.MulOp) and _secret(op.lhs) and _secret(op.rhs):
+        own = 1
+    elif isinstance(op, stat.PowOp):
+        own = power_products(op.exponent_value)
+    return own + sum(_products(x, leaf, seen) for x in op.operands)
+
+
+def _magnitude(v: SSAValue) -> float | None:
+    """max |v| from the range-analysis attribute, when the op carries one."""
+    op = v.owner
+    attr = op.attributes.get("range") if isinstance(op, Operation) else None
+    if not isinstance(attr, DenseArrayBase):
+        return None
+    values = [float(x) for x in attr.get_values()]
+    return max(abs(x) for x in values) if values else None
+
+
 def _erase_dead(program: stat.ProgramOp) -> None:
     keep = (stat.InputOp, stat.ParamOp, stat.RevealOp, stat.ClientOp, stat.OutputOp)
     changed = True
@@ -162,12 +197,23 @@ class DepthMinimizationPass(ModulePass):
             if stat.tensor_type(x).dims != stat.tensor_type(v).dims:
                 continue
             coeffs = [poly.get(k, 0.0) for k in range(degree + 1)]
-            depths = stat_depths(program)
-            real = any(not c.is_integer() for c in coeffs[1:] if c != 0.0)
-            new_depth = depths.get(x, 0) + math.ceil(math.log2(degree)) + int(real)
-            if new_depth >= depths.get(v, 0):
+            if not all(math.isfinite(c) for c in coeffs):
                 continue
+            depths = stat_depths(program)
+            found = plan_polynomial(coeffs)
+            new_depth = depths.get(x, 0) + found.depth
+            old_depth = depths.get(v, 0)
+            if new_depth > old_depth or (
+                new_depth == old_depth and found.products >= _products(v, x, set())
+            ):
+                continue
+            span, value = _magnitude(x), _magnitude(v)
+            if span is not None and value is not None:
+                bound = sum(abs(c) * span**k for k, c in enumerate(coeffs))
+                if bound > MAX_EXPANSION_GROWTH * max(value, 1e-300):
+                    continue
             new = stat.PolyOp(x, coeffs)
+            new.location = op.location
             block = op.parent_block()
             assert block is not None
             block.insert_op_before(new, op)

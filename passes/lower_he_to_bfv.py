@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ranges import public_values
 from compiler.dialects import bfv, he
-from compiler.errors import InternalError, UserError
+from compiler.errors import InternalError, UserError, op_location
 from compiler.types import Domain, FiniteSet, format_domain
 
 HINT = "use --scheme ckks (approximate arithmetic on reals), or declare integer domains"
@@ -52,6 +52,7 @@ class _ToBfv:
                 raise UserError(
                     f"--scheme bfv: input {name} has {shown}, which is not a finite set of "
                     "integers; BFV computes exactly on integers only",
+                    op_location(op),
                     hint=HINT,
                 )
 
@@ -64,6 +65,7 @@ class _ToBfv:
         raise UserError(
             f"--scheme bfv: {value} {what} a public scalar that is not an integer "
             f"(in [{interval.lo:g}, {interval.hi:g}]: a mean's 1/N or a real constant)",
+            op_location(op),
             hint="reveal the sum and divide in the client block, or " + HINT,
         )
 
@@ -126,6 +128,7 @@ class _ToBfv:
     def run(self) -> bfv.ProgramOp:
         for op in self.src.block.ops:
             new = self.convert(op)
+            new.location = op.location  # the source construct, for located errors
             self.out.block.add_op(new)
             for old, result in zip(op.results, new.results, strict=True):
                 result.name_hint = old.name_hint

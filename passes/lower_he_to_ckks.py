@@ -113,6 +113,7 @@ class _ToCkks:
         for op in self.src.block.ops:
             new = self.convert(op)
             assert new is not None
+            new.location = op.location  # the source construct, for located errors
             self.emit(new)
             for old, result in zip(op.results, new.results, strict=True):
                 result.name_hint = old.name_hint

@@ -13,11 +13,14 @@ Layouts (DESIGN.md §5 `layout-assignment`, in its first form):
 
 Sums over rows become `he.reduce`; `y @ S` becomes the fused `he.dot`; sums over the
 packed axis become `he.sum_slots` (rotations, after a relinearization), and a sum of two
-such products shares one slot sum; `x^k` and `poly` become balanced power trees (x^k at depth
-ceil(log2 k)). Constants are marked `integer` when they are (every scheme multiplies and adds
-integers exactly; a real constant needs an approximate scheme). Nothing here knows a scheme:
+such products shares one slot sum; `x^k` becomes a power chain (depth ceil(log2 k)) and `poly`
+the depth-optimal baby-step giant-step plan of compiler/analysis/polynomial.py (depth
+ceil(log2(d + 1)) with real coefficients). Constants are marked `integer` when they are
+(every scheme multiplies and adds integers exactly; a real constant needs an approximate
+scheme). Public inputs (scalars and arrays) are encrypted by their owner like secret ones
+(see `_is_public`). Nothing here knows a scheme:
 scales (ckks) and the plaintext modulus (bfv) come with the scheme's lowering
-(passes/lower_he_to_he.py, passes/lower_he_to_bfv.py).
+(passes/lower_he_to_ckks.py, passes/lower_he_to_bfv.py).
 """
 
 from __future__ import annotations
@@ -29,16 +32,46 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
-from compiler.errors import UserError
+from compiler.errors import UserError, op_location
 from compiler.types import Dim
 
 PACKED, REPLICATED = he.PACKED, he.REPLICATED
+PUBLIC_FUNCTIONS = (
+    stat.SqrtOp,
+    stat.AbsOp,
+    stat.ExpOp,
+    stat.LogOp,
+    stat.NormSfOp,
+    stat.NormCdfOp,
+    stat.Chi2SfOp,
+)
 
 
 def _is_public(v: SSAValue) -> bool:
-    return not stat.tensor_type(v).is_secret
+    """Whether `v` is a public value the compiler knows: constants and sizes, arithmetic on
+    them and their broadcasts. These multiply and add ciphertexts as scalars. Any other public
+    value (a public input, scalar or array, and what is computed from it) is data the compiler
+    does not see: its owner encrypts it like a secret input, so it enters every product,
+    elementwise, matrix or reduction, as a ciphertext (a plaintext operand would need the
+    server to read public data at run time, which the runtime has no channel for:
+    TODO(#19))."""
+    if stat.tensor_type(v).is_secret:
+        return False
+    op = v.owner
+    match op:
+        case stat.ConstantOp() | stat.SizeOp():
+            return True
+        case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
+            return _is_public(op.lhs) and _is_public(op.rhs)
+        case stat.NegOp():
+            return _is_public(op.input)
+        case stat.BroadcastOp():
+            return _is_public(op.input) and not stat.tensor_type(op.input).dims
+        case _:
+            return False
 
 
 class _Lowering:
@@ -51,6 +84,10 @@ class _Lowering:
         self.pub: dict[SSAValue, SSAValue] = {}
         self.pub_int: dict[SSAValue, bool] = {}
         self.dirty: dict[SSAValue, bool] = {}
+        self.powers: dict[SSAValue, dict[int, SSAValue]] = {}
+        # The stat op being lowered: the he ops emitted for it take its source location, and
+        # a construct the lowering refuses is reported there.
+        self.at: Operation | None = None
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
@@ -59,8 +96,14 @@ class _Lowering:
 
     # ------------------------------------------------------------------------- helpers
     def emit(self, op: Operation) -> SSAValue:
+        if self.at is not None:
+            op.location = self.at.location
         self.block.add_op(op)
         return op.results[0]
+
+    def error(self, message: str, hint: str = "") -> UserError:
+        """A refusal located at the source of the stat op being lowered."""
+        return UserError(message, op_location(self.at), hint)
 
     def default_layout(self, v: SSAValue) -> str:
         dims: tuple[Dim, ...] = stat.tensor_type(v).dims
@@ -108,7 +151,7 @@ class _Lowering:
                 r = self._pub_op(he.PublicArithOp("sub", zero, x), self.is_integer(x))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                raise UserError(
+                raise self.error(
                     f"public arrays ({name}) are not supported in encrypted programs yet; "
                     "only public scalars (sizes, constants and arithmetic on them)"
                 )
@@ -173,7 +216,7 @@ class _Lowering:
         """`he.sum_slots` of packed `x`, whose padding slots must be zero (they are summed)."""
         if self.padding_may_be_nonzero(x):
             # TODO(#6): mask the padding (a multiply by a 0/1 plaintext, one level) instead.
-            raise UserError(
+            raise self.error(
                 "a sum over the packed axis of a value that adds a constant or a scalar to a "
                 "packed vector is not supported by the lowering yet (the padding slots "
                 "of the packed ciphertexts would enter the sum)",
@@ -211,6 +254,7 @@ class _Lowering:
                         dims = stat.tensor_type(src.result).dims
                         self.block.add_op(he.SourceOp(src.sym_value, dims, dom))
         for reveal in self.src.reveals():
+            self.at = reveal
             owner = reveal.input.owner
             if isinstance(owner, stat.PackedSumOp):
                 k = [SSAValue.get(r) for r in owner.sums].index(reveal.input)
@@ -241,7 +285,7 @@ class _Lowering:
             elif isinstance(src, stat.InputOp):
                 digits.append(src.sym_value)
             else:
-                raise UserError(f"packed sum of {src} (an owner value or input was expected)")
+                raise self.error(f"packed sum of {src} (an owner value or input was expected)")
             scalar.append(ty.rank == 1)
             if ty.rank == 2:
                 cols.append(ty.dims[1])
@@ -276,7 +320,7 @@ class _Lowering:
     def lower(self, v: SSAValue, layout: str) -> SSAValue:
         """`v` as a ciphertext array in `layout`."""
         if _is_public(v):
-            raise UserError(
+            raise self.error(
                 f"the public value {v.name_hint or stat.tensor_type(v).dims} is used where a "
                 "ciphertext is needed (a revealed public value, or a public array in a secret "
                 "operation); only secret values are encrypted",
@@ -284,7 +328,12 @@ class _Lowering:
             )
         key = (v, layout)
         if key not in self.memo:
-            result = self._lower(v, layout)
+            outer = self.at
+            self.at = v.owner if isinstance(v.owner, Operation) else outer
+            try:
+                result = self._lower(v, layout)
+            finally:
+                self.at = outer
             if result.name_hint is None and v.name_hint is not None:
                 result.name_hint = v.name_hint
             self.memo[key] = result
@@ -320,8 +369,7 @@ class _Lowering:
             case stat.BroadcastOp():
                 return self.lower_broadcast(op, layout)
             case stat.PowOp():
-                x = self.lower(op.input, layout)
-                return self.power_tree(x, op.exponent_value)[op.exponent_value]
+                return self.power(self.lower(op.input, layout), op.exponent_value)
             case stat.PolyOp():
                 return self.lower_poly(op, layout)
             case stat.MatmulOp():
@@ -330,14 +378,27 @@ class _Lowering:
                 return self.lower_sum(op, layout)
             case stat.TransposeOp():
                 if layout != REPLICATED:
-                    raise UserError(
+                    raise self.error(
                         "a transposed secret matrix is only supported as the left factor "
                         "of a matrix product (packed transposes need rotations)"
                     )
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
-                raise UserError(f"{name} on secret values is not supported by the lowering")
+                hint = ""
+                if isinstance(op, stat.DetOp | stat.AdjOp):
+                    hint = (
+                        "det and adj of an encrypted matrix are not lowered yet (TODO(#21)); "
+                        "if revealing the matrix is acceptable, compute them in the client block"
+                    )
+                elif isinstance(op, PUBLIC_FUNCTIONS):
+                    hint = (
+                        "a function of public data is not evaluated under encryption: compute "
+                        "it beforehand and give the result as a public input"
+                    )
+                raise self.error(
+                    f"{name} on encrypted values is not supported by the lowering", hint
+                )
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
@@ -392,48 +453,63 @@ class _Lowering:
         x = self.lower(op.input, src_layout)
         return self.bcast(x, res.dims, dims, layout)
 
-    def power_tree(self, x: SSAValue, degree: int) -> dict[int, SSAValue]:
-        """x^1..x^degree, each x^k at multiplicative depth ceil(log2 k): x^(2^j) by squaring,
-        x^k = x^(2^j) * x^(k - 2^j) for the largest 2^j < k."""
-        powers = {1: x}
-        for k in range(2, degree + 1):
-            high = 1 << (k.bit_length() - 1)
-            if high == k:
-                half = powers[k // 2]
-                powers[k] = self.mul(half, half)
-            else:
-                powers[k] = self.mul(powers[high], powers[k - high])
-        return powers
+    def power(self, x: SSAValue, j: int) -> SSAValue:
+        """x^j by the power chain (compiler/analysis/polynomial.py: depth ceil(log2 j)), each
+        power of x computed once."""
+        powers = self.powers.setdefault(x, {1: x})
+        if j not in powers:
+            chain = power_chain(j)
+            assert chain is not None
+            a, b = chain
+            powers[j] = self.mul(self.power(x, a), self.power(x, b))
+        return powers[j]
+
+    def scalar_times(self, x: SSAValue, c: float) -> SSAValue:
+        if c == 1.0:
+            return x
+        return self.mul_const(x, self._pub_op(he.ConstantOp(c), c.is_integer()))
 
     def lower_poly(self, op: stat.PolyOp, layout: str) -> SSAValue:
-        coeffs = op.coefficient_values
+        """The plan of compiler/analysis/polynomial.py: baby-step leaves from the powers of x,
+        giant-step products low + x^(2^m) high, the constant term added once at the end."""
         x = self.lower(op.input, layout)
-        degree = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
-        if degree == 0:
+        found = plan_polynomial(op.coefficient_values)
+        acc, c0 = self.evaluate(x, found.plan)
+        if acc is None:
             # A constant: 0 * x + c0 (multiplying by the integer 0 is exact and free).
-            zero = self._pub_op(he.ConstantOp(0.0), True)
-            c0 = self._pub_op(he.ConstantOp(coeffs[0]), coeffs[0].is_integer())
-            return self.add_const(self.mul_const(x, zero), c0)
-        powers = self.power_tree(x, degree)
-        acc: SSAValue | None = None
-        for k in range(1, degree + 1):
-            if coeffs[k] == 0.0:
-                continue
-            term = powers[k]
-            if coeffs[k] != 1.0:
-                c = self._pub_op(he.ConstantOp(coeffs[k]), coeffs[k].is_integer())
-                term = self.mul_const(term, c)
-            acc = term if acc is None else self.add(acc, term)
-        assert acc is not None
-        if coeffs[0] != 0.0:
-            c0 = self._pub_op(he.ConstantOp(coeffs[0]), coeffs[0].is_integer())
-            acc = self.add_const(acc, c0)
+            acc = self.scalar_times(x, 0.0)
+        if c0 != 0.0:
+            acc = self.add_const(acc, self._pub_op(he.ConstantOp(c0), c0.is_integer()))
         return acc
+
+    def evaluate(self, x: SSAValue, plan: Plan) -> tuple[SSAValue | None, float]:
+        """(the non-constant part as a ciphertext, or None when there is none; the constant)."""
+        if isinstance(plan, Leaf):
+            acc: SSAValue | None = None
+            for i, c in enumerate(plan.coeffs):
+                if i == 0 or c == 0.0:
+                    continue
+                term = self.scalar_times(self.power(x, i), c)
+                acc = term if acc is None else self.add(acc, term)
+            return acc, plan.coeffs[0] if plan.coeffs else 0.0
+        giant = self.power(x, plan.power)
+        high, h0 = self.evaluate(x, plan.high)
+        if high is None:
+            product = self.scalar_times(giant, h0)
+        else:
+            if h0 != 0.0:
+                high = self.add_const(high, self._pub_op(he.ConstantOp(h0), h0.is_integer()))
+            product = self.mul(giant, high)
+        low, c0 = self.evaluate(x, plan.low)
+        return (product if low is None else self.add(low, product)), c0
 
     def lower_matmul(self, op: stat.MatmulOp, layout: str) -> SSAValue:
         lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
         if _is_public(op.lhs) or _is_public(op.rhs):
-            raise UserError("a product with a public matrix is not supported yet")
+            raise self.error(
+                "a matrix product with a constant array is not supported by the lowering",
+                "write it as a sum, e.g. c * sum(x) for x @ (c + 0 * x)",
+            )
         k = lt.dims[-1]
         if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, M] -> [M]
             m = rt.dims[1]
@@ -443,7 +519,7 @@ class _Lowering:
             return self.emit(he.DotOp(y, s, 0))
         if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
             if layout == PACKED or k not in self.columns:
-                raise UserError(
+                raise self.error(
                     f"matrix-vector product with a {'packed result' if layout == PACKED else k}"
                     " layout is not supported yet"
                 )
@@ -498,7 +574,7 @@ class _Lowering:
         if got != layout:
             if got == REPLICATED and he.ct_type(x).dims == ():
                 return x  # a replicated scalar serves every layout through broadcast
-            raise UserError(
+            raise self.error(
                 f"the sum over axes {list(axes)} gives a {got} array, but a {layout} one is "
                 "needed; this layout conversion is not supported yet"
             )

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
-from compiler.dialects import ckks, stat
+from compiler.analysis.polynomial import plan_polynomial
+from compiler.dialects import ckks, he, stat
 
 
 def public_integer(v: SSAValue) -> bool:
@@ -59,10 +60,7 @@ def stat_depths(program: stat.ProgramOp) -> dict[SSAValue, int]:
             case stat.PowOp():
                 depth[out] = d(op.input) + math.ceil(math.log2(op.exponent_value))
             case stat.PolyOp():
-                coeffs = op.coefficient_values
-                deg = max((k for k, c in enumerate(coeffs) if c != 0.0), default=0)
-                real = any(not c.is_integer() for c in coeffs[1:] if c != 0.0)
-                depth[out] = d(op.input) + math.ceil(math.log2(max(deg, 1))) + int(real)
+                depth[out] = d(op.input) + plan_polynomial(op.coefficient_values).depth
             case stat.MeanOp():
                 depth[out] = d(op.input) + 1
             case stat.OwnerComputeOp():
@@ -95,3 +93,25 @@ def ckks_depth(program: ckks.ProgramOp) -> dict[str, int]:
         )
         depth[op.results[0]] = base + int(product)
     return {d.sym_value: depth.get(d.input, 0) for d in program.decrypts()}
+
+
+def ciphertext_products(program: he.ProgramRule) -> dict[str, int]:
+    """Ciphertext-ciphertext products (`mul`, `dot`) each decrypted value is computed with:
+    the non-scalar multiplications of Paterson and Stockmeyer, by name (ckks, he or bfv)."""
+    out: dict[str, int] = {}
+    for d in program.block.ops:
+        if not isinstance(d, he.DecryptRule):
+            continue
+        seen: set[Operation] = set()
+        stack = [d.input]
+        count = 0
+        while stack:
+            owner = stack.pop().owner
+            if not isinstance(owner, Operation) or owner in seen:
+                continue
+            seen.add(owner)
+            if isinstance(owner, he.MulRule | he.DotRule):
+                count += 1
+            stack.extend(v for v in owner.operands if isinstance(v.type, he.CiphertextType))
+        out[d.sym_value] = count
+    return out

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from xdsl.ir import SSAValue
 
 from compiler.dialects import ckks, he, stat
-from compiler.errors import UserError
+from compiler.errors import UserError, op_location
 from compiler.types import Dim, Interval, dim_bound, domain_interval
 
 
@@ -59,7 +59,7 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
             case stat.InputOp():
                 dom = op.domain_value
                 if dom is None:
-                    raise UserError(f"input {op.sym_value} has no value domain")
+                    raise UserError(f"input {op.sym_value} has no value domain", op_location(op))
                 r = domain_interval(dom)
             case stat.ConstantOp():
                 r = Interval.point(op.float_value)
@@ -110,7 +110,7 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 bound = (kk**0.5 * m) ** kk if kk > 0 else 1.0
                 r = Interval(-bound, bound)
             case _:
-                raise UserError(f"range analysis does not handle {op.name}")
+                raise UserError(f"range analysis does not handle {op.name}", op_location(op))
         out[op.results[0]] = r
     return out
 
@@ -201,7 +201,7 @@ def value_ranges(
             case he.EncodeRule():
                 dom = op.domain_value
                 if dom is None:
-                    raise UserError(f"input {op.sym_value} has no value domain")
+                    raise UserError(f"input {op.sym_value} has no value domain", op_location(op))
                 r = domain_interval(dom)
             case he.SubRule():
                 r = g(op.lhs) - g(op.rhs)
@@ -241,7 +241,7 @@ def value_ranges(
             ):
                 r = g(op.operands[0])
             case _:
-                raise UserError(f"range analysis does not handle {op.name}")
+                raise UserError(f"range analysis does not handle {op.name}", op_location(op))
         out[op.results[0]] = r
     return out
 

@@ -28,7 +28,7 @@ from compiler.analysis.counts import (
     party_sizes,
     static_counts,
 )
-from compiler.analysis.depth import ckks_depth
+from compiler.analysis.depth import ciphertext_products, ckks_depth
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
@@ -107,6 +107,7 @@ def build_report(
     ranges = value_ranges(program, bounds)
     precision = {p.name: p for p in output_precision(program, bounds, model, ranges)}
     depth = ckks_depth(program)
+    products = ciphertext_products(program)
     rescales = _rescales_on_path(program)
     outputs = []
     public = public_values(program, bounds)
@@ -125,6 +126,7 @@ def build_report(
                 "shape": format_shape(ty.dims),
                 "layout": ty.layout_name,
                 "depth": depth[d.sym_value],
+                "multiplications": products[d.sym_value],
                 "levels": rescales.get(d.input, 0),
                 "level": ty.level_value,
                 "degree": ty.degree_value,
@@ -237,6 +239,7 @@ def _count_output(d: ckks.DecryptOp, insecure: bool) -> dict[str, Any]:
         "shape": "scalar" if d.is_scalar_digit else format_shape(ty.dims),
         "layout": ty.layout_name,
         "depth": 0,
+        "multiplications": 0,
         "levels": 0,
         "level": ty.level_value,
         "degree": ty.degree_value,
@@ -294,11 +297,13 @@ def build_bfv_report(
     largest = max(
         (magnitude(r) for v, r in ranges.items() if isinstance(v.type, he.CtType)), default=0.0
     )
+    products = ciphertext_products(program)
     outputs = [
         {
             "name": d.sym_value,
             "shape": format_shape(he.ct_type(d.input).dims),
             "layout": he.ct_type(d.input).layout_name,
+            "multiplications": products[d.sym_value],
             "degree": he.ct_type(d.input).degree_value,
             "range": [ranges[d.input].lo, ranges[d.input].hi],
             "noise_budget_bits": round(budgets[d.sym_value], 1),
@@ -366,7 +371,8 @@ def render_bfv_text(report: Mapping[str, Any]) -> str:
     for o in report["outputs"]:
         factor = ", times a public factor after decryption" if o["public_factor"] else ""
         lines.append(
-            f"  {o['name']:<12} {o['shape']:<8} degree {o['degree']}  range "
+            f"  {o['name']:<12} {o['shape']:<8} mults {o['multiplications']}  "
+            f"degree {o['degree']}  range "
             f"[{o['range'][0]:g}, {o['range'][1]:g}]  noise budget {o['noise_budget_bits']} "
             f"bits{factor}"
         )
@@ -444,8 +450,9 @@ def render_text(report: Mapping[str, Any]) -> str:
             )
             continue
         lines.append(
-            f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  levels {o['levels']}  "
-            f"degree {o['degree']}  scale 2^{o['scale_bits']}  precision "
+            f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  "
+            f"mults {o['multiplications']}  levels {o['levels']}  degree {o['degree']}  "
+            f"scale 2^{o['scale_bits']}  precision "
             f"{o['precision_bits']} bits{factor}"
         )
     st, ex = report["counts"]["static"], report["counts"]["executed"]

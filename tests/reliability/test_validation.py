@@ -72,9 +72,9 @@ def test_precision_bits_of_hec_compile(tmp_path: Path) -> None:
     [
         ("param N <= 1e38\ninput x: secret[N] in [0, 1]\nreveal s = sum(x)\n", ":1:12:", "1e+38"),
         (
-            "param N <= 100\ninput x: secret[N] in [0, 1]\nreveal s = sum(x)^35\n",
+            "param N <= 100\ninput x: secret[N] in [0, 1]\nreveal s = sum(x)^64\n",
             ":3:19:",
-            "at most 16",
+            "at most 63",
         ),
     ],
 )

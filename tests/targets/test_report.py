@@ -159,10 +159,19 @@ def test_horner_degree_8_compiles_to_depth_4() -> None:
 
 def test_unsupported_operations_are_user_errors() -> None:
     # The LRA example needs det/adj of a secret matrix, which the ckks lowering does not
-    # expand yet: a located user error, never a crash.
+    # expand yet (issue 21): a located user error, never a crash.
     run = hec("report", "examples/gwas/lra.hec", "--size", "N=100,M=100")
     assert run.returncode == 1
-    assert "stat.det on secret values is not supported" in run.stderr
+    assert "lra.hec:32:9: error: stat.det on encrypted values is not supported" in run.stderr
+    assert "TODO(#21)" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_lra_at_its_declared_sizes_is_refused_where_its_range_overflows() -> None:
+    """Was: 'the secret value z_num has no finite range ... give every secret input a bounded
+    domain', with no location, although every input has a domain (issue 19, fact 6)."""
+    run = hec("report", "examples/gwas/lra.hec")
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "lra.hec:42:16: error: the range of the secret value z_num overflows" in run.stderr
 
 
 def test_ir_size_does_not_depend_on_the_data_size() -> None:
