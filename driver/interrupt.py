@@ -82,6 +82,19 @@ def handling_signals() -> Iterator[None]:
     try:
         yield
         check()  # a signal whose exception was swallowed still ends the run as interrupted
+    except Interrupted:
+        raise
+    except BaseException as err:
+        # Once a signal has arrived, whatever unwinds is the interruption: the handler's
+        # exception can come back replaced by another one from C code that mishandles an
+        # error raised in a callback. numpy's `ndarray.tofile` (under `np.save`) asks
+        # `isinstance(f, os.PathLike)`, whose ABC check runs Python code, so the handler can
+        # raise there; numpy takes the failed check (-1) for "true" and calls `os.fspath(f)`,
+        # which raises "TypeError: expected str, bytes or os.PathLike object, not
+        # BufferedWriter" in place of `Interrupted` (tests/reliability/test_signals.py).
+        if _pending:
+            raise Interrupted(_pending[0]) from err
+        raise
     finally:
         for s, h in previous.items():
             signal.signal(s, h)

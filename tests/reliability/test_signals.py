@@ -8,6 +8,7 @@ role is left running, and nothing of the run is left on disk."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,3 +116,51 @@ def test_interrupted_gwas_leaves_nothing(
     left = [str(p.relative_to(scratch)) for p in scratch.rglob("*")]
     assert left == [], f"left behind in TMPDIR after {point}: {left[:10]}"
     assert [p.name for p in out_dir.iterdir()] == []
+
+
+class _SignallingWriter(io.BufferedWriter):
+    """A file whose `__class__` lookup (made by `isinstance` checks) sends SIGTERM to this
+    process: the signal's handler then runs inside that check, deterministically."""
+
+    @property
+    def __class__(self) -> type:  # pyright: ignore[reportIncompatibleMethodOverride]
+        os.kill(os.getpid(), signal.SIGTERM)
+        return io.BufferedWriter
+
+
+def test_signal_inside_numpy_tofile_is_an_interruption(tmp_path: Path) -> None:
+    """Regression (flaky in CI: test_interrupted_gwas_leaves_nothing[plaintext] ended with
+    "TypeError: expected str, bytes or os.PathLike object, not BufferedWriter" and a traceback
+    instead of exit 143 and one line). `np.save` writes through `ndarray.tofile`, which asks
+    `isinstance(f, os.PathLike)`: an ABC check that runs Python code, where a signal's handler
+    can raise; numpy takes the failed check (-1) for "true" and calls `os.fspath(f)`, whose
+    TypeError replaces the handler's exception. The file here makes the signal arrive inside
+    that check every time; the run must still end as `Interrupted`."""
+    from driver.interrupt import Interrupted, handling_signals
+
+    with pytest.raises(Interrupted) as caught:
+        with handling_signals():
+            with _SignallingWriter(io.FileIO(tmp_path / "x.npy", "wb")) as f:
+                np.zeros(16, dtype=np.uint8).tofile(f)
+    assert caught.value.signum == signal.SIGTERM
+    # numpy's TypeError is what came out of tofile: the mechanism is still the one above
+    assert isinstance(caught.value.__cause__, TypeError), caught.value.__cause__
+
+def test_exception_replacing_the_interruption_still_interrupts() -> None:
+    """The mechanism above, deterministically: code that turns the handler's exception into
+    another one (as numpy's does) still ends the block with `Interrupted`, the other exception
+    chained as its cause; without a signal, exceptions pass through unchanged."""
+    from driver.interrupt import Interrupted, handling_signals
+
+    with pytest.raises(Interrupted) as caught:
+        with handling_signals():
+            try:
+                os.kill(os.getpid(), signal.SIGHUP)
+                time.sleep(5)  # the handler raises before this ends
+            except Interrupted as err:
+                raise TypeError("expected str, bytes or os.PathLike object") from err
+    assert caught.value.signum == signal.SIGHUP
+    assert isinstance(caught.value.__cause__, TypeError)
+    with pytest.raises(TypeError):
+        with handling_signals():
+            raise TypeError("not an interruption")
