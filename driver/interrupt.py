@@ -30,6 +30,7 @@ from typing import IO
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_SECONDS = 3.0
 _PR_SET_PDEATHSIG = 1
+_SIG_IGN = 1  # the C library's SIG_IGN handler value
 
 
 class Interrupted(BaseException):
@@ -101,10 +102,14 @@ def handling_signals() -> Iterator[None]:
 
 
 def _child_setup() -> None:
-    # In the child, before exec: die with the parent (even if it is SIGKILLed).
+    # In the child, before exec: die with the parent (even if it is SIGKILLed), and ignore
+    # SIGXFSZ (subprocess has just restored its default action, which kills the role without
+    # a word), so that a write beyond a file-size limit fails with EFBIG and the role names the
+    # file it could not write, as it does for a full disk.
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.signal(signal.SIGXFSZ, _SIG_IGN)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
