@@ -138,13 +138,13 @@ def test_signal_inside_numpy_tofile_is_an_interruption(tmp_path: Path) -> None:
     that check every time; the run must still end as `Interrupted`."""
     from driver.interrupt import Interrupted, handling_signals
 
-    with pytest.raises(Interrupted) as caught:
-        with handling_signals():
-            with _SignallingWriter(io.FileIO(tmp_path / "x.npy", "wb")) as f:
-                np.zeros(16, dtype=np.uint8).tofile(f)
+    writer = _SignallingWriter(io.FileIO(tmp_path / "x.npy", "wb"))
+    with pytest.raises(Interrupted) as caught, handling_signals(), writer:
+        np.zeros(16, dtype=np.uint8).tofile(writer)
     assert caught.value.signum == signal.SIGTERM
     # numpy's TypeError is what came out of tofile: the mechanism is still the one above
     assert isinstance(caught.value.__cause__, TypeError), caught.value.__cause__
+
 
 def test_exception_replacing_the_interruption_still_interrupts() -> None:
     """The mechanism above, deterministically: code that turns the handler's exception into
@@ -152,15 +152,13 @@ def test_exception_replacing_the_interruption_still_interrupts() -> None:
     chained as its cause; without a signal, exceptions pass through unchanged."""
     from driver.interrupt import Interrupted, handling_signals
 
-    with pytest.raises(Interrupted) as caught:
-        with handling_signals():
-            try:
-                os.kill(os.getpid(), signal.SIGHUP)
-                time.sleep(5)  # the handler raises before this ends
-            except Interrupted as err:
-                raise TypeError("expected str, bytes or os.PathLike object") from err
+    with pytest.raises(Interrupted) as caught, handling_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(5)  # the handler raises before this ends
+        except Interrupted as err:
+            raise TypeError("expected str, bytes or os.PathLike object") from err
     assert caught.value.signum == signal.SIGHUP
     assert isinstance(caught.value.__cause__, TypeError)
-    with pytest.raises(TypeError):
-        with handling_signals():
-            raise TypeError("not an interruption")
+    with pytest.raises(TypeError), handling_signals():
+        raise TypeError("not an interruption")
