@@ -61,6 +61,12 @@ def _raise(signum: int, _frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def interrupted() -> bool:
+    """Whether a handled signal has arrived: code that handles `Exception`s (a failure log)
+    asks, since a signal can come back as another exception (`handling_signals`)."""
+    return bool(_pending)
+
+
 def check() -> None:
     """Raise `Interrupted` if a signal arrived: the handler's own exception can be swallowed
     when it lands in code that ignores exceptions (an at-fork callback of `subprocess`, a
@@ -97,6 +103,7 @@ def handling_signals() -> Iterator[None]:
             raise Interrupted(_pending[0]) from err
         raise
     finally:
+        _pending.clear()  # the interruption is the exception now unwinding
         for s, h in previous.items():
             signal.signal(s, h)
 

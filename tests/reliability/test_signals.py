@@ -162,3 +162,28 @@ def test_exception_replacing_the_interruption_still_interrupts() -> None:
     assert isinstance(caught.value.__cause__, TypeError)
     with pytest.raises(TypeError), handling_signals():
         raise TypeError("not an interruption")
+
+
+def test_interrupted_run_writes_no_failure_log(tmp_path: Path) -> None:
+    """Regression (1 of 30 interruptions at "plaintext" left PREFIX.log): the numpy TypeError
+    that replaced the interruption is an `Exception`, so `hec gwas`'s failure handler wrote the
+    failure log before the exception reached `handling_signals`. Once a signal has arrived, no
+    failure log is written."""
+    import datetime
+
+    from driver.interrupt import Interrupted, handling_signals
+    from gwas.chisq import write_failure_log
+
+    log = tmp_path / "run.log"
+    started = datetime.datetime.now(datetime.UTC)
+    with pytest.raises(Interrupted), handling_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises before this ends
+        except Interrupted as err:
+            replaced = TypeError("expected str, bytes or os.PathLike object, not BufferedWriter")
+            write_failure_log(log, "gwas chisq", "hec gwas chisq", started, [], replaced)
+            raise replaced from err
+    assert list(tmp_path.iterdir()) == []
+    write_failure_log(log, "gwas chisq", "hec gwas chisq", started, [], ValueError("no signal"))
+    assert "error: no signal" in log.read_text()
