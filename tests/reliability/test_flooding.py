@@ -6,12 +6,16 @@ itself is runtime/tests/ckks/flooding_test.cpp."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import jsonschema
 import numpy as np
-from reliability_common import new_run, ok, reference
+from reliability_common import ROOT, new_run, ok, reference
 
 from compiler.analysis.flooding import flooding_cost_bits, flooding_factor
 from driver.run import Built
@@ -21,7 +25,8 @@ def _compiled_sigmas(built: Built) -> dict[str, float]:
     """Each output's flooding sigma as the emitter wrote it into the program's description."""
     text = "\n".join(p.read_text() for p in built.directory.rglob("*.cpp"))
     found = re.findall(
-        r's\.outputs\.push_back\(\{"(\w+)".*?\n\s*s\.outputs\.back\(\)\.flood_sigma = ([0-9.e+-]+);',
+        r's\.outputs\.push_back\(\{"(\w+)".*?\n'
+        r"\s*s\.outputs\.back\(\)\.flood_sigma = ([0-9.e+-]+);",
         text,
     )
     return {name: float(sigma) for name, sigma in found}
@@ -75,3 +80,26 @@ def test_decrypt_floods_with_the_compiled_sigma_unless_told_not_to(
     assert not np.array_equal(a, b)
     assert 0.7 < float(np.std(z)) < 1.3, np.std(z)
     assert abs(float(np.mean(z))) < 0.5
+
+
+def test_the_report_states_the_cost(tmp_path: Path) -> None:
+    """`hec report` gives each flooded output's precision after flooding and the cost."""
+    done = subprocess.run(
+        [sys.executable, "-m", "hec", "report", "examples/gwas/chisq_numerators.hec",
+         "--size", "N=40,M=10", "--json"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    jsonschema.validate(report, json.loads((ROOT / "tests/report.schema.json").read_text()))
+    flooding = report["flooding"]
+    assert flooding["statistical_bits"] == 40 and flooding["reveal_budget_log2"] == 24
+    assert flooding["cost_bits"] == 31.5
+    assert sorted(flooding["flooded_outputs"]) == ["chi2_den", "chi2_num", "or_den", "or_num"]
+    for o in report["outputs"]:
+        assert math.isclose(o["flooded_precision_bits"], o["precision_bits"] - 31.5, abs_tol=0.02)
+    text = subprocess.run(
+        [sys.executable, "-m", "hec", "report", "examples/gwas/chisq_numerators.hec",
+         "--size", "N=40,M=10"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout  # fmt: skip
+    assert "costing 31.5 bits of precision" in text and "with flooding)" in text
