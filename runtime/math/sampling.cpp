@@ -188,7 +188,7 @@ std::vector<double> sample_normal(Prng& prng, std::size_t n) {
   prng.fill(words.data(), words.size() * sizeof(u64));
   for (std::size_t i = 0; i < n; i += 2) {
     const double u1 = static_cast<double>((words[i] >> 11) + 1) * kUlp;  // (0, 1]
-    const double u2 = static_cast<double>(words[i + 1] >> 11) * kUlp;     // [0, 1)
+    const double u2 = static_cast<double>(words[i + 1] >> 11) * kUlp;    // [0, 1)
     const double r = std::sqrt(-2.0 * std::log(u1));
     out[i] = r * std::cos(kTwoPi * u2);
     if (i + 1 < n) out[i + 1] = r * std::sin(kTwoPi * u2);
