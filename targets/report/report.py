@@ -137,7 +137,7 @@ def build_report(
                 "range": [r.lo, r.hi],
                 "precision_bits": round(p.precision_bits, 2),
                 # after the decrypt role's noise flooding (compiler/analysis/flooding.py)
-                "flooded_precision_bits": round(p.precision_bits - flooding_cost_bits(), 2),
+                "flooded_precision_bits": round(p.flooded_precision_bits(), 2),
                 "public_factor": d.factor is not None,
                 "insecure": params.insecure,
             }
