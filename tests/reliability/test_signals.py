@@ -187,3 +187,36 @@ def test_interrupted_run_writes_no_failure_log(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     write_failure_log(log, "gwas chisq", "hec gwas chisq", started, [], ValueError("no signal"))
     assert "error: no signal" in log.read_text()
+
+
+def test_sigkilled_gwas_leaves_no_role_and_its_scratch_is_swept(
+    cohort: PlinkCohort, warm_cache: Path, tmp_path: Path
+) -> None:
+    """SIGKILL cannot be handled: killed while the encrypting role runs, `hec gwas` takes its
+    roles with it (PR_SET_PDEATHSIG: was an orphan that kept running) and leaves its 0700
+    scratch directory, which the next run removes before it starts (`sweep_stale`, called by
+    every `scratch_directory`)."""
+    from driver.interrupt import sweep_stale
+
+    scratch, out_dir = tmp_path / "tmp", tmp_path / "out"
+    scratch.mkdir()
+    out_dir.mkdir()
+    proc = _start(cohort, out_dir / "run", warm_cache, scratch)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if POINTS["encrypt"](scratch, out_dir) and _roles_running(warm_cache):
+            proc.kill()
+            break
+        time.sleep(0.0005)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    for _ in range(100):  # the kernel kills the roles as hec dies; give them time to exit
+        if not _roles_running(warm_cache):
+            break
+        time.sleep(0.05)
+    assert _roles_running(warm_cache) == []
+    left = list(scratch.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(f"hec-gwas-{proc.pid}-")
+    assert left[0].stat().st_mode & 0o777 == 0o700
+    assert sweep_stale("hec-gwas-", str(scratch)) == left
+    assert list(scratch.iterdir()) == []
