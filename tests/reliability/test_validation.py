@@ -175,9 +175,9 @@ def test_duplicate_snp_ids_are_reported(cohort: PlinkCohort, tmp_path: Path) -> 
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory: pytest.TempPathFactory) -> tuple[PlinkCohort, Path]:
-    """A cohort whose run writes a 32 KiB secret key, a 64 KiB public key, 120 KiB of plaintext genotypes and MiBs
-    of ciphertexts, and a cache holding its program
-    (filled by one unlimited run, so that the limited runs below fail in the run, not in the
+    """A cohort whose run writes a 32 KiB secret key, a 64 KiB public key, 120 KiB of
+    plaintext genotypes and MiBs of ciphertexts, and a cache holding its program (filled by
+    one unlimited run, so that the limited runs below fail in the run, not in the
     C++ build)."""
     base = tmp_path_factory.mktemp("fsize")
     cohort = simulate_plink_cohort(base / "c", 150, 150, 400, 10, 0.0, 4)
