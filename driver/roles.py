@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -111,6 +112,12 @@ def run_role(
         message = "\n".join(
             line for line in err.strip().splitlines() if not _ROW_PROGRESS.match(line)
         )
+        if proc.returncode < 0:  # killed: say by what (it may have printed nothing)
+            try:
+                killed = f"killed by {signal.Signals(-proc.returncode).name}"
+            except ValueError:
+                killed = f"killed by signal {-proc.returncode}"
+            message = f"{message} ({killed})" if message else killed
         role = " ".join(args[:3] if args[0] == "--residue" else args[:1])
         raise UserError(f"{binary.name} {role} failed: {message}")
     reported = [int(x) for x in _PEAK.findall(err)]
@@ -215,7 +222,21 @@ class RoleSequence:
             args += ["--sign", str(self.server_sign)]
         return self._run(*args, "--in", str(cts), "--out", str(out), on_progress=on_progress)
 
-    def decrypt(self, res: Path, out: Path) -> dict[str, Array]:
-        """The coordinator decrypts the results in `res` into `out`; returns the values."""
-        self._run("decrypt", "--sk", str(self.keys / "secret"), "--in", str(res), "--out", str(out))
+    def decrypt(self, res: Path, out: Path, *, flooding: bool = True) -> dict[str, Array]:
+        """The coordinator decrypts the results in `res` into `out`; returns the values.
+        `flooding=False` (decrypt --no-flooding) only where every party is this process and
+        the result ciphertexts are deleted with the run (`hec run`, `hec gwas`): the values
+        then keep their full precision, and nobody holds the ciphertexts a key-recovery
+        attack needs (docs/security.md, "Noise flooding")."""
+        extra = [] if flooding else ["--no-flooding"]
+        self._run(
+            "decrypt",
+            "--sk",
+            str(self.keys / "secret"),
+            "--in",
+            str(res),
+            "--out",
+            str(out),
+            *extra,
+        )
         return read_revealed(out)

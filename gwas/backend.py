@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -580,7 +581,18 @@ class EncryptedBackend(Backend):
                     files: dict[str, Path] = {}
                     for name, value in block.inputs.items():
                         files[name] = plain / f"{name}.npy"
-                        np.save(files[name], compact_integers(value))
+                        # Serialized first, written by Python: a short write then fails
+                        # with its errno (numpy's tofile only says "N requested and M
+                        # written"), reported naming the file.
+                        buffer = io.BytesIO()
+                        np.save(buffer, compact_integers(value))
+                        try:
+                            files[name].write_bytes(buffer.getbuffer())
+                        except OSError as err:
+                            raise UserError(
+                                f"cannot write {files[name]} (the plaintext input of the "
+                                f"encrypting role): {err.strerror or err}"
+                            ) from err
                 # A data owner's inputs that do not depend on the SNP block (the phenotype) are
                 # encrypted once; every block's ciphertext directory links to them.
                 # Owner inputs by the encrypted arrays they enter: an array computed only from
@@ -616,7 +628,9 @@ class EncryptedBackend(Backend):
                 rows_done = self._row_progress(progress, "compute", done, n_blocks)
                 roles.compute(cts, res, on_progress=rows_done)
                 progress("compute", done, n_blocks)
-                outputs = roles.decrypt(res, dec)
+                # every role runs here and the result ciphertexts are deleted with the block:
+                # no one can pair them with the revealed values (docs/security.md)
+                outputs = roles.decrypt(res, dec, flooding=False)
                 progress("decrypt", done, n_blocks)
                 shutil.rmtree(work)
                 yield block, outputs

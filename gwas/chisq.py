@@ -43,6 +43,7 @@ import numpy.typing as npt
 
 from compiler.errors import InternalError, UserError
 from driver import MAX_PRECISION_BITS, __version__
+from driver.interrupt import interrupted
 from gwas import DEFAULT_BACKEND, DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
@@ -416,7 +417,10 @@ def write_failure_log(
     err: BaseException,
 ) -> None:  # fmt: skip
     """The .log of a run that failed: what it did, and the error as its last line. No other
-    output of the run is left behind."""
+    output of the run is left behind. An interrupted run leaves no log at all, even when the
+    signal came back as another exception (driver/interrupt.py)."""
+    if interrupted():
+        return
     lines = [
         f"hec {__version__} {title}  (Python {platform.python_version()})",
         f"command: {command_line or ' '.join(shlex.quote(a) for a in sys.argv)}",

@@ -445,8 +445,12 @@ def _finish(
     backend = _compile(study, cache_dir)
     compiled = EncryptedBackend().compile(PROGRAM_ALLELES, study.sizes, study.precision_bits,
                                           cache_dir)  # fmt: skip
+    # Unflooded (decrypt --no-flooding): only the counts rounded to integers below leave the
+    # coordinator, and a correct rounding (the promised error is checked to allow it) does not
+    # depend on the encryption errors, so it reveals nothing a key-recovery attack could use;
+    # the unrounded values are deleted with `tmp` (docs/security.md, "Noise flooding").
     with tempfile.TemporaryDirectory(prefix="hec-finish-") as tmp:
-        decrypted = _roles(backend, study_dir).decrypt(results, Path(tmp) / "dec")
+        decrypted = _roles(backend, study_dir).decrypt(results, Path(tmp) / "dec", flooding=False)
         revealed = {k: v.astype(np.float64) for k, v in decrypted.items()}
     done.append(f"decrypted {', '.join(sorted(revealed))} from {results}")
     exact = set(compiled.report.get("exact_outputs", []))
@@ -463,8 +467,8 @@ def _finish(
         qc_backend = _compile(study, cache_dir, PROGRAM_QC)
         with tempfile.TemporaryDirectory(prefix="hec-finish-") as tmp:
             qc_decrypted = _roles(qc_backend, study_dir, "qc-keys").decrypt(
-                results / "qc", Path(tmp) / "dec"
-            )
+                results / "qc", Path(tmp) / "dec", flooding=False
+            )  # rounded to counts before use, as above
             qc_revealed = {k: v.astype(np.float64) for k, v in qc_decrypted.items()}
         qcc = counts_from_reveals(qc_compiled, qc_revealed)
         # A1: the minor allele of the pooled founders' calls (PLINK's rule; ties keep the order).

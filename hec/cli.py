@@ -944,6 +944,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         print(err, file=sys.stderr)
         return 1
+    except OSError as err:
+        # A failure of the environment no check before the work could foresee (a disk that
+        # fills during the run, a file-size limit, a directory removed under us): one line
+        # naming the file; the run's temporary files were removed as the exception unwound.
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
     except (Interrupted, KeyboardInterrupt) as err:
         # One line, no traceback; the run's children were stopped and its temporary keys,
         # plaintexts and ciphertexts removed while the exception unwound.

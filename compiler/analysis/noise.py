@@ -18,7 +18,8 @@ Propagation: add sums variances; a product x·y adds |y|²Var(x) + |x|²Var(y) +
 with |x| the range bound (worst case); sums of K terms multiply the variance by K.
 
 `precision_bits` of an output is log2(range bound / (6·sigma)): the number of correct bits
-relative to the largest value the output can take, with a 6-sigma margin.
+relative to the largest value the output can take, with a 6-sigma margin;
+`flooded_precision_bits` what is left after the decrypt role's noise flooding (flooding.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
+from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS, flooding_cost_bits
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.security import ERROR_SIGMA
 from compiler.dialects import ckks
@@ -168,6 +170,10 @@ class OutputPrecision:
         if not math.isfinite(self.sigma):
             return -math.inf  # an unbounded error: no precision (the plan is rejected)
         return math.log2(max(self.bound, 1e-300) / (SIGMAS * self.sigma))
+
+    def flooded_precision_bits(self, statistical_bits: float = DEFAULT_STATISTICAL_BITS) -> float:
+        """The precision left after the decrypt role's noise flooding (flooding.py)."""
+        return self.precision_bits - flooding_cost_bits(statistical_bits)
 
 
 def output_precision(

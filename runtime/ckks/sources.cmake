@@ -6,6 +6,7 @@ target_sources(hec_runtime PRIVATE
   ckks/keys.cpp
   ckks/keyswitch.cpp
   ckks/encryptor.cpp
+  ckks/flooding.cpp
   ckks/evaluator.cpp
   ckks/kernels.cpp
   ckks/io.cpp
@@ -14,6 +15,7 @@ if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/ckks/params_test.cpp
     tests/ckks/encoder_test.cpp
+    tests/ckks/flooding_test.cpp
     tests/ckks/evaluator_test.cpp
     tests/ckks/kernels_test.cpp
     tests/ckks/io_test.cpp

@@ -180,6 +180,23 @@ std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n, double sigm
   return out;
 }
 
+std::vector<double> sample_normal(Prng& prng, std::size_t n) {
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  constexpr double kUlp = 1.0 / 9007199254740992.0;  // 2^-53
+  std::vector<double> out(n);
+  std::vector<u64> words(2 * ((n + 1) / 2));
+  prng.fill(words.data(), words.size() * sizeof(u64));
+  for (std::size_t i = 0; i < n; i += 2) {
+    const double u1 = static_cast<double>((words[i] >> 11) + 1) * kUlp;  // (0, 1]
+    const double u2 = static_cast<double>(words[i + 1] >> 11) * kUlp;    // [0, 1)
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    out[i] = r * std::cos(kTwoPi * u2);
+    if (i + 1 < n) out[i + 1] = r * std::sin(kTwoPi * u2);
+  }
+  sodium_memzero(words.data(), words.size() * sizeof(u64));
+  return out;
+}
+
 void signed_to_rns(const std::int64_t* values, std::size_t n, const RnsBase& base, u64* out) {
   for (std::size_t i = 0; i < base.size(); ++i) {
     const u64 q = base[i].value();

@@ -74,6 +74,13 @@ std::vector<std::int64_t> sample_ternary_hamming(Prng& prng, std::size_t n,
 std::vector<std::int64_t> sample_gaussian(Prng& prng, std::size_t n,
                                           double sigma = kDefaultGaussianSigma);
 
+// n independent standard normal values (mean 0, variance 1) by the Box-Muller transform of
+// 53-bit uniforms from the keystream: u1 in (0, 1], u2 in [0, 1), r = sqrt(-2 ln u1),
+// (r cos 2 pi u2, r sin 2 pi u2). The tail is cut where u1 = 2^-53 (|x| <= 8.57). For noise
+// flooding (ckks/flooding.h), where the standard deviation is scaled far above the noise it
+// hides; not a discrete Gaussian and not for key or encryption noise.
+std::vector<double> sample_normal(Prng& prng, std::size_t n);
+
 // Writes small signed integers into every limb: out[i * n + c] = values[c] mod q_i.
 void signed_to_rns(const std::int64_t* values, std::size_t n, const RnsBase& base, u64* out);
 

@@ -253,6 +253,8 @@ struct BfvScheme {
    public:
     Decoder(const ContextPtr& ctx, const std::filesystem::path& sk_path);
     core::KeyId key_id() const { return sk_.key_id; }
+    // BFV decrypts exactly: the revealed values carry no error to flood (the roles' interface).
+    bool flooding = true;
     std::vector<std::int64_t> decrypt_output(const OutputSpec& o, const std::string& file,
                                              std::vector<std::size_t>& dims,
                                              const std::vector<std::size_t>& arr, double factor,

@@ -11,7 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ckks/flooding.h"
 #include "core/wipe.h"
+#include "math/sampling.h"
 #include "program/coeff_layout.h"
 #include "program/roles_impl.h"
 
@@ -534,10 +536,15 @@ std::vector<double> CkksScheme::Decoder::decrypt_output(
   const auto cts = load();
   values.assign(product(dims), 0.0);
   const std::size_t slots = ctx_->slots();
+  const double flood_sigma = flooding ? o.flood_sigma : 0.0;
   parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
     ckks::Plaintext phase = decryptor_.decrypt(cts[i]);  // Delta m + e
-    const auto decoded = encoder_.decode(phase);
+    auto decoded = encoder_.decode(phase);
     core::wipe(phase.data);
+    if (flood_sigma > 0.0) {  // before any value leaves: the decoded e is never revealed
+      math::Prng prng;        // one generator per ciphertext (thread safety), seeded by the OS
+      ckks::flood_slots(decoded.values, flood_sigma, prng);
+    }
     if (o.layout == Layout::kReplicated) {
       values[i] = decoded.values[0].real() * factor;
       return;

@@ -201,6 +201,9 @@ struct CkksScheme {
    public:
     Decoder(const ContextPtr& ctx, const std::filesystem::path& sk_path);
     core::KeyId key_id() const { return sk_.key_id; }
+    // Noise flooding of the decoded values (ckks/flooding.h, OutputSpec::flood_sigma); off
+    // only for single-party use (decrypt --no-flooding).
+    bool flooding = true;
     std::vector<double> decrypt_output(const OutputSpec& o, const std::string& file,
                                        std::vector<std::size_t>& dims,
                                        const std::vector<std::size_t>& arr, double factor,

@@ -126,7 +126,11 @@ CommandLine command_line(const ProgramSpec& spec) {
           {{"sk", "KEYDIR/secret", "the secret key", true},
            {"in", "RESDIR", "the encrypted results", true},
            {"out", "DIR|FILE.npz", "a directory of NAME.npy files, or one .npz archive", true},
-           {"manifest", "FILE", "the run manifest (default: beside the secret key)"}},
+           {"manifest", "FILE", "the run manifest (default: beside the secret key)"},
+           {"no-flooding", "",
+            "reveal CKKS values without noise flooding (single-party use "
+            "only: with the result ciphertexts they give away the secret key)",
+            false, false, true}},
           {}});
   cl.add({"info", "print the header of a key, ciphertext or metadata file", {}, {"FILE"}});
   return cl;

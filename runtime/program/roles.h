@@ -7,7 +7,7 @@
 //                                           data owner (several owners may each encrypt rows)
 //   compute --eval KEYDIR/eval --in CTDIR --out RESDIR
 //                                           server: evaluation keys only, streams over rows
-//   decrypt --sk KEYDIR/secret --in RESDIR --out DIR
+//   decrypt --sk KEYDIR/secret --in RESDIR --out DIR [--no-flooding]
 //                                           coordinator: one NAME.npy per revealed value
 //   info FILE                               the header of any key, ciphertext or array file
 //

@@ -527,6 +527,7 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   auto ctx = S::make_context(spec);
   typename S::Decoder decoder(ctx, sk_path);  // holds the secret key
   const core::KeyId sk_id = decoder.key_id();
+  decoder.flooding = !args.has("no-flooding");
   if (key_hex(sk_id) != manifest.key_id) {
     throw std::runtime_error(sk_path.string() + ": key id " + key_hex(sk_id) +
                              ", but the run manifest " + manifest.path.string() + " names key id " +
@@ -591,6 +592,15 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   }
   if (npz) write_npz(out_dir, members);
   outputs.finish();
+  // After the values are out (a refused decryption says only why it was refused).
+  const bool floods = std::any_of(spec.outputs.begin(), spec.outputs.end(),
+                                  [](const OutputSpec& o) { return o.flood_sigma > 0.0; });
+  if (!decoder.flooding && floods) {
+    std::cerr << "WARNING: decrypt --no-flooding: the revealed values carry their encryption "
+                 "error unmasked; anyone who also sees the result ciphertexts can solve for the "
+                 "secret key (Li-Micciancio). Use only when the results stay with the key "
+                 "holder (single-party use).\n";
+  }
   return 0;
 }
 

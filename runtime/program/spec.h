@@ -87,6 +87,11 @@ struct OutputSpec {
   int level = 0;
   double log_scale = 0.0;  // CKKS only
   int degree = 1;
+  // CKKS: the standard deviation of the Gaussian the decrypt role adds to each revealed value
+  // (real and imaginary part of each slot), in the ciphertext's value units (before the
+  // result's factor), sized by compiler/analysis/flooding.py; 0 for exact outputs (kCoeff
+  // counts are rounded to integers, BFV decrypts exactly: neither reveals its error).
+  double flood_sigma = 0.0;
   // kCoeff: the result file it reads (several counts share one) and the digit it is.
   std::string result = {};
   int digit = -1;

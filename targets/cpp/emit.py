@@ -50,6 +50,8 @@ from compiler.analysis.ckks_util import (
     needs_relin_key,
 )
 from compiler.analysis.counts import coeff_group
+from compiler.analysis.flooding import flooding_sigma
+from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.streaming import Schedule as _Schedule
 from compiler.analysis.streaming import schedule as _schedule
 from compiler.dialects import bfv, ckks, he
@@ -572,6 +574,12 @@ def _ckks_parts(
         )
         packings[enc.result] = var
         add(f"  s.inputs.back().packing = {var};")
+    # The error of each revealed value (noise analysis) sizes the noise the decrypt role floods
+    # it with (compiler/analysis/flooding.py); packed counts are exact and not flooded.
+    error = {
+        p.name: p.sigma
+        for p in output_precision(program, program.params(), NoiseModel(params.log_n, dnum))
+    }
     for dec in program.decrypts():
         ty = ckks.ct_type(dec.input)
         layout = _layout_enum(ty)
@@ -580,6 +588,9 @@ def _ckks_parts(
             f"{_dims_literal(ty.dims)}, {ty.level_value}, {_double(ty.scale_bits)}, "
             f"{ty.degree_value}}});"
         )
+        if dec.digit_value is None:
+            sigma = flooding_sigma(error[dec.sym_value])
+            add(f"  s.outputs.back().flood_sigma = {_double(sigma)};")
         if dec.digit_value is not None:
             enc = _coeff_source(dec.input)
             add(f"  s.outputs.back().result = {_cpp_string(names[dec.input])};")

@@ -29,6 +29,11 @@ from compiler.analysis.counts import (
     static_counts,
 )
 from compiler.analysis.depth import ciphertext_products, ckks_depth
+from compiler.analysis.flooding import (
+    DEFAULT_STATISTICAL_BITS,
+    REVEAL_BUDGET_LOG2,
+    flooding_cost_bits,
+)
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
@@ -133,6 +138,8 @@ def build_report(
                 "scale_bits": round(ty.scale_bits, 3),
                 "range": [r.lo, r.hi],
                 "precision_bits": round(p.precision_bits, 2),
+                # after the decrypt role's noise flooding (compiler/analysis/flooding.py)
+                "flooded_precision_bits": round(p.flooded_precision_bits(), 2),
                 "public_factor": d.factor is not None,
                 "insecure": params.insecure,
             }
@@ -218,6 +225,14 @@ def build_report(
         "stat_depth_before": dict(depth_before or {}),
         "reveals": reveals,
         "exact_outputs": [o["name"] for o in outputs if o.get("exact")],
+        "flooding": {
+            # decrypt adds Gaussian noise to every inexact revealed value; the precision it
+            # costs is stated, not bought back by larger parameters (TODO(#25)).
+            "statistical_bits": DEFAULT_STATISTICAL_BITS,
+            "reveal_budget_log2": REVEAL_BUDGET_LOG2,
+            "cost_bits": round(flooding_cost_bits(), 2),
+            "flooded_outputs": [o["name"] for o in outputs if not o.get("exact")],
+        },
         "owner_side": _owner_side(program),
     }
 
@@ -453,7 +468,16 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  "
             f"mults {o['multiplications']}  levels {o['levels']}  degree {o['degree']}  "
             f"scale 2^{o['scale_bits']}  precision "
-            f"{o['precision_bits']} bits{factor}"
+            f"{o['precision_bits']} bits ({o['flooded_precision_bits']} with flooding){factor}"
+        )
+    fl = report["flooding"]
+    if fl["flooded_outputs"]:
+        lines.append(
+            f"flooding: decrypt adds Gaussian noise to {', '.join(fl['flooded_outputs'])} "
+            f"({fl['statistical_bits']}-bit statistical security for up to "
+            f"2^{fl['reveal_budget_log2']} values revealed under one key), costing "
+            f"{fl['cost_bits']} bits of precision; `decrypt --no-flooding` (single-party use: "
+            "hec run and hec gwas, which delete the result ciphertexts) keeps it"
         )
     st, ex = report["counts"]["static"], report["counts"]["executed"]
     lines.append(f"  {'counts':<12} {'static':>10} {'executed':>14}")

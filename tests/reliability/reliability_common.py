@@ -74,8 +74,11 @@ class Run:
         return ["compute", "--eval", str(self.keys / "eval"), "--sign", str(self.sign["server"]),
                 "--in", str(ct), "--out", str(res)]  # fmt: skip
 
-    def decrypt_args(self, res: Path, dec: Path) -> list[str]:
-        return ["decrypt", "--sk", str(self.keys / "secret"), "--in", str(res), "--out", str(dec)]
+    def decrypt_args(self, res: Path, dec: Path, *, flooding: bool = False) -> list[str]:
+        """Unflooded by default: these tests compare values with the reference
+        (test_flooding.py decrypts with flooding)."""
+        args = ["decrypt", "--sk", str(self.keys / "secret"), "--in", str(res), "--out", str(dec)]
+        return args if flooding else [*args, "--no-flooding"]
 
 
 def new_run(binary: Path, base: Path, seed: int = 1) -> Run:

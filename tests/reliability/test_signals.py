@@ -8,6 +8,7 @@ role is left running, and nothing of the run is left on disk."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,3 +116,107 @@ def test_interrupted_gwas_leaves_nothing(
     left = [str(p.relative_to(scratch)) for p in scratch.rglob("*")]
     assert left == [], f"left behind in TMPDIR after {point}: {left[:10]}"
     assert [p.name for p in out_dir.iterdir()] == []
+
+
+class _SignallingWriter(io.BufferedWriter):
+    """A file whose `__class__` lookup (made by `isinstance` checks) sends SIGTERM to this
+    process: the signal's handler then runs inside that check, deterministically."""
+
+    @property
+    def __class__(self) -> type:  # pyright: ignore[reportIncompatibleMethodOverride]
+        os.kill(os.getpid(), signal.SIGTERM)
+        return io.BufferedWriter
+
+
+def test_signal_inside_numpy_tofile_is_an_interruption(tmp_path: Path) -> None:
+    """Regression (flaky in CI: test_interrupted_gwas_leaves_nothing[plaintext] ended with
+    "TypeError: expected str, bytes or os.PathLike object, not BufferedWriter" and a traceback
+    instead of exit 143 and one line). `np.save` writes through `ndarray.tofile`, which asks
+    `isinstance(f, os.PathLike)`: an ABC check that runs Python code, where a signal's handler
+    can raise; numpy takes the failed check (-1) for "true" and calls `os.fspath(f)`, whose
+    TypeError replaces the handler's exception. The file here makes the signal arrive inside
+    that check every time; the run must still end as `Interrupted`."""
+    from driver.interrupt import Interrupted, handling_signals
+
+    writer = _SignallingWriter(io.FileIO(tmp_path / "x.npy", "wb"))
+    with pytest.raises(Interrupted) as caught, handling_signals(), writer:
+        np.zeros(16, dtype=np.uint8).tofile(writer)
+    assert caught.value.signum == signal.SIGTERM
+    # numpy's TypeError is what came out of tofile: the mechanism is still the one above
+    assert isinstance(caught.value.__cause__, TypeError), caught.value.__cause__
+
+
+def test_exception_replacing_the_interruption_still_interrupts() -> None:
+    """The mechanism above, deterministically: code that turns the handler's exception into
+    another one (as numpy's does) still ends the block with `Interrupted`, the other exception
+    chained as its cause; without a signal, exceptions pass through unchanged."""
+    from driver.interrupt import Interrupted, handling_signals
+
+    with pytest.raises(Interrupted) as caught, handling_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(5)  # the handler raises before this ends
+        except Interrupted as err:
+            raise TypeError("expected str, bytes or os.PathLike object") from err
+    assert caught.value.signum == signal.SIGHUP
+    assert isinstance(caught.value.__cause__, TypeError)
+    with pytest.raises(TypeError), handling_signals():
+        raise TypeError("not an interruption")
+
+
+def test_interrupted_run_writes_no_failure_log(tmp_path: Path) -> None:
+    """Regression (1 of 30 interruptions at "plaintext" left PREFIX.log): the numpy TypeError
+    that replaced the interruption is an `Exception`, so `hec gwas`'s failure handler wrote the
+    failure log before the exception reached `handling_signals`. Once a signal has arrived, no
+    failure log is written."""
+    import datetime
+
+    from driver.interrupt import Interrupted, handling_signals
+    from gwas.chisq import write_failure_log
+
+    log = tmp_path / "run.log"
+    started = datetime.datetime.now(datetime.UTC)
+    with pytest.raises(Interrupted), handling_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises before this ends
+        except Interrupted as err:
+            replaced = TypeError("expected str, bytes or os.PathLike object, not BufferedWriter")
+            write_failure_log(log, "gwas chisq", "hec gwas chisq", started, [], replaced)
+            raise replaced from err
+    assert list(tmp_path.iterdir()) == []
+    write_failure_log(log, "gwas chisq", "hec gwas chisq", started, [], ValueError("no signal"))
+    assert "error: no signal" in log.read_text()
+
+
+def test_sigkilled_gwas_leaves_no_role_and_its_scratch_is_swept(
+    cohort: PlinkCohort, warm_cache: Path, tmp_path: Path
+) -> None:
+    """SIGKILL cannot be handled: killed while the encrypting role runs, `hec gwas` takes its
+    roles with it (PR_SET_PDEATHSIG: was an orphan that kept running) and leaves its 0700
+    scratch directory, which the next run removes before it starts (`sweep_stale`, called by
+    every `scratch_directory`)."""
+    from driver.interrupt import sweep_stale
+
+    scratch, out_dir = tmp_path / "tmp", tmp_path / "out"
+    scratch.mkdir()
+    out_dir.mkdir()
+    proc = _start(cohort, out_dir / "run", warm_cache, scratch)
+    deadline = time.monotonic() + 300
+    while proc.poll() is None and time.monotonic() < deadline:
+        if POINTS["encrypt"](scratch, out_dir) and _roles_running(warm_cache):
+            proc.kill()
+            break
+        time.sleep(0.0005)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    for _ in range(100):  # the kernel kills the roles as hec dies; give them time to exit
+        if not _roles_running(warm_cache):
+            break
+        time.sleep(0.05)
+    assert _roles_running(warm_cache) == []
+    left = list(scratch.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(f"hec-gwas-{proc.pid}-")
+    assert left[0].stat().st_mode & 0o777 == 0o700
+    assert sweep_stale("hec-gwas-", str(scratch)) == left
+    assert list(scratch.iterdir()) == []

@@ -7,6 +7,7 @@ an InternalError or xDSL VerifyException."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -170,3 +171,54 @@ def test_duplicate_snp_ids_are_reported(cohort: PlinkCohort, tmp_path: Path) -> 
     assert code == 0
     log = (tmp_path / "r.log").read_text()
     assert f"1 SNP ID(s) appear more than once ({first})" in log
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> tuple[PlinkCohort, Path]:
+    """A cohort whose run writes a 32 KiB secret key, a 64 KiB public key, 120 KiB of
+    plaintext genotypes and MiBs of ciphertexts, and a cache holding its program (filled by
+    one unlimited run, so that the limited runs below fail in the run, not in the
+    C++ build)."""
+    base = tmp_path_factory.mktemp("fsize")
+    cohort = simulate_plink_cohort(base / "c", 150, 150, 400, 10, 0.0, 4)
+    done = _hec("gwas", "chisq", "--bfile", str(cohort.prefix), "--out", str(base / "w"),
+                "--no-progress", "--no-plots", "--cache-dir", str(base / "cache"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return cohort, base / "cache"
+
+
+@pytest.mark.parametrize(
+    ("limit", "failing"),
+    [(20_000, "/keys/secret"), (80_000, "/in/S.npy"), (2_000_000, ".cts")],
+    ids=["keys", "plaintext", "ciphertexts"],
+)
+def test_file_size_limit_reached_during_the_run(
+    warm: tuple[PlinkCohort, Path], tmp_path: Path, limit: int, failing: str
+) -> None:
+    """A disk that fills during the run, simulated without root by RLIMIT_FSIZE (every write
+    past `limit` bytes fails with EFBIG, in hec and in the roles it starts): the run fails with
+    exit 1 and one line naming the file it could not write (was: a numpy traceback for the
+    plaintext inputs, and a role killed by SIGXFSZ with an empty message), and leaves nothing
+    in TMPDIR and no output but the failure log. The limits hit the secret key (keygen), the
+    plaintext genotypes (hec itself) or the ciphertexts (the encrypting role)."""
+    cohort, cache = warm
+    scratch, out = tmp_path / "tmp", tmp_path / "out"
+    scratch.mkdir()
+    out.mkdir()
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "hec", "gwas", "chisq", "--bfile", str(cohort.prefix),
+         "--out", str(out / "r"), "--no-progress", "--no-plots", "--cache-dir", str(cache)],
+        capture_output=True, text=True, check=False, cwd=ROOT, preexec_fn=limited,
+        env={**os.environ, "TMPDIR": str(scratch), "HEC_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "File too large" in lines[0] and str(scratch) in lines[0], lines[0]
+    assert failing in lines[0], lines[0]
+    assert [str(p.relative_to(scratch)) for p in scratch.rglob("*")] == []
+    assert [p.name for p in out.iterdir()] in ([], ["r.log"])

@@ -71,7 +71,12 @@ def test_polynomials_add_values_of_exactly_equal_scales(text: str) -> None:
     runtime's doubles, passes only programs the runtime accepts."""
     comp = compile_text(text, Options(sizes=Sizes.parse("N=64")))
     assert_additions_have_exactly_equal_scales(comp.program)
-    # No lift by an inexact ratio was needed: the constants took it.
+    if text is POWER_15:
+        # Evaluated by baby-step giant-step (compiler/analysis/polynomial.py): a giant-step
+        # product has no constant multiply to fold the ratio into, so a lift may take it.
+        simulate_and_compare(comp, text)
+        return
+    # Horner form: no lift by an inexact ratio was needed: the constants took it.
     lifts = [
         op
         for op in comp.program.block.ops
