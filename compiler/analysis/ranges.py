@@ -14,8 +14,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
+from compiler.analysis.forms import Form, Symbols, intersect
 from compiler.dialects import ckks, he, stat
 from compiler.errors import UserError
 from compiler.types import Dim, Interval, dim_bound, domain_interval
@@ -180,70 +181,146 @@ def packed_capacity(op: he.EncodeRule) -> int:
 def value_ranges(
     program: ckks.ProgramOp | he.ProgramRule, bounds: Mapping[str, int]
 ) -> dict[SSAValue, Interval]:
-    """Interval of every ciphertext / plaintext value of a ckks, he or bfv program (the op
-    rules of the HE layer, which every scheme's ops are, and CKKS's own ops): what CKKS's
-    scales and an exact scheme's plaintext modulus must hold."""
-    pub = public_values(program, bounds)
-    out: dict[SSAValue, Interval] = {}
+    """Range of every ciphertext / plaintext value of a ckks, he or bfv program (the op rules
+    of the HE layer, which every scheme's ops are, and CKKS's own ops): what CKKS's scales and
+    an exact scheme's plaintext modulus must hold. Each range is the intersection of interval
+    arithmetic and the relational bound (`compiler.analysis.forms`), both sound."""
+    return RelationalRanges(program, bounds).ranges
 
-    def g(v: SSAValue) -> Interval:
-        return out[v]
 
-    for op in program.block.ops:
-        if not op.results or isinstance(op.results[0].type, he.PublicType):
-            continue
+class RelationalRanges:
+    """Interval and polynomial form of every value of a ckks, he or bfv program."""
+
+    def __init__(self, program: ckks.ProgramOp | he.ProgramRule, bounds: Mapping[str, int]):
+        self.bounds = dict(bounds)
+        self.symbols = Symbols({k: _size_interval(v) for k, v in bounds.items()})
+        self.public = public_values(program, bounds)
+        self.public_forms = self._public_forms(program)
+        self.ranges: dict[SSAValue, Interval] = {}
+        self.interval_ranges: dict[SSAValue, Interval] = {}
+        self.forms: dict[SSAValue, Form] = {}
+        for op in program.block.ops:
+            if not op.results or isinstance(op.results[0].type, he.PublicType):
+                continue
+            self._visit(op)
+
+    def _public_forms(self, program: ckks.ProgramOp | he.ProgramRule) -> dict[SSAValue, Form]:
+        out: dict[SSAValue, Form] = {}
+        for op in program.block.ops:
+            match op:
+                case ckks.SizeOp() | he.SizeRule():
+                    out[op.result] = self.symbols.size(op.sym_value)
+                case ckks.ConstantOp() | he.ConstantRule():
+                    out[op.result] = Form.const(op.float_value)
+                case ckks.PublicArithOp() | he.PublicArithRule():
+                    a, b = out[op.lhs], out[op.rhs]
+                    kind = op.kind.data
+                    if kind == "add":
+                        out[op.result] = a + b
+                    elif kind == "sub":
+                        out[op.result] = a - b
+                    elif kind == "mul":
+                        out[op.result] = a * b
+                    else:
+                        out[op.result] = self._divide(a, b, self.public[op.result].interval)
+                case _:
+                    pass
+        return out
+
+    def _divide(self, a: Form, b: Form, interval: Interval) -> Form:
+        """a / b: exact when b is a constant times sizes (1 / N), else a fresh symbol."""
+        mono = b.as_monomial()
+        if mono is not None and mono[0] != 0.0 and all(v.kind == "size" for v, _ in mono[1]):
+            c, m = mono
+            return a * Form({tuple((v, -e) for v, e in m): 1.0 / c})
+        return self.symbols.fresh(0, interval)
+
+    def _visit(self, op: Operation) -> None:
+        g, f = self.ranges, self.forms
+        res = op.results[0]
+        rank = len(he.any_ct(res).dims) if isinstance(res.type, he.CiphertextType) else len(
+            he.any_pt(res).dims
+        )
         r: Interval
+        form: Form | None = None
         match op:
             case he.EncodeRule() if he.any_pt(op.result).layout_name == he.COEFF:
                 # One row's packed integer: below (prod of one coefficient's radices) / rows.
-                rows = _dim(he.any_pt(op.result).dims[0], bounds)
+                rows = _dim(he.any_pt(op.result).dims[0], self.bounds)
                 r = Interval(0.0, (packed_capacity(op) - 1) / max(rows, 1))
             case he.EncodeRule():
                 dom = op.domain_value
                 if dom is None:
                     raise UserError(f"input {op.sym_value} has no value domain")
                 r = domain_interval(dom)
+                if op.expr is None and r.is_finite:
+                    form = self.symbols.input(op.sym_value, rank, r)
             case he.SubRule():
-                r = g(op.lhs) - g(op.rhs)
+                r = g[op.lhs] - g[op.rhs]
+                form = f[op.lhs] - f[op.rhs]
             case he.AddRule():
-                r = g(op.lhs) + g(op.rhs)
+                r = g[op.lhs] + g[op.rhs]
+                form = f[op.lhs] + f[op.rhs]
             case he.MulRule():
-                r = g(op.lhs) * g(op.rhs)
+                r = g[op.lhs] * g[op.rhs]
+                form = f[op.lhs] * f[op.rhs]
             case ckks.MulPlainOp():
-                r = g(op.input) * g(op.plain)
+                r = g[op.input] * g[op.plain]
+                form = f[op.input] * f[op.plain]
             case ckks.AddPlainOp():
-                r = g(op.input) + g(op.plain)
+                r = g[op.input] + g[op.plain]
+                form = f[op.input] + f[op.plain]
             case he.NegateRule():
-                r = -g(op.input)
+                r = -g[op.input]
+                form = -f[op.input]
             case he.MulConstRule() | ckks.MulConstOp():
-                r = g(op.input) * pub[op.value].interval
+                r = g[op.input] * self.public[op.value].interval
+                form = f[op.input] * self.public_forms[op.value]
             case he.AddConstRule() | ckks.AddConstOp():
-                r = g(op.input) + pub[op.value].interval
+                r = g[op.input] + self.public[op.value].interval
+                form = f[op.input] + self.public_forms[op.value]
             case he.DotRule():
                 k = he.any_ct(op.lhs).dims[op.axis_value]
-                r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
+                r = (g[op.lhs] * g[op.rhs]).scaled_sum(_dim(k, self.bounds))
+                form = self.symbols.reduce(f[op.lhs] * f[op.rhs], op.axis_value, self._count(k))
             case he.ReduceRule():
                 k = he.any_ct(op.input).dims[op.axis_value]
-                r = g(op.input).scaled_sum(_dim(k, bounds))
+                r = g[op.input].scaled_sum(_dim(k, self.bounds))
+                form = self.symbols.reduce(f[op.input], op.axis_value, self._count(k))
             case he.SumSlotsRule():
-                k = he.any_ct(op.input).dims[-1]
-                r = g(op.input).scaled_sum(_dim(k, bounds))
+                dims = he.any_ct(op.input).dims
+                r = g[op.input].scaled_sum(_dim(dims[-1], self.bounds))
+                form = self.symbols.reduce(f[op.input], len(dims) - 1, self._count(dims[-1]))
             case he.RotateRule():
-                r = g(op.input).union(Interval.point(0.0))  # padding slots rotate in
+                r = g[op.input].union(Interval.point(0.0))  # padding slots rotate in
+            case he.BroadcastRule():
+                r = g[op.input]
+                form = f[op.input].remap(dict(enumerate(op.dims_tuple)))
+            case he.TransposeRule():
+                r = g[op.input]
+                form = f[op.input].remap({0: 1, 1: 0})
             case (
                 he.EncryptRule()
                 | he.RelinearizeRule()
                 | he.LevelDownRule()
                 | ckks.LevelDownOp()
                 | ckks.UnpackComplexOp()
-                | he.BroadcastRule()
-                | he.TransposeRule()
             ):
-                r = g(op.operands[0])
+                r = g[op.operands[0]]
+                form = f[op.operands[0]]
             case _:
                 raise UserError(f"range analysis does not handle {op.name}")
-        out[op.results[0]] = r
-    return out
+        self.interval_ranges[res] = r
+        if form is not None and form.is_finite:
+            r = intersect(r, self.symbols.bound(form))
+            form = self.symbols.collapse(form, rank, r)
+        else:
+            form = self.symbols.fresh(rank, r)
+        g[res] = r
+        f[res] = form
+
+    def _count(self, dim: Dim) -> Form:
+        return self.symbols.size(dim) if isinstance(dim, str) else Form.const(float(dim))
 
 
 def magnitude(interval: Interval) -> float:
