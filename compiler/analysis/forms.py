@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from compiler.types import Interval
 
 MAX_TERMS = 64  # beyond this a form is replaced by a fresh symbol
-SPLITS = 8  # pieces per first-order mean in the branch and bound
+SPLITS = 8  # pieces per first-order mean in the branch and bound (at most)
 MAX_SPLIT_SYMBOLS = 3  # means subdivided at most (SPLITS ** this boxes)
+
 
 # A template slot: -1 is the summed axis, k >= 0 the aggregate's k-th free axis.
 Template = tuple[tuple[object, tuple[int, ...], int], ...]
@@ -53,6 +54,8 @@ class Var:
 
 
 Monomial = tuple[tuple[Var, int], ...]
+# A form for the branch and bound: per monomial, an interval coefficient and boxed factors.
+Compiled = list[tuple[float, float, Monomial]]
 
 
 def _canon(items: Iterable[tuple[Var, int]]) -> Monomial:
@@ -126,6 +129,7 @@ class Symbols:
     def __init__(self, sizes: Mapping[str, Interval]):
         self.ranges: dict[Var, Interval] = {Var("size", k): v for k, v in sizes.items()}
         self._fresh = 0
+        self._power_cache: dict[tuple[str, object, int], tuple[float, float]] = {}
 
     def size(self, name: str) -> Form:
         return Form.var(Var("size", name))
@@ -194,36 +198,25 @@ class Symbols:
     # -- bounds ---------------------------------------------------------------------------
 
     def bound(self, form: Form) -> Interval:
-        """An interval holding every value of `form` (branch and bound on the relations)."""
+        """An interval holding every value of `form`, the relations of its means applied on
+        their whole ranges (the program-level branch and bound, `boxes`, splits them)."""
         if not form.is_finite:
             return Interval(-math.inf, math.inf)
-        rel = self._relations(form)
-        split = sorted({b for _, bases, _ in rel for b in bases}, key=repr)[:MAX_SPLIT_SYMBOLS]
-        if not rel or not split:
-            return self._evaluate(form, {})
-        lo, hi = math.inf, -math.inf
-        pieces = [self._pieces(self._base_range(b)) for b in split]
-        for box in itertools.product(*pieces):
-            env = dict(zip(split, box, strict=True))
-            for target, bases, kind in rel:
-                env[target] = self._tighten(target, bases, kind, env)
-            r = self._evaluate(form, env)
-            lo, hi = min(lo, r.lo), max(hi, r.hi)
-        return Interval(lo, hi)
+        env: dict[Var, Interval] = {}
+        for target, bases, kind in self.relations([form]):
+            env[target] = self._tighten(target, bases, kind, env)
+        return self._evaluate(form, env)
 
-    def _base_range(self, v: Var) -> Interval:
-        return self.ranges[Var(v.kind, v.key, ())]
+    def evaluate(self, form: Form, env: Mapping[Var, Interval]) -> Interval:
+        if not form.is_finite:
+            return Interval(-math.inf, math.inf)
+        return self._evaluate(form, env)
 
-    @staticmethod
-    def _pieces(r: Interval) -> list[Interval]:
-        w = (r.hi - r.lo) / SPLITS
-        return [Interval(r.lo + k * w, r.lo + (k + 1) * w) for k in range(SPLITS)] if w else [r]
-
-    def _relations(self, form: Form) -> list[tuple[Var, tuple[Var, ...], str]]:
-        """(mean of u·v or u², the first-order means it relates to, kind) found in `form`."""
-        present = {v for m in form.terms for v, _ in m if v.kind == "sym"}
+    def relations(self, forms: Iterable[Form]) -> list[tuple[Var, tuple[Var, ...], str]]:
+        """(mean of u·v or u², the first-order means it relates to, kind) in `forms`."""
+        present = {v for form in forms for m in form.terms for v, _ in m if v.kind == "sym"}
         out: list[tuple[Var, tuple[Var, ...], str]] = []
-        for v in present:
+        for v in sorted(present, key=repr):
             kind, template = v.key  # type: ignore[misc]
             if kind != "agg":
                 continue
@@ -239,6 +232,26 @@ class Symbols:
                 if all(b in present for b in bases):
                     out.append((v, bases, "pair"))
         return out
+
+    def boxes(
+        self, relations: list[tuple[Var, tuple[Var, ...], str]], split: list[Var], splits: int
+    ) -> Iterator[dict[Var, Interval]]:
+        """The boxes of the branch and bound: each of the `split` means in one of `SPLITS`
+        pieces of its range, and the means related to them tightened on it."""
+        pieces = [self._pieces(self._base_range(b), splits) for b in split]
+        for box in itertools.product(*pieces):
+            env = dict(zip(split, box, strict=True))
+            for target, bases, kind in relations:
+                env[target] = self._tighten(target, bases, kind, env)
+            yield env
+
+    def _base_range(self, v: Var) -> Interval:
+        return self.ranges[Var(v.kind, v.key, ())]
+
+    @staticmethod
+    def _pieces(r: Interval, splits: int) -> list[Interval]:
+        w = (r.hi - r.lo) / splits
+        return [Interval(r.lo + k * w, r.lo + (k + 1) * w) for k in range(splits)] if w else [r]
 
     def _unit(self, key: object) -> bool:
         return self.ranges.get(Var("sym", key, ())) == Interval(-1.0, 1.0)
@@ -268,21 +281,84 @@ class Symbols:
             r = Interval(max(r.lo, lo), min(r.hi, hi))
         return r if r.lo <= r.hi else Interval.point(r.lo)
 
-    def _evaluate(self, form: Form, env: Mapping[Var, Interval]) -> Interval:
-        total = Interval.point(0.0)
+    def compile(self, form: Form, boxed: set[Var]) -> Compiled:
+        """`form` with every factor but the `boxed` variables folded into an interval
+        coefficient per monomial: what `evaluate_compiled` reads once per box."""
+        out: Compiled = []
         for m, c in form.terms.items():
-            r = Interval.point(c)
+            lo = hi = c
+            rest: list[tuple[Var, int]] = []
             for v, e in m:
-                base = env.get(v)
-                r = r * (base.power(e) if base is not None and e > 0 else self.range_of(v, e))
-            total = total + r
-        return total
+                if v in boxed and e > 0:
+                    rest.append((v, e))
+                    continue
+                blo, bhi = self._power_range(v, e)
+                p1, p2, p3, p4 = lo * blo, lo * bhi, hi * blo, hi * bhi
+                lo, hi = min(p1, p2, p3, p4), max(p1, p2, p3, p4)
+            out.append((lo, hi, tuple(rest)))
+        return out
+
+    @staticmethod
+    def evaluate_compiled(compiled: Compiled, env: Mapping[Var, tuple[float, float]]) -> Interval:
+        total_lo = total_hi = 0.0
+        for lo, hi, rest in compiled:
+            for v, e in rest:
+                blo, bhi = _power(*env[v], e)
+                p1, p2, p3, p4 = lo * blo, lo * bhi, hi * blo, hi * bhi
+                lo, hi = min(p1, p2, p3, p4), max(p1, p2, p3, p4)
+            total_lo += lo
+            total_hi += hi
+        if math.isnan(total_lo) or math.isnan(total_hi):
+            return Interval(-math.inf, math.inf)
+        return Interval(total_lo, total_hi)
+
+    def _power_range(self, v: Var, e: int) -> tuple[float, float]:
+        key = (v.kind, v.key, e)
+        found = self._power_cache.get(key)
+        if found is None:
+            r = self.range_of(v, e)
+            found = self._power_cache[key] = (r.lo, r.hi)
+        return found
+
+    def _evaluate(self, form: Form, env: Mapping[Var, Interval]) -> Interval:
+        """Interval evaluation of the expanded polynomial (floats: the hot loop)."""
+        total_lo = total_hi = 0.0
+        cache = self._power_cache
+        for m, c in form.terms.items():
+            lo = hi = c
+            for v, e in m:
+                box = env.get(v)
+                if box is not None and e > 0:
+                    blo, bhi = _power(box.lo, box.hi, e)
+                else:
+                    key = (v.kind, v.key, e)
+                    found = cache.get(key)
+                    if found is None:
+                        r = self.range_of(v, e)
+                        found = cache[key] = (r.lo, r.hi)
+                    blo, bhi = found
+                p1, p2, p3, p4 = lo * blo, lo * bhi, hi * blo, hi * bhi
+                lo, hi = min(p1, p2, p3, p4), max(p1, p2, p3, p4)
+            total_lo += lo
+            total_hi += hi
+        if math.isnan(total_lo) or math.isnan(total_hi):
+            return Interval(-math.inf, math.inf)
+        return Interval(total_lo, total_hi)
 
     def collapse(self, form: Form, rank: int, interval: Interval) -> Form:
         """`form` itself, or a fresh symbol when it has grown too large to keep."""
         if len(form.terms) <= MAX_TERMS and form.is_finite:
             return form
         return self.fresh(rank, interval)
+
+
+def _power(lo: float, hi: float, e: int) -> tuple[float, float]:
+    if e == 1:
+        return lo, hi
+    a, b = lo**e, hi**e
+    if e % 2 == 0:
+        return (0.0 if lo <= 0.0 <= hi else min(a, b)), max(a, b)
+    return a, b
 
 
 def _min_abs(r: Interval) -> float:
