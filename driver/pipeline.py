@@ -64,6 +64,7 @@ class Options:
     sizes: Sizes = field(default_factory=Sizes)
     precision_bits: float = 19.0
     precision: str = ""
+    error_confidence: float = -32.0  # log2 of each revealed value's error-bound failure
     max_degree: int = 4
     log_n: int = 0
     insecure: bool = False
@@ -165,6 +166,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         sizes=sizes,
         precision_bits=o.precision_bits,
         precision=o.precision,
+        failure_log2=o.error_confidence,
         log_n=o.log_n,
         insecure=o.insecure,
         complex_packing=o.complex_packing,

@@ -10,8 +10,8 @@ by its distribution, because the tails differ:
   slot value s(ζ): encoding and rescale rounding (uniform: strictly sub-Gaussian), the
   Gaussian e0 and e1·s of a fresh encryption, the rounding r_j·s^j of a rescale of a
   degree-k ciphertext (j <= k), key-switch rounding and digit-times-key errors. Given the key,
-  every class is sub-Gaussian; the key's slot values are bounded once, with probability
-  1 - p/3: |s(ζ)|² <= T = (4n/3)·ln(12/p) (Hoeffding on its real and imaginary parts).
+  every class is sub-Gaussian; the key's slot value is bounded with probability 1 - p/3:
+  |s(ζ)|² <= T, T / E|s|² = r with e·r·exp(-r) = p/3 (`key_slot_ratio`: r = 27.6 at 2^-32).
 - class W: v·e of a fresh public-key encryption, the product of two independent
   sub-Gaussians (the encryption's ternary v and the key's error e): sub-exponential, bounded
   through its moment generating function, summed over independent encryptions.
@@ -31,16 +31,18 @@ s^i·s^j = s^(i+j)); sums of K terms multiply the variances by K.
 
 The bound at failure probability p per value: t_G + t_W + D with t_G = sqrt(2·P·ln(6/p)), P
 the sum over classes of Var_j·(T / (2n/3))^j (the class variances with E|s|^2j replaced by
-T^j), t_W = 2·sigma_W·ln(6.93/p). `precision_bits` of an output is log2(range bound / error
+T^j), t_W = sigma_W·`product_tail(p/3)` (26.1 at 2^-32). `precision_bits` of an output is log2(range bound / error
 bound): the correct bits relative to the largest value the output can take.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import SSAValue
 
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
@@ -61,6 +63,7 @@ class Error:
     classes: tuple[float, ...] = ()
     w: float = 0.0
     d: float = 0.0
+    w_max: float = 0.0  # the variance of class W's largest independent term
 
     @property
     def variance(self) -> float:
@@ -72,17 +75,18 @@ class Error:
         a = self.classes + (0.0,) * (n - len(self.classes))
         b = other.classes + (0.0,) * (n - len(other.classes))
         return Error(tuple(x + y for x, y in zip(a, b, strict=True)), self.w + other.w,
-                     self.d + other.d)  # fmt: skip
+                     self.d + other.d, max(self.w_max, other.w_max))  # fmt: skip
 
     def scaled(self, factor: float) -> Error:
         """The error of factor·x (variances times factor², D times |factor|)."""
         f2 = factor * factor
         return Error(tuple(_times(f2, v) for v in self.classes), _times(f2, self.w),
-                     _times(abs(factor), self.d))  # fmt: skip
+                     _times(abs(factor), self.d), _times(f2, self.w_max))  # fmt: skip
 
     def summed(self, count: float) -> Error:
         """The error of a sum of `count` values with independent random errors."""
-        return Error(tuple(count * v for v in self.classes), count * self.w, count * self.d)
+        return Error(tuple(count * v for v in self.classes), count * self.w, count * self.d,
+                     self.w_max)  # fmt: skip
 
     def times_error(self, other: Error) -> Error:
         """The second-order error e_x·e_y of a product: classes add (s^i·s^j), W and D carry
@@ -93,22 +97,62 @@ class Error:
             for j, b in enumerate(other.classes):
                 out[i + j] += _times(a, b)
         sa, sb = self.variance, other.variance
-        w = _times(self.w, sb) + _times(other.w, sa) - _times(self.w, other.w)
-        return Error(tuple(out), max(w, 0.0), _times(self.d, other.d))
+        w = max(_times(self.w, sb) + _times(other.w, sa) - _times(self.w, other.w), 0.0)
+        return Error(tuple(out), w, _times(self.d, other.d), w)
 
     def per_scale(self, scale_bits: float) -> Error:
         """A source's slot variances (before division by the scale) in value units."""
-        return Error(tuple(v * 2.0 ** (-2.0 * scale_bits) for v in self.classes),
-                     self.w * 2.0 ** (-2.0 * scale_bits), self.d)  # fmt: skip
+        unit = 2.0 ** (-2.0 * scale_bits)
+        return Error(tuple(v * unit for v in self.classes), self.w * unit, self.d,
+                     self.w_max * unit)  # fmt: skip
 
     def bound(self, n: float, failure: float) -> float:
-        """|error| <= this with probability >= 1 - failure (module docstring)."""
-        t_key = (4.0 * n / 3.0) * math.log(12.0 / failure)
-        key_ratio = t_key / (2.0 * n / 3.0)
+        """|error| <= this with probability >= 1 - failure (module docstring): a third of
+        the failure each to the key's slot value, the sub-Gaussian classes given the key, and
+        class W."""
+        key_ratio = key_slot_ratio(failure / 3.0)
         proxy = sum(_times(v, key_ratio**j) for j, v in enumerate(self.classes))
         t_g = math.sqrt(2.0 * proxy * math.log(6.0 / failure)) if proxy else 0.0
-        t_w = 2.0 * math.sqrt(self.w) * math.log(6.93 / failure) if self.w else 0.0
+        terms = max(1, math.floor(self.w / self.w_max)) if self.w_max else 1
+        t_w = math.sqrt(self.w) * product_tail(failure / 3.0, min(terms, 1 << 20)) if self.w else 0.0
         return t_g + t_w + self.d
+
+
+@functools.cache
+def key_slot_ratio(failure: float) -> float:
+    """T / E|s(ζ)|² with P(|s(ζ)|² > T) <= failure, s ternary (P(±1) = 1/3 per coefficient).
+
+    Every direction of s(ζ) in the plane is sub-Gaussian with proxy sigma² = n/3 (the
+    coefficients are strictly sub-Gaussian with proxy 2/3, and sum_k Re(u·ζ^k)² = n/2), so
+    E exp(λ|s|²) <= (1 - 2λsigma²)^-1 (average exp(sqrt(2λ)<g, s>) over a standard Gaussian g
+    in the plane) and P(|s|² > T) <= e·r·exp(-r) with r = T / (2 sigma²) = T / E|s|²."""
+    r = 1.0
+    for _ in range(60):  # r = ln(e·r / failure), a contraction for r > 1
+        r = 1.0 + math.log(r / failure)
+    return r
+
+
+@functools.cache
+def product_tail(failure: float, terms: int = 1) -> float:
+    """t with P(|Z| > t·sigma) <= failure for Z a sum of independent products X·Y of
+    independent sub-Gaussians, of total variance sigma², no term's variance above
+    sigma² / `terms`: E exp(λ X·Y) <= (1 - λ²Var)^-1/2 for each term, so
+    E exp(λZ) <= (1 - λ²sigma²/K)^-K/2 with K = terms (docs/precision.md), and
+    P(|Z| > t·sigma) <= 2 min over 0 < λ < sqrt(K) of exp(-λt) (1 - λ²/K)^-K/2.
+    K = 1 is one product (26.1 at 2^-32 / 3); K large tends to the Gaussian sqrt(2 ln(2/p))."""
+    k = float(terms)
+    lams = [math.sqrt(k) * j / 400.0 for j in range(1, 400)]
+
+    def tail(t: float) -> float:
+        return min(
+            math.log(2.0) - lam * t - k / 2.0 * math.log1p(-lam * lam / k) for lam in lams
+        )
+
+    lo, hi, target = 0.0, 200.0, math.log(failure)
+    for _ in range(60):
+        t = (lo + hi) / 2
+        lo, hi = (t, hi) if tail(t) > target else (lo, t)
+    return hi
 
 
 @dataclass(frozen=True)
@@ -142,7 +186,8 @@ class NoiseModel:
     def fresh_terms(self) -> Error:
         n = self.n
         gauss = n * ERROR_SIGMA**2
-        return Error((gauss + self.encoding(), gauss * 2.0 * n / 3.0), gauss * 2.0 * n / 3.0)
+        w = gauss * 2.0 * n / 3.0
+        return Error((gauss + self.encoding(), gauss * 2.0 * n / 3.0), w, 0.0, w)
 
     def rescale_terms(self, degree: int) -> Error:
         n = self.n
@@ -152,6 +197,14 @@ class NoiseModel:
         n = self.n
         digits = self.dnum * n * ERROR_SIGMA**2 * n / 12.0
         return Error((n / 12.0 + digits, n / 12.0 * 2.0 * n / 3.0))
+
+
+def error_failure_log2(program: ckks.ProgramOp) -> float:
+    """The failure probability (log2) scale-management bounded the program's errors at."""
+    attr = program.attributes.get("error_failure_log2")
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    return DEFAULT_FAILURE_LOG2
 
 
 def value_errors(

@@ -29,7 +29,7 @@ from compiler.analysis.counts import (
     static_counts,
 )
 from compiler.analysis.depth import ckks_depth
-from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.noise import NoiseModel, error_failure_log2, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.streaming import ServerMemory, server_memory
@@ -105,7 +105,10 @@ def build_report(
     run_sizes = {k: sizes.get(k, v) for k, v in bounds.items()}
     model = NoiseModel(params.log_n, max(params.dnum, 1))
     ranges = value_ranges(program, bounds)
-    precision = {p.name: p for p in output_precision(program, bounds, model, ranges)}
+    failure_log2 = error_failure_log2(program)
+    precision = {
+        p.name: p for p in output_precision(program, bounds, model, ranges, failure_log2)
+    }
     depth = ckks_depth(program)
     rescales = _rescales_on_path(program)
     outputs = []
@@ -131,6 +134,8 @@ def build_report(
                 "scale_bits": round(ty.scale_bits, 3),
                 "range": [r.lo, r.hi],
                 "precision_bits": round(p.precision_bits, 2),
+                "error_bound": p.error_bound * (magnitude(r) / p.bound if p.bound else 1.0),
+                "failure_log2": failure_log2,
                 "public_factor": d.factor is not None,
                 "insecure": params.insecure,
             }
@@ -424,7 +429,8 @@ def render_text(report: Mapping[str, Any]) -> str:
         lines.append(
             f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  levels {o['levels']}  "
             f"degree {o['degree']}  scale 2^{o['scale_bits']}  precision "
-            f"{o['precision_bits']} bits{factor}"
+            f"{o['precision_bits']} bits (|error| <= {o['error_bound']:.3g}, failing with "
+            f"probability 2^{o['failure_log2']:g}){factor}"
         )
     st, ex = report["counts"]["static"], report["counts"]["executed"]
     lines.append(f"  {'counts':<12} {'static':>10} {'executed':>14}")
