@@ -26,7 +26,7 @@ from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
-from compiler.analysis.sizes import Sizes, format_sizes
+from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
 from compiler.errors import InternalError, UserError
 from compiler.ir_text import print_ir
@@ -39,6 +39,7 @@ from dsl.parser import parse_file
 from dsl.reference import evaluate
 from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
+from passes.check_precision import CheckPrecisionPass, PrecisionShortfall
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
 from passes.complex_packing import SEARCH_PASSES, SearchMemo
@@ -192,6 +193,7 @@ def checker_passes(o: Options) -> list[ModulePass]:
         CheckScalesPass(),
         CheckDegreesPass(degree),
         CheckSecurityPass(),
+        CheckPrecisionPass(o.precision_bits, o.precision),
     ]
 
 
@@ -298,7 +300,44 @@ def _choose_scheme(checked: CheckedProgram, options: Options, out: TextIO | None
     return comp
 
 
+# Recompilations with raised targets when the final parameters keep fewer bits than the plan.
+PRECISION_RETRIES = 3
+
+
 def _run_passes(
+    checked: CheckedProgram, options: Options, out: TextIO | None = None
+) -> Compilation:
+    """The passes once; when check-precision finds an output short of its promise under the
+    primes found (the plan's whole-bit scales met it), the scale search again with that
+    output's target raised by the shortfall, so that the promise holds (issue 19)."""
+    first = options
+    targets = {k: float(v) for k, v in parse_sizes(options.precision).items()}
+    for attempt in range(PRECISION_RETRIES + 1):
+        try:
+            return _run_passes_once(checked, options, out)
+        except PrecisionShortfall as e:
+            if attempt == PRECISION_RETRIES:
+                asked = {k: float(v) for k, v in parse_sizes(first.precision).items()}
+                worst = ", ".join(
+                    f"{name} reaches {reached:.2f} of {asked.get(name, first.precision_bits):g}"
+                    f" bits (with its scale target raised to {promised:g})"
+                    for name, (reached, promised) in e.short.items()
+                )
+                raise UserError(
+                    f"no parameters keep the precision promise: {worst}; "
+                    + e.message.split("; ", 1)[-1],
+                    hint=e.hint,
+                ) from e
+            for name, (reached, promised) in e.short.items():
+                base = targets.get(name, options.precision_bits)
+                # Whole bits: the scale search takes per-output targets as integers.
+                targets[name] = math.ceil(base + max(promised - reached, 0.0) + 0.1)
+            text = ",".join(f"{k}={math.ceil(v)}" for k, v in targets.items())
+            options = replace(options, precision=text)
+    raise InternalError("unreachable")
+
+
+def _run_passes_once(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
     stream: TextIO = out or sys.stdout

@@ -42,7 +42,10 @@ def compile_for(path: str, sizes: dict[str, int]) -> Compilation:
     """Compile with the sizes the program has (those of `sizes` it declares)."""
     checked = check(parse_file(path))
     mine = {k: v for k, v in sizes.items() if k in checked.params}
-    opts = Options(sizes=Sizes.of(mine), owner_side=False, packed_counts=False)
+    # The ranges do not depend on the precision; a low target keeps the parameter search short.
+    opts = Options(
+        sizes=Sizes.of(mine), owner_side=False, packed_counts=False, precision_bits=12.0
+    )
     return compile_file(path, opts)
 
 
