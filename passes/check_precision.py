@@ -24,7 +24,7 @@ from compiler.errors import InternalError, UserError
 SLACK_BITS = 0.01
 
 
-class PrecisionShortfall(UserError):
+class PrecisionShortfall(UserError):  # noqa: N818 (a UserError, named for what it holds)
     """The compiled program keeps fewer bits than promised: `short` maps each such output to
     (bits reached, bits promised). The driver recompiles with those targets raised."""
 

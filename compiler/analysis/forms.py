@@ -182,7 +182,10 @@ class Symbols:
                     slots[a] = len(slots)
         template: Template = tuple(
             sorted(
-                ((v.key, tuple(-1 if a == axis else slots[a] for a in v.axes), e) for v, e in inner),
+                (
+                    (v.key, tuple(-1 if a == axis else slots[a] for a in v.axes), e)
+                    for v, e in inner
+                ),
                 key=repr,
             )
         )

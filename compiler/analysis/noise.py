@@ -31,7 +31,8 @@ s^i·s^j = s^(i+j)); sums of K terms multiply the variances by K.
 
 The bound at failure probability p per value: t_G + t_W + D with t_G = sqrt(2·P·ln(6/p)), P
 the sum over classes of Var_j·(T / (2n/3))^j (the class variances with E|s|^2j replaced by
-T^j), t_W = sigma_W·`product_tail(p/3)` (26.1 at 2^-32). `precision_bits` of an output is log2(range bound / error
+T^j), t_W = sigma_W·`product_tail(p/3, K)` (26.1 at 2^-32 for one product, the Gaussian 6.9
+for K = 5000 independent ones). `precision_bits` of an output is log2(range bound / error
 bound): the correct bits relative to the largest value the output can take.
 """
 
@@ -114,7 +115,9 @@ class Error:
         proxy = sum(_times(v, key_ratio**j) for j, v in enumerate(self.classes))
         t_g = math.sqrt(2.0 * proxy * math.log(6.0 / failure)) if proxy else 0.0
         terms = max(1, math.floor(self.w / self.w_max)) if self.w_max else 1
-        t_w = math.sqrt(self.w) * product_tail(failure / 3.0, min(terms, 1 << 20)) if self.w else 0.0
+        t_w = (
+            math.sqrt(self.w) * product_tail(failure / 3.0, min(terms, 1 << 20)) if self.w else 0.0
+        )
         return t_g + t_w + self.d
 
 
@@ -144,9 +147,7 @@ def product_tail(failure: float, terms: int = 1) -> float:
     lams = [math.sqrt(k) * j / 400.0 for j in range(1, 400)]
 
     def tail(t: float) -> float:
-        return min(
-            math.log(2.0) - lam * t - k / 2.0 * math.log1p(-lam * lam / k) for lam in lams
-        )
+        return min(math.log(2.0) - lam * t - k / 2.0 * math.log1p(-lam * lam / k) for lam in lams)
 
     lo, hi, target = 0.0, 200.0, math.log(failure)
     for _ in range(60):

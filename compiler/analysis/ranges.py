@@ -200,9 +200,7 @@ class RelationalRanges:
         self.interval_ranges: dict[SSAValue, Interval] = {}
         self.forms: dict[SSAValue, Form] = {}
         self._ops: list[Operation] = []
-        self._rules: dict[
-            Operation, Callable[[Mapping[SSAValue, Interval]], Interval]
-        ] = {}
+        self._rules: dict[Operation, Callable[[Mapping[SSAValue, Interval]], Interval]] = {}
         for op in program.block.ops:
             if not op.results or isinstance(op.results[0].type, he.PublicType):
                 continue

@@ -106,9 +106,7 @@ def build_report(
     model = NoiseModel(params.log_n, max(params.dnum, 1))
     ranges = value_ranges(program, bounds)
     failure_log2 = error_failure_log2(program)
-    precision = {
-        p.name: p for p in output_precision(program, bounds, model, ranges, failure_log2)
-    }
+    precision = {p.name: p for p in output_precision(program, bounds, model, ranges, failure_log2)}
     depth = ckks_depth(program)
     rescales = _rescales_on_path(program)
     outputs = []

@@ -70,8 +70,9 @@ def bounds_of(comp: Compilation) -> dict[str, float]:
     return out
 
 
-def values_of(domain: FiniteSet | Interval) -> list[float]:
+def values_of(domain: FiniteSet | Interval | None) -> list[float]:
     """A finite domain's values, or an interval's two ends (its vertices)."""
+    assert domain is not None
     return list(domain.values) if isinstance(domain, FiniteSet) else [domain.lo, domain.hi]
 
 
@@ -139,7 +140,9 @@ def grs_witnesses() -> Iterator[Data]:
             yield {"G": rows, "a": np.array(a), "b": np.array(b), "c": np.array(c)}
 
 
-def true_extremes(comp: Compilation, witnesses: Iterator[tuple[dict[str, int], Data]]) -> dict[str, float]:
+def true_extremes(
+    comp: Compilation, witnesses: Iterator[tuple[dict[str, int], Data]]
+) -> dict[str, float]:
     best: dict[str, float] = {}
     for sizes, data in witnesses:
         result = evaluate(comp.checked, sizes, data)
