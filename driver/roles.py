@@ -111,7 +111,8 @@ def run_role(
         message = "\n".join(
             line for line in err.strip().splitlines() if not _ROW_PROGRESS.match(line)
         )
-        raise UserError(f"{binary.name} {args[0]} failed: {message}")
+        role = " ".join(args[:3] if args[0] == "--residue" else args[:1])
+        raise UserError(f"{binary.name} {role} failed: {message}")
     reported = [int(x) for x in _PEAK.findall(err)]
     return RoleOutput(err, out, max([peak, *reported]))
 
@@ -137,7 +138,9 @@ class RoleSequence:
     `secret` for the coordinator) and, when `signed`, `root/parties` (0700: the data owner's
     and the server's signing keys, `owner.sign` and `server.sign`, made by `signkey`; keygen
     binds their public halves into the run's manifest and encrypt/compute sign what they
-    write). Unsigned sequences (benchmarks that time the arithmetic alone) skip signkey."""
+    write). Unsigned sequences (benchmarks that time the arithmetic alone) skip signkey.
+    `residue`: for a BFV program over several plaintext moduli (a CRT), the residue
+    computation every role of this sequence runs (`--residue I` before the role)."""
 
     def __init__(
         self,
@@ -146,8 +149,10 @@ class RoleSequence:
         runner: Runner | None = None,
         signed: bool = True,
         keys: Path | None = None,
+        residue: int | None = None,
     ) -> None:
         self.binary = binary
+        self.residue = residue
         self.root = root
         self.runner: Runner = runner or _default_runner
         self.signed = signed
@@ -157,7 +162,8 @@ class RoleSequence:
         self.server_sign = self.parties / "server.sign"
 
     def _run(self, *args: str, on_progress: RowProgress | None = None) -> RoleOutput:
-        return self.runner(self.binary, args, on_progress)
+        prefix = () if self.residue is None else ("--residue", str(self.residue))
+        return self.runner(self.binary, (*prefix, *args), on_progress)
 
     def keygen(
         self, stream_rows: int | None = None, bindings: Mapping[str, str] | None = None

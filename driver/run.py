@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +36,7 @@ from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver.interrupt import scratch_directory
 from driver.pipeline import Compilation, Options, compile_file, run_pipeline
-from driver.roles import RoleSequence
+from driver.roles import RoleOutput, RoleSequence
 from dsl import ast
 from dsl.checker import CheckedProgram, check
 from dsl.parser import parse_file
@@ -158,28 +159,80 @@ class RunResult:
     summary: dict[str, Json] = field(default_factory=dict)
 
 
+# Beyond 2^53 a float64 no longer holds every integer: an exact (BFV) revealed value with an
+# entry beyond it is also written as NAME.txt (EXACT_TEXT_HEADER, then one decimal integer per
+# line, C order), which holds any size losslessly; NAME.npy holds the nearest float64s.
+FLOAT_EXACT_LIMIT = 2**53
+EXACT_TEXT_HEADER = "# hec exact integers, C order, shape "
+
+
+def needs_exact_text(value: npt.ArrayLike) -> bool:
+    """Whether an integer array has an entry float64 cannot hold exactly."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuO":
+        return False
+    return any(abs(int(v)) > FLOAT_EXACT_LIMIT for v in a.flat)
+
+
+def exact_text(value: npt.ArrayLike) -> str:
+    a = np.asarray(value)
+    lines = [f"{EXACT_TEXT_HEADER}{list(a.shape)}", *(str(int(v)) for v in a.flat)]
+    return "\n".join(lines) + "\n"
+
+
+def read_exact_text(path: str | Path) -> npt.NDArray[np.object_]:
+    """A NAME.txt of exact integers as an object array of Python ints of its shape."""
+    head, *rows = Path(path).read_text().splitlines()
+    if not head.startswith(EXACT_TEXT_HEADER):
+        raise UserError(f"{path} is not a file of exact integers written by hec run")
+    shape = tuple(json.loads(head[len(EXACT_TEXT_HEADER) :]))
+    out = np.empty(len(rows), dtype=object)
+    out[:] = [int(r) for r in rows]
+    return out.reshape(shape)
+
+
+def for_client(revealed: Mapping[str, Array]) -> dict[str, Array]:
+    """The revealed values as the client block computes on them (float64 where a value holds
+    Python integers: the client's statistics are floating-point)."""
+    return {
+        k: np.asarray(v, dtype=np.float64) if np.asarray(v).dtype == object else v
+        for k, v in revealed.items()
+    }
+
+
 def write_outputs(
     outdir: Path,
     revealed: Mapping[str, Array],
     client: Mapping[str, Array],
     summary: dict[str, Json],
-) -> None:
-    """Write every array and summary.json atomically; on failure remove what was written."""
+) -> dict[str, Json]:
+    """Write every array and summary.json atomically; on failure remove what was written.
+    Returns the summary as written (with the file lists)."""
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     try:
         files: dict[str, Json] = {}
+        exact: dict[str, Json] = {}
         for name, value in [*revealed.items(), *client.items()]:
             target = outdir / f"{name}.npy"
             _atomic_write(target, lambda f, v=value: np.save(f, np.asarray(v, dtype=np.float64)))
             written.append(target)
             files[name] = target.name
+            if name in revealed and needs_exact_text(value):
+                target = outdir / f"{name}.txt"
+                text = exact_text(value)
+                _atomic_write(target, lambda f, t=text: f.write(t.encode()))
+                written.append(target)
+                exact[name] = target.name
         summary = {**summary, "files": files}
+        if exact:
+            summary["exact_files"] = exact
         target = outdir / "summary.json"
         text = json.dumps(summary, indent=2) + "\n"
         _atomic_write(target, lambda f: f.write(text.encode()))
         written.append(target)
+        return summary
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
@@ -207,7 +260,7 @@ def _params_summary(comp: Compilation) -> dict[str, Json]:
         return {
             "scheme": "bfv",
             "log_n": bfv_params.log_n,
-            "plain_modulus": bfv_params.plain_modulus,
+            "plain_moduli": list(bfv_params.plain_moduli),
             "moduli_bits": [round(float(np.log2(q)), 2) for q in bfv_params.moduli],
             "special_moduli_bits": [round(float(np.log2(q)), 2) for q in bfv_params.special_moduli],
             "security_bits": bfv_params.security_bits,
@@ -224,6 +277,25 @@ def _params_summary(comp: Compilation) -> dict[str, Json]:
         "security_bits": params.security_bits,
         "insecure": params.insecure,
     }
+
+
+def _residue_moduli(comp: Compilation) -> tuple[int, ...]:
+    """The plaintext moduli of a BFV compilation (one run each), or one entry (CKKS)."""
+    if comp.scheme == "bfv":
+        params = comp.bfv_program.parameters()
+        if params is not None:
+            return params.plain_moduli
+    return (0,)
+
+
+def _reconstruct(comp: Compilation, runs: Sequence[Mapping[str, Array]]) -> dict[str, Array]:
+    """The revealed values from the decrypted residues of each run (one run: as decrypted)."""
+    moduli = _residue_moduli(comp)
+    if len(moduli) == 1:
+        return dict(runs[0])
+    from compiler.dialects import bfv
+
+    return {name: bfv.reconstruct([r[name] for r in runs], moduli) for name in runs[0]}
 
 
 def compile_sizes(
@@ -290,14 +362,17 @@ def run_sim(
     else:
         outputs = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed).outputs
     client = run_client(
-        comp.stat_program, run_sizes, outputs, public_inputs=public_only(checked, arrays)
+        comp.stat_program,
+        run_sizes,
+        for_client(outputs),
+        public_inputs=public_only(checked, arrays),
     )
     backend = "simulator-noisy" if noisy else "simulator-exact"
     summary = _summary(comp, path, backend, run_sizes, outputs, client)
     if summary["insecure"]:
         summary["warning"] = "INSECURE parameters (compiled with --insecure)"
     out = Path(outdir)
-    write_outputs(out, outputs, client, summary)
+    summary = write_outputs(out, outputs, client, summary)
     return RunResult(out, dict(outputs), client, summary)
 
 
@@ -428,26 +503,42 @@ def run_encrypted(
             stack.enter_context(scratch_directory("hec-run-")) if work is None else Path(str(work))
         )
         built = build_cpp(comp, path, base / "build")
-        cts, res, dec = base / "ct", base / "res", base / "dec"
-        for scratch_dir in (cts, res, dec):  # a kept work directory: start clean
-            shutil.rmtree(scratch_dir, ignore_errors=True)
-        roles = RoleSequence(built.binary, base)
         stream = built.emitted.stream_dim
-        roles.keygen(run_sizes[stream] if stream else None)
-        roles.encrypt(inputs, cts)
-        compute = roles.compute(cts, res)
-        revealed = roles.decrypt(res, dec)
+        residues = _residue_moduli(comp)
+        runs: list[tuple[dict[str, Array], RoleOutput]] = []
+        timings: list[float] = []
+        for i in range(len(residues)):
+            # One residue computation per plaintext modulus (a CRT over several: each its own
+            # keys, ciphertexts and results under base/r<i>); one modulus: base itself.
+            root = base if len(residues) == 1 else base / f"r{i}"
+            cts, res, dec = root / "ct", root / "res", root / "dec"
+            for scratch_dir in (cts, res, dec):  # a kept work directory: start clean
+                shutil.rmtree(scratch_dir, ignore_errors=True)
+            roles = RoleSequence(built.binary, root, residue=None if len(residues) == 1 else i)
+            began = time.perf_counter()
+            roles.keygen(run_sizes[stream] if stream else None)
+            roles.encrypt(inputs, cts)
+            compute = roles.compute(cts, res)
+            runs.append((roles.decrypt(res, dec), compute))
+            timings.append(time.perf_counter() - began)
+        revealed = _reconstruct(comp, [r for r, _ in runs])
+        compute = max((c for _, c in runs), key=lambda c: c.peak_rss_bytes)
         client = run_client(
-            comp.stat_program, run_sizes, revealed, public_inputs=public_only(checked, arrays)
+            comp.stat_program,
+            run_sizes,
+            for_client(revealed),
+            public_inputs=public_only(checked, arrays),
         )
         summary = _summary(comp, path, "encrypted", run_sizes, revealed, client)
         peak = [ln for ln in compute.stderr.splitlines() if "peak_rss_bytes=" in ln]
         summary["binary"] = str(built.binary) if work is not None else None
+        if len(residues) > 1:
+            summary["residue_seconds"] = [round(x, 3) for x in timings]
         summary["compute_peak_rss_bytes"] = (
             int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")")) if peak else None
         )
         if summary["insecure"]:
             summary["warning"] = "INSECURE parameters (compiled with --insecure)"
         out = Path(outdir)
-        write_outputs(out, revealed, client, summary)
+        summary = write_outputs(out, revealed, client, summary)
         return RunResult(out, revealed, client, summary)

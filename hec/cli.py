@@ -533,8 +533,17 @@ def _run_run(args: argparse.Namespace) -> int:
         print(f"program {s['program']} at sizes {s['sizes']} ({s['backend']})")
         if s.get("insecure"):
             print(f"  WARNING: {s.get('warning', 'INSECURE parameters (--insecure)')}")
+        exact = s.get("exact_files") or {}
+        assert isinstance(exact, dict)
         for name in sorted(result.revealed) + sorted(result.client):
-            print(f"  {name:<14} -> {result.outdir / (name + '.npy')}")
+            line = f"  {name:<14} -> {result.outdir / (name + '.npy')}"
+            if name in exact:  # beyond 2^53: the exact integers in decimal text beside it
+                line += f" (nearest float64; exact integers: {result.outdir / str(exact[name])})"
+            print(line)
+        seconds = s.get("residue_seconds")
+        if isinstance(seconds, list):
+            each = ", ".join(f"{x:.2f}" for x in seconds if isinstance(x, float | int))
+            print(f"  {len(seconds)} residue computations (CRT), seconds each: {each}")
     return 0
 
 

@@ -43,7 +43,7 @@ class BfvModSwitchPass(ModulePass):
             return
         ring = Ring(
             log_n=params.log_n,
-            log_t=math.log2(params.plain_modulus),
+            log_t=params.log_t,
             q_bits=tuple(math.log2(q) for q in params.moduli),
             p_bits=tuple(math.log2(p) for p in params.special_moduli),
             dnum=params.dnum,

@@ -1,12 +1,19 @@
-"""BFV parameters: plaintext modulus from the ranges, primes from the noise model, security.
+"""BFV parameters: plaintext moduli from the ranges, primes from the noise model, security.
 
 - plaintext modulus t: every value the program forms must be represented exactly, i.e. lie in
   (-t/2, t/2) (range analysis of the bfv program, `compiler.analysis.ranges.value_ranges`); t is
   the smallest prime = 1 (mod 2N) above twice the largest magnitude (batching needs t prime and
-  = 1 mod 2N). A range that needs t beyond MAX_PLAIN_BITS is refused (a CRT over several
-  plaintext moduli would lift that; not done yet).
-- ciphertext modulus Q: the fewest primes below 2^MAX_PRIME_BITS (q = 1 mod 2N) that leave
-  every decrypted value a noise budget of MARGIN_BITS (`compiler.analysis.bfv_noise`);
+  = 1 mod 2N). The runtime takes t < 2^MAX_PLAIN_BITS (runtime/bfv/context.cpp); a range that
+  needs more bits is held by a CRT over k primes t_1 .. t_k = 1 (mod 2N), each below
+  2^MAX_PLAIN_BITS, of about equal size, whose product T exceeds twice the largest magnitude
+  with one bit of margin (the float bound of the range analysis is not exact beyond 2^53):
+  the program runs k times, modulo each t_i, on the same ring and Q (every op of a bfv program
+  is a ring operation, so each run computes the true value mod t_i), and decryption
+  reconstructs each integer exactly (`bfv.reconstruct`). k is at most MAX_PLAIN_MODULI (every
+  cost is k-fold); a range beyond that, or unbounded, is refused naming the revealed value.
+- ciphertext modulus Q: the fewest primes below 2^MAX_PRIME_BITS (q = 1 mod 2N, none of them a
+  t_i) that leave every decrypted value a noise budget of MARGIN_BITS under the largest t_i
+  (`compiler.analysis.bfv_noise`);
 - key switching (only when the program relinearizes or rotates): hybrid, one digit per prime
   of Q, one special prime P as large as the largest prime of Q;
 - the ring: the smallest n from 2^MIN_LOG_N up for which log2(Q P) is within the 128-bit
@@ -41,6 +48,12 @@ MIN_LOG_N = 12
 MAX_LOG_N = 17
 MAX_PLAIN_BITS = 60
 MAX_Q_PRIMES = 40
+# At most this many residue computations (each costs a whole run): 16 primes below 2^60
+# represent integers of up to about 950 bits.
+MAX_PLAIN_MODULI = 16
+# Encrypted values reach the runtime as float64 (.npy inputs, owner-side expressions), exact
+# up to 2^53; below that every plaintext prime chosen holds one (each t_i > 2 x the largest).
+MAX_EXACT_INPUT = float(2**53)
 
 
 def plain_modulus(largest: float, log_n: int) -> int:
@@ -52,6 +65,29 @@ def plain_modulus(largest: float, log_n: int) -> int:
         if t > 2.0 * largest and is_prime(t):
             return t
         k += 1
+
+
+def plain_moduli(largest: float, log_n: int, inputs: float = 0.0) -> tuple[int, ...] | None:
+    """One prime t (`plain_modulus`) when 2 * largest < 2^MAX_PLAIN_BITS, else the fewest primes
+    t_i = 1 (mod 2^(log_n + 1)) below 2^MAX_PLAIN_BITS, of about equal size, with product above
+    4 * largest (one bit of margin) and each above 2 * inputs (the runtime encrypts an input
+    as its centred residue, refusing one outside (-t_i/2, t_i/2)); None when
+    MAX_PLAIN_MODULI primes do not reach it."""
+    if not math.isfinite(largest):
+        return None
+    if math.log2(2.0 * largest + 1.0) <= MAX_PLAIN_BITS:
+        t = plain_modulus(largest, log_n)
+        if t < 1 << MAX_PLAIN_BITS:
+            return (t,)
+    need = 4 * math.ceil(largest)
+    need_bits = need.bit_length()
+    floor = 2 * math.ceil(inputs)
+    for count in range(2, MAX_PLAIN_MODULI + 1):
+        bits = min(MAX_PLAIN_BITS, max(-(-need_bits // count), floor.bit_length()) + 1)
+        primes = largest_ntt_primes(bits, log_n, count)
+        if len(primes) == count and math.prod(primes) > need and min(primes) > floor:
+            return tuple(primes)
+    return None
 
 
 def set_level(program: bfv.ProgramOp, level: int) -> None:
@@ -98,23 +134,40 @@ class BfvParametersPass(ModulePass):
         largest = max(
             (magnitude(r) for v, r in ranges.items() if isinstance(v.type, he.CtType)), default=1.0
         )
-        if math.log2(2.0 * largest + 1.0) > MAX_PLAIN_BITS:
+        inputs = max((magnitude(ranges[e.result]) for e in program.encrypts()), default=0.0)
+        for enc in program.encrypts():
+            reach = magnitude(ranges[enc.result])
+            if reach > MAX_EXACT_INPUT:
+                src = enc.source()
+                what = f" (the data owner computes {src.expr_value})" if src.expr_value else ""
+                raise UserError(
+                    f"--scheme bfv: the encrypted value '{src.sym_value}'{what} reaches "
+                    f"{reach:.3g} in magnitude, beyond 2^53: inputs travel as float64, which "
+                    "holds integers exactly only up to 2^53",
+                    hint="use smaller input domains, or --scheme ckks",
+                )
+        if plain_moduli(largest, MAX_LOG_N, inputs) is None:
+            # The revealed value that reaches furthest (the one to make smaller).
+            widest = max(program.decrypts(), key=lambda d: magnitude(ranges[d.input]))
+            reach = magnitude(ranges[widest.input])
             raise UserError(
-                f"--scheme bfv: a value of the program reaches {largest:.3g} in magnitude, which "
-                f"needs a plaintext modulus above {MAX_PLAIN_BITS} bits",
-                hint="use --scheme ckks, or smaller size bounds",
+                f"--scheme bfv: output '{widest.sym_value}' reaches {reach:.3g} in magnitude "
+                f"(a value of the program reaches {largest:.3g}), beyond what a CRT over "
+                f"{MAX_PLAIN_MODULI} plaintext primes below 2^{MAX_PLAIN_BITS} holds exactly "
+                f"(about {MAX_PLAIN_MODULI * (MAX_PLAIN_BITS - 1) - 2} bits)",
+                hint="use --scheme ckks, or smaller size bounds or input domains",
             )
         key_switch = needs_key_switch(program)
         rings = [self.log_n] if self.log_n else list(range(MIN_LOG_N, MAX_LOG_N + 1))
         best: bfv.Parameters | None = None
         for log_n in rings:
-            params = self.fit(program, log_n, largest, key_switch, max_log_qp(log_n))
+            params = self.fit(program, log_n, largest, inputs, key_switch, max_log_qp(log_n))
             if params is not None:
                 secure = security_bits(log_n, params.log_qp)
                 best = replace(params, security_bits=secure)
                 break
         if best is None and self.insecure:
-            params = self.fit(program, rings[-1], largest, key_switch, math.inf)
+            params = self.fit(program, rings[-1], largest, inputs, key_switch, math.inf)
             best = None if params is None else replace(params, insecure=True)
         if best is None:
             raise UserError(
@@ -134,14 +187,26 @@ class BfvParametersPass(ModulePass):
             )
 
     def fit(
-        self, program: bfv.ProgramOp, log_n: int, largest: float, key_switch: bool, bound: float
+        self,
+        program: bfv.ProgramOp,
+        log_n: int,
+        largest: float,
+        inputs: float,
+        key_switch: bool,
+        bound: float,
     ) -> bfv.Parameters | None:
         """The fewest primes of Q that leave every decrypted value its margin at ring 2^log_n
         with log2(QP) <= bound, or None."""
-        t = plain_modulus(largest, log_n)
+        moduli = plain_moduli(largest, log_n, inputs)
+        if moduli is None:
+            return None
         for count in range(1, MAX_Q_PRIMES + 1):
             # The largest primes below 2^60 (the runtime's limit for a prime of Q or P).
-            primes = [x for x in largest_ntt_primes(MAX_PRIME_BITS, log_n, count + 2) if x != t]
+            primes = [
+                x
+                for x in largest_ntt_primes(MAX_PRIME_BITS, log_n, count + 1 + len(moduli))
+                if x not in moduli
+            ]
             q = primes[:count]
             p = primes[count : count + 1] if key_switch else []
             if log2_product(q) + log2_product(p) > bound:
@@ -149,7 +214,7 @@ class BfvParametersPass(ModulePass):
             set_level(program, count - 1)
             ring = Ring(
                 log_n=log_n,
-                log_t=math.log2(t),
+                log_t=math.log2(max(moduli)),
                 q_bits=tuple(math.log2(x) for x in q),
                 p_bits=tuple(math.log2(x) for x in p),
                 dnum=count if key_switch else 0,
@@ -158,7 +223,7 @@ class BfvParametersPass(ModulePass):
             if min(budgets.values(), default=math.inf) >= MARGIN_BITS:
                 return bfv.Parameters(
                     log_n=log_n,
-                    plain_modulus=t,
+                    plain_moduli=moduli,
                     moduli=tuple(q),
                     special_moduli=tuple(p),
                     dnum=count if key_switch else 0,

@@ -4,10 +4,19 @@ The model is the runtime's (runtime/bfv/README.md §Bounds (B5), runtime/bfv/noi
 carried per value as log2 of the standard deviation of the absolute noise e (a ciphertext
 decrypts to Delta m + e modulo Q, Delta = Q / t):
 
-- fresh public-key encryption: sd(e) = sigma sqrt(1 + 4N/3);
+- fresh public-key encryption: sd(e) = sigma sqrt(1 + 4N/3), and the encoding error: the
+  runtime adds Delta m with Delta = floor(Q/t) and m's coefficients in [0, t)
+  (runtime/bfv/scheme.cpp add_delta_m), so t x = Q m - r m + t e (mod Q), r = Q mod t < t:
+  an extra noise -(r/t) m of up to r in every coefficient, root mean square t sqrt(1/3) for
+  r near t (uniform m: mean r/2, variance r^2/12). It dominates from t ~ 2^10 up and grows
+  with t (measured at n = 2^13, Q = 2 x 60 bits: fresh budgets 72, 58, 41 bits at
+  t = 2^30, 2^33, 2^40, i.e. log2 Q - 2 log2 t + ~12); an added public integer adds the same
+  term. TODO(#18): encoding Delta m + round((Q mod t) m / t) in the runtime (SEAL's
+  multiply_add_plain_with_scaling_variant) would remove it and give back about log2 t - 8 bits
+  per fresh ciphertext;
 - add, sub: the variances add; negate, broadcast, transpose: unchanged; reduce and dot over K
   terms: sqrt(K) times one term;
-- a public integer c: |c| times; an added public integer: unchanged;
+- a public integer c: |c| times; an added public integer: the encoding error above;
 - a product (HPS multiply): e' = (m_a + t a_a) e_b + (m_b + t a_b) e_a + rounding, with
   (m + t a) of variance t^2 (N/18 + 1/6) per coefficient convolved over N terms, so
   sd(e') = sqrt(N) t sqrt(N/18 + 1/6) (sd(e_a) + sd(e_b)) (the sum, not the root of the sum
@@ -73,8 +82,12 @@ class Ring:
     def z_bits(self) -> float:
         return math.log2(math.sqrt(2.0 * (math.log(self.n) + FAILURE_BITS * math.log(2.0))))
 
+    def encoding(self) -> float:
+        """log2 of the rms of the encoding error -(r/t) m, r = Q mod t taken as t (worst)."""
+        return self.log_t + 0.5 * math.log2(1.0 / 3.0)
+
     def fresh(self) -> float:
-        return math.log2(SIGMA * math.sqrt(1.0 + 4.0 * self.n / 3.0))
+        return _hypot(math.log2(SIGMA * math.sqrt(1.0 + 4.0 * self.n / 3.0)), self.encoding())
 
     def product_growth(self) -> float:
         return 0.5 * math.log2(self.n) + self.log_t + 0.5 * math.log2(self.n / 18.0 + 1.0 / 6.0)
@@ -158,7 +171,9 @@ def noise_bits(
                 e = _hypot(g(op.input) + 0.5 * ring.log_n, ks + 0.5 * math.log2(steps))
             case he.LevelDownRule():
                 e = switched(ring, g(op.input), he.ct_type(op.input).level_value)
-            case he.NegateRule() | he.AddConstRule() | he.BroadcastRule() | he.TransposeRule():
+            case he.AddConstRule():
+                e = _hypot(g(op.operands[0]), ring.encoding())
+            case he.NegateRule() | he.BroadcastRule() | he.TransposeRule():
                 e = g(op.operands[0])
             case _:
                 raise UserError(f"the bfv noise model does not handle {op.name}")

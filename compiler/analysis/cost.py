@@ -19,6 +19,9 @@ are per ciphertext and per limb of the level each op runs at:
 - rescale: 2 inverse NTTs and 2 NTTs per limb;
 - dot over K terms: K products and K - 1 additions; reduce and sum_slots: the additions.
 
+A BFV program over k plaintext moduli (a CRT, passes/bfv_parameters.py) runs k residue
+computations of the same shape: every time and byte count is k times one residue's.
+
 Bytes: what the owners upload, what the server reads, and what the coordinator downloads, from
 the ciphertext sizes ((degree + 1) n limbs 8-byte words). The estimate is a model, not a
 measurement: `bench/run gwas-chisq-schemes` checks its ratio against the runtimes.
@@ -56,6 +59,7 @@ class Cost:
     compute_s: float  # the server
     upload_bytes: int
     download_bytes: int
+    residues: int = 1  # BFV: residue computations (one per plaintext modulus), counted in
 
     @property
     def total_s(self) -> float:
@@ -71,6 +75,7 @@ class Cost:
             "total_seconds": self.total_s,
             "upload_bytes": self.upload_bytes,
             "download_bytes": self.download_bytes,
+            "residues": self.residues,
         }
 
 
@@ -205,4 +210,14 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
             ty = he.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (ty.level_value + 1) * u.n * 8
     compute += upload * READ_NS_PER_BYTE["bfv"] * 1e-9
-    return Cost("bfv", params.log_n, len(params.moduli), encrypt, compute, upload, download)
+    k = params.residues
+    return Cost(
+        "bfv",
+        params.log_n,
+        len(params.moduli),
+        k * encrypt,
+        k * compute,
+        k * upload,
+        k * download,
+        residues=k,
+    )

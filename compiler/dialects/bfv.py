@@ -11,9 +11,13 @@ Slots: a BFV ciphertext holds N slots (both rows of the 2 x N/2 batching matrix)
 of a packed block is row j div (N/2), column j mod (N/2). `bfv.sum_slots` sums all N slots
 into every slot (row rotations by 1, 2, ..., N/4, then the row swap).
 
-`bfv.program` carries the parameters once chosen (`Parameters`): log_n, plain_modulus,
+`bfv.program` carries the parameters once chosen (`Parameters`): log_n, plain_moduli,
 moduli (the primes of Q), special_moduli (key switching), dnum, security_bits, insecure,
-and rotation_keys.
+and rotation_keys. `plain_moduli` lists one batching prime t or, when a revealed value's range
+needs more bits than one prime below 2^60 holds, k primes t_1 .. t_k: the program then runs k
+times, once modulo each t_i (residue computations with the same ring and Q), and decryption
+reconstructs each integer from its k residues by the Chinese remainder theorem
+(`reconstruct`), exactly in (-T/2, T/2) for T = t_1 ... t_k.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, i64
 from xdsl.ir import Dialect
 from xdsl.irdl import irdl_op_definition
@@ -33,11 +40,12 @@ from compiler.dialects.he import CtType, PtType, PublicType, ct_type, ints
 
 @dataclass(frozen=True)
 class Parameters:
-    """BFV parameters: ring 2^log_n, plaintext modulus t (a prime = 1 mod 2N: batching),
-    ciphertext primes Q = q_0 ... q_L (level l uses q_0 .. q_l), key-switching primes P."""
+    """BFV parameters: ring 2^log_n, plaintext moduli t_1 .. t_k (primes = 1 mod 2N:
+    batching; k > 1 is a CRT over k residue computations), ciphertext primes Q = q_0 ... q_L
+    (level l uses q_0 .. q_l), key-switching primes P."""
 
     log_n: int
-    plain_modulus: int
+    plain_moduli: tuple[int, ...]
     moduli: tuple[int, ...]
     special_moduli: tuple[int, ...]
     dnum: int
@@ -49,6 +57,21 @@ class Parameters:
         return 1 << self.log_n
 
     @property
+    def residues(self) -> int:
+        """How many residue computations the program runs (one per plaintext modulus)."""
+        return len(self.plain_moduli)
+
+    @property
+    def plain_product(self) -> int:
+        """T = t_1 ... t_k: decryption yields every integer in (-T/2, T/2) exactly."""
+        return math.prod(self.plain_moduli)
+
+    @property
+    def log_t(self) -> float:
+        """log2 of the largest t_i: the one that bounds the noise of every residue."""
+        return math.log2(max(self.plain_moduli))
+
+    @property
     def top_level(self) -> int:
         return len(self.moduli) - 1
 
@@ -58,6 +81,27 @@ class Parameters:
     @property
     def log_qp(self) -> float:
         return self.modulus_bits(self.top_level) + sum(math.log2(p) for p in self.special_moduli)
+
+
+def reconstruct(residues: Sequence[npt.ArrayLike], moduli: Sequence[int]) -> npt.NDArray[Any]:
+    """The integers x in (-T/2, T/2), T = prod(moduli), with x = residues[i] (mod moduli[i]):
+    the Chinese remainder theorem on Python integers (exact at any size). One modulus: the
+    residues unchanged (int64). Several: an object array of Python ints (int64 when every
+    value fits)."""
+    if len(residues) != len(moduli) or not moduli:
+        raise ValueError(f"{len(residues)} residue arrays for {len(moduli)} moduli")
+    if len(moduli) == 1:
+        return np.asarray(residues[0], dtype=np.int64)
+    total = math.prod(moduli)
+    # x = sum_i r_i (T/t_i) [(T/t_i)^-1 mod t_i] mod T, then centred.
+    weights = [(total // t) * pow(total // t, -1, t) % total for t in moduli]
+    arrays = [np.asarray(r).astype(object) for r in residues]
+    acc = np.zeros(arrays[0].shape, dtype=object)
+    for r, w in zip(arrays, weights, strict=True):
+        acc = (acc + r * w) % total
+    out = np.where(acc > total // 2, acc - total, acc)
+    fits = all(-(2**63) <= int(v) < 2**63 for v in out.flat)
+    return out.astype(np.int64) if fits else out.astype(object)
 
 
 def _dense(values: Sequence[int]) -> DenseArrayBase:
@@ -81,7 +125,7 @@ class ProgramOp(he.ProgramRule):
         insecure = attrs.get("insecure")
         return Parameters(
             log_n=one("log_n"),
-            plain_modulus=one("plain_modulus"),
+            plain_moduli=ints(attrs["plain_moduli"]),
             moduli=ints(attrs["moduli"]),
             special_moduli=ints(attrs["special_moduli"]),
             dnum=one("dnum"),
@@ -91,7 +135,7 @@ class ProgramOp(he.ProgramRule):
 
     def set_parameters(self, p: Parameters) -> None:
         self.attributes["log_n"] = IntegerAttr(p.log_n, i64)
-        self.attributes["plain_modulus"] = IntegerAttr(p.plain_modulus, i64)
+        self.attributes["plain_moduli"] = _dense(p.plain_moduli)
         self.attributes["moduli"] = _dense(p.moduli)
         self.attributes["special_moduli"] = _dense(p.special_moduli)
         self.attributes["dnum"] = IntegerAttr(p.dnum, i64)

@@ -463,6 +463,7 @@ def emit(
         "// Roles: keygen (coordinator), encrypt (data owner), compute (server: evaluation keys",
         "// only), decrypt (coordinator), info. Run it without arguments for usage.",
         f"// The server computation {plan}.",
+        *_crt_includes(program),
         '#include "math/parallel.h"',
         f'#include "{include}"',
         "",
@@ -480,12 +481,7 @@ def emit(
         "",
         "}  // namespace",
         "",
-        "int main(int argc, char** argv) {",
-        "  // Passive OpenMP waiting (DESIGN.md §7): re-executes itself once with the policy set.",
-        "  hec::math::reexec_with_passive_openmp_wait(argv);",
-        f"  return {namespace}::run_main(kSpec, compute, argc, argv);",
-        "}",
-        "",
+        *_main_lines(program, namespace),
     ]
     cpp = "\n".join(header)
     ninja = ninja_file(name, runtime_dir, runtime_lib, system_libs)
@@ -599,6 +595,55 @@ def _ckks_parts(
     return params_line, spec, _CkksWriter(program, names, line_of, sched)
 
 
+def _crt_includes(program: _Program) -> list[str]:
+    params = program.parameters() if isinstance(program, bfv.ProgramOp) else None
+    return (
+        []
+        if params is None or params.residues == 1
+        else ["#include <cstdio>", "#include <cstdlib>"]
+    )
+
+
+def _main_lines(program: _Program, namespace: str) -> list[str]:
+    """main(): the binding's run_main on the description; for a BFV program with several
+    plaintext moduli (a CRT), the first two arguments `--residue I` select the residue
+    computation modulo t_I (each residue has its own keys, ciphertexts and results)."""
+    params = program.parameters() if isinstance(program, bfv.ProgramOp) else None
+    head = [
+        "int main(int argc, char** argv) {",
+        "  // Passive OpenMP waiting (DESIGN.md §7): re-executes itself once with the policy set.",
+        "  hec::math::reexec_with_passive_openmp_wait(argv);",
+    ]
+    if params is None or params.residues == 1:
+        return [*head, f"  return {namespace}::run_main(kSpec, compute, argc, argv);", "}", ""]
+    moduli = ", ".join(f"{t}ULL" for t in params.plain_moduli)
+    k = params.residues
+    return [
+        *head,
+        f"  // CRT over {k} plaintext moduli: the program runs once modulo each (--residue I),",
+        "  // the coordinator reconstructs the integers from the decrypted residues.",
+        f"  static constexpr std::uint64_t kPlainModuli[{k}] = {{{moduli}}};",
+        '  const std::string flag = argc >= 3 ? argv[1] : "";',
+        "  char* end = nullptr;",
+        '  const long residue = flag == "--residue" ? std::strtol(argv[2], &end, 10) : -1;',
+        "  if (flag != \"--residue\" || end == argv[2] || *end != '\\0' || residue < 0 ||",
+        f"      residue >= {k}) {{",
+        "    std::fprintf(stderr,",
+        f'                 "this program runs as {k} residue computations (one per plaintext "',
+        f'                 "modulus): give --residue I (0 <= I < {k}) before the role\\n");',
+        "    return 2;",
+        "  }",
+        "  ProgramSpec spec = kSpec;",
+        "  spec.plain_modulus = kPlainModuli[residue];",
+        "  std::vector<const char*> args = {argv[0]};",
+        "  args.insert(args.end(), argv + 3, argv + argc);",
+        f"  return {namespace}::run_main(spec, compute, static_cast<int>(args.size()), "
+        "args.data());",
+        "}",
+        "",
+    ]
+
+
 def _bfv_parts(
     program: bfv.ProgramOp,
     source: str,
@@ -618,7 +663,9 @@ def _bfv_parts(
     add(f"  s.source = {_cpp_string(source)};")
     add(f"  s.digest = {_cpp_string(digest)};")
     add(f"  s.log_n = {params.log_n};")
-    add(f"  s.plain_modulus = {params.plain_modulus}ULL;")
+    # One modulus: in the description; several (a CRT): main() sets the one the run selects.
+    if params.residues == 1:
+        add(f"  s.plain_modulus = {params.plain_moduli[0]}ULL;")
     add(f"  s.moduli = {{{', '.join(f'{q}ULL' for q in params.moduli)}}};")
     add(f"  s.special_moduli = {{{', '.join(f'{q}ULL' for q in params.special_moduli)}}};")
     add(f"  s.dnum = {max(params.dnum, 1)};")
@@ -650,8 +697,15 @@ def _bfv_parts(
             f".level = {ty.level_value}, .degree = {ty.degree_value}}});"
         )
     params_line = (
-        f"// Parameters (BFV): n = 2^{params.log_n}, t = {params.plain_modulus}, "
-        f"{len(params.moduli)} primes of Q, "
+        f"// Parameters (BFV): n = 2^{params.log_n}, "
+        + (
+            f"t = {params.plain_moduli[0]}, "
+            if params.residues == 1
+            else f"{params.residues} residue computations (CRT) over t = "
+            + ", ".join(str(t) for t in params.plain_moduli)
+            + ", "
+        )
+        + f"{len(params.moduli)} primes of Q, "
         f"{_security_text(params.insecure, params.security_bits)}."
     )
     return params_line, spec, _BfvWriter(program, names, line_of, sched)

@@ -288,7 +288,7 @@ def build_bfv_report(
     ranges = value_ranges(program, bounds)
     ring = Ring(
         log_n=params.log_n,
-        log_t=math.log2(params.plain_modulus),
+        log_t=params.log_t,
         q_bits=tuple(math.log2(q) for q in params.moduli),
         p_bits=tuple(math.log2(q) for q in params.special_moduli),
         dnum=params.dnum,
@@ -317,8 +317,9 @@ def build_bfv_report(
             "scheme": "bfv",
             "log_n": params.log_n,
             "slots": params.slots,
-            "plain_modulus": params.plain_modulus,
-            "plain_modulus_bits": round(math.log2(params.plain_modulus), 2),
+            "plain_moduli": list(params.plain_moduli),
+            "plain_moduli_bits": [round(math.log2(t), 2) for t in params.plain_moduli],
+            "residues": params.residues,
             "largest_value": largest,
             "primes": len(params.moduli),
             "moduli_bits": _bits(params.moduli),
@@ -337,14 +338,30 @@ def build_bfv_report(
     }
 
 
+def _plain_text(p: Mapping[str, Any]) -> str:
+    """The plaintext modulus (or the CRT over several) and why."""
+    within = f"every value of the program lies within +-{p['largest_value']:g}"
+    if p["residues"] == 1:
+        return (
+            f"plaintext modulus t = {p['plain_moduli'][0]} ({p['plain_moduli_bits'][0]} bits: "
+            f"{within} < t/2)"
+        )
+    bits = sum(math.log2(t) for t in p["plain_moduli"])
+    return (
+        f"CRT over {p['residues']} plaintext moduli t = {p['plain_moduli']} (bits "
+        f"{p['plain_moduli_bits']}, product {bits:.1f} bits: {within} < T/2, beyond one "
+        f"prime below 2^60), so the program runs {p['residues']} times: time and bytes "
+        f"x{p['residues']}"
+    )
+
+
 def render_bfv_text(report: Mapping[str, Any]) -> str:
     p = report["params"]
     sec = "INSECURE (--insecure)" if p["insecure"] else f"{p['security_bits']}-bit secure"
     lines = [
         f"program {report['program']}  sizes {report['size_binding']}  scheme bfv (exact)",
-        f"parameters: n = 2^{p['log_n']} ({p['slots']} slots), plaintext modulus t = "
-        f"{p['plain_modulus']} ({p['plain_modulus_bits']} bits: every value of the program lies "
-        f"within +-{p['largest_value']:g} < t/2), {p['primes']} primes {p['moduli_bits']}, "
+        f"parameters: n = 2^{p['log_n']} ({p['slots']} slots), {_plain_text(p)}, "
+        f"{p['primes']} primes {p['moduli_bits']}, "
         f"special {p['special_moduli_bits']}, dnum {p['dnum']}, log2 QP = {p['log_qp']}: {sec} "
         "(HE Standard, ternary secret)",
         "outputs (exact integers while the noise budget is positive):",
@@ -389,6 +406,11 @@ def _render_cost(report: Mapping[str, Any]) -> list[str]:
             f"  {name:<10} {'2^' + str(c['log_n']):>6} {c['limbs']:>5} "
             f"{c['encrypt_seconds']:>10.3g} {c['compute_seconds']:>10.3g} "
             f"{_mib(c['upload_bytes']):>12} {_mib(c['download_bytes']):>12}"
+            + (
+                f"  ({c['residues']} residue computations, x{c['residues']} counted)"
+                if c.get("residues", 1) > 1
+                else ""
+            )
         )
     if report.get("scheme_choice"):
         lines.append(f"scheme chosen: {report['scheme_choice']}")

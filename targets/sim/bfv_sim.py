@@ -8,6 +8,11 @@ noise budget of every decrypted value from the analytic model (`compiler.analysi
 must be positive. Layouts are not simulated slot by slot: BFV's ops act on each slot alike and
 the lowering refuses slot sums over non-zero padding, so the logical arrays are what the slots
 hold. Integers are int64 while t < 2^31 (products fit), Python integers beyond.
+
+A program with several plaintext moduli t_1 .. t_k (a CRT, passes/bfv_parameters.py) is
+simulated as it runs: once modulo each t_i, the revealed residues then reconstructed exactly
+(`bfv.reconstruct`); a revealed value is an int64 array, or an object array of Python ints
+when it leaves int64, or float64 when it carries a public factor.
 """
 
 from __future__ import annotations
@@ -32,16 +37,13 @@ Array = npt.NDArray[Any]
 
 @dataclass
 class BfvSimulation:
-    outputs: dict[str, npt.NDArray[np.float64]]
+    outputs: dict[str, Array]  # exact integers (int64 or Python ints), or float64 with a factor
     budgets: dict[str, float]  # predicted noise budget (bits) of every decrypted value
 
 
 class _Sim:
-    def __init__(self, program: bfv.ProgramOp, sizes: Mapping[str, int]):
-        params = program.parameters()
-        if params is None:
-            raise InternalError("bfv simulator: the program has no parameters")
-        self.t = params.plain_modulus
+    def __init__(self, t: int, program: bfv.ProgramOp, sizes: Mapping[str, int]):
+        self.t = t
         self.dtype = np.int64 if self.t < (1 << 31) else object
         self.sizes = dict(sizes)
         self.public = evaluate_public(program, self.sizes)
@@ -118,13 +120,12 @@ class _Sim:
             case _:
                 return None
 
-    def run(self, program: bfv.ProgramOp, inputs: Mapping[str, npt.ArrayLike]):
-        outputs: dict[str, npt.NDArray[np.float64]] = {}
+    def run(self, program: bfv.ProgramOp, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
+        """The centred residues mod t of every revealed value."""
+        outputs: dict[str, Array] = {}
         for op in program.block.ops:
             if isinstance(op, bfv.DecryptOp):
-                x = np.asarray(self.values[op.input], dtype=np.float64)
-                factor = 1.0 if op.factor is None else self.public[op.factor]
-                outputs[op.sym_value] = x * factor
+                outputs[op.sym_value] = self.values[op.input]
                 continue
             result = self.step(op, inputs)
             if result is not None:
@@ -141,7 +142,7 @@ def simulate_bfv(
         raise InternalError("bfv simulator: the program has no parameters")
     ring = Ring(
         log_n=params.log_n,
-        log_t=float(np.log2(params.plain_modulus)),
+        log_t=params.log_t,
         q_bits=tuple(float(np.log2(q)) for q in params.moduli),
         p_bits=tuple(float(np.log2(p)) for p in params.special_moduli),
         dnum=params.dnum,
@@ -150,4 +151,13 @@ def simulate_bfv(
     for name, bits in budgets.items():
         if bits <= 0:
             raise UserError(f"bfv: {name} has no noise budget left ({bits:.1f} bits)")
-    return BfvSimulation(_Sim(program, sizes).run(program, inputs), budgets)
+    runs = [_Sim(t, program, sizes).run(program, inputs) for t in params.plain_moduli]
+    public = evaluate_public(program, dict(sizes))
+    outputs: dict[str, Array] = {}
+    for d in program.decrypts():
+        exact = bfv.reconstruct([r[d.sym_value] for r in runs], params.plain_moduli)
+        if d.factor is None:
+            outputs[d.sym_value] = exact
+        else:
+            outputs[d.sym_value] = np.asarray(exact, dtype=np.float64) * public[d.factor]
+    return BfvSimulation(outputs, budgets)

@@ -83,7 +83,7 @@ def integer_program() -> bfv.ProgramOp:
     program.set_parameters(
         bfv.Parameters(
             log_n=12,
-            plain_modulus=T,
+            plain_moduli=(T,),
             moduli=MODULI,
             special_moduli=(),
             dnum=2,
