@@ -66,6 +66,9 @@ class Options:
     precision_bits: float = 19.0
     precision: str = ""
     error_confidence: float = -32.0  # log2 of each revealed value's error-bound failure
+    # The per-output targets check-precision holds the result to, when the scale search was
+    # given raised ones (a recompilation after a shortfall); None: `precision` itself.
+    promise: str | None = None
     max_degree: int = 4
     log_n: int = 0
     insecure: bool = False
@@ -193,7 +196,7 @@ def checker_passes(o: Options) -> list[ModulePass]:
         CheckScalesPass(),
         CheckDegreesPass(degree),
         CheckSecurityPass(),
-        CheckPrecisionPass(o.precision_bits, o.precision),
+        CheckPrecisionPass(o.precision_bits, o.precision if o.promise is None else o.promise),
     ]
 
 
@@ -317,10 +320,9 @@ def _run_passes(
             return _run_passes_once(checked, options, out)
         except PrecisionShortfall as e:
             if attempt == PRECISION_RETRIES:
-                asked = {k: float(v) for k, v in parse_sizes(first.precision).items()}
                 worst = ", ".join(
-                    f"{name} reaches {reached:.2f} of {asked.get(name, first.precision_bits):g}"
-                    f" bits (with its scale target raised to {promised:g})"
+                    f"{name} reaches {reached:.2f} of {promised:g} bits (its scale target "
+                    f"raised to {targets.get(name, options.precision_bits):g})"
                     for name, (reached, promised) in e.short.items()
                 )
                 raise UserError(
@@ -333,7 +335,7 @@ def _run_passes(
                 # Whole bits: the scale search takes per-output targets as integers.
                 targets[name] = math.ceil(base + max(promised - reached, 0.0) + 0.1)
             text = ",".join(f"{k}={math.ceil(v)}" for k, v in targets.items())
-            options = replace(options, precision=text)
+            options = replace(options, precision=text, promise=first.precision)
     raise InternalError("unreachable")
 
 
