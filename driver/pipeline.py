@@ -26,7 +26,7 @@ from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
-from compiler.analysis.sizes import Sizes, format_sizes
+from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
 from compiler.errors import InternalError, UserError, op_location
 from compiler.ir_text import print_ir
@@ -40,6 +40,7 @@ from dsl.parser import parse_file
 from dsl.reference import evaluate
 from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
+from passes.check_precision import CheckPrecisionPass, PrecisionShortfall
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
 from passes.complex_packing import SEARCH_PASSES, SearchMemo
@@ -65,6 +66,10 @@ class Options:
     sizes: Sizes = field(default_factory=Sizes)
     precision_bits: float = 19.0
     precision: str = ""
+    error_confidence: float = -32.0  # log2 of each revealed value's error-bound failure
+    # The per-output targets check-precision holds the result to, when the scale search was
+    # given raised ones (a recompilation after a shortfall); None: `precision` itself.
+    promise: str | None = None
     max_degree: int = 4
     log_n: int = 0
     insecure: bool = False
@@ -166,6 +171,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         sizes=sizes,
         precision_bits=o.precision_bits,
         precision=o.precision,
+        failure_log2=o.error_confidence,
         log_n=o.log_n,
         insecure=o.insecure,
         complex_packing=o.complex_packing,
@@ -191,6 +197,7 @@ def checker_passes(o: Options) -> list[ModulePass]:
         CheckScalesPass(),
         CheckDegreesPass(degree),
         CheckSecurityPass(),
+        CheckPrecisionPass(o.precision_bits, o.precision if o.promise is None else o.promise),
     ]
 
 
@@ -297,7 +304,43 @@ def _choose_scheme(checked: CheckedProgram, options: Options, out: TextIO | None
     return comp
 
 
+# Recompilations with raised targets when the final parameters keep fewer bits than the plan.
+PRECISION_RETRIES = 3
+
+
 def _run_passes(
+    checked: CheckedProgram, options: Options, out: TextIO | None = None
+) -> Compilation:
+    """The passes once; when check-precision finds an output short of its promise under the
+    primes found (the plan's whole-bit scales met it), the scale search again with that
+    output's target raised by the shortfall, so that the promise holds (issue 19)."""
+    first = options
+    targets = {k: float(v) for k, v in parse_sizes(options.precision).items()}
+    for attempt in range(PRECISION_RETRIES + 1):
+        try:
+            return _run_passes_once(checked, options, out)
+        except PrecisionShortfall as e:
+            if attempt == PRECISION_RETRIES:
+                worst = ", ".join(
+                    f"{name} reaches {reached:.2f} of {promised:g} bits (its scale target "
+                    f"raised to {targets.get(name, options.precision_bits):g})"
+                    for name, (reached, promised) in e.short.items()
+                )
+                raise UserError(
+                    f"no parameters keep the precision promise: {worst}; "
+                    + e.message.split("; ", 1)[-1],
+                    hint=e.hint,
+                ) from e
+            for name, (reached, promised) in e.short.items():
+                base = targets.get(name, options.precision_bits)
+                # Whole bits: the scale search takes per-output targets as integers.
+                targets[name] = math.ceil(base + max(promised - reached, 0.0) + 0.1)
+            text = ",".join(f"{k}={math.ceil(v)}" for k, v in targets.items())
+            options = replace(options, precision=text, promise=first.precision)
+    raise InternalError("unreachable")
+
+
+def _run_passes_once(
     checked: CheckedProgram, options: Options, out: TextIO | None = None
 ) -> Compilation:
     stream: TextIO = out or sys.stdout

@@ -24,6 +24,22 @@ if TYPE_CHECKING:
     from driver.pipeline import Options
 
 
+def error_confidence(text: str) -> float:
+    """argparse type of --error-confidence: a probability in (0, 2^-4], as 2^-40 or 1e-12;
+    returns its log2."""
+    import math
+
+    try:
+        value = 2.0 ** float(text[2:]) if text.startswith("2^") else float(text)
+    except (ValueError, OverflowError):
+        value = math.nan
+    if not (0.0 < value <= 2.0**-4):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the failure probability must be in (0, 2^-4], written 2^-40 or 1e-12"
+        )
+    return math.log2(value)
+
+
 def precision_bits(text: str) -> float:
     """argparse type of --precision-bits: a finite number in (0, 50]."""
     import math
@@ -262,6 +278,14 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--precision", default="", metavar="NAME=BITS,...", help="per-output precision targets"
     )
+    parser.add_argument(
+        "--error-confidence",
+        type=error_confidence,
+        default=-32.0,
+        metavar="P",
+        help="failure probability of each revealed value's error bound: 2^-40 or 1e-12 "
+        "(default 2^-32; docs/precision.md)",
+    )
     parser.add_argument("--log-n", type=int, default=0, help="force the ring dimension 2^LOG_N")
     parser.add_argument(
         "--insecure",
@@ -400,6 +424,7 @@ def _options_of(args: argparse.Namespace) -> Options:
         sizes=Sizes.parse(args.size),
         precision_bits=args.precision_bits,
         precision=args.precision,
+        error_confidence=args.error_confidence,
         log_n=args.log_n,
         insecure=args.insecure,
         complex_packing=not args.no_complex_packing,

@@ -69,14 +69,18 @@ SEARCH_PASSES = (
 
 
 def search_passes(
-    precision_bits: float, precision: str, log_n: int, insecure: bool
+    precision_bits: float, precision: str, log_n: int, insecure: bool, failure_log2: float = -32.0
 ) -> tuple[ModulePass, ...]:
     """The parameter search, in pipeline order: the scheme record's passes (passes/schemes.py)
     and complex packing's estimates run these same passes."""
     return (
         CoefficientParametersPass(log_n=log_n, insecure=insecure),
         ScaleManagementPass(
-            precision_bits=precision_bits, precision=precision, log_n=log_n, insecure=insecure
+            precision_bits=precision_bits,
+            precision=precision,
+            log_n=log_n,
+            insecure=insecure,
+            failure_log2=failure_log2,
         ),
         ParameterSelectionPass(insecure=insecure),
     )
@@ -180,6 +184,7 @@ class ComplexPackingPass(ModulePass):
     log_n: int = 0
     insecure: bool = False
     memo: SearchMemo | None = field(default=None, compare=False)
+    failure_log2: float = -32.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.enabled:
@@ -195,7 +200,9 @@ class ComplexPackingPass(ModulePass):
         key = program_key(program)
         clone = ModuleOp([program.clone()])
         ctx = Context()
-        search = search_passes(self.precision_bits, self.precision, self.log_n, self.insecure)
+        search = search_passes(
+            self.precision_bits, self.precision, self.log_n, self.insecure, self.failure_log2
+        )
         try:
             for p in search:
                 p.apply(ctx, clone)

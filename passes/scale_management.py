@@ -6,7 +6,8 @@ rescale primes, for the smallest ring dimension that is 128-bit secure:
 
 - every output must keep `precision_bits` correct bits relative to its largest possible value
   (range analysis), with the error predicted by `compiler.analysis.noise` (fresh encryption,
-  rescale and key-switch errors propagated through the program, 6 sigma);
+  rescale and key-switch errors propagated through the program, bounded at a failure
+  probability of 2^-32 per value unless `failure_log2` says otherwise);
 - every value must fit its level's modulus (log2|x|max + scale + 1 <= log2 Q_l); Q_0, the
   output modulus, is as large as the largest output needs (so it may hold several primes);
 - among feasible plans, the fewest primes, then the fewest modulus bits.
@@ -33,7 +34,7 @@ Worked out for the chi-square kernel at N = 5000 (d = 2N = 10^4, n = 2^13):
    Chain: Q_0 = 2 primes, q_1 = 1 prime: three primes, 180 bits, two levels, no special prime
    (no key switch). A final rescale would only move bits from Q_0 to another prime.
 The precision requirement of step 2 is stated per output (`precision chi2_num=33`: 33 bits of
-diff^2's range of 2^53.2 at 6 sigma is err(diff) <= 2^-10); the default target of 19 bits
+diff^2's range of 2^53.2 is err(diff) <= 2^-10); the default target of 19 bits
 on every output keeps the odds-ratio outputs (range 2^27.6, dominated by the rescale error of
 n11 · 4N) within 2 primes of output modulus.
 """
@@ -44,7 +45,7 @@ import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
@@ -149,10 +150,11 @@ class ScaleManagementPass(ModulePass):
     Assumes: levels are assigned. Establishes: every addition has equal operand scales, every
     value fits its level's modulus under the plan, every output meets `precision_bits`; the
     module verifies. Options: `precision_bits` (default 19: bits relative to the output's
-    range bound, at 6 sigma), `precision` ("chi2_num=33": per-output targets overriding
-    `precision_bits`; a difference of large terms that is later squared, as in the chi-square
-    numerator, needs more bits than its range suggests), `log_n` (0: search),
-    `insecure` (allow ring dimensions below the 128-bit table).
+    range bound, of an error bound that fails with probability 2^failure_log2),
+    `precision` ("chi2_num=33": per-output targets overriding `precision_bits`; a difference
+    of large terms that is later squared, as in the chi-square numerator, needs more bits
+    than its range suggests), `log_n` (0: search), `insecure` (allow ring dimensions below
+    the 128-bit table), `failure_log2` (default -32: compiler/analysis/noise.py).
     Reference: EVA's scale/waterline analysis; Blatt et al. PNAS 2020 (gamma).
     """
 
@@ -162,6 +164,7 @@ class ScaleManagementPass(ModulePass):
     precision: str = ""
     log_n: int = 0
     insecure: bool = False
+    failure_log2: float = -32.0  # the error bounds' failure probability per value, log2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for program in ckks_programs(op):
@@ -195,7 +198,7 @@ class ScaleManagementPass(ModulePass):
             model = NoiseModel(log_n, dnum)
             margins = [
                 (p.precision_bits, p.precision_bits - targets.get(p.name, self.precision_bits))
-                for p in output_precision(program, bounds, model, ranges)
+                for p in output_precision(program, bounds, model, ranges, self.failure_log2)
             ]
             precision = min((bits for bits, _ in margins), default=math.inf)
             q0_prime_bits = math.ceil(out_bits / math.ceil(out_bits / MAX_PRIME_BITS))
@@ -269,3 +272,4 @@ class ScaleManagementPass(ModulePass):
                 best.precision,
             )
         )
+        program.attributes["error_failure_log2"] = FloatAttr(self.failure_log2, f64)

@@ -35,6 +35,7 @@ class Settings:
     sizes: str = ""
     precision_bits: float = 19.0
     precision: str = ""
+    failure_log2: float = -32.0  # each revealed value's error bound fails with 2^this
     log_n: int = 0
     insecure: bool = False
     complex_packing: bool = True  # decided inside the compilation (passes/complex_packing.py)
@@ -64,8 +65,9 @@ def _ckks_passes(s: Settings) -> list[ModulePass]:
             log_n=s.log_n,
             insecure=s.insecure,
             memo=s.search_memo,
+            failure_log2=s.failure_log2,
         ),
-        *search_passes(s.precision_bits, s.precision, s.log_n, s.insecure),
+        *search_passes(s.precision_bits, s.precision, s.log_n, s.insecure, s.failure_log2),
         RotationKeysPass(),
     ]
 

@@ -1,33 +1,50 @@
-"""Noise and precision: the variance of the error of every ciphertext value, in value units.
+"""Noise and precision: a bound on the error of every revealed value that holds with a stated
+failure probability (docs/precision.md derives it).
 
-A CKKS ciphertext decrypts to scale·x + e; this analysis tracks Var(e / scale) forward
-through the program from the analytic magnitudes of each error source (Cheon-Kim-Kim-Song,
-"Homomorphic encryption for arithmetic of approximate numbers", ASIACRYPT 2017, Lemmas 1-3,
-and the average-case canonical-embedding heuristic of Costache-Curtis-Hales-Murphy-Ogilvie-
-Player, "On the precision loss in approximate homomorphic encryption", 2022): a polynomial
-with independent coefficients of variance v has slots of variance n·v; a ternary secret has
-coefficients of variance 2/3, so s^j has coefficients of variance about (2n/3)^j / n.
+A CKKS ciphertext decrypts to scale·x + e. This analysis tracks the error / scale forward
+through the program from each error source (Cheon-Kim-Kim-Song, ASIACRYPT 2017, Lemmas 1-3;
+the canonical-embedding variances of Costache-Curtis-Hales-Murphy-Ogilvie-Player 2022), split
+by its distribution, because the tails differ:
 
-Sources (slot variances before division by the scale):
-- encoding rounding:      n/12
-- fresh encryption (pk):  n·sigma²·(1 + 4n/3)   (v·e + e0 + e1·s)
-- rescale rounding of a degree-k ciphertext: n/12 · sum_{j=0..k} (2n/3)^j
-- key switch (hybrid, special primes P >= each digit): rounding n/12·(1 + 2n/3) plus
-  dnum·n·sigma²·n/12 (the digit-times-key error divided by P)
-Propagation: add sums variances; a product x·y adds |y|²Var(x) + |x|²Var(y) + Var(x)Var(y)
-with |x| the range bound (worst case); sums of K terms multiply the variance by K.
+- class j (j = 0, 1, 2, ...): a sub-Gaussian error times the j-th power of the secret key's
+  slot value s(ζ): encoding and rescale rounding (uniform: strictly sub-Gaussian), the
+  Gaussian e0 and e1·s of a fresh encryption, the rounding r_j·s^j of a rescale of a
+  degree-k ciphertext (j <= k), key-switch rounding and digit-times-key errors. Given the key,
+  every class is sub-Gaussian; the key's slot value is bounded with probability 1 - p/3:
+  |s(ζ)|² <= T, T / E|s|² = r with e·r·exp(-r) = p/3 (`key_slot_ratio`: r = 27.6 at 2^-32).
+- class W: v·e of a fresh public-key encryption, the product of two independent
+  sub-Gaussians (the encryption's ternary v and the key's error e): sub-exponential, bounded
+  through its moment generating function, summed over independent encryptions.
+- D: deterministic errors (a real constant rounded to its encoding scale), added linearly.
 
-`precision_bits` of an output is log2(range bound / (6·sigma)): the number of correct bits
-relative to the largest value the output can take, with a 6-sigma margin;
+Slot variances (before division by the scale), as `NoiseModel` gives them (the simulator's
+noisy mode draws Gaussian errors of the same total variance):
+- encoding rounding: n/12 (class 0)
+- fresh encryption (pk): n·sigma² (e0, class 0) + n·sigma²·2n/3 (e1·s, class 1) +
+  n·sigma²·2n/3 (v·e, class W)
+- rescale rounding of a degree-k ciphertext: n/12·(2n/3)^j in class j, j = 0..k
+- key switch (hybrid): rounding n/12 (class 0) + n/12·2n/3 (class 1), digit times key error
+  dnum·n·sigma²·n/12 (class 0: Gaussian given the digits)
+Propagation: a sum adds the variances of each class; a product x·y adds |y|²Var(x) +
+|x|²Var(y) (|x| the range bound, worst case) and the second-order Var(x)Var(y) (classes add:
+s^i·s^j = s^(i+j)); sums of K terms multiply the variances by K.
+
+The bound at failure probability p per value: t_G + t_W + D with t_G = sqrt(2·P·ln(6/p)), P
+the sum over classes of Var_j·(T / (2n/3))^j (the class variances with E|s|^2j replaced by
+T^j), t_W = sigma_W·`product_tail(p/3, K)` (26.1 at 2^-32 for one product, the Gaussian 6.9
+for K = 5000 independent ones). `precision_bits` of an output is log2(range bound / error
+bound): the correct bits relative to the largest value the output can take;
 `flooded_precision_bits` what is left after the decrypt role's noise flooding (flooding.py).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import SSAValue
 
 from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS, flooding_cost_bits
@@ -36,7 +53,109 @@ from compiler.analysis.security import ERROR_SIGMA
 from compiler.dialects import ckks
 from compiler.types import Interval, dim_bound
 
-SIGMAS = 6.0
+# The default failure probability of each revealed value's error bound (`--error-confidence`).
+DEFAULT_FAILURE_LOG2 = -32.0
+
+
+@dataclass(frozen=True)
+class Error:
+    """The error of a value in value units: variances per class j (sub-Gaussian times s^j),
+    the variance of class W (products of two independent sub-Gaussians) and a deterministic
+    bound D (module docstring)."""
+
+    classes: tuple[float, ...] = ()
+    w: float = 0.0
+    d: float = 0.0
+    w_max: float = 0.0  # the variance of class W's largest independent term
+
+    @property
+    def variance(self) -> float:
+        """The total variance (the deterministic part as its square)."""
+        return sum(self.classes) + self.w + self.d * self.d
+
+    def __add__(self, other: Error) -> Error:
+        n = max(len(self.classes), len(other.classes))
+        a = self.classes + (0.0,) * (n - len(self.classes))
+        b = other.classes + (0.0,) * (n - len(other.classes))
+        return Error(tuple(x + y for x, y in zip(a, b, strict=True)), self.w + other.w,
+                     self.d + other.d, max(self.w_max, other.w_max))  # fmt: skip
+
+    def scaled(self, factor: float) -> Error:
+        """The error of factor·x (variances times factor², D times |factor|)."""
+        f2 = factor * factor
+        return Error(tuple(_times(f2, v) for v in self.classes), _times(f2, self.w),
+                     _times(abs(factor), self.d), _times(f2, self.w_max))  # fmt: skip
+
+    def summed(self, count: float) -> Error:
+        """The error of a sum of `count` values with independent random errors."""
+        return Error(tuple(count * v for v in self.classes), count * self.w, count * self.d,
+                     self.w_max)  # fmt: skip
+
+    def times_error(self, other: Error) -> Error:
+        """The second-order error e_x·e_y of a product: classes add (s^i·s^j), W and D carry
+        over as the larger class (a second-order term; docs/precision.md)."""
+        n = len(self.classes) + len(other.classes)
+        out = [0.0] * max(n - 1, 0)
+        for i, a in enumerate(self.classes):
+            for j, b in enumerate(other.classes):
+                out[i + j] += _times(a, b)
+        sa, sb = self.variance, other.variance
+        w = max(_times(self.w, sb) + _times(other.w, sa) - _times(self.w, other.w), 0.0)
+        return Error(tuple(out), w, _times(self.d, other.d), w)
+
+    def per_scale(self, scale_bits: float) -> Error:
+        """A source's slot variances (before division by the scale) in value units."""
+        unit = 2.0 ** (-2.0 * scale_bits)
+        return Error(tuple(v * unit for v in self.classes), self.w * unit, self.d,
+                     self.w_max * unit)  # fmt: skip
+
+    def bound(self, n: float, failure: float) -> float:
+        """|error| <= this with probability >= 1 - failure (module docstring): a third of
+        the failure each to the key's slot value, the sub-Gaussian classes given the key, and
+        class W."""
+        key_ratio = key_slot_ratio(failure / 3.0)
+        proxy = sum(_times(v, key_ratio**j) for j, v in enumerate(self.classes))
+        t_g = math.sqrt(2.0 * proxy * math.log(6.0 / failure)) if proxy else 0.0
+        terms = max(1, math.floor(self.w / self.w_max)) if self.w_max else 1
+        t_w = (
+            math.sqrt(self.w) * product_tail(failure / 3.0, min(terms, 1 << 20)) if self.w else 0.0
+        )
+        return t_g + t_w + self.d
+
+
+@functools.cache
+def key_slot_ratio(failure: float) -> float:
+    """T / E|s(ζ)|² with P(|s(ζ)|² > T) <= failure, s ternary (P(±1) = 1/3 per coefficient).
+
+    Every direction of s(ζ) in the plane is sub-Gaussian with proxy sigma² = n/3 (the
+    coefficients are strictly sub-Gaussian with proxy 2/3, and sum_k Re(u·ζ^k)² = n/2), so
+    E exp(λ|s|²) <= (1 - 2λsigma²)^-1 (average exp(sqrt(2λ)<g, s>) over a standard Gaussian g
+    in the plane) and P(|s|² > T) <= e·r·exp(-r) with r = T / (2 sigma²) = T / E|s|²."""
+    r = 1.0
+    for _ in range(60):  # r = ln(e·r / failure), a contraction for r > 1
+        r = 1.0 + math.log(r / failure)
+    return r
+
+
+@functools.cache
+def product_tail(failure: float, terms: int = 1) -> float:
+    """t with P(|Z| > t·sigma) <= failure for Z a sum of independent products X·Y of
+    independent sub-Gaussians, of total variance sigma², no term's variance above
+    sigma² / `terms`: E exp(λ X·Y) <= (1 - λ²Var)^-1/2 for each term, so
+    E exp(λZ) <= (1 - λ²sigma²/K)^-K/2 with K = terms (docs/precision.md), and
+    P(|Z| > t·sigma) <= 2 min over 0 < λ < sqrt(K) of exp(-λt) (1 - λ²/K)^-K/2.
+    K = 1 is one product (26.1 at 2^-32 / 3); K large tends to the Gaussian sqrt(2 ln(2/p))."""
+    k = float(terms)
+    lams = [math.sqrt(k) * j / 400.0 for j in range(1, 400)]
+
+    def tail(t: float) -> float:
+        return min(math.log(2.0) - lam * t - k / 2.0 * math.log1p(-lam * lam / k) for lam in lams)
+
+    lo, hi, target = 0.0, 200.0, math.log(failure)
+    for _ in range(60):
+        t = (lo + hi) / 2
+        lo, hi = (t, hi) if tail(t) > target else (lo, t)
+    return hi
 
 
 @dataclass(frozen=True)
@@ -54,16 +173,130 @@ class NoiseModel:
         return self.n / 12.0
 
     def fresh(self) -> float:
-        n = self.n
-        return n * ERROR_SIGMA**2 * (1.0 + 4.0 * n / 3.0) + self.encoding()
+        return self.fresh_terms().variance
 
     def rescale(self, degree: int) -> float:
-        n = self.n
-        return n / 12.0 * sum((2.0 * n / 3.0) ** j for j in range(degree + 1))
+        return self.rescale_terms(degree).variance
 
     def key_switch(self) -> float:
+        return self.key_switch_terms().variance
+
+    # The sources split by class (module docstring).
+
+    def encoding_terms(self) -> Error:
+        return Error((self.encoding(),))
+
+    def fresh_terms(self) -> Error:
         n = self.n
-        return n / 12.0 * (1.0 + 2.0 * n / 3.0) + self.dnum * n * ERROR_SIGMA**2 * n / 12.0
+        gauss = n * ERROR_SIGMA**2
+        w = gauss * 2.0 * n / 3.0
+        return Error((gauss + self.encoding(), gauss * 2.0 * n / 3.0), w, 0.0, w)
+
+    def rescale_terms(self, degree: int) -> Error:
+        n = self.n
+        return Error(tuple(n / 12.0 * (2.0 * n / 3.0) ** j for j in range(degree + 1)))
+
+    def key_switch_terms(self) -> Error:
+        n = self.n
+        digits = self.dnum * n * ERROR_SIGMA**2 * n / 12.0
+        return Error((n / 12.0 + digits, n / 12.0 * 2.0 * n / 3.0))
+
+
+def error_failure_log2(program: ckks.ProgramOp) -> float:
+    """The failure probability (log2) scale-management bounded the program's errors at."""
+    attr = program.attributes.get("error_failure_log2")
+    if isinstance(attr, FloatAttr):
+        return float(attr.value.data)
+    return DEFAULT_FAILURE_LOG2
+
+
+def value_errors(
+    program: ckks.ProgramOp,
+    bounds: Mapping[str, int],
+    model: NoiseModel,
+    ranges: Mapping[SSAValue, Interval] | None = None,
+) -> dict[SSAValue, Error]:
+    """The error (value units) of every ciphertext value (plaintexts: encoding error only)."""
+    rng = ranges if ranges is not None else value_ranges(program, bounds)
+    pub = public_values(program, bounds)
+    err: dict[SSAValue, Error] = {}
+
+    def scale_bits(v: SSAValue) -> float:
+        ty = v.type
+        assert isinstance(ty, ckks.CtType | ckks.PtType)
+        return ty.scale_bits
+
+    def prod(a: SSAValue, b: SSAValue) -> Error:
+        ma, mb = magnitude(range_of(rng, a)), magnitude(range_of(rng, b))
+        ea, eb = err[a], err[b]
+        # |x + e_x| <= |x| + D_x: a deterministic error widens the factor it multiplies.
+        return ea.scaled(mb + eb.d) + eb.scaled(ma + ea.d) + ea.times_error(eb)
+
+    for op in program.block.ops:
+        if not op.results or isinstance(op.results[0].type, ckks.PublicType):
+            continue
+        out = op.results[0]
+        e: Error
+        match op:
+            case ckks.EncodeOp():
+                e = model.encoding_terms().per_scale(scale_bits(out))
+            case ckks.EncryptOp():
+                e = err[op.input] + model.fresh_terms().per_scale(scale_bits(out))
+            case ckks.AddOp() | ckks.SubOp():
+                e = err[op.lhs] + err[op.rhs]
+            case ckks.AddPlainOp():
+                e = err[op.input] + err[op.plain]
+            case ckks.MulOp():
+                e = prod(op.lhs, op.rhs)
+            case ckks.MulPlainOp():
+                e = prod(op.input, op.plain)
+            case ckks.DotOp():
+                k = dim_bound(ckks.ct_type(op.lhs).dims[op.axis_value], dict(bounds))
+                e = prod(op.lhs, op.rhs).summed(k)
+            case ckks.ReduceOp():
+                k = dim_bound(ckks.ct_type(op.input).dims[op.axis_value], dict(bounds))
+                e = err[op.input].summed(k)
+            case ckks.SumSlotsOp():
+                src = ckks.ct_type(op.input)
+                k = dim_bound(src.dims[-1], dict(bounds))
+                steps = max(1, math.ceil(math.log2(max(2, k))))
+                switch = model.key_switch_terms().per_scale(scale_bits(out)).summed(k * steps)
+                e = err[op.input].summed(k) + switch
+            case ckks.RotateOp() | ckks.RelinearizeOp():
+                e = err[op.input] + model.key_switch_terms().per_scale(scale_bits(out))
+            case ckks.UnpackComplexOp():
+                # Re z = (z + z*)/2: the slot error's real part, plus the conjugation's
+                # key-switch error (and a relinearization's first, above degree 1), both
+                # at the input's scale, i.e. halved at the result's (twice the) scale.
+                switches = 1 + (ckks.ct_type(op.input).degree_value > 1)
+                switch = model.key_switch_terms().per_scale(scale_bits(op.input))
+                e = err[op.input] + switch.summed(switches)
+            case ckks.RescaleOp():
+                degree = ckks.ct_type(op.input).degree_value
+                e = err[op.input] + model.rescale_terms(degree).per_scale(scale_bits(out))
+            case ckks.MulConstOp():
+                c = magnitude(pub[op.value].interval)
+                e = err[op.input].scaled(c)
+                if not op.is_integer:
+                    # The constant is rounded to an integer multiple of 1/const_scale: by
+                    # exactly that much when it is known (a scale-alignment lift, 1 at 2^k, is
+                    # exact; computed on the exact scale, which may be far beyond 2^1023),
+                    # else by at most half a unit: a deterministic error times |x|.
+                    m = magnitude(range_of(rng, op.input)) + err[op.input].d
+                    interval = pub[op.value].interval
+                    if interval.lo == interval.hi and math.isfinite(interval.lo):
+                        rounded = op.const_scale.rounding_error(interval.lo)
+                    else:
+                        rounded = 0.5 * 2.0 ** (-op.const_scale_bits)
+                    e = e + Error(d=_times(m, rounded))
+            case ckks.NegateOp() | ckks.AddConstOp() | ckks.LevelDownOp():
+                e = err[op.operands[0]]
+            case ckks.BroadcastOp() | ckks.TransposeOp():
+                e = err[op.input]
+            case _:
+                raise AssertionError(f"noise analysis does not handle {op.name}")
+        err[out] = e
+    return err
 
 
 def error_variances(
@@ -72,84 +305,8 @@ def error_variances(
     model: NoiseModel,
     ranges: Mapping[SSAValue, Interval] | None = None,
 ) -> dict[SSAValue, float]:
-    """Var(error / scale) of every ciphertext value (plaintexts: encoding error only)."""
-    rng = ranges if ranges is not None else value_ranges(program, bounds)
-    pub = public_values(program, bounds)
-    var: dict[SSAValue, float] = {}
-
-    def per_scale_sq(v: SSAValue) -> float:
-        """1 / scale(v)^2, as a negative power of two: a scale plan the search rejects may
-        have scales beyond 2^1023, where 1/scale^2 underflows to 0 but scale^2 overflows."""
-        ty = v.type
-        assert isinstance(ty, ckks.CtType | ckks.PtType)
-        return 2.0 ** (-2.0 * ty.scale_bits)
-
-    def prod(a: SSAValue, b: SSAValue) -> float:
-        ma, mb = magnitude(range_of(rng, a)), magnitude(range_of(rng, b))
-        return _times(mb * mb, var[a]) + _times(ma * ma, var[b]) + var[a] * var[b]
-
-    for op in program.block.ops:
-        if not op.results or isinstance(op.results[0].type, ckks.PublicType):
-            continue
-        out = op.results[0]
-        match op:
-            case ckks.EncodeOp():
-                v = model.encoding() * per_scale_sq(out)
-            case ckks.EncryptOp():
-                v = var[op.input] + model.fresh() * per_scale_sq(out)
-            case ckks.AddOp() | ckks.SubOp():
-                v = var[op.lhs] + var[op.rhs]
-            case ckks.AddPlainOp():
-                v = var[op.input] + var[op.plain]
-            case ckks.MulOp():
-                v = prod(op.lhs, op.rhs)
-            case ckks.MulPlainOp():
-                v = prod(op.input, op.plain)
-            case ckks.DotOp():
-                k = dim_bound(ckks.ct_type(op.lhs).dims[op.axis_value], dict(bounds))
-                v = k * prod(op.lhs, op.rhs)
-            case ckks.ReduceOp():
-                k = dim_bound(ckks.ct_type(op.input).dims[op.axis_value], dict(bounds))
-                v = k * var[op.input]
-            case ckks.SumSlotsOp():
-                src = ckks.ct_type(op.input)
-                k = dim_bound(src.dims[-1], dict(bounds))
-                steps = max(1, math.ceil(math.log2(max(2, k))))
-                v = k * var[op.input] + k * model.key_switch() * per_scale_sq(out) * steps
-            case ckks.RotateOp() | ckks.RelinearizeOp():
-                v = var[op.input] + model.key_switch() * per_scale_sq(out)
-            case ckks.UnpackComplexOp():
-                # Re z = (z + z*)/2: the slot error's real part, plus the conjugation's
-                # key-switch error (and a relinearization's first, above degree 1), both
-                # at the input's scale, i.e. halved at the result's (twice the) scale.
-                switches = 1 + (ckks.ct_type(op.input).degree_value > 1)
-                v = var[op.input] + switches * model.key_switch() * per_scale_sq(op.input)
-            case ckks.RescaleOp():
-                degree = ckks.ct_type(op.input).degree_value
-                v = var[op.input] + model.rescale(degree) * per_scale_sq(out)
-            case ckks.MulConstOp():
-                c = magnitude(pub[op.value].interval)
-                v = _times(c * c, var[op.input])
-                if not op.is_integer:
-                    # The constant is rounded to an integer multiple of 1/const_scale: by
-                    # exactly that much when it is known (a scale-alignment lift, 1 at 2^k, is
-                    # exact; computed on the exact scale, which may be far beyond 2^1023),
-                    # else by a uniform error of variance 4^-const_scale / 12.
-                    m = magnitude(range_of(rng, op.input))
-                    interval = pub[op.value].interval
-                    if interval.lo == interval.hi and math.isfinite(interval.lo):
-                        err = op.const_scale.rounding_error(interval.lo)
-                        v += _times(m * m, err * err)
-                    else:
-                        v += _times(m * m / 12.0, 4.0 ** (-op.const_scale_bits))
-            case ckks.NegateOp() | ckks.AddConstOp() | ckks.LevelDownOp():
-                v = var[op.operands[0]]
-            case ckks.BroadcastOp() | ckks.TransposeOp():
-                v = var[op.input]
-            case _:
-                raise AssertionError(f"noise analysis does not handle {op.name}")
-        var[out] = v
-    return var
+    """Total Var(error / scale) of every ciphertext value."""
+    return {v: e.variance for v, e in value_errors(program, bounds, model, ranges).items()}
 
 
 def _times(a: float, b: float) -> float:
@@ -159,17 +316,26 @@ def _times(a: float, b: float) -> float:
 
 @dataclass(frozen=True)
 class OutputPrecision:
+    """A revealed value's range bound, error standard deviation and error bound (at the
+    failure probability the analysis was asked for)."""
+
     name: str
     bound: float
     sigma: float
+    error: float = field(default=math.nan)
+
+    @property
+    def error_bound(self) -> float:
+        return self.error if not math.isnan(self.error) else self.sigma
 
     @property
     def precision_bits(self) -> float:
-        if self.sigma == 0.0:
+        err = self.error_bound
+        if err == 0.0:
             return math.inf
-        if not math.isfinite(self.sigma):
+        if not math.isfinite(err) or math.isnan(err):
             return -math.inf  # an unbounded error: no precision (the plan is rejected)
-        return math.log2(max(self.bound, 1e-300) / (SIGMAS * self.sigma))
+        return math.log2(max(self.bound, 1e-300) / err)
 
     def flooded_precision_bits(self, statistical_bits: float = DEFAULT_STATISTICAL_BITS) -> float:
         """The precision left after the decrypt role's noise flooding (flooding.py)."""
@@ -181,10 +347,27 @@ def output_precision(
     bounds: Mapping[str, int],
     model: NoiseModel,
     ranges: Mapping[SSAValue, Interval] | None = None,
+    failure_log2: float = DEFAULT_FAILURE_LOG2,
 ) -> list[OutputPrecision]:
+    """Range bound, error sigma and error bound (failure probability 2^failure_log2 per
+    value) of every revealed value."""
     rng = ranges if ranges is not None else value_ranges(program, bounds)
-    var = error_variances(program, bounds, model, rng)
-    return [
-        OutputPrecision(d.sym_value, magnitude(range_of(rng, d.input)), math.sqrt(var[d.input]))
-        for d in program.decrypts()
-    ]
+    errors = value_errors(program, bounds, model, rng)
+    failure = 2.0**failure_log2
+    out = []
+    for d in program.decrypts():
+        e = errors[d.input]
+        bound = _safe_bound(e, model.n, failure)
+        out.append(
+            OutputPrecision(
+                d.sym_value, magnitude(range_of(rng, d.input)), math.sqrt(e.variance), bound
+            )
+        )
+    return out
+
+
+def _safe_bound(e: Error, n: float, failure: float) -> float:
+    try:
+        return e.bound(n, failure)
+    except (OverflowError, ValueError):
+        return math.inf

@@ -11,11 +11,12 @@ carry whether they are integers: multiplying by an integer costs no level.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
+from compiler.analysis.forms import MAX_SPLIT_SYMBOLS, SPLITS, Form, Symbols, intersect
 from compiler.dialects import ckks, he, stat
 from compiler.errors import UserError, op_location
 from compiler.types import Dim, Interval, dim_bound, domain_interval
@@ -180,56 +181,214 @@ def packed_capacity(op: he.EncodeRule) -> int:
 def value_ranges(
     program: ckks.ProgramOp | he.ProgramRule, bounds: Mapping[str, int]
 ) -> dict[SSAValue, Interval]:
-    """Interval of every ciphertext / plaintext value of a ckks, he or bfv program (the op
-    rules of the HE layer, which every scheme's ops are, and CKKS's own ops): what CKKS's
-    scales and an exact scheme's plaintext modulus must hold."""
-    pub = public_values(program, bounds)
-    out: dict[SSAValue, Interval] = {}
+    """Range of every ciphertext / plaintext value of a ckks, he or bfv program (the op rules
+    of the HE layer, which every scheme's ops are, and CKKS's own ops): what CKKS's scales and
+    an exact scheme's plaintext modulus must hold. Each range is the intersection of interval
+    arithmetic and the relational bound (`compiler.analysis.forms`), both sound."""
+    return RelationalRanges(program, bounds).ranges
 
-    def g(v: SSAValue) -> Interval:
-        return out[v]
 
-    for op in program.block.ops:
-        if not op.results or isinstance(op.results[0].type, he.PublicType):
-            continue
-        r: Interval
+class RelationalRanges:
+    """Interval and polynomial form of every value of a ckks, he or bfv program."""
+
+    def __init__(self, program: ckks.ProgramOp | he.ProgramRule, bounds: Mapping[str, int]):
+        self.bounds = dict(bounds)
+        self.symbols = Symbols({k: _size_interval(v) for k, v in bounds.items()})
+        self.public = public_values(program, bounds)
+        self.public_forms = self._public_forms(program)
+        self.ranges: dict[SSAValue, Interval] = {}
+        self.interval_ranges: dict[SSAValue, Interval] = {}
+        self.forms: dict[SSAValue, Form] = {}
+        self._ops: list[Operation] = []
+        self._rules: dict[Operation, Callable[[Mapping[SSAValue, Interval]], Interval]] = {}
+        for op in program.block.ops:
+            if not op.results or isinstance(op.results[0].type, he.PublicType):
+                continue
+            self._visit(op)
+        self._refine()
+
+    def _public_forms(self, program: ckks.ProgramOp | he.ProgramRule) -> dict[SSAValue, Form]:
+        out: dict[SSAValue, Form] = {}
+        for op in program.block.ops:
+            match op:
+                case ckks.SizeOp() | he.SizeRule():
+                    out[op.result] = self.symbols.size(op.sym_value)
+                case ckks.ConstantOp() | he.ConstantRule():
+                    out[op.result] = Form.const(op.float_value)
+                case ckks.PublicArithOp() | he.PublicArithRule():
+                    a, b = out[op.lhs], out[op.rhs]
+                    kind = op.kind.data
+                    if kind == "add":
+                        out[op.result] = a + b
+                    elif kind == "sub":
+                        out[op.result] = a - b
+                    elif kind == "mul":
+                        out[op.result] = a * b
+                    else:
+                        out[op.result] = self._divide(a, b, self.public[op.result].interval)
+                case _:
+                    pass
+        return out
+
+    def _divide(self, a: Form, b: Form, interval: Interval) -> Form:
+        """a / b: exact when b is a constant times sizes (1 / N), else a fresh symbol."""
+        mono = b.as_monomial()
+        if mono is not None and mono[0] != 0.0 and all(v.kind == "size" for v, _ in mono[1]):
+            c, m = mono
+            return a * Form({tuple((v, -e) for v, e in m): 1.0 / c})
+        return self.symbols.fresh(0, interval)
+
+    def _visit(self, op: Operation) -> None:
+        res = op.results[0]
+        r = self._interval_rule(op, self.ranges)
+        form = self._form_rule(op)
+        self.interval_ranges[res] = r
+        rank = _rank(res)
+        if form is not None and form.is_finite:
+            r = intersect(r, self.symbols.bound(form))
+            form = self.symbols.collapse(form, rank, r)
+        else:
+            form = self.symbols.fresh(rank, r)
+        self.ranges[res] = r
+        self.forms[res] = form
+        self._ops.append(op)
+
+    def _refine(self) -> None:
+        """Branch and bound over the program: on each box of the first-order means (the
+        relations of `Symbols.relations` applied), every value's range is its form's bound
+        intersected with interval arithmetic on its operands' ranges in the same box, which
+        keeps a product's factorization (c1·(d - c1) <= d²/4) as well as the correlation of
+        its factors; a value's range is the hull over the boxes.
+
+        Soundness: a box constrains a mean at the index of the element being bounded, so a
+        mean is split only where that index is the same everywhere: it occurs under one
+        axis map in every form, and an op that moves or mixes elements (sum, dot,
+        broadcast, transpose, rotation) reads its operand's whole range, not the box's,
+        when that operand's value depends on a split mean."""
+        forms = [self.forms[op.results[0]] for op in self._ops]
+        relations = self.symbols.relations(forms)
+        if not relations:
+            return
+        axes: dict[object, set[tuple[int, ...]]] = {}
+        for form in forms:
+            for m in form.terms:
+                for v, _ in m:
+                    axes.setdefault(v.key, set()).add(v.axes)
+        candidates = sorted({b for _, bases, _ in relations for b in bases}, key=repr)
+        split = [b for b in candidates if len(axes[b.key]) == 1][:MAX_SPLIT_SYMBOLS]
+        if not split:
+            return
+        keys = {b.key for b in split}
+        depends: dict[SSAValue, bool] = {}
+        for op in self._ops:
+            res = op.results[0]
+            own = any(v.key in keys for m in self.forms[res].terms for v, _ in m)
+            depends[res] = own or any(depends.get(x, False) for x in op.operands)
+        touched = keys | {t.key for t, _, _ in relations}
+        relational = {
+            op.results[0]
+            for op in self._ops
+            if any(v.key in touched for m in self.forms[op.results[0]].terms for v, _ in m)
+        }
+        # Values whose range can differ between boxes; the others keep their range.
+        affected: set[SSAValue] = set()
+        for op in self._ops:
+            res = op.results[0]
+            reads_box = not (
+                isinstance(op, _MOVES_ELEMENTS) and any(depends.get(x, False) for x in op.operands)
+            )
+            if res in relational or (reads_box and any(x in affected for x in op.operands)):
+                affected.add(res)
+        work = [op for op in self._ops if op.results[0] in affected]
+        global_view = {
+            op
+            for op in work
+            if isinstance(op, _MOVES_ELEMENTS) and any(depends.get(x, False) for x in op.operands)
+        }
+        boxed = set(split) | {t for t, _, _ in relations}
+        compiled = {res: self.symbols.compile(self.forms[res], boxed) for res in relational}
+        hulls: dict[SSAValue, Interval] = {}
+        splits = int((BOX_BUDGET / max(len(work), 1)) ** (1.0 / len(split)))
+        for box_env in self.symbols.boxes(relations, split, max(2, min(SPLITS, splits))):
+            env = {v: (r.lo, r.hi) for v, r in box_env.items()}
+            box: dict[SSAValue, Interval] = _Overlay(self.ranges)
+            for op in work:
+                res = op.results[0]
+                view: Mapping[SSAValue, Interval] = box
+                if op in global_view:
+                    view = self.ranges
+                r = intersect(self._interval_rule(op, view), self.ranges[res])
+                if res in relational:
+                    r = intersect(r, self.symbols.evaluate_compiled(compiled[res], env))
+                box[res] = r
+                old = hulls.get(res)
+                hulls[res] = r if old is None else old.union(r)
+        self.ranges.update(hulls)
+
+    def _interval_rule(self, op: Operation, g: Mapping[SSAValue, Interval]) -> Interval:
+        """Interval arithmetic: the range of `op`'s result from its operands' ranges `g`."""
+        return self._rule(op)(g)
+
+    def _rule(self, op: Operation) -> Callable[[Mapping[SSAValue, Interval]], Interval]:
+        """The interval rule of `op` as a function of its operands' ranges (chosen once: the
+        branch and bound applies it once per box)."""
+        found = self._rules.get(op)
+        if found is None:
+            found = self._rules[op] = self._make_rule(op)
+        return found
+
+    def _make_rule(self, op: Operation) -> Callable[[Mapping[SSAValue, Interval]], Interval]:
         match op:
             case he.EncodeRule() if he.any_pt(op.result).layout_name == he.COEFF:
                 # One row's packed integer: below (prod of one coefficient's radices) / rows.
-                rows = _dim(he.any_pt(op.result).dims[0], bounds)
-                r = Interval(0.0, (packed_capacity(op) - 1) / max(rows, 1))
+                rows = _dim(he.any_pt(op.result).dims[0], self.bounds)
+                fixed = Interval(0.0, (packed_capacity(op) - 1) / max(rows, 1))
+                return lambda g: fixed
             case he.EncodeRule():
                 dom = op.domain_value
                 if dom is None:
                     raise UserError(f"input {op.sym_value} has no value domain", op_location(op))
-                r = domain_interval(dom)
+                domain = domain_interval(dom)
+                return lambda g: domain
             case he.SubRule():
-                r = g(op.lhs) - g(op.rhs)
+                lhs, rhs = op.lhs, op.rhs
+                return lambda g: g[lhs] - g[rhs]
             case he.AddRule():
-                r = g(op.lhs) + g(op.rhs)
+                lhs, rhs = op.lhs, op.rhs
+                return lambda g: g[lhs] + g[rhs]
             case he.MulRule():
-                r = g(op.lhs) * g(op.rhs)
+                lhs, rhs = op.lhs, op.rhs
+                return lambda g: g[lhs] * g[rhs]
             case ckks.MulPlainOp():
-                r = g(op.input) * g(op.plain)
+                lhs, rhs = op.input, op.plain
+                return lambda g: g[lhs] * g[rhs]
             case ckks.AddPlainOp():
-                r = g(op.input) + g(op.plain)
+                lhs, rhs = op.input, op.plain
+                return lambda g: g[lhs] + g[rhs]
             case he.NegateRule():
-                r = -g(op.input)
+                x = op.input
+                return lambda g: -g[x]
             case he.MulConstRule() | ckks.MulConstOp():
-                r = g(op.input) * pub[op.value].interval
+                x, c = op.input, self.public[op.value].interval
+                return lambda g: g[x] * c
             case he.AddConstRule() | ckks.AddConstOp():
-                r = g(op.input) + pub[op.value].interval
+                x, c = op.input, self.public[op.value].interval
+                return lambda g: g[x] + c
             case he.DotRule():
-                k = he.any_ct(op.lhs).dims[op.axis_value]
-                r = (g(op.lhs) * g(op.rhs)).scaled_sum(_dim(k, bounds))
+                lhs, rhs = op.lhs, op.rhs
+                k = _dim(he.any_ct(op.lhs).dims[op.axis_value], self.bounds)
+                return lambda g: (g[lhs] * g[rhs]).scaled_sum(k)
             case he.ReduceRule():
-                k = he.any_ct(op.input).dims[op.axis_value]
-                r = g(op.input).scaled_sum(_dim(k, bounds))
+                x = op.input
+                k = _dim(he.any_ct(op.input).dims[op.axis_value], self.bounds)
+                return lambda g: g[x].scaled_sum(k)
             case he.SumSlotsRule():
-                k = he.any_ct(op.input).dims[-1]
-                r = g(op.input).scaled_sum(_dim(k, bounds))
+                x = op.input
+                k = _dim(he.any_ct(op.input).dims[-1], self.bounds)
+                return lambda g: g[x].scaled_sum(k)
             case he.RotateRule():
-                r = g(op.input).union(Interval.point(0.0))  # padding slots rotate in
+                x = op.input
+                return lambda g: g[x].union(Interval.point(0.0))  # padding slots rotate in
             case (
                 he.EncryptRule()
                 | he.RelinearizeRule()
@@ -239,11 +398,98 @@ def value_ranges(
                 | he.BroadcastRule()
                 | he.TransposeRule()
             ):
-                r = g(op.operands[0])
+                x = op.operands[0]
+                return lambda g: g[x]
             case _:
                 raise UserError(f"range analysis does not handle {op.name}", op_location(op))
-        out[op.results[0]] = r
-    return out
+
+    def _form_rule(self, op: Operation) -> Form | None:
+        """The polynomial form of `op`'s result (None: a fresh symbol)."""
+        f, pub = self.forms, self.public_forms
+        match op:
+            case he.EncodeRule() if he.any_pt(op.result).layout_name == he.COEFF:
+                return None
+            case he.EncodeRule():
+                dom = op.domain_value
+                r = domain_interval(dom) if dom is not None else None
+                if op.expr is None and r is not None and r.is_finite:
+                    return self.symbols.input(op.sym_value, _rank(op.result), r)
+                return None
+            case he.SubRule():
+                return f[op.lhs] - f[op.rhs]
+            case he.AddRule():
+                return f[op.lhs] + f[op.rhs]
+            case he.MulRule():
+                return f[op.lhs] * f[op.rhs]
+            case ckks.MulPlainOp():
+                return f[op.input] * f[op.plain]
+            case ckks.AddPlainOp():
+                return f[op.input] + f[op.plain]
+            case he.NegateRule():
+                return -f[op.input]
+            case he.MulConstRule() | ckks.MulConstOp():
+                return f[op.input] * pub[op.value]
+            case he.AddConstRule() | ckks.AddConstOp():
+                return f[op.input] + pub[op.value]
+            case he.DotRule():
+                k = he.any_ct(op.lhs).dims[op.axis_value]
+                product = f[op.lhs] * f[op.rhs]
+                return self.symbols.reduce(product, op.axis_value, self._count(k))
+            case he.ReduceRule():
+                k = he.any_ct(op.input).dims[op.axis_value]
+                return self.symbols.reduce(f[op.input], op.axis_value, self._count(k))
+            case he.SumSlotsRule():
+                dims = he.any_ct(op.input).dims
+                return self.symbols.reduce(f[op.input], len(dims) - 1, self._count(dims[-1]))
+            case he.BroadcastRule():
+                return f[op.input].remap(dict(enumerate(op.dims_tuple)))
+            case he.TransposeRule():
+                return f[op.input].remap({0: 1, 1: 0})
+            case (
+                he.EncryptRule()
+                | he.RelinearizeRule()
+                | he.LevelDownRule()
+                | ckks.LevelDownOp()
+                | ckks.UnpackComplexOp()
+            ):
+                return f[op.operands[0]]
+            case _:
+                return None
+
+    def _count(self, dim: Dim) -> Form:
+        return self.symbols.size(dim) if isinstance(dim, str) else Form.const(float(dim))
+
+
+# Box evaluations of one value (boxes x values) the branch and bound may spend.
+BOX_BUDGET = 16000
+
+
+class _Overlay(dict[SSAValue, Interval]):
+    """A box's ranges: the values it changed, the program's ranges for the rest."""
+
+    def __init__(self, base: Mapping[SSAValue, Interval]):
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, key: SSAValue) -> Interval:
+        return self.base[key]
+
+
+# Ops whose result element reads other elements (or other positions) of its operand.
+_MOVES_ELEMENTS = (
+    he.DotRule,
+    he.ReduceRule,
+    he.SumSlotsRule,
+    he.RotateRule,
+    he.BroadcastRule,
+    he.TransposeRule,
+    ckks.UnpackComplexOp,
+)
+
+
+def _rank(v: SSAValue) -> int:
+    ty = v.type
+    return len(ty.dims) if isinstance(ty, he.CiphertextType | he.PlaintextType) else 0
 
 
 def magnitude(interval: Interval) -> float:

@@ -34,7 +34,7 @@ from compiler.analysis.flooding import (
     REVEAL_BUDGET_LOG2,
     flooding_cost_bits,
 )
-from compiler.analysis.noise import NoiseModel, output_precision
+from compiler.analysis.noise import NoiseModel, error_failure_log2, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.streaming import ServerMemory, server_memory
@@ -110,7 +110,8 @@ def build_report(
     run_sizes = {k: sizes.get(k, v) for k, v in bounds.items()}
     model = NoiseModel(params.log_n, max(params.dnum, 1))
     ranges = value_ranges(program, bounds)
-    precision = {p.name: p for p in output_precision(program, bounds, model, ranges)}
+    failure_log2 = error_failure_log2(program)
+    precision = {p.name: p for p in output_precision(program, bounds, model, ranges, failure_log2)}
     depth = ckks_depth(program)
     products = ciphertext_products(program)
     rescales = _rescales_on_path(program)
@@ -140,6 +141,8 @@ def build_report(
                 "precision_bits": round(p.precision_bits, 2),
                 # after the decrypt role's noise flooding (compiler/analysis/flooding.py)
                 "flooded_precision_bits": round(p.flooded_precision_bits(), 2),
+                "error_bound": p.error_bound * (magnitude(r) / p.bound if p.bound else 1.0),
+                "failure_log2": failure_log2,
                 "public_factor": d.factor is not None,
                 "insecure": params.insecure,
             }
@@ -468,7 +471,9 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"  {o['name']:<12} {o['shape']:<8} depth {o['depth']}  "
             f"mults {o['multiplications']}  levels {o['levels']}  degree {o['degree']}  "
             f"scale 2^{o['scale_bits']}  precision "
-            f"{o['precision_bits']} bits ({o['flooded_precision_bits']} with flooding){factor}"
+            f"{o['precision_bits']} bits (|error| <= {o['error_bound']:.3g}, failing with "
+            f"probability 2^{o['failure_log2']:g}; {o['flooded_precision_bits']} bits with "
+            f"flooding){factor}"
         )
     fl = report["flooding"]
     if fl["flooded_outputs"]:
