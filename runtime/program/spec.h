@@ -92,6 +92,10 @@ struct OutputSpec {
   // result's factor), sized by compiler/analysis/flooding.py; 0 for exact outputs (kCoeff
   // counts are rounded to integers, BFV decrypts exactly: neither reveals its error).
   double flood_sigma = 0.0;
+  // The bits of precision left after that flooding (relative to the output's range bound;
+  // compiler/analysis/flooding.py): decrypt refuses to flood an output below one bit, whose
+  // values would be noise (TODO(#25): the parameter search does not yet buy the cost back).
+  double flooded_precision_bits = 64.0;
   // kCoeff: the result file it reads (several counts share one) and the digit it is.
   std::string result = {};
   int digit = -1;

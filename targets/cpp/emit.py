@@ -576,8 +576,8 @@ def _ckks_parts(
         add(f"  s.inputs.back().packing = {var};")
     # The error of each revealed value (noise analysis) sizes the noise the decrypt role floods
     # it with (compiler/analysis/flooding.py); packed counts are exact and not flooded.
-    error = {
-        p.name: p.sigma
+    precision = {
+        p.name: p
         for p in output_precision(program, program.params(), NoiseModel(params.log_n, dnum))
     }
     for dec in program.decrypts():
@@ -589,8 +589,10 @@ def _ckks_parts(
             f"{ty.degree_value}}});"
         )
         if dec.digit_value is None:
-            sigma = flooding_sigma(error[dec.sym_value])
-            add(f"  s.outputs.back().flood_sigma = {_double(sigma)};")
+            p = precision[dec.sym_value]
+            add(f"  s.outputs.back().flood_sigma = {_double(flooding_sigma(p.sigma))};")
+            bits = max(p.flooded_precision_bits(), -1000.0)  # -inf: no precision at all
+            add(f"  s.outputs.back().flooded_precision_bits = {_double(bits)};")
         if dec.digit_value is not None:
             enc = _coeff_source(dec.input)
             add(f"  s.outputs.back().result = {_cpp_string(names[dec.input])};")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import numpy as np
-from reliability_common import ROOT, new_run, ok, reference
+from reliability_common import ROOT, new_run, ok, reference, refused
 
 from compiler.analysis.flooding import flooding_cost_bits, flooding_factor
 from driver.run import Built
@@ -64,22 +64,17 @@ def test_decrypt_floods_with_the_compiled_sigma_unless_told_not_to(
         got = np.load(tmp_path / "plain" / f"{name}.npy")
         assert np.allclose(got, w, rtol=1e-3, atol=1e-3 * float(np.abs(w).max())), name
 
-    # Flooded (the default), twice: fresh noise each time, of the compiled size. The residuals
-    # over 4 outputs x 10 SNPs x 2 decryptions, divided by sigma times the result's public
-    # factor, have a standard deviation within 0.7..1.3 of 1 (its standard error is 0.08).
-    z = []
-    for k in range(2):
-        dec = tmp_path / f"flooded{k}"
-        err = ok(chisq.binary, *run.decrypt_args(res, dec, flooding=True))
-        assert "WARNING" not in err
-        for name, w in want.items():
-            got = np.load(dec / f"{name}.npy")
-            z.extend((got - w) / (sigmas[name] * _factor(res, name)))
-    a = np.load(tmp_path / "flooded0" / "or_num.npy")
-    b = np.load(tmp_path / "flooded1" / "or_num.npy")
-    assert not np.array_equal(a, b)
-    assert 0.7 < float(np.std(z)) < 1.3, np.std(z)
-    assert abs(float(np.mean(z))) < 0.5
+    # Flooded (the default): at its default precision (about 19.5 bits relative to the range
+    # bound) flooding's 31.5 bits would leave noise, so decrypt refuses before decrypting
+    # anything, naming the output and the ways out (the parameter search does not yet buy
+    # the cost back, TODO(#25)); the noise itself is measured in flooding_test.cpp.
+    dec = tmp_path / "flooded"
+    line = refused(chisq.binary, *run.decrypt_args(res, dec, flooding=True))
+    assert "noise flooding" in line and "bits of precision" in line, line
+    assert "--no-flooding" in line and re.search(
+        r"output '(chi2_num|chi2_den|or_num|or_den)'", line
+    )
+    assert not dec.exists() or not list(dec.glob("*.npy"))
 
 
 def test_the_report_states_the_cost(tmp_path: Path) -> None:
