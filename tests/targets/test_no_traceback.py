@@ -13,7 +13,6 @@ when the fix lands, the xfail passes, fails strictly, and the entry goes).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
