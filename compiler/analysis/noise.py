@@ -335,7 +335,8 @@ class OutputPrecision:
             return math.inf
         if not math.isfinite(err) or math.isnan(err):
             return -math.inf  # an unbounded error: no precision (the plan is rejected)
-        return math.log2(max(self.bound, 1e-300) / err)
+        # as a difference of logs: a tiny bound over a large error underflows to 0 as a ratio
+        return math.log2(max(self.bound, 1e-300)) - math.log2(err)
 
     def flooded_precision_bits(self, statistical_bits: float = DEFAULT_STATISTICAL_BITS) -> float:
         """The precision left after the decrypt role's noise flooding (flooding.py)."""

@@ -530,18 +530,6 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   typename S::Decoder decoder(ctx, sk_path);  // holds the secret key
   const core::KeyId sk_id = decoder.key_id();
   decoder.flooding = !args.has("no-flooding");
-  for (const auto& o : decoder.flooding ? spec.outputs : std::vector<OutputSpec>{}) {
-    // Before anything is decrypted: an output flooding would drown is refused, not revealed.
-    if (o.flood_sigma > 0.0 && o.flooded_precision_bits < 1.0) {
-      std::ostringstream m;
-      m << "output '" << o.name << "': noise flooding (against key recovery from shared "
-        << "results) leaves " << std::fixed << std::setprecision(1) << o.flooded_precision_bits
-        << " bits of precision, so the values would be noise; compile with more precision "
-        << "(hec report shows each output's bits with flooding), or, when the key holder alone "
-        << "sees results and ciphertexts, decrypt --no-flooding";
-      throw std::runtime_error(m.str());
-    }
-  }
   if (key_hex(sk_id) != manifest.key_id) {
     throw std::runtime_error(sk_path.string() + ": key id " + key_hex(sk_id) +
                              ", but the run manifest " + manifest.path.string() + " names key id " +
@@ -592,6 +580,17 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       return cts;
     };
+    // After every check of the files, before decrypting: an output flooding would drown is
+    // refused, not revealed (OutputSet removes the outputs already written).
+    if (decoder.flooding && o.flood_sigma > 0.0 && o.flooded_precision_bits < 1.0) {
+      std::ostringstream m;
+      m << "output '" << o.name << "': noise flooding (against key recovery from shared "
+        << "results) leaves " << std::fixed << std::setprecision(1) << o.flooded_precision_bits
+        << " bits of precision, so the values would be noise; compile with more precision "
+        << "(hec report shows each output's bits with flooding), or, when the key holder alone "
+        << "sees results and ciphertexts, decrypt --no-flooding";
+      throw std::runtime_error(m.str());
+    }
     // The revealed values in C order over `dims` (the binding may drop axes: a per-row count).
     const std::vector<typename S::Value> values =
         decoder.decrypt_output(o, file, dims, arr, factor, load_checked);
