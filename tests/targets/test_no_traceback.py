@@ -185,6 +185,14 @@ def _note(text: str) -> None:
         note(text)
 
 
+def _tolerate_known(err: Exception) -> None:
+    """Re-raise `err` unless it is a known failure owned by other work (noted, then ignored)."""
+    known = _known(err)
+    if known is None:
+        raise err
+    _note(f"known failure ({known.owner}): {err}")
+
+
 def _check_program(text: str, seed: int) -> None:
     _note(text)
     try:
@@ -198,10 +206,7 @@ def _check_program(text: str, seed: int) -> None:
         assert err.location is not None and err.location.line_text, f"unlocated: {err}"
         return
     except Exception as err:
-        known = _known(err)
-        if known is None:
-            raise
-        _note(f"known failure ({known.owner}): {err}")
+        _tolerate_known(err)
         return
     sizes = sizes_for_run(comp)
     inputs = random_inputs(comp.program, sizes, seed=seed)
@@ -220,10 +225,7 @@ def _check_program(text: str, seed: int) -> None:
         exact = simulate(comp.program, sizes, inputs)
         noisy = simulate(comp.program, sizes, inputs, noisy=True, seed=seed + 1)
     except Exception as err:
-        known = _known(err)
-        if known is None:
-            raise
-        _note(f"known failure ({known.owner}): {err}")
+        _tolerate_known(err)
         return
     slot_sums = {
         d.sym_value
