@@ -40,6 +40,7 @@ from dsl.parser import parse_file
 from dsl.reference import evaluate
 from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
+from compiler.analysis.flooding import flooding_cost_bits
 from passes.check_precision import CheckPrecisionPass, PrecisionShortfall
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass
@@ -70,6 +71,10 @@ class Options:
     # The per-output targets check-precision holds the result to, when the scale search was
     # given raised ones (a recompilation after a shortfall); None: `precision` itself.
     promise: str | None = None
+    # Budget the decrypt role's noise flooding (compiler/analysis/flooding.py): every precision
+    # target holds after it. False (--no-flooding) for single-party use, where decrypt runs
+    # with --no-flooding (hec run, hec gwas): the targets hold without it.
+    flooding: bool = True
     max_degree: int = 4
     log_n: int = 0
     insecure: bool = False
@@ -162,6 +167,12 @@ def scheme_of(o: Options) -> Scheme:
     return SCHEMES[o.scheme]
 
 
+def flooding_bits_of(o: Options) -> float:
+    """The bits of precision the decrypt role's noise flooding costs every output, which the
+    parameter search buys back: 0 when compiled for single-party use (--no-flooding)."""
+    return flooding_cost_bits() if o.flooding else 0.0
+
+
 def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModulePass]:
     """The stat passes, the lowering to the HE layer and the scheme-independent HE passes,
     then the scheme's own (passes/schemes.py)."""
@@ -172,6 +183,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         precision_bits=o.precision_bits,
         precision=o.precision,
         failure_log2=o.error_confidence,
+        flooding_bits=flooding_bits_of(o),
         log_n=o.log_n,
         insecure=o.insecure,
         complex_packing=o.complex_packing,
@@ -197,7 +209,11 @@ def checker_passes(o: Options) -> list[ModulePass]:
         CheckScalesPass(),
         CheckDegreesPass(degree),
         CheckSecurityPass(),
-        CheckPrecisionPass(o.precision_bits, o.precision if o.promise is None else o.promise),
+        CheckPrecisionPass(
+            o.precision_bits,
+            o.precision if o.promise is None else o.promise,
+            flooding_bits_of(o),
+        ),
     ]
 
 
