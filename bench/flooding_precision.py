@@ -7,6 +7,9 @@ bits the compiler's error bound gives after flooding, and the bits measured: log
 max |decrypted - reference|), the same quantity the promise is about (docs/precision.md).
 
 Usage: PYTHONPATH=. python bench/flooding_precision.py [--n 5000] [--snps 64] [--columns 16]
+           [--program chisq_numerators|meancov]...
+Mind the disk: flooded meancov uploads 21 MiB per individual at N = 5000 (`hec report`), so
+N = 5000 needs 106 GB; chisq_numerators about 2.5 MiB per individual.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=5000)
     ap.add_argument("--snps", type=int, default=64)
     ap.add_argument("--columns", type=int, default=16)
+    ap.add_argument("--program", action="append", default=[], help="only these (file stems)")
     a = ap.parse_args()
     rng = np.random.default_rng(25)
     n = a.n
@@ -96,14 +100,19 @@ def main() -> int:
          {"X": rng.uniform(-10, 10, (n, a.columns))}),
     ]  # fmt: skip
     rows = []
+    print(f"{'program':<18} {'N':>6} {'output':<10} {'promised':>8} {'bound':>7} {'bound+fl':>8} "
+          f"{'measured+fl':>11} {'measured':>8}", flush=True)  # fmt: skip
     for program, sizes, inputs in cases:
+        if a.program and Path(program).stem not in a.program:
+            continue
         with tempfile.TemporaryDirectory(prefix="hec-flood-") as tmp:
-            rows += measure(program, sizes, inputs, Path(tmp))
-    print(f"{'program':<18} {'output':<10} {'promised':>8} {'bound':>7} {'bound+fl':>8} "
-          f"{'measured+fl':>11} {'measured':>8}")  # fmt: skip
-    for r in rows:
-        print(f"{r['program']:<18} {r['output']:<10} {r['promised']:>8.1f} {r['bound_bits']:>7.2f} "
-              f"{r['flooded_bound_bits']:>8.2f} {r['flooded']:>11.2f} {r['plain']:>8.2f}")  # fmt: skip
+            got = measure(program, sizes, inputs, Path(tmp))
+        for r in got:
+            r["N"] = n
+            print(f"{r['program']:<18} {n:>6} {r['output']:<10} {r['promised']:>8.1f} "
+                  f"{r['bound_bits']:>7.2f} {r['flooded_bound_bits']:>8.2f} {r['flooded']:>11.2f} "
+                  f"{r['plain']:>8.2f}", flush=True)  # fmt: skip
+        rows += got
     print("RESULT " + json.dumps(rows))
     return 0
 

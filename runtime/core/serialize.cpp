@@ -196,8 +196,10 @@ void check_expectation(const ObjectHeader& h, const Expectation& expect,
 struct Blake2b {
   crypto_generichash_state state;
   Blake2b() { crypto_generichash_init(&state, nullptr, 0, kChecksumSize); }
-  void update(const std::uint8_t* data, std::size_t size) {
-    if (size > 0) crypto_generichash_update(&state, data, size);
+  void update(const void* data, std::size_t size) {
+    if (size > 0) {
+      crypto_generichash_update(&state, static_cast<const unsigned char*>(data), size);
+    }
   }
   Checksum digest() {
     Checksum c;
