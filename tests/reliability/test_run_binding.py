@@ -222,10 +222,11 @@ def test_modified_upload_is_refused_even_with_its_digest_recomputed(
 def test_upload_of_an_older_format_is_refused_by_its_version(
     chisq: Built, tmp_path: Path
 ) -> None:
-    """A container of format version 2 (XXH3-128 trailer) is refused naming the version."""
+    """A container of format version 2 (a 16-byte XXH3-128 trailer) is refused naming the
+    version, not as truncated."""
     run, ct, files = _uploads(chisq, tmp_path)
     target = files[0]
-    data = bytearray(target.read_bytes())
+    data = bytearray(target.read_bytes()[:-16])
     data[4:8] = (2).to_bytes(4, "little")
     target.write_bytes(bytes(data))
     line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"))
