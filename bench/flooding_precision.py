@@ -53,8 +53,9 @@ def measure(program: str, sizes: dict[str, int], inputs: dict[str, np.ndarray], 
     _role(b, "signkey", "--out", str(work / "A.sign"))
     _role(b, "signkey", "--out", str(work / "server.sign"))
     keys = work / "keys"
+    owner_key, server_key = f"A={work / 'A.sign'}.pub", f"{work / 'server.sign'}.pub"
     _role(b, "keygen", "--out", str(keys), "--owner", f"A=0:{n}",
-          "--owner-key", f"A={work / 'A.sign'}.pub", "--server-key", f"{work / 'server.sign'}.pub")  # fmt: skip
+          "--owner-key", owner_key, "--server-key", server_key)  # fmt: skip
     args = []
     for name, arr in inputs.items():
         np.save(work / f"{name}.npy", arr)
@@ -74,7 +75,8 @@ def measure(program: str, sizes: dict[str, int], inputs: dict[str, np.ndarray], 
         bound = max(abs(o["range"][0]), abs(o["range"][1]))
         ref = np.asarray(want[name], dtype=np.float64)
         row = {"program": Path(program).stem, "output": name, "promised": 19.0,
-               "bound_bits": o["precision_bits"], "flooded_bound_bits": o["flooded_precision_bits"]}  # fmt: skip
+               "bound_bits": o["precision_bits"],
+               "flooded_bound_bits": o["flooded_precision_bits"]}  # fmt: skip
         for kind in ("flooded", "plain"):
             got = np.load(work / kind / f"{name}.npy").astype(np.float64)
             err = float(np.max(np.abs(got - ref)))

@@ -26,6 +26,7 @@ from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
+from compiler.analysis.flooding import flooding_cost_bits
 from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
 from compiler.errors import InternalError, UserError, op_location
@@ -40,7 +41,6 @@ from dsl.parser import parse_file
 from dsl.reference import evaluate
 from passes.check_degrees import CheckDegreesPass
 from passes.check_levels import CheckLevelsPass
-from compiler.analysis.flooding import flooding_cost_bits
 from passes.check_precision import CheckPrecisionPass, PrecisionShortfall
 from passes.check_scales import CheckScalesPass
 from passes.check_security import CheckSecurityPass

@@ -354,7 +354,9 @@ def run_sim(
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
     # One party sees everything (nothing is decrypted for anyone else): no flooding to budget.
-    opts = replace(compile_sizes(checked, options or Options(), run_sizes, strict=True), flooding=False)
+    opts = replace(
+        compile_sizes(checked, options or Options(), run_sizes, strict=True), flooding=False
+    )
     comp = run_pipeline(checked, opts, out=io.StringIO())
     if comp.scheme == "bfv":
         from targets.sim.bfv_sim import simulate_bfv

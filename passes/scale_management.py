@@ -290,7 +290,8 @@ class ScaleManagementPass(ModulePass):
             ]
             if short:
                 worst = ", ".join(
-                    f"{name} reaches at most {_bits(got)} of {want:g} bits" for name, got, want in short
+                    f"{name} reaches at most {_bits(got)} of {want:g} bits"
+                    for name, got, want in short
                 )
                 raise UserError(
                     f"no CKKS parameters keep the precision promise after noise flooding: "

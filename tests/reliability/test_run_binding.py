@@ -219,9 +219,7 @@ def test_modified_upload_is_refused_even_with_its_digest_recomputed(
     assert target.name in line and "not the one its metadata" in line, line
 
 
-def test_upload_of_an_older_format_is_refused_by_its_version(
-    chisq: Built, tmp_path: Path
-) -> None:
+def test_upload_of_an_older_format_is_refused_by_its_version(chisq: Built, tmp_path: Path) -> None:
     """A container of format version 2 (a 16-byte XXH3-128 trailer) is refused naming the
     version, not as truncated."""
     run, ct, files = _uploads(chisq, tmp_path)
