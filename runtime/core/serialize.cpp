@@ -123,9 +123,9 @@ ObjectHeader parse_header(const std::uint8_t* bytes, std::size_t size, const std
   r.get_u32();  // magic, checked above
   const std::uint32_t version = r.get_u32();
   if (version != kFormatVersion) {
-    const std::string why =
-        version < kFormatVersion ? ": an older hec wrote it; make it again with this build"
-                                 : ": a newer hec wrote it";
+    const std::string why = version < kFormatVersion
+                                ? ": an older hec wrote it; make it again with this build"
+                                : ": a newer hec wrote it";
     throw std::runtime_error(source + ": unsupported format version " + std::to_string(version) +
                              " (this build reads version " + std::to_string(kFormatVersion) +
                              ", whose files end in a BLAKE2b-256 digest)" + why);

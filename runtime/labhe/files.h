@@ -6,8 +6,8 @@
 //   9   32  plan digest (BLAKE2b-256 of the labeled program)   41 16 key id (random at setup)
 //   57  8   payload length        65 ... payload           end 32 BLAKE2b-256 of all before it
 // The digest detects damage, and binds the content wherever it is signed (version 1 ended in
-// XXH3-128, which is not cryptographic, and is refused by its version). Writes are atomic (temporary name, rename);
-// secret files are created 0600.
+// XXH3-128, which is not cryptographic, and is refused by its version). Writes are atomic
+// (temporary name, rename); secret files are created 0600.
 #pragma once
 #include <array>
 #include <cstdint>
