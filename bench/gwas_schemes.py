@@ -55,7 +55,7 @@ def run_scheme(
     work: Path,
     repeats: int,
 ):
-    options = Options(scheme=scheme, sizes=Sizes.parse(sizes))
+    options = Options(scheme=scheme, sizes=Sizes.parse(sizes), flooding=False)
     comp = compile_file(program, options)
     predicted = cost_of(comp)
     built = build_cpp(comp, program, work / "build")

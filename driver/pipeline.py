@@ -26,6 +26,7 @@ from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
+from compiler.analysis.flooding import flooding_cost_bits
 from compiler.analysis.ranges import magnitude, stat_ranges
 from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
@@ -74,6 +75,10 @@ class Options:
     # The per-output targets check-precision holds the result to, when the scale search was
     # given raised ones (a recompilation after a shortfall); None: `precision` itself.
     promise: str | None = None
+    # Budget the decrypt role's noise flooding (compiler/analysis/flooding.py): every precision
+    # target holds after it. False (--no-flooding) for single-party use, where decrypt runs
+    # with --no-flooding (hec run, hec gwas): the targets hold without it.
+    flooding: bool = True
     max_degree: int = 4
     log_n: int = 0
     insecure: bool = False
@@ -166,6 +171,12 @@ def scheme_of(o: Options) -> Scheme:
     return SCHEMES[o.scheme]
 
 
+def flooding_bits_of(o: Options) -> float:
+    """The bits of precision the decrypt role's noise flooding costs every output, which the
+    parameter search buys back: 0 when compiled for single-party use (--no-flooding)."""
+    return flooding_cost_bits() if o.flooding else 0.0
+
+
 def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModulePass]:
     """The stat passes, the lowering to the HE layer and the scheme-independent HE passes,
     then the scheme's own (passes/schemes.py)."""
@@ -176,6 +187,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         precision_bits=o.precision_bits,
         precision=o.precision,
         failure_log2=o.error_confidence,
+        flooding_bits=flooding_bits_of(o),
         log_n=o.log_n,
         insecure=o.insecure,
         complex_packing=o.complex_packing,
@@ -201,7 +213,11 @@ def checker_passes(o: Options) -> list[ModulePass]:
         CheckScalesPass(),
         CheckDegreesPass(degree),
         CheckSecurityPass(),
-        CheckPrecisionPass(o.precision_bits, o.precision if o.promise is None else o.promise),
+        CheckPrecisionPass(
+            o.precision_bits,
+            o.precision if o.promise is None else o.promise,
+            flooding_bits_of(o),
+        ),
     ]
 
 

@@ -353,7 +353,10 @@ def run_sim(
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
-    opts = compile_sizes(checked, options or Options(), run_sizes, strict=True)
+    # One party sees everything (nothing is decrypted for anyone else): no flooding to budget.
+    opts = replace(
+        compile_sizes(checked, options or Options(), run_sizes, strict=True), flooding=False
+    )
     comp = run_pipeline(checked, opts, out=io.StringIO())
     if comp.scheme == "bfv":
         from targets.sim.bfv_sim import simulate_bfv
@@ -429,11 +432,11 @@ def _runtime_library() -> tuple[Path, Path]:
 
 
 def _system_libs() -> str:
-    """Linker flags of the Debian libraries the runtime uses (libsodium, libxxhash)."""
+    """Linker flags of the Debian libraries the runtime uses (libsodium)."""
     import subprocess
 
     done = subprocess.run(
-        ["pkg-config", "--libs", "libsodium", "libxxhash"],
+        ["pkg-config", "--libs", "libsodium"],
         capture_output=True,
         text=True,
         check=False,
@@ -496,7 +499,10 @@ def run_encrypted(
     arrays = {name: load_npy(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
-    opts = compile_sizes(checked, options or Options(), run_sizes, strict=False)
+    # Single-party: decrypt runs with --no-flooding below, so the targets hold without it.
+    opts = replace(
+        compile_sizes(checked, options or Options(), run_sizes, strict=False), flooding=False
+    )
     comp = run_pipeline(checked, opts, out=io.StringIO())
     with contextlib.ExitStack() as stack:
         base = (

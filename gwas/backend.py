@@ -174,7 +174,11 @@ class CompiledProgram:
 
 
 def compile_options(sizes: Mapping[str, int], precision_bits: float, log_n: int) -> Options:
-    return Options(sizes=Sizes.of(sizes), precision_bits=precision_bits, log_n=log_n)
+    # hec gwas decrypts with --no-flooding (one party, or only rounded counts leave): the
+    # precision targets hold without the flooding budget.
+    return Options(
+        sizes=Sizes.of(sizes), precision_bits=precision_bits, log_n=log_n, flooding=False
+    )
 
 
 def _cache_key(

@@ -345,6 +345,13 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         default=3072,
         help="(labhe) modulus size: 3072 (128-bit security, default) or 2048 (112 bits)",
     )
+    parser.add_argument(
+        "--no-flooding",
+        action="store_true",
+        help="hold the precision targets without the decrypt role's noise flooding (which "
+        "costs every CKKS output 31.5 bits): only for single-party use, decrypting with "
+        "decrypt --no-flooding (hec run always does; docs/security.md)",
+    )
     parser.add_argument("--print-ir-after-all", action="store_true", help="print IR after passes")
     parser.add_argument(
         "--print-ir-after", action="append", default=[], metavar="PASS", help="print IR after PASS"
@@ -439,6 +446,7 @@ def _options_of(args: argparse.Namespace) -> Options:
         complex_packing=not args.no_complex_packing,
         owner_side=not args.no_owner_side,
         packed_counts=not args.no_packed_counts,
+        flooding=not args.no_flooding,
         scheme=args.scheme or ("auto" if args.exact else "ckks"),
         exact=args.exact,
         labhe_linear=args.labhe_scheme,

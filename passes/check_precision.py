@@ -43,6 +43,9 @@ class CheckPrecisionPass(ModulePass):
 
     precision_bits: float = 19.0
     precision: str = ""
+    # Bits the decrypt role's noise flooding costs every output (compiler/analysis/flooding.py):
+    # the targets hold after it; 0 when compiled for single-party use (--no-flooding).
+    flooding_bits: float = 0.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         targets = {k: float(v) for k, v in parse_sizes(self.precision).items()}
@@ -54,27 +57,31 @@ class CheckPrecisionPass(ModulePass):
                 raise InternalError("check-precision: the program has no parameters")
             failure = error_failure_log2(program)
             model = NoiseModel(params.log_n, max(params.dnum, 1))
+            cost = self.flooding_bits
             short = [
                 (p, targets.get(p.name, self.precision_bits))
                 for p in output_precision(program, program.params(), model, None, failure)
-                if p.precision_bits < targets.get(p.name, self.precision_bits) - SLACK_BITS
+                if p.precision_bits - cost < targets.get(p.name, self.precision_bits) - SLACK_BITS
             ]
             if short:
                 worst = ", ".join(
-                    f"{p.name} reaches {_bits(p.precision_bits)} of {t:g} bits" for p, t in short
+                    f"{p.name} reaches {_bits(p.precision_bits - cost)} of {t:g} bits"
+                    for p, t in short
                 )
+                if cost > 0:
+                    worst += f" after noise flooding, which costs {cost:.1f} bits"
                 planned = program.plan.precision.data if program.plan is not None else -math.inf
                 limit = (
                     f"the plan on whole-bit scales reached {planned:.2f} bits; the primes found "
                     "are not powers of two, and the constants that align their scales round"
-                    if planned >= min(t for _, t in short)
+                    if planned - cost >= min(t for _, t in short)
                     else "the largest scales the 128-bit modulus bound allows"
                 )
                 raise PrecisionShortfall(
                     f"the compiled program does not keep its precision promise: {worst} "
                     f"(error bounds failing with probability 2^{failure:g} per value, "
                     f"n = 2^{params.log_n}); what limits it: {limit}",
-                    {p.name: (p.precision_bits, t) for p, t in short},
+                    {p.name: (p.precision_bits - cost, t) for p, t in short},
                     "lower --precision-bits (or that output's --precision), or widen "
                     "--error-confidence",
                 )

@@ -69,7 +69,12 @@ SEARCH_PASSES = (
 
 
 def search_passes(
-    precision_bits: float, precision: str, log_n: int, insecure: bool, failure_log2: float = -32.0
+    precision_bits: float,
+    precision: str,
+    log_n: int,
+    insecure: bool,
+    failure_log2: float = -32.0,
+    flooding_bits: float = 0.0,
 ) -> tuple[ModulePass, ...]:
     """The parameter search, in pipeline order: the scheme record's passes (passes/schemes.py)
     and complex packing's estimates run these same passes."""
@@ -81,6 +86,7 @@ def search_passes(
             log_n=log_n,
             insecure=insecure,
             failure_log2=failure_log2,
+            flooding_bits=flooding_bits,
         ),
         ParameterSelectionPass(insecure=insecure),
     )
@@ -185,6 +191,7 @@ class ComplexPackingPass(ModulePass):
     insecure: bool = False
     memo: SearchMemo | None = field(default=None, compare=False)
     failure_log2: float = -32.0
+    flooding_bits: float = 0.0  # scale-management's option of the same name
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.enabled:
@@ -201,7 +208,12 @@ class ComplexPackingPass(ModulePass):
         clone = ModuleOp([program.clone()])
         ctx = Context()
         search = search_passes(
-            self.precision_bits, self.precision, self.log_n, self.insecure, self.failure_log2
+            self.precision_bits,
+            self.precision,
+            self.log_n,
+            self.insecure,
+            self.failure_log2,
+            self.flooding_bits,
         )
         try:
             for p in search:

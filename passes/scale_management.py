@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import value_ranges
@@ -72,6 +73,9 @@ MIN_SCALE_BITS = 8.0
 # deviation at every level. The nominal floor keeps this margin so the exact scales stay above
 # MIN_SCALE_BITS (check-scales checks them; c^8 * 0.5 at a nominal 2^8 ended at 2^7.99999).
 PRIME_MARGIN_BITS = 1.0
+# The largest input encoding scale searched: beyond a prime's 60 bits the encoder works in long
+# double (runtime/ckks/encoder.h) and the top level holds the scale across several primes.
+MAX_INPUT_SCALE_BITS = 100
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,9 @@ class ScaleManagementPass(ModulePass):
     log_n: int = 0
     insecure: bool = False
     failure_log2: float = -32.0  # the error bounds' failure probability per value, log2
+    # Bits the decrypt role's noise flooding costs every output (compiler/analysis/flooding.py):
+    # each target must hold after flooding; 0 for single-party use (decrypt --no-flooding).
+    flooding_bits: float = 0.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for program in ckks_programs(op):
@@ -182,6 +189,8 @@ class ScaleManagementPass(ModulePass):
         # Deltas at which some r met the precision target, resp. the security bound.
         precise: set[tuple[int, float]] = set()
         secure: set[tuple[int, float]] = set()
+        # The most bits (before flooding) each output reached under any secure plan tried.
+        reach: dict[str, float] = {}
 
         def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
             plan = ScalePlan(delta, tuple([r] * levels))
@@ -196,9 +205,15 @@ class ScaleManagementPass(ModulePass):
             out_bits = max(MIN_PRIME_BITS, math.ceil(needs.output_bits))
             dnum = math.ceil(out_bits / MAX_PRIME_BITS) + levels
             model = NoiseModel(log_n, dnum)
+            outputs = output_precision(program, bounds, model, ranges, self.failure_log2)
             margins = [
-                (p.precision_bits, p.precision_bits - targets.get(p.name, self.precision_bits))
-                for p in output_precision(program, bounds, model, ranges, self.failure_log2)
+                (
+                    p.precision_bits,
+                    p.precision_bits
+                    - self.flooding_bits
+                    - targets.get(p.name, self.precision_bits),
+                )
+                for p in outputs
             ]
             precision = min((bits for bits, _ in margins), default=math.inf)
             q0_prime_bits = math.ceil(out_bits / math.ceil(out_bits / MAX_PRIME_BITS))
@@ -209,49 +224,86 @@ class ScaleManagementPass(ModulePass):
             fits = self.insecure or cand.total_bits <= HE_STANDARD_128[log_n]
             if fits:
                 secure.add((log_n, delta))
+                for p in outputs:
+                    reach[p.name] = max(reach.get(p.name, -math.inf), p.precision_bits)
             if any(margin < 0 for _, margin in margins):
                 return None
             precise.add((log_n, delta))
             return cand if fits else None
 
         rs = [float(r) for r in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)] if levels else [0.0]
-        deltas = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
+        # Input scales up to a prime's size first; larger ones (the inputs' level then spans
+        # more than a prime's bits of scale) only when those reach no target at a ring size:
+        # noise flooding asks ~31.5 more bits than a 60-bit scale can give (issue 25).
+        narrow = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
+        wide = [float(d) for d in range(MIN_PRIME_BITS, MAX_INPUT_SCALE_BITS + 1)]
         smallest = MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N
         ring_sizes = [self.log_n] if self.log_n else list(range(smallest, MAX_LOG_N + 1))
         best: Candidate | None = None
+        seen: dict[tuple[int, float, float], Candidate | None] = {}
+
+        def consider(log_n: int, delta: float, r: float) -> None:
+            nonlocal best
+            key = (log_n, delta, r)
+            if key not in seen:
+                seen[key] = evaluate(log_n, delta, r)
+            cand = seen[key]
+            if cand and (best is None or cand.cost() < best.cost()):
+                best = cand
+
         for log_n in ring_sizes:
-            # Coarse grid, then the neighbourhood of the best coarse point.
-            for delta in deltas[::3]:
-                for r in rs[::3]:
-                    cand = evaluate(log_n, delta, r)
-                    if cand and (best is None or cand.cost() < best.cost()):
-                        best = cand
-            if best is None:
-                # The coarse grid can step over a narrow feasible window (at N = 2000 the
-                # complex-packed chi-square meets 40 bits within the bound only at Delta 54-56
-                # with some r). Precision grows with Delta and so do the modulus bits: scan
-                # every (Delta, r) between the smallest coarse Delta that was precise enough
-                # and the largest that fit the bound, give or take a coarse step.
-                lo = min((d for n, d in precise if n == log_n), default=None)
-                hi = max((d for n, d in secure if n == log_n), default=None)
-                if lo is not None and hi is not None and lo - 3 <= hi + 3:
-                    for delta in (d for d in deltas if lo - 3 <= d <= hi + 3):
-                        for r in rs:
-                            cand = evaluate(log_n, delta, r)
-                            if cand and (best is None or cand.cost() < best.cost()):
-                                best = cand
-            if best is not None:
-                centre = best
-                for delta in deltas:
-                    if abs(delta - centre.input_scale) > 3:
-                        continue
-                    for r in rs:
-                        if levels and abs(r - centre.rescale_bits) > 3:
+            for deltas in (narrow, wide):
+                # Coarse grid, then the neighbourhood of the best coarse point.
+                for delta in deltas[::3]:
+                    for r in rs[::3]:
+                        consider(log_n, delta, r)
+                if best is None:
+                    # The coarse grid can step over a narrow feasible window (at N = 2000 the
+                    # complex-packed chi-square meets 40 bits within the bound only at Delta
+                    # 54-56 with some r). Precision grows with Delta and so do the modulus
+                    # bits: scan every (Delta, r) between the smallest coarse Delta that was
+                    # precise enough and the largest that fit the bound, give or take a
+                    # coarse step.
+                    lo = min((d for n, d in precise if n == log_n), default=None)
+                    hi = max((d for n, d in secure if n == log_n), default=None)
+                    if lo is not None and hi is not None and lo - 3 <= hi + 3:
+                        for delta in (d for d in deltas if lo - 3 <= d <= hi + 3):
+                            for r in rs:
+                                consider(log_n, delta, r)
+                if best is not None:
+                    centre = best
+                    for delta in deltas:
+                        if abs(delta - centre.input_scale) > 3:
                             continue
-                        cand = evaluate(log_n, delta, r)
-                        if cand and cand.cost() < best.cost():
-                            best = cand
+                        for r in rs:
+                            if levels and abs(r - centre.rescale_bits) > 3:
+                                continue
+                            consider(log_n, delta, r)
+                    break
+            if best is not None:
                 break
+        if best is None and self.flooding_bits > 0:
+            short = [
+                (name, bits - self.flooding_bits, targets.get(name, self.precision_bits))
+                for name, bits in reach.items()
+                if bits - self.flooding_bits < targets.get(name, self.precision_bits)
+            ]
+            if short:
+                worst = ", ".join(
+                    f"{name} reaches at most {_bits(got)} of {want:g} bits"
+                    for name, got, want in short
+                )
+                raise UserError(
+                    f"no CKKS parameters keep the precision promise after noise flooding: "
+                    f"{worst}; flooding (decrypt's defence against key recovery from shared "
+                    f"results, {DEFAULT_STATISTICAL_BITS}-bit statistical security) costs "
+                    f"{self.flooding_bits:.1f} bits (within 128-bit security, ring dimensions "
+                    f"2^{ring_sizes[0]}..2^{ring_sizes[-1]}, input scales up to "
+                    f"2^{MAX_INPUT_SCALE_BITS})",
+                    hint="lower --precision-bits (or that output's --precision), or, when one "
+                    "party holds the key and every ciphertext, compile with --no-flooding and "
+                    "decrypt with --no-flooding",
+                )
         if best is None:
             raise UserError(
                 f"no CKKS parameters give {self.precision_bits} bits of precision (per-output "
@@ -273,3 +325,7 @@ class ScaleManagementPass(ModulePass):
             )
         )
         program.attributes["error_failure_log2"] = FloatAttr(self.failure_log2, f64)
+
+
+def _bits(b: float) -> str:
+    return f"{b:.2f}" if math.isfinite(b) else str(b)

@@ -36,6 +36,9 @@ class Settings:
     precision_bits: float = 19.0
     precision: str = ""
     failure_log2: float = -32.0  # each revealed value's error bound fails with 2^this
+    flooding_bits: float = (
+        0.0  # what decrypt's noise flooding costs every output (targets hold after it)
+    )
     log_n: int = 0
     insecure: bool = False
     complex_packing: bool = True  # decided inside the compilation (passes/complex_packing.py)
@@ -66,8 +69,11 @@ def _ckks_passes(s: Settings) -> list[ModulePass]:
             insecure=s.insecure,
             memo=s.search_memo,
             failure_log2=s.failure_log2,
+            flooding_bits=s.flooding_bits,
         ),
-        *search_passes(s.precision_bits, s.precision, s.log_n, s.insecure, s.failure_log2),
+        *search_passes(
+            s.precision_bits, s.precision, s.log_n, s.insecure, s.failure_log2, s.flooding_bits
+        ),
         RotationKeysPass(),
     ]
 

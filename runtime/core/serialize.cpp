@@ -5,8 +5,6 @@
 #include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxh_x86dispatch.h>  // XXH3 with run-time SSE2/AVX2/AVX-512 choice (libxxhash)
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -125,8 +123,12 @@ ObjectHeader parse_header(const std::uint8_t* bytes, std::size_t size, const std
   r.get_u32();  // magic, checked above
   const std::uint32_t version = r.get_u32();
   if (version != kFormatVersion) {
+    const std::string why = version < kFormatVersion
+                                ? ": an older hec wrote it; make it again with this build"
+                                : ": a newer hec wrote it";
     throw std::runtime_error(source + ": unsupported format version " + std::to_string(version) +
-                             " (this build reads version " + std::to_string(kFormatVersion) + ")");
+                             " (this build reads version " + std::to_string(kFormatVersion) +
+                             ", whose files end in a BLAKE2b-256 digest)" + why);
   }
   ObjectHeader h;
   h.scheme = static_cast<Scheme>(r.get_u8());
@@ -190,19 +192,28 @@ void check_expectation(const ObjectHeader& h, const Expectation& expect,
   }
 }
 
-Checksum to_bytes(XXH128_hash_t h) {
-  Checksum c;
-  for (int i = 0; i < 8; ++i) {
-    c[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(h.low64 >> (8 * i));
-    c[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(h.high64 >> (8 * i));
+// Incremental BLAKE2b-256 (libsodium crypto_generichash, unkeyed): the container digest.
+struct Blake2b {
+  crypto_generichash_state state;
+  Blake2b() { crypto_generichash_init(&state, nullptr, 0, kChecksumSize); }
+  void update(const void* data, std::size_t size) {
+    if (size > 0) {
+      crypto_generichash_update(&state, static_cast<const unsigned char*>(data), size);
+    }
   }
-  return c;
-}
+  Checksum digest() {
+    Checksum c;
+    crypto_generichash_final(&state, c.data(), c.size());
+    return c;
+  }
+};
 
 }  // namespace
 
 Checksum checksum(const std::uint8_t* data, std::size_t size) {
-  return to_bytes(XXH3_128bits(data, size));
+  Blake2b h;
+  h.update(data, size);
+  return h.digest();
 }
 
 std::vector<std::uint8_t> encode_object(ObjectHeader header,
@@ -348,21 +359,18 @@ void write_all(int fd, const std::uint8_t* p, std::size_t size, const std::files
 }  // namespace
 
 struct ObjectWriter::State {
-  XXH3_state_t* xxh = XXH3_createState();
-  ~State() { XXH3_freeState(xxh); }
+  Blake2b hash;
 };
 
 ObjectWriter::ObjectWriter(std::filesystem::path path, const ObjectHeader& header)
     : path_(std::move(path)), tmp_(path_.string() + ".tmp"), state_(new State) {
-  if (!state_->xxh) throw std::bad_alloc();
-  XXH3_128bits_reset(state_->xxh);
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw std::runtime_error(tmp_.string() + ": cannot open for writing: " + errno_text());
   buffer_.reserve(kStreamBuffer);
   remaining_ = header.payload_length;
   const std::vector<std::uint8_t> head = encode_header(header);
-  XXH3_128bits_update(state_->xxh, head.data(), head.size());
+  state_->hash.update(head.data(), head.size());
   buffer_.insert(buffer_.end(), head.begin(), head.end());
 }
 
@@ -387,7 +395,7 @@ void ObjectWriter::put(const void* data, std::size_t size) {
   }
   remaining_ -= size;
   const auto* p = static_cast<const std::uint8_t*>(data);
-  XXH3_128bits_update(state_->xxh, p, size);
+  state_->hash.update(p, size);
   if (size < kDirectRead) {
     if (buffer_.size() + size > kStreamBuffer) flush_buffer();
     buffer_.insert(buffer_.end(), p, p + size);
@@ -417,7 +425,7 @@ void ObjectWriter::finish() {
     throw std::logic_error(path_.string() + ": payload " + std::to_string(remaining_) +
                            " bytes shorter than the header announces");
   }
-  const Checksum sum = to_bytes(XXH3_128bits_digest(state_->xxh));
+  const Checksum sum = state_->hash.digest();
   buffer_.insert(buffer_.end(), sum.begin(), sum.end());
   flush_buffer();
   // Start writing the finished file back to disk now (without waiting for it): a party's
@@ -440,17 +448,11 @@ void ObjectWriter::finish() {
 }
 
 struct ObjectReader::State {
-  XXH3_state_t* xxh = XXH3_createState();
-  ~State() { XXH3_freeState(xxh); }
+  Blake2b hash;
 };
 
 ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect)
     : path_(std::move(path)), state_(new State) {
-  if (!state_->xxh) {
-    delete state_;
-    throw std::bad_alloc();
-  }
-  XXH3_128bits_reset(state_->xxh);
   fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) {
     delete state_;
@@ -472,7 +474,7 @@ ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect
     file_pos_ = kHeaderSize;
     check_size(header_, static_cast<std::uint64_t>(st.st_size), path_.string());
     check_expectation(header_, expect, path_.string());
-    XXH3_128bits_update(state_->xxh, head, kHeaderSize);
+    state_->hash.update(head, kHeaderSize);
     remaining_ = header_.payload_length;
     buffer_.resize(kReadAhead);
   } catch (...) {
@@ -530,7 +532,7 @@ void ObjectReader::get(void* out, std::size_t size) {
   }
   remaining_ -= size;
   read_raw(out, size);
-  XXH3_128bits_update(state_->xxh, out, size);
+  state_->hash.update(out, size);
 }
 
 void ObjectReader::get_scattered(const std::vector<Piece>& pieces, int threads) {
@@ -576,7 +578,7 @@ void ObjectReader::get_scattered(const std::vector<Piece>& pieces, int threads) 
   }
   if (error) std::rethrow_exception(error);
   file_pos_ = at;
-  for (const Piece& p : pieces) XXH3_128bits_update(state_->xxh, p.data, p.size);
+  for (const Piece& p : pieces) state_->hash.update(p.data, p.size);
 }
 
 std::uint32_t ObjectReader::get_u32() {
@@ -604,7 +606,7 @@ void ObjectReader::finish() {
   }
   std::uint8_t stored[kChecksumSize];
   read_raw(stored, kChecksumSize);
-  check_sum(to_bytes(XXH3_128bits_digest(state_->xxh)), stored, path_.string());
+  check_sum(state_->hash.digest(), stored, path_.string());
 }
 
 }  // namespace hec::core

@@ -14,12 +14,14 @@
 //   72     4     degree (ciphertext degree; count for arrays; 0 where it does not apply)
 //   76     8     payload length in bytes
 //   84     ...   payload
-//   end    16    XXH3-128 checksum over header and payload (xxHash, little-endian)
+//   end    32    BLAKE2b-256 digest of header and payload (libsodium crypto_generichash)
 //
-// The checksum detects damaged and truncated files; it is not an authenticator (nothing in
-// the container is: a party that can replace a file can recompute any checksum). Version 1
-// used BLAKE2b-256 here, which at about 0.75 GB/s cost as much as encrypting a ciphertext;
-// XXH3 runs at memory speed. The parameter digest stays BLAKE2b-256.
+// The digest detects damaged and truncated files. By itself it is not an authenticator (a
+// party that can replace a file can recompute it), but it is collision and second-preimage
+// resistant, so a signature over it (program/files.h: an upload's signed metadata, a result's
+// signed metadata) binds the whole content (issue 25). Version 2 ended in an XXH3-128
+// checksum, which is not cryptographic: a signature over it bound nothing a determined party
+// could not forge; its files are refused with the version named.
 //
 // Readers check, in this order, and throw std::runtime_error naming the file and the values:
 // magic, version, size (truncation), checksum, scheme, kind, parameter digest, key id.
@@ -46,9 +48,9 @@
 namespace hec::core {
 
 inline constexpr char kMagic[4] = {'H', 'E', 'C', '1'};
-inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersion = 3;
 inline constexpr std::size_t kHeaderSize = 84;
-inline constexpr std::size_t kChecksumSize = 16;
+inline constexpr std::size_t kChecksumSize = 32;
 // Fuzzing builds (runtime/fuzz, the libFuzzer convention's macro) skip checksum verification so
 // that mutated inputs reach the parsers behind it; never defined in a build that ships.
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -84,7 +86,7 @@ KeyId new_key_id();
 // BLAKE2b-256 of a byte string (libsodium crypto_generichash).
 Digest blake2b_256(const std::uint8_t* data, std::size_t size);
 
-// The container checksum: XXH3-128 (libxxhash), little-endian (low half first).
+// The container digest: BLAKE2b-256 (libsodium) of header and payload.
 using Checksum = std::array<std::uint8_t, kChecksumSize>;
 Checksum checksum(const std::uint8_t* data, std::size_t size);
 

@@ -1,8 +1,8 @@
 // The labeled-HE file container (see files.h).
 #include "labhe/files.h"
 
+#include <sodium.h>
 #include <sys/stat.h>
-#include <xxhash.h>
 
 #include <cstring>
 #include <fstream>
@@ -15,9 +15,9 @@ namespace hec::labhe {
 
 namespace {
 constexpr char kMagic[4] = {'H', 'E', 'C', 'L'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 1 ended in XXH3-128, not cryptographic
 constexpr std::size_t kHeader = 4 + 4 + 1 + 32 + 16 + 8;
-constexpr std::size_t kSum = 16;
+constexpr std::size_t kSum = crypto_generichash_BYTES;  // BLAKE2b-256
 
 std::string digest_bytes(const std::string& hex) {
   if (hex.size() != 64) throw std::logic_error("plan digest must be 64 hex characters");
@@ -38,11 +38,10 @@ std::string digest_hex(const std::string& raw) {
 }
 
 std::string checksum(const std::string& data) {
-  XXH128_hash_t h = XXH3_128bits(data.data(), data.size());
-  Writer w;
-  w.u64(h.low64);
-  w.u64(h.high64);
-  return w.data();
+  std::string out(kSum, '\0');
+  crypto_generichash(reinterpret_cast<unsigned char*>(out.data()), kSum,
+                     reinterpret_cast<const unsigned char*>(data.data()), data.size(), nullptr, 0);
+  return out;
 }
 }  // namespace
 

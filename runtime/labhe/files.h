@@ -2,11 +2,12 @@
 // encryptions, uploads, results, offline decryptions), so that a file from another program,
 // another key or of another kind is refused by name, and a damaged file by its checksum.
 // Layout (integers little-endian):
-//   0   4   magic "HECL"         4  4  version (1)        8  1  kind (FileKind)
+//   0   4   magic "HECL"         4  4  version (2)        8  1  kind (FileKind)
 //   9   32  plan digest (BLAKE2b-256 of the labeled program)   41 16 key id (random at setup)
-//   57  8   payload length        65 ... payload           end 16 XXH3-128 of all before it
-// The checksum detects damage, not tampering. Writes are atomic (temporary name, rename);
-// secret files are created 0600.
+//   57  8   payload length        65 ... payload           end 32 BLAKE2b-256 of all before it
+// The digest detects damage, and binds the content wherever it is signed (version 1 ended in
+// XXH3-128, which is not cryptographic, and is refused by its version). Writes are atomic
+// (temporary name, rename); secret files are created 0600.
 #pragma once
 #include <array>
 #include <cstdint>

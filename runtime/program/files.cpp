@@ -78,6 +78,15 @@ Peek peek_container(const std::filesystem::path& path) {
     for (int k = 7; k >= 0; --k) v = (v << 8) | h[o + static_cast<std::size_t>(k)];
     return v;
   };
+  // The version first: an older file's trailer has another size (core/serialize.h).
+  if (const std::uint32_t version = u32(4); version != core::kFormatVersion) {
+    throw std::runtime_error(
+        path.string() + ": unsupported format version " + std::to_string(version) +
+        " (this program reads version " + std::to_string(core::kFormatVersion) +
+        ", whose files end in a BLAKE2b-256 digest)" +
+        (version < core::kFormatVersion ? ": an older hec wrote it; make it again with this build"
+                                        : ": a newer hec wrote it"));
+  }
   Peek p;
   p.header.scheme = static_cast<core::Scheme>(h[8]);
   p.header.kind = static_cast<core::ObjectKind>(h[9]);
@@ -94,11 +103,6 @@ Peek peek_container(const std::filesystem::path& path) {
     throw std::runtime_error(path.string() + ": truncated: the header announces " +
                              std::to_string(want) + " bytes, the file has " +
                              std::to_string(p.file_size));
-  }
-  if (u32(4) != core::kFormatVersion) {
-    throw std::runtime_error(path.string() + ": format version " + std::to_string(u32(4)) +
-                             ", this program reads version " +
-                             std::to_string(core::kFormatVersion));
   }
   return p;
 }

@@ -76,12 +76,13 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
                                  std::to_string(entry->end));
       }
     }
+    // The container's header first: a file of another format version is named as such.
+    const Peek p = peek_container(path);
     if (meta.field("content_checksum") != container_trailer_hex(path)) {
       throw std::runtime_error(path.string() + ": its content is not the one its metadata (" +
                                meta.path.string() +
                                ") describes: the file was replaced or swapped with another");
     }
-    const Peek p = peek_container(path);
     if (p.header.key_id != key_id_) {
       throw std::runtime_error(path.string() + ": the ciphertexts carry key id " +
                                key_hex(p.header.key_id) + ", the evaluation keys " +

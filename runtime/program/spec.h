@@ -93,8 +93,10 @@ struct OutputSpec {
   // counts are rounded to integers, BFV decrypts exactly: neither reveals its error).
   double flood_sigma = 0.0;
   // The bits of precision left after that flooding (relative to the output's range bound;
-  // compiler/analysis/flooding.py): decrypt refuses to flood an output below one bit, whose
-  // values would be noise (TODO(#25): the parameter search does not yet buy the cost back).
+  // compiler/analysis/flooding.py): at least the promised bits when compiled with flooding
+  // budgeted (the default); a program compiled with --no-flooding keeps its promise only
+  // under decrypt --no-flooding, and decrypt refuses to flood an output below one bit, whose
+  // values would be noise.
   double flooded_precision_bits = 64.0;
   // kCoeff: the result file it reads (several counts share one) and the digit it is.
   std::string result = {};

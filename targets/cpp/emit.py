@@ -62,7 +62,7 @@ from compiler.types import Domain, FiniteSet, Interval, domain_interval
 
 # Linker flags for the runtime's Debian libraries when pkg-config cannot say (driver/run.py
 # asks it).
-SYSTEM_LIBS = "-lsodium -lxxhash"
+SYSTEM_LIBS = "-lsodium"
 
 CPP_KEYWORDS = frozenset(
     [

@@ -188,3 +188,44 @@ def test_server_without_its_key_is_refused(chisq: Built, tmp_path: Path) -> None
     i = args.index("--sign")
     line = refused(chisq.binary, *args[:i], *args[i + 2 :], "--sign", str(run.sign["A"]))
     assert "not the server key" in line
+
+
+def _uploads(chisq: Built, tmp_path: Path):
+    run = new_run(chisq.binary, tmp_path / "run")
+    ct = tmp_path / "ct"
+    run.encrypt("A", ct)
+    run.encrypt("B", ct)
+    return run, ct, sorted(p for p in ct.rglob("*.cts") if p.is_file())
+
+
+def test_modified_upload_is_refused_even_with_its_digest_recomputed(
+    chisq: Built, tmp_path: Path
+) -> None:
+    """An upload ends in the BLAKE2b-256 digest of its content, which its owner's signed
+    metadata binds: a changed byte breaks the digest, and a digest recomputed over the changed
+    content no longer matches the signed one (XXH3-128, the trailer before format 3, was not
+    cryptographic, so a recomputed or colliding trailer bound nothing)."""
+    run, ct, files = _uploads(chisq, tmp_path)
+    target = files[0]
+    data = bytearray(target.read_bytes())
+    data[100] ^= 1  # a payload byte (the header is 84 bytes)
+    target.write_bytes(bytes(data))
+    line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"))
+    assert target.name in line and ("checksum failure" in line or "not the one" in line), line
+    # The digest recomputed over the changed content: the signed metadata still refuses it.
+    body = bytes(data[:-32])
+    target.write_bytes(body + hashlib.blake2b(body, digest_size=32).digest())
+    line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res2"))
+    assert target.name in line and "not the one its metadata" in line, line
+
+
+def test_upload_of_an_older_format_is_refused_by_its_version(chisq: Built, tmp_path: Path) -> None:
+    """A container of format version 2 (a 16-byte XXH3-128 trailer) is refused naming the
+    version, not as truncated."""
+    run, ct, files = _uploads(chisq, tmp_path)
+    target = files[0]
+    data = bytearray(target.read_bytes()[:-16])
+    data[4:8] = (2).to_bytes(4, "little")
+    target.write_bytes(bytes(data))
+    line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"))
+    assert "unsupported format version 2" in line and "an older hec wrote it" in line, line

@@ -105,7 +105,9 @@ def test_centred_moments_keep_their_promise_in_the_noisy_simulator() -> None:
     """Σxc³ was 4-89% off at N = 200 (fact 3): its error is now bounded relative to a range
     within 5x of the true extreme, and three noisy simulations stay inside the bound (and
     within 1% of the true Σxc³ of uniform data)."""
-    comp = compile_text(MOMENTS, Options(sizes=Sizes.parse("N=200")))
+    # Unflooded targets: with flooding's 31.5 bits budgeted the bounds shrink to near the
+    # doubles the simulator computes in (tests/reliability/test_flooding.py measures those).
+    comp = compile_text(MOMENTS, Options(sizes=Sizes.parse("N=200"), flooding=False))
     bound = {o["name"]: o["error_bound"] for o in report_of(comp)["outputs"]}
     sizes = sizes_for_run(comp)
     for seed in range(3):

@@ -3,9 +3,11 @@
 #include "core/serialize.h"
 
 #include <gtest/gtest.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -89,6 +91,25 @@ TEST_F(Serialize, WrongVersion) {
   b[4] = 99;
   overwrite(b);
   EXPECT_NE(error_of(expect).find("unsupported format version 99"), std::string::npos);
+}
+
+// Format 2 ended in an XXH3-128 checksum (not cryptographic); its files are refused by version.
+TEST_F(Serialize, OlderVersionIsNamedAsSuch) {
+  auto b = bytes();
+  b[4] = 2;
+  overwrite(b);
+  const std::string error = error_of(expect);
+  EXPECT_NE(error.find("unsupported format version 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("an older hec wrote it"), std::string::npos) << error;
+}
+
+// The trailer is the BLAKE2b-256 digest of header and payload.
+TEST_F(Serialize, TrailerIsBlake2b256OfTheContent) {
+  const auto b = bytes();
+  ASSERT_EQ(kChecksumSize, 32u);
+  std::array<std::uint8_t, 32> want{};
+  crypto_generichash(want.data(), want.size(), b.data(), b.size() - 32, nullptr, 0);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), b.end() - 32));
 }
 
 TEST_F(Serialize, TruncatedHeader) {
