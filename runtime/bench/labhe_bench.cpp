@@ -7,7 +7,7 @@
 // checked against the plaintext evaluation of the plan (exact integers). Prints one JSON
 // object per measurement; `eval_cpu_s` is the CPU time of all threads (the work).
 //
-// Usage: hec_bench_labhe --plan FILE[:ROWS[:COLS]] [--plan ...] --n N --d D
+// Usage: hec_bench_labhe --plan FILE[:ROWS[:COLS[:REPEATS]]] [--plan ...] --n N --d D
 //        [--scheme jl|paillier] [--modulus-bits 2048] [--repeats R] [--encrypt-sample S]
 //        [--threads 1,2]
 #include <sodium.h>
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("need --plan, --n, --d");
     if (thread_counts.empty()) thread_counts.push_back(hec::math::thread_cap());
     std::vector<Plan> plans;
-    std::vector<std::size_t> plan_rows, plan_cols;
+    std::vector<std::size_t> plan_rows, plan_cols, plan_repeats;
     std::uint32_t k = 0;
     for (const auto& spec : plan_files) {
       // FILE[:ROWS[:COLS]]
@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
       plans.push_back(Plan::parse(read_file(parts.at(0))));
       plan_rows.push_back(parts.size() > 1 ? std::stoul(parts[1]) : n);
       plan_cols.push_back(parts.size() > 2 ? std::stoul(parts[2]) : d);
+      plan_repeats.push_back(parts.size() > 3 ? std::stoul(parts[3]) : repeats);
       if (plan_rows.back() > n || plan_cols.back() > d) {
         throw std::invalid_argument(spec + ": more rows or columns than encrypted");
       }
@@ -180,7 +181,7 @@ int main(int argc, char** argv) {
               << pk.ciphertext_bytes() + pk.message_bytes() << "}\n";
     for (std::size_t p = 0; p < plans.size(); ++p) {
       const Plan& plan = plans[p];
-      const std::size_t rows = plan_rows[p], cols = plan_cols[p];
+      const std::size_t rows = plan_rows[p], cols = plan_cols[p], reps = plan_repeats[p];
       // The first rows x cols block of X, copied out of the timed region. The inputs stay with
       // the caller (evaluate reads them in place), as at a server that holds the uploads.
       auto block = [&](const Array& from, bool with_c) {
@@ -204,7 +205,7 @@ int main(int argc, char** argv) {
       for (int threads : thread_counts) {
         hec::math::set_thread_cap(threads);
         std::vector<double> eval, eval_cpu;
-        for (std::size_t rep = 0; rep < repeats; ++rep) {
+        for (std::size_t rep = 0; rep < reps; ++rep) {
           auto t0 = Clock::now();
           const double c0 = cpu_seconds();
           server = evaluate(plan, Mode::kServer, pk.msg_modulus, &pk, server_in);
@@ -218,7 +219,7 @@ int main(int argc, char** argv) {
       }
       hec::math::set_thread_cap(thread_counts.back());
       std::vector<double> moff, mon;
-      for (std::size_t rep = 0; rep < repeats; ++rep) {
+      for (std::size_t rep = 0; rep < reps; ++rep) {
         // Offline decryption: the receiver re-derives every label's mask with the PRF, then runs
         // the plan over the masks.
         auto t0 = Clock::now();

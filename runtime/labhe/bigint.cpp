@@ -125,6 +125,11 @@ Montgomery::Montgomery(const Int& modulus) : modulus_(modulus) {
   minv_ = -inv;
   one_.resize(s);
   to(one_.data(), Int(1));
+  r2_.resize(s);
+  Int r;
+  mpz_set_ui(r.get(), 1);
+  mpz_mul_2exp(r.get(), r.get(), GMP_NUMB_BITS * s);
+  to(r2_.data(), r);
 }
 
 void Montgomery::to(mp_limb_t* out, const Int& x) const {
@@ -190,6 +195,49 @@ void Montgomery::redc(mp_limb_t* out, mp_limb_t* t) const {
   // (t + Q m) / R < 2 m: one conditional subtraction.
   const mp_limb_t carry = mpn_add_n(out, t + s, t, s);
   if (carry != 0 || mpn_cmp(out, m_.data(), s) >= 0) mpn_sub_n(out, out, m_.data(), s);
+}
+
+void Montgomery::redc_silent(mp_limb_t* out, mp_limb_t* t) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  for (mp_size_t i = 0; i < s; ++i) {
+    const mp_limb_t q = t[i] * minv_;
+    t[i] = mpn_addmul_1(t + i, m_.data(), s, q);
+  }
+  const mp_limb_t carry = mpn_add_n(out, t + s, t, s);
+  // Subtract m when the sum carried out or is >= m (no borrow), without branching on it; the
+  // low half of t (the carries, now added in) holds the trial difference.
+  const mp_limb_t borrow = mpn_sub_n(t, out, m_.data(), s);
+  mpn_cnd_sub_n(carry | (borrow ^ 1), out, out, m_.data(), s);
+}
+
+std::size_t Montgomery::silent_scratch_limbs() const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  return 2 * m_.size() +
+         static_cast<std::size_t>(std::max(mpn_sec_mul_itch(s, s), mpn_sec_sqr_itch(s)));
+}
+
+void Montgomery::mul_silent(mp_limb_t* out, const mp_limb_t* a, const mp_limb_t* b,
+                            mp_limb_t* scratch) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  mpn_sec_mul(scratch, a, s, b, s, scratch + 2 * s);
+  redc_silent(out, scratch);
+}
+
+void Montgomery::sqr_silent(mp_limb_t* out, const mp_limb_t* a, mp_limb_t* scratch) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  mpn_sec_sqr(scratch, a, s, scratch + 2 * s);
+  redc_silent(out, scratch);
+}
+
+void Montgomery::to_silent(mp_limb_t* out, const mp_limb_t* x, mp_limb_t* scratch) const {
+  mul_silent(out, x, r2_.data(), scratch);
+}
+
+void Montgomery::from_silent(mp_limb_t* out, const mp_limb_t* x, mp_limb_t* scratch) const {
+  const std::size_t s = m_.size();
+  std::copy(x, x + s, scratch);
+  std::fill(scratch + s, scratch + 2 * s, mp_limb_t{0});
+  redc_silent(out, scratch);
 }
 
 void Montgomery::mul(mp_limb_t* out, const mp_limb_t* a, const mp_limb_t* b,

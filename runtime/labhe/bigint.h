@@ -108,9 +108,23 @@ class Montgomery {
   void mul(mp_limb_t* out, const mp_limb_t* a, const mp_limb_t* b, mp_limb_t* scratch) const;
   void sqr(mp_limb_t* out, const mp_limb_t* a, mp_limb_t* scratch) const;
 
+  // Side-channel-silent variants, for secret values (the encryption's message and randomness):
+  // GMP's mpn_sec_mul / mpn_sec_sqr, the same branch-free reduction passes (mpn_addmul_1) and a
+  // branch-free final subtraction (mpn_cnd_sub_n). Operands in [0, m); scratch holds
+  // silent_scratch_limbs() limbs.
+  std::size_t silent_scratch_limbs() const;
+  void mul_silent(mp_limb_t* out, const mp_limb_t* a, const mp_limb_t* b, mp_limb_t* scratch) const;
+  void sqr_silent(mp_limb_t* out, const mp_limb_t* a, mp_limb_t* scratch) const;
+  // out = x R mod m (Montgomery form) for x in [0, m) given in s limbs.
+  void to_silent(mp_limb_t* out, const mp_limb_t* x, mp_limb_t* scratch) const;
+  // out = x / R mod m (the ordinary residue of a Montgomery-form x).
+  void from_silent(mp_limb_t* out, const mp_limb_t* x, mp_limb_t* scratch) const;
+
  private:
   // out = t / R mod m for t < m R (2 s limbs, destroyed).
   void redc(mp_limb_t* out, mp_limb_t* t) const;
+  void redc_silent(mp_limb_t* out, mp_limb_t* t) const;
+  std::vector<mp_limb_t> r2_;  // R^2 mod m
   Int modulus_;
   std::vector<mp_limb_t> m_;
   std::vector<mp_limb_t> one_;
