@@ -167,6 +167,26 @@ def test_auto_compares_labhe_in_the_same_currency(
     assert main(["report", "--scheme", "auto", str(src), "--size", "N=1024"]) == 0
     out = capsys.readouterr().out
     assert "\n  labhe " in out and "\n  ckks " in out and f"scheme chosen: {best}" in out
+    # compile follows the choice.
+    out_dir = tmp_path / "built"
+    assert (
+        main(
+            [
+                "compile",
+                "--scheme",
+                "auto",
+                str(src),
+                "--size",
+                "N=1024",
+                "-o",
+                str(out_dir),
+                "--no-build",
+            ]
+        )
+        == 0
+    )
+    described = capsys.readouterr().out
+    assert ("labeled HE" in described) == (best == "labhe")
 
 
 def test_auto_says_why_labhe_cannot_run_a_degree_three_program(
