@@ -224,6 +224,10 @@ def render_labhe_text(report: Mapping[str, Any]) -> str:
         f"  learns     receiver: {', '.join(report['reveals']['receiver_learns'])}; server: "
         f"{report['reveals']['server_learns']}",
     ]
+    if report.get("schemes"):  # --scheme auto chose labeled HE
+        from targets.report.report import render_cost
+
+        lines += render_cost(report)
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import bfv_programs, ckks_programs
-from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
+from compiler.analysis.cost import Cost, bfv_cost, ckks_cost, labhe_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.flooding import flooding_cost_bits
@@ -130,6 +130,9 @@ class Compilation:
     # this one was chosen.
     alternatives: dict[str, Cost | str] = field(default_factory=dict)
     choice: str = ""
+    # --scheme auto chose labeled HE (driver/labhe.py's LabheCompilation): the commands follow
+    # the labeled path; this compilation is the best RLWE one, kept for the report.
+    labhe: Any = None
 
     @property
     def scheme(self) -> str:
@@ -334,7 +337,9 @@ def cost_of(comp: Compilation) -> Cost:
 def _choose_scheme(checked: CheckedProgram, options: Options, out: TextIO | None) -> Compilation:
     """`--scheme auto`: compile for every scheme that can run the program (one compilation
     each) and keep the one the cost model estimates fastest (owners' encryption plus the
-    server's work); `--exact`: BFV only, and an error naming what is not an integer."""
+    server's work), labeled HE included when every revealed value has degree <= 2 (then
+    `comp.labhe` holds its compilation and the commands follow the labeled path); `--exact`:
+    BFV (and labeled HE, exact too) only, and an error naming what is not an integer."""
     if options.exact and options.scheme not in ("auto", BFV.name):
         raise UserError(
             f"--exact: {options.scheme} is an approximate scheme",
@@ -355,15 +360,33 @@ def _choose_scheme(checked: CheckedProgram, options: Options, out: TextIO | None
             "no scheme can run the program: " + "; ".join(f"{k}: {v}" for k, v in why_not.items())
         )
     costs = {name: cost_of(c) for name, c in compiled.items()}
+    labhe = None
+    if options.scheme == "auto":
+        # Labeled HE when every revealed value has degree <= 2 (its lowering refuses the rest,
+        # and a message space its modulus cannot hold), in the same currency.
+        from driver.labhe import compile_labhe
+
+        try:
+            labhe = compile_labhe(checked, replace(options, scheme="labhe"))
+            costs["labhe"] = labhe_cost(labhe.plan, options.labhe_linear, options.modulus_bits)
+        except UserError as e:
+            why_not["labhe"] = e.message
     best = min(costs, key=lambda k: costs[k].total_s)
-    comp = compiled[best]
+    rlwe = [k for k in costs if k != "labhe"]  # not empty: compiled is not
+    comp = compiled[best if best != "labhe" else min(rlwe, key=lambda k: costs[k].total_s)]
     comp.alternatives = {**costs, **why_not}
+    if best == "labhe":
+        comp.labhe = labhe
     others = [k for k in costs if k != best]
     if others:
         ratio = ", ".join(f"{costs[k].total_s / costs[best].total_s:.2f}x for {k}" for k in others)
-        comp.choice = f"{best}: the lowest estimated time ({ratio})"
+        comp.choice = (
+            f"{best}: the lowest estimated time, owners' encryption plus the server ({ratio})"
+        )
     else:
         comp.choice = f"{best}: the only scheme that runs the program"
+    if "labhe" in why_not:
+        comp.choice += f"; labhe not considered: {why_not['labhe']}"
     return comp
 
 

@@ -366,24 +366,36 @@ def _compile(args: argparse.Namespace):
 
 
 def _labhe_chosen(args: argparse.Namespace) -> bool:
-    """--scheme labhe (auto compares the RLWE schemes, ckks and bfv, by the cost model)."""
-    return getattr(args, "scheme", None) == "labhe"
+    """--scheme labhe, or --scheme auto when the cost model prefers labeled HE to ckks and bfv
+    (compiled at the sizes given, declared bounds elsewhere)."""
+    scheme = getattr(args, "scheme", None)
+    if scheme == "labhe":
+        return True
+    if scheme == "auto" or (scheme is None and getattr(args, "exact", False)):
+        return _compile(args).labhe is not None
+    return False
 
 
 def _report_run(args: argparse.Namespace) -> int:
     import json
 
+    from driver.labhe import compile_labhe_file, labhe_report, render_labhe_text
     from driver.pipeline import report_of
     from targets.report.report import render_text
 
-    if _labhe_chosen(args):
-        from driver.labhe import compile_labhe_file, labhe_report, render_labhe_text
-
+    if args.scheme == "labhe":
         report = labhe_report(compile_labhe_file(args.file, _options_of(args)))
         print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
         return 0
+    comp = _compile(args)
+    if comp.labhe is not None:  # --scheme auto chose labeled HE
+        report = labhe_report(comp.labhe)
+        report["schemes"] = report_of(comp)["schemes"]
+        report["scheme_choice"] = comp.choice
+        print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
+        return 0
 
-    report = report_of(_compile(args))
+    report = report_of(comp)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -1,10 +1,13 @@
 """The cost model `--scheme auto` chooses by: estimated time and bytes of a compiled program.
 
-Both schemes are counted in one currency: the work of the ciphertext operations each party
-executes for the sizes of the run, in units of one NTT of one RNS limb (n log2 n butterflies)
-and one pointwise pass over one limb (n modular operations), converted to seconds with the
-runtime's measured per-coefficient costs (UNIT_NS; one core, AVX-512 IFMA kernels). The counts
-are per ciphertext and per limb of the level each op runs at:
+Labeled HE (`labhe_cost`, at the end) is counted in its own unit, modular products of its
+ciphertext ring, converted to seconds with the runtime's measured product cost: the same
+currency (seconds of one core, bytes moved). The RLWE schemes are counted in one currency: the
+work of the ciphertext operations each party executes for the sizes of the run, in units of one
+NTT of one RNS limb (n log2 n butterflies) and one pointwise pass over one limb (n modular
+operations), converted to seconds with the runtime's measured per-coefficient costs (UNIT_NS;
+one core, AVX-512 IFMA kernels). The counts are per ciphertext and per limb of the level each op
+runs at:
 
 - encrypt: the role's measured cost per coefficient-limb written (ENCRYPT_NS_PER_WORD: the
   sampling and serialization dominate the 4 NTTs per limb of the encryption itself);
@@ -33,8 +36,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from compiler.analysis.counts import Shapes, coeff_group
 from compiler.dialects import bfv, ckks, he
+from compiler.labhe_plan import LabheProgram, ciphertext_bytes, message_bytes, result_bytes
 
 # Nanoseconds per coefficient: one butterfly of an NTT, one pointwise modular product.
 UNIT_NS = {"ntt": 0.55, "pointwise": 0.45}
@@ -221,3 +227,124 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
         k * download,
         residues=k,
     )
+
+
+# --- labeled HE (Barbosa-Catalano-Fiore over Joye-Libert or Paillier) ------------------------
+#
+# Counted in modular products of the ciphertext ring (Z_N for Joye-Libert, Z_N^2 for Paillier),
+# the server's only expensive operation, converted to seconds with the runtime's measured cost
+# of one Montgomery product (runtime/labhe/bigint.h) at a 2048-bit modulus, scaled by the square
+# of the ring's size (schoolbook-sized operands: 32 to 96 limbs). Calibrated on `bench/run labhe`
+# (2048-bit Joye-Libert, one thread, CPU seconds; load average 5-17 on the 2 shared cores):
+# - LABHE_PRODUCT_NS: the covariance of 4096 x 8 values took 5.24 s, for 3.71 M products as
+#   counted below (36 multi-exponentiations of 8192 and 4096 bases with 108-bit exponents,
+#   Pippenger windows of 9 bits, and the conversions and encodings): 1.4 us a product.
+# - LABHE_ENCRYPT_NS_PER_PRODUCT: an encryption (PRF mask, k/4 fixed-base products and k
+#   squarings, all side-channel silent, and a random unit) took 0.21 ms at k = 108: 1.5 us per
+#   product of the 1.25 k + 2 counted.
+# - LABHE_PLAIN_NS: the server's arithmetic on the clear halves a = m - b (the mean of 2^20 x 2
+#   values: 0.035 s for 2^21 additions): 17 ns an element.
+# The server's reads are counted at CKKS's measured cost per byte (READ_NS_PER_BYTE; the
+# labeled server's own reader was not measured).
+LABHE_PRODUCT_NS = 1400.0
+LABHE_ENCRYPT_NS_PER_PRODUCT = 1500.0
+LABHE_PLAIN_NS = 17.0
+LABHE_INVERSE_PRODUCTS = 10  # a modular inverse (extended gcd), in products
+
+
+def _pippenger_products(bases: int, bits: int) -> float:
+    """Products of one multi-exponentiation (runtime/labhe/multiexp.cpp): Straus for up to 8
+    bases, else Pippenger with the runtime's window choice."""
+    if bases == 0 or bits == 0:
+        return 0.0
+    if bases <= 8:
+        return 15 * bases + bits + bases * bits / 4
+    best = min(math.ceil(bits / c) * (bases + 2 ** (c + 1)) + bits for c in range(1, 21))
+    return float(best)
+
+
+def labhe_products(plan: LabheProgram) -> tuple[float, float]:
+    """(ring products, clear-half element operations) of the server's evaluation of `plan`,
+    following runtime/labhe/plan.cpp: which registers carry ciphertexts, the symmetric half of
+    x @ x contractions, one multi-exponentiation per output entry."""
+    steps = plan.steps
+    need_c = [False] * len(steps)
+    for s in reversed(steps):
+        for a in s.args:
+            if steps[a].level2:
+                continue
+            if s.op == "contract" or s.level2 or need_c[s.id]:
+                need_c[a] = True
+    k = plan.message_bits
+
+    def size(shape: tuple[int, ...]) -> int:
+        return int(np.prod(shape, dtype=np.int64))
+
+    products = plain = 0.0
+    for s in steps:
+        n = size(s.shape)
+        has_c = s.level2 or need_c[s.id]
+        if s.op == "input":
+            continue
+        if s.op == "contract":
+            lhs, rest = s.words[0].split(",")
+            rhs, out = rest.split("->")
+            extent: dict[str, int] = {}
+            for letters, reg in ((lhs, s.args[0]), (rhs, s.args[1])):
+                for ch, d in zip(letters, steps[reg].shape, strict=True):
+                    extent[ch] = d
+            summed = math.prod(d for ch, d in extent.items() if ch not in out)
+            symmetric = s.args[0] == s.args[1] and len(out) == 2 and len(lhs) == len(rhs)
+            entries = n
+            if symmetric:
+                d = extent[out[0]]
+                entries = n - d * (d - 1) // 2
+            diagonal = extent[out[0]] if symmetric else 0
+            off = entries - diagonal
+            # Operands to Montgomery form once, then per entry a multi-exponentiation and the
+            # public encoding Enc(sum a a'; 1) (a k-bit power) times it.
+            products += size(steps[s.args[0]].shape) + (
+                0 if s.args[0] == s.args[1] else size(steps[s.args[1]].shape)
+            )
+            products += off * _pippenger_products(2 * summed, k)
+            products += diagonal * _pippenger_products(summed, k + 1)
+            products += entries * (1.5 * k + 2)
+            plain += entries * summed
+        elif s.op == "sum":
+            src = size(steps[s.args[0]].shape)
+            plain += src
+            if has_c:
+                products += src
+        elif s.op in ("add", "sub"):
+            plain += n
+            if has_c:
+                products += n
+                if s.op == "sub":
+                    products += size(steps[s.args[1]].shape) * LABHE_INVERSE_PRODUCTS
+        elif s.op in ("neg", "mulc"):
+            plain += n
+            if has_c:
+                c = 1 if s.op == "neg" else abs(int(s.words[0]))
+                products += n * (1.5 * max(c.bit_length(), 1) + LABHE_INVERSE_PRODUCTS)
+        else:
+            plain += n
+    return products, plain
+
+
+def labhe_cost(plan: LabheProgram, linear: str, modulus_bits: int) -> Cost:
+    """The labeled program's estimated time (one core) and bytes, in the currency of
+    ckks_cost and bfv_cost. Joye-Libert's ring is Z_N (N of modulus_bits bits); Paillier's is
+    Z_N^2 and its encryption an N-bit power (r^N)."""
+    ring_bits = modulus_bits if linear == "jl" else 2 * modulus_bits
+    scale = (ring_bits / 2048) ** 2
+    products, plain = labhe_products(plan)
+    compute = (products * LABHE_PRODUCT_NS * scale + plain * LABHE_PLAIN_NS) * 1e-9
+    values = plan.upload_values()
+    per_value = 1.25 * plan.message_bits + 2 if linear == "jl" else 1.5 * modulus_bits + 2
+    encrypt = values * per_value * LABHE_ENCRYPT_NS_PER_PRODUCT * scale * 1e-9
+    upload = values * (
+        ciphertext_bytes(linear, modulus_bits)
+        + message_bytes(linear, modulus_bits, plan.message_bits)
+    )
+    compute += upload * READ_NS_PER_BYTE["ckks"] * 1e-9
+    return Cost("labhe", 0, 0, encrypt, compute, upload, result_bytes(plan, linear, modulus_bits))

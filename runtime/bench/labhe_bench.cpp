@@ -1,11 +1,15 @@
 // Labeled-HE timings for bench/labhe.py: one key pair, n x d inputs encrypted once (offline
 // PRF masks and encryptions, online a = m - b), then each given plan (the compiler's labeled
-// programs, e.g. mean and covariance of the same X) evaluated at the server, its masks computed
-// offline and its result decrypted online; every result is checked against the plaintext
-// evaluation of the plan (exact integers). Prints one JSON object per measurement.
+// programs, e.g. mean and covariance of the same X) evaluated at the server over the first
+// ROWS rows and COLS columns of X (one encryption serves every size: the labels of a prefix are
+// the same), under each thread count given; its masks computed offline (the PRF re-derived for
+// every label, then the plan over the masks) and its result decrypted online; every result is
+// checked against the plaintext evaluation of the plan (exact integers). Prints one JSON
+// object per measurement; `eval_cpu_s` is the CPU time of all threads (the work).
 //
-// Usage: hec_bench_labhe --plan FILE [--plan FILE...] --n N --d D [--scheme jl|paillier]
-//        [--modulus-bits 2048] [--repeats R] [--encrypt-sample S]
+// Usage: hec_bench_labhe --plan FILE[:ROWS[:COLS[:REPEATS]]] [--plan ...] --n N --d D
+//        [--scheme jl|paillier] [--modulus-bits 2048] [--repeats R] [--encrypt-sample S]
+//        [--threads 1,2]
 #include <sodium.h>
 #include <sys/resource.h>
 
@@ -59,6 +63,7 @@ std::string read_file(const std::string& path) {
 int main(int argc, char** argv) {
   try {
     std::vector<std::string> plan_files;
+    std::vector<int> thread_counts;
     std::size_t n = 0, d = 0, repeats = 3, sample = 256;
     std::string scheme = "jl";
     std::uint32_t bits = 2048;
@@ -78,15 +83,32 @@ int main(int argc, char** argv) {
         repeats = std::stoul(v);
       else if (k == "--encrypt-sample")
         sample = std::stoul(v);
-      else
+      else if (k == "--threads") {
+        std::stringstream list(v);
+        std::string item;
+        while (std::getline(list, item, ',')) thread_counts.push_back(std::stoi(item));
+      } else
         throw std::invalid_argument("unknown option " + k);
     }
     if (plan_files.empty() || n == 0 || d == 0)
       throw std::invalid_argument("need --plan, --n, --d");
+    if (thread_counts.empty()) thread_counts.push_back(hec::math::thread_cap());
     std::vector<Plan> plans;
+    std::vector<std::size_t> plan_rows, plan_cols, plan_repeats;
     std::uint32_t k = 0;
-    for (const auto& f : plan_files) {
-      plans.push_back(Plan::parse(read_file(f)));
+    for (const auto& spec : plan_files) {
+      // FILE[:ROWS[:COLS]]
+      std::vector<std::string> parts;
+      std::stringstream ps(spec);
+      std::string part;
+      while (std::getline(ps, part, ':')) parts.push_back(part);
+      plans.push_back(Plan::parse(read_file(parts.at(0))));
+      plan_rows.push_back(parts.size() > 1 ? std::stoul(parts[1]) : n);
+      plan_cols.push_back(parts.size() > 2 ? std::stoul(parts[2]) : d);
+      plan_repeats.push_back(parts.size() > 3 ? std::stoul(parts[3]) : repeats);
+      if (plan_rows.back() > n || plan_cols.back() > d) {
+        throw std::invalid_argument(spec + ": more rows or columns than encrypted");
+      }
       k = std::max(k, plans.back().message_bits);
     }
     const PlanInput& in = plans[0].input("X");
@@ -159,17 +181,59 @@ int main(int argc, char** argv) {
               << pk.ciphertext_bytes() + pk.message_bytes() << "}\n";
     for (std::size_t p = 0; p < plans.size(); ++p) {
       const Plan& plan = plans[p];
-      std::vector<double> eval, eval_cpu, moff, mon;
+      const std::size_t rows = plan_rows[p], cols = plan_cols[p], reps = plan_repeats[p];
+      // The first rows x cols block of X, copied out of the timed region. The inputs stay with
+      // the caller (evaluate reads them in place), as at a server that holds the uploads.
+      auto block = [&](const Array& from, bool with_c) {
+        Array out;
+        out.shape = {rows, cols};
+        out.a.reserve(rows * cols);
+        if (with_c) out.c.reserve(rows * cols);
+        for (std::size_t r = 0; r < rows; ++r) {
+          for (std::size_t c = 0; c < cols; ++c) {
+            out.a.push_back(from.a[r * d + c]);
+            if (with_c) out.c.push_back(from.c[r * d + c]);
+          }
+        }
+        return out;
+      };
+      const std::map<std::string, Array> server_in{{"X", block(server_x, true)}},
+          mask_in{{"X", block(mask_x, false)}}, plain_in{{"X", block(plain_x, false)}};
+      const std::string tag = "\"plan\": \"" + plan.name + "\", \"rows\": " + std::to_string(rows) +
+                              ", \"cols\": " + std::to_string(cols);
       std::vector<Array> server, mask;
-      for (std::size_t rep = 0; rep < repeats; ++rep) {
-        std::map<std::string, Array> server_in{{"X", server_x}}, mask_in{{"X", mask_x}};
+      for (int threads : thread_counts) {
+        hec::math::set_thread_cap(threads);
+        std::vector<double> eval, eval_cpu;
+        for (std::size_t rep = 0; rep < reps; ++rep) {
+          auto t0 = Clock::now();
+          const double c0 = cpu_seconds();
+          server = evaluate(plan, Mode::kServer, pk.msg_modulus, &pk, server_in);
+          eval.push_back(since(t0));
+          eval_cpu.push_back(cpu_seconds() - c0);
+        }
+        std::cout << "{\"measure\": \"eval_s\", " << tag << ", \"threads\": " << threads
+                  << ", \"value\": " << median(eval) << "}\n";
+        std::cout << "{\"measure\": \"eval_cpu_s\", " << tag << ", \"threads\": " << threads
+                  << ", \"value\": " << median(eval_cpu) << "}\n";
+      }
+      hec::math::set_thread_cap(thread_counts.back());
+      std::vector<double> moff, mon;
+      for (std::size_t rep = 0; rep < reps; ++rep) {
+        // Offline decryption: the receiver re-derives every label's mask with the PRF, then runs
+        // the plan over the masks.
         auto t0 = Clock::now();
-        const double c0 = cpu_seconds();
-        server = evaluate(plan, Mode::kServer, pk.msg_modulus, &pk, std::move(server_in));
-        eval.push_back(since(t0));
-        eval_cpu.push_back(cpu_seconds() - c0);
-        t0 = Clock::now();
-        mask = evaluate(plan, Mode::kMask, pk.msg_modulus, nullptr, std::move(mask_in));
+        std::vector<Int> masks(rows * cols);
+        hec::math::parallel_for(
+            rows * cols,
+            [&](std::size_t i) {
+              masks[i] = prf_mask(key, {"X", i / cols, i % cols}, pk.msg_modulus);
+            },
+            4096);
+        Array derived;
+        derived.shape = {rows, cols};
+        derived.a = std::move(masks);
+        mask = evaluate(plan, Mode::kMask, pk.msg_modulus, nullptr, {{"X", std::move(derived)}});
         moff.push_back(since(t0));
         t0 = Clock::now();
         std::size_t bytes = 0;
@@ -189,11 +253,16 @@ int main(int argc, char** argv) {
         }
         mon.push_back(since(t0));
         if (rep == 0) {
-          // Exactness: the decrypted values equal the plaintext evaluation of the plan.
-          auto plain = evaluate(plan, Mode::kPlain, pk.msg_modulus, nullptr, {{"X", plain_x}});
+          // Exactness: the decrypted values equal the plaintext evaluation of the plan, and
+          // the masks derived offline equal the ones the providers used.
+          auto plain = evaluate(plan, Mode::kPlain, pk.msg_modulus, nullptr, plain_in);
+          auto given = evaluate(plan, Mode::kMask, pk.msg_modulus, nullptr, mask_in);
           for (std::size_t r = 0; r < server.size(); ++r) {
             const auto& vals = server[r].level2 ? server[r].c : server[r].a;
             for (std::size_t i = 0; i < vals.size(); ++i) {
+              if (given[r].a[i] != mask[r].a[i]) {
+                throw std::logic_error("re-derived masks differ from the providers' masks");
+              }
               Int raw = server[r].level2 ? decrypt(pk, kp.sk, vals[i]) : vals[i];
               mpz_add(raw.get(), raw.get(), mask[r].a[i].get());
               mpz_mod(raw.get(), raw.get(), pk.msg_modulus.get());
@@ -203,18 +272,15 @@ int main(int argc, char** argv) {
               }
             }
           }
-          std::cout << "{\"measure\": \"result_bytes\", \"plan\": \"" << plan.name
-                    << "\", \"value\": " << bytes << "}\n";
+          std::cout << "{\"measure\": \"result_bytes\", " << tag << ", \"value\": " << bytes
+                    << "}\n";
         }
       }
-      std::cout << "{\"measure\": \"eval_s\", \"plan\": \"" << plan.name
-                << "\", \"value\": " << median(eval) << "}\n";
-      std::cout << "{\"measure\": \"eval_cpu_s\", \"plan\": \"" << plan.name
-                << "\", \"value\": " << median(eval_cpu) << "}\n";
-      std::cout << "{\"measure\": \"decrypt_offline_s\", \"plan\": \"" << plan.name
-                << "\", \"value\": " << median(moff) << "}\n";
-      std::cout << "{\"measure\": \"decrypt_online_s\", \"plan\": \"" << plan.name
-                << "\", \"value\": " << median(mon) << "}\n";
+      std::cout << "{\"measure\": \"decrypt_offline_s\", " << tag << ", \"value\": " << median(moff)
+                << "}\n";
+      std::cout << "{\"measure\": \"decrypt_online_s\", " << tag << ", \"value\": " << median(mon)
+                << "}\n";
+      std::cout.flush();
     }
   } catch (const std::exception& e) {
     std::cerr << "hec_bench_labhe: " << e.what() << "\n";

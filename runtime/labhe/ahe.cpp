@@ -241,11 +241,12 @@ Encryptor::Encryptor(const PublicKey& pk) : pk_(pk) {
   limbs_ = mpz_size(pk.n.get());
   windows_ = (pk.message_bits + 3) / 4;
   table_.assign(windows_ * 16 * limbs_, 0);
+  mont_.emplace(pk.n);
   Int base = pk.y, power;
   for (std::size_t i = 0; i < windows_; ++i) {
     power = Int(1);
     for (unsigned j = 0; j < 16; ++j) {
-      to_limbs(&table_[(i * 16 + j) * limbs_], power, limbs_);
+      mont_->to(&table_[(i * 16 + j) * limbs_], power);  // public values: plain conversion
       mpz_mul(power.get(), power.get(), base.get());
       mpz_mod(power.get(), power.get(), pk.n.get());
     }
@@ -260,11 +261,9 @@ Int Encryptor::encrypt(const Int& m) const {
   }
   const std::size_t n = limbs_;
   const auto sn = static_cast<mp_size_t>(n);
-  const mp_limb_t* modulus = mpz_limbs_read(pk_.n.get());
-  std::vector<mp_limb_t> scratch(
-      std::max(mpn_sec_mul_itch(sn, sn), mpn_sec_div_r_itch(2 * sn, sn)));
-  std::vector<mp_limb_t> acc(n, 0), sel(n), prod(2 * n);
-  acc[0] = 1;
+  const Montgomery& mt = *mont_;
+  std::vector<mp_limb_t> scratch(mt.silent_scratch_limbs()), acc(n), sel(n), x(n);
+  mt.one(acc.data());  // Montgomery form of 1
   // Step (1): y^m, one table entry per 4-bit digit of m, selected without branches.
   for (std::size_t i = 0; i < windows_; ++i) {
     const mp_limb_t d = (mpz_getlimbn(m.get(), static_cast<mp_size_t>(4 * i / GMP_NUMB_BITS)) >>
@@ -276,28 +275,27 @@ Int Encryptor::encrypt(const Int& m) const {
       const mp_limb_t* e = &table_[(i * 16 + j) * n];
       for (std::size_t l = 0; l < n; ++l) sel[l] |= e[l] & mask;
     }
-    mpn_sec_mul(prod.data(), acc.data(), sn, sel.data(), sn, scratch.data());
-    mpn_sec_div_r(prod.data(), 2 * sn, modulus, sn, scratch.data());
-    std::copy(prod.begin(), prod.begin() + static_cast<std::ptrdiff_t>(n), acc.begin());
+    mt.mul_silent(acc.data(), acc.data(), sel.data(), scratch.data());
   }
-  // Step (2): times x^(2^k) for a fresh random unit x.
-  Int x = random_unit(pk_.n);
+  // Step (2): times x^(2^k) for a fresh random unit x (k squarings in Montgomery form).
+  Int xr = random_unit(pk_.n);
+  to_limbs(x.data(), xr, n);
+  xr.wipe();
+  mt.to_silent(x.data(), x.data(), scratch.data());
   for (std::uint32_t i = 0; i < pk_.message_bits; ++i) {
-    mpz_mul(x.get(), x.get(), x.get());
-    mpz_tdiv_r(x.get(), x.get(), pk_.n.get());
+    mt.sqr_silent(x.data(), x.data(), scratch.data());
   }
+  mt.mul_silent(acc.data(), acc.data(), x.data(), scratch.data());
+  mt.from_silent(acc.data(), acc.data(), scratch.data());
   Int c;
   mp_limb_t* dst = mpz_limbs_write(c.get(), sn);
   std::copy(acc.begin(), acc.end(), dst);
   mp_size_t used = sn;
-  while (used > 0 && acc[used - 1] == 0) --used;
+  while (used > 0 && acc[used - 1] == 0) --used;  // the ciphertext is public
   mpz_limbs_finish(c.get(), used);
-  mpz_mul(c.get(), c.get(), x.get());
-  mpz_tdiv_r(c.get(), c.get(), pk_.n.get());
-  x.wipe();
-  sodium_memzero(acc.data(), acc.size() * sizeof(mp_limb_t));
-  sodium_memzero(sel.data(), sel.size() * sizeof(mp_limb_t));
-  sodium_memzero(prod.data(), prod.size() * sizeof(mp_limb_t));
+  for (auto* v : {&acc, &sel, &x, &scratch}) {
+    sodium_memzero(v->data(), v->size() * sizeof(mp_limb_t));
+  }
   return c;
 }
 

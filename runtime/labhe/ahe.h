@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,11 @@ Int decrypt(const PublicKey& pk, const SecretKey& sk, const Int& c);
 
 // Encryption with a fixed-base table for y (Joye-Libert) built once per public key: y^m is
 // read 4 bits of m at a time from a table of y^(j 16^i), each entry chosen by a constant-time
-// scan of its 16 candidates and multiplied in with GMP's side-channel-silent mpn_sec_mul and
-// mpn_sec_div_r; then k squarings of a fresh random x. About k/4 + k products instead of the
-// 2.2 k of a square-and-multiply y^m. For Paillier it calls encrypt().
+// scan of its 16 candidates and multiplied in; then k squarings of a fresh random x. Every
+// product is a side-channel-silent Montgomery product (GMP's mpn_sec_mul / mpn_sec_sqr, a
+// branch-free reduction; Montgomery in bigint.h), the table held in Montgomery form. About
+// k/4 + k products instead of the 2.2 k of a square-and-multiply y^m. For Paillier it calls
+// encrypt().
 class Encryptor {
  public:
   explicit Encryptor(const PublicKey& pk);
@@ -80,7 +83,8 @@ class Encryptor {
   const PublicKey& pk_;
   std::size_t limbs_ = 0;
   std::size_t windows_ = 0;
-  std::vector<mp_limb_t> table_;  // windows_ x 16 entries of limbs_ limbs
+  std::vector<mp_limb_t> table_;  // windows_ x 16 entries of limbs_ limbs, Montgomery form
+  std::optional<Montgomery> mont_;
 };
 
 // Checks that `sk` belongs to `pk` (N = pq); throws std::invalid_argument otherwise.

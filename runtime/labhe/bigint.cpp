@@ -3,6 +3,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -109,6 +110,150 @@ Int ModRing::inv(const Int& a) const {
     throw std::domain_error("value is not invertible modulo the ciphertext modulus");
   }
   return out;
+}
+
+Montgomery::Montgomery(const Int& modulus) : modulus_(modulus) {
+  if (modulus.sign() <= 0 || mpz_even_p(modulus.get())) {
+    throw std::invalid_argument("Montgomery: the modulus must be odd and positive");
+  }
+  const std::size_t s = mpz_size(modulus.get());
+  m_.assign(mpz_limbs_read(modulus.get()), mpz_limbs_read(modulus.get()) + s);
+  // Newton's iteration for m^(-1) mod 2^64: each step doubles the correct low bits (m is its
+  // own inverse mod 8, 3 bits; 3 -> 6 -> 12 -> 24 -> 48 -> 96).
+  mp_limb_t inv = m_[0];
+  for (int i = 0; i < 5; ++i) inv *= 2 - m_[0] * inv;
+  minv_ = -inv;
+  one_.resize(s);
+  to(one_.data(), Int(1));
+  r2_.resize(s);
+  Int r;
+  mpz_set_ui(r.get(), 1);
+  mpz_mul_2exp(r.get(), r.get(), GMP_NUMB_BITS * s);
+  to(r2_.data(), r);
+}
+
+void Montgomery::to(mp_limb_t* out, const Int& x) const {
+  const std::size_t s = m_.size();
+  Int t;
+  mpz_mul_2exp(t.get(), x.get(), GMP_NUMB_BITS * s);
+  mpz_mod(t.get(), t.get(), modulus_.get());
+  const std::size_t used = mpz_size(t.get());
+  std::copy(mpz_limbs_read(t.get()), mpz_limbs_read(t.get()) + used, out);
+  std::fill(out + used, out + s, mp_limb_t{0});
+}
+
+Int Montgomery::from(const mp_limb_t* x) const {
+  const std::size_t s = m_.size();
+  std::vector<mp_limb_t> t(2 * s, 0), r(s);
+  std::copy(x, x + s, t.begin());
+  redc(r.data(), t.data());
+  Int out;
+  mp_limb_t* w = mpz_limbs_write(out.get(), static_cast<mp_size_t>(s));
+  std::copy(r.begin(), r.end(), w);
+  mpz_limbs_finish(out.get(), static_cast<mp_size_t>(s));  // normalizes the size
+  return out;
+}
+
+void Montgomery::load(mp_limb_t* out, const Int& x) const {
+  const std::size_t s = m_.size();
+  if (x.sign() < 0 || mpz_cmp(x.get(), modulus_.get()) >= 0) {
+    throw std::invalid_argument("Montgomery::load: value outside [0, m)");
+  }
+  const std::size_t used = mpz_size(x.get());
+  std::copy(mpz_limbs_read(x.get()), mpz_limbs_read(x.get()) + used, out);
+  std::fill(out + used, out + s, mp_limb_t{0});
+}
+
+Int Montgomery::unscale(const mp_limb_t* x, std::size_t k) const {
+  const std::size_t s = m_.size();
+  Int v, r;
+  mp_limb_t* w = mpz_limbs_write(v.get(), static_cast<mp_size_t>(s));
+  std::copy(x, x + s, w);
+  mpz_limbs_finish(v.get(), static_cast<mp_size_t>(s));
+  if (k <= 1) return v;
+  // R^(k-1) mod m.
+  Int e(static_cast<long>(k - 1));
+  mpz_set_ui(r.get(), 1);
+  mpz_mul_2exp(r.get(), r.get(), GMP_NUMB_BITS * s);
+  mpz_powm(r.get(), r.get(), e.get(), modulus_.get());
+  mpz_mul(v.get(), v.get(), r.get());
+  mpz_mod(v.get(), v.get(), modulus_.get());
+  return v;
+}
+
+void Montgomery::one(mp_limb_t* out) const { std::copy(one_.begin(), one_.end(), out); }
+
+void Montgomery::redc(mp_limb_t* out, mp_limb_t* t) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  // Pass i clears limb i (q = t_i (-m^-1) mod 2^64 makes t + q m 2^(64 i) vanish there) and
+  // leaves the pass's carry, which belongs to limb i + s, in the cleared limb; the carries are
+  // added in once at the end.
+  for (mp_size_t i = 0; i < s; ++i) {
+    const mp_limb_t q = t[i] * minv_;
+    t[i] = mpn_addmul_1(t + i, m_.data(), s, q);
+  }
+  // (t + Q m) / R < 2 m: one conditional subtraction.
+  const mp_limb_t carry = mpn_add_n(out, t + s, t, s);
+  if (carry != 0 || mpn_cmp(out, m_.data(), s) >= 0) mpn_sub_n(out, out, m_.data(), s);
+}
+
+void Montgomery::redc_silent(mp_limb_t* out, mp_limb_t* t) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  for (mp_size_t i = 0; i < s; ++i) {
+    const mp_limb_t q = t[i] * minv_;
+    t[i] = mpn_addmul_1(t + i, m_.data(), s, q);
+  }
+  const mp_limb_t carry = mpn_add_n(out, t + s, t, s);
+  // Subtract m when the sum carried out or is >= m (no borrow), without branching on it; the
+  // low half of t (the carries, now added in) holds the trial difference.
+  const mp_limb_t borrow = mpn_sub_n(t, out, m_.data(), s);
+  mpn_cnd_sub_n(carry | (borrow ^ 1), out, out, m_.data(), s);
+}
+
+std::size_t Montgomery::silent_scratch_limbs() const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  return 2 * m_.size() +
+         static_cast<std::size_t>(std::max(mpn_sec_mul_itch(s, s), mpn_sec_sqr_itch(s)));
+}
+
+void Montgomery::mul_silent(mp_limb_t* out, const mp_limb_t* a, const mp_limb_t* b,
+                            mp_limb_t* scratch) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  mpn_sec_mul(scratch, a, s, b, s, scratch + 2 * s);
+  redc_silent(out, scratch);
+}
+
+void Montgomery::sqr_silent(mp_limb_t* out, const mp_limb_t* a, mp_limb_t* scratch) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  mpn_sec_sqr(scratch, a, s, scratch + 2 * s);
+  redc_silent(out, scratch);
+}
+
+void Montgomery::to_silent(mp_limb_t* out, const mp_limb_t* x, mp_limb_t* scratch) const {
+  mul_silent(out, x, r2_.data(), scratch);
+}
+
+void Montgomery::from_silent(mp_limb_t* out, const mp_limb_t* x, mp_limb_t* scratch) const {
+  const std::size_t s = m_.size();
+  std::copy(x, x + s, scratch);
+  std::fill(scratch + s, scratch + 2 * s, mp_limb_t{0});
+  redc_silent(out, scratch);
+}
+
+void Montgomery::mul(mp_limb_t* out, const mp_limb_t* a, const mp_limb_t* b,
+                     mp_limb_t* scratch) const {
+  const auto s = static_cast<mp_size_t>(m_.size());
+  if (a == b) {
+    mpn_sqr(scratch, a, s);
+  } else {
+    mpn_mul_n(scratch, a, b, s);
+  }
+  redc(out, scratch);
+}
+
+void Montgomery::sqr(mp_limb_t* out, const mp_limb_t* a, mp_limb_t* scratch) const {
+  mpn_sqr(scratch, a, static_cast<mp_size_t>(m_.size()));
+  redc(out, scratch);
 }
 
 }  // namespace hec::labhe

@@ -331,6 +331,7 @@ class Evaluator {
     if (mode == Mode::kServer) {
       if (pk == nullptr) throw std::invalid_argument("server evaluation needs the public key");
       ring_ = std::make_unique<ModRing>(pk->ct_modulus);
+      mont_ = std::make_unique<Montgomery>(pk->ct_modulus);
     }
     // Which level-1 registers need beta (server): those a contraction or a promotion to
     // level 2 reads, and what they are computed from.
@@ -345,37 +346,42 @@ class Evaluator {
     }
   }
 
-  std::vector<Array> run(std::map<std::string, Array> inputs) {
+  // The inputs are borrowed: read in place, never copied or freed here (the caller owns them
+  // and frees them after the evaluation; freeing millions of ciphertexts is no part of it).
+  std::vector<Array> run(const std::map<std::string, Array>& inputs) {
     values_.resize(plan_.shapes.size());
+    view_.assign(plan_.shapes.size(), nullptr);
     for (const PlanStep& s : plan_.steps) {
-      Array out;
       if (s.op == "input") {
         auto it = inputs.find(s.words[0]);
         if (it == inputs.end()) throw std::invalid_argument("missing input '" + s.words[0] + "'");
-        out = std::move(it->second);
-        if (out.shape != plan_.shapes[s.id] || out.a.size() != shape_size(out.shape)) {
+        const Array& in = it->second;
+        if (in.shape != plan_.shapes[s.id] || in.a.size() != shape_size(in.shape)) {
           throw std::invalid_argument("input '" + s.words[0] + "' has shape " +
-                                      shape_text(out.shape) + ", the program expects " +
+                                      shape_text(in.shape) + ", the program expects " +
                                       shape_text(plan_.shapes[s.id]));
         }
-        if (mode_ == Mode::kServer && need_c_[s.id] && out.c.size() != out.a.size()) {
+        if (mode_ == Mode::kServer && need_c_[s.id] && in.c.size() != in.a.size()) {
           throw std::invalid_argument("input '" + s.words[0] + "' lacks its ciphertexts");
         }
+        view_[s.id] = &in;
       } else {
-        out = step(s);
+        Array out = step(s);
+        out.level2 = plan_.level2[s.id];
+        out.shape = plan_.shapes[s.id];
+        values_[s.id] = std::move(out);
+        view_[s.id] = &values_[s.id];
       }
-      out.level2 = plan_.level2[s.id];
-      out.shape = plan_.shapes[s.id];
-      values_[s.id] = std::move(out);
       release_dead(s);
     }
     std::vector<Array> result;
-    for (const auto& r : plan_.reveals) result.push_back(values_[r.value]);
+    for (const auto& r : plan_.reveals) result.push_back(val(r.value));
     return result;
   }
 
  private:
   bool server() const { return mode_ == Mode::kServer; }
+  const Array& val(int v) const { return *view_[v]; }
   bool has_c(int v) const { return server() && (plan_.level2[v] || need_c_[v]); }
 
   void reduce(Int& x) const { mpz_mod(x.get(), x.get(), m_.get()); }
@@ -383,7 +389,7 @@ class Evaluator {
   // The level-2 ciphertext of element i of register v (promoting a level-1 value:
   // Enc(a; 1) * beta = Enc(m)).
   Int ciphertext(int v, std::size_t i) const {
-    const Array& x = values_[v];
+    const Array& x = val(v);
     if (plan_.level2[v]) return x.c[i];
     Int ct = encode_public(*pk_, x.a[i]);
     ring_->mul(ct, ct, x.c[i]);
@@ -407,12 +413,12 @@ class Evaluator {
       if (!(server() && l2)) {
         for (std::size_t i = 0; i < n; ++i) {
           Int& r = out.a[i];
-          if (x_in) r = values_[x].a[ix[i]];
+          if (x_in) r = val(x).a[ix[i]];
           if (y_in) {
             if (sub) {
-              mpz_sub(r.get(), r.get(), values_[y].a[iy[i]].get());
+              mpz_sub(r.get(), r.get(), val(y).a[iy[i]].get());
             } else {
-              mpz_add(r.get(), r.get(), values_[y].a[iy[i]].get());
+              mpz_add(r.get(), r.get(), val(y).a[iy[i]].get());
             }
           }
           reduce(r);
@@ -424,12 +430,12 @@ class Evaluator {
         const std::size_t ny = shape_size(plan_.shapes[y]);
         std::vector<Int> cy(ny);
         math::parallel_for(ny, [&](std::size_t j) {
-          cy[j] = l2 ? ciphertext(y, j) : values_[y].c[j];
+          cy[j] = l2 ? ciphertext(y, j) : val(y).c[j];
           if (sub) cy[j] = ring_->inv(cy[j]);
         });
         out.c.resize(n);
         math::parallel_for(n, [&](std::size_t i) {
-          Int cx = l2 ? ciphertext(x, ix[i]) : values_[x].c[ix[i]];
+          Int cx = l2 ? ciphertext(x, ix[i]) : val(x).c[ix[i]];
           ring_->mul(out.c[i], cx, cy[iy[i]]);
         });
       }
@@ -439,7 +445,7 @@ class Evaluator {
       Int c = s.op == "neg" ? Int(-1) : Int::from_string(s.words[0]);
       if (!(server() && l2)) {
         for (std::size_t i = 0; i < n; ++i) {
-          mpz_mul(out.a[i].get(), values_[x].a[i].get(), c.get());
+          mpz_mul(out.a[i].get(), val(x).a[i].get(), c.get());
           reduce(out.a[i]);
         }
       } else {
@@ -450,7 +456,7 @@ class Evaluator {
         mpz_abs(e.get(), c.get());
         out.c.resize(n);
         math::parallel_for(n, [&](std::size_t i) {
-          out.c[i] = ring_->pow(values_[x].c[i], e);
+          out.c[i] = ring_->pow(val(x).c[i], e);
           if (c.sign() < 0) out.c[i] = ring_->inv(out.c[i]);
         });
       }
@@ -465,14 +471,14 @@ class Evaluator {
         out.a.clear();
       } else {
         for (std::size_t i = 0; i < n; ++i) {
-          out.a[i] = values_[x].a[i];
+          out.a[i] = val(x).a[i];
           if (adds) {
             mpz_add(out.a[i].get(), out.a[i].get(), c.get());
             reduce(out.a[i]);
           }
         }
       }
-      if (has_c(s.id)) out.c = values_[x].c;
+      if (has_c(s.id)) out.c = val(x).c;
     } else if (s.op == "transpose" || s.op == "broadcast") {
       int x = s.args[0];
       std::vector<std::size_t> map;
@@ -485,13 +491,13 @@ class Evaluator {
       }
       auto ix = gather_index(plan_.shapes[x], shape, map);
       if (!(server() && l2)) {
-        for (std::size_t i = 0; i < n; ++i) out.a[i] = values_[x].a[ix[i]];
+        for (std::size_t i = 0; i < n; ++i) out.a[i] = val(x).a[ix[i]];
       } else {
         out.a.clear();
       }
       if (has_c(s.id)) {
         out.c.resize(n);
-        for (std::size_t i = 0; i < n; ++i) out.c[i] = values_[x].c[ix[i]];
+        for (std::size_t i = 0; i < n; ++i) out.c[i] = val(x).c[ix[i]];
       }
     } else if (s.op == "sum") {
       int x = s.args[0];
@@ -514,7 +520,7 @@ class Evaluator {
       }
       if (!(server() && l2)) {
         for (std::size_t f = 0; f < target.size(); ++f) {
-          mpz_add(out.a[target[f]].get(), out.a[target[f]].get(), values_[x].a[f].get());
+          mpz_add(out.a[target[f]].get(), out.a[target[f]].get(), val(x).a[f].get());
         }
         for (auto& r : out.a) reduce(r);
       } else {
@@ -534,19 +540,31 @@ class Evaluator {
     return out;
   }
 
-  // The product of the ciphertexts `members` of register x, in parallel chunks.
+  // The product of the ciphertexts `members` of register x, in parallel chunks: Montgomery
+  // products of the raw values (k of them give their product times R^-(k-1), corrected once).
   Int product(int x, const std::vector<std::size_t>& members) const {
     const std::size_t n = members.size();
+    if (n == 0) return Int(1);
+    const Montgomery& mont = *mont_;
+    const std::size_t sz = mont.limbs();
     const std::size_t chunks =
         std::max<std::size_t>(1, std::min<std::size_t>(math::thread_cap(), n / 1024));
-    std::vector<Int> partial(chunks, Int(1));
+    std::vector<mp_limb_t> partial(chunks * sz);
     math::parallel_for(chunks, [&](std::size_t t) {
-      for (std::size_t i = n * t / chunks; i < n * (t + 1) / chunks; ++i) {
-        ring_->mul(partial[t], partial[t], values_[x].c[members[i]]);
+      std::vector<mp_limb_t> next(sz), scratch(2 * sz);
+      mp_limb_t* acc = partial.data() + t * sz;
+      const std::size_t begin = n * t / chunks, end = n * (t + 1) / chunks;
+      mont.load(acc, val(x).c[members[begin]]);
+      for (std::size_t i = begin + 1; i < end; ++i) {
+        mont.load(next.data(), val(x).c[members[i]]);
+        mont.mul(acc, acc, next.data(), scratch.data());
       }
     });
-    for (std::size_t t = 1; t < chunks; ++t) ring_->mul(partial[0], partial[0], partial[t]);
-    return partial[0];
+    std::vector<mp_limb_t> scratch(2 * sz);
+    for (std::size_t t = 1; t < chunks; ++t) {
+      mont.mul(partial.data(), partial.data(), partial.data() + t * sz, scratch.data());
+    }
+    return mont.unscale(partial.data(), n);
   }
 
   void contract(const PlanStep& s, Array& out) {
@@ -575,8 +593,8 @@ class Evaluator {
       std::size_t i = o / cols, j = o % cols;
       return i <= j ? o : j * cols + i;
     };
-    const Array& ax = values_[x];
-    const Array& ay = values_[y];
+    const Array& ax = val(x);
+    const Array& ay = val(y);
     // The a side (plain: m m'; mask: b b').
     if (!server()) {
       for (std::size_t o = 0; o < n; ++o) {
@@ -589,12 +607,27 @@ class Evaluator {
       for (std::size_t o = 0; o < n; ++o) out.a[o] = out.a[mirror(o)];
       return;
     }
-    // Server: Enc(sum a a') * prod beta^a' beta'^a, one multi-exponentiation per output.
+    // Server: Enc(sum a a') * prod beta^a' beta'^a, one multi-exponentiation per output, over
+    // the operands' ciphertexts converted to Montgomery form once (each is a base of many
+    // outputs).
     out.a.clear();
     out.c.resize(n);
+    const Montgomery& mont = *mont_;
+    const std::size_t sz = mont.limbs();
+    auto convert = [&](const Array& arr) {
+      std::vector<mp_limb_t> limbs(arr.c.size() * sz);
+      math::parallel_for(
+          arr.c.size(), [&](std::size_t i) { mont.to(limbs.data() + i * sz, arr.c[i]); }, 4096);
+      return limbs;
+    };
+    const std::vector<mp_limb_t> mx = convert(ax);
+    const std::vector<mp_limb_t> my = x == y ? std::vector<mp_limb_t>{} : convert(ay);
+    const mp_limb_t* cx = mx.data();
+    const mp_limb_t* cy = x == y ? mx.data() : my.data();
     auto one = [&](std::size_t o) {
       Int plain;
-      std::vector<const Int*> bases, exps;
+      std::vector<const mp_limb_t*> bases;
+      std::vector<const Int*> exps;
       std::vector<Int> doubled;
       doubled.reserve(pairs[o].size());
       for (auto [i, j] : pairs[o]) {
@@ -602,17 +635,19 @@ class Evaluator {
         if (x == y && i == j) {
           doubled.emplace_back();
           mpz_mul_2exp(doubled.back().get(), ax.a[i].get(), 1);
-          bases.push_back(&ax.c[i]);
+          bases.push_back(cx + i * sz);
           exps.push_back(&doubled.back());
         } else {
-          bases.push_back(&ax.c[i]);
+          bases.push_back(cx + i * sz);
           exps.push_back(&ay.a[j]);
-          bases.push_back(&ay.c[j]);
+          bases.push_back(cy + j * sz);
           exps.push_back(&ax.a[i]);
         }
       }
       reduce(plain);
-      Int ct = multiexp(*ring_, bases, exps);
+      std::vector<mp_limb_t> prod(sz);
+      multiexp(mont, bases, exps, prod.data());
+      Int ct = mont.from(prod.data());
       Int enc = encode_public(*pk_, plain);
       ring_->mul(out.c[o], ct, enc);
     };
@@ -651,7 +686,7 @@ class Evaluator {
     }
     for (int a : current.args) {
       if (last_use_[a] == static_cast<int>(step_index_)) {
-        values_[a] = Array{};
+        values_[a] = Array{};  // owned registers only (inputs are borrowed)
       }
     }
     ++step_index_;
@@ -662,8 +697,10 @@ class Evaluator {
   const Int& m_;
   const PublicKey* pk_;
   std::unique_ptr<ModRing> ring_;
+  std::unique_ptr<Montgomery> mont_;
   std::vector<bool> need_c_;
   std::vector<Array> values_;
+  std::vector<const Array*> view_;  // register -> its array (an input of the caller, or values_)
   std::vector<int> last_use_;
   std::size_t step_index_ = 0;
 };
@@ -671,9 +708,9 @@ class Evaluator {
 }  // namespace
 
 std::vector<Array> evaluate(const Plan& plan, Mode mode, const Int& msg_modulus,
-                            const PublicKey* pk, std::map<std::string, Array> inputs) {
+                            const PublicKey* pk, const std::map<std::string, Array>& inputs) {
   Evaluator ev(plan, mode, msg_modulus, pk);
-  return ev.run(std::move(inputs));
+  return ev.run(inputs);
 }
 
 double decode_reveal(const PlanReveal& reveal, const Int& raw, const Int& msg_modulus) {

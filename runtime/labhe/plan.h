@@ -89,9 +89,10 @@ struct Array {
 };
 
 // Runs the plan. `inputs` holds one level-1 Array per plan input (by name; server mode with
-// `c` = beta). `pk` is needed in server mode only. Returns one Array per reveal, in order.
+// `c` = beta), read in place: the caller keeps them (they are neither copied nor freed here).
+// `pk` is needed in server mode only. Returns one Array per reveal, in order.
 std::vector<Array> evaluate(const Plan& plan, Mode mode, const Int& msg_modulus,
-                            const PublicKey* pk, std::map<std::string, Array> inputs);
+                            const PublicKey* pk, const std::map<std::string, Array>& inputs);
 
 // Reads a revealed value: `raw` in [0, M) is the numerator mod M; returns numerator / den as
 // a double after checking |numerator| <= bound. Throws std::runtime_error naming the reveal

@@ -517,7 +517,7 @@ int run_evaluate(const Plan& plan, const ParsedArgs& args) {
   auto inputs = assemble_uploads(plan, setup, std::move(uploads));
   double read_s = seconds_since(t_read);
   auto t0 = std::chrono::steady_clock::now();
-  auto results = evaluate(plan, Mode::kServer, setup.pk.msg_modulus, &setup.pk, std::move(inputs));
+  auto results = evaluate(plan, Mode::kServer, setup.pk.msg_modulus, &setup.pk, inputs);
   double eval_s = seconds_since(t0);
   Writer w;
   w.u32(static_cast<std::uint32_t>(results.size()));

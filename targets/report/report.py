@@ -405,7 +405,7 @@ def render_bfv_text(report: Mapping[str, Any]) -> str:
         f"keys: relinearization {'yes' if keys['relinearization'] else 'no'}, rotations "
         f"{keys['rotations'] or 'none'}"
     )
-    lines += _render_cost(report)
+    lines += render_cost(report)
     lines.append("passes:")
     for ps in report["passes"]:
         changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())
@@ -413,7 +413,7 @@ def render_bfv_text(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _render_cost(report: Mapping[str, Any]) -> list[str]:
+def render_cost(report: Mapping[str, Any]) -> list[str]:
     """The cost model's estimate, and under --scheme auto every scheme's side by side."""
     lines: list[str] = []
     schemes = report.get("schemes") or {report.get("scheme", "ckks"): report.get("cost")}
@@ -429,8 +429,10 @@ def _render_cost(report: Mapping[str, Any]) -> list[str]:
         if "unavailable" in c:
             lines.append(f"  {name:<10} cannot run the program: {c['unavailable']}")
             continue
+        labeled = c.get("scheme") == "labhe"  # no ring dimension or limbs
         lines.append(
-            f"  {name:<10} {'2^' + str(c['log_n']):>6} {c['limbs']:>5} "
+            f"  {name:<10} {'-' if labeled else '2^' + str(c['log_n']):>6} "
+            f"{'-' if labeled else c['limbs']:>5} "
             f"{c['encrypt_seconds']:>10.3g} {c['compute_seconds']:>10.3g} "
             f"{_mib(c['upload_bytes']):>12} {_mib(c['download_bytes']):>12}"
             + (
@@ -535,7 +537,7 @@ def render_text(report: Mapping[str, Any]) -> str:
                 else "encrypted as an input"
             )
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
-    lines += _render_cost(report)
+    lines += render_cost(report)
     lines.append("passes:")
     for ps in report["passes"]:
         changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())

@@ -3,6 +3,7 @@ lowering to a labeled plan, and the plan's exact integer reference against numpy
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ from compiler.analysis.degree import reveal_degrees
 from compiler.analysis.sizes import Sizes
 from compiler.dialects import stat
 from compiler.errors import UserError
-from compiler.labhe_plan import CHECK_BITS, evaluate_plain
+from compiler.labhe_plan import CHECK_BITS, LabheProgram, evaluate_plain
 from driver.labhe import compile_labhe_file, fixed_point_tolerance, labhe_report
 from driver.pipeline import Options
 from dsl.checker import check
@@ -137,6 +138,90 @@ def test_report_cli_and_modulus_choice(capsys: pytest.CaptureFixture[str]) -> No
     assert "BELOW 128-BIT SECURITY" in capsys.readouterr().out
     assert main(["report", "--scheme", "labhe", "--modulus-bits", "1024", str(MEANCOV)]) == 1
     assert "expected 3072" in capsys.readouterr().err
-    # auto compares the RLWE schemes (ckks, bfv) by the cost model; labhe only when asked
+    # auto compares the RLWE schemes (ckks, bfv) and labhe by the cost model
     assert main(["report", "--scheme", "auto", str(CHISQ), "--size", "N=10,M=2"]) == 0
-    assert "scheme chosen:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "scheme chosen:" in out and "\n  labhe " in out
+
+
+MEAN_SRC = "param N <= 4096\ninput x: secret[N] in [-10.0, 10.0]\nreveal m = mean(x)\n"
+
+
+def test_auto_compares_labhe_in_the_same_currency(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--scheme auto` estimates labeled HE's time and bytes beside ckks's and bfv's and says
+    why it chose; a mean over many values costs labeled HE no ciphertext work at the server."""
+    src = tmp_path / "mean.hec"
+    src.write_text(MEAN_SRC)
+    assert main(["report", "--scheme", "auto", "--json", str(src), "--size", "N=1024"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    labhe, ckks = report["schemes"]["labhe"], report["schemes"]["ckks"]
+    for key in ("encrypt_seconds", "compute_seconds", "upload_bytes", "download_bytes"):
+        assert labhe[key] > 0 and ckks[key] > 0
+    # 1024 uploads of a 384-byte ciphertext (3072 bits) and a ceil(k/8)-byte a.
+    assert labhe["upload_bytes"] % 1024 == 0 and labhe["upload_bytes"] // 1024 > 384
+    best = min(report["schemes"], key=lambda k: report["schemes"][k].get("total_seconds", 1e99))
+    assert report["scheme_choice"].startswith(f"{best}: the lowest estimated time")
+    # The text report shows the comparison and the choice.
+    assert main(["report", "--scheme", "auto", str(src), "--size", "N=1024"]) == 0
+    out = capsys.readouterr().out
+    assert "\n  labhe " in out and "\n  ckks " in out and f"scheme chosen: {best}" in out
+    # compile follows the choice.
+    out_dir = tmp_path / "built"
+    assert (
+        main(
+            [
+                "compile",
+                "--scheme",
+                "auto",
+                str(src),
+                "--size",
+                "N=1024",
+                "-o",
+                str(out_dir),
+                "--no-build",
+            ]
+        )
+        == 0
+    )
+    described = capsys.readouterr().out
+    assert ("labeled HE" in described) == (best == "labhe")
+
+
+def test_auto_says_why_labhe_cannot_run_a_degree_three_program(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "cubic.hec"
+    src.write_text(
+        "param N <= 64\ninput x: secret[N] in [-1.0, 1.0]\ninput y: secret[N] in [-1.0, 1.0]\n"
+        "input z: secret[N] in [-1.0, 1.0]\nreveal s3 = sum(x * y * z)\n"
+    )
+    assert main(["report", "--scheme", "auto", "--json", str(src)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    why = report["schemes"]["labhe"]["unavailable"]
+    assert "'s3' has degree 3" in why
+    assert report["scheme"] != "labhe" and "labhe not considered" in report["scheme_choice"]
+
+
+def test_labhe_cost_model_scales() -> None:
+    """Server work grows with the rows, the result bytes do not; Paillier's ring (N^2) and a
+    3072-bit modulus cost more than 2048-bit Joye-Libert."""
+    from compiler.analysis.cost import labhe_cost, labhe_products
+
+    cov = ROOT / "bench/labhe_cov.hec"
+
+    def plan(n: int, d: int) -> LabheProgram:
+        return compile_labhe_file(cov, _options(f"N={n},D={d}", modulus_bits=2048)).plan
+
+    small, large = plan(4096, 8), plan(8192, 8)
+    a, b = labhe_cost(small, "jl", 2048), labhe_cost(large, "jl", 2048)
+    assert 1.5 < b.compute_s / a.compute_s < 2.5
+    assert 1.9 < b.encrypt_s / a.encrypt_s < 2.1
+    assert a.download_bytes == b.download_bytes == 64 * 256
+    assert labhe_cost(small, "paillier", 2048).total_s > 3 * a.total_s
+    assert labhe_cost(small, "jl", 3072).compute_s > 2 * a.compute_s
+    # 36 multi-exponentiations (the upper triangle of 8 x 8), each about 12 windows of 9 bits
+    # over 8192 (off the diagonal) or 4096 bases: 3 to 4 million products.
+    products, _ = labhe_products(small)
+    assert 3.0e6 < products < 4.0e6
