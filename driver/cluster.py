@@ -1,0 +1,275 @@
+"""Where the SNP blocks of a run are computed: in this process, or as tasks on a Dask cluster
+(dask.distributed; issue 26, docs/scale-out.md).
+
+The unit of work is one block's server-side half (`encrypt_and_compute`: the data owner's
+`encrypt` of the block's rows, then the server's `compute`), run from files in the run's bank
+directory, which every worker must reach at the same path (one machine, or a shared file
+system). The coordinator's halves stay in the calling process: keygen before, and `decrypt`
+of each finished block after, so the secret key never leaves it.
+
+Engines:
+- `LocalEngine`: the tasks run one after the other in this process (the single-process run,
+  and `--block k/n`).
+- `DaskEngine`: `--workers K` starts a LocalCluster of K worker processes (each under a nanny,
+  which restarts a worker that dies); `--scheduler ADDRESS` connects to an existing cluster
+  (dask-jobqueue on Slurm, dask-kubernetes, `dask scheduler` + `dask worker` by hand). A task
+  lost with its worker is run again on another one; each attempt writes into its own
+  directory, so a lost attempt and its retry never share a file, and the caller keeps the
+  one result the scheduler hands back per block.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import UserError
+from driver.roles import RoleSequence
+
+# Seconds to wait for an existing scheduler to answer before the run is refused.
+CONNECT_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class BlockTask:
+    """One block's encryption and server pass, as plain data a worker can receive."""
+
+    index: int
+    binary: str  # the generated program
+    root: str  # the key set's directory (keys/ and parties/ of driver.roles.RoleSequence)
+    inputs: Mapping[str, str]  # owner input name -> .npy in the bank
+    shared_ct: str  # ciphertexts of the inputs every block shares (linked in), or ""
+    work: str  # the block's directory in the bank
+    threads: int = 0  # HEC_THREADS of the roles (0: the runtime's default)
+
+
+@dataclass(frozen=True)
+class BlockDone:
+    """A finished task: where its results are and how long its roles took."""
+
+    index: int
+    res: str  # the result ciphertexts (the compute role's output directory)
+    worker: str  # host:pid of the process that ran it
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    peak_rss_bytes: int = 0
+
+
+def _with_threads(threads: int, fn: Callable[[], Any]) -> Any:
+    old = os.environ.get("HEC_THREADS")
+    if threads > 0:
+        os.environ["HEC_THREADS"] = str(threads)
+    try:
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop("HEC_THREADS", None)
+        else:
+            os.environ["HEC_THREADS"] = old
+
+
+def _flush_files(directory: Path) -> None:
+    for f in directory.iterdir():
+        if f.is_file() and not f.is_symlink():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+
+
+def _attempt_dir(work: Path) -> Path:
+    return work / f"attempt-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def encrypt_shared(task: BlockTask) -> str:
+    """The inputs every block shares (the phenotype), encrypted once into `task.shared_ct`
+    (written under an attempt's name and renamed: a retry never sees half a directory)."""
+    final = Path(task.shared_ct)
+    if final.is_dir():
+        return str(final)
+    attempt = _attempt_dir(final.parent)
+    roles = RoleSequence(Path(task.binary), Path(task.root))
+    inputs = {k: Path(v) for k, v in task.inputs.items()}
+    _with_threads(task.threads, lambda: roles.encrypt(inputs, attempt))
+    _flush_files(attempt)
+    try:
+        attempt.rename(final)
+    except OSError:  # another attempt got there first: its files are as good
+        shutil.rmtree(attempt, ignore_errors=True)
+    return str(final)
+
+
+def encrypt_and_compute(task: BlockTask) -> BlockDone:
+    """A data owner encrypts the block's inputs, the server computes on them; the block's
+    ciphertexts are deleted afterwards and the results (small) kept for the coordinator."""
+    attempt = _attempt_dir(Path(task.work))
+    cts, res = attempt / "ct", attempt / "res"
+    roles = RoleSequence(Path(task.binary), Path(task.root))
+    inputs = {k: Path(v) for k, v in task.inputs.items()}
+    seconds: dict[str, float] = {}
+    peak = 0
+
+    def timed(name: str, call: Callable[[], Any]) -> None:
+        nonlocal peak
+        t0 = time.perf_counter()
+        out = _with_threads(task.threads, call)
+        seconds[name] = time.perf_counter() - t0
+        peak = max(peak, out.peak_rss_bytes)
+
+    timed("encrypt", lambda: roles.encrypt(inputs, cts))
+    _flush_files(cts)
+    if task.shared_ct:
+        for f in Path(task.shared_ct).iterdir():
+            (cts / f.name).symlink_to(f)
+    timed("compute", lambda: roles.compute(cts, res))
+    shutil.rmtree(cts, ignore_errors=True)
+    return BlockDone(task.index, str(res), f"{socket.gethostname()}:{os.getpid()}", seconds, peak)
+
+
+def check_paths(paths: Mapping[str, tuple[str, str]]) -> list[str]:
+    """On a worker: every path it needs, as `name -> (path, mode)` with mode "r" (readable),
+    "x" (an executable file) or "w" (a directory it can create files in). Returns one line
+    per path it cannot use (empty: all fine)."""
+    problems: list[str] = []
+    for name, (path, mode) in paths.items():
+        p = Path(path)
+        if not p.exists():
+            problems.append(f"{path} ({name}): does not exist here")
+        elif mode == "x" and not os.access(p, os.X_OK):
+            problems.append(f"{path} ({name}): not executable here")
+        elif mode == "r" and not os.access(p, os.R_OK):
+            problems.append(f"{path} ({name}): not readable here")
+        elif mode == "w":
+            probe = p / f".probe-{socket.gethostname()}-{os.getpid()}"
+            try:
+                probe.write_bytes(b"")
+                probe.unlink()
+            except OSError as err:
+                problems.append(f"{path} ({name}): cannot write here ({err.strerror or err})")
+    return problems
+
+
+class Engine(ABC):
+    """Runs block tasks and hands back each one's result once."""
+
+    description: str = ""
+    dashboard: str | None = None
+
+    @abstractmethod
+    def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
+        """Run one task and wait for its result."""
+
+    @abstractmethod
+    def map_unordered(
+        self, fn: Callable[[BlockTask], BlockDone], tasks: Sequence[BlockTask]
+    ) -> Iterator[BlockDone]:
+        """Run every task; yield each result once, in the order they finish."""
+
+    def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
+        """Refuse the run, naming the path and the worker, when a worker cannot use a path."""
+
+    def close(self) -> None:
+        return None
+
+
+class LocalEngine(Engine):
+    description = "this process, one block after the other"
+
+    def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
+        return fn(task)
+
+    def map_unordered(
+        self, fn: Callable[[BlockTask], BlockDone], tasks: Sequence[BlockTask]
+    ) -> Iterator[BlockDone]:
+        for task in tasks:
+            yield fn(task)
+
+
+class DaskEngine(Engine):
+    """Tasks on a Dask cluster: an embedded LocalCluster of `workers` processes, or the
+    scheduler at `scheduler`."""
+
+    def __init__(self, workers: int = 0, scheduler: str | None = None) -> None:
+        import logging
+
+        from distributed import Client, LocalCluster
+
+        self._cluster: Any = None
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as err:
+                raise UserError(
+                    f"--scheduler {scheduler}: no Dask scheduler answered within "
+                    f"{CONNECT_TIMEOUT:g} s ({type(err).__name__}: {err})",
+                    hint="start one (dask scheduler) or check the address, e.g. "
+                    "tcp://HOST:8786",
+                ) from err
+            self.description = f"Dask cluster at {scheduler}"
+        else:
+            self._cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
+            )
+            self.client = Client(self._cluster)
+            self.description = (
+                f"Dask LocalCluster of {workers} worker processes at "
+                f"{self._cluster.scheduler_address}"
+            )
+        services = self.client.scheduler_info().get("services", {})
+        self.dashboard = self.client.dashboard_link if "dashboard" in services else None
+
+    def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
+        return self.client.submit(fn, task, pure=False).result()
+
+    def map_unordered(
+        self, fn: Callable[[BlockTask], BlockDone], tasks: Sequence[BlockTask]
+    ) -> Iterator[BlockDone]:
+        from distributed import as_completed
+
+        futures = [
+            self.client.submit(fn, t, pure=False, key=f"hec-block-{t.index}-{uuid.uuid4().hex}")
+            for t in tasks
+        ]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
+        answers: dict[str, list[str]] = self.client.run(check_paths, dict(paths))
+        for worker, problems in sorted(answers.items()):
+            if problems:
+                raise UserError(
+                    f"Dask worker {worker} cannot use {problems[0]}"
+                    + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                    hint="the workers must reach the run's files at the same paths: set "
+                    "HEC_SCRATCH (and --keys, --cache-dir) to a shared file system",
+                )
+        if not answers:
+            raise UserError(f"{self.description}: the cluster has no worker")
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_engine(workers: int, scheduler: str | None) -> Engine:
+    """The engine the options ask for: a Dask cluster for --scheduler or --workers K > 1."""
+    if scheduler or workers > 1:
+        return DaskEngine(workers, scheduler)
+    return LocalEngine()
