@@ -18,14 +18,17 @@ deterministic: a block's values do not depend on where or how often it was compu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -56,7 +59,7 @@ def partition(m: int, n: int, align: int = 1) -> list[tuple[int, int]]:
     units, unit = (-(-m // align), align) if align > 1 and m >= n * align else (m, 1)
     bounds = [min(m, (units * i // n) * unit) for i in range(n + 1)]
     bounds[-1] = m
-    return list(zip(bounds[:-1], bounds[1:], strict=True))
+    return list(itertools.pairwise(bounds))
 
 
 def digest_arrays(arrays: Mapping[str, npt.NDArray[np.generic]]) -> str:
@@ -65,7 +68,7 @@ def digest_arrays(arrays: Mapping[str, npt.NDArray[np.generic]]) -> str:
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
-        h.update(memoryview(a).cast("B"))
+        h.update(a.tobytes())
     return h.hexdigest()
 
 
@@ -150,7 +153,8 @@ class BlockStore:
         """Store block `index` (SNPs [start, stop), inputs digest `inputs`) atomically."""
         self.directory.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
-        np.savez(buffer, **{k: np.asarray(v) for k, v in values.items()})
+        arrays: dict[str, Any] = {k: np.asarray(v) for k, v in values.items()}
+        np.savez(buffer, **arrays)
         data = buffer.getvalue()
         _write_atomic(self.data_path(index), data)
         record = {
@@ -213,7 +217,5 @@ class BlockStore:
         for index in range(self.identity.n_blocks):
             self.meta_path(index).unlink(missing_ok=True)
             self.data_path(index).unlink(missing_ok=True)
-        try:
+        with contextlib.suppress(OSError):
             self.directory.rmdir()
-        except OSError:
-            pass

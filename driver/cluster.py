@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from compiler.errors import UserError
 from driver.roles import RoleSequence
@@ -174,7 +174,9 @@ class Engine(ABC):
         """Run every task; yield each result once, in the order they finish."""
 
     def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
-        """Refuse the run, naming the path and the worker, when a worker cannot use a path."""
+        """Refuse the run, naming the path and the worker, when a worker cannot use a path
+        (this process: the run itself made them)."""
+        return None
 
     def close(self) -> None:
         return None
@@ -210,8 +212,7 @@ class DaskEngine(Engine):
                 raise UserError(
                     f"--scheduler {scheduler}: no Dask scheduler answered within "
                     f"{CONNECT_TIMEOUT:g} s ({type(err).__name__}: {err})",
-                    hint="start one (dask scheduler) or check the address, e.g. "
-                    "tcp://HOST:8786",
+                    hint="start one (dask scheduler) or check the address, e.g. tcp://HOST:8786",
                 ) from err
             self.description = f"Dask cluster at {scheduler}"
         else:
@@ -250,7 +251,7 @@ class DaskEngine(Engine):
                 future.cancel()
 
     def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
-        answers: dict[str, list[str]] = self.client.run(check_paths, dict(paths))
+        answers = cast(dict[str, list[str]], self.client.run(check_paths, dict(paths)))
         for worker, problems in sorted(answers.items()):
             if problems:
                 raise UserError(

@@ -298,8 +298,8 @@ class ScaleOutBackend(EncryptedBackend):
                     BlockTask(
                         block.index, str(self.binary), str(root), mine, shared_task.shared_ct,
                         str(work), threads,
-                    )  # fmt: skip
-                )
+                    )
+                )  # fmt: skip
                 self._inputs_digest[block.index] = digest
             skipped = sum(r.skipped for r in self.records)
             if skipped:
@@ -310,13 +310,21 @@ class ScaleOutBackend(EncryptedBackend):
                 with meter.phase("encrypt"):
                     engine.call(encrypt_shared, shared_task)
             phase = "blocks"
-            progress(phase, 0, len(tasks))
             started = time.perf_counter()
+
+            def show(count: int) -> None:  # the blocks' wall time so far (the meter's is 0)
+                running = time.perf_counter() - started
+                try:
+                    progress(phase, count, len(tasks), "blocks", running=running)  # type: ignore[call-arg]
+                except TypeError:  # a progress callback without units
+                    progress(phase, count, len(tasks))
+
+            show(0)
             for done_count, done in enumerate(
                 engine.map_unordered(encrypt_and_compute, tasks), start=1
             ):
                 self._store_block(compiled, done, roles, store, bank, meter)
-                progress(phase, done_count, len(tasks))
+                show(done_count)
             wall = time.perf_counter() - started
             meter.seconds[phase] = meter.seconds.get(phase, 0.0) + wall
             self.notes.append(

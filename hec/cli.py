@@ -672,7 +672,9 @@ def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
         help="run only block K of N (SNPs split into N blocks), store it in PREFIX.blocks/; "
         "merge with a later --resume run",
     )  # fmt: skip
-    g.add_argument("--blocks", type=int, default=0, metavar="N", help="split the SNPs into N blocks")
+    g.add_argument(
+        "--blocks", type=int, default=0, metavar="N", help="split the SNPs into N blocks"
+    )
     g.add_argument(
         "--resume", action="store_true",
         help="skip the blocks PREFIX.blocks/ holds (each verified first), compute the rest, "

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from gwas_fixtures import PlinkCohort
@@ -119,7 +120,9 @@ def test_blocks_of_another_run_are_refused_naming_the_block(
     with pytest.raises(UserError, match=r"block-1-of-2\.json: block from another run"):
         _chisq(complete_cohort, out, program_cache, ScaleOut(block=(2, 2), keys=tmp_path / "k2"))
     # Same keys, another partition: also another run.
-    with pytest.raises(UserError, match=r"block-1-of-2\.json: block from another run .*this run has 3"):
+    with pytest.raises(
+        UserError, match=r"block-1-of-2\.json: block from another run .*this run has 3"
+    ):
         _chisq(complete_cohort, out, program_cache,
                ScaleOut(block=(1, 3), keys=tmp_path / "k1"))  # fmt: skip
     assert not (tmp_path / "res.assoc").exists()
@@ -194,7 +197,7 @@ def cluster() -> Iterator[object]:
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
         silence_logs=logging.ERROR,
     ) as c:  # fmt: skip
         yield c
@@ -227,13 +230,14 @@ def test_dask_run_survives_a_killed_worker(
 
     address = cluster.scheduler_address  # type: ignore[attr-defined]
     watcher = Client(address)
-    pids: dict[str, int] = watcher.run(os.getpid)
+    pids = cast(dict[str, int], watcher.run(os.getpid))
     killed: list[tuple[int, str]] = []
 
     def kill_first_busy_worker() -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed:
-            for worker, keys in watcher.processing().items():
+            processing = cast(dict[str, list[str]], watcher.processing())
+            for worker, keys in processing.items():
                 busy = [k for k in keys if str(k).startswith("hec-block-")]
                 if busy and worker in pids:
                     time.sleep(0.05)  # inside the task: its role is running
