@@ -448,7 +448,8 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     started = datetime.datetime.now(datetime.UTC)
     done: list[str] = []
     try:
-        return _run_chisq(opts, out, started, done)
+        with contextlib.ExitStack() as cleanup:  # a Dask cluster started for the run
+            return _run_chisq(opts, out, started, done, cleanup)
     except (Exception, KeyboardInterrupt) as err:
         # An unwritable output directory cannot take the failure log either: the error that
         # says so is the one to report.
@@ -461,13 +462,20 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
 
 
 def _run_chisq(
-    opts: ChisqOptions, out: Path, started: datetime.datetime, done: list[str]
+    opts: ChisqOptions,
+    out: Path,
+    started: datetime.datetime,
+    done: list[str],
+    cleanup: contextlib.ExitStack,
 ) -> ChisqResult:
     check_options(opts)
     if opts.ci is not None and not 0.0 < opts.ci < 1.0:
         raise UserError(f"--ci {opts.ci}: the confidence level is between 0 and 1 (e.g. 0.95)")
     opts.scale.check(opts.backend)
     backend = ScaleOutBackend(opts.scale, out) if opts.scale.active else BACKENDS[opts.backend]()
+    if isinstance(backend, ScaleOutBackend):  # a cluster starts while the inputs are read
+        cleanup.callback(backend.close)
+        backend.start_engine()
     backend.seed = opts.seed
     if isinstance(backend, EncryptedBackend):
         backend.threads = opts.threads

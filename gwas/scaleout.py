@@ -21,6 +21,7 @@ partition of the M SNPs, boundaries on whole ciphertexts when the blocks allow i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -29,6 +30,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +38,14 @@ import numpy as np
 
 from compiler.errors import InternalError, UserError
 from driver.blockstore import BlockStore, RunIdentity, digest_arrays, partition
-from driver.cluster import BlockDone, BlockTask, encrypt_and_compute, encrypt_shared, make_engine
+from driver.cluster import (
+    BlockDone,
+    BlockTask,
+    Engine,
+    encrypt_and_compute,
+    encrypt_shared,
+    make_engine,
+)
 from driver.interrupt import scratch_directory
 from driver.roles import RoleSequence
 from gwas.backend import (
@@ -98,8 +107,8 @@ class ScaleOut:
             return self.block[1]
         if self.blocks:
             return self.blocks
-        # On a cluster: at least two blocks per worker, so that all of them have work.
-        return max(default, 2 * self.workers)
+        # On a local cluster: at least one block per worker (equal blocks, equal workers).
+        return max(default, self.workers)
 
 
 def store_directory(out: Path) -> Path:
@@ -150,6 +159,29 @@ class ScaleOutBackend(EncryptedBackend):
         self._store: BlockStore | None = None
         self._inputs_digest: dict[int, str] = {}
         self.say: Callable[[str], None] = lambda text: print(text, file=sys.stderr)
+        self._engine: Future[Engine] | None = None
+
+    def start_engine(self) -> None:
+        """Start the engine (a Dask cluster's processes take seconds to start) in the
+        background, while the caller reads its inputs and compiles."""
+        if self._engine is None:
+            pool = ThreadPoolExecutor(1, thread_name_prefix="hec-engine")
+            self._engine = pool.submit(make_engine, self.scale.workers, self.scale.scheduler)
+            pool.shutdown(wait=False)
+
+    def engine(self) -> Engine:
+        """The engine, once started (its start-up error, e.g. an unreachable scheduler, is
+        raised here)."""
+        self.start_engine()
+        assert self._engine is not None
+        return self._engine.result()
+
+    def close(self) -> None:
+        """Stop the engine (a LocalCluster's processes) if one was started."""
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
+            with contextlib.suppress(Exception):  # one that never started has nothing to stop
+                engine.result().close()
 
     def plan(self, compiled: CompiledProgram, m: int, default_blocks: int) -> list[int]:
         """Partition the M SNPs (sets `ranges` and `job`); returns the block indices this
@@ -250,91 +282,88 @@ class ScaleOutBackend(EncryptedBackend):
     ) -> None:
         """Steps (2)-(3): every block of `blocks` that is not finished, run on the engine."""
         assert self.binary is not None
-        engine = make_engine(self.scale.workers, self.scale.scheduler)
-        try:
-            self.notes.append(f"blocks computed by {engine.description}")
-            if engine.dashboard:
-                self.say(f"Dask dashboard: {engine.dashboard}")
-                self.notes.append(f"Dask dashboard {engine.dashboard}")
-            bank = scratch / "bank"
-            bank.mkdir()
-            engine.check_access(
-                {
-                    "the generated program": (str(self.binary), "x"),
-                    "the public key": (str(roles.keys / "public"), "r"),
-                    "the evaluation keys": (str(roles.keys / "eval"), "r"),
-                    "the data owner's signing key": (str(roles.owner_sign), "r"),
-                    "the server's signing key": (str(roles.server_sign), "r"),
-                    "the bank of inputs and ciphertexts": (str(bank), "w"),
-                }
-            )
-            # Threads per role: on a local cluster, the machine's cores shared by its workers.
-            threads = self.threads
-            if not threads and self.scale.workers:
-                threads = max(1, (os.cpu_count() or 1) // self.scale.workers)
-            groups = compiled.encrypted_sources()
-            tasks: list[BlockTask] = []
-            shared_task: BlockTask | None = None
-            for block in blocks:
-                arrays = {n: compact_integers(v) for n, v in block.inputs.items()}
-                digest = digest_arrays(arrays)
-                if self.scale.resume and store.finished(block.index, block.start, block.stop,
-                                                        digest):  # fmt: skip
-                    self.records.append(BlockRecord(block.index, skipped=True))
-                    continue
-                work = bank / f"block{block.index}"
-                files = _write_inputs(work / "in", arrays)
-                alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
-                with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
-                if shared_task is None:
-                    once = [n for n in arrays if n in block.shared and n in alone]
-                    shared_files = _write_inputs(bank / "shared-in", {n: arrays[n] for n in once})
-                    shared_task = BlockTask(
-                        -1, str(self.binary), str(root), shared_files,
-                        str(bank / "shared") if once else "", str(bank), threads,
-                    )  # fmt: skip
-                mine = {n: files[n] for n in arrays if n not in block.shared or n in with_block}
-                tasks.append(
-                    BlockTask(
-                        block.index, str(self.binary), str(root), mine, shared_task.shared_ct,
-                        str(work), threads,
-                    )
+        engine = self.engine()
+        self.notes.append(f"blocks computed by {engine.description}")
+        if engine.dashboard:
+            self.say(f"Dask dashboard: {engine.dashboard}")
+            self.notes.append(f"Dask dashboard {engine.dashboard}")
+        bank = scratch / "bank"
+        bank.mkdir()
+        engine.check_access(
+            {
+                "the generated program": (str(self.binary), "x"),
+                "the public key": (str(roles.keys / "public"), "r"),
+                "the evaluation keys": (str(roles.keys / "eval"), "r"),
+                "the data owner's signing key": (str(roles.owner_sign), "r"),
+                "the server's signing key": (str(roles.server_sign), "r"),
+                "the bank of inputs and ciphertexts": (str(bank), "w"),
+            }
+        )
+        # Threads per role: on a local cluster, the machine's cores shared by its workers.
+        threads = self.threads
+        if not threads and self.scale.workers:
+            threads = max(1, (os.cpu_count() or 1) // self.scale.workers)
+        groups = compiled.encrypted_sources()
+        tasks: list[BlockTask] = []
+        shared_task: BlockTask | None = None
+        for block in blocks:
+            arrays = {n: compact_integers(v) for n, v in block.inputs.items()}
+            digest = digest_arrays(arrays)
+            if self.scale.resume and store.finished(block.index, block.start, block.stop,
+                                                    digest):  # fmt: skip
+                self.records.append(BlockRecord(block.index, skipped=True))
+                continue
+            work = bank / f"block{block.index}"
+            files = _write_inputs(work / "in", arrays)
+            alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
+            with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
+            if shared_task is None:
+                once = [n for n in arrays if n in block.shared and n in alone]
+                shared_files = _write_inputs(bank / "shared-in", {n: arrays[n] for n in once})
+                shared_task = BlockTask(
+                    -1, str(self.binary), str(root), shared_files,
+                    str(bank / "shared") if once else "", str(bank), threads,
                 )  # fmt: skip
-                self._inputs_digest[block.index] = digest
-            skipped = sum(r.skipped for r in self.records)
-            if skipped:
-                self.notes.append(f"--resume: {skipped} finished block(s) verified and skipped")
-            if not tasks:
-                return
-            if shared_task is not None and shared_task.shared_ct:
-                with meter.phase("encrypt"):
-                    engine.call(encrypt_shared, shared_task)
-            phase = "blocks"
-            started = time.perf_counter()
+            mine = {n: files[n] for n in arrays if n not in block.shared or n in with_block}
+            tasks.append(
+                BlockTask(
+                    block.index, str(self.binary), str(root), mine, shared_task.shared_ct,
+                    str(work), threads,
+                )
+            )  # fmt: skip
+            self._inputs_digest[block.index] = digest
+        skipped = sum(r.skipped for r in self.records)
+        if skipped:
+            self.notes.append(f"--resume: {skipped} finished block(s) verified and skipped")
+        if not tasks:
+            return
+        if shared_task is not None and shared_task.shared_ct:
+            with meter.phase("encrypt"):
+                engine.call(encrypt_shared, shared_task)
+        phase = "blocks"
+        started = time.perf_counter()
 
-            def show(count: int) -> None:  # the blocks' wall time so far (the meter's is 0)
-                running = time.perf_counter() - started
-                try:
-                    progress(phase, count, len(tasks), "blocks", running=running)  # type: ignore[call-arg]
-                except TypeError:  # a progress callback without units
-                    progress(phase, count, len(tasks))
+        def show(count: int) -> None:  # the blocks' wall time so far (the meter's is 0)
+            running = time.perf_counter() - started
+            try:
+                progress(phase, count, len(tasks), "blocks", running=running)  # type: ignore[call-arg]
+            except TypeError:  # a progress callback without units
+                progress(phase, count, len(tasks))
 
-            show(0)
-            for done_count, done in enumerate(
-                engine.map_unordered(encrypt_and_compute, tasks), start=1
-            ):
-                self._store_block(compiled, done, roles, store, bank, meter)
-                show(done_count)
-            wall = time.perf_counter() - started
-            meter.seconds[phase] = meter.seconds.get(phase, 0.0) + wall
-            self.notes.append(
-                f"{len(tasks)} block(s) encrypted and computed in {wall:.2f} s wall "
-                f"(encrypt {sum(r.seconds.get('encrypt', 0) for r in self.records):.2f} s, "
-                f"compute {sum(r.seconds.get('compute', 0) for r in self.records):.2f} s "
-                "summed over the tasks)"
-            )
-        finally:
-            engine.close()
+        show(0)
+        for done_count, done in enumerate(
+            engine.map_unordered(encrypt_and_compute, tasks), start=1
+        ):
+            self._store_block(compiled, done, roles, store, bank, meter)
+            show(done_count)
+        wall = time.perf_counter() - started
+        meter.seconds[phase] = meter.seconds.get(phase, 0.0) + wall
+        self.notes.append(
+            f"{len(tasks)} block(s) encrypted and computed in {wall:.2f} s wall "
+            f"(encrypt {sum(r.seconds.get('encrypt', 0) for r in self.records):.2f} s, "
+            f"compute {sum(r.seconds.get('compute', 0) for r in self.records):.2f} s "
+            "summed over the tasks)"
+        )
 
     def _store_block(
         self,

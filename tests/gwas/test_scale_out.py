@@ -275,5 +275,5 @@ def test_workers_flag_starts_a_local_cluster(
 ) -> None:
     result = _chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(workers=2))
     assert "Dask LocalCluster of 2 worker processes" in result.log_text
-    assert len(_records(result).records) == 4  # two blocks per worker
+    assert len(_records(result).records) == 2  # one block per worker
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
