@@ -39,16 +39,35 @@ CONNECT_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
+class RowShard:
+    """Rows [begin, end) of a block's inputs (None: every row), encrypted by one task."""
+
+    rows: tuple[int, int] | None
+    inputs: Mapping[str, str]  # owner input name -> .npy in the bank holding those rows
+
+
+@dataclass(frozen=True)
 class BlockTask:
-    """One block's encryption and server pass, as plain data a worker can receive."""
+    """One block's encryption (one task per row shard) and server pass, as plain data a
+    worker can receive."""
 
     index: int
     binary: str  # the generated program
     root: str  # the key set's directory (keys/ and parties/ of driver.roles.RoleSequence)
-    inputs: Mapping[str, str]  # owner input name -> .npy in the bank
+    shards: tuple[RowShard, ...]  # the block's rows, in order, covering them once
     shared_ct: str  # ciphertexts of the inputs every block shares (linked in), or ""
     work: str  # the block's directory in the bank
     threads: int = 0  # HEC_THREADS of the roles (0: the runtime's default)
+
+
+@dataclass(frozen=True)
+class Encrypted:
+    """A finished encryption of one row shard: its ciphertext directory."""
+
+    ct: str
+    worker: str
+    seconds: float
+    peak_rss_bytes: int
 
 
 @dataclass(frozen=True)
@@ -97,7 +116,7 @@ def encrypt_shared(task: BlockTask) -> str:
         return str(final)
     attempt = _attempt_dir(final.parent)
     roles = RoleSequence(Path(task.binary), Path(task.root))
-    inputs = {k: Path(v) for k, v in task.inputs.items()}
+    inputs = {k: Path(v) for k, v in task.shards[0].inputs.items()}
     _with_threads(task.threads, lambda: roles.encrypt(inputs, attempt))
     _flush_files(attempt)
     try:
@@ -107,31 +126,49 @@ def encrypt_shared(task: BlockTask) -> str:
     return str(final)
 
 
-def encrypt_and_compute(task: BlockTask) -> BlockDone:
-    """A data owner encrypts the block's inputs, the server computes on them; the block's
-    ciphertexts are deleted afterwards and the results (small) kept for the coordinator."""
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
+    """A data owner encrypts row shard `shard` of the block (`encrypt --rows A:B`: files named
+    by their rows, so the shards of a block sit side by side in the server's input)."""
+    part = task.shards[shard]
+    cts = _attempt_dir(Path(task.work)) / "ct"
+    roles = RoleSequence(Path(task.binary), Path(task.root))
+    inputs = {k: Path(v) for k, v in part.inputs.items()}
+    t0 = time.perf_counter()
+    out = _with_threads(task.threads, lambda: roles.encrypt(inputs, cts, rows=part.rows))
+    _flush_files(cts)
+    return Encrypted(str(cts), _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
+
+
+def compute_block(task: BlockTask, *encrypted: Encrypted) -> BlockDone:
+    """The server computes on the block's ciphertexts (every row shard, and the shared
+    inputs' ciphertexts), linked into one directory of this attempt; the results are small
+    and kept for the coordinator, the links removed."""
     attempt = _attempt_dir(Path(task.work))
     cts, res = attempt / "ct", attempt / "res"
+    cts.mkdir(parents=True)
+    for directory in [*(e.ct for e in encrypted), task.shared_ct]:
+        if directory:
+            for f in Path(directory).iterdir():
+                (cts / f.name).symlink_to(f)
     roles = RoleSequence(Path(task.binary), Path(task.root))
-    inputs = {k: Path(v) for k, v in task.inputs.items()}
-    seconds: dict[str, float] = {}
-    peak = 0
-
-    def timed(name: str, call: Callable[[], Any]) -> None:
-        nonlocal peak
-        t0 = time.perf_counter()
-        out = _with_threads(task.threads, call)
-        seconds[name] = time.perf_counter() - t0
-        peak = max(peak, out.peak_rss_bytes)
-
-    timed("encrypt", lambda: roles.encrypt(inputs, cts))
-    _flush_files(cts)
-    if task.shared_ct:
-        for f in Path(task.shared_ct).iterdir():
-            (cts / f.name).symlink_to(f)
-    timed("compute", lambda: roles.compute(cts, res))
+    t0 = time.perf_counter()
+    out = _with_threads(task.threads, lambda: roles.compute(cts, res))
+    seconds = {
+        "encrypt": sum(e.seconds for e in encrypted),
+        "compute": time.perf_counter() - t0,
+    }
     shutil.rmtree(cts, ignore_errors=True)
-    return BlockDone(task.index, str(res), f"{socket.gethostname()}:{os.getpid()}", seconds, peak)
+    peak = max([out.peak_rss_bytes, *(e.peak_rss_bytes for e in encrypted)])
+    return BlockDone(task.index, str(res), _worker_name(), seconds, peak)
+
+
+def encrypt_and_compute(task: BlockTask) -> BlockDone:
+    """Every row shard of the block encrypted, then the server pass, one after the other."""
+    return compute_block(task, *(encrypt_rows(task, i) for i in range(len(task.shards))))
 
 
 def check_paths(paths: Mapping[str, tuple[str, str]]) -> list[str]:
@@ -162,16 +199,16 @@ class Engine(ABC):
 
     description: str = ""
     dashboard: str | None = None
+    workers: int = 1  # worker processes (at the start)
 
     @abstractmethod
     def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
         """Run one task and wait for its result."""
 
     @abstractmethod
-    def map_unordered(
-        self, fn: Callable[[BlockTask], BlockDone], tasks: Sequence[BlockTask]
-    ) -> Iterator[BlockDone]:
-        """Run every task; yield each result once, in the order they finish."""
+    def run_blocks(self, tasks: Sequence[BlockTask]) -> Iterator[BlockDone]:
+        """Encrypt (row shard by row shard) and compute every block; yield each block's result
+        once, in the order they finish."""
 
     def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
         """Refuse the run, naming the path and the worker, when a worker cannot use a path
@@ -184,15 +221,14 @@ class Engine(ABC):
 
 class LocalEngine(Engine):
     description = "this process, one block after the other"
+    workers = 1
 
     def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
         return fn(task)
 
-    def map_unordered(
-        self, fn: Callable[[BlockTask], BlockDone], tasks: Sequence[BlockTask]
-    ) -> Iterator[BlockDone]:
+    def run_blocks(self, tasks: Sequence[BlockTask]) -> Iterator[BlockDone]:
         for task in tasks:
-            yield fn(task)
+            yield encrypt_and_compute(task)
 
 
 class DaskEngine(Engine):
@@ -228,23 +264,36 @@ class DaskEngine(Engine):
                 f"Dask LocalCluster of {workers} worker processes at "
                 f"{self._cluster.scheduler_address}"
             )
-        services = self.client.scheduler_info().get("services", {})
+        info = self.client.scheduler_info()
+        self.workers = max(1, len(info.get("workers", {})))
+        services = info.get("services", {})
         self.dashboard = self.client.dashboard_link if "dashboard" in services else None
 
     def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
         return self.client.submit(fn, task, pure=False).result()
 
-    def map_unordered(
-        self, fn: Callable[[BlockTask], BlockDone], tasks: Sequence[BlockTask]
-    ) -> Iterator[BlockDone]:
+    def run_blocks(self, tasks: Sequence[BlockTask]) -> Iterator[BlockDone]:
+        """Per block: one encryption task per row shard, then the server's task, which Dask
+        starts when the block's shards are encrypted (the futures are its arguments)."""
         from distributed import as_completed
 
-        futures = [
-            self.client.submit(fn, t, pure=False, key=f"hec-block-{t.index}-{uuid.uuid4().hex}")
-            for t in tasks
-        ]
+        futures: list[Any] = []
+        blocks: list[Any] = []
+        for t in tasks:
+            tag = uuid.uuid4().hex
+            shards = [
+                self.client.submit(
+                    encrypt_rows, t, i, pure=False, key=f"hec-encrypt-{t.index}-{i}-{tag}"
+                )
+                for i in range(len(t.shards))
+            ]
+            block = self.client.submit(
+                compute_block, t, *shards, pure=False, key=f"hec-block-{t.index}-{tag}"
+            )
+            futures += [*shards, block]
+            blocks.append(block)
         try:
-            for future in as_completed(futures):
+            for future in as_completed(blocks):
                 yield future.result()
         finally:
             for future in futures:

@@ -42,7 +42,7 @@ from driver.cluster import (
     BlockDone,
     BlockTask,
     Engine,
-    encrypt_and_compute,
+    RowShard,
     encrypt_shared,
     make_engine,
 )
@@ -69,13 +69,14 @@ class ScaleOut:
     keys: Path | None = None  # --keys DIR
     resume: bool = False  # --resume
     workers: int = 0  # --workers K
+    row_shards: int = 0  # --row-shards R: encryption tasks per block (0: one per worker)
     scheduler: str | None = None  # --scheduler ADDRESS
 
     @property
     def active(self) -> bool:
         return bool(
             self.block or self.blocks or self.keys or self.resume or self.workers > 1
-        ) or bool(self.scheduler)
+        ) or bool(self.scheduler or self.row_shards)
 
     def check(self, backend: str) -> None:
         """Refuse combinations that cannot work, before any work."""
@@ -95,8 +96,8 @@ class ScaleOut:
             )
         if self.block and self.blocks and self.blocks != self.block[1]:
             raise UserError(f"--blocks {self.blocks} but --block {self.block[0]}/{self.block[1]}")
-        if self.workers < 0 or self.blocks < 0:
-            raise UserError("--workers and --blocks take a positive number")
+        if self.workers < 0 or self.blocks < 0 or self.row_shards < 0:
+            raise UserError("--workers, --blocks and --row-shards take a positive number")
         if self.workers and self.scheduler:
             raise UserError(
                 "--workers K starts a local cluster, --scheduler uses an existing one: give one"
@@ -304,6 +305,15 @@ class ScaleOutBackend(EncryptedBackend):
         if not threads and self.scale.workers:
             threads = max(1, (os.cpu_count() or 1) // self.scale.workers)
         groups = compiled.encrypted_sources()
+        # Row shards: each block's rows split over this many encryption tasks (by default one
+        # per worker, so that a single block's encryption, the heaviest phase, uses them all).
+        n_rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else 0
+        n_shards = min(self.scale.row_shards or engine.workers, n_rows) if n_rows else 1
+        row_ranges: list[tuple[int, int] | None] = (
+            list(partition(n_rows, n_shards)) if n_shards > 1 else [None]
+        )
+        if n_shards > 1:
+            self.notes.append(f"each block's rows encrypted in {n_shards} row shards")
         tasks: list[BlockTask] = []
         shared_task: BlockTask | None = None
         for block in blocks:
@@ -314,20 +324,23 @@ class ScaleOutBackend(EncryptedBackend):
                 self.records.append(BlockRecord(block.index, skipped=True))
                 continue
             work = bank / f"block{block.index}"
-            files = _write_inputs(work / "in", arrays)
             alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
             with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
             if shared_task is None:
                 once = [n for n in arrays if n in block.shared and n in alone]
                 shared_files = _write_inputs(bank / "shared-in", {n: arrays[n] for n in once})
                 shared_task = BlockTask(
-                    -1, str(self.binary), str(root), shared_files,
+                    -1, str(self.binary), str(root), (RowShard(None, shared_files),),
                     str(bank / "shared") if once else "", str(bank), threads,
                 )  # fmt: skip
-            mine = {n: files[n] for n in arrays if n not in block.shared or n in with_block}
+            mine = {n: a for n, a in arrays.items() if n not in block.shared or n in with_block}
+            shards = tuple(
+                RowShard(rows, _write_inputs(work / f"in-{k}", _rows_of(mine, rows, n_rows)))
+                for k, rows in enumerate(row_ranges)
+            )
             tasks.append(
                 BlockTask(
-                    block.index, str(self.binary), str(root), mine, shared_task.shared_ct,
+                    block.index, str(self.binary), str(root), shards, shared_task.shared_ct,
                     str(work), threads,
                 )
             )  # fmt: skip
@@ -351,9 +364,7 @@ class ScaleOutBackend(EncryptedBackend):
                 progress(phase, count, len(tasks))
 
         show(0)
-        for done_count, done in enumerate(
-            engine.map_unordered(encrypt_and_compute, tasks), start=1
-        ):
+        for done_count, done in enumerate(engine.run_blocks(tasks), start=1):
             self._store_block(compiled, done, roles, store, bank, meter)
             show(done_count)
         wall = time.perf_counter() - started
@@ -385,6 +396,16 @@ class ScaleOutBackend(EncryptedBackend):
         shutil.rmtree(dec, ignore_errors=True)
         meter.note_subprocess_peak("blocks", done.peak_rss_bytes)
         self.records.append(BlockRecord(done.index, False, done.worker, dict(done.seconds)))
+
+
+def _rows_of(
+    arrays: dict[str, np.ndarray], rows: tuple[int, int] | None, n_rows: int
+) -> dict[str, np.ndarray]:
+    """Rows [begin, end) of every array whose leading axis is the stream dimension."""
+    if rows is None:
+        return arrays
+    begin, end = rows
+    return {n: a[begin:end] if a.ndim and a.shape[0] == n_rows else a for n, a in arrays.items()}
 
 
 def _write_inputs(directory: Path, arrays: dict[str, np.ndarray]) -> dict[str, str]:

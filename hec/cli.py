@@ -685,6 +685,10 @@ def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the blocks on a Dask LocalCluster of K worker processes (K > 1)",
     )  # fmt: skip
     g.add_argument(
+        "--row-shards", type=int, default=0, metavar="R",
+        help="encrypt each block's rows in R tasks (default: one per Dask worker)",
+    )  # fmt: skip
+    g.add_argument(
         "--scheduler", metavar="ADDRESS",
         help="run the blocks on the Dask cluster whose scheduler is at ADDRESS "
         "(tcp://HOST:8786)",
@@ -705,6 +709,7 @@ def _scale_of(args: argparse.Namespace):
         keys=Path(args.keys).resolve() if args.keys else None,
         resume=args.resume,
         workers=args.workers,
+        row_shards=args.row_shards,
         scheduler=args.scheduler,
     )
 

@@ -93,6 +93,16 @@ def test_blocks_by_hand_then_resume_recomputes_only_the_missing(
     assert not (tmp_path / "res.blocks").exists()  # merged: the block files are gone
 
 
+def test_row_shards_in_one_process(
+    complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, single_assoc: bytes
+) -> None:
+    """Each block's rows encrypted in 3 shards (encrypt --rows A:B), computed as one."""
+    result = _chisq(complete_cohort, tmp_path / "res", program_cache,
+                    ScaleOut(blocks=2, row_shards=3))  # fmt: skip
+    assert "each block's rows encrypted in 3 row shards" in result.log_text
+    assert (tmp_path / "res.assoc").read_bytes() == single_assoc
+
+
 def test_resume_recomputes_a_damaged_block(
     complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, single_assoc: bytes
 ) -> None:
@@ -223,9 +233,9 @@ def test_dask_run_survives_a_killed_worker(
     program_cache: Path,
     single_assoc: bytes,
 ) -> None:
-    """Acceptance: 2 workers, one killed (SIGKILL) while it runs a block; its nanny restarts
-    it, the scheduler runs the block again, and the merged .assoc is the single-process one,
-    every block stored exactly once."""
+    """Acceptance: 2 workers, one killed (SIGKILL) while it runs a block's task (a row shard's
+    encryption or the server pass); its nanny restarts it, the scheduler runs the task again,
+    and the merged .assoc is the single-process one, every block stored exactly once."""
     from distributed import Client
 
     address = cluster.scheduler_address  # type: ignore[attr-defined]
@@ -238,7 +248,7 @@ def test_dask_run_survives_a_killed_worker(
         while time.monotonic() < deadline and not killed:
             processing = cast(dict[str, list[str]], watcher.processing())
             for worker, keys in processing.items():
-                busy = [k for k in keys if str(k).startswith("hec-block-")]
+                busy = [k for k in keys if str(k).startswith(("hec-encrypt-", "hec-block-"))]
                 if busy and worker in pids:
                     time.sleep(0.05)  # inside the task: its role is running
                     with contextlib.suppress(ProcessLookupError):
