@@ -26,7 +26,7 @@ import socket
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -206,9 +206,10 @@ class Engine(ABC):
         """Run one task and wait for its result."""
 
     @abstractmethod
-    def run_blocks(self, tasks: Sequence[BlockTask]) -> Iterator[BlockDone]:
+    def run_blocks(self, tasks: Iterable[BlockTask]) -> Iterator[BlockDone]:
         """Encrypt (row shard by row shard) and compute every block; yield each block's result
-        once, in the order they finish."""
+        once, in the order they finish. `tasks` is consumed as it comes (a cluster starts a
+        block while the caller prepares the next)."""
 
     def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
         """Refuse the run, naming the path and the worker, when a worker cannot use a path
@@ -226,7 +227,7 @@ class LocalEngine(Engine):
     def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
         return fn(task)
 
-    def run_blocks(self, tasks: Sequence[BlockTask]) -> Iterator[BlockDone]:
+    def run_blocks(self, tasks: Iterable[BlockTask]) -> Iterator[BlockDone]:
         for task in tasks:
             yield encrypt_and_compute(task)
 
@@ -272,28 +273,29 @@ class DaskEngine(Engine):
     def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
         return self.client.submit(fn, task, pure=False).result()
 
-    def run_blocks(self, tasks: Sequence[BlockTask]) -> Iterator[BlockDone]:
+    def run_blocks(self, tasks: Iterable[BlockTask]) -> Iterator[BlockDone]:
         """Per block: one encryption task per row shard, then the server's task, which Dask
-        starts when the block's shards are encrypted (the futures are its arguments)."""
+        starts when the block's shards are encrypted (the futures are its arguments). Each
+        block is submitted as soon as `tasks` yields it."""
         from distributed import as_completed
 
         futures: list[Any] = []
-        blocks: list[Any] = []
-        for t in tasks:
-            tag = uuid.uuid4().hex
-            shards = [
-                self.client.submit(
-                    encrypt_rows, t, i, pure=False, key=f"hec-encrypt-{t.index}-{i}-{tag}"
-                )
-                for i in range(len(t.shards))
-            ]
-            block = self.client.submit(
-                compute_block, t, *shards, pure=False, key=f"hec-block-{t.index}-{tag}"
-            )
-            futures += [*shards, block]
-            blocks.append(block)
+        blocks = as_completed()
         try:
-            for future in as_completed(blocks):
+            for t in tasks:
+                tag = uuid.uuid4().hex
+                shards = [
+                    self.client.submit(
+                        encrypt_rows, t, i, pure=False, key=f"hec-encrypt-{t.index}-{i}-{tag}"
+                    )
+                    for i in range(len(t.shards))
+                ]
+                block = self.client.submit(
+                    compute_block, t, *shards, pure=False, key=f"hec-block-{t.index}-{tag}"
+                )
+                futures += [*shards, block]
+                blocks.add(block)
+            for future in blocks:
                 yield future.result()
         finally:
             for future in futures:

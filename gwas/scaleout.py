@@ -125,6 +125,32 @@ def stored_partition(directory: Path) -> int | None:
     return None
 
 
+def _manifest_fields(manifest: Path) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in manifest.read_text().splitlines():
+        key, _, value = line.partition(" ")
+        fields.setdefault(key, value.strip())
+    return fields
+
+
+def _check_reusable(
+    manifest: Path, root: Path, compiled: CompiledProgram, stream_dim: str | None
+) -> None:
+    """A kept key set serves one program and one number of individuals (the owners' rows are
+    part of its manifest): another is refused here, naming both (the roles would refuse it
+    too, later and less plainly)."""
+    fields = _manifest_fields(manifest)
+    program = compiled.source.stem
+    rows = str(compiled.sizes[stream_dim]) if stream_dim else None
+    made = (fields.get("program"), fields.get("rows"))
+    if made != (program, rows):
+        raise UserError(
+            f"--keys {root}: the key set was made for program {made[0]} with {made[1]} "
+            f"individuals; this run needs {program} with {rows}",
+            hint="a key set serves one program and cohort: give another --keys directory",
+        )
+
+
 def read_run_id(manifest: Path) -> str:
     """The run id of a key set's manifest (runtime/program/manifest.h: "run_id HEX")."""
     try:
@@ -251,6 +277,7 @@ class ScaleOutBackend(EncryptedBackend):
         manifest = roles.keys / "manifest"
         if manifest.is_file():
             run_id = read_run_id(manifest)
+            _check_reusable(manifest, root, compiled, self.stream_dim)
             self.notes.append(f"key set reused from {root} (run id {run_id[:16]})")
             return run_id
         if self.scale.keys is not None:
@@ -314,67 +341,77 @@ class ScaleOutBackend(EncryptedBackend):
         )
         if n_shards > 1:
             self.notes.append(f"each block's rows encrypted in {n_shards} row shards")
-        tasks: list[BlockTask] = []
         shared_task: BlockTask | None = None
-        for block in blocks:
-            arrays = {n: compact_integers(v) for n, v in block.inputs.items()}
-            digest = digest_arrays(arrays)
-            if self.scale.resume and store.finished(block.index, block.start, block.stop,
-                                                    digest):  # fmt: skip
-                self.records.append(BlockRecord(block.index, skipped=True))
-                continue
-            work = bank / f"block{block.index}"
-            alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
-            with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
-            if shared_task is None:
-                once = [n for n in arrays if n in block.shared and n in alone]
-                shared_files = _write_inputs(bank / "shared-in", {n: arrays[n] for n in once})
-                shared_task = BlockTask(
-                    -1, str(self.binary), str(root), (RowShard(None, shared_files),),
-                    str(bank / "shared") if once else "", str(bank), threads,
-                )  # fmt: skip
-            mine = {n: a for n, a in arrays.items() if n not in block.shared or n in with_block}
-            shards = tuple(
-                RowShard(rows, _write_inputs(work / f"in-{k}", _rows_of(mine, rows, n_rows)))
-                for k, rows in enumerate(row_ranges)
-            )
-            tasks.append(
-                BlockTask(
+        submitted: list[int] = []
+
+        def tasks() -> Iterator[BlockTask]:
+            """Each block's inputs written to the bank and its task handed to the engine as
+            soon as they are (a cluster encrypts block 1 while block 2 is read)."""
+            nonlocal shared_task
+            for block in blocks:
+                arrays = {n: compact_integers(v) for n, v in block.inputs.items()}
+                digest = digest_arrays(arrays)
+                if self.scale.resume and store.finished(block.index, block.start, block.stop,
+                                                        digest):  # fmt: skip
+                    self.records.append(BlockRecord(block.index, skipped=True))
+                    show()
+                    continue
+                work = bank / f"block{block.index}"
+                alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
+                with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
+                if shared_task is None:
+                    once = [n for n in arrays if n in block.shared and n in alone]
+                    shared_files = _write_inputs(bank / "shared-in", {n: arrays[n] for n in once})
+                    shared_task = BlockTask(
+                        -1, str(self.binary), str(root), (RowShard(None, shared_files),),
+                        str(bank / "shared") if once else "", str(bank), threads,
+                    )  # fmt: skip
+                    if once:
+                        with meter.phase("encrypt"):
+                            engine.call(encrypt_shared, shared_task)
+                mine = {n: a for n, a in arrays.items() if n not in block.shared or n in with_block}
+                shards = tuple(
+                    RowShard(rows, _write_inputs(work / f"in-{k}", _rows_of(mine, rows, n_rows)))
+                    for k, rows in enumerate(row_ranges)
+                )
+                self._inputs_digest[block.index] = digest
+                submitted.append(block.index)
+                yield BlockTask(
                     block.index, str(self.binary), str(root), shards, shared_task.shared_ct,
                     str(work), threads,
-                )
-            )  # fmt: skip
-            self._inputs_digest[block.index] = digest
+                )  # fmt: skip
+
+        phase = "blocks"
+        total = 1 if self.scale.block else len(self.ranges or ())
+        started = time.perf_counter()
+        # Reading the inputs and encrypting the shared ones run inside the loop, timed apart.
+        apart_before = meter.seconds.get("inputs", 0.0) + meter.seconds.get("encrypt", 0.0)
+
+        def show() -> None:  # blocks done (stored, or skipped), with their wall time so far
+            count = len(self.records)
+            running = time.perf_counter() - started
+            try:
+                progress(phase, count, total, "blocks", running=running)  # type: ignore[call-arg]
+            except TypeError:  # a progress callback without units
+                progress(phase, count, total)
+
+        show()
+        for done in engine.run_blocks(tasks()):
+            self._store_block(compiled, done, roles, store, bank, meter)
+            show()
         skipped = sum(r.skipped for r in self.records)
         if skipped:
             self.notes.append(f"--resume: {skipped} finished block(s) verified and skipped")
-        if not tasks:
-            return
-        if shared_task is not None and shared_task.shared_ct:
-            with meter.phase("encrypt"):
-                engine.call(encrypt_shared, shared_task)
-        phase = "blocks"
-        started = time.perf_counter()
-
-        def show(count: int) -> None:  # the blocks' wall time so far (the meter's is 0)
-            running = time.perf_counter() - started
-            try:
-                progress(phase, count, len(tasks), "blocks", running=running)  # type: ignore[call-arg]
-            except TypeError:  # a progress callback without units
-                progress(phase, count, len(tasks))
-
-        show(0)
-        for done_count, done in enumerate(engine.run_blocks(tasks), start=1):
-            self._store_block(compiled, done, roles, store, bank, meter)
-            show(done_count)
         wall = time.perf_counter() - started
+        wall -= meter.seconds.get("inputs", 0.0) + meter.seconds.get("encrypt", 0.0) - apart_before
         meter.seconds[phase] = meter.seconds.get(phase, 0.0) + wall
-        self.notes.append(
-            f"{len(tasks)} block(s) encrypted and computed in {wall:.2f} s wall "
-            f"(encrypt {sum(r.seconds.get('encrypt', 0) for r in self.records):.2f} s, "
-            f"compute {sum(r.seconds.get('compute', 0) for r in self.records):.2f} s "
-            "summed over the tasks)"
-        )
+        if submitted:
+            self.notes.append(
+                f"{len(submitted)} block(s) encrypted and computed in {wall:.2f} s wall "
+                f"(encrypt {sum(r.seconds.get('encrypt', 0) for r in self.records):.2f} s, "
+                f"compute {sum(r.seconds.get('compute', 0) for r in self.records):.2f} s "
+                "summed over the tasks)"
+            )
 
     def _store_block(
         self,

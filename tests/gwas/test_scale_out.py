@@ -138,6 +138,27 @@ def test_blocks_of_another_run_are_refused_naming_the_block(
     assert not (tmp_path / "res.assoc").exists()
 
 
+def test_keys_of_another_program_are_refused(
+    complete_cohort: PlinkCohort, missing_cohort: PlinkCohort, tmp_path: Path, program_cache: Path
+) -> None:
+    """Keys kept for chisq.hec on 200 individuals cannot encrypt chisq_missing.hec's inputs."""
+    keys = tmp_path / "keys"
+    _chisq(complete_cohort, tmp_path / "a", program_cache, ScaleOut(keys=keys))
+    with pytest.raises(UserError, match=rf"--keys {keys}: the key set was made for program "
+                       "chisq with 200 individuals; this run needs chisq_missing"):  # fmt: skip
+        _chisq(missing_cohort, tmp_path / "b", program_cache, ScaleOut(keys=keys))
+
+
+def test_keys_directory_without_a_key_set_is_refused(
+    complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path
+) -> None:
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "notes.txt").write_text("not a key set")
+    with pytest.raises(UserError, match=rf"--keys {keys}: the directory is not empty but holds "):
+        _chisq(complete_cohort, tmp_path / "a", program_cache, ScaleOut(keys=keys))
+
+
 def test_block_store_refuses_a_foreign_record(tmp_path: Path) -> None:
     import numpy as np
 
