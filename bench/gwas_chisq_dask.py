@@ -56,14 +56,17 @@ def write_cohort(prefix: Path, n: int, m: int, seed: int) -> None:
     to_bed(Path(f"{prefix}.bed"), genotypes, properties=props, count_A1=True)
 
 
-def run_once(prefix: Path, out: Path, cache: Path, scale: ScaleOut, threads: int) -> float:
+def run_once(
+    prefix: Path, out: Path, cache: Path, scale: ScaleOut, threads: int
+) -> tuple[float, dict[str, float]]:
+    """Wall seconds of the whole command, and the seconds of its phases (the .log's)."""
     opts = ChisqOptions(
         bfile=str(prefix), out=str(out), cache_dir=cache, progress=False, plots=False,
         threads=threads, scale=scale,
     )  # fmt: skip
     start = time.perf_counter()
-    run_chisq(opts)
-    return time.perf_counter() - start
+    result = run_chisq(opts)
+    return time.perf_counter() - start, dict(result.meter.seconds)
 
 
 def main() -> int:
@@ -87,10 +90,11 @@ def main() -> int:
         run_once(prefix, d / "warm", cache, ScaleOut(), 0)
         want = (d / "warm.assoc").read_bytes()
         times: dict[str, list[float]] = {c: [] for c in cases}
+        phases: dict[str, dict[str, float]] = {}
         for r in range(args.repeats):
             for case, (scale, threads) in cases.items():  # alternately, in the same run
                 out = d / f"r{r}-{len(times[case])}-{'dask' if scale.workers else 'single'}"
-                seconds = run_once(prefix, out, cache, scale, threads)
+                seconds, phases[case] = run_once(prefix, out, cache, scale, threads)
                 times[case].append(seconds)
                 if out.with_name(out.name + ".assoc").read_bytes() != want:
                     print(
@@ -99,6 +103,9 @@ def main() -> int:
                     return 1
                 print(f"  repeat {r + 1}: {case}: {seconds:.2f} s", file=sys.stderr)
     single, dask = (statistics.median(v) for v in times.values())
+    for case, seconds in phases.items():  # where the time went, in the last repeat
+        parts = ", ".join(f"{name} {s:.1f}" for name, s in seconds.items())
+        print(f"  phases of the last {case} run (s): {parts}", file=sys.stderr)
     load = os.getloadavg()[0]
     title = (
         f"{BENCH}: hec gwas chisq, N = {args.individuals}, M = {args.snps}, wall seconds of "
