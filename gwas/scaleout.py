@@ -310,7 +310,11 @@ class ScaleOutBackend(EncryptedBackend):
     ) -> None:
         """Steps (2)-(3): every block of `blocks` that is not finished, run on the engine."""
         assert self.binary is not None
+        waited = time.perf_counter()
         engine = self.engine()
+        waited = time.perf_counter() - waited
+        if self.scale.workers or self.scale.scheduler:
+            self.notes.append(f"the run waited {waited:.1f} s for the Dask cluster to be ready")
         self.notes.append(f"blocks computed by {engine.description}")
         if engine.dashboard:
             self.say(f"Dask dashboard: {engine.dashboard}")
