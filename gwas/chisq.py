@@ -56,6 +56,7 @@ from gwas.plink import Fileset, PhenoSpec, open_fileset, sample_phenotypes, upda
 from gwas.plots import manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
+from gwas.scaleout import ScaleOut, ScaleOutBackend
 
 Array = npt.NDArray[np.float64]
 # The programs gwas runs ship with it (package data; examples/gwas/ links to them).
@@ -97,6 +98,7 @@ class ChisqOptions:
     seed: int = 0
     command_line: str = ""
     highlight: Sequence[int] = ()  # SNP indices marked on the Manhattan plot (the demo's)
+    scale: ScaleOut = field(default_factory=ScaleOut)  # --block, --keys, --resume, Dask
 
 
 @dataclass
@@ -296,15 +298,18 @@ def blocks(
     width: int,
     program: Path,
     meter: PhaseMeter,
+    ranges: Sequence[tuple[int, int, int]] | None = None,
 ) -> Iterator[Block]:
     """Step (4)'s inputs: y and the minor-allele counts S (0 where missing) of the analysed
     individuals, and the called indicator C (chisq_missing.hec) or the called alleles A
-    (chisq_alleles.hec) when the program takes it."""
+    (chisq_alleles.hec) when the program takes it. `ranges`: the blocks (index, start, stop)
+    to read, by default every block of `width` SNPs."""
     m = fileset.n_variants
     male = np.array([s.is_male for s in fileset.samples])[included]
     ploidies = [ploidy(v.chrom) for v in fileset.variants]
-    for index, start in enumerate(range(0, m, width)):
-        stop = min(start + width, m)
+    if ranges is None:
+        ranges = [(i, start, min(start + width, m)) for i, start in enumerate(range(0, m, width))]
+    for index, start, stop in ranges:
         with meter.phase("inputs"):
             g = fileset.read_block(start, stop)[included]
             a1, alleles = allele_coding(g, ploidies[start:stop], male)
@@ -443,7 +448,8 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
     started = datetime.datetime.now(datetime.UTC)
     done: list[str] = []
     try:
-        return _run_chisq(opts, out, started, done)
+        with contextlib.ExitStack() as cleanup:  # a Dask cluster started for the run
+            return _run_chisq(opts, out, started, done, cleanup)
     except (Exception, KeyboardInterrupt) as err:
         # An unwritable output directory cannot take the failure log either: the error that
         # says so is the one to report.
@@ -456,12 +462,20 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
 
 
 def _run_chisq(
-    opts: ChisqOptions, out: Path, started: datetime.datetime, done: list[str]
+    opts: ChisqOptions,
+    out: Path,
+    started: datetime.datetime,
+    done: list[str],
+    cleanup: contextlib.ExitStack,
 ) -> ChisqResult:
     check_options(opts)
     if opts.ci is not None and not 0.0 < opts.ci < 1.0:
         raise UserError(f"--ci {opts.ci}: the confidence level is between 0 and 1 (e.g. 0.95)")
-    backend = BACKENDS[opts.backend]()
+    opts.scale.check(opts.backend)
+    backend = ScaleOutBackend(opts.scale, out) if opts.scale.active else BACKENDS[opts.backend]()
+    if isinstance(backend, ScaleOutBackend):  # a cluster starts while the inputs are read
+        cleanup.callback(backend.close)
+        backend.start_engine()
     backend.seed = opts.seed
     if isinstance(backend, EncryptedBackend):
         backend.threads = opts.threads
@@ -550,7 +564,14 @@ def _run_chisq(
     m = fileset.n_variants
     names = [r.sym_value for r in compiled.stat_program.reveals()]
     revealed: dict[str, Array] = {}
-    block_iter = blocks(fileset, y, included, sc.swap, width, program, meter)
+    selected = None
+    if isinstance(backend, ScaleOutBackend):  # blocks that can run apart (gwas/scaleout.py)
+        chosen = backend.plan(compiled, m, n_blocks)
+        assert backend.ranges is not None
+        n_blocks = len(backend.ranges)
+        width = max(stop - start for start, stop in backend.ranges)
+        selected = [(i, *backend.ranges[i]) for i in chosen]
+    block_iter = blocks(fileset, y, included, sc.swap, width, program, meter, selected)
     for block, values in backend.run(compiled, block_iter, n_blocks, meter, progress):
         for name in names:
             value = np.asarray(values[name], dtype=np.float64)
@@ -561,6 +582,8 @@ def _run_chisq(
                 continue
             revealed.setdefault(name, np.zeros(m))[block.start : block.stop] = value
     done.append(f"ran {n_blocks} block(s) with {backend_label(backend)}")
+    if opts.scale.block:  # one block of a run split by hand: stored, nothing merged yet
+        return _one_block_result(opts, out, program, compiled, backend, meter, n_inc, n_cases)
 
     with meter.phase("client"):
         notes: list[str] = list(input_warnings)
@@ -650,6 +673,8 @@ def _run_chisq(
         produced = [k for k in finals if temps[k].exists()]
         for k in produced:
             temps[k].replace(finals[k])
+        if isinstance(backend, ScaleOutBackend):
+            backend.finish()
     except BaseException:
         for t in temps.values():
             t.unlink(missing_ok=True)
@@ -677,6 +702,31 @@ def _run_chisq(
         fileset,
         filter_log,
     )
+
+
+def _one_block_result(
+    opts: ChisqOptions,
+    out: Path,
+    program: Path,
+    compiled: CompiledProgram,
+    backend: Backend,
+    meter: PhaseMeter,
+    n_inc: int,
+    n_cases: int,
+) -> ChisqResult:
+    """`--block k/n`: block k is stored in PREFIX.blocks/; the .assoc is written by a run
+    with --resume once every block is there."""
+    assert opts.scale.block is not None
+    k, n = opts.scale.block
+    empty = np.zeros(0)
+    note = (
+        f"block {k}/{n} stored in {out.name}.blocks/; after the other blocks, run again "
+        "with --resume (and without --block) to merge them into the results"
+    )
+    return ChisqResult(
+        empty, empty, empty, [], [], float("nan"), program, compiled, backend, meter, [], "",
+        n_inc, n_cases, n_inc - n_cases, [note],
+    )  # fmt: skip
 
 
 def backend_label(backend: Backend) -> str:

@@ -1,0 +1,327 @@
+"""Where the SNP blocks of a run are computed: in this process, or as tasks on a Dask cluster
+(dask.distributed; issue 26, docs/scale-out.md).
+
+The unit of work is one block's server-side half (`encrypt_and_compute`: the data owner's
+`encrypt` of the block's rows, then the server's `compute`), run from files in the run's bank
+directory, which every worker must reach at the same path (one machine, or a shared file
+system). The coordinator's halves stay in the calling process: keygen before, and `decrypt`
+of each finished block after, so the secret key never leaves it.
+
+Engines:
+- `LocalEngine`: the tasks run one after the other in this process (the single-process run,
+  and `--block k/n`).
+- `DaskEngine`: `--workers K` starts a LocalCluster of K worker processes (each under a nanny,
+  which restarts a worker that dies); `--scheduler ADDRESS` connects to an existing cluster
+  (dask-jobqueue on Slurm, dask-kubernetes, `dask scheduler` + `dask worker` by hand). A task
+  lost with its worker is run again on another one; each attempt writes into its own
+  directory, so a lost attempt and its retry never share a file, and the caller keeps the
+  one result the scheduler hands back per block.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from compiler.errors import UserError
+from driver.roles import RoleSequence
+
+# Seconds to wait for an existing scheduler to answer before the run is refused.
+CONNECT_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class RowShard:
+    """Rows [begin, end) of a block's inputs (None: every row), encrypted by one task."""
+
+    rows: tuple[int, int] | None
+    inputs: Mapping[str, str]  # owner input name -> .npy in the bank holding those rows
+
+
+@dataclass(frozen=True)
+class BlockTask:
+    """One block's encryption (one task per row shard) and server pass, as plain data a
+    worker can receive."""
+
+    index: int
+    binary: str  # the generated program
+    root: str  # the key set's directory (keys/ and parties/ of driver.roles.RoleSequence)
+    shards: tuple[RowShard, ...]  # the block's rows, in order, covering them once
+    shared_ct: str  # ciphertexts of the inputs every block shares (linked in), or ""
+    work: str  # the block's directory in the bank
+    threads: int = 0  # HEC_THREADS of the roles (0: the runtime's default)
+
+
+@dataclass(frozen=True)
+class Encrypted:
+    """A finished encryption of one row shard: its ciphertext directory."""
+
+    ct: str
+    worker: str
+    seconds: float
+    peak_rss_bytes: int
+
+
+@dataclass(frozen=True)
+class BlockDone:
+    """A finished task: where its results are and how long its roles took."""
+
+    index: int
+    res: str  # the result ciphertexts (the compute role's output directory)
+    worker: str  # host:pid of the process that ran it
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    peak_rss_bytes: int = 0
+
+
+def _with_threads(threads: int, fn: Callable[[], Any]) -> Any:
+    old = os.environ.get("HEC_THREADS")
+    if threads > 0:
+        os.environ["HEC_THREADS"] = str(threads)
+    try:
+        return fn()
+    finally:
+        if old is None:
+            os.environ.pop("HEC_THREADS", None)
+        else:
+            os.environ["HEC_THREADS"] = old
+
+
+def _flush_files(directory: Path) -> None:
+    for f in directory.iterdir():
+        if f.is_file() and not f.is_symlink():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+
+
+def _attempt_dir(work: Path) -> Path:
+    return work / f"attempt-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def encrypt_shared(task: BlockTask) -> str:
+    """The inputs every block shares (the phenotype), encrypted once into `task.shared_ct`
+    (written under an attempt's name and renamed: a retry never sees half a directory)."""
+    final = Path(task.shared_ct)
+    if final.is_dir():
+        return str(final)
+    attempt = _attempt_dir(final.parent)
+    roles = RoleSequence(Path(task.binary), Path(task.root))
+    inputs = {k: Path(v) for k, v in task.shards[0].inputs.items()}
+    _with_threads(task.threads, lambda: roles.encrypt(inputs, attempt))
+    _flush_files(attempt)
+    try:
+        attempt.rename(final)
+    except OSError:  # another attempt got there first: its files are as good
+        shutil.rmtree(attempt, ignore_errors=True)
+    return str(final)
+
+
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
+    """A data owner encrypts row shard `shard` of the block (`encrypt --rows A:B`: files named
+    by their rows, so the shards of a block sit side by side in the server's input)."""
+    part = task.shards[shard]
+    cts = _attempt_dir(Path(task.work)) / "ct"
+    roles = RoleSequence(Path(task.binary), Path(task.root))
+    inputs = {k: Path(v) for k, v in part.inputs.items()}
+    t0 = time.perf_counter()
+    out = _with_threads(task.threads, lambda: roles.encrypt(inputs, cts, rows=part.rows))
+    _flush_files(cts)
+    return Encrypted(str(cts), _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
+
+
+def compute_block(task: BlockTask, *encrypted: Encrypted) -> BlockDone:
+    """The server computes on the block's ciphertexts (every row shard, and the shared
+    inputs' ciphertexts), linked into one directory of this attempt; the results are small
+    and kept for the coordinator, the links removed."""
+    attempt = _attempt_dir(Path(task.work))
+    cts, res = attempt / "ct", attempt / "res"
+    cts.mkdir(parents=True)
+    for directory in [*(e.ct for e in encrypted), task.shared_ct]:
+        if directory:
+            for f in Path(directory).iterdir():
+                (cts / f.name).symlink_to(f)
+    roles = RoleSequence(Path(task.binary), Path(task.root))
+    t0 = time.perf_counter()
+    out = _with_threads(task.threads, lambda: roles.compute(cts, res))
+    seconds = {
+        "encrypt": sum(e.seconds for e in encrypted),
+        "compute": time.perf_counter() - t0,
+    }
+    shutil.rmtree(cts, ignore_errors=True)
+    peak = max([out.peak_rss_bytes, *(e.peak_rss_bytes for e in encrypted)])
+    return BlockDone(task.index, str(res), _worker_name(), seconds, peak)
+
+
+def encrypt_and_compute(task: BlockTask) -> BlockDone:
+    """Every row shard of the block encrypted, then the server pass, one after the other."""
+    return compute_block(task, *(encrypt_rows(task, i) for i in range(len(task.shards))))
+
+
+def check_paths(paths: Mapping[str, tuple[str, str]]) -> list[str]:
+    """On a worker: every path it needs, as `name -> (path, mode)` with mode "r" (readable),
+    "x" (an executable file) or "w" (a directory it can create files in). Returns one line
+    per path it cannot use (empty: all fine)."""
+    problems: list[str] = []
+    for name, (path, mode) in paths.items():
+        p = Path(path)
+        if not p.exists():
+            problems.append(f"{path} ({name}): does not exist here")
+        elif mode == "x" and not os.access(p, os.X_OK):
+            problems.append(f"{path} ({name}): not executable here")
+        elif mode == "r" and not os.access(p, os.R_OK):
+            problems.append(f"{path} ({name}): not readable here")
+        elif mode == "w":
+            probe = p / f".probe-{socket.gethostname()}-{os.getpid()}"
+            try:
+                probe.write_bytes(b"")
+                probe.unlink()
+            except OSError as err:
+                problems.append(f"{path} ({name}): cannot write here ({err.strerror or err})")
+    return problems
+
+
+class Engine(ABC):
+    """Runs block tasks and hands back each one's result once."""
+
+    description: str = ""
+    dashboard: str | None = None
+    workers: int = 1  # worker processes (at the start)
+
+    @abstractmethod
+    def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
+        """Run one task and wait for its result."""
+
+    @abstractmethod
+    def run_blocks(self, tasks: Iterable[BlockTask]) -> Iterator[BlockDone]:
+        """Encrypt (row shard by row shard) and compute every block; yield each block's result
+        once, in the order they finish. `tasks` is consumed as it comes (a cluster starts a
+        block while the caller prepares the next)."""
+
+    def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
+        """Refuse the run, naming the path and the worker, when a worker cannot use a path
+        (this process: the run itself made them)."""
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class LocalEngine(Engine):
+    description = "this process, one block after the other"
+    workers = 1
+
+    def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
+        return fn(task)
+
+    def run_blocks(self, tasks: Iterable[BlockTask]) -> Iterator[BlockDone]:
+        for task in tasks:
+            yield encrypt_and_compute(task)
+
+
+class DaskEngine(Engine):
+    """Tasks on a Dask cluster: an embedded LocalCluster of `workers` processes, or the
+    scheduler at `scheduler`."""
+
+    def __init__(self, workers: int = 0, scheduler: str | None = None) -> None:
+        import logging
+
+        from distributed import Client, LocalCluster
+
+        self._cluster: Any = None
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError) as err:
+                raise UserError(
+                    f"--scheduler {scheduler}: no Dask scheduler answered within "
+                    f"{CONNECT_TIMEOUT:g} s ({type(err).__name__}: {err})",
+                    hint="start one (dask scheduler) or check the address, e.g. tcp://HOST:8786",
+                ) from err
+            self.description = f"Dask cluster at {scheduler}"
+        else:
+            self._cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
+            )
+            self.client = Client(self._cluster)
+            self.description = (
+                f"Dask LocalCluster of {workers} worker processes at "
+                f"{self._cluster.scheduler_address}"
+            )
+        info = self.client.scheduler_info()
+        self.workers = max(1, len(info.get("workers", {})))
+        services = info.get("services", {})
+        self.dashboard = self.client.dashboard_link if "dashboard" in services else None
+
+    def call(self, fn: Callable[[BlockTask], Any], task: BlockTask) -> Any:
+        return self.client.submit(fn, task, pure=False).result()
+
+    def run_blocks(self, tasks: Iterable[BlockTask]) -> Iterator[BlockDone]:
+        """Per block: one encryption task per row shard, then the server's task, which Dask
+        starts when the block's shards are encrypted (the futures are its arguments). Each
+        block is submitted as soon as `tasks` yields it."""
+        from distributed import as_completed
+
+        futures: list[Any] = []
+        blocks = as_completed()
+        try:
+            for t in tasks:
+                tag = uuid.uuid4().hex
+                shards = [
+                    self.client.submit(
+                        encrypt_rows, t, i, pure=False, key=f"hec-encrypt-{t.index}-{i}-{tag}"
+                    )
+                    for i in range(len(t.shards))
+                ]
+                block = self.client.submit(
+                    compute_block, t, *shards, pure=False, key=f"hec-block-{t.index}-{tag}"
+                )
+                futures += [*shards, block]
+                blocks.add(block)
+            for future in blocks:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def check_access(self, paths: Mapping[str, tuple[str, str]]) -> None:
+        answers = cast(dict[str, list[str]], self.client.run(check_paths, dict(paths)))
+        for worker, problems in sorted(answers.items()):
+            if problems:
+                raise UserError(
+                    f"Dask worker {worker} cannot use {problems[0]}"
+                    + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+                    hint="the workers must reach the run's files at the same paths: set "
+                    "HEC_SCRATCH (and --keys, --cache-dir) to a shared file system",
+                )
+        if not answers:
+            raise UserError(f"{self.description}: the cluster has no worker")
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_engine(workers: int, scheduler: str | None) -> Engine:
+    """The engine the options ask for: a Dask cluster for --scheduler or --workers K > 1."""
+    if scheduler or workers > 1:
+        return DaskEngine(workers, scheduler)
+    return LocalEngine()
