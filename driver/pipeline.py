@@ -26,6 +26,7 @@ from compiler.analysis.ckks_util import bfv_programs, ckks_programs
 from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
+from compiler.analysis.matrix_chain import DEFAULT_SLOTS
 from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
 from compiler.errors import InternalError, UserError, op_location
@@ -47,6 +48,7 @@ from passes.complex_packing import SEARCH_PASSES, SearchMemo
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
 from passes.lower_stat_to_he import LowerStatToHePass
+from passes.matrix_chain_ordering import MatrixChainOrderingPass, chain_decisions
 from passes.owner_side import OwnerSidePass
 from passes.packed_counts import PackedCountsPass
 from passes.range_analysis import RangeAnalysisPass
@@ -182,6 +184,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         OwnerSidePass(enabled=o.owner_side),
         PackedCountsPass(sizes=sizes, enabled=o.packed_counts and scheme.packed_counts),
         DepthMinimizationPass(),
+        MatrixChainOrderingPass(sizes=sizes, log_n=o.log_n),
         LowerStatToHePass(sizes=sizes),
         LazyRelinearizationPass(max_degree=min(o.max_degree, scheme.max_degree)),
         *scheme.passes(settings),
@@ -463,6 +466,10 @@ def report_of(comp: Compilation) -> dict[str, Any]:
         report = build_report(comp.program, sizes_for_run(comp), changes, comp.stat_depth_before)
     report["scheme"] = comp.scheme
     report["cost"] = cost_of(comp).as_dict()
+    slots = 1 << (comp.options.log_n - 1) if comp.options.log_n else DEFAULT_SLOTS
+    decisions = chain_decisions(comp.stat_program, dict(comp.options.sizes), slots)
+    if decisions:
+        report["matrix_chains"] = [d.as_dict() for d in decisions]
     if comp.alternatives:
         report["schemes"] = {
             name: (c.as_dict() if isinstance(c, Cost) else {"unavailable": c})

@@ -438,6 +438,33 @@ def _render_cost(report: Mapping[str, Any]) -> list[str]:
     return ["cost model (compiler/analysis/cost.py; one core):", *lines]
 
 
+def _chain_cost_text(cost: Mapping[str, int] | None) -> str:
+    if cost is None:
+        return "cannot be lowered"
+    return (
+        f"depth {cost['depth']}, key switches {cost['key_switches']}, ct mults "
+        f"{cost['ct_mults']}, pt mults {cost['pt_mults']}, upload {_mib(cost['bytes'])}"
+    )
+
+
+def _render_chains(report: Mapping[str, Any]) -> list[str]:
+    """Matrix-chain ordering (passes/matrix_chain_ordering.py): per chain the order chosen
+    and the order written, each with its HE cost (compiler/analysis/matrix_chain.py)."""
+    chains = report.get("matrix_chains") or []
+    if not chains:
+        return []
+    lines = [
+        f"matrix chains (HE cost at {chains[0]['slots']} slots: depth, then key switches, "
+        "then ct mults, then bytes):"
+    ]
+    for c in chains:
+        verdict = "reordered" if c["chosen_order"] != c["source_order"] else "kept"
+        lines.append(f"  line {c['location']} ({c['layout']} result): {verdict}")
+        lines.append(f"    chosen  {c['chosen_order']}: {_chain_cost_text(c['chosen_cost'])}")
+        lines.append(f"    source  {c['source_order']}: {_chain_cost_text(c['source_cost'])}")
+    return lines
+
+
 def _mib(n: int) -> str:
     return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
 
@@ -520,6 +547,7 @@ def render_text(report: Mapping[str, Any]) -> str:
                 else "encrypted as an input"
             )
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
+    lines += _render_chains(report)
     lines += _render_cost(report)
     lines.append("passes:")
     for ps in report["passes"]:
