@@ -74,6 +74,10 @@ class Options:
     promise: str | None = None
     max_degree: int = 4
     log_n: int = 0
+    # Budget for the evaluation keys in MiB (0: none): passes/rotation_keys.py plans the slot
+    # sums within it, or refuses naming the key size.
+    key_memory_mib: float = 0.0
+    staged_sums: bool = True  # slot sums in doubly hoisted stages (else the rotate-and-add tree)
     insecure: bool = False
     print_ir_after_all: bool = False
     print_ir_after: tuple[str, ...] = ()
@@ -175,6 +179,8 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         precision=o.precision,
         failure_log2=o.error_confidence,
         log_n=o.log_n,
+        key_memory_mib=o.key_memory_mib,
+        staged_sums=o.staged_sums,
         insecure=o.insecure,
         complex_packing=o.complex_packing,
         search_memo=memo,

@@ -20,6 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.bfv_noise import Ring, decrypt_budgets
 from compiler.analysis.ckks_util import needs_conjugation_key, needs_relin_key
+from compiler.analysis.cost import Units
 from compiler.analysis.counts import (
     ciphertext_bytes,
     executed_counts,
@@ -37,6 +38,7 @@ from compiler.analysis.flooding import (
 from compiler.analysis.noise import NoiseModel, error_failure_log2, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
+from compiler.analysis.rotations import SumPlan, plan_seconds, tree
 from compiler.analysis.streaming import ServerMemory, server_memory
 from compiler.dialects import bfv, ckks, he
 from compiler.errors import InternalError
@@ -91,6 +93,37 @@ def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
         "chunk": memory.chunk,
         "globals": memory.globals_peak,
         "baseline": memory.baseline,
+    }
+
+
+def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters) -> dict[str, Any]:
+    """The staging of the slot sums (passes/rotation_keys.py) against the rotate-and-add tree:
+    radices, rotations (key products) per sum, keys and estimated seconds per ciphertext."""
+    sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp)]
+    if not sums:
+        return {}
+    u = Units(params.log_n)
+    base, special = len(params.output_moduli), len(params.special_moduli)
+
+    def seconds(radices: Sequence[int]) -> float:
+        return sum(
+            plan_seconds(u, base + ckks.ct_type(s.input).level_value, special, params.dnum, radices)
+            for s in sums
+        )
+
+    radices = sums[0].radix_values or tree(params.slots)
+    plan, full = SumPlan(radices, seconds(radices)), SumPlan(tree(params.slots), 0.0)
+    return {
+        "sum_plan": {
+            "radices": list(plan.radices),
+            "rotations": plan.key_switches,
+            "keys": plan.keys,
+            "seconds": plan.seconds,
+            "tree_rotations": full.key_switches,
+            "tree_keys": full.keys,
+            "tree_seconds": seconds(full.radices),
+            "sums": len(sums),
+        }
     }
 
 
@@ -212,6 +245,8 @@ def build_report(
             "conjugation": conjugation,
             "key_level": key_level,
             "eval_key_bytes": n_keys * one_key,
+            "key_bytes_each": one_key,
+            **_sum_plan(program, params),
         },
         "sizes": {
             "ciphertext_top_level": ciphertext_bytes(params, top),
@@ -521,6 +556,15 @@ def render_text(report: Mapping[str, Any]) -> str:
         f"{keys['rotations'] or 'none'}, conjugation {'yes' if keys['conjugation'] else 'no'}, "
         f"evaluation keys {_mib(keys['eval_key_bytes'])} (over Q_{keys['key_level']}·P)"
     )
+    if keys.get("sum_plan"):
+        sp = keys["sum_plan"]
+        lines.append(
+            f"slot sums: stages {' x '.join(str(r) for r in sp['radices'])} (doubly hoisted): "
+            f"{sp['rotations']} rotations and {sp['keys']} keys of "
+            f"{_mib(keys['key_bytes_each'])} per sum, est. {sp['seconds'] * 1e3:.3g} ms over "
+            f"the program's {sp['sums']} sum(s); rotate-and-add tree: {sp['tree_rotations']} "
+            f"rotations, {sp['tree_keys']} keys, est. {sp['tree_seconds'] * 1e3:.3g} ms"
+        )
     s = report["sizes"]
     lines.append(
         f"ciphertext bytes: upload per individual {_mib(s['upload_per_individual'])}, other "
