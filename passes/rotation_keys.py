@@ -99,7 +99,6 @@ class RotationKeysPass(ModulePass):
         u = Units(params.log_n)
         base = len(params.output_moduli)
         special = len(params.special_moduli)
-        dnum = params.dnum
         seconds: dict[tuple[int, ...], float] = {}
         for radices in candidate_radices(params.slots):
             seconds[radices] = sum(
