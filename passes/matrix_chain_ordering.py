@@ -43,7 +43,7 @@ from compiler.analysis.matrix_chain import (
 )
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import stat
-from compiler.errors import op_location
+from compiler.errors import InternalError, op_location
 from compiler.types import Dim
 
 MIN_FACTORS = 3
@@ -169,19 +169,41 @@ class _Chain:
 
 
 def _collect(root: stat.MatmulOp) -> _Chain:
+    """The chain under `root`. An inner product with a vector result joins the chain only on
+    the side its vector faces: `A @ (B @ v)` is A, B, v, but in `A @ (z @ X)` the row vector
+    z would sit in the middle, so `(z @ X)` stays one factor."""
     leaves: list[SSAValue] = []
     inner: list[stat.MatmulOp] = []
 
-    def walk(v: SSAValue, top: bool) -> Tree:
+    def walk(v: SSAValue, top: bool, side: str) -> Tree:
         op = root if top else _inner_product(v)
+        if op is not None and not top:
+            lhs_rank, rhs_rank = (stat.tensor_type(x).rank for x in (op.lhs, op.rhs))
+            if (side == "right" and lhs_rank == 1) or (side == "left" and rhs_rank == 1):
+                op = None
         if op is None:
             leaves.append(v)
             return len(leaves) - 1
         inner.append(op)
-        return (walk(op.lhs, False), walk(op.rhs, False))
+        return (walk(op.lhs, False, "left"), walk(op.rhs, False, "right"))
 
-    shape = walk(root.result, True)
+    shape = walk(root.result, True, "")
     return _Chain(root, leaves, shape, inner)
+
+
+def _is_linear(leaves: list[SSAValue]) -> bool:
+    """Whether the factors form one chain F1 @ ... @ Fn: matrices, except a row vector first
+    and a column vector last, inner dimensions matching. `(v @ X)` inside `A @ (v @ X)` is a
+    product whose factors do not (a vector in the middle): it stays one factor."""
+    dims = [stat.tensor_type(v).dims for v in leaves]
+    n = len(dims)
+    for i, d in enumerate(dims):
+        if len(d) != 2 and not (len(d) == 1 and i in (0, n - 1)):
+            return False
+    for i in range(n - 1):
+        if dims[i][-1] != dims[i + 1][0]:
+            return False
+    return not (n == 1 and len(dims[0]) == 1)
 
 
 def chains(program: stat.ProgramOp) -> list[_Chain]:
@@ -194,6 +216,8 @@ def chains(program: stat.ProgramOp) -> list[_Chain]:
         if len(users) == 1 and isinstance(users[0], stat.MatmulOp):
             continue  # an inner product of its user's chain
         chain = _collect(op)
+        if not _is_linear(chain.leaves):
+            raise InternalError(f"matrix chain of {len(chain.leaves)} factors is not linear")
         if len(chain.leaves) >= MIN_FACTORS:
             found.append(chain)
     return found

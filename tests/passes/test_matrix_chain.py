@@ -157,3 +157,18 @@ def test_reordered_chain_encrypted(tmp_path: Path) -> None:
     got = float(np.asarray(result.revealed["r"]).reshape(()))
     assert abs(got - want) <= 1e-3 * max(1.0, abs(want)), (got, want)
     assert float(np.asarray(result.client["twice"]).reshape(())) == pytest.approx(2 * got)
+
+
+def test_a_vector_product_inside_a_chain_stays_one_factor() -> None:
+    """Regression: `X @ (A @ (B @ (z @ X)))` flattened to X, A, B, z, X (z in the middle) is not
+    a chain; the factors are X, A, B and (z @ X)."""
+    from passes.matrix_chain_ordering import chain_decisions, chains
+
+    comp = compile_file(CHAINS / "vector_inside.hec", Options(sizes=Sizes.parse("N=50,K=4")))
+    (chain,) = chains(comp.stat_program)
+    assert len(chain.leaves) == 4
+    (decision,) = chain_decisions(comp.stat_program, {"N": 50, "K": 4})
+    assert decision.factors[:3] == ("X", "A", "B")
+    check = simulate_against_reference(comp, seed=5)
+    for row in check["rows"]:
+        assert row["max_rel_error"] < 1e-6, row
