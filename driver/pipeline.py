@@ -27,6 +27,7 @@ from compiler.analysis.cost import Cost, bfv_cost, ckks_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.matrix_chain import DEFAULT_SLOTS
+from compiler.analysis.ranges import magnitude, stat_ranges
 from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
 from compiler.errors import InternalError, UserError, op_location
@@ -68,6 +69,9 @@ class Options:
     sizes: Sizes = field(default_factory=Sizes)
     precision_bits: float = 19.0
     precision: str = ""
+    # --relative-precision: bits relative to each revealed value (turned into per-output
+    # targets relative to the range bound by `relative_targets`); None: not asked for.
+    relative_precision: float | None = None
     error_confidence: float = -32.0  # log2 of each revealed value's error-bound failure
     # The per-output targets check-precision holds the result to, when the scale search was
     # given raised ones (a recompilation after a shortfall); None: `precision` itself.
@@ -264,9 +268,52 @@ def run_pipeline(
     bits = options.precision_bits
     if not math.isfinite(bits) or bits <= 0 or bits > MAX_PRECISION_BITS:
         raise UserError(f"precision bits {bits:g}: must be a number in (0, {MAX_PRECISION_BITS:g}]")
+    if options.relative_precision is not None:
+        options = relative_targets(checked, options)
     if options.scheme == "auto" or (options.exact and options.scheme != BFV.name):
         return _choose_scheme(checked, options, out)
     return _run_passes(checked, options, out)
+
+
+def relative_targets(checked: CheckedProgram, options: Options) -> Options:
+    """`--relative-precision P`: every revealed value v keeps P bits relative to |v| itself.
+    A promise relative to the range bound B gives v only P - log2(B/|v|) bits, so each
+    output's target becomes P + log2(B / min|v|) over its range (the stat range analysis at
+    the compiled sizes), raised into `precision` (a per-output target already higher stays).
+    An output whose range contains 0 (a centred moment, a difference) can have values with
+    no bits at all relative to themselves: refused, located at its reveal."""
+    assert options.relative_precision is not None
+    program = lower(checked).body.block.first_op
+    assert isinstance(program, stat.ProgramOp)
+    sizes = dict(options.sizes)
+    bounds = {k: min(v, sizes.get(k, v)) for k, v in program.params().items()}
+    ranges = stat_ranges(program, bounds)
+    targets = {k: float(v) for k, v in parse_sizes(options.precision).items()}
+    for op in program.block.ops:
+        if not isinstance(op, stat.RevealOp) or op.input not in ranges:
+            continue
+        name, r = op.sym_value, ranges[op.input]
+        low = 0.0 if r.lo <= 0.0 <= r.hi else min(abs(r.lo), abs(r.hi))
+        if not (low > 0.0 and math.isfinite(magnitude(r))):
+            raise UserError(
+                f"--relative-precision: {name} can be 0 (its range is [{r.lo:.6g}, "
+                f"{r.hi:.6g}]), so no precision relative to its value can be promised: a "
+                "value near 0 keeps only log2(|value| / error) bits",
+                op_location(op),
+                hint="use --precision-bits (relative to the range bound; the report states "
+                "each output's absolute error bound), or reveal a value bounded away from 0",
+            )
+        need = options.relative_precision + math.log2(magnitude(r) / low)
+        if need > MAX_PRECISION_BITS:
+            raise UserError(
+                f"--relative-precision {options.relative_precision:g}: {name} spans "
+                f"[{r.lo:.6g}, {r.hi:.6g}], so its smallest values need {need:.1f} bits "
+                f"relative to the range bound, beyond the {MAX_PRECISION_BITS:g} CKKS reaches",
+                op_location(op),
+            )
+        targets[name] = max(targets.get(name, options.precision_bits), need)
+    text = ",".join(f"{k}={math.ceil(v)}" for k, v in targets.items())
+    return replace(options, precision=text, relative_precision=None)
 
 
 def cost_of(comp: Compilation) -> Cost:

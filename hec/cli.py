@@ -279,6 +279,14 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         "--precision", default="", metavar="NAME=BITS,...", help="per-output precision targets"
     )
     parser.add_argument(
+        "--relative-precision",
+        type=precision_bits,
+        default=None,
+        metavar="BITS",
+        help="bits of precision relative to each revealed VALUE (not its range bound), for "
+        "outputs whose range is bounded away from 0; an output that can be 0 is an error",
+    )
+    parser.add_argument(
         "--error-confidence",
         type=error_confidence,
         default=-32.0,
@@ -438,6 +446,7 @@ def _options_of(args: argparse.Namespace) -> Options:
         sizes=Sizes.parse(args.size),
         precision_bits=args.precision_bits,
         precision=args.precision,
+        relative_precision=args.relative_precision,
         error_confidence=args.error_confidence,
         log_n=args.log_n,
         key_memory_mib=args.key_memory,

@@ -254,11 +254,21 @@ def value_errors(
                 k = dim_bound(ckks.ct_type(op.input).dims[op.axis_value], dict(bounds))
                 e = err[op.input].summed(k)
             case ckks.SumSlotsOp():
-                src = ckks.ct_type(op.input)
-                k = dim_bound(src.dims[-1], dict(bounds))
-                steps = max(1, math.ceil(math.log2(max(2, k))))
-                switch = model.key_switch_terms().per_scale(scale_bits(out)).summed(k * steps)
-                e = err[op.input].summed(k) + switch
+                # The runtime adds the row's ciphertexts, then sums every slot by a rotation
+                # tree (offsets 1, 2, ..., slots/2): the random errors of all blocks x slots
+                # positions enter each output slot, the padding's too (its deterministic
+                # error is zero: it holds no value); the key switch at offset 2^i is summed
+                # again by each later step, so the switches add (slots - 1) of their errors.
+                k = dim_bound(ckks.ct_type(op.input).dims[-1], dict(bounds))
+                slots = int(model.n) // 2
+                positions = math.ceil(k / slots) * slots
+                src = err[op.input]
+                spread = Error(
+                    tuple(positions * v for v in src.classes), positions * src.w, k * src.d,
+                    src.w_max,
+                )  # fmt: skip
+                switch = model.key_switch_terms().per_scale(scale_bits(out)).summed(slots - 1)
+                e = spread + switch
             case ckks.RotateOp() | ckks.RelinearizeOp():
                 e = err[op.input] + model.key_switch_terms().per_scale(scale_bits(out))
             case ckks.UnpackComplexOp():

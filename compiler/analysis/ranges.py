@@ -71,7 +71,7 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
             case stat.SubOp():
                 r = g(op.lhs) - g(op.rhs)
             case stat.MulOp():
-                r = g(op.lhs) * g(op.rhs)
+                r = g(op.lhs).power(2) if op.lhs is op.rhs else g(op.lhs) * g(op.rhs)
             case stat.DivOp():
                 r = _div(g(op.lhs), g(op.rhs))
             case stat.NegOp():
@@ -358,6 +358,8 @@ class RelationalRanges:
                 return lambda g: g[lhs] + g[rhs]
             case he.MulRule():
                 lhs, rhs = op.lhs, op.rhs
+                if lhs is rhs:  # a square is non-negative
+                    return lambda g: g[lhs].power(2)
                 return lambda g: g[lhs] * g[rhs]
             case ckks.MulPlainOp():
                 lhs, rhs = op.input, op.plain
@@ -377,6 +379,8 @@ class RelationalRanges:
             case he.DotRule():
                 lhs, rhs = op.lhs, op.rhs
                 k = _dim(he.any_ct(op.lhs).dims[op.axis_value], self.bounds)
+                if lhs is rhs:
+                    return lambda g: g[lhs].power(2).scaled_sum(k)
                 return lambda g: (g[lhs] * g[rhs]).scaled_sum(k)
             case he.ReduceRule():
                 x = op.input

@@ -108,6 +108,10 @@ def apply_plan(program: ckks.ProgramOp, plan: ScalePlan) -> None:
         if mismatch is None:
             return
         op, ratio = mismatch
+        # Only the part of the ratio that is not a power of two needs moving (a lift by 2^k
+        # is exact): the encoding changes by less than a bit. Moving the whole ratio took an
+        # input's scale from 2^51 to 2^0 when the operands sat 51 bits apart.
+        ratio = ratio.over(ckks.ScaleAttr.pow2(float(round(ratio.bits))))
         fixed = False
         for index, inverse in ((1, False), (0, True)):
             for encode in _private_inputs(op.operands[index], op):

@@ -159,6 +159,11 @@ def build_report(
         if d.factor is not None:
             r = r * public[d.factor].interval  # the coordinator's factor scales value and error
         p = precision[d.sym_value]
+        error = p.error_bound * (magnitude(r) / p.bound if p.bound else 1.0)
+        # Relative to the value itself: at least log2(min|v| / error) bits when the range is
+        # bounded away from 0; none can be promised when the range contains 0.
+        low = 0.0 if r.lo <= 0.0 <= r.hi else min(abs(r.lo), abs(r.hi))
+        relative = math.log2(low / error) if low > 0.0 and 0.0 < error < math.inf else None
         outputs.append(
             {
                 "name": d.sym_value,
@@ -174,7 +179,8 @@ def build_report(
                 "precision_bits": round(p.precision_bits, 2),
                 # after the decrypt role's noise flooding (compiler/analysis/flooding.py)
                 "flooded_precision_bits": round(p.flooded_precision_bits(), 2),
-                "error_bound": p.error_bound * (magnitude(r) / p.bound if p.bound else 1.0),
+                "error_bound": error,
+                "relative_precision_bits": None if relative is None else round(relative, 2),
                 "failure_log2": failure_log2,
                 "public_factor": d.factor is not None,
                 "insecure": params.insecure,
@@ -536,6 +542,15 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"{o['precision_bits']} bits (|error| <= {o['error_bound']:.3g}, failing with "
             f"probability 2^{o['failure_log2']:g}; {o['flooded_precision_bits']} bits with "
             f"flooding){factor}"
+        )
+        rel = o.get("relative_precision_bits")
+        lines.append(
+            f"  {'':<12} relative to the value: at least {rel} bits"
+            if rel is not None
+            else f"  {'':<12} relative to the value: none promised: the range "
+            f"[{o['range'][0]:.4g}, {o['range'][1]:.4g}] contains 0, so a value v keeps "
+            f"log2(|v| / {o['error_bound']:.3g}) bits (a small value, e.g. a centred moment "
+            "or a difference, may keep none)"
         )
     fl = report["flooding"]
     if fl["flooded_outputs"]:
