@@ -96,7 +96,7 @@ def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
     }
 
 
-def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters) -> dict[str, Any]:
+def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters, one_key: int) -> dict[str, Any]:
     """The staging of the slot sums (passes/rotation_keys.py) against the rotate-and-add tree:
     radices, rotations (key products) per sum, keys and estimated seconds per ciphertext."""
     sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp)]
@@ -123,6 +123,7 @@ def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters) -> dict[str, Any
             "tree_keys": full.keys,
             "tree_seconds": seconds(full.radices),
             "sums": len(sums),
+            "key_bytes_each": one_key,
         }
     }
 
@@ -251,8 +252,7 @@ def build_report(
             "conjugation": conjugation,
             "key_level": key_level,
             "eval_key_bytes": n_keys * one_key,
-            "key_bytes_each": one_key,
-            **_sum_plan(program, params),
+            **_sum_plan(program, params, one_key),
         },
         "sizes": {
             "ciphertext_top_level": ciphertext_bytes(params, top),
@@ -576,7 +576,7 @@ def render_text(report: Mapping[str, Any]) -> str:
         lines.append(
             f"slot sums: stages {' x '.join(str(r) for r in sp['radices'])} (doubly hoisted): "
             f"{sp['rotations']} rotations and {sp['keys']} keys of "
-            f"{_mib(keys['key_bytes_each'])} per sum, est. {sp['seconds'] * 1e3:.3g} ms over "
+            f"{_mib(sp['key_bytes_each'])} per sum, est. {sp['seconds'] * 1e3:.3g} ms over "
             f"the program's {sp['sums']} sum(s); rotate-and-add tree: {sp['tree_rotations']} "
             f"rotations, {sp['tree_keys']} keys, est. {sp['tree_seconds'] * 1e3:.3g} ms"
         )

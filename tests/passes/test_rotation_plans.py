@@ -63,12 +63,12 @@ def test_plan_in_report_and_counts() -> None:
     # One relinearization and the plan's rotations per row.
     assert report["counts"]["executed"]["rotate"] == 100 * plan["rotations"]
     assert report["counts"]["executed"]["key_switch"] == 100 * (1 + plan["rotations"])
-    assert report["keys"]["eval_key_bytes"] == (1 + plan["keys"]) * report["keys"]["key_bytes_each"]
+    assert report["keys"]["eval_key_bytes"] == (1 + plan["keys"]) * plan["key_bytes_each"]
 
 
 def test_key_memory_budget_picks_a_plan_that_fits() -> None:
     free = report_of(compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"))))
-    each = free["keys"]["key_bytes_each"]
+    each = free["keys"]["sum_plan"]["key_bytes_each"]
     budget = 14 * each / 2**20  # relinearization + 13 rotation keys
     report = report_of(
         compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"), key_memory_mib=budget))
