@@ -27,6 +27,7 @@ from compiler.analysis.cost import Cost, bfv_cost, ckks_cost, labhe_cost
 from compiler.analysis.counts import static_counts
 from compiler.analysis.depth import ckks_depth, stat_depth
 from compiler.analysis.flooding import flooding_cost_bits
+from compiler.analysis.matrix_chain import DEFAULT_SLOTS
 from compiler.analysis.ranges import magnitude, stat_ranges
 from compiler.analysis.sizes import Sizes, format_sizes, parse_sizes
 from compiler.dialects import bfv, ckks, stat
@@ -49,6 +50,7 @@ from passes.complex_packing import SEARCH_PASSES, SearchMemo
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
 from passes.lower_stat_to_he import LowerStatToHePass
+from passes.matrix_chain_ordering import MatrixChainOrderingPass, chain_decisions
 from passes.owner_side import OwnerSidePass
 from passes.packed_counts import PackedCountsPass
 from passes.range_analysis import RangeAnalysisPass
@@ -81,6 +83,10 @@ class Options:
     flooding: bool = True
     max_degree: int = 4
     log_n: int = 0
+    # Budget for the evaluation keys in MiB (0: none): passes/rotation_keys.py plans the slot
+    # sums within it, or refuses naming the key size.
+    key_memory_mib: float = 0.0
+    staged_sums: bool = True  # slot sums in doubly hoisted stages (else the rotate-and-add tree)
     insecure: bool = False
     print_ir_after_all: bool = False
     print_ir_after: tuple[str, ...] = ()
@@ -192,6 +198,8 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         failure_log2=o.error_confidence,
         flooding_bits=flooding_bits_of(o),
         log_n=o.log_n,
+        key_memory_mib=o.key_memory_mib,
+        staged_sums=o.staged_sums,
         insecure=o.insecure,
         complex_packing=o.complex_packing,
         search_memo=memo,
@@ -201,6 +209,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         OwnerSidePass(enabled=o.owner_side),
         PackedCountsPass(sizes=sizes, enabled=o.packed_counts and scheme.packed_counts),
         DepthMinimizationPass(),
+        MatrixChainOrderingPass(sizes=sizes, log_n=o.log_n),
         LowerStatToHePass(sizes=sizes),
         LazyRelinearizationPass(max_degree=min(o.max_degree, scheme.max_degree)),
         *scheme.passes(settings),
@@ -549,6 +558,10 @@ def report_of(comp: Compilation) -> dict[str, Any]:
         report = build_report(comp.program, sizes_for_run(comp), changes, comp.stat_depth_before)
     report["scheme"] = comp.scheme
     report["cost"] = cost_of(comp).as_dict()
+    slots = 1 << (comp.options.log_n - 1) if comp.options.log_n else DEFAULT_SLOTS
+    decisions = chain_decisions(comp.stat_program, dict(comp.options.sizes), slots)
+    if decisions:
+        report["matrix_chains"] = [d.as_dict() for d in decisions]
     if comp.alternatives:
         report["schemes"] = {
             name: (c.as_dict() if isinstance(c, Cost) else {"unavailable": c})

@@ -296,6 +296,20 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--log-n", type=int, default=0, help="force the ring dimension 2^LOG_N")
     parser.add_argument(
+        "--key-memory",
+        type=float,
+        default=0.0,
+        metavar="MIB",
+        help="budget for the evaluation keys in MiB: the slot sums take the fastest rotation "
+        "plan whose keys fit (default: no budget; the fewest keys within 10%% of the fastest)",
+    )
+    parser.add_argument(
+        "--no-staged-sums",
+        action="store_true",
+        help="sum slots by the rotate-and-add tree (by default in doubly hoisted stages "
+        "chosen by the cost model; passes/rotation_keys.py)",
+    )
+    parser.add_argument(
         "--insecure",
         action="store_true",
         help="accept parameters beyond the 128-bit table (stamped on every output)",
@@ -454,6 +468,8 @@ def _options_of(args: argparse.Namespace) -> Options:
         relative_precision=args.relative_precision,
         error_confidence=args.error_confidence,
         log_n=args.log_n,
+        key_memory_mib=args.key_memory,
+        staged_sums=not args.no_staged_sums,
         insecure=args.insecure,
         complex_packing=not args.no_complex_packing,
         owner_side=not args.no_owner_side,

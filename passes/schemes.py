@@ -40,6 +40,8 @@ class Settings:
         0.0  # what decrypt's noise flooding costs every output (targets hold after it)
     )
     log_n: int = 0
+    key_memory_mib: float = 0.0  # the evaluation keys' budget (passes/rotation_keys.py)
+    staged_sums: bool = True  # slot sums in doubly hoisted stages (passes/rotation_keys.py)
     insecure: bool = False
     complex_packing: bool = True  # decided inside the compilation (passes/complex_packing.py)
     search_memo: SearchMemo | None = field(default=None, compare=False)  # its searches, reused
@@ -74,7 +76,7 @@ def _ckks_passes(s: Settings) -> list[ModulePass]:
         *search_passes(
             s.precision_bits, s.precision, s.log_n, s.insecure, s.failure_log2, s.flooding_bits
         ),
-        RotationKeysPass(),
+        RotationKeysPass(key_memory_mib=s.key_memory_mib, staged=s.staged_sums),
     ]
 
 

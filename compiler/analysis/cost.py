@@ -97,18 +97,39 @@ class _Units:
         return limbs * self.n * UNIT_NS["pointwise"] * 1e-9
 
     def key_switch(self, limbs: int, special: int, dnum: int) -> float:
-        digits = max(dnum, 1)
-        per_digit = limbs / digits
-        return (
-            digits
-            * (
-                self.ntt(per_digit)
-                + self.ntt(limbs + special)
-                + self.pointwise(2 * (limbs + special))
-            )
-            + self.ntt(2 * limbs)
-            + self.ntt(2 * special)
-        )
+        return sum(key_switch_parts(self, limbs, special, dnum))
+
+
+Units = _Units
+
+
+def key_switch_parts(u: _Units, limbs: int, special: int, dnum: int) -> tuple[float, float, float]:
+    """A key switch in its three steps (core/keyswitch.h): ModUp (per digit the inverse NTT of
+    the digit and the NTTs of its extension to Q P), the key product (2 passes per limb of Q P
+    per digit), ModDown (the NTTs of the P part and of its conversion to Q). Hoisting shares
+    the first among rotations of one ciphertext; double hoisting shares the last too."""
+    digits = max(dnum, 1)
+    per_digit = limbs / digits
+    mod_up = digits * (u.ntt(per_digit) + u.ntt(limbs + special))
+    product = digits * u.pointwise(2 * (limbs + special))
+    mod_down = u.ntt(2 * limbs) + u.ntt(2 * special)
+    return mod_up, product, mod_down
+
+
+def hoisted_stage_seconds(u: _Units, limbs: int, special: int, dnum: int, radix: int) -> float:
+    """One doubly hoisted stage of a staged slot sum (compiler/analysis/rotations.py): the
+    identity and radix - 1 rotations of one ciphertext summed with one ModUp and one ModDown;
+    per rotation the key product, the permutations of the ModUp digits and of c_0 (one pass
+    each over their words) and the addition of the term."""
+    mod_up, product, mod_down = key_switch_parts(u, limbs, special, dnum)
+    digits = max(dnum, 1)
+    per_rotation = (
+        product
+        + u.pointwise(digits * (limbs + special))
+        + u.pointwise(limbs)
+        + u.pointwise(2 * limbs)
+    )
+    return mod_up + mod_down + (radix - 1) * per_rotation
 
 
 def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
@@ -136,6 +157,12 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                 compute += k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(3 * limbs)
             case ckks.RelinearizeOp() | ckks.RotateOp() | ckks.UnpackComplexOp():
                 compute += count * u.key_switch(limbs, special, params.dnum)
+            case ckks.SumSlotsOp() if op.radix_values is not None:
+                # Staged and doubly hoisted (compiler/analysis/rotations.py).
+                compute += count * sum(
+                    hoisted_stage_seconds(u, limbs, special, params.dnum, r)
+                    for r in op.radix_values
+                )
             case ckks.SumSlotsOp():
                 steps = int(math.log2(params.slots))
                 compute += (

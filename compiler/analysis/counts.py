@@ -58,8 +58,9 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
                 c["rotate"] += 1
                 c["key_switch"] += 1
             case ckks.SumSlotsOp():
-                c["rotate"] += steps
-                c["key_switch"] += steps
+                rotations = sum_slots_rotations(op, steps)
+                c["rotate"] += rotations
+                c["key_switch"] += rotations
             case ckks.RescaleOp():
                 c["rescale"] += 1
             case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():
@@ -74,6 +75,13 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
 @dataclass
 class Executed:
     counts: dict[str, int] = field(default_factory=dict)
+
+
+def sum_slots_rotations(op: ckks.SumSlotsOp, steps: int) -> int:
+    """Rotations (key switches) of one slot sum: `steps` = log2(slots) for the rotate-and-add
+    tree, sum of r_i - 1 for a staged sum (its key products; compiler/analysis/rotations.py)."""
+    radices = op.radix_values
+    return steps if radices is None else sum(r - 1 for r in radices)
 
 
 class Shapes:
@@ -147,9 +155,10 @@ def executed_counts(
                 c["key_switch"] += out
             case ckks.SumSlotsOp():
                 blocks = s.count(ckks.ct_type(op.input))
-                c["add"] += blocks - out + steps * out
-                c["rotate"] += steps * out
-                c["key_switch"] += steps * out
+                rotations = sum_slots_rotations(op, steps)
+                c["add"] += blocks - out + rotations * out
+                c["rotate"] += rotations * out
+                c["key_switch"] += rotations * out
             case ckks.RescaleOp():
                 c["rescale"] += out
             case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():

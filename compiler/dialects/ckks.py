@@ -66,6 +66,7 @@ from xdsl.dialects.builtin import (
     FloatData,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     UnitAttr,
     i64,
@@ -648,9 +649,29 @@ class RotateOp(he.RotateRule, CkksOp):
 class SumSlotsOp(he.SumSlotsRule, CkksOp):
     """Sum over the packed axis: add the column blocks, then rotate-and-add log2(slots) times,
     which leaves the total in every slot (a replicated result). Needs degree 1 and zero
-    padding slots."""
+    padding slots. `radices` (set by passes/rotation_keys.py): the sum in stages instead,
+    radices r_1 .. r_k whose product is the slot count; stage i adds the rotations by
+    0, m_i, ..., (r_i - 1) m_i (m_1 = 1, m_{i+1} = m_i r_i) with one hoisted decomposition
+    (compiler/analysis/rotations.py). Absent: radix 2 throughout (the rotate-and-add tree)."""
 
     name = "ckks.sum_slots"
+
+    radices = opt_prop_def(DenseArrayBase[IntegerType])
+
+    @property
+    def radix_values(self) -> tuple[int, ...] | None:
+        if self.radices is None:
+            return None
+        return tuple(int(v) for v in self.radices.get_values())
+
+    def set_radices(self, radices: Sequence[int]) -> None:
+        self.radices = DenseArrayBase.from_list(i64, list(radices))
+
+    def verify_(self) -> None:
+        super().verify_()
+        radices = self.radix_values
+        if radices is not None and (not radices or any(r < 2 for r in radices)):
+            raise VerifyException(f"{self.name}: radices {list(radices)} must each be >= 2")
 
 
 @irdl_op_definition

@@ -538,4 +538,58 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
   return out;
 }
 
+Ciphertext Evaluator::rotate_sum_hoisted(const Ciphertext& a, const std::vector<int>& steps,
+                                         const GaloisKeys& keys) const {
+  check_shape(*context_, a, "Evaluator::rotate_sum_hoisted");
+  if (a.degree != 1) {
+    throw std::invalid_argument("Evaluator::rotate_sum_hoisted: degree " +
+                                std::to_string(a.degree) + ", relinearize first");
+  }
+  if (steps.empty()) throw std::invalid_argument("Evaluator::rotate_sum_hoisted: no steps");
+  const Context::Impl& impl = context_->impl();
+  const std::size_t n = a.n;
+  // Step (1): the terms: rotation 0 is `a` itself (added at the end), every other one a
+  // Galois element with its key and NTT-domain permutation.
+  bool identity = false;
+  std::vector<const KeySwitchKey*> term_keys;
+  std::vector<const std::vector<std::uint32_t>*> perms;
+  for (int s : steps) {
+    const std::uint64_t g = context_->galois_element(s);
+    if (g == 1) {
+      if (identity) {
+        throw std::invalid_argument("Evaluator::rotate_sum_hoisted: step " + std::to_string(s) +
+                                    " repeats the identity");
+      }
+      identity = true;
+      continue;
+    }
+    term_keys.push_back(&galois_key(keys, g, a, "Evaluator::rotate_sum_hoisted"));
+    perms.push_back(&impl.galois_permutation(g));
+  }
+  Ciphertext r = context_->make_ciphertext(a.level, 1, a.scale);
+  r.key_id = a.key_id;
+  if (term_keys.empty()) return a;
+  // Step (2): one ModUp, the key products summed, one ModDown.
+  const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
+  detail::key_products_mod_down(*context_, ext, term_keys, perms, r.poly(0), r.poly(1));
+  // Step (3): the c_0 parts, permuted in the NTT domain, and `a` itself for step 0.
+  for (std::size_t i = 0; i < a.limbs; ++i) {
+    const u64* src = a.limb(0, i);
+    u64* dst = r.limb(0, i);
+    const u64 q = impl.moduli[i].value();
+    for (const std::vector<std::uint32_t>* perm : perms) {
+      const std::uint32_t* p = perm->data();
+      for (std::size_t t = 0; t < n; ++t) {
+        const u64 s = dst[t] + src[p[t]];
+        dst[t] = s >= q ? s - q : s;
+      }
+    }
+    if (identity) {
+      detail::add_limb(dst, src, n, q);
+      detail::add_limb(r.limb(1, i), a.limb(1, i), n, q);
+    }
+  }
+  return r;
+}
+
 }  // namespace hec::ckks

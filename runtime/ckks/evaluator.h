@@ -75,6 +75,12 @@ class Evaluator {
   // one ModDown. Returns one ciphertext per entry of `steps` (0 allowed: a copy).
   std::vector<Ciphertext> rotate_hoisted(const Ciphertext& a, const std::vector<int>& steps,
                                          const GaloisKeys& keys) const;
+  // The sum of the rotations of `a` by every entry of `steps` (0: `a` itself), doubly hoisted
+  // (Bossuat et al., Eurocrypt 2021, section 4.2): one ModUp of c_1, the key products of all
+  // rotations added over Q P, one ModDown. Each rotation beyond the first costs its key
+  // product and permutations only (no NTT). Degree-1 ciphertexts only.
+  Ciphertext rotate_sum_hoisted(const Ciphertext& a, const std::vector<int>& steps,
+                                const GaloisKeys& keys) const;
 
  private:
   ContextPtr context_;

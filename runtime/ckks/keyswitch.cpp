@@ -40,4 +40,24 @@ void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeyS
   ctx.impl().key_switch->key_product_mod_down(ext, key_view(ctx, key), perm, out0, out1);
 }
 
+void key_products_mod_down(const Context& ctx, const ModUpDigits& ext,
+                           const std::vector<const KeySwitchKey*>& keys,
+                           const std::vector<const std::vector<std::uint32_t>*>& perms, u64* out0,
+                           u64* out1) {
+  const std::size_t limbs = ext.limbs;
+  std::vector<core::KeyView> views;
+  views.reserve(keys.size());
+  for (const KeySwitchKey* key : keys) {
+    if (ctx.params().limbs_at(key->level) < limbs) {
+      throw std::invalid_argument("key switching: the ciphertext's level (" +
+                                  std::to_string(limbs) + " primes) exceeds key level " +
+                                  std::to_string(key->level.value));
+    }
+    views.push_back(key_view(ctx, *key));
+  }
+  std::vector<core::HybridKeySwitch::KeyTerm> terms;
+  for (std::size_t g = 0; g < views.size(); ++g) terms.push_back({&views[g], perms[g]});
+  ctx.impl().key_switch->key_products_mod_down(ext, terms, out0, out1);
+}
+
 }  // namespace hec::ckks::detail

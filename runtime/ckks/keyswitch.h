@@ -25,6 +25,13 @@ ModUpDigits mod_up(const Context& ctx, const u64* c, Level level);
 void key_product_mod_down(const Context& ctx, const ModUpDigits& ext, const KeySwitchKey& key,
                           const std::vector<std::uint32_t>* perm, u64* out0, u64* out1);
 
+// out0, out1 = the key switch of sum_g perm_g(c) under key_g, with one ModDown (double
+// hoisting: core::HybridKeySwitch::key_products_mod_down).
+void key_products_mod_down(const Context& ctx, const ModUpDigits& ext,
+                           const std::vector<const KeySwitchKey*>& keys,
+                           const std::vector<const std::vector<std::uint32_t>*>& perms, u64* out0,
+                           u64* out1);
+
 // The view core reads a key through: digit j's b at digits[j], a after its (|Q_k| + |P|) limbs.
 core::KeyView key_view(const Context& ctx, const KeySwitchKey& key);
 

@@ -41,7 +41,7 @@ u64* scratch(std::vector<u64>& buffer, std::size_t words) {
   if (buffer.size() < words) buffer.resize(words);
   return buffer.data();
 }
-thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm;
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm, tl_term;
 
 }  // namespace
 
@@ -227,77 +227,101 @@ ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::si
 void HybridKeySwitch::key_product_mod_down(const ModUpDigits& ext, const KeyView& key,
                                            const std::vector<std::uint32_t>* perm, u64* out0,
                                            u64* out1, bool accumulate) const {
+  key_products_mod_down(ext, {KeyTerm{&key, perm}}, out0, out1, accumulate);
+}
+
+void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
+                                            const std::vector<KeyTerm>& terms, u64* out0, u64* out1,
+                                            bool accumulate) const {
   const std::size_t limbs = ext.limbs;
   const Level& ks = level(limbs);
   const std::size_t n = n_;
   const std::size_t special = special_size();
   const std::size_t total = limbs + special;
-  const std::size_t key_limbs = key.key_limbs;
   const std::size_t digits = ext.digits.size();
-  if (key_limbs < limbs || key.b.size() < digits || key.a.size() < digits) {
-    throw std::invalid_argument("key switching: the ciphertext has " + std::to_string(limbs) +
-                                " primes and " + std::to_string(digits) + " digits, the key only " +
-                                std::to_string(key_limbs) + " primes and " +
-                                std::to_string(key.b.size()) + " digits");
+  if (terms.empty()) throw std::invalid_argument("key switching: no key to switch with");
+  for (const KeyTerm& term : terms) {
+    const KeyView& key = *term.key;
+    if (key.key_limbs < limbs || key.b.size() < digits || key.a.size() < digits) {
+      throw std::invalid_argument("key switching: the ciphertext has " + std::to_string(limbs) +
+                                  " primes and " + std::to_string(digits) +
+                                  " digits, the key only " + std::to_string(key.key_limbs) +
+                                  " primes and " + std::to_string(key.b.size()) + " digits");
+    }
   }
   auto ctx_index = [&](std::size_t k) { return k < limbs ? k : chain_size_ + (k - limbs); };
-  auto key_index = [&](std::size_t k) { return k < limbs ? k : key_limbs + (k - limbs); };
-  // acc = sum_j ext_j * key_j per coefficient in 128-bit registers, reduced once (every 8
-  // digits when there are more: 8 products of 61-bit values stay below 2^125).
+  // acc = sum_terms sum_j perm(ext_j) * key_j per coefficient in 128-bit registers, reduced
+  // once per term (every 8 digits when there are more: 8 products of 61-bit values stay below
+  // 2^125); the terms are added modulo each prime of Q_l P (double hoisting: one ModDown for
+  // the whole sum).
   u64* const acc0 = scratch(tl_acc, 2 * total * n);
   u64* const acc1 = acc0 + total * n;
+  u64* const term_acc = terms.size() > 1 ? scratch(tl_term, 2 * total * n) : nullptr;
   math::parallel_for(total, [&](std::size_t k) {
     const math::Modulus& m = moduli_[ctx_index(k)];
-    const std::size_t kk = key_index(k);
-    u64* d0 = acc0 + k * n;
-    u64* d1 = acc1 + k * n;
-    if (use_avx512()) {
-      std::vector<const u64*> xs(digits), bs(digits), as(digits);
-      u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
-      for (std::size_t j = 0; j < digits; ++j) {
-        const u64* e = ext.digits[j].data() + k * n;
-        if (perm) {
-          u64* dst = permuted + j * n;
-          const std::uint32_t* p = perm->data();
-          for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
-          e = dst;
+    for (std::size_t g = 0; g < terms.size(); ++g) {
+      const KeyView& key = *terms[g].key;
+      const std::vector<std::uint32_t>* perm = terms[g].perm;
+      const std::size_t kk = k < limbs ? k : key.key_limbs + (k - limbs);
+      u64* d0 = (g == 0 ? acc0 : term_acc) + k * n;
+      u64* d1 = (g == 0 ? acc1 : term_acc + total * n) + k * n;
+      if (use_avx512()) {
+        std::vector<const u64*> xs(digits), bs(digits), as(digits);
+        u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
+        for (std::size_t j = 0; j < digits; ++j) {
+          const u64* e = ext.digits[j].data() + k * n;
+          if (perm) {
+            u64* dst = permuted + j * n;
+            const std::uint32_t* p = perm->data();
+            for (std::size_t t = 0; t < n; ++t) dst[t] = e[p[t]];
+            e = dst;
+          }
+          xs[j] = e;
+          bs[j] = key.b[j] + kk * n;
+          as[j] = key.a[j] + kk * n;
         }
-        xs[j] = e;
-        bs[j] = key.b[j] + kk * n;
-        as[j] = key.a[j] + kk * n;
-      }
-      if (use_ifma(m.value())) {
-        math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
-        math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+        if (use_ifma(m.value())) {
+          math::detail::multiply_accumulate_ifma(d0, xs.data(), bs.data(), digits, n, m.value());
+          math::detail::multiply_accumulate_ifma(d1, xs.data(), as.data(), digits, n, m.value());
+        } else {
+          math::detail::multiply_accumulate_wide(d0, xs.data(), bs.data(), digits, n, m.value());
+          math::detail::multiply_accumulate_wide(d1, xs.data(), as.data(), digits, n, m.value());
+        }
       } else {
-        math::detail::multiply_accumulate_wide(d0, xs.data(), bs.data(), digits, n, m.value());
-        math::detail::multiply_accumulate_wide(d1, xs.data(), as.data(), digits, n, m.value());
-      }
-      return;
-    }
-    constexpr std::size_t kGroup = 8;
-    for (std::size_t j0 = 0; j0 < digits; j0 += kGroup) {
-      const std::size_t j1 = std::min(digits, j0 + kGroup);
-      const u64* e[kGroup];
-      const u64* b[kGroup];
-      const u64* a[kGroup];
-      for (std::size_t j = j0; j < j1; ++j) {
-        e[j - j0] = ext.digits[j].data() + k * n;
-        b[j - j0] = key.b[j] + kk * n;
-        a[j - j0] = key.a[j] + kk * n;
-      }
-      const std::size_t g = j1 - j0;
-      const std::uint32_t* p = perm ? perm->data() : nullptr;
-      for (std::size_t t = 0; t < n; ++t) {
-        const std::size_t src = p ? p[t] : t;
-        math::u128 s0 = j0 == 0 ? 0 : d0[t], s1 = j0 == 0 ? 0 : d1[t];
-        for (std::size_t j = 0; j < g; ++j) {
-          const u64 x = e[j][src];
-          s0 += static_cast<math::u128>(x) * b[j][t];
-          s1 += static_cast<math::u128>(x) * a[j][t];
+        constexpr std::size_t kGroup = 8;
+        for (std::size_t j0 = 0; j0 < digits; j0 += kGroup) {
+          const std::size_t j1 = std::min(digits, j0 + kGroup);
+          const u64* e[kGroup];
+          const u64* b[kGroup];
+          const u64* a[kGroup];
+          for (std::size_t j = j0; j < j1; ++j) {
+            e[j - j0] = ext.digits[j].data() + k * n;
+            b[j - j0] = key.b[j] + kk * n;
+            a[j - j0] = key.a[j] + kk * n;
+          }
+          const std::size_t gs = j1 - j0;
+          const std::uint32_t* p = perm ? perm->data() : nullptr;
+          for (std::size_t t = 0; t < n; ++t) {
+            const std::size_t src = p ? p[t] : t;
+            math::u128 s0 = j0 == 0 ? 0 : d0[t], s1 = j0 == 0 ? 0 : d1[t];
+            for (std::size_t j = 0; j < gs; ++j) {
+              const u64 x = e[j][src];
+              s0 += static_cast<math::u128>(x) * b[j][t];
+              s1 += static_cast<math::u128>(x) * a[j][t];
+            }
+            d0[t] = math::barrett_reduce_128(s0, m);
+            d1[t] = math::barrett_reduce_128(s1, m);
+          }
         }
-        d0[t] = math::barrett_reduce_128(s0, m);
-        d1[t] = math::barrett_reduce_128(s1, m);
+      }
+      if (g > 0) {
+        u64* a0 = acc0 + k * n;
+        u64* a1 = acc1 + k * n;
+        const u64 q = m.value();
+        for (std::size_t t = 0; t < n; ++t) {
+          a0[t] = math::add_mod(a0[t], d0[t], q);
+          a1[t] = math::add_mod(a1[t], d1[t], q);
+        }
       }
     }
   });

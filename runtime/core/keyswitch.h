@@ -109,6 +109,18 @@ class HybridKeySwitch {
                             const std::vector<std::uint32_t>* perm, u64* out0, u64* out1,
                             bool accumulate = false) const;
 
+  // Step (2) for a sum of key switches of permutations of one ModUp (double hoisting,
+  // Bossuat et al., Eurocrypt 2021, section 4.2): the key products of every term are added
+  // over Q_l P and ONE ModDown divides the sum by P, so out = round(sum_g perm_g(ext).key_g /
+  // P): each further term costs the key product only, and the rounding error stays at most
+  // 1/2 per coefficient. The terms' keys need the limbs and digits key_product_mod_down needs.
+  struct KeyTerm {
+    const KeyView* key;
+    const std::vector<std::uint32_t>* perm;  // null: no permutation
+  };
+  void key_products_mod_down(const ModUpDigits& ext, const std::vector<KeyTerm>& terms, u64* out0,
+                             u64* out1, bool accumulate = false) const;
+
   // Key generation, digit j of a key at key_limbs: writes b and a ((key_limbs + S) * N words
   // each). s: the secret in NTT form over all K + S primes; s_prime: the source secret in NTT
   // form over at least the K chain primes (only the digit's limbs are read). Samples a

@@ -215,6 +215,40 @@ CtArray sum_slots(const Ops& ops, const CtArray& a) {
   return make_array(out_shape, std::move(out));
 }
 
+CtArray sum_slots_staged(const Ops& ops, const CtArray& a, const std::vector<int>& radices) {
+  if (a.shape.empty()) throw std::logic_error("sum_slots of an array without a block axis");
+  std::size_t covered = 1;
+  for (int r : radices) {
+    if (r < 2) throw std::logic_error("sum_slots_staged: radix " + std::to_string(r) + " < 2");
+    covered *= static_cast<std::size_t>(r);
+  }
+  if (covered != ops.slots()) {
+    throw std::logic_error("sum_slots_staged: the radices cover " + std::to_string(covered) +
+                           " slots, the ring has " + std::to_string(ops.slots()));
+  }
+  std::vector<std::vector<int>> stages;
+  int stride = 1;
+  for (int r : radices) {
+    std::vector<int> steps;
+    for (int t = 0; t < r; ++t) steps.push_back(t * stride);
+    stages.push_back(std::move(steps));
+    stride *= r;
+  }
+  const std::size_t blocks = a.shape.back();
+  const std::vector<std::size_t> out_shape(a.shape.begin(), a.shape.end() - 1);
+  const std::size_t count = product(out_shape);
+  std::vector<Ct> out(count);
+  parallel_rows(count, default_threads(), [&](std::size_t i, int) {
+    Ct acc = a.at(i * blocks);
+    for (std::size_t b = 1; b < blocks; ++b) ops.evaluator().add_inplace(acc, a.at(i * blocks + b));
+    for (const std::vector<int>& steps : stages) {
+      acc = ops.evaluator().rotate_sum_hoisted(acc, steps, ops.galois_keys());
+    }
+    out[i] = std::move(acc);
+  });
+  return make_array(out_shape, std::move(out));
+}
+
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis) {
   const AxisSplit s = split_axis(a.shape, axis);
   std::vector<Ct> out(s.outer * s.inner);

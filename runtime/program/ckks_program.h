@@ -87,6 +87,11 @@ CtArray level_down(const Ops& ops, const CtArray& a, int level);
 CtArray rotate(const Ops& ops, const CtArray& a, int offset);
 // Sum over the packed axis: add the blocks, then rotate-and-add by 1, 2, ..., slots/2.
 CtArray sum_slots(const Ops& ops, const CtArray& a);
+// The same sum in stages (the rotation plan passes/rotation_keys.py chose): with radices
+// r_1 .. r_k (product: the slot count) and strides m_1 = 1, m_{i+1} = m_i r_i, stage i adds
+// the rotations by 0, m_i, ..., (r_i - 1) m_i, doubly hoisted (Evaluator::rotate_sum_hoisted:
+// one ModUp and one ModDown per stage). Radices 2, 2, ..., 2 is the rotate-and-add tree.
+CtArray sum_slots_staged(const Ops& ops, const CtArray& a, const std::vector<int>& radices);
 // Binary-tree sum along an array axis.
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis);
 // Fused sum_i a_i (x) b_i along an array axis.

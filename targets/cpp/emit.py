@@ -1044,6 +1044,9 @@ class _CkksWriter(_ComputeWriter):
                 return f"level_down(ops, {n(op.input)}, {op.to_level})"
             case ckks.RotateOp():
                 return f"rotate(ops, {n(op.input)}, {op.offset_value})"
+            case ckks.SumSlotsOp() if op.radix_values is not None:
+                radices = ", ".join(str(r) for r in op.radix_values)
+                return f"sum_slots_staged(ops, {n(op.input)}, {{{radices}}})"
             case ckks.SumSlotsOp():
                 return f"sum_slots(ops, {n(op.input)})"
             case ckks.ReduceOp():

@@ -20,6 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.bfv_noise import Ring, decrypt_budgets
 from compiler.analysis.ckks_util import needs_conjugation_key, needs_relin_key
+from compiler.analysis.cost import Units
 from compiler.analysis.counts import (
     ciphertext_bytes,
     executed_counts,
@@ -37,6 +38,7 @@ from compiler.analysis.flooding import (
 from compiler.analysis.noise import NoiseModel, error_failure_log2, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
+from compiler.analysis.rotations import SumPlan, plan_seconds, tree
 from compiler.analysis.streaming import ServerMemory, server_memory
 from compiler.dialects import bfv, ckks, he
 from compiler.errors import InternalError
@@ -91,6 +93,38 @@ def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
         "chunk": memory.chunk,
         "globals": memory.globals_peak,
         "baseline": memory.baseline,
+    }
+
+
+def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters, one_key: int) -> dict[str, Any]:
+    """The staging of the slot sums (passes/rotation_keys.py) against the rotate-and-add tree:
+    radices, rotations (key products) per sum, keys and estimated seconds per ciphertext."""
+    sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp)]
+    if not sums:
+        return {}
+    u = Units(params.log_n)
+    base, special = len(params.output_moduli), len(params.special_moduli)
+
+    def seconds(radices: Sequence[int]) -> float:
+        return sum(
+            plan_seconds(u, base + ckks.ct_type(s.input).level_value, special, params.dnum, radices)
+            for s in sums
+        )
+
+    radices = sums[0].radix_values or tree(params.slots)
+    plan, full = SumPlan(radices, seconds(radices)), SumPlan(tree(params.slots), 0.0)
+    return {
+        "sum_plan": {
+            "radices": list(plan.radices),
+            "rotations": plan.key_switches,
+            "keys": plan.keys,
+            "seconds": plan.seconds,
+            "tree_rotations": full.key_switches,
+            "tree_keys": full.keys,
+            "tree_seconds": seconds(full.radices),
+            "sums": len(sums),
+            "key_bytes_each": one_key,
+        }
     }
 
 
@@ -218,6 +252,7 @@ def build_report(
             "conjugation": conjugation,
             "key_level": key_level,
             "eval_key_bytes": n_keys * one_key,
+            **_sum_plan(program, params, one_key),
         },
         "sizes": {
             "ciphertext_top_level": ciphertext_bytes(params, top),
@@ -446,6 +481,33 @@ def render_cost(report: Mapping[str, Any]) -> list[str]:
     return ["cost model (compiler/analysis/cost.py; one core):", *lines]
 
 
+def _chain_cost_text(cost: Mapping[str, int] | None) -> str:
+    if cost is None:
+        return "cannot be lowered"
+    return (
+        f"depth {cost['depth']}, key switches {cost['key_switches']}, ct mults "
+        f"{cost['ct_mults']}, pt mults {cost['pt_mults']}, upload {_mib(cost['bytes'])}"
+    )
+
+
+def _render_chains(report: Mapping[str, Any]) -> list[str]:
+    """Matrix-chain ordering (passes/matrix_chain_ordering.py): per chain the order chosen
+    and the order written, each with its HE cost (compiler/analysis/matrix_chain.py)."""
+    chains = report.get("matrix_chains") or []
+    if not chains:
+        return []
+    lines = [
+        f"matrix chains (HE cost at {chains[0]['slots']} slots: depth, then key switches, "
+        "then ct mults, then bytes):"
+    ]
+    for c in chains:
+        verdict = "reordered" if c["chosen_order"] != c["source_order"] else "kept"
+        lines.append(f"  line {c['location']} ({c['layout']} result): {verdict}")
+        lines.append(f"    chosen  {c['chosen_order']}: {_chain_cost_text(c['chosen_cost'])}")
+        lines.append(f"    source  {c['source_order']}: {_chain_cost_text(c['source_cost'])}")
+    return lines
+
+
 def _mib(n: int) -> str:
     return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
 
@@ -511,6 +573,15 @@ def render_text(report: Mapping[str, Any]) -> str:
         f"{keys['rotations'] or 'none'}, conjugation {'yes' if keys['conjugation'] else 'no'}, "
         f"evaluation keys {_mib(keys['eval_key_bytes'])} (over Q_{keys['key_level']}·P)"
     )
+    if keys.get("sum_plan"):
+        sp = keys["sum_plan"]
+        lines.append(
+            f"slot sums: stages {' x '.join(str(r) for r in sp['radices'])} (doubly hoisted): "
+            f"{sp['rotations']} rotations and {sp['keys']} keys of "
+            f"{_mib(sp['key_bytes_each'])} per sum, est. {sp['seconds'] * 1e3:.3g} ms over "
+            f"the program's {sp['sums']} sum(s); rotate-and-add tree: {sp['tree_rotations']} "
+            f"rotations, {sp['tree_keys']} keys, est. {sp['tree_seconds'] * 1e3:.3g} ms"
+        )
     s = report["sizes"]
     lines.append(
         f"ciphertext bytes: upload per individual {_mib(s['upload_per_individual'])}, other "
@@ -537,6 +608,7 @@ def render_text(report: Mapping[str, Any]) -> str:
                 else "encrypted as an input"
             )
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
+    lines += _render_chains(report)
     lines += render_cost(report)
     lines.append("passes:")
     for ps in report["passes"]:

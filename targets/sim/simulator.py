@@ -484,9 +484,26 @@ class _Sim:
         if not self.noisy and padding.size and np.any(padding != 0.0):
             raise InternalError("sum_slots on a packed array whose padding slots are not zero")
         acc = np.sum(x, axis=-2)
-        for offset in sum_slots_offsets(self.slots):
-            acc = acc + np.roll(acc, -offset, axis=-1)
-            acc = acc + self.noise(acc.shape, self.model.key_switch(), ty.scale_bits)
+        radices = op.radix_values
+        if radices is None:
+            for offset in sum_slots_offsets(self.slots):
+                acc = acc + np.roll(acc, -offset, axis=-1)
+                acc = acc + self.noise(acc.shape, self.model.key_switch(), ty.scale_bits)
+        else:
+            # In stages, as the runtime's sum_slots_staged: stage i adds the rotations by
+            # t * stride (t < r_i), each with its key-switch error.
+            if math.prod(radices) != self.slots:
+                raise InternalError(f"sum_slots radices {list(radices)} do not cover the slots")
+            stride = 1
+            for r in radices:
+                terms = [acc]
+                for t in range(1, r):
+                    rotated = np.roll(acc, -t * stride, axis=-1)
+                    terms.append(
+                        rotated + self.noise(acc.shape, self.model.key_switch(), ty.scale_bits)
+                    )
+                acc = np.sum(terms, axis=0)
+                stride *= r
         if not self.noisy and not np.allclose(acc, acc[..., :1], rtol=1e-12, atol=1e-9):
             raise InternalError("sum_slots did not leave the same total in every slot")
         return acc[..., :1].copy()

@@ -288,6 +288,32 @@ TEST_P(CkksFixture, HoistedRotationsEqualSeparateRotations) {
   }
 }
 
+TEST_P(CkksFixture, DoublyHoistedRotationSumEqualsSumOfRotations) {
+  const std::vector<int> steps = {0, 1, 5, 12, -3};
+  KeyGenerator gen(ctx);
+  const GaloisKeys gk = gen.galois_keys(sk, steps);
+  const Vec x = random_slots(ctx->slots(), 2.0, 24);
+  const Ciphertext c = encrypt(x);
+  const Ciphertext sum = eval->rotate_sum_hoisted(c, steps, gk);
+  const std::size_t slots = ctx->slots();
+  Vec want(slots, 0.0);
+  for (int s : steps) {
+    for (std::size_t i = 0; i < slots; ++i) {
+      want[i] += x[(i + static_cast<std::size_t>(s % static_cast<int>(slots) + slots)) % slots];
+    }
+  }
+  // One ModDown for all five terms: the error is that of the separate rotations or below.
+  Ciphertext separate = eval->rotate_hoisted(c, steps, gk)[0];
+  for (std::size_t k = 1; k < steps.size(); ++k) {
+    eval->add_inplace(separate, eval->rotate_hoisted(c, {steps[k]}, gk)[0]);
+  }
+  const double err = max_error(decrypt(sum), want);
+  EXPECT_LT(err, 1e-5);
+  EXPECT_LT(err, 2.0 * max_error(decrypt(separate), want) + 1e-9);
+  EXPECT_THROW(eval->rotate_sum_hoisted(c, {0, 0}, gk), std::invalid_argument);
+  EXPECT_THROW(eval->rotate_sum_hoisted(c, {7}, gk), std::invalid_argument);  // no key for 7
+}
+
 TEST_P(CkksFixture, RotateAndRelinearizeAtLowerLevelAndTrimmedKeys) {
   KeyGenerator gen(ctx);
   const GaloisKeys gk = gen.galois_keys(sk, {1});

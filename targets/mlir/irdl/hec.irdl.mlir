@@ -790,6 +790,7 @@ irdl.dialect @ckks {
     irdl.attributes {"offset" = %6}
   }
   // ckks.sum_slots
+  //   optional, not checked by IRDL 19: radices
   irdl.operation @sum_slots {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
