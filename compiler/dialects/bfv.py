@@ -274,6 +274,11 @@ class TransposeOp(he.TransposeRule):
     name = "bfv.transpose"
 
 
+@irdl_op_definition
+class GatherOp(he.GatherRule):
+    name = "bfv.gather"
+
+
 Bfv = Dialect(
     "bfv",
     [
@@ -300,6 +305,7 @@ Bfv = Dialect(
         DotOp,
         BroadcastOp,
         TransposeOp,
+        GatherOp,
     ],
     [],
 )
