@@ -89,11 +89,19 @@ class _Lowering:
         # The stat op being lowered: the he ops emitted for it take its source location, and
         # a construct the lowering refuses is reported there.
         self.at: Operation | None = None
+        # Small-matrix dimensions (of det/adj operands): vectors along them stay replicated,
+        # one ciphertext per entry, so that k x k algebra and products with per-individual
+        # rows need no rotation.
+        self.small: set[Dim] = {
+            stat.tensor_type(op.input).dims[0]
+            for op in program.walk()
+            if isinstance(op, stat.DetOp | stat.AdjOp)
+        }
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
             if stat.tensor_type(op.result).rank == 2 and stat.tensor_type(op.result).is_secret
-        }
+        } - self.small
 
     # ------------------------------------------------------------------------- helpers
     def emit(self, op: Operation) -> SSAValue:
@@ -564,6 +572,13 @@ class _Lowering:
             y = self.bcast(y, (k, m), (0,), layout)
             s = self.lower(op.rhs, layout)
             return self.emit(he.DotOp(y, s, 0))
+        if lt.rank == 2 and rt.rank == 1 and k not in self.columns and layout == REPLICATED:
+            # [N, K] @ [K] -> [N] with K small: a dot over the replicated entries (no rotation;
+            # every individual's result is directly the replicated scalar its products need).
+            n = lt.dims[0]
+            left = self.lower(op.lhs, REPLICATED)
+            right = self.bcast(self.lower(op.rhs, REPLICATED), (n, k), (1,), REPLICATED)
+            return self.emit(he.DotOp(left, right, 1))
         if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
             if layout == PACKED or k not in self.columns:
                 raise self.error(
@@ -575,10 +590,13 @@ class _Lowering:
         if lt.rank == 2 and rt.rank == 2:  # [A, K] @ [K, B] -> [A, B]
             a, b = lt.dims[0], rt.dims[1]
             lhs_src = op.lhs.owner
-            if isinstance(lhs_src, stat.TransposeOp):
-                left = self.lower(lhs_src.input, REPLICATED)  # [K, A]
-            else:
-                left = self.emit(he.TransposeOp(self.lower(op.lhs, REPLICATED)))
+            if not isinstance(lhs_src, stat.TransposeOp):
+                # [A, K] @ [K, B] as a dot over the middle axis of [A, K, B]: the left factor's
+                # rows are used in place (no transpose, so a streamed A stays streamed).
+                left = self.bcast(self.lower(op.lhs, REPLICATED), (a, k, b), (0, 1), layout)
+                right = self.bcast(self.lower(op.rhs, layout), (a, k, b), (1, 2), layout)
+                return self.emit(he.DotOp(left, right, 1))
+            left = self.lower(lhs_src.input, REPLICATED)  # [K, A]
             left = self.bcast(left, (k, a, b), (0, 1), layout)
             right = self.bcast(self.lower(op.rhs, layout), (k, a, b), (0, 2), layout)
             return self.emit(he.DotOp(left, right, 0))
