@@ -90,8 +90,7 @@ class _ToBfv:
             case he.EncryptOp():
                 return bfv.EncryptOp(self.v(op.input))
             case he.DecryptOp():
-                factor = None if op.factor is None else self.v(op.factor)
-                return bfv.DecryptOp(op.sym_value, self.v(op.input), factor)
+                return bfv.DecryptOp(op.sym_value, self.v(op.input))
             case he.SubOp():
                 return bfv.SubOp(self.v(op.lhs), self.v(op.rhs))
             case he.AddOp():
@@ -129,9 +128,24 @@ class _ToBfv:
             case _:
                 raise InternalError(f"lower-he-to-bfv: no bfv form for {op.name}")
 
+    def scaled_decrypt(self, op: he.DecryptOp) -> bfv.DecryptOp:
+        """A revealed `c * x` (c a public integer the HE layer left to the coordinator): BFV
+        multiplies by c on the server instead, so the decrypted value is the exact integer
+        c*x (the plaintext modulus is then chosen for c*x's range; CRT when it needs more than
+        one prime) and no factor travels with a result as a float."""
+        assert op.factor is not None
+        scaled = bfv.MulConstOp(self.v(op.input), self.v(op.factor), True)
+        scaled.location = op.location
+        self.out.block.add_op(scaled)
+        scaled.results[0].name_hint = op.sym_value
+        return bfv.DecryptOp(op.sym_value, scaled.results[0])
+
     def run(self) -> bfv.ProgramOp:
         for op in self.src.block.ops:
-            new = self.convert(op)
+            if isinstance(op, he.DecryptOp) and op.factor is not None:
+                new = self.scaled_decrypt(op)
+            else:
+                new = self.convert(op)
             new.location = op.location  # the source construct, for located errors
             self.out.block.add_op(new)
             for old, result in zip(op.results, new.results, strict=True):

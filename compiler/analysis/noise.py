@@ -44,7 +44,6 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import SSAValue
 
 from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS, flooding_cost_bits
@@ -204,10 +203,8 @@ class NoiseModel:
 
 def error_failure_log2(program: ckks.ProgramOp) -> float:
     """The failure probability (log2) scale-management bounded the program's errors at."""
-    attr = program.attributes.get("error_failure_log2")
-    if isinstance(attr, FloatAttr):
-        return float(attr.value.data)
-    return DEFAULT_FAILURE_LOG2
+    attr = program.failure_log2
+    return DEFAULT_FAILURE_LOG2 if attr is None else float(attr.value.data)
 
 
 def value_errors(

@@ -11,13 +11,13 @@ Slots: a BFV ciphertext holds N slots (both rows of the 2 x N/2 batching matrix)
 of a packed block is row j div (N/2), column j mod (N/2). `bfv.sum_slots` sums all N slots
 into every slot (row rotations by 1, 2, ..., N/4, then the row swap).
 
-`bfv.program` carries the parameters once chosen (`Parameters`): log_n, plain_moduli,
-moduli (the primes of Q), special_moduli (key switching), dnum, security_bits, insecure,
-and rotation_keys. `plain_moduli` lists one batching prime t or, when a revealed value's range
-needs more bits than one prime below 2^60 holds, k primes t_1 .. t_k: the program then runs k
-times, once modulo each t_i (residue computations with the same ring and Q), and decryption
-reconstructs each integer from its k residues by the Chinese remainder theorem
-(`reconstruct`), exactly in (-T/2, T/2) for T = t_1 ... t_k.
+`bfv.program` carries the parameters once chosen as `#bfv.parameters` (`Parameters` in
+Python): log_n, plain_moduli, moduli (the primes of Q), special_moduli (key switching), dnum,
+security_bits, insecure; and the rotation keys. `plain_moduli` lists one batching prime t
+or, when a revealed value's range needs more bits than one prime below 2^60 holds, k primes
+t_1 .. t_k: the program then runs k times, once modulo each t_i (residue computations with
+the same ring and Q), and decryption reconstructs each integer from its k residues by the
+Chinese remainder theorem (`reconstruct`), exactly in (-T/2, T/2) for T = t_1 ... t_k.
 """
 
 from __future__ import annotations
@@ -25,13 +25,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, i64
-from xdsl.ir import Dialect
-from xdsl.irdl import irdl_op_definition
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntAttr, i64
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition, irdl_op_definition, opt_attr_def
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from compiler.dialects import he
@@ -108,43 +110,119 @@ def _dense(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
 
-@irdl_op_definition
-class ProgramOp(he.ProgramRule):
-    name = "bfv.program"
+def _text(values: ArrayAttr[IntAttr]) -> str:
+    return "[" + ", ".join(str(q.data) for q in values.data) + "]"
 
-    def parameters(self) -> Parameters | None:
-        attrs = self.attributes
-        if "log_n" not in attrs:
-            return None
 
-        def one(key: str) -> int:
-            value = attrs[key]
-            assert isinstance(value, IntegerAttr)
-            return value.value.data
+@irdl_attr_definition
+class ParametersAttr(ParametrizedAttribute):
+    """`#bfv.parameters<log_n = 13, plain_moduli = [...], moduli = [...], special_moduli =
+    [...], dnum = 2, security_bits = 128, insecure = false>`: the parameters a BFV program runs
+    under (bfv-parameters; `Parameters` is its Python form)."""
 
-        insecure = attrs.get("insecure")
-        return Parameters(
-            log_n=one("log_n"),
-            plain_moduli=ints(attrs["plain_moduli"]),
-            moduli=ints(attrs["moduli"]),
-            special_moduli=ints(attrs["special_moduli"]),
-            dnum=one("dnum"),
-            security_bits=one("security_bits"),
-            insecure=isinstance(insecure, IntegerAttr) and insecure.value.data != 0,
+    name = "bfv.parameters"
+
+    log_n: IntAttr
+    plain_moduli: ArrayAttr[IntAttr]
+    moduli: ArrayAttr[IntAttr]
+    special_moduli: ArrayAttr[IntAttr]
+    dnum: IntAttr
+    security_bits: IntAttr
+    insecure: IntAttr
+
+    FIELDS: ClassVar[tuple[str, ...]] = (
+        "log_n",
+        "plain_moduli",
+        "moduli",
+        "special_moduli",
+        "dnum",
+        "security_bits",
+        "insecure",
+    )
+
+    @staticmethod
+    def get(p: Parameters) -> ParametersAttr:
+        return ParametersAttr(
+            IntAttr(p.log_n),
+            he.ints_attr(p.plain_moduli),
+            he.ints_attr(p.moduli),
+            he.ints_attr(p.special_moduli),
+            IntAttr(p.dnum),
+            IntAttr(p.security_bits),
+            IntAttr(int(p.insecure)),
         )
 
+    def value(self) -> Parameters:
+        def ints(a: ArrayAttr[IntAttr]) -> tuple[int, ...]:
+            return tuple(q.data for q in a.data)
+
+        return Parameters(
+            log_n=self.log_n.data,
+            plain_moduli=ints(self.plain_moduli),
+            moduli=ints(self.moduli),
+            special_moduli=ints(self.special_moduli),
+            dnum=self.dnum.data,
+            security_bits=self.security_bits.data,
+            insecure=self.insecure.data != 0,
+        )
+
+    def verify(self) -> None:
+        if self.insecure.data not in (0, 1):
+            raise VerifyException("insecure is a flag")
+        if not self.plain_moduli.data or not self.moduli.data:
+            raise VerifyException("a BFV program needs a plaintext modulus and a ciphertext prime")
+        for array in (self.plain_moduli, self.moduli, self.special_moduli):
+            if any(q.data < 2 for q in array.data):
+                raise VerifyException("moduli are primes")
+
+    def print_parameters(self, printer: Printer) -> None:
+        he.print_fields(
+            printer,
+            [
+                ("log_n", str(self.log_n.data)),
+                ("plain_moduli", _text(self.plain_moduli)),
+                ("moduli", _text(self.moduli)),
+                ("special_moduli", _text(self.special_moduli)),
+                ("dnum", str(self.dnum.data)),
+                ("security_bits", str(self.security_bits.data)),
+                ("insecure", "true" if self.insecure.data else "false"),
+            ],
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        f = he.parse_fields(parser, cls.FIELDS)
+        attr = ParametersAttr(
+            IntAttr(int(f["log_n"])),  # pyright: ignore[reportArgumentType]
+            he.ints_attr(f["plain_moduli"]),  # pyright: ignore[reportArgumentType]
+            he.ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
+            he.ints_attr(f["special_moduli"]),  # pyright: ignore[reportArgumentType]
+            IntAttr(int(f["dnum"])),  # pyright: ignore[reportArgumentType]
+            IntAttr(int(f["security_bits"])),  # pyright: ignore[reportArgumentType]
+            IntAttr(1 if f["insecure"] else 0),
+        )
+        return list(attr.parameters)
+
+
+@irdl_op_definition
+class ProgramOp(he.ProgramRule):
+    """A whole BFV program. What the passes decide about it are typed attributes:
+    `parameters` (`#bfv.parameters`, bfv-parameters) and `rotation_keys` (rotation-keys);
+    the emitter and the report read them from here."""
+
+    name = "bfv.program"
+
+    chain = opt_attr_def(ParametersAttr, attr_name="parameters")
+    rotations = opt_attr_def(DenseArrayBase, attr_name="rotation_keys")
+
+    def parameters(self) -> Parameters | None:
+        return None if self.chain is None else self.chain.value()
+
     def set_parameters(self, p: Parameters) -> None:
-        self.attributes["log_n"] = IntegerAttr(p.log_n, i64)
-        self.attributes["plain_moduli"] = _dense(p.plain_moduli)
-        self.attributes["moduli"] = _dense(p.moduli)
-        self.attributes["special_moduli"] = _dense(p.special_moduli)
-        self.attributes["dnum"] = IntegerAttr(p.dnum, i64)
-        self.attributes["security_bits"] = IntegerAttr(p.security_bits, i64)
-        self.attributes["insecure"] = BoolAttr.from_bool(p.insecure)
+        self.attributes["parameters"] = ParametersAttr.get(p)
 
     def rotation_keys(self) -> tuple[int, ...] | None:
-        value = self.attributes.get("rotation_keys")
-        return None if value is None else ints(value)
+        return None if self.rotations is None else ints(self.rotations)
 
     def set_rotation_keys(self, offsets: Sequence[int]) -> None:
         self.attributes["rotation_keys"] = _dense(sorted(set(offsets)))
@@ -307,7 +385,7 @@ Bfv = Dialect(
         TransposeOp,
         GatherOp,
     ],
-    [],
+    [ParametersAttr],
 )
 for _op in Bfv.operations:
     if issubclass(_op, he.HeOp):
@@ -317,4 +395,4 @@ for _op in Bfv.operations:
 KEY_SWITCH_OPS = (RelinearizeOp, RotateOp, SumSlotsOp)
 PUBLIC_OPS = (ParamOp, SourceOp, SizeOp, ConstantOp, PublicArithOp)
 
-__all__ = ["Bfv", "CtType", "Parameters", "ProgramOp", "PtType", "PublicType"]
+__all__ = ["Bfv", "CtType", "Parameters", "ParametersAttr", "ProgramOp", "PtType", "PublicType"]

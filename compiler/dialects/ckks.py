@@ -62,6 +62,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
+    FloatAttr,
     FloatData,
     IntAttr,
     IntegerAttr,
@@ -961,42 +962,6 @@ class Parameters:
         return max(self.modulus_bits(top), keys)
 
 
-def _print_fields(printer: Printer, fields: Sequence[tuple[str, str]]) -> None:
-    printer.print_string("<" + ", ".join(f"{k} = {v}" for k, v in fields) + ">")
-
-
-def _parse_fields(parser: AttrParser, names: Sequence[str]) -> dict[str, object]:
-    """`<name = value, ...>` with the names in order; a value is a number, a bool or a
-    bracketed list of integers."""
-    out: dict[str, object] = {}
-    with parser.in_angle_brackets():
-        for i, name in enumerate(names):
-            if i:
-                parser.parse_punctuation(",")
-            parser.parse_keyword(name)
-            parser.parse_punctuation("=")
-            if parser.parse_optional_punctuation("[") is not None:
-                items: list[int] = []
-                if parser.parse_optional_punctuation("]") is None:
-                    while True:
-                        items.append(parser.parse_integer(allow_boolean=False))
-                        if parser.parse_optional_punctuation(",") is None:
-                            break
-                    parser.parse_punctuation("]")
-                out[name] = items
-            elif parser.parse_optional_keyword("true") is not None:
-                out[name] = True
-            elif parser.parse_optional_keyword("false") is not None:
-                out[name] = False
-            else:
-                out[name] = parser.parse_number()
-    return out
-
-
-def _ints_attr(values: Sequence[int]) -> ArrayAttr[IntAttr]:
-    return ArrayAttr([IntAttr(int(v)) for v in values])
-
-
 @irdl_attr_definition
 class PlanAttr(ParametrizedAttribute):
     """`#ckks.plan<log_n = 13, input_scale = 46.0, rescale_bits = 60.0, output_bits = 119,
@@ -1042,7 +1007,7 @@ class PlanAttr(ParametrizedAttribute):
         )
 
     def print_parameters(self, printer: Printer) -> None:
-        _print_fields(
+        he.print_fields(
             printer,
             [
                 ("log_n", str(self.log_n.data)),
@@ -1056,7 +1021,7 @@ class PlanAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        f = _parse_fields(parser, cls.FIELDS)
+        f = he.parse_fields(parser, cls.FIELDS)
         plan = PlanAttr.get(
             int(f["log_n"]),  # pyright: ignore[reportArgumentType]
             float(f["input_scale"]),  # pyright: ignore[reportArgumentType]
@@ -1105,7 +1070,7 @@ class ParametersAttr(ParametrizedAttribute):
         def ints(a: ArrayAttr[IntAttr]) -> str:
             return "[" + ", ".join(str(q.data) for q in a.data) + "]"
 
-        _print_fields(
+        he.print_fields(
             printer,
             [
                 ("log_n", str(self.log_n.data)),
@@ -1120,12 +1085,12 @@ class ParametersAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        f = _parse_fields(parser, cls.FIELDS)
+        f = he.parse_fields(parser, cls.FIELDS)
         attr = ParametersAttr(
             IntAttr(int(f["log_n"])),  # pyright: ignore[reportArgumentType]
-            _ints_attr(f["output_moduli"]),  # pyright: ignore[reportArgumentType]
-            _ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
-            _ints_attr(f["special_moduli"]),  # pyright: ignore[reportArgumentType]
+            he.ints_attr(f["output_moduli"]),  # pyright: ignore[reportArgumentType]
+            he.ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
+            he.ints_attr(f["special_moduli"]),  # pyright: ignore[reportArgumentType]
             IntAttr(int(f["dnum"])),  # pyright: ignore[reportArgumentType]
             IntAttr(int(f["security_bits"])),  # pyright: ignore[reportArgumentType]
             IntAttr(1 if f["insecure"] else 0),
@@ -1145,10 +1110,12 @@ def _ints(value: Attribute) -> tuple[int, ...]:
 @irdl_op_definition
 class ProgramOp(he.ProgramRule):
     """A whole CKKS program: params, encodes/encryptions, the server computation, decrypts.
-    What the passes decide about the whole program are typed attributes: `key_level` (the
-    highest level of a key switch, level-assignment), `plan` (`#ckks.plan`,
-    scale-management), `parameters` (`#ckks.parameters`, parameter-selection) and
-    `rotation_keys` (rotation-keys); the emitter and the report read them from here."""
+        What the passes decide about the whole program are typed attributes: `key_level` (the
+        highest level of a key switch, level-assignment), `plan` (`#ckks.plan`,
+        scale-management), `parameters` (`#ckks.parameters`, parameter-selection) and
+        `rotation_keys` (rotation-keys), and `error_failure_log2` (the probability, as a power of
+    two, with which each output's error bound may fail: scale-management, from
+    `--error-confidence`); the emitter and the report read them from here."""
 
     name = "ckks.program"
 
@@ -1156,6 +1123,7 @@ class ProgramOp(he.ProgramRule):
     plan = opt_attr_def(PlanAttr)
     chain = opt_attr_def(ParametersAttr, attr_name="parameters")
     rotations = opt_attr_def(DenseArrayBase, attr_name="rotation_keys")
+    failure_log2 = opt_attr_def(FloatAttr, attr_name="error_failure_log2")
 
     def key_level_value(self) -> int | None:
         return None if self.key_level is None else self.key_level.value.data
@@ -1197,9 +1165,9 @@ class ProgramOp(he.ProgramRule):
     def set_parameters(self, p: Parameters) -> None:
         self.attributes["parameters"] = ParametersAttr(
             IntAttr(p.log_n),
-            _ints_attr(p.output_moduli),
-            _ints_attr(p.moduli),
-            _ints_attr(p.special_moduli),
+            he.ints_attr(p.output_moduli),
+            he.ints_attr(p.moduli),
+            he.ints_attr(p.special_moduli),
             IntAttr(p.dnum),
             IntAttr(p.security_bits),
             IntAttr(int(p.insecure)),

@@ -351,6 +351,43 @@ def ints(value: Attribute) -> tuple[int, ...]:
     return tuple(int(v) for v in value.get_values())
 
 
+def print_fields(printer: Printer, fields: Sequence[tuple[str, str]]) -> None:
+    """`<name = value, ...>`: the syntax of the scheme dialects' parameter attributes."""
+    printer.print_string("<" + ", ".join(f"{k} = {v}" for k, v in fields) + ">")
+
+
+def parse_fields(parser: AttrParser, names: Sequence[str]) -> dict[str, object]:
+    """`<name = value, ...>` with the names in order; a value is a number, a bool or a
+    bracketed list of integers."""
+    out: dict[str, object] = {}
+    with parser.in_angle_brackets():
+        for i, name in enumerate(names):
+            if i:
+                parser.parse_punctuation(",")
+            parser.parse_keyword(name)
+            parser.parse_punctuation("=")
+            if parser.parse_optional_punctuation("[") is not None:
+                items: list[int] = []
+                if parser.parse_optional_punctuation("]") is None:
+                    while True:
+                        items.append(parser.parse_integer(allow_boolean=False))
+                        if parser.parse_optional_punctuation(",") is None:
+                            break
+                    parser.parse_punctuation("]")
+                out[name] = items
+            elif parser.parse_optional_keyword("true") is not None:
+                out[name] = True
+            elif parser.parse_optional_keyword("false") is not None:
+                out[name] = False
+            else:
+                out[name] = parser.parse_number()
+    return out
+
+
+def ints_attr(values: Sequence[int]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr([IntAttr(int(v)) for v in values])
+
+
 # --------------------------------------------------------------------------------------------
 # Op rules (abstract; each dialect names them)
 # --------------------------------------------------------------------------------------------

@@ -41,12 +41,13 @@ def test_bfv_plain_modulus_holds_the_largest_value() -> None:
     comp = compile_file(NUMERATORS, Options(scheme="bfv", sizes=Sizes.parse("N=5000,M=16384")))
     params = comp.bfv_program.parameters()
     assert params is not None
-    # The decrypted chi2_num is (n11·2N - c1·r1)^2 (2N is the coordinator's factor), which
-    # reaches (N^2)^2 = 6.25e14 for N = 5000 (half the individuals cases with S = 2, half
-    # controls with S = 0): t must hold twice that (the sign).
-    (t,) = params.plain_moduli
-    assert t > 2 * (5000**2) ** 2
-    assert t % (2 << params.log_n) == 1
+    # The decrypted chi2_num is 2N·(n11·2N - c1·r1)^2 (BFV multiplies by the public 2N on the
+    # server: the value is exact), which reaches 2N·(N^2)^2 = 6.25e18 for N = 5000 (half the
+    # individuals cases with S = 2, half controls with S = 0): T = t_1·...·t_k must hold
+    # twice that (the sign), beyond one prime below 2^60, so a CRT over two.
+    assert params.plain_product > 2 * 10_000 * (5000**2) ** 2
+    assert len(params.plain_moduli) == 2
+    assert all(t % (2 << params.log_n) == 1 for t in params.plain_moduli)
     assert params.security_bits == 128
     # runtime/bfv takes primes of Q and P below 2^60 (regression: 2^60 + 57345 was refused)
     assert all(q < 2**60 for q in params.moduli + params.special_moduli)

@@ -255,6 +255,17 @@ irdl.dialect @stat {
 }
 
 irdl.dialect @bfv {
+  // bfv.parameters<log_n, plain_moduli, moduli, special_moduli, dnum, security_bits, insecure>
+  irdl.attribute @parameters {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.array"
+    %2 = irdl.base "#builtin.array"
+    %3 = irdl.base "#builtin.array"
+    %4 = irdl.base "#builtin.integer"
+    %5 = irdl.base "#builtin.integer"
+    %6 = irdl.base "#builtin.integer"
+    irdl.parameters(%0, %1, %2, %3, %4, %5, %6)
+  }
   // bfv.program: carried by an upstream container (targets/mlir/form.py)
   // bfv.param
   irdl.operation @param {

@@ -150,6 +150,30 @@ def test_meancov_int_compiled_with_scheme_bfv_matches_numpy_exactly(tmp_path: Pa
     np.testing.assert_array_equal(scatter, x.T @ x)
 
 
+def test_a_public_factor_is_applied_exactly_on_bfv(tmp_path: Path) -> None:
+    """`reveal chi2_num = d * (...)^2` with d = 2N public: BFV multiplies by d on the server
+    (its plaintext modulus covers the product), so the decrypted value is the exact integer.
+    It was refused at decrypt: "factor 100 (a BFV result is an exact integer: its factor is
+    1)"."""
+    n, m = 30, 5
+    built = compile_cpp(
+        ROOT / "examples/gwas/chisq_numerators.hec",
+        tmp_path / "build",
+        Options(sizes=Sizes.parse(f"N={n},M={m}"), scheme="bfv"),
+    )
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, size=n).astype(np.int64)
+    s = rng.integers(0, 3, size=(n, m)).astype(np.int64)
+    np.save(tmp_path / "y.npy", y)
+    np.save(tmp_path / "S.npy", s)
+    out = _all_roles(built.binary, {"y": tmp_path / "y.npy", "S": tmp_path / "S.npy"}, tmp_path, n)
+    n11, c1, r1, d = y @ s, s.sum(axis=0), 2 * int(y.sum()), 2 * n
+    chi2_num = np.load(out / "chi2_num.npy")
+    assert chi2_num.dtype == np.int64
+    np.testing.assert_array_equal(chi2_num, d * (n11 * d - c1 * r1) ** 2)
+    np.testing.assert_array_equal(np.load(out / "or_den.npy"), (c1 - n11) * (r1 - n11))
+
+
 def test_emitted_bfv_program_has_the_ckks_structure() -> None:
     runtime_dir, lib = ROOT / "runtime", ROOT / "build" / "release" / "libhec_runtime.a"
     e = emit(integer_program(), "intprog.hec", runtime_dir, lib)
