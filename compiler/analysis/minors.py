@@ -180,4 +180,7 @@ def evaluate(plan: MinorPlan, a: list[list[float]]) -> list[float]:
             values.append(total)
         tables[s.size] = values
     src = tables[plan.result_size]
-    return [-src[i] if n else src[i] for i, n in zip(plan.result_indices, plan.result_negate)]
+    return [
+        -src[i] if n else src[i]
+        for i, n in zip(plan.result_indices, plan.result_negate, strict=True)
+    ]

@@ -23,7 +23,8 @@ Ops: param, source, size, constant, public_arith (public scalars); encode, encry
 owner), decrypt (coordinator); add, sub, negate, mul (tensor product), mul_const (a public
 scalar; `integer` when it is an integer, which every scheme multiplies exactly),
 add_const, relinearize, rotate, sum_slots, reduce, dot (fused sum of products over an axis),
-broadcast, transpose, gather (picks and negates ciphertexts of a replicated array). Level changes are scheme ops (`ckks.rescale`, `bfv.mod_switch`): what
+broadcast, transpose, gather (picks and negates ciphertexts of a replicated array). Level
+changes are scheme ops (`ckks.rescale`, `bfv.mod_switch`): what
 a level is depends on the scheme record (passes/schemes.py).
 """
 
@@ -705,9 +706,7 @@ class GatherRule(Unary, ABC):
             raise VerifyException(f"{self.name} picks ciphertexts of a replicated array")
         if len(self.index_values) != len(self.negate_flags):
             raise VerifyException(f"{self.name}: one negate flag per index")
-        if any(i < 0 for i in self.index_values) or any(
-            x not in (0, 1) for x in ints(self.negate)
-        ):
+        if any(i < 0 for i in self.index_values) or any(x not in (0, 1) for x in ints(self.negate)):
             raise VerifyException(f"{self.name}: indices are >= 0 and negate flags 0 or 1")
         shape = self.shape_tuple
         if all(isinstance(d, int) for d in src.dims):
@@ -724,8 +723,7 @@ class GatherRule(Unary, ABC):
                 total *= d
             if total != len(self.index_values):
                 raise VerifyException(
-                    f"{self.name}: {len(self.index_values)} indices for shape "
-                    f"{format_shape(shape)}"
+                    f"{self.name}: {len(self.index_values)} indices for shape {format_shape(shape)}"
                 )
         return src.with_(dims=shape)
 

@@ -251,9 +251,7 @@ class _Export:
         outer = self.indent
         self.indent += "  "
         slices = [self.slice(v, shape, axis, i, e)[0] for v, e in zip(operands, elems, strict=True)]
-        term = (
-            self.elementwise("ckks.mul", slices, slice_types, out_ty) if product else slices[0]
-        )
+        term = self.elementwise("ckks.mul", slices, slice_types, out_ty) if product else slices[0]
         total = self.elementwise("ckks.add", [acc, term], [out_ty, out_ty], out_ty)
         self.emit(f"scf.yield {total} : {out_ty}")
         self.indent = outer
@@ -442,8 +440,8 @@ def _lower(ex: _Export, op: Operation) -> None:
             if any(op.negate_flags):
                 negated = ex.elementwise("ckks.negate", [ex.names[op.input]], [src_ty], src_ty)
             elements: list[str] = []
-            for index, neg in zip(op.index_values, op.negate_flags, strict=True):
-                position = [int(i) for i in np.unravel_index(index, src_shape)] if src_shape else []
+            for flat, neg in zip(op.index_values, op.negate_flags, strict=True):
+                position = [int(i) for i in np.unravel_index(flat, src_shape)] if src_shape else []
                 value = ex.fresh("x")
                 idx = ", ".join(ex.index(i) for i in position)
                 ex.emit(
