@@ -121,6 +121,10 @@ class _ToBfv:
                 )
             case he.TransposeOp():
                 return bfv.TransposeOp(self.v(op.input))
+            case he.GatherOp():
+                return bfv.GatherOp(
+                    self.v(op.input), op.index_values, op.negate_flags, op.shape_tuple
+                )
             case _:
                 raise InternalError(f"lower-he-to-bfv: no bfv form for {op.name}")
 

@@ -106,6 +106,10 @@ class _ToCkks:
                 )
             case he.TransposeOp():
                 return ckks.TransposeOp(self.v(op.input))
+            case he.GatherOp():
+                return ckks.GatherOp(
+                    self.v(op.input), op.index_values, op.negate_flags, op.shape_tuple
+                )
             case _:
                 raise InternalError(f"lower-he-to-ckks: no ckks form for {op.name}")
 

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from compiler.analysis.minors import adj_plan, det_plan
 from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
@@ -88,11 +89,19 @@ class _Lowering:
         # The stat op being lowered: the he ops emitted for it take its source location, and
         # a construct the lowering refuses is reported there.
         self.at: Operation | None = None
+        # Small-matrix dimensions (of det/adj operands): vectors along them stay replicated,
+        # one ciphertext per entry, so that k x k algebra and products with per-individual
+        # rows need no rotation.
+        self.small: set[Dim] = {
+            stat.tensor_type(op.input).dims[0]
+            for op in program.walk()
+            if isinstance(op, stat.DetOp | stat.AdjOp)
+        }
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
             if stat.tensor_type(op.result).rank == 2 and stat.tensor_type(op.result).is_secret
-        }
+        } - self.small
 
     # ------------------------------------------------------------------------- helpers
     def emit(self, op: Operation) -> SSAValue:
@@ -383,15 +392,12 @@ class _Lowering:
                         "of a matrix product (packed transposes need rotations)"
                     )
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
+            case stat.DetOp() | stat.AdjOp():
+                return self.lower_small_matrix(op)
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
                 hint = ""
-                if isinstance(op, stat.DetOp | stat.AdjOp):
-                    hint = (
-                        "det and adj of an encrypted matrix are not lowered yet (TODO(#21)); "
-                        "if revealing the matrix is acceptable, compute them in the client block"
-                    )
-                elif isinstance(op, PUBLIC_FUNCTIONS):
+                if isinstance(op, PUBLIC_FUNCTIONS):
                     hint = (
                         "a function of public data is not evaluated under encryption: compute "
                         "it beforehand and give the result as a public input"
@@ -399,6 +405,55 @@ class _Lowering:
                 raise self.error(
                     f"{name} on encrypted values is not supported by the lowering", hint
                 )
+
+    def small_size(self, d: Dim) -> int:
+        """The compile-time size of a small-matrix dimension (det/adj are expanded for it)."""
+        if isinstance(d, int):
+            return d
+        if d not in self.sizes:
+            raise self.error(
+                f"det and adj of an encrypted {d} x {d} matrix are expanded for the size of {d}, "
+                "which is not given",
+                hint=f"compile for the data's size, e.g. --size {d}=4 (hec run does it by itself)",
+            )
+        return self.sizes[d]
+
+    def lower_small_matrix(self, op: stat.DetOp | stat.AdjOp) -> SSAValue:
+        """det/adj by the balanced Laplace expansion of compiler/analysis/minors.py: one stage
+        of `dot(gather, gather)` per minor size, on the replicated matrix (no rotation); the
+        depth is ceil(log2 k) for det and ceil(log2 (k - 1)) for adj."""
+        dims = stat.tensor_type(op.input).dims
+        k = self.small_size(dims[0])
+        a = self.lower(op.input, REPLICATED)
+        if isinstance(op, stat.AdjOp):
+            if k < 2:
+                raise self.error(
+                    "adj of a 1 x 1 matrix is the constant 1, not an encrypted value",
+                    hint="use a matrix of at least 2 x 2, or the constant 1",
+                )
+            plan = adj_plan(k)
+            shape: tuple[Dim, ...] = dims
+        else:
+            plan = det_plan(k)
+            shape = ()
+        flat = self.emit(he.GatherOp(a, list(range(k * k)), [False] * (k * k), (k * k,)))
+        tables: dict[int, SSAValue] = {1: flat}
+        for s in plan.stages:
+            terms = (s.count, s.terms)
+            top = self.emit(he.GatherOp(tables[s.top_size], s.top_indices, s.top_negate, terms))
+            bottom = self.emit(
+                he.GatherOp(
+                    tables[s.bottom_size], s.bottom_indices, [False] * len(s.top_negate), terms
+                )
+            )
+            # Relinearized once per minor (the tables are gathered again: one key switch per
+            # minor instead of one per term that reads it).
+            minors = self.relin_if_needed(self.emit(he.DotOp(top, bottom, 1)))
+            minors.name_hint = f"minors{s.size}"
+            tables[s.size] = minors
+        return self.emit(
+            he.GatherOp(tables[plan.result_size], plan.result_indices, plan.result_negate, shape)
+        )
 
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
@@ -517,6 +572,13 @@ class _Lowering:
             y = self.bcast(y, (k, m), (0,), layout)
             s = self.lower(op.rhs, layout)
             return self.emit(he.DotOp(y, s, 0))
+        if lt.rank == 2 and rt.rank == 1 and k not in self.columns and layout == REPLICATED:
+            # [N, K] @ [K] -> [N] with K small: a dot over the replicated entries (no rotation;
+            # every individual's result is directly the replicated scalar its products need).
+            n = lt.dims[0]
+            left = self.lower(op.lhs, REPLICATED)
+            right = self.bcast(self.lower(op.rhs, REPLICATED), (n, k), (1,), REPLICATED)
+            return self.emit(he.DotOp(left, right, 1))
         if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
             if layout == PACKED or k not in self.columns:
                 raise self.error(
@@ -528,10 +590,13 @@ class _Lowering:
         if lt.rank == 2 and rt.rank == 2:  # [A, K] @ [K, B] -> [A, B]
             a, b = lt.dims[0], rt.dims[1]
             lhs_src = op.lhs.owner
-            if isinstance(lhs_src, stat.TransposeOp):
-                left = self.lower(lhs_src.input, REPLICATED)  # [K, A]
-            else:
-                left = self.emit(he.TransposeOp(self.lower(op.lhs, REPLICATED)))
+            if not isinstance(lhs_src, stat.TransposeOp):
+                # [A, K] @ [K, B] as a dot over the middle axis of [A, K, B]: the left factor's
+                # rows are used in place (no transpose, so a streamed A stays streamed).
+                left = self.bcast(self.lower(op.lhs, REPLICATED), (a, k, b), (0, 1), layout)
+                right = self.bcast(self.lower(op.rhs, layout), (a, k, b), (1, 2), layout)
+                return self.emit(he.DotOp(left, right, 1))
+            left = self.lower(lhs_src.input, REPLICATED)  # [K, A]
             left = self.bcast(left, (k, a, b), (0, 1), layout)
             right = self.bcast(self.lower(op.rhs, layout), (k, a, b), (0, 2), layout)
             return self.emit(he.DotOp(left, right, 0))

@@ -173,7 +173,7 @@ def noise_bits(
                 e = switched(ring, g(op.input), he.ct_type(op.input).level_value)
             case he.AddConstRule():
                 e = _hypot(g(op.operands[0]), ring.encoding())
-            case he.NegateRule() | he.BroadcastRule() | he.TransposeRule():
+            case he.NegateRule() | he.BroadcastRule() | he.TransposeRule() | he.GatherRule():
                 e = g(op.operands[0])
             case _:
                 raise UserError(f"the bfv noise model does not handle {op.name}")

@@ -225,7 +225,7 @@ def party_sizes(
         for r in op.results:
             ty = r.type
             if isinstance(ty, ckks.CtType) and not isinstance(
-                op, ckks.BroadcastOp | ckks.LevelDownOp | ckks.TransposeOp
+                op, ckks.BroadcastOp | ckks.LevelDownOp | ckks.TransposeOp | ckks.GatherOp
             ):
                 live[r] = s.count(ty) * ciphertext_bytes(params, ty.level_value, ty.degree_value)
         peak = max(peak, sum(live.values()))

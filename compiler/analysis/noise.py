@@ -298,7 +298,7 @@ def value_errors(
                     e = e + Error(d=_times(m, rounded))
             case ckks.NegateOp() | ckks.AddConstOp() | ckks.LevelDownOp():
                 e = err[op.operands[0]]
-            case ckks.BroadcastOp() | ckks.TransposeOp():
+            case ckks.BroadcastOp() | ckks.TransposeOp() | ckks.GatherOp():
                 e = err[op.input]
             case _:
                 raise AssertionError(f"noise analysis does not handle {op.name}")

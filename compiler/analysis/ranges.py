@@ -393,6 +393,9 @@ class RelationalRanges:
             case he.RotateRule():
                 x = op.input
                 return lambda g: g[x].union(Interval.point(0.0))  # padding slots rotate in
+            case he.GatherRule() if any(op.negate_flags):
+                x = op.input
+                return lambda g: g[x].union(-g[x])
             case (
                 he.EncryptRule()
                 | he.RelinearizeRule()
@@ -401,6 +404,7 @@ class RelationalRanges:
                 | ckks.UnpackComplexOp()
                 | he.BroadcastRule()
                 | he.TransposeRule()
+                | he.GatherRule()
             ):
                 x = op.operands[0]
                 return lambda g: g[x]
@@ -487,6 +491,7 @@ _MOVES_ELEMENTS = (
     he.RotateRule,
     he.BroadcastRule,
     he.TransposeRule,
+    he.GatherRule,
     ckks.UnpackComplexOp,
 )
 

@@ -150,6 +150,8 @@ def _row_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str) -> Schedul
             continue
         if isinstance(op, he.TransposeRule):
             raise NotStreamableError("a transpose moves the streamed axis")
+        if isinstance(op, he.GatherRule):
+            raise NotStreamableError("a gather picks elements across the streamed axis")
         if broadcast:
             assert isinstance(op, he.BroadcastRule)
             if op.dims_tuple[:1] != (0,):
@@ -235,6 +237,8 @@ def server_memory(
             if _ct(r) is None or (streamed and (r in s.row or op in s.sinks)):
                 continue
             if isinstance(op, he.BroadcastRule | he.TransposeRule | ckks.LevelDownOp):
+                continue
+            if isinstance(op, he.GatherRule) and not any(op.negate_flags):
                 continue
             live[r] = count(r, False) * ciphertext_bytes[r]
         peak = max(peak, sum(live.values()))

@@ -352,6 +352,11 @@ class TransposeOp(he.TransposeRule):
     name = "bfv.transpose"
 
 
+@irdl_op_definition
+class GatherOp(he.GatherRule):
+    name = "bfv.gather"
+
+
 Bfv = Dialect(
     "bfv",
     [
@@ -378,6 +383,7 @@ Bfv = Dialect(
         DotOp,
         BroadcastOp,
         TransposeOp,
+        GatherOp,
     ],
     [ParametersAttr],
 )

@@ -760,6 +760,13 @@ class TransposeOp(he.TransposeRule, CkksOp):
 
 
 @irdl_op_definition
+class GatherOp(he.GatherRule, CkksOp):
+    """Pick (and negate where asked) ciphertexts of a replicated array (he.GatherRule)."""
+
+    name = "ckks.gather"
+
+
+@irdl_op_definition
 class MulConstOp(he.WithPublic, CkksOp):
     """Multiply by a public scalar. `const_scale` is the exact scale the constant is encoded
     at: 1 (`#ckks.scale<>`) for an integer constant (multiplied exactly, no level), otherwise
@@ -1224,6 +1231,7 @@ Ckks = Dialect(
         BroadcastOp,
         UnpackComplexOp,
         TransposeOp,
+        GatherOp,
     ],
     [CtType, PtType, ScaleAttr, PlanAttr, ParametersAttr],
 )

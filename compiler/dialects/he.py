@@ -23,7 +23,8 @@ Ops: param, source, size, constant, public_arith (public scalars); encode, encry
 owner), decrypt (coordinator); add, sub, negate, mul (tensor product), mul_const (a public
 scalar; `integer` when it is an integer, which every scheme multiplies exactly),
 add_const, relinearize, rotate, sum_slots, reduce, dot (fused sum of products over an axis),
-broadcast, transpose. Level changes are scheme ops (`ckks.rescale`, `bfv.mod_switch`): what
+broadcast, transpose, gather (picks and negates ciphertexts of a replicated array). Level
+changes are scheme ops (`ckks.rescale`, `bfv.mod_switch`): what
 a level is depends on the scheme record (passes/schemes.py).
 """
 
@@ -659,6 +660,74 @@ class TransposeRule(Unary, ABC):
         return src.with_(dims=tuple(reversed(src.dims)))
 
 
+class GatherRule(Unary, ABC):
+    """Pick ciphertexts of a replicated array into a new replicated array (relabelling, no HE
+    work but a negation where asked): result element e (C order) is the operand's element
+    `indices[e]` (C order), negated when `negate[e]` is 1. `shape` is the result's shape; its
+    symbolic dimensions take their compile-time size, so `indices` has one entry per element
+    at that size (checked where sizes are known: the lowering, the simulator, the runtime).
+    Small-matrix algebra (det, adj: passes/lower_stat_to_he.py) is written with it."""
+
+    indices = prop_def(DenseArrayBase[IntegerType])
+    negate = prop_def(DenseArrayBase[IntegerType])
+    shape = prop_def(ArrayAttr[IntAttr | StringAttr])
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        indices: Sequence[int],
+        negate: Sequence[bool],
+        shape: Sequence[Dim],
+    ):
+        super().__init__(
+            operand,
+            {
+                "indices": _int_array(indices),
+                "negate": _int_array([int(bool(x)) for x in negate]),
+                "shape": shape_attr(shape),
+            },
+        )
+
+    @property
+    def index_values(self) -> tuple[int, ...]:
+        return ints(self.indices)
+
+    @property
+    def negate_flags(self) -> tuple[bool, ...]:
+        return tuple(bool(x) for x in ints(self.negate))
+
+    @property
+    def shape_tuple(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
+        if src.layout_name != REPLICATED:
+            raise VerifyException(f"{self.name} picks ciphertexts of a replicated array")
+        if len(self.index_values) != len(self.negate_flags):
+            raise VerifyException(f"{self.name}: one negate flag per index")
+        if any(i < 0 for i in self.index_values) or any(x not in (0, 1) for x in ints(self.negate)):
+            raise VerifyException(f"{self.name}: indices are >= 0 and negate flags 0 or 1")
+        shape = self.shape_tuple
+        if all(isinstance(d, int) for d in src.dims):
+            total = 1
+            for d in src.dims:
+                assert isinstance(d, int)
+                total *= d
+            if any(i >= total for i in self.index_values):
+                raise VerifyException(f"{self.name}: an index exceeds the operand's {total}")
+        if all(isinstance(d, int) for d in shape):
+            total = 1
+            for d in shape:
+                assert isinstance(d, int)
+                total *= d
+            if total != len(self.index_values):
+                raise VerifyException(
+                    f"{self.name}: {len(self.index_values)} indices for shape {format_shape(shape)}"
+                )
+        return src.with_(dims=shape)
+
+
 class WithPublic(HeOp, ABC):
     input = operand_def(CiphertextType)
     value = operand_def(PublicType)
@@ -1142,6 +1211,11 @@ class TransposeOp(TransposeRule):
     name = "he.transpose"
 
 
+@irdl_op_definition
+class GatherOp(GatherRule):
+    name = "he.gather"
+
+
 He = Dialect(
     "he",
     [
@@ -1167,6 +1241,7 @@ He = Dialect(
         DotOp,
         BroadcastOp,
         TransposeOp,
+        GatherOp,
     ],
     [CtType, PtType, PublicType],
 )

@@ -106,7 +106,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from compiler.types import Dim, Domain, FiniteSet, Interval, format_shape
 
-# det/adj are expanded by cofactors downstream: k! terms, so k stays small.
+# det/adj are expanded at compile time for the size of k (compiler/analysis/minors.py: a
+# balanced Laplace expansion whose minor tables grow like C(k, k/2)^2), so k stays small.
 MAX_SMALL_MATRIX = 6
 
 

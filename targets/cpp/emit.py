@@ -479,6 +479,7 @@ def emit(
         "  return s;",
         "}();",
         "",
+        *(_GATHER_HELPER if _has_gather(program) else []),
         *compute,
         "",
         "}  // namespace",
@@ -496,6 +497,57 @@ def emit(
         passes=sched.passes,
         note=sched.fallback,
         stream_dim=sched.stream_dim,
+    )
+
+
+def _has_gather(program: _Program) -> bool:
+    return any(isinstance(op, he.GatherRule) for op in program.block.ops)
+
+
+# The gather op (he.GatherRule: det and adj) written once in the generated file, for every
+# scheme binding: it moves shared ciphertexts and negates where asked. Its index table was
+# made for the compiled sizes, so a run at other sizes is refused here.
+_GATHER_HELPER = [
+    "// he.gather: result ciphertext e is the operand's ciphertext indices[e] (C order), negated",
+    "// where negated[e]; the table was made for the compiled sizes.",
+    "CtArray gather(const Ops& ops, const CtArray& a, const std::vector<std::size_t>& indices,",
+    "               const std::vector<int>& negated, std::vector<std::size_t> shape) {",
+    "  std::size_t total = 1;",
+    "  for (std::size_t d : shape) total *= d;",
+    "  if (total != indices.size()) {",
+    '    throw std::runtime_error("gather: compiled for " + std::to_string(indices.size()) +',
+    '                             " elements but the run\'s shape has " + std::to_string(total) +',
+    '                             " (recompile for the data\'s sizes)");',
+    "  }",
+    "  CtArray out;",
+    "  out.shape = std::move(shape);",
+    "  for (std::size_t e = 0; e < indices.size(); ++e) {",
+    "    if (indices[e] >= a.size()) {",
+    '      throw std::runtime_error("gather: index beyond the operand (recompile for the data\'s"',
+    '                               " sizes)");',
+    "    }",
+    "    if (negated[e] != 0) {",
+    "      CtArray one;",
+    "      one.shape = {1};",
+    "      one.cts = {a.cts[indices[e]]};",
+    "      out.cts.push_back(negate(ops, one).cts[0]);",
+    "    } else {",
+    "      out.cts.push_back(a.cts[indices[e]]);",
+    "    }",
+    "  }",
+    "  return out;",
+    "}",
+    "",
+]
+
+
+def _gather_call(writer: _ComputeWriter, op: he.GatherRule) -> str:
+    indices = ", ".join(str(i) for i in op.index_values)
+    negated = ", ".join(str(int(x)) for x in op.negate_flags)
+    shape = ", ".join(writer.size_expr(d) for d in op.shape_tuple)
+    return (
+        f"gather(ops, {writer.n(op.input)}, {{{indices}}}, {{{negated}}}, "
+        f"std::vector<std::size_t>{{{shape}}})"
     )
 
 
@@ -1073,6 +1125,8 @@ class _CkksWriter(_ComputeWriter):
                 )
             case ckks.TransposeOp():
                 return f"transpose({n(op.input)})"
+            case ckks.GatherOp():
+                return _gather_call(self, op)
             case _:
                 raise UserError(f"the C++ target does not support {op.name} yet")
 
@@ -1134,6 +1188,8 @@ class _BfvWriter(_ComputeWriter):
                 )
             case bfv.TransposeOp():
                 return f"transpose({n(op.input)})"
+            case bfv.GatherOp():
+                return _gather_call(self, op)
             case _:
                 raise UserError(f"the C++ target does not support {op.name} yet")
 

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
@@ -222,17 +223,21 @@ class _Export:
         operands: Sequence[str],
         result: ckks.CtType,
         product: bool,
+        operand_types: Sequence[ckks.CtType] = (),
     ) -> str:
-        """Sum over ciphertext axis `axis` (of products of `operands` when `product`)."""
+        """Sum over ciphertext axis `axis` (of products of `operands` when `product`; their
+        types `operand_types` when they differ from `src`, e.g. in degree)."""
         shape = self.ct_shape(src)
         elem = self.ct(src)
+        elems = [self.ct(t) for t in operand_types] or [elem] * len(operands)
         out_elem = self.ct(result) if product else elem
         zero = self.index(0)
-        firsts = [self.slice(v, shape, axis, zero, elem) for v in operands]
+        firsts = [self.slice(v, shape, axis, zero, e) for v, e in zip(operands, elems, strict=True)]
         slice_ty = firsts[0][1]
+        slice_types = [f[1] for f in firsts]
         out_ty = slice_ty.replace(elem + ">", out_elem + ">")
         if product:
-            acc0 = self.elementwise("ckks.mul", [f[0] for f in firsts], [slice_ty] * 2, out_ty)
+            acc0 = self.elementwise("ckks.mul", [f[0] for f in firsts], slice_types, out_ty)
         else:
             acc0 = firsts[0][0]
         if shape[axis] == 1:
@@ -245,10 +250,8 @@ class _Export:
         )
         outer = self.indent
         self.indent += "  "
-        slices = [self.slice(v, shape, axis, i, elem)[0] for v in operands]
-        term = (
-            self.elementwise("ckks.mul", slices, [slice_ty] * 2, out_ty) if product else slices[0]
-        )
+        slices = [self.slice(v, shape, axis, i, e)[0] for v, e in zip(operands, elems, strict=True)]
+        term = self.elementwise("ckks.mul", slices, slice_types, out_ty) if product else slices[0]
         total = self.elementwise("ckks.add", [acc, term], [out_ty, out_ty], out_ty)
         self.emit(f"scf.yield {total} : {out_ty}")
         self.indent = outer
@@ -383,7 +386,12 @@ def _lower(ex: _Export, op: Operation) -> None:
         case ckks.DotOp():
             src = ckks.ct_type(op.lhs)
             name = ex.fold_axis(
-                src, op.axis_value, [ex.names[op.lhs], ex.names[op.rhs]], out_ty, product=True
+                src,
+                op.axis_value,
+                [ex.names[op.lhs], ex.names[op.rhs]],
+                out_ty,
+                product=True,
+                operand_types=[src, ckks.ct_type(op.rhs)],
             )
         case ckks.SumSlotsOp():
             src = ckks.ct_type(op.input)
@@ -423,6 +431,26 @@ def _lower(ex: _Export, op: Operation) -> None:
             name = ex.generate(
                 ex.names[op.input], ex.tensor(src), ex.ct_shape(out_ty), ex.ct(out_ty), ["r1", "r0"]
             )
+        case ckks.GatherOp():
+            # Each picked ciphertext extracted (from the negated operand where asked), then
+            # assembled in C order.
+            src = ckks.ct_type(op.input)
+            src_shape, src_ty = ex.ct_shape(src), ex.tensor(src)
+            negated = ""
+            if any(op.negate_flags):
+                negated = ex.elementwise("ckks.negate", [ex.names[op.input]], [src_ty], src_ty)
+            elements: list[str] = []
+            for flat, neg in zip(op.index_values, op.negate_flags, strict=True):
+                position = [int(i) for i in np.unravel_index(flat, src_shape)] if src_shape else []
+                value = ex.fresh("x")
+                idx = ", ".join(ex.index(i) for i in position)
+                ex.emit(
+                    f"{value} = tensor.extract {negated if neg else ex.names[op.input]}[{idx}] "
+                    f": {src_ty}"
+                )
+                elements.append(value)
+            name = ex.fresh()
+            ex.emit(f"{name} = tensor.from_elements {', '.join(elements)} : {out}")
         case ckks.UnpackComplexOp():
             ex.ct(ckks.ct_type(op.input))
             raise InternalError("unreachable: complex arrays are refused above")

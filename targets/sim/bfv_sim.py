@@ -31,6 +31,7 @@ from compiler.dialects import bfv, he
 from compiler.errors import InternalError, UserError
 from compiler.owner_expr import parse
 from compiler.types import Dim
+from targets.sim.simulator import gather
 
 Array = npt.NDArray[Any]
 
@@ -108,6 +109,9 @@ class _Sim:
                 return self.centred(np.sum(g(op.input), axis=-1))
             case bfv.TransposeOp():
                 return np.transpose(g(op.input))
+            case bfv.GatherOp():
+                shape = tuple(self.dim(d) for d in op.shape_tuple)
+                return self.centred(gather(g(op.input), op, shape))
             case bfv.BroadcastOp():
                 x = g(op.input)
                 shape = tuple(self.dim(d) for d in op.shape_tuple)

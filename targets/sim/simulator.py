@@ -47,7 +47,7 @@ from compiler.analysis.ckks_util import sum_slots_offsets
 from compiler.analysis.noise import NoiseModel
 from compiler.analysis.packed import fresh_coefficient_sigma
 from compiler.analysis.ranges import evaluate_public
-from compiler.dialects import ckks
+from compiler.dialects import ckks, he
 from compiler.errors import InternalError, UserError
 from compiler.ir_text import value_names
 from compiler.owner_expr import parse
@@ -464,6 +464,10 @@ class _Sim:
                 return g(op.input)
             case ckks.TransposeOp():
                 return np.swapaxes(g(op.input), 0, 1)
+            case ckks.GatherOp():
+                x = g(op.input)
+                shape = tuple(self.dim(d) for d in op.shape_tuple)
+                return gather(x.reshape(x.shape[:-1]), op, shape).reshape((*shape, x.shape[-1]))
             case ckks.BroadcastOp():
                 return self.broadcast(op)
             case _:
@@ -532,6 +536,22 @@ class _Sim:
             # v + 0i as a real factor of a product, else v in both parts (times 1 + i).
             shaped = shaped * (1.0 + 0j if op.real_factor is not None else 1.0 + 1j)
         return np.broadcast_to(shaped, (*arr, x.shape[-1]))
+
+
+def gather(x: Slots, op: he.GatherRule, shape: tuple[int, ...]) -> Slots:
+    """`op` on the array x of its operand's elements (he.GatherRule): the result's elements in
+    C order, each the picked element, negated where asked. Refuses, as the runtime does, index
+    tables made for other sizes than the run's."""
+    flat = np.asarray(x).reshape(-1)
+    indices = np.asarray(op.index_values, dtype=np.int64)
+    if math.prod(shape) != len(indices) or (len(indices) and int(indices.max()) >= flat.size):
+        raise UserError(
+            f"{op.name} was compiled for other sizes: {len(indices)} elements from "
+            f"{flat.size}, but the run needs shape {list(shape)}",
+            hint="recompile for the data's sizes (det and adj are expanded for them)",
+        )
+    picked = flat[indices]
+    return np.where(np.asarray(op.negate_flags, dtype=bool), -picked, picked).reshape(shape)
 
 
 def simulate(

@@ -160,13 +160,13 @@ def test_horner_degree_8_compiles_to_depth_4() -> None:
     assert out["depth"] == 4
 
 
-def test_unsupported_operations_are_user_errors() -> None:
-    # The LRA example needs det/adj of a secret matrix, which the ckks lowering does not
-    # expand yet (issue 21): a located user error, never a crash.
+def test_det_without_the_size_of_its_matrix_is_a_located_user_error() -> None:
+    # det/adj of a secret matrix are expanded for the compile-time size of K (issue 21): with
+    # no size for K, a located user error naming the flag, never a crash.
     run = hec("report", "examples/gwas/lra.hec", "--size", "N=100,M=100")
     assert run.returncode == 1
-    assert "lra.hec:32:9: error: stat.det on encrypted values is not supported" in run.stderr
-    assert "TODO(#21)" in run.stderr and "Traceback" not in run.stderr
+    assert "lra.hec:32:9: error: det and adj of an encrypted K x K matrix" in run.stderr
+    assert "--size K=" in run.stderr and "Traceback" not in run.stderr
 
 
 def test_lra_at_its_declared_sizes_is_refused_where_its_range_overflows() -> None:

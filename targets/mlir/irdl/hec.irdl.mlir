@@ -521,6 +521,21 @@ irdl.dialect @bfv {
     irdl.operands(%2)
     irdl.results(%5)
   }
+  // bfv.gather
+  irdl.operation @gather {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.dense_array"
+    %8 = irdl.base "#builtin.array"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"indices" = %6, "negate" = %7, "shape" = %8}
+  }
 }
 
 irdl.dialect @ckks {
@@ -868,6 +883,21 @@ irdl.dialect @ckks {
     irdl.operands(%2)
     irdl.results(%5)
   }
+  // ckks.gather
+  irdl.operation @gather {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.dense_array"
+    %8 = irdl.base "#builtin.array"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"indices" = %6, "negate" = %7, "shape" = %8}
+  }
 }
 
 irdl.dialect @he {
@@ -1132,5 +1162,20 @@ irdl.dialect @he {
     %5 = irdl.any_of(%3, %4)
     irdl.operands(%2)
     irdl.results(%5)
+  }
+  // he.gather
+  irdl.operation @gather {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.dense_array"
+    %8 = irdl.base "#builtin.array"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"indices" = %6, "negate" = %7, "shape" = %8}
   }
 }

@@ -17,8 +17,8 @@ from targets.sim.data import random_inputs
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# (example, sizes) small enough for the fast tier; lra does not compile (stat.det on secret
-# values is not supported by the ckks lowering), so it is not here.
+# (example, sizes) small enough for the fast tier; lra needs a ring of 2^16 even at small sizes
+# (tests/targets/test_lra.py runs it in the simulator), so it is not here.
 EXAMPLES = [
     ("examples/gwas/chisq_numerators.hec", "N=20,M=10"),
     ("examples/stats/meancov.hec", "N=20,D=3"),
