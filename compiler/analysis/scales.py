@@ -256,6 +256,10 @@ def _align(op: Operation, one: list[SSAValue]) -> None:
         # 1. Fold the ratio into a constant multiply on either side (the low side's constant
         # takes the ratio, the high side's its inverse, which is within a bit of 1 here).
         for index, factor in ((low, ratio), (high, ratio.inverse())):
+            if index == high and ratio.bits > 1.0:
+                # Lowering the high side by a large ratio can take a later rescale below
+                # the floor (a degree-9 Horner form over [-1e6, 1e6] ended at 2^-2).
+                continue
             chain = _foldable_const(op.operands[index], op)
             if chain is None:
                 continue

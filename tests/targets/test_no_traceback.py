@@ -317,3 +317,15 @@ def test_alignment_keeps_an_input_above_the_scale_floor() -> None:
     scales = [ckks.ct_type(e.result).scale_bits for e in comp.program.encrypts()]
     assert min(scales) > 50.0, scales
     _check_program(text, 3)  # and it keeps its bounds in the noisy simulation
+
+
+def test_wide_horner_keeps_its_rescales_above_the_floor() -> None:
+    """Found by the slow tier: a degree-9 Horner form over [-1e6, 1e6] ended in InternalError
+    (check-scales: ckks.rescale has scale 2^-2.0 < 2^8): scale alignment folded a large ratio
+    into the higher operand's constant, lowering it below what its later rescales need."""
+    text = (
+        "param N <= 64\nparam M <= 32\ninput s2: secret[M] in [-1000000.0, 1000000.0]\n"
+        "reveal r0 = (10.0 + s2 * (0.0005 + s2 * (0.002 + s2 * (0.1 + s2 * (0.05 + s2 * "
+        "(100.0 + s2 * (0.0001 + s2 * (0.1 + s2 * (0.1 + s2 * (500.0))))))))))\n"
+    )
+    _check_program(text, 65536)
