@@ -253,13 +253,13 @@ def _align(op: Operation, one: list[SSAValue]) -> None:
     target = _scale_of(op.operands[high])
     ratio = target.over(_scale_of(op.operands[low]))
     if not is_exact_lift(ratio):
-        # 1. Fold the ratio into a constant multiply on either side (the low side's constant
-        # takes the ratio, the high side's its inverse, which is within a bit of 1 here).
-        for index, factor in ((low, ratio), (high, ratio.inverse())):
-            if index == high and ratio.bits > 1.0:
-                # Lowering the high side by a large ratio can take a later rescale below
-                # the floor (a degree-9 Horner form over [-1e6, 1e6] ended at 2^-2).
-                continue
+        # 1. Fold the ratio into a constant multiply on either side: the low side's constant
+        # takes the whole ratio; the high side's only its part that is not a power of two
+        # (within half a bit of 1), and an exact lift by 2^k then takes the rest. Lowering
+        # the high side by the whole ratio took a later rescale below the floor (a degree-9
+        # Horner form over [-1e6, 1e6] ended at scale 2^-2).
+        pow2 = ckks.ScaleAttr.pow2(float(round(ratio.bits)))
+        for index, factor in ((low, ratio), (high, pow2.over(ratio))):
             chain = _foldable_const(op.operands[index], op)
             if chain is None:
                 continue
@@ -271,7 +271,12 @@ def _align(op: Operation, one: list[SSAValue]) -> None:
             mul.const_scale = scale
             for link in chain:
                 ckks.retype(link)
-            return
+            if index == low or ckks.same_scale(
+                _scale_of(op.operands[0]), _scale_of(op.operands[1])
+            ):
+                return
+            ratio = pow2  # what is left: an exact lift of the low side
+            break
     program = op.parent_op()
     assert isinstance(program, ckks.ProgramOp)
     if not one:

@@ -69,7 +69,7 @@ def test_polynomials_add_values_of_exactly_equal_scales(text: str) -> None:
     called equal and the runtime refused (`Evaluator::add: scales differ`). The compiler now
     folds the exact ratio into the constant multiplies, and the simulator, which follows the
     runtime's doubles, passes only programs the runtime accepts."""
-    comp = compile_text(text, Options(sizes=Sizes.parse("N=64")))
+    comp = compile_text(text, Options(sizes=Sizes.parse("N=64"), flooding=False))
     assert_additions_have_exactly_equal_scales(comp.program)
     if text is POWER_15:
         # Evaluated by baby-step giant-step (compiler/analysis/polynomial.py): a giant-step
@@ -92,7 +92,7 @@ def test_deep_programs_compile_without_overflow(name: str) -> None:
     the noise analysis (scale plans beyond 2^1023); the rounding error of a constant is now
     computed on the exact scale."""
     text = DEEP[name]
-    comp = compile_text(text, Options(sizes=Sizes.parse("N=64")))
+    comp = compile_text(text, Options(sizes=Sizes.parse("N=64"), flooding=False))
     assert_additions_have_exactly_equal_scales(comp.program)
     simulate_and_compare(comp, text, rtol=1e-7)
 
@@ -120,7 +120,7 @@ def test_the_simulator_refuses_what_the_runtime_refuses_naming_the_op() -> None:
     """A program whose addition meets scales that differ by a ratio of primes (what the
     compiler used to emit) is refused by the simulator as the runtime refuses it, naming the op
     and its IR value; before, `--sim` passed and only the encrypted run aborted."""
-    comp = compile_text(HORNER_8, Options(sizes=Sizes.parse("N=64")))
+    comp = compile_text(HORNER_8, Options(sizes=Sizes.parse("N=64"), flooding=False))
     program = comp.program
     params = program.parameters()
     assert params is not None
