@@ -96,7 +96,9 @@ def test_depth_is_compared_first() -> None:
 
 
 def _report(name: str, sizes: str, staged: bool = True) -> tuple[dict[str, object], str]:
-    comp = compile_file(CHAINS / name, Options(sizes=Sizes.parse(sizes), staged_sums=staged))
+    comp = compile_file(
+        CHAINS / name, Options(sizes=Sizes.parse(sizes), staged_sums=staged, flooding=False)
+    )
     report = report_of(comp)
     return report, render_text(report)
 

@@ -83,7 +83,7 @@ def test_powers_use_the_chain_not_every_lower_power() -> None:
 def test_every_form_compiles_to_optimal_depth(degree: int, form: str, tmp_path: Path) -> None:
     path = tmp_path / f"{form}{degree}.hec"
     path.write_text(_source(form, _coefficients(degree)))
-    comp = compile_file(path, Options(sizes=Sizes.parse("N=64")))
+    comp = compile_file(path, Options(sizes=Sizes.parse("N=64"), flooding=False))
     (out,) = report_of(comp)["outputs"]
     assert out["depth"] == math.ceil(math.log2(degree + 1))
     assert out["multiplications"] <= 2 * math.sqrt(degree) + math.log2(degree)
@@ -96,7 +96,7 @@ def test_the_three_forms_compile_to_the_same_program(tmp_path: Path) -> None:
     for form in FORMS:
         path = tmp_path / f"{form}.hec"
         path.write_text(_source(form, _coefficients(15)))
-        comp = compile_file(path, Options(sizes=Sizes.parse("N=64")))
+        comp = compile_file(path, Options(sizes=Sizes.parse("N=64"), flooding=False))
         texts.append([op.name for op in comp.program.block.ops])
     assert texts[0] == texts[1] == texts[2]
 
@@ -107,6 +107,6 @@ def test_expansion_that_would_cancel_is_not_applied(tmp_path: Path) -> None:
     path = tmp_path / "factors.hec"
     factors = " * ".join(f"(x - {k})" for k in range(9, 15))
     path.write_text(f"param N <= 64\ninput x: secret[N] in [0, 1]\nreveal p = {factors}\n")
-    comp = compile_file(path, Options(sizes=Sizes.parse("N=16")))
+    comp = compile_file(path, Options(sizes=Sizes.parse("N=16"), flooding=False))
     assert comp.stat_depth_after == {"p": 3}
     assert "stat.poly" not in {op.name for op in comp.stat_program.walk()}
