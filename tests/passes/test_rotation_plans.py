@@ -55,7 +55,7 @@ def test_choice_is_fewest_keys_within_tolerance_of_fastest() -> None:
 
 
 def test_plan_in_report_and_counts() -> None:
-    comp = compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300")))
+    comp = compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"), flooding=False))
     report = report_of(comp)
     plan = report["keys"]["sum_plan"]
     assert plan["radices"] == [2, 2, 4, 4, 4, 4, 4]
@@ -67,11 +67,16 @@ def test_plan_in_report_and_counts() -> None:
 
 
 def test_key_memory_budget_picks_a_plan_that_fits() -> None:
-    free = report_of(compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"))))
+    free = report_of(
+        compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"), flooding=False))
+    )
     each = free["keys"]["sum_plan"]["key_bytes_each"]
     budget = 14 * each / 2**20  # relinearization + 13 rotation keys
     report = report_of(
-        compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"), key_memory_mib=budget))
+        compile_file(
+            PROGRAM,
+            Options(sizes=Sizes.parse("N=100,M=300"), key_memory_mib=budget, flooding=False),
+        )
     )
     assert report["keys"]["eval_key_bytes"] <= budget * 2**20
     assert report["keys"]["sum_plan"]["keys"] <= 13
@@ -79,7 +84,9 @@ def test_key_memory_budget_picks_a_plan_that_fits() -> None:
 
 def test_key_memory_budget_below_the_tree_is_refused_with_the_key_size() -> None:
     with pytest.raises(UserError) as e:
-        compile_file(PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"), key_memory_mib=4))
+        compile_file(
+            PROGRAM, Options(sizes=Sizes.parse("N=100,M=300"), key_memory_mib=4, flooding=False)
+        )
     message = str(e.value)
     assert "at least 12 keys of 0.75 MiB each" in message
     assert "above the key-memory budget of 4 MiB" in message
@@ -93,7 +100,7 @@ def test_staged_sum_agrees_with_the_reference() -> None:
     worst = {}
     for staged in (True, False):
         sizes = Sizes.parse("N=20,M=300")
-        comp = compile_file(PROGRAM, Options(sizes=sizes, staged_sums=staged))
+        comp = compile_file(PROGRAM, Options(sizes=sizes, staged_sums=staged, flooding=False))
         assert staged == any(getattr(o, "radix_values", None) for o in comp.program.block.ops)
         for row in simulate_against_reference(comp, seed=4, noisy=True)["rows"]:
             if row["mode"] == "exact":
