@@ -25,7 +25,9 @@ from hec.cli import main
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
     base = tmp_path_factory.mktemp("programs")
     return {
-        path: compile_cpp(ROOT / path, base / Path(path).stem, Options(sizes=Sizes.parse(sizes)))
+        path: compile_cpp(
+            ROOT / path, base / Path(path).stem, Options(sizes=Sizes.parse(sizes), flooding=False)
+        )
         for path, sizes in EXAMPLES
     }
 
@@ -80,7 +82,9 @@ def test_three_way_agreement(
     sim = run_sim(ROOT / path, files, tmp_path / "sim")
     promised = {
         o["name"]: o
-        for o in report_of(compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes))))["outputs"]
+        for o in report_of(
+            compile_file(ROOT / path, Options(sizes=Sizes.parse(sizes), flooding=False))
+        )["outputs"]
     }
     for name, want in ref.revealed.items():
         got = np.load(dec / f"{name}.npy")
