@@ -593,7 +593,14 @@ def simulate_against_reference(
     rows: list[ErrorRow] = []
     modes = [("exact", False)] + ([("noisy", True)] if noisy else [])
     for mode, is_noisy in modes:
-        result = simulate(comp.program, sizes, inputs, noisy=is_noisy, seed=seed + 1)
+        result = simulate(
+            comp.program,
+            sizes,
+            inputs,
+            noisy=is_noisy,
+            seed=seed + 1,
+            flooding=comp.options.flooding,
+        )
         client = run_client(comp.stat_program, sizes, result.outputs)
         for name, want in reference.revealed.items():
             worst, median = _relative_errors(result.outputs[name], want)

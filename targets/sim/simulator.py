@@ -29,6 +29,9 @@ Two modes:
   real constants are rounded to their encoding scale. A replicated ciphertext carries one
   error sample for all its slots (the real slots' errors are independent, with the same
   variance). The precision the report promises is checked against this mode.
+  With `flooding`, each revealed value (not an exact digit) also gets the Gaussian the decrypt
+  role floods it with (compiler/analysis/flooding.py), as the generated program's decrypt does
+  unless run with --no-flooding.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ import numpy.typing as npt
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.ckks_util import sum_slots_offsets
-from compiler.analysis.noise import NoiseModel
+from compiler.analysis.flooding import flooding_sigma
+from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import fresh_coefficient_sigma
 from compiler.analysis.ranges import evaluate_public
 from compiler.dialects import ckks, he
@@ -86,6 +90,7 @@ class _Sim:
         sizes: Mapping[str, int],
         noisy: bool,
         seed: int,
+        flooding: bool = False,
     ):
         params = program.parameters()
         if params is None:
@@ -96,6 +101,12 @@ class _Sim:
         self.noisy = noisy
         self.rng = np.random.default_rng(seed)
         self.model = NoiseModel(params.log_n, max(params.dnum, 1))
+        self.flood_sigma: dict[str, float] = {}
+        if noisy and flooding:
+            self.flood_sigma = {
+                p.name: flooding_sigma(p.sigma)
+                for p in output_precision(program, program.params(), self.model)
+            }
         self.values: dict[SSAValue, Slots] = {}
         self.meta: dict[SSAValue, _Meta] = {}
         self.program = program
@@ -268,6 +279,9 @@ class _Sim:
                 x = self.from_layout(self.values[op.input], ckks.ct_type(op.input))
                 if op.factor is not None:
                     x = x * self.public[op.factor]
+                sigma = self.flood_sigma.get(op.sym_value, 0.0)
+                if sigma > 0.0:
+                    x = x + self.rng.normal(0.0, sigma, np.shape(x))
                 outputs[op.sym_value] = x
                 continue
             if not op.results or isinstance(op.results[0].type, ckks.PublicType):
@@ -560,7 +574,9 @@ def simulate(
     inputs: Mapping[str, npt.ArrayLike],
     noisy: bool = False,
     seed: int = 0,
+    flooding: bool = False,
 ) -> SimulationResult:
-    """Run `program` on `inputs` (logical arrays by input name) for concrete `sizes`."""
-    sim = _Sim(program, sizes, noisy, seed)
+    """Run `program` on `inputs` (logical arrays by input name) for concrete `sizes`; with
+    `noisy` and `flooding`, revealed values carry decrypt's flooding noise too."""
+    sim = _Sim(program, sizes, noisy, seed, flooding)
     return SimulationResult(sim.run(program, inputs))

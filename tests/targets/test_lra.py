@@ -24,10 +24,13 @@ LRA = ROOT / "examples" / "gwas" / "lra.hec"
 SIZES = {"N": 120, "M": 16, "K": 3}
 
 
+# Compiled single-party (flooding=False): at depth 13 no CKKS parameters within 128-bit
+# security keep 19 bits after decrypt's 31.5-bit noise flooding (rescales are one prime of at
+# most 60 bits); a shared-results LRA waits for packing along N (issue 21), which lowers it.
 @pytest.fixture(scope="module")
 def lra() -> Compilation:
     text = ",".join(f"{k}={v}" for k, v in SIZES.items())
-    return compile_file(LRA, Options(sizes=Sizes.parse(text)))
+    return compile_file(LRA, Options(sizes=Sizes.parse(text), flooding=False))
 
 
 def test_lra_has_no_rotation_and_at_most_12_levels(lra: Compilation) -> None:
@@ -54,7 +57,7 @@ def test_lra_in_the_simulator_agrees_with_its_plaintext_reference(lra: Compilati
 def test_lra_rotations_do_not_grow_with_n() -> None:
     """The issue's acceptance sizes: the same (zero) rotations at N = 1000 and N = 5000."""
     for n in (1000, 5000):
-        comp = compile_file(LRA, Options(sizes=Sizes.parse(f"N={n},M=16384,K=4")))
+        comp = compile_file(LRA, Options(sizes=Sizes.parse(f"N={n},M=16384,K=4"), flooding=False))
         report = report_of(comp)
         assert report["counts"]["executed"]["rotate"] == 0
         assert max(o["levels"] for o in report["outputs"]) <= 12
