@@ -25,15 +25,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntAttr, i64
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.ir import Dialect
 from xdsl.irdl import irdl_attr_definition, irdl_op_definition, opt_attr_def
-from xdsl.parser import AttrParser
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from compiler.dialects import he
@@ -110,12 +108,8 @@ def _dense(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
 
-def _text(values: ArrayAttr[IntAttr]) -> str:
-    return "[" + ", ".join(str(q.data) for q in values.data) + "]"
-
-
 @irdl_attr_definition
-class ParametersAttr(ParametrizedAttribute):
+class ParametersAttr(he.IntFields):
     """`#bfv.parameters<log_n = 13, plain_moduli = [...], moduli = [...], special_moduli =
     [...], dnum = 2, security_bits = 128, insecure = false>`: the parameters a BFV program runs
     under (bfv-parameters; `Parameters` is its Python form)."""
@@ -129,16 +123,6 @@ class ParametersAttr(ParametrizedAttribute):
     dnum: IntAttr
     security_bits: IntAttr
     insecure: IntAttr
-
-    FIELDS: ClassVar[tuple[str, ...]] = (
-        "log_n",
-        "plain_moduli",
-        "moduli",
-        "special_moduli",
-        "dnum",
-        "security_bits",
-        "insecure",
-    )
 
     @staticmethod
     def get(p: Parameters) -> ParametersAttr:
@@ -174,34 +158,6 @@ class ParametersAttr(ParametrizedAttribute):
         for array in (self.plain_moduli, self.moduli, self.special_moduli):
             if any(q.data < 2 for q in array.data):
                 raise VerifyException("moduli are primes")
-
-    def print_parameters(self, printer: Printer) -> None:
-        he.print_fields(
-            printer,
-            [
-                ("log_n", str(self.log_n.data)),
-                ("plain_moduli", _text(self.plain_moduli)),
-                ("moduli", _text(self.moduli)),
-                ("special_moduli", _text(self.special_moduli)),
-                ("dnum", str(self.dnum.data)),
-                ("security_bits", str(self.security_bits.data)),
-                ("insecure", "true" if self.insecure.data else "false"),
-            ],
-        )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        f = he.parse_fields(parser, cls.FIELDS)
-        attr = ParametersAttr(
-            IntAttr(int(f["log_n"])),  # pyright: ignore[reportArgumentType]
-            he.ints_attr(f["plain_moduli"]),  # pyright: ignore[reportArgumentType]
-            he.ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
-            he.ints_attr(f["special_moduli"]),  # pyright: ignore[reportArgumentType]
-            IntAttr(int(f["dnum"])),  # pyright: ignore[reportArgumentType]
-            IntAttr(int(f["security_bits"])),  # pyright: ignore[reportArgumentType]
-            IntAttr(1 if f["insecure"] else 0),
-        )
-        return list(attr.parameters)
 
 
 @irdl_op_definition

@@ -1076,7 +1076,7 @@ class PlanAttr(ParametrizedAttribute):
 
 
 @irdl_attr_definition
-class ParametersAttr(ParametrizedAttribute):
+class ParametersAttr(he.IntFields):
     """`#ckks.parameters<log_n = 13, output_moduli = [...], moduli = [...], special_moduli =
     [...], dnum = 3, security_bits = 128, insecure = false>`: the scheme parameters a program
     runs under (parameter-selection; `Parameters` is its Python form)."""
@@ -1091,53 +1091,12 @@ class ParametersAttr(ParametrizedAttribute):
     security_bits: IntAttr
     insecure: IntAttr
 
-    FIELDS: ClassVar[tuple[str, ...]] = (
-        "log_n",
-        "output_moduli",
-        "moduli",
-        "special_moduli",
-        "dnum",
-        "security_bits",
-        "insecure",
-    )
-
     def verify(self) -> None:
         if self.insecure.data not in (0, 1):
             raise VerifyException("insecure is a flag")
         for array in (self.output_moduli, self.moduli, self.special_moduli):
             if any(q.data < 2 for q in array.data):
                 raise VerifyException("moduli are primes")
-
-    def print_parameters(self, printer: Printer) -> None:
-        def ints(a: ArrayAttr[IntAttr]) -> str:
-            return "[" + ", ".join(str(q.data) for q in a.data) + "]"
-
-        he.print_fields(
-            printer,
-            [
-                ("log_n", str(self.log_n.data)),
-                ("output_moduli", ints(self.output_moduli)),
-                ("moduli", ints(self.moduli)),
-                ("special_moduli", ints(self.special_moduli)),
-                ("dnum", str(self.dnum.data)),
-                ("security_bits", str(self.security_bits.data)),
-                ("insecure", "true" if self.insecure.data else "false"),
-            ],
-        )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        f = he.parse_fields(parser, cls.FIELDS)
-        attr = ParametersAttr(
-            IntAttr(int(f["log_n"])),  # pyright: ignore[reportArgumentType]
-            he.ints_attr(f["output_moduli"]),  # pyright: ignore[reportArgumentType]
-            he.ints_attr(f["moduli"]),  # pyright: ignore[reportArgumentType]
-            he.ints_attr(f["special_moduli"]),  # pyright: ignore[reportArgumentType]
-            IntAttr(int(f["dnum"])),  # pyright: ignore[reportArgumentType]
-            IntAttr(int(f["security_bits"])),  # pyright: ignore[reportArgumentType]
-            IntAttr(1 if f["insecure"] else 0),
-        )
-        return list(attr.parameters)
 
 
 def _int_array(values: Sequence[int]) -> DenseArrayBase:

@@ -389,6 +389,45 @@ def ints_attr(values: Sequence[int]) -> ArrayAttr[IntAttr]:
     return ArrayAttr([IntAttr(int(v)) for v in values])
 
 
+class IntFields(ParametrizedAttribute):
+    """The `<name = value, ...>` form of a parameter attribute whose parameters, in their
+    declared order, are integers (IntAttr), lists of integers (ArrayAttr of IntAttr) or flags
+    (the names in FLAGS, IntAttr 0/1 printed false/true): #ckks.parameters, #bfv.parameters."""
+
+    FLAGS: ClassVar[frozenset[str]] = frozenset({"insecure"})
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(name for name, _ in cls.get_irdl_definition().parameters)
+
+    def print_parameters(self, printer: Printer) -> None:
+        items: list[tuple[str, str]] = []
+        for name, value in zip(self.field_names(), self.parameters, strict=True):
+            if isinstance(value, ArrayAttr):
+                text = "[" + ", ".join(str(q.data) for q in value.data) + "]"  # pyright: ignore
+            else:
+                assert isinstance(value, IntAttr)
+                flag = "true" if value.data else "false"
+                text = flag if name in self.FLAGS else str(value.data)
+            items.append((name, text))
+        print_fields(printer, items)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        names = cls.field_names()
+        fields = parse_fields(parser, names)
+        out: list[Attribute] = []
+        for name in names:
+            v = fields[name]
+            if isinstance(v, list):
+                out.append(ints_attr(v))  # pyright: ignore[reportUnknownArgumentType]
+            elif name in cls.FLAGS:
+                out.append(IntAttr(1 if v else 0))
+            else:
+                out.append(IntAttr(int(v)))  # pyright: ignore[reportArgumentType]
+        return out
+
+
 # --------------------------------------------------------------------------------------------
 # Op rules (abstract; each dialect names them)
 # --------------------------------------------------------------------------------------------

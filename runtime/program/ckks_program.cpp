@@ -114,7 +114,8 @@ CtArray mul_mask(const Ops& ops, const CtArray& a, double c, double const_scale_
   const std::size_t blocks = (width + slots - 1) / slots;
   if (const_scale_bits <= 0.0 || width == 0 || a.shape.empty() || a.shape.back() != blocks) {
     throw std::logic_error("mul_mask: " + std::to_string(width) + " valid slots need " +
-                           std::to_string(blocks) + " ciphertexts on the packed axis, and a "
+                           std::to_string(blocks) +
+                           " ciphertexts on the packed axis, and a "
                            "const_scale above 1");
   }
   const double scale = std::exp2(const_scale_bits);
@@ -231,7 +232,11 @@ CtArray rotate(const Ops& ops, const CtArray& a, int offset) {
   });
 }
 
-CtArray sum_slots(const Ops& ops, const CtArray& a) {
+namespace {
+// Per index of the array without its block axis: the blocks added up, then `fold` (the slot
+// sum of one ciphertext) applied to the total.
+template <class Fold>
+CtArray sum_blocks_then(const CtArray& a, const Fold& fold) {
   if (a.shape.empty()) throw std::logic_error("sum_slots of an array without a block axis");
   const std::size_t blocks = a.shape.back();
   const std::vector<std::size_t> out_shape(a.shape.begin(), a.shape.end() - 1);
@@ -239,19 +244,30 @@ CtArray sum_slots(const Ops& ops, const CtArray& a) {
   std::vector<Ct> out(count);
   parallel_rows(count, default_threads(), [&](std::size_t i, int) {
     Ct acc = a.at(i * blocks);
-    for (std::size_t b = 1; b < blocks; ++b) ops.evaluator().add_inplace(acc, a.at(i * blocks + b));
-    for (std::size_t offset = 1; offset < ops.slots(); offset <<= 1) {
-      Ct rotated = acc;
-      ops.evaluator().rotate_inplace(rotated, static_cast<int>(offset), ops.galois_keys());
-      ops.evaluator().add_inplace(acc, rotated);
-    }
-    out[i] = std::move(acc);
+    for (std::size_t b = 1; b < blocks; ++b) fold.add(acc, a.at(i * blocks + b));
+    out[i] = fold(std::move(acc));
   });
   return make_array(out_shape, std::move(out));
 }
+}  // namespace
+
+CtArray sum_slots(const Ops& ops, const CtArray& a) {
+  struct Tree {
+    const Ops& ops;
+    void add(Ct& acc, const Ct& x) const { ops.evaluator().add_inplace(acc, x); }
+    Ct operator()(Ct acc) const {
+      for (std::size_t offset = 1; offset < ops.slots(); offset <<= 1) {
+        Ct rotated = acc;
+        ops.evaluator().rotate_inplace(rotated, static_cast<int>(offset), ops.galois_keys());
+        ops.evaluator().add_inplace(acc, rotated);
+      }
+      return acc;
+    }
+  };
+  return sum_blocks_then(a, Tree{ops});
+}
 
 CtArray sum_slots_staged(const Ops& ops, const CtArray& a, const std::vector<int>& radices) {
-  if (a.shape.empty()) throw std::logic_error("sum_slots of an array without a block axis");
   std::size_t covered = 1;
   for (int r : radices) {
     if (r < 2) throw std::logic_error("sum_slots_staged: radix " + std::to_string(r) + " < 2");
@@ -261,27 +277,26 @@ CtArray sum_slots_staged(const Ops& ops, const CtArray& a, const std::vector<int
     throw std::logic_error("sum_slots_staged: the radices cover " + std::to_string(covered) +
                            " slots, the ring has " + std::to_string(ops.slots()));
   }
-  std::vector<std::vector<int>> stages;
+  struct Staged {
+    const Ops& ops;
+    std::vector<std::vector<int>> stages;  // the rotation steps of each stage
+    void add(Ct& acc, const Ct& x) const { ops.evaluator().add_inplace(acc, x); }
+    Ct operator()(Ct acc) const {
+      for (const std::vector<int>& steps : stages) {
+        acc = ops.evaluator().rotate_sum_hoisted(acc, steps, ops.galois_keys());
+      }
+      return acc;
+    }
+  };
+  Staged staged{ops, {}};
   int stride = 1;
   for (int r : radices) {
     std::vector<int> steps;
     for (int t = 0; t < r; ++t) steps.push_back(t * stride);
-    stages.push_back(std::move(steps));
+    staged.stages.push_back(std::move(steps));
     stride *= r;
   }
-  const std::size_t blocks = a.shape.back();
-  const std::vector<std::size_t> out_shape(a.shape.begin(), a.shape.end() - 1);
-  const std::size_t count = product(out_shape);
-  std::vector<Ct> out(count);
-  parallel_rows(count, default_threads(), [&](std::size_t i, int) {
-    Ct acc = a.at(i * blocks);
-    for (std::size_t b = 1; b < blocks; ++b) ops.evaluator().add_inplace(acc, a.at(i * blocks + b));
-    for (const std::vector<int>& steps : stages) {
-      acc = ops.evaluator().rotate_sum_hoisted(acc, steps, ops.galois_keys());
-    }
-    out[i] = std::move(acc);
-  });
-  return make_array(out_shape, std::move(out));
+  return sum_blocks_then(a, staged);
 }
 
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis) {
