@@ -560,23 +560,61 @@ COMPARED = ("ct_mul", "pt_mul", "relin", "rotate", "rescale", "add", "bootstrap"
 
 
 def count_heir_server_ops(text: str) -> dict[str, int]:
-    """Counts of HEIR's ckks ops in the server's functions (role server.*) of heir-opt's
-    `--mlir-to-ckks` output, by category. HEIR's output is straight-line in ciphertext ops
-    (its loops, if any, are over plaintext packing), so static counts are executed counts."""
+    """Executed counts of HEIR's ckks ops in the server's functions (role server.*) of
+    heir-opt's `--mlir-to-ckks` output, by category. HEIR applies an op to each ciphertext of
+    a tensor in an `affine.for` (or `scf.for`) loop with constant bounds, so each op counts
+    once per iteration of its enclosing loops."""
     counts: dict[str, int] = dict.fromkeys(COMPARED, 0)
     server = False
+    index_constants: dict[str, int] = {}
+    loops: list[tuple[int, int]] = []  # (brace depth inside the loop, trip count)
+    depth = 0
     for line in text.splitlines():
         stripped = line.strip()
+        opened = depth
+        depth += _braces(stripped)
+        while loops and depth < loops[-1][0]:
+            loops.pop()
         if stripped.startswith("func.func"):
             server = "server." in stripped
             continue
         if not server:
             continue
+        if (constant := _INDEX_CONSTANT.match(stripped)) is not None:
+            index_constants[constant.group(1)] = int(constant.group(2))
+            continue
+        if (loop := _LOOP.search(stripped)) is not None:
+            if depth != opened + 1:
+                raise InternalError(f"unexpected loop line in HEIR's output: {stripped[:200]}")
+            lo, hi, step = (_bound(loop.group(i), index_constants) for i in (1, 2, 3))
+            loops.append((depth, max(0, -(-(hi - lo) // step))))
+            continue
         match = _HEIR_OP.search(stripped)
         if match and match.group(1) in HEIR_CATEGORIES:
             key = HEIR_CATEGORIES[match.group(1)]
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + math.prod(trips for _, trips in loops)
     return counts
 
 
+def _braces(line: str) -> int:
+    """Net region braces opened on a line of MLIR (strings, such as HEIR's layouts, and
+    attribute dictionaries balance within their line)."""
+    unquoted = re.sub(r'"(?:[^"\\]|\\.)*"', "", line)
+    return unquoted.count("{") - unquoted.count("}")
+
+
+def _bound(token: str | None, constants: Mapping[str, int]) -> int:
+    if token is None:
+        return 1
+    if token.lstrip("-").isdigit():
+        return int(token)
+    if token in constants:
+        return constants[token]
+    raise InternalError(f"HEIR's loop bound {token} is not a constant")
+
+
 _HEIR_OP = re.compile(r"^(?:%[\w#:]+(?:, %[\w#:]+)* = )?\"?(ckks\.[a-z_]+)")
+_INDEX_CONSTANT = re.compile(r"^(%[\w]+) = arith\.constant (-?\d+) : index$")
+_LOOP = re.compile(
+    r"(?:affine|scf)\.for %[\w]+ = (-?\d+|%[\w]+) to (-?\d+|%[\w]+)(?: step (-?\d+|%[\w]+))?"
+)
