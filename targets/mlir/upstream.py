@@ -545,6 +545,9 @@ def _heir_matmul(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str
 
 
 def _small_matrix(em: _Emitter, op: stat.DetOp | stat.AdjOp, shape: tuple[int, ...]) -> str:
+    """det and adj by cofactor expansion over the matrix's entries: `tensor.extract`ed f64s,
+    or in the HEIR form 1-vectors selected by public matrices (heir-opt compiles no
+    extraction of a secret scalar), put back in place the same way."""
     src = em.shape(op.input)
     k = src[0]
     matrix = em.names[op.input]
@@ -559,30 +562,49 @@ def _small_matrix(em: _Emitter, op: stat.DetOp | stat.AdjOp, shape: tuple[int, .
 
     def entry(i: int, j: int) -> str:
         if (i, j) not in entries:
-            entries[(i, j)] = em.fresh("x")
-            at = idx(i * k + j) if em.heir_form else f"{idx(i)}, {idx(j)}"
-            em.emit(f"{entries[(i, j)]} = tensor.extract {matrix}[{at}] : {em.ty(src)}")
+            if em.heir_form:
+                entries[(i, j)] = _heir_linear(em, matrix, src, (1,), lambda _: [(i, j)])
+            else:
+                entries[(i, j)] = em.fresh("x")
+                em.emit(
+                    f"{entries[(i, j)]} = tensor.extract {matrix}[{idx(i)}, {idx(j)}] : "
+                    f"{_tensor(src)}"
+                )
         return entries[(i, j)]
 
+    outer_type = em.elem_type
+    if em.heir_form:
+        em.elem_type = em.ty((1,))
     memo: dict[tuple[tuple[int, ...], tuple[int, ...]], str] = {}
     everything = tuple(range(k))
-    name = em.fresh("v")
-    if isinstance(op, stat.DetOp):
-        det = _det_cofactor(em, entry, everything, everything, memo)
-        em.emit(f"{name} = tensor.from_elements {det} : {em.ty(shape)}")
-        return name
     values: list[str] = []
-    for row in range(k):  # adj[row][col] = (-1)^(row+col) det(A without row col, column row)
-        for col in range(k):
-            if k == 1:
-                values.append(em.const(1.0))
-                continue
-            rows = tuple(r for r in everything if r != col)
-            cols = tuple(c for c in everything if c != row)
-            minor = _det_cofactor(em, entry, rows, cols, memo)
-            values.append(minor if (row + col) % 2 == 0 else em.scalar("arith.negf", minor))
-    em.emit(f"{name} = tensor.from_elements {', '.join(values)} : {em.ty(shape)}")
-    return name
+    if isinstance(op, stat.DetOp):
+        values.append(_det_cofactor(em, entry, everything, everything, memo))
+    else:
+        for row in range(k):  # adj[row][col] = (-1)^(row+col) det(A without row col, column row)
+            for col in range(k):
+                if k == 1:
+                    values.append(em.const(1.0))
+                    continue
+                rows = tuple(r for r in everything if r != col)
+                cols = tuple(c for c in everything if c != row)
+                minor = _det_cofactor(em, entry, rows, cols, memo)
+                values.append(minor if (row + col) % 2 == 0 else em.scalar("arith.negf", minor))
+    em.elem_type = outer_type
+    if not em.heir_form:
+        name = em.fresh("v")
+        em.emit(f"{name} = tensor.from_elements {', '.join(values)} : {em.ty(shape)}")
+        return name
+    if not shape:
+        return values[0]
+    placed = [
+        _heir_linear(em, value, (1,), shape, lambda out, at=at: [(0,)] if out == at else [])
+        for value, at in zip(values, np.ndindex(*shape), strict=True)
+    ]
+    total = placed[0]
+    for part in placed[1:]:
+        total = em.scalar_on(shape, "arith.addf", total, part)
+    return total
 
 
 def lower_to_upstream(
