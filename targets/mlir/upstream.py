@@ -463,6 +463,10 @@ def _reduce(em: _Emitter, op: stat.SumOp | stat.MeanOp, shape: tuple[int, ...]) 
 # matrices grow with the sizes squared: this form is for comparisons at small sizes.
 
 
+# The largest public matrix the HEIR form writes (as MLIR text, about 5 bytes an entry).
+HEIR_MATRIX_LIMIT = 1 << 20
+
+
 def _heir_linear(
     em: _Emitter,
     value: str,
@@ -474,6 +478,12 @@ def _heir_linear(
     (`value` has shape `src`), as `linalg.matvec` by that 0/1 matrix; the identity map is
     `value` itself, and a splat constant's image a splat."""
     rows, cols = math.prod(shape), math.prod(src)
+    if rows * cols > HEIR_MATRIX_LIMIT:
+        raise UserError(
+            f"the HEIR form at sizes {', '.join(f'{k}={v}' for k, v in em.sizes.items())} "
+            f"needs a {rows} x {cols} public matrix (more than {HEIR_MATRIX_LIMIT} entries)",
+            hint="compare with HEIR at small sizes (e.g. --size N=16,M=8)",
+        )
     matrix = np.zeros((rows, cols), dtype=np.int8)
     for out in np.ndindex(*shape):
         row = int(np.ravel_multi_index(out, shape)) if shape else 0
