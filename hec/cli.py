@@ -170,6 +170,12 @@ def _ir_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="(--layer scheme) accept parameters beyond the 128-bit table",
     )
+    parser.add_argument(
+        "--no-flooding",
+        action="store_true",
+        help="(--layer scheme, --heir, --compare-heir) compile for single-party use, without "
+        "the decrypt role's noise flooding (as hec report --no-flooding)",
+    )
 
 
 def _heir_comparison(comp: Compilation) -> dict[str, Any]:
@@ -184,7 +190,9 @@ def _compare_heir(args: argparse.Namespace) -> int:
     from driver.pipeline import Options, compile_file
     from targets.report.report import render_heir_comparison
 
-    options = Options(sizes=Sizes.parse(args.size), insecure=args.insecure)
+    options = Options(
+        sizes=Sizes.parse(args.size), insecure=args.insecure, flooding=not args.no_flooding
+    )
     comp = compile_file(args.file, options, sys.stderr)
     print(f"program {comp.program.sym_name.data}")
     print("\n".join(render_heir_comparison(_heir_comparison(comp))))
@@ -248,7 +256,10 @@ def _ir_module(args: argparse.Namespace):
         return lower(check(parse_file(args.file)))
     # HEIR has no conjugation: the HEIR export is compiled without complex packing.
     options = Options(
-        sizes=Sizes.parse(args.size), insecure=args.insecure, complex_packing=not args.heir
+        sizes=Sizes.parse(args.size),
+        insecure=args.insecure,
+        complex_packing=not args.heir,
+        flooding=not args.no_flooding,
     )
     return compile_file(args.file, options, out=sys.stderr).module
 
