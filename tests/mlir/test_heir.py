@@ -19,7 +19,7 @@ from dsl.checker import check
 from dsl.lower import lower
 from dsl.parser import parse_file
 from targets.mlir import tools
-from targets.mlir.heir import compare_with_heir, count_heir_server_ops, export_heir
+from targets.mlir.heir import COMPARED, compare_with_heir, count_heir_server_ops, export_heir
 from targets.mlir.upstream import lower_to_upstream
 from targets.report.report import render_heir_comparison
 from tests.mlir.common import (
@@ -291,3 +291,16 @@ def test_heir_counts_follow_its_loops_over_ciphertexts() -> None:
     )
     counts = count_heir_server_ops(text)
     assert counts["ct_mul"] == 4 and counts["rotate"] == 12 and counts["add"] == 1
+
+
+def test_schema_rejects_a_failed_comparison_without_its_error() -> None:
+    comparison = {
+        "sizes": {"N": 8},
+        "heir_version": "2026.11.1",
+        "hec": {"log_n": 12, "levels": 0, "counts": dict.fromkeys(COMPARED, 0)},
+        "heir": {"compiled": False, "by": "heir-opt"},
+    }
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"heir_comparison": comparison}, _comparison_schema())
+    comparison["heir"]["error"] = "error: 'linalg.broadcast' op input rank mismatch"
+    jsonschema.validate({"heir_comparison": comparison}, _comparison_schema())
