@@ -304,3 +304,27 @@ def test_schema_rejects_a_failed_comparison_without_its_error() -> None:
         jsonschema.validate({"heir_comparison": comparison}, _comparison_schema())
     comparison["heir"]["error"] = "error: 'linalg.broadcast' op input rank mismatch"
     jsonschema.validate({"heir_comparison": comparison}, _comparison_schema())
+
+
+@pytest.mark.slow
+def test_report_compares_hec_and_heir_on_lra() -> None:
+    """lra.hec (single-party: it has parameters only without flooding) compiles in HEIR too:
+    its det and adj are entries selected and placed by public matrices. hec: ~90 s, heir-opt
+    ~40 s at these sizes."""
+    run = run_hec(
+        "report",
+        "examples/gwas/lra.hec",
+        "--size",
+        "N=24,M=6,K=3",
+        "--no-flooding",
+        "--compare-heir",
+        "--json",
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    jsonschema.validate(report, SCHEMA)
+    heir = report["heir_comparison"]["heir"]
+    assert heir["compiled"], heir
+    assert (
+        heir["counts"]["ct_mul"] > 0 and heir["levels"] > report["heir_comparison"]["hec"]["levels"]
+    )
