@@ -20,6 +20,11 @@ finite sum for odd df).
 
 Results leave the executed program bit-exactly: `run_upstream` bitcasts every f64 to i64 and
 prints it with the runner library's `printMemrefI64`.
+
+`mark_secret` writes instead the HEIR form of the server's part, the input of HEIR's
+`--mlir-to-ckks` (hec's comparison with HEIR, targets/mlir/heir.py): flat vectors, elementwise
+arith, and every data movement a `linalg.matvec` by a public 0/1 matrix (the HEIR form section
+below says why).
 """
 
 from __future__ import annotations
