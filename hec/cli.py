@@ -418,6 +418,11 @@ def _report_run(args: argparse.Namespace) -> int:
         return 0
     comp = _compile(args)
     if comp.labhe is not None:  # --scheme auto chose labeled HE
+        if args.compare_heir:
+            raise UserError(
+                "--compare-heir compares ckks compilations; --scheme auto chose labhe",
+                hint="pass --scheme ckks",
+            )
         report = labhe_report(comp.labhe)
         report["schemes"] = report_of(comp)["schemes"]
         report["scheme_choice"] = comp.choice

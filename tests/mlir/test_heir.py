@@ -184,6 +184,20 @@ def test_compare_heir_is_refused_for_other_schemes() -> None:
     assert "--compare-heir compares ckks compilations" in run.stderr
 
 
+def test_compare_heir_is_refused_when_auto_chooses_labeled_he() -> None:
+    run = run_hec(
+        "report",
+        "examples/stats/meancov.hec",
+        "--size",
+        "N=8",
+        "--scheme",
+        "auto",
+        "--compare-heir",
+    )
+    assert run.returncode == 1
+    assert "--scheme auto chose labhe" in run.stderr and "pass --scheme ckks" in run.stderr
+
+
 def _comparison_schema() -> dict:
     return {**SCHEMA, "required": ["heir_comparison"]}
 
