@@ -12,7 +12,7 @@ import platform
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
@@ -21,7 +21,7 @@ from driver.environment import cpu_features, runtime_build_dir
 from hec import __version__
 
 if TYPE_CHECKING:
-    from driver.pipeline import Options
+    from driver.pipeline import Compilation, Options
 
 
 def error_confidence(text: str) -> float:
@@ -170,35 +170,32 @@ def _ir_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="(--layer scheme) accept parameters beyond the 128-bit table",
     )
+    parser.add_argument(
+        "--no-flooding",
+        action="store_true",
+        help="(--layer scheme, --heir, --compare-heir) compile for single-party use, without "
+        "the decrypt role's noise flooding (as hec report --no-flooding)",
+    )
+
+
+def _heir_comparison(comp: Compilation) -> dict[str, Any]:
+    """hec's compilation `comp` next to HEIR's compilation of the same program and sizes."""
+    from driver.pipeline import sizes_for_run
+    from targets.mlir.heir import compare_with_heir
+
+    return compare_with_heir(comp.program, comp.stat_module, sizes_for_run(comp))
 
 
 def _compare_heir(args: argparse.Namespace) -> int:
-    from compiler.analysis.counts import executed_counts
     from driver.pipeline import Options, compile_file
-    from targets.mlir import tools
-    from targets.mlir.heir import COMPARED, count_heir_server_ops
-    from targets.mlir.upstream import lower_to_upstream
+    from targets.report.report import render_heir_comparison
 
-    options = Options(sizes=Sizes.parse(args.size), insecure=args.insecure)
+    options = Options(
+        sizes=Sizes.parse(args.size), insecure=args.insecure, flooding=not args.no_flooding
+    )
     comp = compile_file(args.file, options, sys.stderr)
-    params = comp.program.parameters()
-    assert params is not None
-    sizes = {n: comp.sizes.get(n, b) for n, b in comp.checked.params.items()}
-    ours = executed_counts(comp.program, sizes, params.slots)
-    ours["pt_mul"] = ours.get("pt_mul", 0) + ours.pop("const_mul", 0)
-    heir_input = lower_to_upstream(comp.stat_module, sizes, client=False, mark_secret=True)
-    heir_out = tools.run_tool(tools.heir_opt(), "heir-opt", ["--mlir-to-ckks"], heir_input.text)
-    theirs = count_heir_server_ops(heir_out)
-    size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
-    print(f"program {comp.program.sym_name.data} at {size_text}: executed ciphertext ops")
-    print(f"  {'op':<10} {'hec':>8} {'HEIR':>8}")
-    for key in COMPARED:
-        print(f"  {key:<10} {ours.get(key, 0):>8} {theirs.get(key, 0):>8}")
-    import re
-
-    found = re.search(r"logN = (\d+)", heir_out)
-    heir_ring = f"2^{found.group(1)}" if found else "?"
-    print(f"  {'ring':<10} {'2^' + str(params.log_n):>8} {heir_ring:>8}")
+    print(f"program {comp.program.sym_name.data}")
+    print("\n".join(render_heir_comparison(_heir_comparison(comp))))
     return 0
 
 
@@ -259,7 +256,10 @@ def _ir_module(args: argparse.Namespace):
         return lower(check(parse_file(args.file)))
     # HEIR has no conjugation: the HEIR export is compiled without complex packing.
     options = Options(
-        sizes=Sizes.parse(args.size), insecure=args.insecure, complex_packing=not args.heir
+        sizes=Sizes.parse(args.size),
+        insecure=args.insecure,
+        complex_packing=not args.heir,
+        flooding=not args.no_flooding,
     )
     return compile_file(args.file, options, out=sys.stderr).module
 
@@ -390,6 +390,17 @@ def _labhe_chosen(args: argparse.Namespace) -> bool:
     return False
 
 
+def _report_arguments(parser: argparse.ArgumentParser) -> None:
+    _compile_arguments(parser)
+    parser.add_argument(
+        "--compare-heir",
+        action="store_true",
+        help="also compile the program with HEIR (heir-opt --mlir-to-ckks, seconds to minutes) "
+        "and report both executed op counts, rings and levels side by side, or HEIR's error "
+        "(docs/mlir.md; meant for small sizes)",
+    )
+
+
 def _report_run(args: argparse.Namespace) -> int:
     import json
 
@@ -397,12 +408,21 @@ def _report_run(args: argparse.Namespace) -> int:
     from driver.pipeline import report_of
     from targets.report.report import render_text
 
+    if args.compare_heir and args.scheme in ("labhe", "bfv"):
+        raise UserError(
+            f"--compare-heir compares ckks compilations; this report is for --scheme {args.scheme}"
+        )
     if args.scheme == "labhe":
         report = labhe_report(compile_labhe_file(args.file, _options_of(args)))
         print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
         return 0
     comp = _compile(args)
     if comp.labhe is not None:  # --scheme auto chose labeled HE
+        if args.compare_heir:
+            raise UserError(
+                "--compare-heir compares ckks compilations; --scheme auto chose labhe",
+                hint="pass --scheme ckks",
+            )
         report = labhe_report(comp.labhe)
         report["schemes"] = report_of(comp)["schemes"]
         report["scheme_choice"] = comp.choice
@@ -410,6 +430,8 @@ def _report_run(args: argparse.Namespace) -> int:
         return 0
 
     report = report_of(comp)
+    if args.compare_heir:
+        report["heir_comparison"] = _heir_comparison(comp)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -620,7 +642,7 @@ COMMANDS: list[Command] = [
     Command(
         "report",
         "compile for --size and report parameters, costs, precision and what is revealed",
-        _compile_arguments,
+        _report_arguments,
         _report_run,
     ),
     Command(

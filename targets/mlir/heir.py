@@ -26,20 +26,25 @@ chosen ring, primes and special primes.
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
 import re
+import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.counts import coeff_group
+from compiler.analysis.counts import coeff_group, executed_counts
 from compiler.dialects import ckks
 from compiler.errors import InternalError, UserError
-from targets.mlir.upstream import bind_sizes
+from targets.mlir import tools
+from targets.mlir.upstream import bind_sizes, lower_to_upstream
 
 
 @dataclass
@@ -546,6 +551,98 @@ def export_heir(module: ModuleOp, sizes: Mapping[str, int] | None = None) -> Hei
 # Op counts: hec's compilation next to HEIR's own compilation of the same program
 # --------------------------------------------------------------------------------------------
 
+
+def compare_with_heir(
+    program: ckks.ProgramOp,
+    stat_module: ModuleOp,
+    sizes: Mapping[str, int],
+    timeout: float = 600,
+) -> dict[str, Any]:
+    """hec's compilation of a program (`program`, at `sizes`) next to HEIR's compilation of
+    the same program (`heir-opt --mlir-to-ckks` on the HEIR form of its stat program:
+    targets/mlir/upstream.py), as the report's `heir_comparison` (tests/report.schema.json):
+    executed ciphertext ops, ring and levels of each. When HEIR cannot compile the program,
+    `heir.error` is the first line of heir-opt's diagnostics (or why hec built no HEIR form)."""
+    params = program.parameters()
+    if params is None:
+        raise InternalError("the comparison needs a compiled program with parameters")
+    ours = executed_counts(program, sizes, params.slots)
+    ours["pt_mul"] = ours.get("pt_mul", 0) + ours.get("const_mul", 0)
+    result: dict[str, Any] = {
+        "sizes": dict(sizes),
+        "heir_version": _heir_version(),
+        "hec": {
+            "log_n": params.log_n,
+            "levels": len(params.moduli),
+            "counts": {key: ours.get(key, 0) for key in COMPARED},
+        },
+    }
+    try:
+        form = lower_to_upstream(stat_module, sizes, client=False, mark_secret=True)
+    except UserError as err:
+        result["heir"] = {"compiled": False, "by": "hec", "error": err.message}
+        return result
+    tool = tools.heir_opt()
+    if tool is None:
+        raise UserError("heir-opt is not installed", hint="scripts/setup installs heir-py")
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [tool, "--mlir-to-ckks"],
+            input=form.text,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        error = f"heir-opt --mlir-to-ckks did not finish in {timeout:g} s"
+        result["heir"] = {"compiled": False, "by": "heir-opt", "error": error}
+        return result
+    seconds = round(time.perf_counter() - started, 2)
+    if proc.returncode != 0:
+        result["heir"] = {
+            "compiled": False,
+            "by": "heir-opt",
+            "error": _first_error(proc.stderr, proc.returncode),
+        }
+        return result
+    scheme = _HEIR_SCHEME.search(proc.stdout)
+    if scheme is None:
+        raise InternalError("heir-opt's --mlir-to-ckks output has no ckks.scheme_param")
+    primes = [q for q in scheme.group(2).split(",") if q.strip()]
+    result["heir"] = {
+        "compiled": True,
+        "log_n": int(scheme.group(1)),
+        "levels": len(primes) - 1,
+        "counts": count_heir_server_ops(proc.stdout),
+        "seconds": seconds,
+    }
+    return result
+
+
+def _heir_version() -> str:
+    try:
+        return importlib.metadata.version("heir-py")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (heir-opt from PATH)"
+
+
+def _first_error(stderr: str, returncode: int) -> str:
+    """The first line of heir-opt's diagnostics: its first `error:` line without the
+    `<stdin>:line:col: ` prefix (the line of hec's HEIR form, meaningless to a reader), or how
+    it crashed."""
+    for line in stderr.splitlines():
+        if "error:" in line:
+            return line[line.index("error:") :].strip()
+    if returncode < 0:
+        return f"heir-opt crashed (signal {-returncode})"
+    first = next((line for line in stderr.splitlines() if line.strip()), "")
+    return f"heir-opt failed (exit {returncode}): {first.strip()}"
+
+
+_HEIR_SCHEME = re.compile(r"scheme_param<logN = (\d+), Q = \[([\d, ]*)\]")
+
 # HEIR's ckks ops by the report's cost categories (compiler/analysis/counts.COUNT_KEYS).
 HEIR_CATEGORIES: dict[str, str] = {
     "ckks.mul": "ct_mul",
@@ -565,23 +662,61 @@ COMPARED = ("ct_mul", "pt_mul", "relin", "rotate", "rescale", "add", "bootstrap"
 
 
 def count_heir_server_ops(text: str) -> dict[str, int]:
-    """Counts of HEIR's ckks ops in the server's functions (role server.*) of heir-opt's
-    `--mlir-to-ckks` output, by category. HEIR's output is straight-line in ciphertext ops
-    (its loops, if any, are over plaintext packing), so static counts are executed counts."""
+    """Executed counts of HEIR's ckks ops in the server's functions (role server.*) of
+    heir-opt's `--mlir-to-ckks` output, by category. HEIR applies an op to each ciphertext of
+    a tensor in an `affine.for` (or `scf.for`) loop with constant bounds, so each op counts
+    once per iteration of its enclosing loops."""
     counts: dict[str, int] = dict.fromkeys(COMPARED, 0)
     server = False
+    index_constants: dict[str, int] = {}
+    loops: list[tuple[int, int]] = []  # (brace depth inside the loop, trip count)
+    depth = 0
     for line in text.splitlines():
         stripped = line.strip()
+        opened = depth
+        depth += _braces(stripped)
+        while loops and depth < loops[-1][0]:
+            loops.pop()
         if stripped.startswith("func.func"):
             server = "server." in stripped
             continue
         if not server:
             continue
+        if (constant := _INDEX_CONSTANT.match(stripped)) is not None:
+            index_constants[constant.group(1)] = int(constant.group(2))
+            continue
+        if (loop := _LOOP.search(stripped)) is not None:
+            if depth != opened + 1:
+                raise InternalError(f"unexpected loop line in HEIR's output: {stripped[:200]}")
+            lo, hi, step = (_bound(loop.group(i), index_constants) for i in (1, 2, 3))
+            loops.append((depth, max(0, -(-(hi - lo) // step))))
+            continue
         match = _HEIR_OP.search(stripped)
         if match and match.group(1) in HEIR_CATEGORIES:
             key = HEIR_CATEGORIES[match.group(1)]
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + math.prod(trips for _, trips in loops)
     return counts
 
 
+def _braces(line: str) -> int:
+    """Net region braces opened on a line of MLIR (strings, such as HEIR's layouts, and
+    attribute dictionaries balance within their line)."""
+    unquoted = re.sub(r'"(?:[^"\\]|\\.)*"', "", line)
+    return unquoted.count("{") - unquoted.count("}")
+
+
+def _bound(token: str | None, constants: Mapping[str, int]) -> int:
+    if token is None:
+        return 1
+    if token.lstrip("-").isdigit():
+        return int(token)
+    if token in constants:
+        return constants[token]
+    raise InternalError(f"HEIR's loop bound {token} is not a constant")
+
+
 _HEIR_OP = re.compile(r"^(?:%[\w#:]+(?:, %[\w#:]+)* = )?\"?(ckks\.[a-z_]+)")
+_INDEX_CONSTANT = re.compile(r"^(%[\w]+) = arith\.constant (-?\d+) : index$")
+_LOOP = re.compile(
+    r"(?:affine|scf)\.for %[\w]+ = (-?\d+|%[\w]+) to (-?\d+|%[\w]+)(?: step (-?\d+|%[\w]+))?"
+)

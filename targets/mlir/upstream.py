@@ -20,6 +20,11 @@ finite sum for odd df).
 
 Results leave the executed program bit-exactly: `run_upstream` bitcasts every f64 to i64 and
 prints it with the runner library's `printMemrefI64`.
+
+`mark_secret` writes instead the HEIR form of the server's part, the input of HEIR's
+`--mlir-to-ckks` (hec's comparison with HEIR, targets/mlir/heir.py): flat vectors, elementwise
+arith, and every data movement a `linalg.matvec` by a public 0/1 matrix (the HEIR form section
+below says why).
 """
 
 from __future__ import annotations
@@ -84,6 +89,10 @@ def _tensor(shape: Sequence[int]) -> str:
     return "tensor<" + "".join(f"{d}x" for d in shape) + "f64>"
 
 
+def _flat(shape: Sequence[int]) -> tuple[int, ...]:
+    return (math.prod(shape),)
+
+
 def _identity_map(rank: int) -> str:
     dims = ", ".join(f"d{i}" for i in range(rank))
     return f"affine_map<({dims}) -> ({dims})>"
@@ -96,12 +105,15 @@ class _Emitter:
     names: dict[SSAValue, str] = field(default_factory=dict)
     count: int = 0
     needs_erfc: bool = False
-    matmul_as_reduce: bool = False
+    # HEIR's form (`mark_secret`): every value a flat vector, elementwise ops directly on
+    # them, data movement as products with public matrices (_heir_* below).
+    heir_form: bool = False
     indent: str = "    "
     # The type the scalar helpers work on: f64 inside a linalg.generic body; a tensor type
-    # when elementwise ops are written directly on tensors (the form HEIR's layout passes
-    # take: `mark_secret`).
+    # when elementwise ops are written directly on tensors (the HEIR form).
     elem_type: str = "f64"
+    # The splat constants emitted (name -> value): a broadcast of one is a splat again.
+    splats: dict[str, float] = field(default_factory=dict)
 
     def fresh(self, hint: str = "v") -> str:
         self.count += 1
@@ -119,7 +131,8 @@ class _Emitter:
 
     def splat(self, value: float, shape: Sequence[int]) -> str:
         name = self.fresh("c")
-        self.emit(f"{name} = arith.constant dense<{_float(value)}> : {_tensor(shape)}")
+        self.emit(f"{name} = arith.constant dense<{_float(value)}> : {self.ty(shape)}")
+        self.splats[name] = value
         return name
 
     def zeros(self, shape: Sequence[int]) -> str:
@@ -137,10 +150,10 @@ class _Emitter:
         body: Callable[[list[str]], str],
     ) -> str:
         """One elementwise `linalg.generic` over operands of `shape`; `body` emits the scalar
-        ops on the block arguments and returns the yielded value. (With `matmul_as_reduce`,
-        the HEIR form: `body`'s ops act on the tensors themselves.)"""
-        if self.matmul_as_reduce:
-            outer_type, self.elem_type = self.elem_type, _tensor(shape)
+        ops on the block arguments and returns the yielded value. (In the HEIR form, `body`'s
+        ops act on the tensors themselves.)"""
+        if self.heir_form:
+            outer_type, self.elem_type = self.elem_type, self.ty(shape)
             value = body(list(operands))
             self.elem_type = outer_type
             return value
@@ -179,6 +192,17 @@ class _Emitter:
             self.emit(f"{name} = arith.constant {_float(value)} : f64")
         else:
             self.emit(f"{name} = arith.constant dense<{_float(value)}> : {self.elem_type}")
+        return name
+
+    def ty(self, shape: Sequence[int]) -> str:
+        """The tensor type of a value of `shape`: in the HEIR form flat (row-major), a
+        scalar a 1-element vector."""
+        return f"tensor<{math.prod(shape)}xf64>" if self.heir_form else _tensor(shape)
+
+    def scalar_on(self, shape: Sequence[int], op: str, *args: str) -> str:
+        """`op` on whole tensors of `shape` (the HEIR form)."""
+        name = self.fresh("s")
+        self.emit(f"{name} = {op} {', '.join(args)} : {self.ty(shape)}")
         return name
 
     def call(self, fn: str, arg: str) -> str:
@@ -336,6 +360,9 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
             name = _matmul(em, op, shape)
         case stat.SumOp() | stat.MeanOp():
             name = _reduce(em, op, shape)
+        case stat.TransposeOp() if em.heir_form:
+            src = em.shape(op.input)
+            name = _heir_linear(em, em.names[op.input], src, shape, lambda out: [(out[1], out[0])])
         case stat.TransposeOp():
             src = em.shape(op.input)
             init, name = em.fresh("e"), em.fresh("v")
@@ -355,9 +382,8 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
 
 def _broadcast(em: _Emitter, op: stat.BroadcastOp, shape: tuple[int, ...]) -> str:
     src = em.shape(op.input)
-    stretched = any(src[i] != shape[d] for i, d in enumerate(op.dims_tuple))
-    if em.matmul_as_reduce and not stretched:
-        return _generic_broadcast(em, em.names[op.input], src, op.dims_tuple, shape)
+    if em.heir_form:
+        return _heir_broadcast(em, em.names[op.input], src, op.dims_tuple, shape)
     rank = len(shape)
     dims = ", ".join(f"d{i}" for i in range(rank))
     exprs = [
@@ -381,63 +407,9 @@ def _broadcast(em: _Emitter, op: stat.BroadcastOp, shape: tuple[int, ...]) -> st
     return name
 
 
-def _generic_broadcast(
-    em: _Emitter, value: str, src: Sequence[int], axes: Sequence[int], shape: Sequence[int]
-) -> str:
-    """`value` (shape `src`) with its axis i placed on result axis axes[i] of `shape`."""
-    rank = len(shape)
-    if em.matmul_as_reduce:
-        added = ", ".join(str(d) for d in range(rank) if d not in axes)
-        init, name = em.fresh("e"), em.fresh("v")
-        em.emit(f"{init} = tensor.empty() : {_tensor(shape)}")
-        em.emit(
-            f"{name} = linalg.broadcast ins({value} : {_tensor(src)}) outs({init} : "
-            f"{_tensor(shape)}) dimensions = [{added}]"
-        )
-        return name
-    dims = ", ".join(f"d{i}" for i in range(rank))
-    in_map = f"affine_map<({dims}) -> ({', '.join(f'd{a}' for a in axes)})>"
-    init, name = em.fresh("e"), em.fresh("v")
-    ty = _tensor(shape)
-    em.emit(f"{init} = tensor.empty() : {ty}")
-    iterators = ", ".join(['"parallel"'] * rank)
-    em.emit(
-        f"{name} = linalg.generic {{indexing_maps = [{in_map}, {_identity_map(rank)}], "
-        f"iterator_types = [{iterators}]}} ins({value} : {_tensor(src)}) outs({init} : {ty}) {{"
-    )
-    a, o = em.fresh("a"), em.fresh("o")
-    em.lines.append(f"{em.indent}^bb0({a}: f64, {o}: f64):")
-    em.emit(f"  linalg.yield {a} : f64")
-    em.emit(f"}} -> {ty}")
-    return name
-
-
-def _matmul_as_reduce(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str:
-    """lhs @ rhs as a broadcast product summed over the inner axis (the form HEIR packs: it
-    takes no linalg.vecmat/matmul of two secret operands)."""
-    lhs, rhs = em.shape(op.lhs), em.shape(op.rhs)
-    full = (*lhs, *rhs[1:])  # [outer lhs..., K, outer rhs...]
-    inner = len(lhs) - 1
-    left = _generic_broadcast(em, em.names[op.lhs], lhs, range(len(lhs)), full)
-    right = _generic_broadcast(em, em.names[op.rhs], rhs, range(inner, len(full)), full)
-    product = em.map([left, right], full, lambda a: em.scalar("arith.mulf", *a))
-    init = em.zeros(shape)
-    name = em.fresh("v")
-    em.emit(
-        f"{name} = linalg.reduce ins({product} : {_tensor(full)}) "
-        f"outs({init} : {_tensor(shape)}) dimensions = [{inner}]"
-    )
-    x, acc, total = em.fresh("a"), em.fresh("o"), em.fresh("s")
-    em.emit(f"  ({x}: f64, {acc}: f64) {{")
-    em.emit(f"    {total} = arith.addf {x}, {acc} : f64")
-    em.emit(f"    linalg.yield {total} : f64")
-    em.emit("  }")
-    return name
-
-
 def _matmul(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str:
-    if em.matmul_as_reduce:
-        return _matmul_as_reduce(em, op, shape)
+    if em.heir_form:
+        return _heir_matmul(em, op, shape)
     lhs, rhs = em.shape(op.lhs), em.shape(op.rhs)
     kind = {(1, 2): "vecmat", (2, 1): "matvec", (2, 2): "matmul", (1, 1): "dot"}[
         (len(lhs), len(rhs))
@@ -453,6 +425,14 @@ def _matmul(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str:
 
 def _reduce(em: _Emitter, op: stat.SumOp | stat.MeanOp, shape: tuple[int, ...]) -> str:
     src = em.shape(op.input)
+    count = float(math.prod(src[a] for a in op.axes_tuple))
+    if em.heir_form:
+        total = _heir_sum(em, em.names[op.input], src, op.axes_tuple)
+        if isinstance(op, stat.MeanOp):
+            return em.map(
+                [total], shape, lambda a: em.scalar("arith.mulf", a[0], em.const(1 / count))
+            )
+        return total
     init = em.zeros(shape)
     name = em.fresh("v")
     axes = ", ".join(str(a) for a in op.axes_tuple)
@@ -467,12 +447,122 @@ def _reduce(em: _Emitter, op: stat.SumOp | stat.MeanOp, shape: tuple[int, ...]) 
     em.emit(f"    linalg.yield {total} : f64")
     em.emit("  }")
     if isinstance(op, stat.MeanOp):
-        count = float(math.prod(src[a] for a in op.axes_tuple))
         return em.map([name], shape, lambda a: em.scalar("arith.divf", a[0], em.const(count)))
     return name
 
 
+# -- the HEIR form ------------------------------------------------------------------------------
+#
+# What heir-opt (heir-py 2026.11.1) `--mlir-to-ckks` compiles on secret tensors, found by
+# trying (docs/mlir.md; tests/mlir/test_heir.py pins the facts): elementwise arith on whole
+# tensors, and `linalg.matvec` of a plaintext matrix and a secret vector. What it does not:
+# `linalg.broadcast` and broadcasting `linalg.generic`s (its layout passes reject them),
+# `linalg.vecmat`/`matvec`/`matmul` with a secret matrix ("Only secret vectors and plaintext
+# matrices are supported"), `tensor.splat` of a secret scalar, and a secret 2-d tensor read
+# under two layouts (say rows summed and columns broadcast against: the layout conversion
+# between ciphertext counts fails, "slice along dimension 0 runs out-of-bounds"). So the HEIR
+# form is flat: every value is its row-major vector, elementwise ops act on the vectors, and
+# every data movement (broadcast, sum over axes, transpose) is one `linalg.matvec` by the
+# public 0/1 matrix of that linear map. A product of two secret matrices is both broadcast to
+# [outer lhs..., inner, outer rhs...], multiplied, and summed over the inner axis. The
+# matrices grow with the sizes squared: this form is for comparisons at small sizes.
+
+
+# The largest public matrix the HEIR form writes (as MLIR text, about 5 bytes an entry).
+HEIR_MATRIX_LIMIT = 1 << 20
+
+
+def _heir_linear(
+    em: _Emitter,
+    value: str,
+    src: Sequence[int],
+    shape: Sequence[int],
+    sources: Callable[[tuple[int, ...]], Sequence[tuple[int, ...]]],
+) -> str:
+    """The vector of `shape` whose entry `out` is the sum of `value`'s entries `sources(out)`
+    (`value` has shape `src`), as `linalg.matvec` by that 0/1 matrix; the identity map is
+    `value` itself, and a splat constant's image a splat."""
+    rows, cols = math.prod(shape), math.prod(src)
+    if rows * cols > HEIR_MATRIX_LIMIT:
+        raise UserError(
+            f"the HEIR form at sizes {', '.join(f'{k}={v}' for k, v in em.sizes.items())} "
+            f"needs a {rows} x {cols} public matrix (more than {HEIR_MATRIX_LIMIT} entries)",
+            hint="compare with HEIR at small sizes (e.g. --size N=16,M=8)",
+        )
+    matrix = np.zeros((rows, cols), dtype=np.int8)
+    for out in np.ndindex(*shape):
+        row = int(np.ravel_multi_index(out, shape)) if shape else 0
+        for index in sources(tuple(int(i) for i in out)):
+            matrix[row, int(np.ravel_multi_index(index, src)) if src else 0] += 1
+    if rows == cols and np.array_equal(matrix, np.eye(rows, dtype=np.int8)):
+        return value
+    counts = matrix.sum(axis=1)
+    if value in em.splats and np.all(counts == counts[0]):
+        return em.splat(em.splats[value] * float(counts[0]), shape)
+    return _matvec(em, matrix, value)
+
+
+def _matvec(em: _Emitter, matrix: npt.NDArray[np.int8], value: str) -> str:
+    rows, cols = matrix.shape
+    text = "[" + ", ".join("[" + ", ".join(f"{v}.0" for v in row) + "]" for row in matrix) + "]"
+    public, zero, name = em.fresh("m"), em.fresh("z"), em.fresh("v")
+    em.emit(f"{public} = arith.constant dense<{text}> : tensor<{rows}x{cols}xf64>")
+    em.emit(f"{zero} = arith.constant dense<0.0> : tensor<{rows}xf64>")
+    em.emit(
+        f"{name} = linalg.matvec ins({public}, {value} : tensor<{rows}x{cols}xf64>, "
+        f"tensor<{cols}xf64>) outs({zero} : tensor<{rows}xf64>) -> tensor<{rows}xf64>"
+    )
+    return name
+
+
+def _heir_broadcast(
+    em: _Emitter, value: str, src: Sequence[int], axes: Sequence[int], shape: Sequence[int]
+) -> str:
+    """`value` (shape `src`) with its axis i on result axis axes[i] of `shape` (a source axis
+    of size 1 under a longer result axis is stretched)."""
+
+    def source(out: tuple[int, ...]) -> list[tuple[int, ...]]:
+        return [tuple(out[d] if src[i] == shape[d] else 0 for i, d in enumerate(axes))]
+
+    return _heir_linear(em, value, src, shape, source)
+
+
+def _heir_sum(em: _Emitter, value: str, src: Sequence[int], axes: Sequence[int]) -> str:
+    """`value` summed over `axes`."""
+    kept = [d for d in range(len(src)) if d not in axes]
+    shape = [src[d] for d in kept]
+    summed = [src[d] for d in axes]
+
+    def sources(out: tuple[int, ...]) -> list[tuple[int, ...]]:
+        found: list[tuple[int, ...]] = []
+        for inner in np.ndindex(*summed):
+            index = [0] * len(src)
+            for d, i in zip(kept, out, strict=True):
+                index[d] = i
+            for d, i in zip(axes, inner, strict=True):
+                index[d] = int(i)
+            found.append(tuple(index))
+        return found
+
+    return _heir_linear(em, value, src, shape, sources)
+
+
+def _heir_matmul(em: _Emitter, op: stat.MatmulOp, shape: tuple[int, ...]) -> str:
+    """lhs @ rhs as both operands broadcast to [outer lhs..., inner, outer rhs...], multiplied
+    and summed over the inner axis."""
+    lhs, rhs = em.shape(op.lhs), em.shape(op.rhs)
+    full = (*lhs, *rhs[1:])
+    inner = len(lhs) - 1
+    left = _heir_broadcast(em, em.names[op.lhs], lhs, range(len(lhs)), full)
+    right = _heir_broadcast(em, em.names[op.rhs], rhs, range(inner, len(full)), full)
+    product = em.scalar_on(full, "arith.mulf", left, right)
+    return _heir_sum(em, product, full, (inner,))
+
+
 def _small_matrix(em: _Emitter, op: stat.DetOp | stat.AdjOp, shape: tuple[int, ...]) -> str:
+    """det and adj by cofactor expansion over the matrix's entries: `tensor.extract`ed f64s,
+    or in the HEIR form 1-vectors selected by public matrices (heir-opt compiles no
+    extraction of a secret scalar), put back in place the same way."""
     src = em.shape(op.input)
     k = src[0]
     matrix = em.names[op.input]
@@ -487,31 +577,49 @@ def _small_matrix(em: _Emitter, op: stat.DetOp | stat.AdjOp, shape: tuple[int, .
 
     def entry(i: int, j: int) -> str:
         if (i, j) not in entries:
-            entries[(i, j)] = em.fresh("x")
-            em.emit(
-                f"{entries[(i, j)]} = tensor.extract {matrix}[{idx(i)}, {idx(j)}] : {_tensor(src)}"
-            )
+            if em.heir_form:
+                entries[(i, j)] = _heir_linear(em, matrix, src, (1,), lambda _: [(i, j)])
+            else:
+                entries[(i, j)] = em.fresh("x")
+                em.emit(
+                    f"{entries[(i, j)]} = tensor.extract {matrix}[{idx(i)}, {idx(j)}] : "
+                    f"{_tensor(src)}"
+                )
         return entries[(i, j)]
 
+    outer_type = em.elem_type
+    if em.heir_form:
+        em.elem_type = em.ty((1,))
     memo: dict[tuple[tuple[int, ...], tuple[int, ...]], str] = {}
     everything = tuple(range(k))
-    name = em.fresh("v")
-    if isinstance(op, stat.DetOp):
-        det = _det_cofactor(em, entry, everything, everything, memo)
-        em.emit(f"{name} = tensor.from_elements {det} : {_tensor(shape)}")
-        return name
     values: list[str] = []
-    for row in range(k):  # adj[row][col] = (-1)^(row+col) det(A without row col, column row)
-        for col in range(k):
-            if k == 1:
-                values.append(em.const(1.0))
-                continue
-            rows = tuple(r for r in everything if r != col)
-            cols = tuple(c for c in everything if c != row)
-            minor = _det_cofactor(em, entry, rows, cols, memo)
-            values.append(minor if (row + col) % 2 == 0 else em.scalar("arith.negf", minor))
-    em.emit(f"{name} = tensor.from_elements {', '.join(values)} : {_tensor(shape)}")
-    return name
+    if isinstance(op, stat.DetOp):
+        values.append(_det_cofactor(em, entry, everything, everything, memo))
+    else:
+        for row in range(k):  # adj[row][col] = (-1)^(row+col) det(A without row col, column row)
+            for col in range(k):
+                if k == 1:
+                    values.append(em.const(1.0))
+                    continue
+                rows = tuple(r for r in everything if r != col)
+                cols = tuple(c for c in everything if c != row)
+                minor = _det_cofactor(em, entry, rows, cols, memo)
+                values.append(minor if (row + col) % 2 == 0 else em.scalar("arith.negf", minor))
+    em.elem_type = outer_type
+    if not em.heir_form:
+        name = em.fresh("v")
+        em.emit(f"{name} = tensor.from_elements {', '.join(values)} : {em.ty(shape)}")
+        return name
+    if not shape:
+        return values[0]
+    placed = [
+        _heir_linear(em, value, (1,), shape, lambda out, at=at: [(0,)] if out == at else [])
+        for value, at in zip(values, np.ndindex(*shape), strict=True)
+    ]
+    total = placed[0]
+    for part in placed[1:]:
+        total = em.scalar_on(shape, "arith.addf", total, part)
+    return total
 
 
 def lower_to_upstream(
@@ -523,26 +631,28 @@ def lower_to_upstream(
 ) -> UpstreamProgram:
     """The stat program of `module` as one func.func in upstream dialects, sizes bound (each
     size parameter not in `sizes` takes its declared bound). Without `client`, only the
-    server's part (results: the revealed values); with `mark_secret`, each secret input
-    carries HEIR's `{secret.secret}` argument attribute (targets/mlir/heir.py)."""
+    server's part (results: the revealed values); with `mark_secret`, the form HEIR's
+    `--mlir-to-ckks` compiles (the HEIR form above: flat row-major vectors, so `inputs` and
+    `outputs` give flat shapes) with each secret input marked `{secret.secret}`."""
     program = _stat_program(module)
     bound = bind_sizes(program.params(), dict(sizes or {}))
-    em = _Emitter(bound, matmul_as_reduce=mark_secret)
+    em = _Emitter(bound, heir_form=mark_secret)
     inputs: list[tuple[str, tuple[int, ...]]] = []
     args: list[str] = []
     for op in program.inputs():
         name = f"%{op.sym_value}" if op.sym_value.isidentifier() else em.fresh("in")
         em.names[op.result] = name
         shape = em.shape(op.result)
-        inputs.append((op.sym_value, shape))
+        inputs.append((op.sym_value, _flat(shape) if mark_secret else shape))
         secret = mark_secret and stat.tensor_type(op.result).is_secret
-        args.append(f"{name}: {_tensor(shape)}" + (" {secret.secret}" if secret else ""))
+        args.append(f"{name}: {em.ty(shape)}" + (" {secret.secret}" if secret else ""))
     outputs: list[tuple[str, tuple[int, ...]]] = []
     results: list[str] = []
     for op in program.server_ops():
         _lower_op(em, op)
         if isinstance(op, stat.RevealOp):
-            outputs.append((op.sym_value, em.shape(op.result)))
+            shape = em.shape(op.result)
+            outputs.append((op.sym_value, _flat(shape) if mark_secret else shape))
             results.append(em.names[op.result])
     client_op = program.client() if client else None
     if client_op is not None:

@@ -490,6 +490,28 @@ def _chain_cost_text(cost: Mapping[str, int] | None) -> str:
     )
 
 
+def render_heir_comparison(comparison: Mapping[str, Any]) -> list[str]:
+    """`heir_comparison` (hec report --compare-heir): hec's executed ciphertext ops next to
+    HEIR's for the same program and sizes, or HEIR's error when it cannot compile it."""
+    sizes = ",".join(f"{k}={v}" for k, v in comparison["sizes"].items())
+    ours, theirs = comparison["hec"], comparison["heir"]
+    lines = [
+        f"hec vs HEIR (heir-opt --mlir-to-ckks, heir-py {comparison['heir_version']}) at {sizes}:"
+    ]
+    if not theirs["compiled"]:
+        who = "HEIR cannot compile it" if theirs["by"] == "heir-opt" else "not compared"
+        lines.append(f"  {who}: {theirs['error']}")
+        return lines
+    lines.append(f"  {'executed':<12} {'hec':>10} {'HEIR':>10}")
+    for key, ours_count in ours["counts"].items():
+        lines.append(f"  {key:<12} {ours_count:>10} {theirs['counts'].get(key, 0):>10}")
+    lines.append(
+        f"  {'ring':<12} {'2^' + str(ours['log_n']):>10} {'2^' + str(theirs['log_n']):>10}"
+    )
+    lines.append(f"  {'levels':<12} {ours['levels']:>10} {theirs['levels']:>10}")
+    return lines
+
+
 def _render_chains(report: Mapping[str, Any]) -> list[str]:
     """Matrix-chain ordering (passes/matrix_chain_ordering.py): per chain the order chosen
     and the order written, each with its HE cost (compiler/analysis/matrix_chain.py)."""
@@ -610,6 +632,8 @@ def render_text(report: Mapping[str, Any]) -> str:
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
     lines += _render_chains(report)
     lines += render_cost(report)
+    if "heir_comparison" in report:
+        lines += render_heir_comparison(report["heir_comparison"])
     lines.append("passes:")
     for ps in report["passes"]:
         changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())

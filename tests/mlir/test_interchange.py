@@ -18,7 +18,8 @@ from tests.mlir.common import (
     EXAMPLES,
     HERE,
     NAMES,
-    compilable,
+    SINGLE_PARTY,
+    flooding_flags,
     layer_module,
     mlir_opt,
     run_hec,
@@ -28,14 +29,18 @@ from tests.mlir.common import (
 )
 
 LAYERS = ["stat", "scheme"]
-CASES = [(p, layer) for p in EXAMPLES for layer in LAYERS]
-CASE_IDS = [f"{n}-{layer}" for n in NAMES for layer in LAYERS]
-
-
-def _module(path: Path, layer: str):
-    if layer == "scheme" and (why := compilable(path)) is not None:
-        pytest.skip(f"hec does not compile {path.name} to ckks: {why}")
-    return layer_module(path, layer)
+# Every example's every layer; the scheme layer of a program that compiles for minutes
+# (common.SINGLE_PARTY: lra) is in the slow tier.
+CASES = [
+    pytest.param(
+        p,
+        layer,
+        id=f"{n}-{layer}",
+        marks=[pytest.mark.slow] if layer == "scheme" and p.name in SINGLE_PARTY else [],
+    )
+    for p, n in zip(EXAMPLES, NAMES, strict=True)
+    for layer in LAYERS
+]
 
 
 # -- the IRDL definitions ---------------------------------------------------------------------
@@ -69,9 +74,9 @@ def test_every_op_and_type_of_the_dialects_is_defined() -> None:
 # -- mlir-opt accepts every layer of every example ----------------------------------------------
 
 
-@pytest.mark.parametrize(("path", "layer"), CASES, ids=CASE_IDS)
+@pytest.mark.parametrize(("path", "layer"), CASES)
 def test_mlir_opt_verifies_the_layer(path: Path, layer: str) -> None:
-    module = _module(path, layer)
+    module = layer_module(path, layer)
     text = to_mlir(module)
     result = mlir_opt(text)
     assert result.returncode == 0, result.stderr
@@ -82,10 +87,10 @@ def test_mlir_opt_verifies_the_layer(path: Path, layer: str) -> None:
     assert from_mlir(generic.stdout, "mlir-opt").is_structurally_equivalent(module)
 
 
-@pytest.mark.parametrize(("path", "layer"), CASES, ids=CASE_IDS)
+@pytest.mark.parametrize(("path", "layer"), CASES)
 def test_round_trip_is_the_identity(path: Path, layer: str) -> None:
     """hec -> MLIR form -> hec gives the same IR, printed identically (custom form too)."""
-    module = _module(path, layer)
+    module = layer_module(path, layer)
     text = to_mlir(module)
     back = from_mlir(text, "form")
     assert print_ir(back) == print_ir(module)
@@ -94,15 +99,14 @@ def test_round_trip_is_the_identity(path: Path, layer: str) -> None:
     assert print_ir(from_mlir(custom, "custom")) == custom
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=NAMES)
-def test_hec_ir_prints_each_layer_for_mlir_opt(path: Path) -> None:
+@pytest.mark.parametrize(("path", "layer"), CASES)
+def test_hec_ir_prints_each_layer_for_mlir_opt(path: Path, layer: str) -> None:
     sizes = size_text(small_sizes(path))
-    layers = ["stat"] if compilable(path) is not None else ["stat", "scheme"]
-    for layer in layers:
-        result = run_hec("ir", str(path), "--layer", layer, "--size", sizes, "--generic")
-        assert result.returncode == 0, result.stderr
-        verified = mlir_opt(result.stdout)
-        assert verified.returncode == 0, verified.stderr
+    flags = flooding_flags(path) if layer == "scheme" else []
+    result = run_hec("ir", str(path), "--layer", layer, "--size", sizes, "--generic", *flags)
+    assert result.returncode == 0, result.stderr
+    verified = mlir_opt(result.stdout)
+    assert verified.returncode == 0, verified.stderr
 
 
 # -- regressions: the facts of issue 27 -------------------------------------------------------
