@@ -738,6 +738,17 @@ def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the blocks on the Dask cluster whose scheduler is at ADDRESS "
         "(tcp://HOST:8786)",
     )  # fmt: skip
+    g.add_argument(
+        "--store", metavar="PATH|URL",
+        help="keep the finished blocks here instead of PREFIX.blocks/: a path or an fsspec "
+        "URL (file://, s3://, ...); needs --keys",
+    )  # fmt: skip
+    g.add_argument(
+        "--bank", metavar="PATH|URL",
+        help="where the block tasks exchange their files (inputs, ciphertexts, results): a "
+        "path or an fsspec URL the workers reach; the tasks copy files in and out, so no "
+        "shared file system is needed (default: the run's scratch, used in place)",
+    )  # fmt: skip
 
 
 def _scale_of(args: argparse.Namespace):
@@ -756,6 +767,8 @@ def _scale_of(args: argparse.Namespace):
         workers=args.workers,
         row_shards=args.row_shards,
         scheduler=args.scheduler,
+        store=args.store,
+        bank=args.bank,
     )
 
 
