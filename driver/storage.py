@@ -101,6 +101,7 @@ class Location:
             return
         tmp = local.with_name(f".{local.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         try:
+            local.parent.mkdir(parents=True, exist_ok=True)
             with tmp.open("wb") as f:
                 f.write(data)
                 f.flush()
