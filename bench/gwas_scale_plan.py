@@ -1,0 +1,142 @@
+"""`bench/run gwas-scale-plan`: the wall-time model of docs/scale.md checked at a scaled-down
+size (issue 26; gwas/scaleplan.py).
+
+Per repeat, in the same run: a calibration run (`hec gwas chisq --workers W --blocks Bc` on
+N individuals and Mc SNPs) gives the per-block task seconds, the coordinator's seconds and the
+fixed seconds (gwas.scaleplan.from_log); the model predicts the wall time of a larger run
+(M SNPs in B blocks on the same W workers, `fixed + coordinator x M/Mc + t_block x B / W`);
+that run is then measured. Reported: the medians over the repeats of the predicted and the
+measured wall time and their ratio (measured / predicted; the issue asks for 0.75 to 1.25),
+the machine's load, and the plan for N = 100,000, M = 500,000 from the median calibration.
+
+The default sizes keep the compiled parameters equal in both runs (N = 2000: ring 2^12, two
+primes, 12,288 SNPs per ciphertext at M = 24,576 and at 73,728), so the check is of the
+schedule and the overheads; `--cross` adds a larger run whose parameters differ (ring 2^13,
+three primes at M = 98,304: the per-ciphertext cost scaling the plan for the full-size study
+relies on). Each run is the whole command in its own process, as a user runs it.
+
+Options: --individuals 2000 --calibration-snps 24576 --calibration-blocks 2 --snps 73728
+--blocks 6 --workers 2 --repeats 3 --cross --save FILE (the median calibration, as JSON, for
+`python -m gwas.scaleplan FILE`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import Row, print_rows
+from gwas_chisq_dask import write_cohort
+
+from gwas.scaleplan import Calibration, compiled_for, describe, from_log, plan
+
+BENCH = "gwas-scale-plan"
+
+
+def run(prefix: Path, out: Path, cache: Path, workers: int, blocks: int) -> tuple[float, str]:
+    """Wall seconds of `hec gwas chisq --workers W --blocks B` and its .log."""
+    cmd = [sys.executable, "-m", "hec", "gwas", "chisq", "--bfile", str(prefix), "--out",
+           str(out), "--cache-dir", str(cache), "--no-plots", "--no-progress", "--workers",
+           str(workers), "--blocks", str(blocks)]  # fmt: skip
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+    return seconds, out.with_name(out.name + ".log").read_text()
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f} {five:.1f} {fifteen:.1f}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog=f"bench/run {BENCH}", description=__doc__)
+    ap.add_argument("--individuals", type=int, default=2000)
+    ap.add_argument("--calibration-snps", type=int, default=24576)
+    ap.add_argument("--calibration-blocks", type=int, default=2)
+    ap.add_argument("--snps", type=int, default=73728)
+    ap.add_argument("--blocks", type=int, default=6)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cross", action="store_true", help="also M = 98304 in 2 blocks")
+    ap.add_argument("--save", type=Path, help="write the median calibration here (JSON)")
+    args = ap.parse_args()
+    n, w = args.individuals, args.workers
+    cases = {"check": (args.snps, args.blocks)}
+    if args.cross:
+        cases["cross"] = (98304, 2)
+    loads = [load()]
+    with tempfile.TemporaryDirectory(prefix="hec-bench-plan-") as tmp:
+        d = Path(tmp)
+        cache = d / "cache"
+        write_cohort(d / "cal", n, args.calibration_snps, 26)
+        for case, (m, _) in cases.items():
+            write_cohort(d / case, n, m, 27)
+        compiled = {m: compiled_for(n, m, cache) for m in [args.calibration_snps,
+                                                          *(m for m, _ in cases.values())]}  # fmt: skip
+        # Unmeasured: each size's program built once (every measured run then hits the cache).
+        run(d / "cal", d / "warm-cal", cache, w, args.calibration_blocks)
+        for case, (_, b) in cases.items():
+            run(d / case, d / f"warm-{case}", cache, w, b)
+        cals: list[Calibration] = []
+        predicted: dict[str, list[float]] = {c: [] for c in cases}
+        measured: dict[str, list[float]] = {c: [] for c in cases}
+        for r in range(args.repeats):
+            seconds, log = run(d / "cal", d / f"cal{r}", cache, w, args.calibration_blocks)
+            cal = from_log(log, n, args.calibration_snps, w, seconds,
+                           compiled[args.calibration_snps])  # fmt: skip
+            cals.append(cal)
+            for case, (m, b) in cases.items():
+                guess = plan(cal, n, m, compiled[m], b).wall(w)
+                seconds, _ = run(d / case, d / f"{case}{r}", cache, w, b)
+                predicted[case].append(guess)
+                measured[case].append(seconds)
+                print(
+                    f"  repeat {r + 1}: calibration {cal.wall_seconds:.1f} s (t_block "
+                    f"{cal.block_seconds:.2f} s, coordinator {cal.coordinator_seconds:.1f} s, "
+                    f"fixed {cal.fixed_seconds:.1f} s); {case}: predicted {guess:.1f} s, "
+                    f"measured {seconds:.1f} s; load {load()}",
+                    file=sys.stderr,
+                )
+        loads.append(load())
+    median_cal = sorted(cals, key=lambda c: c.wall_seconds)[len(cals) // 2]
+    if args.save:
+        args.save.write_text(json.dumps(median_cal.as_dict(), indent=1) + "\n")
+    cores = os.cpu_count() or 1
+    rows = []
+    for case, (m, b) in cases.items():
+        c = compiled[m]
+        rows.append(Row(
+            BENCH, f"{case}: N={n} M={m} B={b} W={w} (2^{c.log_n}, {c.primes} primes) meas/pred",
+            statistics.median(measured[case]), statistics.median(predicted[case]), "s",
+        ))  # fmt: skip
+    c = compiled[args.calibration_snps]
+    title = (
+        f"{BENCH}: hec gwas chisq on a Dask LocalCluster of {w} workers, wall seconds of the "
+        f"whole command, median of {args.repeats}: measured (ours) vs predicted by "
+        f"gwas/scaleplan.py from a calibration run in the same repeat (N = {n}, "
+        f"M = {args.calibration_snps} in {args.calibration_blocks} blocks, ring "
+        f"2^{c.log_n}, {c.primes} primes: t_block {median_cal.block_seconds:.2f} s, "
+        f"coordinator {median_cal.coordinator_seconds:.1f} s, fixed "
+        f"{median_cal.fixed_seconds:.1f} s); {cores} cores, load average (1/5/15 min) "
+        f"{loads[0]} at the start, {loads[1]} at the end"
+    )
+    print_rows(title, rows)
+    target = plan(median_cal, 100_000, 500_000, compiled_for(100_000, 500_000))
+    print("plan from the median calibration (gwas/scaleplan.py):", file=sys.stderr)
+    for line in describe(target):
+        print(f"  {line}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
