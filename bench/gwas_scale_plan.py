@@ -81,8 +81,8 @@ def main() -> int:
         write_cohort(d / "cal", n, args.calibration_snps, 26)
         for case, (m, _) in cases.items():
             write_cohort(d / case, n, m, 27)
-        compiled = {m: compiled_for(n, m, cache) for m in [args.calibration_snps,
-                                                          *(m for m, _ in cases.values())]}  # fmt: skip
+        sizes = [args.calibration_snps, *(m for m, _ in cases.values())]
+        compiled = {m: compiled_for(n, m, cache) for m in sizes}
         # Unmeasured: each size's program built once (every measured run then hits the cache).
         run(d / "cal", d / "warm-cal", cache, w, args.calibration_blocks)
         for case, (_, b) in cases.items():

@@ -25,7 +25,6 @@ bytes per second the bank then serves.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
