@@ -168,6 +168,12 @@ class Plan:
                 lo = mid + 1
         return lo
 
+    def workers_for_tasks(self, wall_seconds: float, most: int = 1_000_000) -> int | None:
+        """The fewest workers whose tasks alone finish within `wall_seconds` (the coordinator's
+        plaintext phases left out: what the encrypted part needs once they are spread too)."""
+        alone = Plan(**{**asdict(self), "coordinator_seconds": 0.0, "fixed_seconds": 0.0})
+        return alone.workers_for(wall_seconds, most)
+
     def bandwidth(self, workers: int) -> float:
         """Bytes per second the bank serves during the tasks: the inputs written by the
         coordinator and read by the encryption, the ciphertexts written by it and read by the
@@ -219,6 +225,14 @@ def describe(p: Plan, hours: tuple[float, ...] = (1.0, 8.0)) -> list[str]:
             lines.append(
                 f"wall {h:g} h: {w:,} workers (predicted {p.wall(w) / 3600:.2f} h), the bank "
                 f"serving {p.bandwidth(w) / gb:.2f} GB/s"
+            )
+        t = p.workers_for_tasks(h * 3600)
+        if t is None:
+            lines.append(f"  tasks alone in {h:g} h: not reachable (one server pass is longer)")
+        else:
+            lines.append(
+                f"  tasks alone in {h:g} h (coordinator phases spread too): {t:,} workers, the "
+                f"bank serving {p.bandwidth(t) / gb:.2f} GB/s"
             )
     return lines
 
