@@ -6,7 +6,8 @@ A run on an engine of W workers (gwas/scaleout.py) is, in wall time,
     T = fixed + coordinator + blocks
     fixed        start-up, cached compile, keygen, the cluster's start: independent of N and M
     coordinator  the coordinator's plaintext phases, one process (read, scan, writing the
-                 blocks' inputs to the bank, decrypt, statistics, write): in proportion to N x M
+                 blocks' inputs to the bank, decrypt, statistics, write): a constant (`fit`
+                 of two runs finds it) and a part in proportion to N x M
     blocks       the tasks: per block, its encryption (split into row shards, run in
                  parallel) and its server pass (one task). With B >= W blocks of equal work,
                  blocks = t_block x B / W (t_block: one block's task seconds); with B < W the
@@ -26,7 +27,7 @@ bytes per second the bank then serves.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 # Phases of a run's .log that the coordinator runs on plaintext, in proportion to N x M.
@@ -54,6 +55,10 @@ class Calibration:
     log_n: int
     primes: int
     ciphertexts_per_block: int  # per individual and encrypted input set
+    # The share of coordinator_seconds that does not grow with N x M (`fit` of two runs; 0
+    # from one run): on a machine whose cores the coordinator shares, the cluster's start
+    # slows its first phases by a constant.
+    coordinator_fixed_seconds: float = 0.0
 
     @property
     def block_seconds(self) -> float:
@@ -71,6 +76,21 @@ class Calibration:
 
     def as_dict(self) -> dict[str, float | int]:
         return asdict(self)
+
+
+def fit(small: Calibration, large: Calibration) -> Calibration:
+    """Two runs at one N and one set of parameters (M and blocks of `large` larger): `large`
+    with the fixed share of its coordinator seconds, from the straight line through the two
+    runs' coordinator seconds against M (clamped to [0, small's seconds])."""
+    if (small.individuals, small.log_n, small.primes) != (
+        large.individuals,
+        large.log_n,
+        large.primes,
+    ) or large.snps <= small.snps:
+        raise ValueError("fit needs two runs of one N and one ring, the second with more SNPs")
+    slope = (large.coordinator_seconds - small.coordinator_seconds) / (large.snps - small.snps)
+    fixed = min(max(small.coordinator_seconds - slope * small.snps, 0.0), small.coordinator_seconds)
+    return replace(large, coordinator_fixed_seconds=fixed)
 
 
 def blocks_wall(encrypt: float, compute: float, blocks: int, workers: int) -> float:
@@ -195,10 +215,12 @@ def plan(
     blocks = blocks or compiled.ciphertexts(snps)
     task = per_ct * ratio * individuals * blocks * compiled.ciphertexts(-(-snps // blocks))
     genotypes = individuals * snps / (cal.individuals * cal.snps)
+    growing = cal.coordinator_seconds - cal.coordinator_fixed_seconds
     return Plan(
         individuals, snps, compiled.upload_per_individual / snps,
         compiled.upload_per_individual * individuals, individuals * snps, blocks, ratio,
-        task * share, task * (1 - share), cal.coordinator_seconds * genotypes, cal.fixed_seconds,
+        task * share, task * (1 - share), cal.coordinator_fixed_seconds + growing * genotypes,
+        cal.fixed_seconds,
     )  # fmt: skip
 
 

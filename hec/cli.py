@@ -702,6 +702,7 @@ def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
     linear.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
     linear.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     _gwas_common_arguments(linear)
+    _scale_out_arguments(linear)
 
 
 def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
@@ -918,6 +919,10 @@ def _linear_run(args: argparse.Namespace) -> int:
     result = run_linear(_gwas_options(args))
     kind = "encrypted" if result.backend_encrypts else "SIMULATION (nothing encrypted)"
     print(f"hec gwas linear: {kind}")
+    if args.block:  # one block of a run split by hand: nothing merged yet
+        for note in result.notes:
+            print(f"  {note}")
+        return 0
     print(f"  {result.n_included} individuals, {len(result.p)} SNPs")
     for path in result.files:
         print(f"  wrote {path}")
