@@ -15,6 +15,7 @@ from gwas.scaleplan import (
     calibration_of,
     compiled_for,
     describe,
+    fit,
     from_log,
     plan,
 )
@@ -135,3 +136,18 @@ def test_the_full_size_program_uploads_about_12_bytes_per_snp(program_cache: Pat
     assert (c.log_n, c.primes) == (15, 11)
     assert c.ciphertexts(500_000) == 1
     assert 10 < c.upload_per_individual / 500_000 < 13
+
+
+def test_fit_splits_the_coordinator_into_a_constant_and_a_part_in_m() -> None:
+    small = _cal(snps=24576, blocks=2, coordinator_seconds=10.0)
+    large = _cal(snps=36864, blocks=3, coordinator_seconds=13.0, wall_seconds=40.0)
+    cal = fit(small, large)
+    assert cal.coordinator_fixed_seconds == pytest.approx(10.0 - 3.0 / 12288 * 24576)  # 4 s
+    assert cal.blocks == 3 and cal.wall_seconds == 40.0  # the larger run
+    # Twice the larger run's SNPs: the constant once, the rest twice.
+    p = plan(cal, 2000, 73728, SMALL, 6)
+    assert p.coordinator_seconds == pytest.approx(4.0 + 2 * 9.0)
+    with pytest.raises(ValueError, match="one N and one ring"):
+        fit(large, small)
+    # A slope steeper than the runs allow leaves no negative constant.
+    assert fit(small, _cal(snps=36864, coordinator_seconds=40.0)).coordinator_fixed_seconds == 0
