@@ -144,6 +144,10 @@ _LINEAR = (
 )
 
 
+def _is_mask(op: Operation) -> bool:
+    return isinstance(op, ckks.MulConstOp) and op.is_masked
+
+
 def _width(ty: ckks.CtType, sizes: dict[str, int], bounds: dict[str, int]) -> int:
     last = ty.dims[-1]
     if isinstance(last, int):
@@ -330,7 +334,10 @@ class ComplexPackingPass(ModulePass):
                 _retype(op)
                 complex_values.add(op.results[0])
                 continue
-            elif isinstance(op, ckks.ReduceOp) or (isinstance(op, _LINEAR) and not other):
+            elif isinstance(op, ckks.ReduceOp) or (
+                # a mask is a real 0/1 vector over the packed axis, not over slot pairs
+                isinstance(op, _LINEAR) and not other and not _is_mask(op)
+            ):
                 _retype(op)
                 complex_values.add(op.results[0])
                 continue

@@ -103,6 +103,14 @@ class _ToBfv:
                 return bfv.NegateOp(self.v(op.input))
             case he.MulConstOp():
                 self.check_integer(op)
+                if op.is_masked:
+                    raise UserError(
+                        "--scheme bfv: a sum over a packed axis of values whose padding slots "
+                        "are not zero needs a masking plaintext vector, which the BFV target "
+                        "does not have yet",
+                        op_location(op),
+                        hint="compile for CKKS: --scheme ckks (or auto)",
+                    )
                 return bfv.MulConstOp(self.v(op.input), self.v(op.value), True)
             case he.AddConstOp():
                 self.check_integer(op)

@@ -88,8 +88,9 @@ class _ToCkks:
             case he.NegateOp():
                 return ckks.NegateOp(self.v(op.input))
             case he.MulConstOp():
-                scale = ckks.ScaleAttr.one() if op.is_integer else NOMINAL_CONST_SCALE
-                return ckks.MulConstOp(self.v(op.input), self.v(op.value), scale)
+                exact = op.is_integer and not op.is_masked
+                scale = ckks.ScaleAttr.one() if exact else NOMINAL_CONST_SCALE
+                return ckks.MulConstOp(self.v(op.input), self.v(op.value), scale, op.is_masked)
             case he.AddConstOp():
                 return ckks.AddConstOp(self.v(op.input), self.v(op.value))
             case he.RelinearizeOp():

@@ -102,6 +102,17 @@ class _Lowering:
             for op in program.inputs()
             if stat.tensor_type(op.result).rank == 2 and stat.tensor_type(op.result).is_secret
         } - self.small
+        # Row dimensions: the leading axis of any value of rank two or more. A vector along one
+        # stays replicated (one ciphertext per entry), so that it meets the rows it is used
+        # against (y @ S, per-individual weights) without rotations; a vector along any other
+        # dimension is packed into slots, ceil(n / slots) ciphertexts (issue 19: a secret [N]
+        # vector whose N is no matrix's row axis).
+        self.rows: set[Dim] = {
+            stat.tensor_type(r).dims[0]
+            for op in program.walk()
+            for r in op.results
+            if isinstance(r.type, stat.TensorType) and stat.tensor_type(r).rank >= 2
+        }
 
     # ------------------------------------------------------------------------- helpers
     def emit(self, op: Operation) -> SSAValue:
@@ -118,7 +129,10 @@ class _Lowering:
         dims: tuple[Dim, ...] = stat.tensor_type(v).dims
         if len(dims) >= 2:
             return PACKED
-        return PACKED if len(dims) == 1 and dims[0] in self.columns else REPLICATED
+        if len(dims) != 1:
+            return REPLICATED
+        packs = dims[0] in self.columns or dims[0] not in self.rows | self.small
+        return PACKED if packs else REPLICATED
 
     def const(self, value: float) -> SSAValue:
         return self.emit(he.ConstantOp(value))
@@ -199,6 +213,8 @@ class _Lowering:
                 dirty = False
             case he.EncryptOp():
                 dirty = False
+            case he.MulConstOp() if op.is_masked:
+                dirty = False
             case he.AddConstOp():
                 dirty = True
             case he.BroadcastOp():
@@ -222,17 +238,13 @@ class _Lowering:
         return dirty
 
     def sum_slots(self, x: SSAValue) -> SSAValue:
-        """`he.sum_slots` of packed `x`, whose padding slots must be zero (they are summed)."""
+        """`he.sum_slots` of packed `x`, whose padding slots must be zero (they are summed):
+        when they may not be, x is first multiplied by 1 on its valid slots and 0 on the
+        padding (a masked constant: one plaintext product and, under CKKS, one level)."""
         if self.padding_may_be_nonzero(x):
-            # TODO(#6): mask the padding (a multiply by a 0/1 plaintext, one level) instead.
-            raise self.error(
-                "a sum over the packed axis of a value that adds a constant or a scalar to a "
-                "packed vector is not supported by the lowering yet (the padding slots "
-                "of the packed ciphertexts would enter the sum)",
-                hint="sum the terms separately, e.g. write sum(x - c) as sum(x) - M * c and "
-                "sum((x - c)^2) as sum(x^2) - 2 * c * sum(x) + M * c^2, or move the constant "
-                "term to the client block",
-            )
+            one = self._pub_op(he.ConstantOp(1.0), True)
+            x = self.emit(he.MulConstOp(self.relin_if_needed(x), one, True, masked=True))
+            self.dirty[x] = False
         return self.emit(he.SumSlotsOp(self.relin_if_needed(x)))
 
     def bcast(self, x: SSAValue, shape: tuple[Dim, ...], dims: tuple[int, ...], layout: str):

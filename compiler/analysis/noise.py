@@ -296,6 +296,11 @@ def value_errors(
                     else:
                         rounded = 0.5 * 2.0 ** (-op.const_scale_bits)
                     e = e + Error(d=_times(m, rounded))
+                if op.is_masked:
+                    # The mask (c on the valid slots, 0 on the padding) is rounded per
+                    # coefficient: a fresh encoding's error, N/12 at const_scale, times |x|.
+                    m = magnitude(range_of(rng, op.input)) + err[op.input].d
+                    e = e + model.encoding_terms().per_scale(op.const_scale_bits).scaled(m)
             case ckks.NegateOp() | ckks.AddConstOp() | ckks.LevelDownOp():
                 e = err[op.operands[0]]
             case ckks.BroadcastOp() | ckks.TransposeOp() | ckks.GatherOp():

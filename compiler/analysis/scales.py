@@ -238,7 +238,9 @@ def _foldable_const(v: SSAValue, consumer: Operation) -> list[Operation] | None:
             return None
         chain.insert(0, owner)
         if isinstance(owner, ckks.MulConstOp) and not owner.is_integer and not is_lift(owner):
-            return chain
+            # A mask's const_scale stays its level's nominal scale: a smaller one would round
+            # the 0/1 vector coarsely (its error is a fresh encoding's over const_scale).
+            return None if owner.is_masked else chain
         if not isinstance(owner, _SCALE_KEEPING):
             return None
         v = owner.operands[0]

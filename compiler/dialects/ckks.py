@@ -772,19 +772,36 @@ class MulConstOp(he.WithPublic, CkksOp):
     at: 1 (`#ckks.scale<>`) for an integer constant (multiplied exactly, no level), otherwise
     the constant is rounded to the integer round(const · const_scale), so the scale grows by
     const_scale and a rescale follows. A scale-alignment adjustment chooses const_scale so the
-    product's scale equals another operand's exactly (compiler/analysis/scales.py)."""
+    product's scale equals another operand's exactly (compiler/analysis/scales.py).
+
+    `masked`: the constant multiplies the valid slots of a packed array and its padding slots
+    become zero. The plaintext is then the vector const · (1 on the valid slots, 0 on the
+    padding), encoded at const_scale (> 1) and rounded per coefficient, so its error is a fresh
+    encoding's (compiler/analysis/noise.py)."""
 
     name = "ckks.mul_const"
 
     const_scale = prop_def(ScaleAttr)
+    masked = opt_prop_def(UnitAttr)
 
-    def __init__(self, operand: SSAValue, value: SSAValue, const_scale: ScaleAttr | float):
+    def __init__(
+        self,
+        operand: SSAValue,
+        value: SSAValue,
+        const_scale: ScaleAttr | float,
+        masked: bool = False,
+    ):
+        props: dict[str, Attribute] = {"const_scale": ScaleAttr.coerce(const_scale)}
+        if masked:
+            props["masked"] = UnitAttr()
         super().__init__(
-            operands=[operand, value],
-            result_types=[ct_type(operand)],
-            properties={"const_scale": ScaleAttr.coerce(const_scale)},
+            operands=[operand, value], result_types=[ct_type(operand)], properties=props
         )
         _initial_type(self)
+
+    @property
+    def is_masked(self) -> bool:
+        return self.masked is not None
 
     @property
     def const_scale_bits(self) -> float:
@@ -798,6 +815,10 @@ class MulConstOp(he.WithPublic, CkksOp):
         src = ct_type(self.input)
         if self.const_scale_bits < 0:
             raise VerifyException("const_scale must be >= 1")
+        if self.is_masked and (self.const_scale.is_one or src.layout_name != PACKED):
+            raise VerifyException(
+                "a masked constant is a plaintext vector: const_scale > 1 and a packed array"
+            )
         return src.with_(scale=src.scale.times(self.const_scale))
 
 

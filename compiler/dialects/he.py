@@ -743,12 +743,17 @@ class WithPublic(HeOp, ABC):
 
 class MulConstRule(WithPublic, ABC):
     """Multiply by a public scalar; `integer` when the scalar is an integer (exact in every
-    scheme; a real one needs an approximate scheme)."""
+    scheme; a real one needs an approximate scheme). `masked`: the scalar multiplies only the
+    valid slots of a packed array, its padding slots become zero (a plaintext vector, not a
+    scalar: under CKKS it is rounded per coefficient and costs a level even for 1)."""
 
     integer = opt_prop_def(UnitAttr)
+    masked = opt_prop_def(UnitAttr)
 
-    def __init__(self, operand: SSAValue, value: SSAValue, integer: bool):
+    def __init__(self, operand: SSAValue, value: SSAValue, integer: bool, masked: bool = False):
         props: dict[str, Attribute] = {"integer": UnitAttr()} if integer else {}
+        if masked:
+            props["masked"] = UnitAttr()
         super().__init__(
             operands=[operand, value], result_types=[any_ct(operand)], properties=props
         )
@@ -756,6 +761,16 @@ class MulConstRule(WithPublic, ABC):
     @property
     def is_integer(self) -> bool:
         return self.integer is not None
+
+    @property
+    def is_masked(self) -> bool:
+        return self.masked is not None
+
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
+        if self.is_masked and src.layout_name != PACKED:
+            raise VerifyException(f"{self.name}: a masked constant needs a packed array")
+        return src
 
 
 class AddConstRule(WithPublic, ABC):

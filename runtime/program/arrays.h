@@ -64,6 +64,14 @@ CtArrayOf<Ct> map1(const CtArrayOf<Ct>& a, const F& f) {
   return make_array(a.shape, std::move(out));
 }
 
+// map1 with the ciphertext's index in the array (C order) passed to f.
+template <class Ct, class F>
+CtArrayOf<Ct> map1_indexed(const CtArrayOf<Ct>& a, const F& f) {
+  std::vector<Ct> out(a.size());
+  parallel_rows(a.size(), default_threads(), [&](std::size_t i, int) { out[i] = f(i, a.at(i)); });
+  return make_array(a.shape, std::move(out));
+}
+
 template <class Ct, class F>
 CtArrayOf<Ct> map2(const char* what, const CtArrayOf<Ct>& a, const CtArrayOf<Ct>& b, const F& f) {
   check_same_shape_of(what, a.shape, b.shape);

@@ -108,6 +108,41 @@ CtArray mul_const(const Ops& ops, const CtArray& a, double c, double const_scale
   });
 }
 
+CtArray mul_mask(const Ops& ops, const CtArray& a, double c, double const_scale_bits,
+                 std::size_t width) {
+  const std::size_t slots = ops.slots();
+  const std::size_t blocks = (width + slots - 1) / slots;
+  if (const_scale_bits <= 0.0 || width == 0 || a.shape.empty() || a.shape.back() != blocks) {
+    throw std::logic_error("mul_mask: " + std::to_string(width) + " valid slots need " +
+                           std::to_string(blocks) + " ciphertexts on the packed axis, and a "
+                           "const_scale above 1");
+  }
+  const double scale = std::exp2(const_scale_bits);
+  const std::size_t tail = width - (blocks - 1) * slots;  // valid slots of the last block
+  // The last block's plaintext, per level met (the array's ciphertexts share one).
+  std::map<int, ckks::Plaintext> masks;
+  if (tail < slots) {
+    const ckks::Encoder encoder(ops.context());
+    std::vector<double> values(slots, 0.0);
+    std::fill(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(tail), c);
+    for (std::size_t i = blocks - 1; i < a.size(); i += blocks) {
+      const ckks::Level level = a.at(i).level;
+      if (!masks.contains(level.value)) {
+        masks.emplace(level.value, encoder.encode(std::span<const double>(values), level, scale));
+      }
+    }
+  }
+  return map1_indexed<Ct>(a, [&](std::size_t i, const Ct& x) {
+    Ct y = x;
+    if (i % blocks == blocks - 1 && tail < slots) {
+      ops.evaluator().multiply_plain_inplace(y, masks.at(x.level.value));
+    } else {
+      ops.evaluator().multiply_constant_inplace(y, c, scale);
+    }
+    return y;
+  });
+}
+
 CtArray add_const(const Ops& ops, const CtArray& a, double c) {
   return map1<Ct>(a, [&](const Ct& x) {
     Ct y = x;

@@ -67,6 +67,12 @@ CtArray mul(const Ops& ops, const CtArray& a, const CtArray& b);
 // const_scale_bits == 0: `c` must be an integer (multiplied exactly, no scale change);
 // otherwise c is encoded as round(c * 2^const_scale_bits) and the scale grows by that factor.
 CtArray mul_const(const Ops& ops, const CtArray& a, double c, double const_scale_bits);
+// A masked constant: c on the first `width` slots of the packed axis (the array's last axis,
+// ceil(width / slots) ciphertexts), 0 on the padding after them; the scale grows by
+// 2^const_scale_bits (> 0). Full blocks multiply by the integer round(c * scale) exactly; the
+// last, partial block by the encoded vector.
+CtArray mul_mask(const Ops& ops, const CtArray& a, double c, double const_scale_bits,
+                 std::size_t width);
 CtArray add_const(const Ops& ops, const CtArray& a, double c);
 // A complex array: c goes to the real and the imaginary part of every slot.
 CtArray add_const_complex(const Ops& ops, const CtArray& a, double c);

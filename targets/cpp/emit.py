@@ -1076,6 +1076,12 @@ class _CkksWriter(_ComputeWriter):
                 return f"negate(ops, {n(op.input)})"
             case ckks.MulOp():
                 return f"mul(ops, {n(op.lhs)}, {n(op.rhs)})"
+            case ckks.MulConstOp() if op.is_masked:
+                width = self.size_expr(ckks.ct_type(op.input).dims[-1])
+                return (
+                    f"mul_mask(ops, {n(op.input)}, {self.pub(op.value)}, "
+                    f"{_double(op.const_scale_bits)}, {width})"
+                )
             case ckks.MulConstOp():
                 return (
                     f"mul_const(ops, {n(op.input)}, {self.pub(op.value)}, "

@@ -359,6 +359,11 @@ def _lower(ex: _Export, op: Operation) -> None:
             )
         case ckks.MulConstOp() | ckks.AddConstOp():
             src = ckks.ct_type(op.input)
+            if isinstance(op, ckks.MulConstOp) and op.is_masked:
+                raise UserError(
+                    "a masked constant (zeroing the padding slots before a slot sum) is not "
+                    "exported to HEIR yet"
+                )
             if src.layout_name == ckks.COEFF:
                 raise UserError(
                     f"{op.name} on a coefficient-encoded array is not exported to HEIR "

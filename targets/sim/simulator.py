@@ -183,6 +183,19 @@ class _Sim:
         exact = Fraction(c) * scale.fraction
         return float(Fraction(round(exact)) / scale.fraction)
 
+    def masked(self, x: Slots, c: float, op: ckks.MulConstOp) -> Slots:
+        """x times c on the valid slots of its packed axis and 0 on the padding; in noisy mode
+        plus the mask's per-slot encoding error (N/12 at const_scale) times x."""
+        ty = ckks.ct_type(op.input)
+        width = self.dim(ty.dims[-1])
+        blocks = self.blocks(width)
+        valid = (np.arange(blocks * self.slots) < width).reshape(blocks, self.slots)
+        x = np.broadcast_to(x, (*x.shape[:-2], blocks, self.slots))
+        out = x * np.where(valid, c, 0.0)
+        if self.noisy:
+            out = out + x * self.noise(x.shape, self.model.encoding(), op.const_scale_bits)
+        return out
+
     def check_fits(self, x: Slots, ty: ckks.CtType, what: str) -> None:
         peak = float(np.max(np.abs(x))) if x.size else 0.0
         if peak == 0.0:
@@ -440,6 +453,8 @@ class _Sim:
                 c = self.public[op.value]
                 if not op.is_integer:
                     c = self.round_const(c, op.const_scale)
+                if op.is_masked:
+                    return self.masked(g(op.input), c, op)
                 return g(op.input) * c
             case ckks.AddConstOp():
                 ty = ckks.ct_type(op.input)

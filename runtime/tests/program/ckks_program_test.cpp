@@ -143,6 +143,26 @@ TEST_F(ProgramOps, ElementwiseReduceAndDot) {
   EXPECT_NEAR(c[1], 3.25, 1e-6);
 }
 
+// A masked constant over a packed axis of width slots + 3 (two blocks, the second holding 3
+// valid slots): c on the valid slots, 0 on the padding, both blocks at the grown scale.
+TEST_F(ProgramOps, MulMaskZeroesThePaddingOfTheLastBlock) {
+  const std::size_t slots = ctx_->slots();
+  std::vector<double> full(slots, 2.0), tail(slots, 5.0);
+  const CtArray a = encrypt({full, tail});
+  const CtArray m = mul_mask(*ops_, a, 1.5, 30.0, slots + 3);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_NEAR(std::log2(m.at(0).scale), 70.0, 1e-9);
+  EXPECT_NEAR(std::log2(m.at(1).scale), 70.0, 1e-9);
+  const auto d0 = decrypt(m.at(0), slots);
+  const auto d1 = decrypt(m.at(1), slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    ASSERT_NEAR(d0[s], 3.0, 1e-5) << s;
+    ASSERT_NEAR(d1[s], s < 3 ? 7.5 : 0.0, 1e-5) << s;
+  }
+  EXPECT_THROW(mul_mask(*ops_, a, 1.0, 30.0, 3), std::logic_error);  // one block, not two
+  EXPECT_THROW(mul_mask(*ops_, a, 1.0, 0.0, slots + 3), std::logic_error);
+}
+
 // A complex-layout array (block 2j in the real parts, block 2j + 1 in the imaginary parts):
 // products with a real value, complex constants, and unpacking into the packed layout, also
 // from degree 2 and with an odd number of packed blocks (the last imaginary part unused).

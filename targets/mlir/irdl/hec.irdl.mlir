@@ -395,7 +395,7 @@ irdl.dialect @bfv {
     irdl.results(%8)
   }
   // bfv.mul_const
-  //   optional, not checked by IRDL 19: integer
+  //   optional, not checked by IRDL 19: integer, masked
   irdl.operation @mul_const {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
@@ -728,6 +728,7 @@ irdl.dialect @ckks {
     irdl.results(%2)
   }
   // ckks.mul_const
+  //   optional, not checked by IRDL 19: masked
   irdl.operation @mul_const {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
@@ -1048,7 +1049,7 @@ irdl.dialect @he {
     irdl.results(%8)
   }
   // he.mul_const
-  //   optional, not checked by IRDL 19: integer
+  //   optional, not checked by IRDL 19: integer, masked
   irdl.operation @mul_const {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
