@@ -241,3 +241,69 @@ def test_check_writable_probe_leaves_nothing(memory_root: str) -> None:
     location = locate(f"{memory_root}/bank")
     check_writable(location)
     assert location.names() == []
+
+
+@pytest.fixture
+def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An S3 emulator on loopback (moto's server, no network beyond 127.0.0.1), for s3fs in
+    this process and in the Dask workers started after it (they inherit the environment).
+    Skipped where s3fs or moto is not installed (neither is a dependency of hec)."""
+    pytest.importorskip("s3fs")
+    moto_server = pytest.importorskip("moto.server")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_DEFAULT_REGION": "us-east-1",
+                       "AWS_ENDPOINT_URL_S3": endpoint}.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    import fsspec
+
+    fsspec.filesystem("s3", skip_instance_cache=True).mkdir("hec-test")
+    try:
+        yield endpoint
+    finally:
+        server.stop()
+
+
+def test_dask_run_with_the_bank_and_the_store_on_s3(
+    s3_endpoint: str,
+    complete_cohort: PlinkCohort,
+    tmp_path: Path,
+    program_cache: Path,
+    single_assoc: bytes,
+) -> None:
+    """An object store across processes: the bank (--bank s3://...) read and written by two
+    Dask worker processes through s3fs, the block store (--store s3://...) by the coordinator,
+    one block by hand then --resume: the single-process .assoc; nothing left in the bucket."""
+    import logging
+
+    import fsspec
+    from distributed import LocalCluster
+
+    keys, out = tmp_path / "keys", tmp_path / "res"
+    store, bank = "s3://hec-test/study.blocks", "s3://hec-test/bank"
+    _chisq(complete_cohort, out, program_cache,
+           ScaleOut(block=(1, 3), keys=keys, store=store))  # fmt: skip
+    s3 = fsspec.filesystem("s3", skip_instance_cache=True)
+    assert sorted(p.rsplit("/", 1)[-1] for p in s3.ls("hec-test/study.blocks")) == [
+        "block-1-of-3.json", "block-1-of-3.npz"
+    ]  # fmt: skip
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    ) as cluster:  # fmt: skip
+        result = _chisq(complete_cohort, out, program_cache,
+                        ScaleOut(keys=keys, resume=True, store=store, bank=bank,
+                                 scheduler=cluster.scheduler_address))  # fmt: skip
+    assert isinstance(result.backend, ScaleOutBackend)
+    records = sorted(result.backend.records, key=lambda r: r.index)
+    assert [(r.index, r.skipped) for r in records] == [(0, True), (1, False), (2, False)]
+    assert (tmp_path / "res.assoc").read_bytes() == single_assoc
+    s3.invalidate_cache()
+    assert s3.ls("hec-test") == []  # the bank's run directory and the merged blocks removed
