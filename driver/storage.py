@@ -21,9 +21,11 @@ read or written) are `UserError`s naming the location as the user gave it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
+import shutil
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -167,16 +169,21 @@ def check_writable(location: Location) -> None:
     probe.remove()
 
 
-# Files fetched by this process (a Dask worker): url -> local path, kept for the process's life
-# (the program and the keys, the same for every task of a run).
+# Files fetched by this process (a Dask worker): url -> local path, kept while it serves the
+# run they belong to (the program and the key set, the same for every task of a run); the
+# oldest are dropped beyond CACHED (the program and keys of two runs), all at exit.
 _FETCHED: dict[str, Path] = {}
+CACHED = 4
 
 
 def worker_cache() -> Path:
-    """This process's directory for fetched files (HEC_SCRATCH or the system's temp)."""
+    """This process's directory for fetched files (HEC_SCRATCH or the system's temp), removed
+    when the process exits."""
     base = Path(os.environ.get("HEC_SCRATCH") or tempfile.gettempdir())
     directory = base / f"hec-worker-{os.getpid()}"
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not directory.is_dir():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atexit.register(shutil.rmtree, directory, True)
     return directory
 
 
@@ -200,6 +207,15 @@ def fetch(url: str, into: Path | None = None, *, cache: bool = False) -> Path:
         into.write_bytes(source.read_bytes())
     if cache:
         _FETCHED[url] = into
+        while len(_FETCHED) > CACHED:  # dicts keep insertion order: the oldest first
+            old = _FETCHED.pop(next(iter(_FETCHED)))
+            if old.is_relative_to(worker_cache()):  # only what fetch put there itself
+                if old.is_dir():
+                    shutil.rmtree(old, True)
+                else:
+                    old.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    old.parent.rmdir()
     return into
 
 

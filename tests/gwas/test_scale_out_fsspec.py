@@ -307,3 +307,22 @@ def test_dask_run_with_the_bank_and_the_store_on_s3(
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
     s3.invalidate_cache()
     assert s3.ls("hec-test") == []  # the bank's run directory and the merged blocks removed
+
+
+def test_fetched_program_and_keys_are_kept_for_two_runs(
+    memory_root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker keeps the program and key set it fetched (one fetch per run, not per task), the
+    newest CACHED of them: an older run's are deleted from its scratch."""
+    from driver import storage
+
+    monkeypatch.setenv("HEC_SCRATCH", str(tmp_path))
+    monkeypatch.setattr(storage, "_FETCHED", {})
+    urls = []
+    for i in range(storage.CACHED + 2):
+        locate(f"{memory_root}/run{i}/program").write_atomic(b"binary %d" % i)
+        urls.append(f"{memory_root}/run{i}/program")
+    copies = [fetch(u, cache=True) for u in urls]
+    assert fetch(urls[-1], cache=True) == copies[-1]  # fetched once
+    assert [c.exists() for c in copies] == [False, False] + [True] * storage.CACHED
+    assert copies[-1].read_bytes() == b"binary %d" % (storage.CACHED + 1)
