@@ -276,9 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--individuals", type=int, default=100_000)
     ap.add_argument("--snps", type=int, default=500_000)
     ap.add_argument("--hours", type=float, nargs="+", default=[1.0, 8.0])
+    ap.add_argument("--cache-dir", type=Path, help="compiled-program cache directory")
     args = ap.parse_args(argv)
     cal = calibration_of(json.loads(args.calibration.read_text()))
-    p = plan(cal, args.individuals, args.snps, compiled_for(args.individuals, args.snps))
+    compiled = compiled_for(args.individuals, args.snps, args.cache_dir)
+    p = plan(cal, args.individuals, args.snps, compiled)
     print("\n".join(describe(p, tuple(args.hours))))
     return 0
 

@@ -4,6 +4,7 @@ docs/scale.md), on made-up calibrations: no timing here (bench/run gwas-scale-pl
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,19 @@ def test_fit_splits_the_coordinator_into_a_constant_and_a_part_in_m() -> None:
         fit(large, small)
     # A slope steeper than the runs allow leaves no negative constant.
     assert fit(small, _cal(snps=36864, coordinator_seconds=40.0)).coordinator_fixed_seconds == 0
+
+
+def test_command_line_plan_from_a_saved_calibration(
+    tmp_path: Path, program_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from gwas.scaleplan import main
+
+    saved = tmp_path / "cal.json"
+    saved.write_text(json.dumps(_cal().as_dict()))
+    assert main([str(saved), "--individuals", "100000", "--snps", "500000", "--hours", "8",
+                 "--cache-dir", str(program_cache)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert re.match(r"N = 100,000, M = 500,000: \d+\.\d\d bytes per individual per SNP", out)
+    assert "wall 8 h: " in out
