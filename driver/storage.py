@@ -221,10 +221,13 @@ def fetch(url: str, into: Path | None = None, *, cache: bool = False) -> Path:
 
 def upload(local: Path, target: Location) -> None:
     """Copy the local file or directory tree `local` to `target`, file by file (each file one
-    atomic write)."""
+    atomic write). On a local or mounted file system the permission bits are kept (the
+    program stays executable, the signing keys private); object stores have none."""
     if local.is_dir():
         target.makedirs()
         for entry in sorted(local.iterdir()):
             upload(entry, target.child(entry.name))
     else:
         target.write_atomic(local.read_bytes())
+    if target.local is not None:
+        target.local.chmod(local.stat().st_mode & 0o777)

@@ -19,6 +19,7 @@ from gwas_fixtures import PlinkCohort
 from compiler.errors import UserError
 from driver.blockstore import BlockStore, RunIdentity
 from driver.cluster import DaskEngine
+from driver.roles import RoleSequence
 from driver.storage import check_writable, fetch, locate, upload
 from gwas.chisq import ChisqOptions, ChisqResult, run_chisq
 from gwas.scaleout import ScaleOut, ScaleOutBackend
@@ -326,3 +327,34 @@ def test_fetched_program_and_keys_are_kept_for_two_runs(
     assert fetch(urls[-1], cache=True) == copies[-1]  # fetched once
     assert [c.exists() for c in copies] == [False, False] + [True] * storage.CACHED
     assert copies[-1].read_bytes() == b"binary %d" % (storage.CACHED + 1)
+
+
+def test_bank_at_a_plain_path_is_used_in_place(
+    complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, single_assoc: bytes
+) -> None:
+    """--bank DIR (a shared file system mounted at the same path everywhere): the program and
+    the key set's public part are copied there with their permissions (the program
+    executable, the signing keys private) and the roles use the files in place."""
+    bank = tmp_path / "bank"
+    seen: dict[str, int] = {}
+    from driver import cluster
+
+    original = cluster._roles
+
+    def spy(task: cluster.BlockTask) -> RoleSequence:
+        roles = original(task)
+        seen[str(roles.binary)] = roles.binary.stat().st_mode & 0o777
+        seen[str(roles.owner_sign)] = roles.owner_sign.stat().st_mode & 0o777
+        return roles
+
+    cluster._roles = spy
+    try:
+        _chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(blocks=2, bank=str(bank)))
+    finally:
+        cluster._roles = original
+    assert (tmp_path / "res.assoc").read_bytes() == single_assoc
+    assert all(p.startswith(str(bank)) for p in seen)  # the bank's copies, in place
+    modes = sorted(seen.values())
+    assert modes[0] & 0o077 == 0  # the signing key: the owner's only
+    assert all(m & 0o100 for p, m in seen.items() if "program" in p)  # executable
+    assert list(bank.iterdir()) == []
