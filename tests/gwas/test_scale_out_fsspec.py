@@ -295,13 +295,16 @@ def test_dask_run_with_the_bank_and_the_store_on_s3(
     assert sorted(p.rsplit("/", 1)[-1] for p in s3.ls("hec-test/study.blocks")) == [
         "block-1-of-3.json", "block-1-of-3.npz"
     ]  # fmt: skip
-    with LocalCluster(
+    workers = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
         silence_logs=logging.ERROR,
-    ) as cluster:  # fmt: skip
+    )  # fmt: skip
+    try:
         result = _chisq(complete_cohort, out, program_cache,
                         ScaleOut(keys=keys, resume=True, store=store, bank=bank,
-                                 scheduler=cluster.scheduler_address))  # fmt: skip
+                                 scheduler=workers.scheduler_address))  # fmt: skip
+    finally:
+        workers.close()
     assert isinstance(result.backend, ScaleOutBackend)
     records = sorted(result.backend.records, key=lambda r: r.index)
     assert [(r.index, r.skipped) for r in records] == [(0, True), (1, False), (2, False)]
@@ -337,21 +340,21 @@ def test_bank_at_a_plain_path_is_used_in_place(
     executable, the signing keys private) and the roles use the files in place."""
     bank = tmp_path / "bank"
     seen: dict[str, int] = {}
-    from driver import cluster
+    from driver import cluster as engines
 
-    original = cluster._roles
+    original = engines._roles
 
-    def spy(task: cluster.BlockTask) -> RoleSequence:
+    def spy(task: engines.BlockTask) -> RoleSequence:
         roles = original(task)
         seen[str(roles.binary)] = roles.binary.stat().st_mode & 0o777
         seen[str(roles.owner_sign)] = roles.owner_sign.stat().st_mode & 0o777
         return roles
 
-    cluster._roles = spy
+    engines._roles = spy
     try:
         _chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(blocks=2, bank=str(bank)))
     finally:
-        cluster._roles = original
+        engines._roles = original
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
     assert all(p.startswith(str(bank)) for p in seen)  # the bank's copies, in place
     modes = sorted(seen.values())
