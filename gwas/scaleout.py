@@ -336,6 +336,10 @@ class ScaleOutBackend(EncryptedBackend):
         if self.scale.bank:  # an fsspec URL or a shared path: the tasks copy files in and out
             bank = locate(self.scale.bank, "--bank").child(f"hec-run-{uuid.uuid4().hex[:12]}")
             check_writable(bank)
+            self.notes.append(
+                f"bank {bank.url}: the tasks copy their files in and out (fsspec), removed "
+                "at the end"
+            )
             try:
                 binary, key_root = _publish(bank, self.binary, roles)
                 engine.check_access(

@@ -175,6 +175,7 @@ def test_dask_run_with_the_bank_at_a_url(
         stop.set()
         thread.join(timeout=5)
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
+    assert f"bank file://{bank}/hec-run-" in result.log_text
     assert isinstance(result.backend, ScaleOutBackend)
     workers = {r.worker for r in result.backend.records}
     assert sorted(r.index for r in result.backend.records) == [0, 1, 2]
