@@ -8,7 +8,10 @@ block's decrypted values in a block store, a directory with two files per block:
                         (program, sizes, SNP list, individuals, partition), the block's index,
                         its SNP range, the SHA-256 of its plaintext inputs and of the .npz
 
-Both are written under temporary names, flushed and renamed, the .json last: a block whose
+The store is a `driver.storage.Location`: a local directory, or an fsspec URL (a shared file
+system, an object store: `--store s3://bucket/study.blocks`). Each file is written atomically
+(temporary name, flush, rename on a file system; one object write on an object store), the
+.json last: a block whose
 .json exists is complete, whatever interrupted the run. `read` verifies everything the .json
 says (the .npz's digest included) before a block counts as finished, so a resumed run skips
 only blocks it can prove are this run's, made from these inputs; `check_run` refuses a store
@@ -18,12 +21,10 @@ deterministic: a block's values do not depend on where or how often it was compu
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import itertools
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.errors import UserError
+from driver.storage import Location, locate
 
 Array = npt.NDArray[np.float64]
 FORMAT = 1
@@ -72,19 +74,6 @@ def digest_arrays(arrays: Mapping[str, npt.NDArray[np.generic]]) -> str:
     return h.hexdigest()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with tmp.open("wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 @dataclass(frozen=True)
 class RunIdentity:
     """What makes two blocks parts of one run: the key set's run id and the job's digest."""
@@ -103,34 +92,34 @@ class StoredBlock:
 
 
 class BlockStore:
-    """The finished blocks of one run in `directory` (created on the first write)."""
+    """The finished blocks of one run in `directory` (created on the first write): a path,
+    an fsspec URL, or a `Location`."""
 
-    def __init__(self, directory: Path, identity: RunIdentity) -> None:
-        self.directory = directory
+    def __init__(self, directory: Location | Path | str, identity: RunIdentity) -> None:
+        self.directory = directory if isinstance(directory, Location) else locate(str(directory))
         self.identity = identity
 
     def _stem(self, index: int) -> str:
         return f"block-{index + 1}-of-{self.identity.n_blocks}"
 
-    def meta_path(self, index: int) -> Path:
-        return self.directory / f"{self._stem(index)}.json"
+    def meta_path(self, index: int) -> Location:
+        return self.directory.child(f"{self._stem(index)}.json")
 
-    def data_path(self, index: int) -> Path:
-        return self.directory / f"{self._stem(index)}.npz"
+    def data_path(self, index: int) -> Location:
+        return self.directory.child(f"{self._stem(index)}.npz")
 
     def check_run(self) -> None:
         """Refuse a store holding a block of another run (another key set, other inputs or
         another partition), naming the block: merging it would mix two studies."""
-        if not self.directory.is_dir():
-            return
-        for meta in sorted(self.directory.glob("block-*.json")):
-            if not _NAME.match(meta.name):
+        for name in self.directory.names():
+            if not _NAME.match(name):
                 continue
+            meta = self.directory.child(name)
             try:
                 fields = json.loads(meta.read_text())
                 run_id, job = fields["run_id"], fields["job"]
                 n = int(fields["n_blocks"])
-            except (OSError, ValueError, KeyError, TypeError) as err:
+            except (UserError, ValueError, KeyError, TypeError) as err:
                 raise UserError(
                     f"{meta}: not a readable block record ({err})",
                     hint="remove it, or choose another --out",
@@ -151,12 +140,12 @@ class BlockStore:
 
     def write(self, index: int, start: int, stop: int, inputs: str, values: Mapping[str, Array]):
         """Store block `index` (SNPs [start, stop), inputs digest `inputs`) atomically."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.makedirs()
         buffer = io.BytesIO()
         arrays: dict[str, Any] = {k: np.asarray(v) for k, v in values.items()}
         np.savez(buffer, **arrays)
         data = buffer.getvalue()
-        _write_atomic(self.data_path(index), data)
+        self.data_path(index).write_atomic(data)
         record = {
             "format": FORMAT,
             "run_id": self.identity.run_id,
@@ -168,7 +157,7 @@ class BlockStore:
             "inputs_sha256": inputs,
             "sha256": hashlib.sha256(data).hexdigest(),
         }
-        _write_atomic(self.meta_path(index), json.dumps(record, indent=1).encode())
+        self.meta_path(index).write_atomic(json.dumps(record, indent=1).encode())
 
     def finished(self, index: int, start: int, stop: int, inputs: str | None) -> bool:
         """Whether block `index` is stored and verifies (`inputs`: its inputs' digest, None to
@@ -187,7 +176,7 @@ class BlockStore:
         try:
             fields = json.loads(meta.read_text())
             data = data_path.read_bytes()
-        except (OSError, ValueError) as err:
+        except (UserError, ValueError) as err:
             raise UserError(f"{meta}: cannot read the block ({err})") from err
         expected = {
             "format": FORMAT,
@@ -215,7 +204,7 @@ class BlockStore:
     def remove(self) -> None:
         """Delete this run's block files (after the merged results are written)."""
         for index in range(self.identity.n_blocks):
-            self.meta_path(index).unlink(missing_ok=True)
-            self.data_path(index).unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            self.directory.rmdir()
+            self.meta_path(index).remove()
+            self.data_path(index).remove()
+        if not self.directory.names():
+            self.directory.remove(recursive=True)

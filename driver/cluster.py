@@ -33,6 +33,7 @@ from typing import Any, cast
 
 from compiler.errors import UserError
 from driver.roles import RoleSequence
+from driver.storage import check_writable, fetch, is_url, locate, upload, worker_cache
 
 # Seconds to wait for an existing scheduler to answer before the run is refused.
 CONNECT_TIMEOUT = 5.0
@@ -58,6 +59,12 @@ class BlockTask:
     shared_ct: str  # ciphertexts of the inputs every block shares (linked in), or ""
     work: str  # the block's directory in the bank
     threads: int = 0  # HEC_THREADS of the roles (0: the runtime's default)
+
+    @property
+    def remote(self) -> bool:
+        """The bank is an fsspec URL: the task copies its files in and out (driver/storage.py)
+        instead of using them in place."""
+        return is_url(self.work)
 
 
 @dataclass(frozen=True)
@@ -104,18 +111,54 @@ def _flush_files(directory: Path) -> None:
                 os.close(fd)
 
 
+def _attempt_name() -> str:
+    return f"attempt-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
 def _attempt_dir(work: Path) -> Path:
-    return work / f"attempt-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    return work / _attempt_name()
+
+
+def _roles(task: BlockTask) -> RoleSequence:
+    """The roles of the task's program: in place, or (a URL bank) from copies of the program
+    and the key set's public part fetched once per worker process."""
+    if not task.remote:
+        return RoleSequence(Path(task.binary), Path(task.root))
+    binary = fetch(task.binary, cache=True)
+    binary.chmod(0o700)
+    root = fetch(task.root, cache=True)
+    for path in [root, *root.rglob("*")]:  # the signing keys stay private on the worker too
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    return RoleSequence(binary, root)
+
+
+def _local_attempt() -> Path:
+    """A scratch directory of this worker for one attempt of a task whose bank is a URL."""
+    directory = worker_cache() / _attempt_name()
+    directory.mkdir(parents=True)
+    return directory
 
 
 def encrypt_shared(task: BlockTask) -> str:
     """The inputs every block shares (the phenotype), encrypted once into `task.shared_ct`
     (written under an attempt's name and renamed: a retry never sees half a directory)."""
+    roles = _roles(task)
+    if task.remote:  # the attempt's own directory in the bank; the caller keeps the one
+        local = _local_attempt()  # the scheduler hands back
+        try:
+            inputs = {
+                k: fetch(v, local / "in" / f"{k}.npy") for k, v in task.shards[0].inputs.items()
+            }
+            _with_threads(task.threads, lambda: roles.encrypt(inputs, local / "ct"))
+            target = locate(task.work).child(_attempt_name(), "shared")
+            upload(local / "ct", target)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+        return target.url
     final = Path(task.shared_ct)
     if final.is_dir():
         return str(final)
     attempt = _attempt_dir(final.parent)
-    roles = RoleSequence(Path(task.binary), Path(task.root))
     inputs = {k: Path(v) for k, v in task.shards[0].inputs.items()}
     _with_threads(task.threads, lambda: roles.encrypt(inputs, attempt))
     _flush_files(attempt)
@@ -134,10 +177,22 @@ def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
     """A data owner encrypts row shard `shard` of the block (`encrypt --rows A:B`: files named
     by their rows, so the shards of a block sit side by side in the server's input)."""
     part = task.shards[shard]
-    cts = _attempt_dir(Path(task.work)) / "ct"
-    roles = RoleSequence(Path(task.binary), Path(task.root))
-    inputs = {k: Path(v) for k, v in part.inputs.items()}
+    roles = _roles(task)
     t0 = time.perf_counter()
+    if task.remote:  # inputs fetched, ciphertexts written back to the bank
+        local = _local_attempt()
+        try:
+            inputs = {k: fetch(v, local / "in" / f"{k}.npy") for k, v in part.inputs.items()}
+            out = _with_threads(
+                task.threads, lambda: roles.encrypt(inputs, local / "ct", rows=part.rows)
+            )
+            target = locate(task.work).child(_attempt_name(), "ct")
+            upload(local / "ct", target)
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+        return Encrypted(target.url, _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
+    cts = _attempt_dir(Path(task.work)) / "ct"
+    inputs = {k: Path(v) for k, v in part.inputs.items()}
     out = _with_threads(task.threads, lambda: roles.encrypt(inputs, cts, rows=part.rows))
     _flush_files(cts)
     return Encrypted(str(cts), _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
@@ -147,14 +202,18 @@ def compute_block(task: BlockTask, *encrypted: Encrypted) -> BlockDone:
     """The server computes on the block's ciphertexts (every row shard, and the shared
     inputs' ciphertexts), linked into one directory of this attempt; the results are small
     and kept for the coordinator, the links removed."""
-    attempt = _attempt_dir(Path(task.work))
+    roles = _roles(task)
+    attempt = _local_attempt() if task.remote else _attempt_dir(Path(task.work))
     cts, res = attempt / "ct", attempt / "res"
     cts.mkdir(parents=True)
     for directory in [*(e.ct for e in encrypted), task.shared_ct]:
-        if directory:
+        if directory and task.remote:  # copies of the bank's files
+            source = locate(directory)
+            for name in source.names():
+                fetch(source.child(name).url, cts / name)
+        elif directory:
             for f in Path(directory).iterdir():
                 (cts / f.name).symlink_to(f)
-    roles = RoleSequence(Path(task.binary), Path(task.root))
     t0 = time.perf_counter()
     out = _with_threads(task.threads, lambda: roles.compute(cts, res))
     seconds = {
@@ -163,6 +222,13 @@ def compute_block(task: BlockTask, *encrypted: Encrypted) -> BlockDone:
     }
     shutil.rmtree(cts, ignore_errors=True)
     peak = max([out.peak_rss_bytes, *(e.peak_rss_bytes for e in encrypted)])
+    if task.remote:  # the results back to the bank, for the coordinator
+        target = locate(task.work).child(attempt.name, "res")
+        try:
+            upload(res, target)
+        finally:
+            shutil.rmtree(attempt, ignore_errors=True)
+        return BlockDone(task.index, target.url, _worker_name(), seconds, peak)
     return BlockDone(task.index, str(res), _worker_name(), seconds, peak)
 
 
@@ -177,6 +243,16 @@ def check_paths(paths: Mapping[str, tuple[str, str]]) -> list[str]:
     per path it cannot use (empty: all fine)."""
     problems: list[str] = []
     for name, (path, mode) in paths.items():
+        if is_url(path):  # through fsspec: the protocol's package and the location, here
+            try:
+                location = locate(path)
+                if mode == "w":
+                    check_writable(location)
+                elif not location.exists():
+                    problems.append(f"{path} ({name}): does not exist here")
+            except UserError as err:
+                problems.append(f"{path} ({name}): {err.message}")
+            continue
         p = Path(path)
         if not p.exists():
             problems.append(f"{path} ({name}): does not exist here")

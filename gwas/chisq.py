@@ -719,8 +719,9 @@ def _one_block_result(
     assert opts.scale.block is not None
     k, n = opts.scale.block
     empty = np.zeros(0)
+    where = opts.scale.store or f"{out.name}.blocks/"
     note = (
-        f"block {k}/{n} stored in {out.name}.blocks/; after the other blocks, run again "
+        f"block {k}/{n} stored in {where}; after the other blocks, run again "
         "with --resume (and without --block) to merge them into the results"
     )
     return ChisqResult(

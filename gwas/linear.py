@@ -15,10 +15,17 @@ Steps:
      Σxy over the called individuals, the client block finishes the regression, and P is
      2 · t_sf(|T|, n - 2) (scipy: the program's client language has no t distribution);
  (4) write PREFIX.qassoc, plots and PREFIX.log (a failure log when the run fails).
+
+The scale-out options of `hec gwas chisq` (--keys, --block, --blocks, --resume, --workers,
+--scheduler, --row-shards, --store, --bank; gwas/scaleout.py) split step (3) the same way.
+The sums n, Σx, Σx² are exact integers; Σy, Σy², Σxy are CKKS approximations, so a split run
+agrees with the single-process run within the compiled precision, not bit for bit (two
+single-process runs differ the same way: fresh encryption noise).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import platform
 import shlex
@@ -43,6 +50,7 @@ from gwas.chisq import (
     open_input,
     pheno_spec,
     scan,
+    snp_list_digest,
     write_failure_log,
 )
 from gwas.chromosomes import ploidy
@@ -52,6 +60,7 @@ from gwas.plink import Fileset, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
+from gwas.scaleout import ScaleOutBackend
 
 Array = npt.NDArray[np.float64]
 PROGRAM_LINEAR = Path(__file__).resolve().parent / "programs" / "linear.hec"
@@ -115,18 +124,27 @@ def run_linear(opts: ChisqOptions) -> LinearResult:
     done: list[str] = []
     log = out.with_name(out.name + ".log")
     try:
-        return _run_linear(opts, out, started, done)
+        with contextlib.ExitStack() as cleanup:
+            return _run_linear(opts, out, started, done, cleanup)
     except (Exception, KeyboardInterrupt) as err:
         write_failure_log(log, "gwas linear", opts.command_line, started, done, err)
         raise
 
 
 def _run_linear(
-    opts: ChisqOptions, out: Path, started: datetime.datetime, done: list[str]
+    opts: ChisqOptions,
+    out: Path,
+    started: datetime.datetime,
+    done: list[str],
+    cleanup: contextlib.ExitStack,
 ) -> LinearResult:
     if opts.backend not in BACKENDS:
         raise UserError(f"--backend {opts.backend}: unknown backend")
-    backend = BACKENDS[opts.backend]()
+    opts.scale.check(opts.backend)
+    backend = ScaleOutBackend(opts.scale, out) if opts.scale.active else BACKENDS[opts.backend]()
+    if isinstance(backend, ScaleOutBackend):  # a cluster starts while the inputs are read
+        cleanup.callback(backend.close)
+        backend.start_engine()
     backend.seed = opts.seed
     if isinstance(backend, EncryptedBackend):
         backend.threads = opts.threads
@@ -173,18 +191,28 @@ def _run_linear(
 
     m = fileset.n_variants
     sizes = {"N": n_inc, "M": m}
+    bim = fileset.variants
+    a1 = [v.a2 if s else v.a1 for v, s in zip(bim, swap, strict=True)]
+    a2 = [v.a1 if s else v.a2 for v, s in zip(bim, swap, strict=True)]
+    backend.bindings["snps_sha256"] = snp_list_digest(fileset, a1, a2)
+    backend.bindings["individuals"] = str(n_inc)
     progress.start("compile")
     with meter.phase("compile"):
         compiled = backend.compile(PROGRAM_LINEAR, sizes, opts.precision_bits, opts.cache_dir)
     progress.finish("compile")
     width = compiled.block_width(n_inc, m)
     n_blocks = -(-m // width)
+    ranges = [(i, start, min(start + width, m)) for i, start in enumerate(range(0, m, width))]
+    if isinstance(backend, ScaleOutBackend):  # blocks that can run apart (gwas/scaleout.py)
+        chosen = backend.plan(compiled, m, n_blocks)
+        assert backend.ranges is not None
+        n_blocks = len(backend.ranges)
+        ranges = [(i, *backend.ranges[i]) for i in chosen]
     male = np.array([s.is_male for s in fileset.samples])[included]
     ploidies = [ploidy(v.chrom) for v in fileset.variants]
 
     def blocks():
-        for index, start in enumerate(range(0, m, width)):
-            stop = min(start + width, m)
+        for index, start, stop in ranges:
             with meter.phase("inputs"):
                 g = fileset.read_block(start, stop)[included]
                 a1, alleles = allele_coding(g, ploidies[start:stop], male)
@@ -200,6 +228,16 @@ def _run_linear(
         for name in names:
             sums[name][block.start : block.stop] = values[name]
     done.append(f"ran {n_blocks} block(s) with {backend_label(backend)}")
+    if opts.scale.block:  # one block of a run split by hand: stored, nothing merged yet
+        k, n = opts.scale.block
+        where = opts.scale.store or f"{out.name}.blocks/"
+        note = (
+            f"block {k}/{n} stored in {where}; after the other blocks, run again with "
+            "--resume (and without --block) to merge them into the results"
+        )
+        empty = np.zeros(0)
+        return LinearResult(empty, empty, empty, empty, empty, empty, [], "", n_inc, scale,
+                            fileset, backend.encrypts, [note])  # fmt: skip
 
     notes: list[str] = []
     with meter.phase("client"):
@@ -271,6 +309,8 @@ def _run_linear(
         produced = [k for k in finals if temps[k].exists()]
         for k in produced:
             temps[k].replace(finals[k])
+        if isinstance(backend, ScaleOutBackend):
+            backend.finish()
     except BaseException:
         for tmp in temps.values():
             tmp.unlink(missing_ok=True)

@@ -22,13 +22,16 @@ partition of the M SNPs, boundaries on whole ciphertexts when the blocks allow i
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -48,6 +51,7 @@ from driver.cluster import (
 )
 from driver.interrupt import scratch_directory
 from driver.roles import RoleSequence
+from driver.storage import Location, check_writable, fetch, locate, upload
 from gwas.backend import (
     Array,
     Block,
@@ -71,12 +75,14 @@ class ScaleOut:
     workers: int = 0  # --workers K
     row_shards: int = 0  # --row-shards R: encryption tasks per block (0: one per worker)
     scheduler: str | None = None  # --scheduler ADDRESS
+    store: str | None = None  # --store PATH|URL: the block store (default PREFIX.blocks)
+    bank: str | None = None  # --bank PATH|URL: the tasks' shared files (default: scratch)
 
     @property
     def active(self) -> bool:
         return bool(
             self.block or self.blocks or self.keys or self.resume or self.workers > 1
-        ) or bool(self.scheduler or self.row_shards)
+        ) or bool(self.scheduler or self.row_shards or self.store or self.bank)
 
     def check(self, backend: str) -> None:
         """Refuse combinations that cannot work, before any work."""
@@ -87,8 +93,8 @@ class ScaleOut:
                 "--block, --blocks, --keys, --resume, --workers and --scheduler run the "
                 f"encrypted program; --backend {backend} has nothing to split or resume"
             )
-        if (self.block or self.resume) and self.keys is None:
-            flag = "--resume" if self.resume else "--block"
+        if (self.block or self.resume or self.store) and self.keys is None:
+            flag = "--resume" if self.resume else "--block" if self.block else "--store"
             raise UserError(
                 f"{flag} needs --keys DIR: every block of a run must be encrypted under one "
                 "key set, kept between the invocations",
@@ -112,16 +118,20 @@ class ScaleOut:
         return max(default, self.workers)
 
 
-def store_directory(out: Path) -> Path:
-    return out.with_name(out.name + ".blocks")
+def store_location(out: Path, store: str | None) -> Location:
+    """The block store of a run kept with --keys: `--store` (a path or an fsspec URL), by
+    default PREFIX.blocks next to the results."""
+    if store:
+        return locate(store, "--store")
+    return locate(str(out.with_name(out.name + ".blocks")))
 
 
-def stored_partition(directory: Path) -> int | None:
+def stored_partition(directory: Location) -> int | None:
     """The number of blocks of the run whose blocks `directory` holds (None: none there)."""
-    for meta in sorted(directory.glob("block-*-of-*.json")):
-        n_text = meta.stem.rsplit("-", 1)[-1]
-        if n_text.isdigit():
-            return int(n_text)
+    for name in directory.names():
+        match = re.match(r"^block-\d+-of-(\d+)\.json$", name)
+        if match:
+            return int(match.group(1))
     return None
 
 
@@ -215,7 +225,7 @@ class ScaleOutBackend(EncryptedBackend):
         invocation runs (--block k/n: only k - 1)."""
         n = self.scale.n_blocks(default_blocks)
         if self.scale.resume and not self.scale.blocks:  # the partition of the stored blocks
-            n = stored_partition(store_directory(self.out)) or n
+            n = stored_partition(store_location(self.out, self.scale.store)) or n
         self.ranges = partition(m, n, compiled.columns_per_ciphertext)
         facts = {
             "program": compiled.source_sha256,
@@ -253,7 +263,11 @@ class ScaleOutBackend(EncryptedBackend):
         self.notes.append(note)
         with scratch_directory("hec-gwas-", where) as scratch:
             root = self.scale.keys or scratch / "run"
-            store_dir = store_directory(self.out) if self.scale.keys else scratch / "blocks"
+            store_dir = (
+                store_location(self.out, self.scale.store)
+                if self.scale.keys
+                else locate(str(scratch / "blocks"))
+            )
             roles = RoleSequence(self.binary, root, self._runner(meter))
             identity = RunIdentity(self._key_set(roles, root, compiled, progress), self.job,
                                    len(ranges))  # fmt: skip
@@ -319,8 +333,30 @@ class ScaleOutBackend(EncryptedBackend):
         if engine.dashboard:
             self.say(f"Dask dashboard: {engine.dashboard}")
             self.notes.append(f"Dask dashboard {engine.dashboard}")
-        bank = scratch / "bank"
-        bank.mkdir()
+        if self.scale.bank:  # an fsspec URL or a shared path: the tasks copy files in and out
+            bank = locate(self.scale.bank, "--bank").child(f"hec-run-{uuid.uuid4().hex[:12]}")
+            check_writable(bank)
+            self.notes.append(
+                f"bank {bank.url}: the tasks copy their files in and out (fsspec), removed "
+                "at the end"
+            )
+            try:
+                binary, key_root = _publish(bank, self.binary, roles)
+                engine.check_access(
+                    {
+                        "the generated program": (binary, "x"),
+                        "the key set's public part and signing keys": (key_root, "r"),
+                        "the bank of inputs and ciphertexts": (bank.url, "w"),
+                    }
+                )
+                self._run_tasks(compiled, blocks, engine, roles, store, bank, binary, key_root,
+                                scratch, meter, progress)  # fmt: skip
+            finally:
+                with contextlib.suppress(UserError):
+                    bank.remove(recursive=True)
+            return
+        bank = locate(str(scratch / "bank"))
+        bank.makedirs()
         engine.check_access(
             {
                 "the generated program": (str(self.binary), "x"),
@@ -328,9 +364,28 @@ class ScaleOutBackend(EncryptedBackend):
                 "the evaluation keys": (str(roles.keys / "eval"), "r"),
                 "the data owner's signing key": (str(roles.owner_sign), "r"),
                 "the server's signing key": (str(roles.server_sign), "r"),
-                "the bank of inputs and ciphertexts": (str(bank), "w"),
+                "the bank of inputs and ciphertexts": (bank.url, "w"),
             }
         )
+        self._run_tasks(compiled, blocks, engine, roles, store, bank, str(self.binary), str(root),
+                        scratch, meter, progress)  # fmt: skip
+
+    def _run_tasks(
+        self,
+        compiled: CompiledProgram,
+        blocks: Iterable[Block],
+        engine: Engine,
+        roles: RoleSequence,
+        store: BlockStore,
+        bank: Location,
+        binary: str,
+        root: str,
+        scratch: Path,
+        meter: PhaseMeter,
+        progress: Callable[[str, int, int], None],
+    ) -> None:
+        """Step (3): the tasks of every unfinished block, their inputs written to `bank`;
+        `binary` and `root`: the program and the key set as the workers reach them."""
         # Threads per role: on a local cluster, the machine's cores shared by its workers.
         threads = self.threads
         if not threads and self.scale.workers:
@@ -360,30 +415,33 @@ class ScaleOutBackend(EncryptedBackend):
                     self.records.append(BlockRecord(block.index, skipped=True))
                     show()
                     continue
-                work = bank / f"block{block.index}"
+                work = bank.child(f"block{block.index}")
                 alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
                 with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
                 if shared_task is None:
                     once = [n for n in arrays if n in block.shared and n in alone]
-                    shared_files = _write_inputs(bank / "shared-in", {n: arrays[n] for n in once})
+                    shared_files = _write_inputs(bank.child("shared-in"),
+                                                 {n: arrays[n] for n in once})  # fmt: skip
                     shared_task = BlockTask(
-                        -1, str(self.binary), str(root), (RowShard(None, shared_files),),
-                        str(bank / "shared") if once else "", str(bank), threads,
+                        -1, binary, root, (RowShard(None, shared_files),),
+                        bank.child("shared").url if once else "", bank.url, threads,
                     )  # fmt: skip
-                    if once:
+                    if once:  # the one result the engine kept (a URL bank: its attempt's)
                         with meter.phase("encrypt"):
-                            engine.call(encrypt_shared, shared_task)
+                            shared_ct = engine.call(encrypt_shared, shared_task)
+                        shared_task = dataclasses.replace(shared_task, shared_ct=shared_ct)
                 mine = {n: a for n, a in arrays.items() if n not in block.shared or n in with_block}
                 shards = tuple(
-                    RowShard(rows, _write_inputs(work / f"in-{k}", _rows_of(mine, rows, n_rows)))
+                    RowShard(
+                        rows, _write_inputs(work.child(f"in-{k}"), _rows_of(mine, rows, n_rows))
+                    )
                     for k, rows in enumerate(row_ranges)
                 )
                 self._inputs_digest[block.index] = digest
                 submitted.append(block.index)
                 yield BlockTask(
-                    block.index, str(self.binary), str(root), shards, shared_task.shared_ct,
-                    str(work), threads,
-                )  # fmt: skip
+                    block.index, binary, root, shards, shared_task.shared_ct, work.url, threads
+                )
 
         phase = "blocks"
         total = 1 if self.scale.block else len(self.ranges or ())
@@ -401,7 +459,7 @@ class ScaleOutBackend(EncryptedBackend):
 
         show()
         for done in engine.run_blocks(tasks()):
-            self._store_block(compiled, done, roles, store, bank, meter)
+            self._store_block(compiled, done, roles, store, bank, scratch, meter)
             show()
         skipped = sum(r.skipped for r in self.records)
         if skipped:
@@ -423,18 +481,22 @@ class ScaleOutBackend(EncryptedBackend):
         done: BlockDone,
         roles: RoleSequence,
         store: BlockStore,
-        bank: Path,
+        bank: Location,
+        scratch: Path,
         meter: PhaseMeter,
     ) -> None:
         """The coordinator decrypts a finished block and stores it (the one result the engine
         hands back per block: a retried task's lost attempt is never read)."""
         assert self.ranges is not None
         start, stop = self.ranges[done.index]
-        dec = bank / f"dec{done.index}"
-        values = roles.decrypt(Path(done.res), dec, flooding=False)
+        dec = scratch / f"dec{done.index}"
+        res = fetch(done.res, scratch / f"res{done.index}")  # a URL bank: copied here first
+        values = roles.decrypt(res, dec, flooding=False)
         store.write(done.index, start, stop, self._inputs_digest[done.index], values)
-        shutil.rmtree(bank / f"block{done.index}", ignore_errors=True)
+        bank.child(f"block{done.index}").remove(recursive=True)
         shutil.rmtree(dec, ignore_errors=True)
+        if res != Path(done.res):
+            shutil.rmtree(res, ignore_errors=True)
         meter.note_subprocess_peak("blocks", done.peak_rss_bytes)
         self.records.append(BlockRecord(done.index, False, done.worker, dict(done.seconds)))
 
@@ -449,20 +511,38 @@ def _rows_of(
     return {n: a[begin:end] if a.ndim and a.shape[0] == n_rows else a for n, a in arrays.items()}
 
 
-def _write_inputs(directory: Path, arrays: dict[str, np.ndarray]) -> dict[str, str]:
-    """Each array as NAME.npy in `directory` (the bank); returns name -> path."""
-    directory.mkdir(parents=True, exist_ok=True)
+def _write_inputs(directory: Location, arrays: dict[str, np.ndarray]) -> dict[str, str]:
+    """Each array as NAME.npy in `directory` (in the bank); returns name -> path or URL."""
+    directory.makedirs()
     files: dict[str, str] = {}
     for name, value in arrays.items():
-        path = directory / f"{name}.npy"
+        target = directory.child(f"{name}.npy")
         buffer = io.BytesIO()
         np.save(buffer, value)
-        try:
-            path.write_bytes(buffer.getbuffer())
-        except OSError as err:
-            raise UserError(
-                f"cannot write {path} (the plaintext input of the encrypting role): "
-                f"{err.strerror or err}"
-            ) from err
-        files[name] = str(path)
+        path = target.local
+        if path is None:  # one object write
+            target.write_atomic(buffer.getvalue())
+        else:  # a local or shared file system (flushed by the task's reader, not here)
+            try:
+                path.write_bytes(buffer.getbuffer())
+            except OSError as err:
+                raise UserError(
+                    f"cannot write {path} (the plaintext input of the encrypting role): "
+                    f"{err.strerror or err}"
+                ) from err
+        files[name] = target.url
     return files
+
+
+def _publish(bank: Location, binary: Path, roles: RoleSequence) -> tuple[str, str]:
+    """What the workers need besides the block inputs, copied into the bank: the generated
+    program and the key set without its secret key (public and evaluation keys, the
+    manifest; the two signing keys, as with a shared file system). Returns their URLs."""
+    program = bank.child("program", binary.name)
+    upload(binary, program)
+    key_root = bank.child("keyset")
+    for entry in sorted(roles.keys.iterdir()):
+        if entry.name != "secret":
+            upload(entry, key_root.child("keys", entry.name))
+    upload(roles.parties, key_root.child("parties"))
+    return program.url, key_root.url
