@@ -113,7 +113,7 @@ def test_every_example_keeps_its_bound_encrypted(path: str, sizes: str, tmp_path
         HealthCheck.function_scoped_fixture,
     ],
 )
-@given(programs())
+@given(generated=programs())
 def test_generated_programs_keep_their_bounds_encrypted(
     generated: Generated, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
