@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from compiler.analysis.sizes import Sizes
+from compiler.dialects import he
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver.interrupt import scratch_directory
@@ -485,6 +486,19 @@ def ninja_build(out: Path, binary: Path) -> None:
         raise UserError(f"building {binary} failed:\n{done.stdout[-6000:]}{done.stderr}")
 
 
+def owner_inputs(program: he.ProgramRule) -> set[str]:
+    """The inputs the compiled program's data owners encrypt (declared sources and plain
+    encodes): an input the server never reads is not handed to the encrypt role, which would
+    refuse a name it does not know."""
+    names: set[str] = set()
+    for op in program.block.ops:
+        if isinstance(op, he.SourceRule) or (
+            isinstance(op, he.EncodeRule) and op.expr_value is None and not op.digit_exprs
+        ):
+            names.add(op.sym_value)
+    return names
+
+
 def run_encrypted(
     path: str | Path,
     inputs: Mapping[str, Path],
@@ -509,6 +523,7 @@ def run_encrypted(
             stack.enter_context(scratch_directory("hec-run-")) if work is None else Path(str(work))
         )
         built = build_cpp(comp, path, base / "build")
+        owned = owner_inputs(comp.bfv_program if comp.scheme == "bfv" else comp.program)
         stream = built.emitted.stream_dim
         residues = _residue_moduli(comp)
         runs: list[tuple[dict[str, Array], RoleOutput]] = []
@@ -523,7 +538,7 @@ def run_encrypted(
             roles = RoleSequence(built.binary, root, residue=None if len(residues) == 1 else i)
             began = time.perf_counter()
             roles.keygen(run_sizes[stream] if stream else None)
-            roles.encrypt(inputs, cts)
+            roles.encrypt({k: v for k, v in inputs.items() if k in owned}, cts)
             compute = roles.compute(cts, res)
             # one party: the ciphertexts are deleted with the run, so nothing to flood against
             runs.append((roles.decrypt(res, dec, flooding=False), compute))

@@ -345,13 +345,28 @@ def _find_program(module_or_program: ModuleOp | _Program) -> _Program:
     return next(ckks_programs(module_or_program))
 
 
+def _sizes_read(program: _Program) -> set[str]:
+    """The size parameters the program reads: axes of its values and sizes used as numbers."""
+    used: set[str] = set()
+    for op in program.block.ops:
+        if isinstance(op, he.SizeRule):
+            used.add(op.sym_value)
+        if isinstance(op, he.SourceRule):  # an owner input declared for owner-side values
+            used.update(d for d in op.dims if isinstance(d, str))
+        for v in op.results:
+            if isinstance(v.type, he.CiphertextType | he.PlaintextType):
+                used.update(d for d in v.type.dims if isinstance(d, str))
+    return used
+
+
 def _sources_and_sizes(program: _Program, sched: _Schedule) -> tuple[list[str], dict[str, int]]:
     """The description's size parameters, stream dimension and owner inputs (any scheme), and
     the rank of every owner input."""
     lines: list[str] = []
     add = lines.append
     for p, bound in program.params().items():
-        add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
+        if p in _sizes_read(program):  # a size no array and no number uses is not asked for
+            add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
     add(f"  s.stream_dim = {_cpp_string(sched.stream_dim or '')};")
     # The owner inputs the encrypt role reads: plain encodes and declared sources.
     sources: dict[str, str] = {}
