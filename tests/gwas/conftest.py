@@ -8,7 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gwas_fixtures import PlinkCohort, plink, simulate_plink_cohort, write_fileset
+from gwas_fixtures import (
+    PlinkCohort,
+    plink,
+    scaled_chisq,
+    simulate_plink_cohort,
+    write_fileset,
+)
+
+from gwas.scaleout import ScaleOut
 
 
 @pytest.fixture(scope="session")
@@ -59,3 +67,13 @@ def degenerate_cohort(tmp_path_factory: pytest.TempPathFactory) -> PlinkCohort:
 def program_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One compiled-program cache (IR and generated C++ builds) for the whole session."""
     return tmp_path_factory.mktemp("program-cache")
+
+
+@pytest.fixture(scope="session")
+def single_assoc(
+    complete_cohort: PlinkCohort, tmp_path_factory: pytest.TempPathFactory, program_cache: Path
+) -> bytes:
+    """The single-process run's .assoc: what every split run must reproduce exactly."""
+    out = tmp_path_factory.mktemp("single") / "res"
+    scaled_chisq(complete_cohort, out, program_cache, ScaleOut())
+    return out.with_name("res.assoc").read_bytes()

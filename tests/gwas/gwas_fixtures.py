@@ -12,6 +12,9 @@ import numpy as np
 import numpy.typing as npt
 from bed_reader import to_bed
 
+from gwas.chisq import ChisqOptions, ChisqResult, run_chisq
+from gwas.scaleout import ScaleOut
+
 PLINK = "plink1.9"
 
 
@@ -80,3 +83,13 @@ def write_fileset(
     }
     to_bed(Path(f"{prefix}.bed"), genotypes, properties=props, count_A1=True)
     return prefix
+
+
+def scaled_chisq(cohort: PlinkCohort, out: Path, cache: Path, scale: ScaleOut) -> ChisqResult:
+    """`hec gwas chisq` on `cohort` with the scale-out options `scale` (ScaleOut(): one
+    process), quietly, into `out`."""
+    opts = ChisqOptions(
+        bfile=str(cohort.prefix), out=str(out), cache_dir=cache, progress=False, plots=False,
+        scale=scale,
+    )  # fmt: skip
+    return run_chisq(opts)

@@ -18,32 +18,14 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from gwas_fixtures import PlinkCohort
+from gwas_fixtures import PlinkCohort, scaled_chisq
 
 from compiler.errors import UserError
 from driver.blockstore import BlockStore, RunIdentity, parse_block_spec, partition
 from driver.cluster import DaskEngine
-from gwas.chisq import ChisqOptions, ChisqResult, run_chisq
+from gwas.chisq import ChisqResult
 from gwas.scaleout import ScaleOut, ScaleOutBackend
 from hec.cli import main
-
-
-def _chisq(cohort: PlinkCohort, out: Path, cache: Path, scale: ScaleOut) -> ChisqResult:
-    opts = ChisqOptions(
-        bfile=str(cohort.prefix), out=str(out), cache_dir=cache, progress=False, plots=False,
-        scale=scale,
-    )  # fmt: skip
-    return run_chisq(opts)
-
-
-@pytest.fixture(scope="module")
-def single_assoc(
-    complete_cohort: PlinkCohort, tmp_path_factory: pytest.TempPathFactory, program_cache: Path
-) -> bytes:
-    """The single-process run's .assoc: what every split run must reproduce exactly."""
-    out = tmp_path_factory.mktemp("single") / "res"
-    _chisq(complete_cohort, out, program_cache, ScaleOut())
-    return out.with_name("res.assoc").read_bytes()
 
 
 def _records(result: ChisqResult) -> ScaleOutBackend:
@@ -76,14 +58,16 @@ def test_blocks_by_hand_then_resume_recomputes_only_the_missing(
     verifies them, recomputes only blocks 3 and 4, and merges: the single-process .assoc."""
     keys, out = tmp_path / "keys", tmp_path / "res"
     for k in (1, 2):
-        result = _chisq(complete_cohort, out, program_cache, ScaleOut(block=(k, 4), keys=keys))
+        result = scaled_chisq(
+            complete_cohort, out, program_cache, ScaleOut(block=(k, 4), keys=keys)
+        )
         assert result.files == []
         assert [r.index for r in _records(result).records] == [k - 1]
     stored = sorted(p.name for p in (tmp_path / "res.blocks").iterdir())
     assert stored == ["block-1-of-4.json", "block-1-of-4.npz", "block-2-of-4.json",
                       "block-2-of-4.npz"]  # fmt: skip
     assert not (tmp_path / "res.assoc").exists()
-    result = _chisq(complete_cohort, out, program_cache, ScaleOut(keys=keys, resume=True))
+    result = scaled_chisq(complete_cohort, out, program_cache, ScaleOut(keys=keys, resume=True))
     records = _records(result).records
     assert sorted(r.index for r in records if r.skipped) == [0, 1]
     assert sorted(r.index for r in records if not r.skipped) == [2, 3]  # recomputed: 2 of 4
@@ -97,7 +81,7 @@ def test_row_shards_in_one_process(
     complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path, single_assoc: bytes
 ) -> None:
     """Each block's rows encrypted in 3 shards (encrypt --rows A:B), computed as one."""
-    result = _chisq(complete_cohort, tmp_path / "res", program_cache,
+    result = scaled_chisq(complete_cohort, tmp_path / "res", program_cache,
                     ScaleOut(blocks=2, row_shards=3))  # fmt: skip
     assert "each block's rows encrypted in 3 row shards" in result.log_text
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
@@ -109,12 +93,12 @@ def test_resume_recomputes_a_damaged_block(
     """A stored block whose data no longer matches its digest is not trusted: recomputed."""
     keys, out = tmp_path / "keys", tmp_path / "res"
     for k in (1, 2):
-        _chisq(complete_cohort, out, program_cache, ScaleOut(block=(k, 2), keys=keys))
+        scaled_chisq(complete_cohort, out, program_cache, ScaleOut(block=(k, 2), keys=keys))
     npz = tmp_path / "res.blocks" / "block-2-of-2.npz"
     data = bytearray(npz.read_bytes())
     data[-30] ^= 0xFF
     npz.write_bytes(bytes(data))
-    result = _chisq(complete_cohort, out, program_cache, ScaleOut(keys=keys, resume=True))
+    result = scaled_chisq(complete_cohort, out, program_cache, ScaleOut(keys=keys, resume=True))
     records = _records(result).records
     assert [(r.index, r.skipped) for r in sorted(records, key=lambda r: r.index)] == [
         (0, True), (1, False)
@@ -126,14 +110,16 @@ def test_blocks_of_another_run_are_refused_naming_the_block(
     complete_cohort: PlinkCohort, tmp_path: Path, program_cache: Path
 ) -> None:
     out = tmp_path / "res"
-    _chisq(complete_cohort, out, program_cache, ScaleOut(block=(1, 2), keys=tmp_path / "k1"))
+    scaled_chisq(complete_cohort, out, program_cache, ScaleOut(block=(1, 2), keys=tmp_path / "k1"))
     with pytest.raises(UserError, match=r"block-1-of-2\.json: block from another run"):
-        _chisq(complete_cohort, out, program_cache, ScaleOut(block=(2, 2), keys=tmp_path / "k2"))
+        scaled_chisq(
+            complete_cohort, out, program_cache, ScaleOut(block=(2, 2), keys=tmp_path / "k2")
+        )
     # Same keys, another partition: also another run.
     with pytest.raises(
         UserError, match=r"block-1-of-2\.json: block from another run .*this run has 3"
     ):
-        _chisq(complete_cohort, out, program_cache,
+        scaled_chisq(complete_cohort, out, program_cache,
                ScaleOut(block=(1, 3), keys=tmp_path / "k1"))  # fmt: skip
     assert not (tmp_path / "res.assoc").exists()
 
@@ -143,10 +129,10 @@ def test_keys_of_another_program_are_refused(
 ) -> None:
     """Keys kept for chisq.hec on 200 individuals cannot encrypt chisq_missing.hec's inputs."""
     keys = tmp_path / "keys"
-    _chisq(complete_cohort, tmp_path / "a", program_cache, ScaleOut(keys=keys))
+    scaled_chisq(complete_cohort, tmp_path / "a", program_cache, ScaleOut(keys=keys))
     with pytest.raises(UserError, match=rf"--keys {keys}: the key set was made for program "
                        "chisq with 200 individuals; this run needs chisq_missing"):  # fmt: skip
-        _chisq(missing_cohort, tmp_path / "b", program_cache, ScaleOut(keys=keys))
+        scaled_chisq(missing_cohort, tmp_path / "b", program_cache, ScaleOut(keys=keys))
 
 
 def test_keys_directory_without_a_key_set_is_refused(
@@ -156,7 +142,7 @@ def test_keys_directory_without_a_key_set_is_refused(
     keys.mkdir()
     (keys / "notes.txt").write_text("not a key set")
     with pytest.raises(UserError, match=rf"--keys {keys}: the directory is not empty but holds "):
-        _chisq(complete_cohort, tmp_path / "a", program_cache, ScaleOut(keys=keys))
+        scaled_chisq(complete_cohort, tmp_path / "a", program_cache, ScaleOut(keys=keys))
 
 
 def test_block_store_refuses_a_foreign_record(tmp_path: Path) -> None:
@@ -281,7 +267,7 @@ def test_dask_run_survives_a_killed_worker(
     thread = threading.Thread(target=kill_first_busy_worker, daemon=True)
     thread.start()
     try:
-        result = _chisq(complete_cohort, tmp_path / "res", program_cache,
+        result = scaled_chisq(complete_cohort, tmp_path / "res", program_cache,
                         ScaleOut(scheduler=address, blocks=6))  # fmt: skip
     finally:
         thread.join(timeout=5)
@@ -304,7 +290,7 @@ def test_workers_flag_starts_a_local_cluster(
     single_assoc: bytes,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    result = _chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(workers=2))
+    result = scaled_chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(workers=2))
     assert "Dask LocalCluster of 2 worker processes" in result.log_text
     assert len(_records(result).records) == 2  # one block per worker
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc

@@ -14,32 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gwas_fixtures import PlinkCohort
+from gwas_fixtures import PlinkCohort, scaled_chisq
 
 from compiler.errors import UserError
 from driver.blockstore import BlockStore, RunIdentity
 from driver.cluster import DaskEngine
 from driver.roles import RoleSequence
 from driver.storage import check_writable, fetch, locate, upload
-from gwas.chisq import ChisqOptions, ChisqResult, run_chisq
+from gwas.chisq import ChisqOptions, run_chisq
 from gwas.scaleout import ScaleOut, ScaleOutBackend
-
-
-def _chisq(cohort: PlinkCohort, out: Path, cache: Path, scale: ScaleOut) -> ChisqResult:
-    opts = ChisqOptions(
-        bfile=str(cohort.prefix), out=str(out), cache_dir=cache, progress=False, plots=False,
-        scale=scale,
-    )  # fmt: skip
-    return run_chisq(opts)
-
-
-@pytest.fixture(scope="module")
-def single_assoc(
-    complete_cohort: PlinkCohort, tmp_path_factory: pytest.TempPathFactory, program_cache: Path
-) -> bytes:
-    out = tmp_path_factory.mktemp("single") / "res"
-    _chisq(complete_cohort, out, program_cache, ScaleOut())
-    return out.with_name("res.assoc").read_bytes()
 
 
 @pytest.fixture
@@ -107,12 +90,14 @@ def test_block_by_block_with_the_store_at_a_file_url(
     """--block 1/2 and --resume with --store file://...: the blocks are kept there (not in
     PREFIX.blocks/) and merged into the single-process .assoc."""
     keys, out, store = tmp_path / "keys", tmp_path / "res", f"file://{tmp_path}/shared/b"
-    _chisq(complete_cohort, out, program_cache, ScaleOut(block=(1, 2), keys=keys, store=store))
+    scaled_chisq(
+        complete_cohort, out, program_cache, ScaleOut(block=(1, 2), keys=keys, store=store)
+    )
     assert sorted(p.name for p in (tmp_path / "shared" / "b").iterdir()) == [
         "block-1-of-2.json", "block-1-of-2.npz"
     ]  # fmt: skip
     assert not (tmp_path / "res.blocks").exists()
-    result = _chisq(complete_cohort, out, program_cache,
+    result = scaled_chisq(complete_cohort, out, program_cache,
                     ScaleOut(keys=keys, resume=True, store=store))  # fmt: skip
     assert isinstance(result.backend, ScaleOutBackend)
     records = sorted(result.backend.records, key=lambda r: r.index)
@@ -207,7 +192,9 @@ def test_unwritable_bank_is_named_before_any_work(
     (tmp_path / "file").write_text("")
     bank = f"file://{tmp_path}/file/bank"
     with pytest.raises(UserError, match=rf"--bank {bank}/hec-run-\w+: cannot create"):
-        _chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(blocks=2, bank=bank))
+        scaled_chisq(
+            complete_cohort, tmp_path / "res", program_cache, ScaleOut(blocks=2, bank=bank)
+        )
     assert not (tmp_path / "res.assoc").exists()
 
 
@@ -290,7 +277,7 @@ def test_dask_run_with_the_bank_and_the_store_on_s3(
 
     keys, out = tmp_path / "keys", tmp_path / "res"
     store, bank = "s3://hec-test/study.blocks", "s3://hec-test/bank"
-    _chisq(complete_cohort, out, program_cache,
+    scaled_chisq(complete_cohort, out, program_cache,
            ScaleOut(block=(1, 3), keys=keys, store=store))  # fmt: skip
     s3 = fsspec.filesystem("s3", skip_instance_cache=True)
     assert sorted(p.rsplit("/", 1)[-1] for p in s3.ls("hec-test/study.blocks")) == [
@@ -301,7 +288,7 @@ def test_dask_run_with_the_bank_and_the_store_on_s3(
         silence_logs=logging.ERROR,
     )  # fmt: skip
     try:
-        result = _chisq(complete_cohort, out, program_cache,
+        result = scaled_chisq(complete_cohort, out, program_cache,
                         ScaleOut(keys=keys, resume=True, store=store, bank=bank,
                                  scheduler=workers.scheduler_address))  # fmt: skip
     finally:
@@ -353,7 +340,9 @@ def test_bank_at_a_plain_path_is_used_in_place(
 
     engines._roles = spy
     try:
-        _chisq(complete_cohort, tmp_path / "res", program_cache, ScaleOut(blocks=2, bank=str(bank)))
+        scaled_chisq(
+            complete_cohort, tmp_path / "res", program_cache, ScaleOut(blocks=2, bank=str(bank))
+        )
     finally:
         engines._roles = original
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
