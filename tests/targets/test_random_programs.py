@@ -1,8 +1,9 @@
 """Property test of the whole pipeline: random well-formed programs (the strategy of
 tests/dsl/programs.py) that the ckks lowering supports compile, and the exact simulator on the
 compiled program agrees with the plaintext reference on the source: every pass kept the
-meaning. Programs outside the supported subset (public arrays, det/adj, layout conversions,
-packed-axis sums over nonzero padding) must fail with a UserError, never a crash. Under CI=true
+meaning (slot sums over nonzero padding included: they are masked). Programs outside the
+supported subset (public arrays, det/adj, layout conversions) must fail with a UserError, never
+a crash. Under CI=true
 the examples are derandomized (tests/conftest.py); regressions it found: test_regressions.py."""
 
 from __future__ import annotations

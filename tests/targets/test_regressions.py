@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 from compiler.analysis.noise import OutputPrecision
 from compiler.analysis.sizes import Sizes
-from compiler.errors import UserError
+from compiler.dialects import ckks
 from driver.pipeline import Options, run_pipeline, sizes_for_run
 from dsl.checker import check
 from dsl.parser import parse_program
@@ -39,33 +38,39 @@ def compile_and_compare(text: str, sizes: str) -> None:
 PACKED_K = "param K <= 4\ninput s: secret[K, K] in [-2.0, -1.0]\n"
 
 
-def test_sum_of_a_scalar_broadcast_into_a_packed_vector_is_refused() -> None:
+def _masks(text: str, sizes: str) -> int:
+    checked = check(parse_program(text, "regression.hec"))
+    comp = run_pipeline(checked, Options(sizes=Sizes.parse(sizes), insecure=True, log_n=12))
+    return sum(
+        1 for op in comp.program.block.ops if isinstance(op, ckks.MulConstOp) and op.is_masked
+    )
+
+
+def test_sum_of_a_scalar_broadcast_into_a_packed_vector_is_masked() -> None:
     """`(a - v) @ (a - v)` broadcast the replicated scalar a into the packed vector v, which
     filled v's zero padding slots with a; the slot sum then added them in (an InternalError in
-    the simulator, a wrong sum under encryption). The lowering now refuses it."""
+    the simulator, a wrong sum under encryption). The lowering refused it; it now multiplies by
+    a masked constant (0 on the padding) before the slot sum, and keeps the meaning."""
     text = PACKED_K + "input a: secret in {-1}\ninput v: secret[K] in [-2.0, -1.0]\n"
     text += "t = a - v\nreveal r = t @ t\n"
-    with pytest.raises(UserError, match="padding slots"):
-        run_pipeline(
-            check(parse_program(text, "r.hec")), Options(sizes=Sizes.parse("K=3"), insecure=True)
-        )
+    assert _masks(text, "K=3") == 1
+    compile_and_compare(text, "K=3")
 
 
-def test_sum_of_a_poly_with_a_constant_term_on_a_packed_vector_is_refused() -> None:
+def test_sum_of_a_poly_with_a_constant_term_on_a_packed_vector_is_masked() -> None:
     """`sum(poly(v, [1, 1]))` lowered the constant term to `add_const`, which adds 1 to every
-    slot of the packed v, padding included, before `sum_slots`. The lowering now refuses it."""
+    slot of the packed v, padding included, before `sum_slots`: refused before, masked now."""
     text = PACKED_K + "input v: secret[K] in [-2.0, -1.0]\nreveal r = sum(poly(v, [1, 1]))\n"
-    with pytest.raises(UserError, match="padding slots"):
-        run_pipeline(
-            check(parse_program(text, "r.hec")), Options(sizes=Sizes.parse("K=3"), insecure=True)
-        )
+    assert _masks(text, "K=3") == 1
+    compile_and_compare(text, "K=3")
 
 
 def test_padding_filled_by_a_scalar_is_cleared_by_a_zero_padded_factor() -> None:
-    """The refusal above is no broader than needed: `(a - v) * v` is zero-padded again (v's
-    padding is zero), so its slot sum compiles and keeps its meaning."""
+    """The mask above is no broader than needed: `(a - v) * v` is zero-padded again (v's
+    padding is zero), so its slot sum needs no mask and keeps its meaning."""
     text = PACKED_K + "input a: secret in {-1}\ninput v: secret[K] in [-2.0, -1.0]\n"
     text += "reveal r = sum((a - v) * v)\n"
+    assert _masks(text, "K=3") == 0
     compile_and_compare(text, "K=3")
 
 
