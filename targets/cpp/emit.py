@@ -364,8 +364,9 @@ def _sources_and_sizes(program: _Program, sched: _Schedule) -> tuple[list[str], 
     the rank of every owner input."""
     lines: list[str] = []
     add = lines.append
+    read = _sizes_read(program)  # a size no array and no number uses is not asked for
     for p, bound in program.params().items():
-        if p in _sizes_read(program):  # a size no array and no number uses is not asked for
+        if p in read:
             add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
     add(f"  s.stream_dim = {_cpp_string(sched.stream_dim or '')};")
     # The owner inputs the encrypt role reads: plain encodes and declared sources.
