@@ -15,6 +15,7 @@ does, decoded and bound-checked like the receiver.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -24,10 +25,21 @@ import numpy.typing as npt
 
 from compiler.errors import UserError
 
-# Bits of the message space kept above the largest revealed numerator: a result decrypted with
-# the masks of another program, another key or other labels is a uniform residue, which lands
-# inside the bound with probability about 2^-CHECK_BITS per entry (and then still differs).
+# Check bits: a result decrypted with the masks of another program, another key or other
+# labels is a uniform residue, which lands inside its bound with probability about 2^-c when
+# the message space has c bits above the widest revealed numerator, and decrypt refuses the
+# result when any entry lands outside. Over E entries that decrypt independently, c =
+# ceil(CHECK_BITS / E) bits per entry (at least 1) keep the chance that a wrong result passes
+# every entry below 2^-CHECK_BITS. Each bit widens every masked value, and so every exponent
+# of the server's multi-exponentiations, by one bit: a 24 x 24 covariance needs 1 bit, not 32.
 CHECK_BITS = 32
+
+
+def check_bits_per_entry(reveal_shapes: list[tuple[int, ...]]) -> int:
+    """c above for the revealed arrays of these shapes; each array counts half its entries
+    (a symmetric matrix is computed once per pair: its mirrored entries are the same residue)."""
+    entries = sum(-(-math.prod(shape) // 2) for shape in reveal_shapes)
+    return max(1, -(-CHECK_BITS // max(1, entries)))
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from compiler.errors import UserError
 from compiler.labhe_plan import (
     CHECK_BITS,
     LabheProgram,
+    check_bits_per_entry,
     ciphertext_bytes,
     evaluate_plain,
     message_bytes,
@@ -163,7 +164,9 @@ def labhe_report(comp: LabheCompilation) -> dict[str, Any]:
             "modulus_bits": bits,
             "security_bits": SECURITY_BITS[bits],
             "message_bits": plan.message_bits if scheme == "jl" else bits,
-            "check_bits": CHECK_BITS,
+            "check_bits": check_bits_per_entry(
+                [plan.steps[r.register].shape for r in plan.reveals]
+            ),
             "plan_digest": plan.digest,
         },
         "inputs": inputs,
@@ -197,8 +200,9 @@ def render_labhe_text(report: Mapping[str, Any]) -> str:
         f"  scheme     labHE over {p['linear_scheme']}, {p['modulus_bits']}-bit modulus, "
         f"{p['security_bits']}-bit security"
         + ("" if p["security_bits"] >= 128 else "  ** BELOW 128-BIT SECURITY **"),
-        f"  messages   Z_2^{p['message_bits']} ({p['check_bits']} check bits above the widest "
-        "revealed numerator)",
+        f"  messages   Z_2^{p['message_bits']} ({p['check_bits']} check bit(s) per entry above "
+        f"the widest revealed numerator: a wrong result passes every entry with probability "
+        f"below 2^-{CHECK_BITS})",
         "  inputs",
     ]
     for i in report["inputs"]:

@@ -31,7 +31,8 @@ from typing import IO, TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from compiler.analysis.sizes import Sizes
+from compiler.analysis.actual_sizes import Promise
+from compiler.analysis.sizes import Sizes, parse_sizes
 from compiler.dialects import he
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
@@ -456,6 +457,13 @@ def compile_cpp(
     return build_cpp(compile_file(path, options, out=io.StringIO()), path, outdir, build)
 
 
+def promise_of(comp: Compilation) -> Promise:
+    """The precision the compilation promised (the user's targets, before any raise the
+    scale search needed), which the generated program checks again at the run's sizes."""
+    targets = {k: float(v) for k, v in parse_sizes(comp.options.precision).items()}
+    return Promise(targets, comp.options.precision_bits)
+
+
 def build_cpp(
     comp: Compilation, source: str | Path, outdir: str | Path, build: bool = True
 ) -> Built:
@@ -464,7 +472,7 @@ def build_cpp(
     from targets.cpp.emit import emit, write_project
 
     runtime_dir, lib = _runtime_library()
-    emitted = emit(comp.module, str(source), runtime_dir, lib, _system_libs())
+    emitted = emit(comp.module, str(source), runtime_dir, lib, _system_libs(), promise_of(comp))
     out = Path(outdir)
     rewritten = write_project(emitted, out)
     binary = out / emitted.name

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from compiler.analysis.noise import DEFAULT_FAILURE_LOG2
 from compiler.analysis.sizes import Sizes
 from compiler.dialects import stat
 from compiler.errors import InternalError, UserError
@@ -107,6 +108,14 @@ class CompiledProgram:
     @property
     def sizes(self) -> dict[str, int]:
         return dict(self.compilation.options.sizes)
+
+    def promise_text(self) -> str:
+        """The precision promise, as the .log states it."""
+        return (
+            f"precision target {self.precision_bits:g} bits per revealed value, relative to its "
+            "range; each error bound fails with probability at most "
+            f"2^{self.compilation.options.error_confidence:g} per value"
+        )
 
     @property
     def manifest(self) -> Manifest:
@@ -173,22 +182,37 @@ class CompiledProgram:
             return run_client(self.stat_program, sizes, revealed)
 
 
-def compile_options(sizes: Mapping[str, int], precision_bits: float, log_n: int) -> Options:
+def compile_options(
+    sizes: Mapping[str, int],
+    precision_bits: float,
+    log_n: int,
+    error_confidence: float = DEFAULT_FAILURE_LOG2,
+) -> Options:
     # hec gwas decrypts with --no-flooding (one party, or only rounded counts leave): the
-    # precision targets hold without the flooding budget.
+    # precision targets hold without the flooding budget. `error_confidence`: log2 of each
+    # revealed value's error-bound failure probability (--error-confidence).
     return Options(
-        sizes=Sizes.of(sizes), precision_bits=precision_bits, log_n=log_n, flooding=False
+        sizes=Sizes.of(sizes),
+        precision_bits=precision_bits,
+        log_n=log_n,
+        flooding=False,
+        error_confidence=error_confidence,
     )
 
 
 def _cache_key(
-    source_text: bytes, sizes: Mapping[str, int], precision_bits: float, log_n: int
+    source_text: bytes,
+    sizes: Mapping[str, int],
+    precision_bits: float,
+    log_n: int,
+    error_confidence: float,
 ) -> str:
     h = hashlib.sha256()
     h.update(source_text)
     meta = {
         "sizes": dict(sorted(sizes.items())),
         "precision_bits": precision_bits,
+        "error_confidence": error_confidence,
         "log_n": log_n,
         "hec": __version__,
         "compiler": compiler_digest(),
@@ -250,15 +274,17 @@ def compile_cached(
     precision_bits: float,
     cache_dir: Path | None = None,
     log_n: int = 0,
+    error_confidence: float = DEFAULT_FAILURE_LOG2,
 ) -> CompiledProgram:
     """Compile `source` for `sizes`, or load the result of an earlier identical compilation.
-    `log_n` forces the ring dimension (0: the compiler's choice). The entry is built under a
+    `log_n` forces the ring dimension (0: the compiler's choice); `error_confidence` is log2
+    of each revealed value's error-bound failure probability. The entry is built under a
     lock (concurrent cold runs compile once), installed by an atomic rename, and verified by
     its recorded SHA-256 digests when loaded: a damaged entry is rebuilt."""
     text = source.read_bytes()
     digest = hashlib.sha256(text).hexdigest()
-    key = _cache_key(text, sizes, precision_bits, log_n)
-    options = compile_options(sizes, precision_bits, log_n)
+    key = _cache_key(text, sizes, precision_bits, log_n, error_confidence)
+    options = compile_options(sizes, precision_bits, log_n, error_confidence)
     root = cache_dir or default_cache_dir()
     entry = root / key
     with cache_lock(root, key):
@@ -334,6 +360,8 @@ class Backend(ABC):
     def __init__(self) -> None:
         self.notes: list[str] = []  # what the log should say about this run's backend
         self.seed = 0
+        # log2 of each revealed value's error-bound failure probability (--error-confidence).
+        self.error_confidence = DEFAULT_FAILURE_LOG2
         # Facts the run's manifest is bound to (keygen --bind), e.g. the SNP list's digest.
         self.bindings: dict[str, str] = {}
 
@@ -345,7 +373,9 @@ class Backend(ABC):
         cache_dir: Path | None,
     ) -> CompiledProgram:
         """Compile (or load from the cache) what this backend runs."""
-        return compile_cached(source, sizes, precision_bits, cache_dir)
+        return compile_cached(
+            source, sizes, precision_bits, cache_dir, error_confidence=self.error_confidence
+        )
 
     @abstractmethod
     def phases(self) -> list[str]:
@@ -515,7 +545,9 @@ class EncryptedBackend(Backend):
 
         # The program runs under exactly the parameters the compiler chose (the runtime takes
         # parameter sets without special primes when no key is switched).
-        compiled = compile_cached(source, sizes, precision_bits, cache_dir, 0)
+        compiled = compile_cached(
+            source, sizes, precision_bits, cache_dir, 0, self.error_confidence
+        )
         root = cache_dir or default_cache_dir()
         entry = root / compiled.cache_key
         # One build at a time per cache (the runtime library and ninja are not safe to run

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from compiler.analysis.noise import DEFAULT_FAILURE_LOG2
 from compiler.errors import InternalError, UserError
 from driver import MAX_PRECISION_BITS, __version__
 from driver.interrupt import interrupted
@@ -92,6 +93,8 @@ class ChisqOptions:
     backend: str = DEFAULT_BACKEND
     threads: int = 0  # HEC_THREADS of the generated program (0: the runtime's default)
     precision_bits: float = DEFAULT_PRECISION_BITS
+    # log2 of each revealed value's error-bound failure probability (--error-confidence)
+    error_confidence: float = DEFAULT_FAILURE_LOG2
     cache_dir: Path | None = None
     progress: bool = True
     plots: bool = True
@@ -477,6 +480,7 @@ def _run_chisq(
         cleanup.callback(backend.close)
         backend.start_engine()
     backend.seed = opts.seed
+    backend.error_confidence = opts.error_confidence
     if isinstance(backend, EncryptedBackend):
         backend.threads = opts.threads
     meter = PhaseMeter()
@@ -836,8 +840,7 @@ def render_log(
     w(f"  {program.name} ({why})")
     w(f"  source sha256 {compiled.source_sha256}")
     w(
-        f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, precision target "
-        f"{compiled.precision_bits:g} bits per revealed value, relative to its range"
+        f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, {compiled.promise_text()}"
     )
     w(
         f"  compiled program cache {compiled.cache_key} "

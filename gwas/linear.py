@@ -146,6 +146,7 @@ def _run_linear(
         cleanup.callback(backend.close)
         backend.start_engine()
     backend.seed = opts.seed
+    backend.error_confidence = opts.error_confidence
     if isinstance(backend, EncryptedBackend):
         backend.threads = opts.threads
     meter = PhaseMeter()
@@ -286,6 +287,7 @@ def _run_linear(
             *done,
             f"security: {rep['params']['security_bits']}-bit, ring dimension "
             f"2^{rep['params']['log_n']}",
+            compiled.promise_text(),
             "revealed to the coordinator (decrypted): "
             + ", ".join(r["name"] for r in rep["reveals"])
             + " per SNP (the degree-2 sums of each SNP's regression over its called "

@@ -231,6 +231,7 @@ class ScaleOutBackend(EncryptedBackend):
             "program": compiled.source_sha256,
             "sizes": compiled.sizes,
             "precision_bits": compiled.precision_bits,
+            "error_confidence": compiled.compilation.options.error_confidence,
             "bindings": self.bindings,
             "ranges": self.ranges,
         }

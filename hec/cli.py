@@ -684,6 +684,14 @@ def _gwas_common_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PRECISION_BITS,
         help=f"bits of precision of every revealed value (default {DEFAULT_PRECISION_BITS:g})",
     )
+    parser.add_argument(
+        "--error-confidence",
+        type=error_confidence,
+        default=-32.0,
+        metavar="P",
+        help="failure probability of each revealed value's error bound: 2^-40 or 1e-12 "
+        "(default 2^-32; docs/precision.md)",
+    )
     parser.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
@@ -891,6 +899,7 @@ def _gwas_options(args: argparse.Namespace):
         adjust=getattr(args, "adjust", False),
         backend=args.backend,
         precision_bits=args.precision_bits,
+        error_confidence=args.error_confidence,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         progress=not args.no_progress,
         plots=not args.no_plots,
@@ -1011,6 +1020,7 @@ def _site_run(args: argparse.Namespace) -> int:
     elif args.step == "prepare":
         args.no_progress, args.no_plots, args.backend = True, True, "encrypted"
         args.precision_bits, args.threads, args.seed = 40.0, 0, 0
+        args.error_confidence = -32.0  # the study's program: compiled at the default
         summary = multisite.prepare(
             Path(args.study), args.site, _gwas_options(args), Path(args.out),
             args.strand_ambiguous, cache,

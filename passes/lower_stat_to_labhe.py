@@ -10,7 +10,7 @@ data, so every step is exact in Z_(2^k).
 Assumes: the program was checked and lowered (dsl/); sizes bind every parameter.
 Establishes: every revealed value is a register of the plan with its denominator and a bound
 on |numerator| from the input domains (interval arithmetic over integers); message_bits k
-holds twice the largest bound plus `CHECK_BITS`.
+holds twice the largest bound plus the check bits (`check_bits_per_entry`).
 Owner-side precomputation: `x^2`, `x * x` and `poly(x)` of a secret input x become a derived
 input (`from x c0 c1 c2` in the plan) that x's provider computes and encrypts with its own
 labels, so `G^2 @ a` is degree 2.
@@ -35,7 +35,13 @@ from xdsl.ir import Operation, SSAValue
 from compiler.analysis.degree import owner_side, reveal_degrees
 from compiler.dialects import stat
 from compiler.errors import InternalError, UserError
-from compiler.labhe_plan import CHECK_BITS, LabheProgram, PlanInput, PlanReveal, Step
+from compiler.labhe_plan import (
+    LabheProgram,
+    PlanInput,
+    PlanReveal,
+    Step,
+    check_bits_per_entry,
+)
 from compiler.types import FiniteSet, Interval
 
 MAX_DEGREE = 2
@@ -67,9 +73,11 @@ class _Sec:
     den: int
     bound: int
     level2: bool
-    # The contraction that made this value (operands, spec), so that a sum over its result
-    # becomes one contraction (sum(X * X, axis=0) is `ab,ab->b`, not n x d products).
-    contraction: tuple[int, int, str] | None = None
+    # The contraction that made this value (operands, spec, and the denominator and bound of
+    # its numerator before `_expanded_contract` divided out a common factor), so that a sum
+    # over its result becomes one contraction (sum(X * X, axis=0) is `ab,ab->b`, not n x d
+    # products).
+    contraction: tuple[int, int, str, int, int] | None = None
 
 
 class _Builder:
@@ -150,7 +158,8 @@ class LowerStatToLabhe:
             raise UserError("the program reveals nothing")
         _remove_dead_steps(plan)
         widest = max(r.bound for r in plan.reveals)
-        plan.message_bits = max(8, (2 * widest + 1).bit_length() + CHECK_BITS)
+        shapes = [plan.steps[r.register].shape for r in plan.reveals]
+        plan.message_bits = max(8, (2 * widest + 1).bit_length() + check_bits_per_entry(shapes))
         return plan
 
     # --- helpers --------------------------------------------------------------------------
@@ -227,10 +236,9 @@ class LowerStatToLabhe:
     def _contract(self, x: _Sec, y: _Sec, spec: str, shape: tuple[int, ...], terms: int) -> _Sec:
         if x.level2 or y.level2:
             raise InternalError("contract of a level-2 value after the degree check")
-        reg = self._expanded_contract(x.reg, y.reg, spec, shape)
-        return _Sec(
-            reg, shape, x.den * y.den, x.bound * y.bound * terms, True, (x.reg, y.reg, spec)
-        )
+        den, bound = x.den * y.den, x.bound * y.bound * terms
+        reg, g = self._expanded_contract(x.reg, y.reg, spec, shape, den)
+        return _Sec(reg, shape, den // g, -(-bound // g), True, (x.reg, y.reg, spec, den, bound))
 
     def _terms(self, reg: int, letters: str) -> list[tuple[int, int, str]]:
         """A level-1 register as a sum of coef * register terms with their einsum letters:
@@ -273,12 +281,19 @@ class LowerStatToLabhe:
         out = self.b.emit("sum", shape, False, (reg,), words)
         return out, "".join(ch for i, ch in enumerate(letters) if i not in axes)
 
-    def _expanded_contract(self, xr: int, yr: int, spec: str, shape: tuple[int, ...]) -> int:
+    def _expanded_contract(
+        self, xr: int, yr: int, spec: str, shape: tuple[int, ...], den: int
+    ) -> tuple[int, int]:
         """Emit einsum(spec, x, y) as a combination of contractions of the operands' terms
         (`_terms`), each operand first summed over the letters only it has: the server then
         never scales or inverts the big input arrays element by element (Xc.T @ Xc for
-        Xc = N X - colsum(X) is N^2 X.T X - N s s^T - N s s^T + s s^T, one multi-exponentiation
-        over the rows per entry). Identical contractions are shared (common subexpressions)."""
+        Xc = N X - colsum(X) is N^2 X.T X - N s s^T - N s s^T + N s s^T, one multi-
+        exponentiation over the rows per entry). Identical contractions are shared (common
+        subexpressions). A factor g common to every term's coefficient and to the result's
+        denominator `den` is divided out of both (N above: N X.T X - s s^T over N, not N^2
+        X.T X - N s s^T over N^2), which keeps the numerators, the message space and so every
+        exponent of the server's multi-exponentiations log2(g) bits smaller. Returns the
+        register and g."""
         lhs, rest = spec.split(",")
         rhs, out = rest.split("->")
         extent = dict(zip(lhs, self.b.plan.steps[xr].shape, strict=True))
@@ -287,17 +302,22 @@ class LowerStatToLabhe:
         pairs = [(tx, ty) for tx in self._terms(xr, lhs) for ty in self._terms(yr, rhs)]
         if any(set(out) - set(tx[2] + ty[2]) for tx, ty in pairs):
             # A pair of terms both broadcast along an output axis: keep the product whole.
-            return self.b.emit("contract", shape, True, (xr, yr), (spec,))
+            return self.b.emit("contract", shape, True, (xr, yr), (spec,)), 1
+
+        def coefficient(lx: str, ly: str, k: int) -> int:
+            # A summed letter neither term has (both broadcast along it) counts its terms.
+            for ch in summed - set(lx + ly):
+                k *= extent[ch]
+            return k
+
+        ks = [coefficient(tx[2], ty[2], tx[0] * ty[0]) for tx, ty in pairs]
+        g = math.gcd(den, *ks)
         acc: int | None = None
-        for (kx, rx, lx), (ky, ry, ly) in pairs:
+        for ((_, rx, lx), (_, ry, ly)), k in zip(pairs, (k // g for k in ks), strict=True):
             ax, lx2 = self._reduce(rx, lx, ly + out)
             ay, ly2 = self._reduce(ry, ly, lx + out)
             # One register read twice: the server detects the symmetry of x.T @ x.
             reg = self.b.emit("contract", shape, True, (ax, ay), (f"{lx2},{ly2}->{out}",))
-            k = kx * ky
-            # A summed letter neither term has (both broadcast along it) counts its terms.
-            for ch in summed - set(lx + ly):
-                k *= extent[ch]
             if acc is None:
                 if k != 1:
                     reg = self.b.emit("mulc", shape, True, (reg,), (str(k),))
@@ -307,7 +327,7 @@ class LowerStatToLabhe:
                     reg = self.b.emit("mulc", shape, True, (reg,), (str(abs(k)),))
                 acc = self.b.emit("sub" if k < 0 else "add", shape, True, (acc, reg))
         assert acc is not None
-        return acc
+        return acc, g
 
     def _elementwise_product(self, x: _Sec, y: _Sec) -> _Sec:
         shape = _broadcast_shape(x.shape, y.shape)
@@ -401,13 +421,15 @@ class LowerStatToLabhe:
                 elif x.contraction is not None:
                     # sum over a contraction's output axes: drop their letters (one fused
                     # multi-exponentiation per remaining entry).
-                    xr, yr, spec = x.contraction
+                    xr, yr, spec, raw_den, raw_bound = x.contraction
                     lhs_rhs, out = spec.split("->")
                     kept = "".join(ch for i, ch in enumerate(out) if i not in axes)
                     shape = self._shape(op.result)
-                    reg = self._expanded_contract(xr, yr, f"{lhs_rhs}->{kept}", shape)
-                    den = x.den * count if isinstance(op, stat.MeanOp) else x.den
-                    result = _Sec(reg, shape, den, x.bound * count, True)
+                    reg, g = self._expanded_contract(
+                        xr, yr, f"{lhs_rhs}->{kept}", shape, raw_den
+                    )
+                    den = raw_den // g * (count if isinstance(op, stat.MeanOp) else 1)
+                    result = _Sec(reg, shape, den, -(-raw_bound * count // g), True)
                 else:
                     shape = self._shape(op.result)
                     words = (str(len(axes)), *[str(a) for a in axes])

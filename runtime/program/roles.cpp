@@ -130,6 +130,10 @@ CommandLine command_line(const ProgramSpec& spec) {
            {"no-flooding", "",
             "reveal CKKS values without noise flooding (single-party use "
             "only: with the result ciphertexts they give away the secret key)",
+            false, false, true},
+           {"accept-precision-shortfall", "",
+            "reveal an output whose error bound at the run's sizes leaves fewer bits than "
+            "promised (stamped: precision_shortfall.txt / the .npz member)",
             false, false, true}},
           {}});
   cl.add({"info", "print the header of a key, ciphertext or metadata file", {}, {"FILE"}});

@@ -520,6 +520,50 @@ int compute(const ProgramSpec& spec, void (*fn)(ServerOf<S>&), const ParsedArgs&
   return 0;
 }
 
+// The name of the override's stamp: DIR/precision_shortfall.txt, or that member of the .npz.
+inline constexpr const char* kShortfallStamp = "precision_shortfall";
+
+// Why output `o` cannot be revealed at `sizes` under its promise, or "" when it can: its bits
+// relative to the range bound at these sizes (the largest range row the sizes reach, over the
+// error bound, less the flooding cost when decrypt floods) against the promised bits.
+inline std::string precision_shortfall(const ProgramSpec& spec, const OutputSpec& o,
+                                       const Sizes& sizes, bool flooding) {
+  if (o.range_rows.empty() || o.error_bound <= 0.0) return "";
+  auto reached = [&](const RangeRow& row) {
+    return std::all_of(row.corner.begin(), row.corner.end(), [&](const auto& c) {
+      const auto it = sizes.find(c.first);
+      return it != sizes.end() && it->second >= c.second;
+    });
+  };
+  const double cost = flooding ? spec.flooding_cost_bits : 0.0;
+  auto bits_of = [&](double range) {
+    return range > 0.0 ? std::log2(range) - std::log2(o.error_bound) - cost : -INFINITY;
+  };
+  double range = 0.0;
+  for (const auto& row : o.range_rows) {
+    if (reached(row)) range = std::max(range, row.range);
+  }
+  const double bits = bits_of(range);
+  constexpr double kSlackBits = 0.01;  // check-precision's rounding slack
+  if (bits >= o.promised_bits - kSlackBits) return "";
+  std::ostringstream m;
+  m << std::fixed << std::setprecision(1) << "output '" << o.name << "': at the run's sizes ("
+    << sizes_text(sizes) << ") its error bound " << std::scientific << std::setprecision(3)
+    << o.error_bound << std::fixed << std::setprecision(1) << " leaves " << bits
+    << " bits relative to its range bound, below the " << o.promised_bits
+    << " bits promised at the declared sizes" << (cost > 0.0 ? " (after noise flooding)" : "");
+  // Where the promise holds: the first corner whose range meets it.
+  for (const auto& row : o.range_rows) {
+    if (bits_of(row.range) >= o.promised_bits - kSlackBits) {
+      m << "; it holds from";
+      for (const auto& [p, v] : row.corner) m << " " << p << " >= " << v;
+      break;
+    }
+  }
+  m << "; compile for these sizes (--size) to get the promise back";
+  return m.str();
+}
+
 template <class S>
 int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   const std::filesystem::path sk_path = args.require("sk");
@@ -540,6 +584,8 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   std::vector<std::pair<std::string, std::string>> members;
   OutputSet outputs;
   if (!npz) outputs.create_dir(out_dir);
+  const bool accept_shortfall = args.has("accept-precision-shortfall");
+  std::vector<std::string> stamps;  // the outputs revealed below their promise (overridden)
   for (const auto& o : spec.outputs) {
     const std::string file = o.result.empty() ? o.name : o.result;
     const auto path = in_dir / (file + ".cts");
@@ -591,6 +637,17 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         << "sees results and ciphertexts, decrypt --no-flooding";
       throw std::runtime_error(m.str());
     }
+    // The promise at the actual sizes (compiler/analysis/actual_sizes.py), checked before
+    // decrypting: refused, or revealed under --accept-precision-shortfall and stamped.
+    if (const std::string shortfall = precision_shortfall(spec, o, sizes, decoder.flooding);
+        !shortfall.empty()) {
+      if (!accept_shortfall) {
+        throw std::runtime_error(shortfall +
+                                 "; decrypt --accept-precision-shortfall reveals it anyway, "
+                                 "stamped as such on the output");
+      }
+      stamps.push_back(shortfall);
+    }
     // The revealed values in C order over `dims` (the binding may drop axes: a per-row count).
     const std::vector<typename S::Value> values =
         decoder.decrypt_output(o, file, dims, arr, factor, load_checked);
@@ -602,6 +659,21 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     const auto out = out_dir / (o.name + ".npy");
     write_values(out, dims, values);
     outputs.add(out);
+  }
+  // The override's stamp travels with the values: a member of the .npz, a file beside the
+  // .npy files, and a warning.
+  if (!stamps.empty()) {
+    std::string text = "PRECISION NOT GUARANTEED (decrypt --accept-precision-shortfall):\n";
+    for (const auto& s : stamps) text += s + "\n";
+    std::cerr << "WARNING: " << text;
+    if (npz) {
+      members.emplace_back(kShortfallStamp, npy_bytes({}, "|S" + std::to_string(text.size()),
+                                                      text.data(), text.size()));
+    } else {
+      const auto stamp = out_dir / (std::string(kShortfallStamp) + ".txt");
+      write_file_atomic(stamp, text);
+      outputs.add(stamp);
+    }
   }
   if (npz) write_npz(out_dir, members);
   outputs.finish();

@@ -80,6 +80,13 @@ struct InputSpec {
   CoeffPacking packing = {};
 };
 
+// A lower bound of an output's range bound, valid at every sizes >= `corner` (each named
+// size parameter at least its value).
+struct RangeRow {
+  std::vector<std::pair<std::string, std::size_t>> corner;
+  double range = 0.0;
+};
+
 struct OutputSpec {
   std::string name;
   Layout layout = Layout::kPacked;
@@ -98,6 +105,16 @@ struct OutputSpec {
   // under decrypt --no-flooding, and decrypt refuses to flood an output below one bit, whose
   // values would be noise.
   double flooded_precision_bits = 64.0;
+  // The precision promise at the actual sizes (compiler/analysis/actual_sizes.py): the bits
+  // promised relative to the range bound, the error bound at the declared size bounds (it
+  // holds at every smaller size), and lower bounds of the range bound, each valid from its
+  // corner of sizes up. Decrypt refuses an output whose bits at the run's sizes,
+  // log2(range / error_bound) minus the flooding cost when it floods, fall below the promise,
+  // unless overridden (--accept-precision-shortfall, stamped on the output). No rows: the
+  // promise holds at every size.
+  double promised_bits = 0.0;
+  double error_bound = 0.0;
+  std::vector<RangeRow> range_rows = {};
   // kCoeff: the result file it reads (several counts share one) and the digit it is.
   std::string result = {};
   int digit = -1;
@@ -125,6 +142,9 @@ struct ProgramSpec {
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::vector<SourceSpec> sources;  // every owner input the encrypt role reads
+  // The bits of precision decrypt's noise flooding costs every flooded output (what an
+  // output's promised_bits are checked after, when decrypt floods).
+  double flooding_cost_bits = 0.0;
 };
 
 // Ciphertext-array shape of a logical shape under a layout (`slots` per ciphertext).

@@ -44,13 +44,14 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from compiler.analysis.actual_sizes import Promise, output_checks
 from compiler.analysis.ckks_util import (
     ckks_programs,
     needs_conjugation_key,
     needs_relin_key,
 )
 from compiler.analysis.counts import coeff_group
-from compiler.analysis.flooding import flooding_sigma
+from compiler.analysis.flooding import flooding_cost_bits, flooding_sigma
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.streaming import Schedule as _Schedule
 from compiler.analysis.streaming import schedule as _schedule
@@ -438,8 +439,12 @@ def emit(
     runtime_dir: Path,
     runtime_lib: Path,
     system_libs: str = SYSTEM_LIBS,
+    promise: Promise | None = None,
 ) -> Emitted:
-    """Generate the C++ file and the build.ninja of a compiled program (ckks or bfv)."""
+    """Generate the C++ file and the build.ninja of a compiled program (ckks or bfv).
+    `promise`: the precision the compilation promised (its targets), which the decrypt role
+    checks again at the run's actual sizes (compiler/analysis/actual_sizes.py); None: no
+    re-check (the program is run at the sizes it was compiled for)."""
     program = _find_program(module_or_program)
     name = _sanitize(program.sym_name.data)
     text, printed = _program_lines(program)
@@ -463,7 +468,9 @@ def emit(
         params_line, spec, body = _bfv_parts(program, source, digest, names, line_of, sched)
         include, namespace = "program/bfv_program.h", "hec::program::bfv_program"
     else:
-        params_line, spec, body = _ckks_parts(program, source, digest, names, line_of, sched)
+        params_line, spec, body = _ckks_parts(
+            program, source, digest, names, line_of, sched, promise
+        )
         include, namespace = "program/ckks_program.h", "hec::program"
     compute = body.write()
 
@@ -582,6 +589,7 @@ def _ckks_parts(
     names: _Names,
     line_of: dict[Operation, str],
     sched: _Schedule,
+    promise: Promise | None = None,
 ) -> tuple[str, list[str], _ComputeWriter]:
     """The CKKS description (parameters, levels and scales) and compute writer."""
     params = program.parameters()
@@ -648,6 +656,13 @@ def _ckks_parts(
         p.name: p
         for p in output_precision(program, program.params(), NoiseModel(params.log_n, dnum))
     }
+    # The promise checked again at the run's sizes (compiler/analysis/actual_sizes.py).
+    add(f"  s.flooding_cost_bits = {_double(flooding_cost_bits())};")
+    checks = (
+        {}
+        if promise is None
+        else {c.name: c for c in output_checks(program, promise, flooding_cost_bits())}
+    )
     for dec in program.decrypts():
         ty = ckks.ct_type(dec.input)
         layout = _layout_enum(ty)
@@ -661,6 +676,12 @@ def _ckks_parts(
             add(f"  s.outputs.back().flood_sigma = {_double(flooding_sigma(p.sigma))};")
             bits = max(p.flooded_precision_bits(), -1000.0)  # -inf: no precision at all
             add(f"  s.outputs.back().flooded_precision_bits = {_double(bits)};")
+            if (check := checks.get(dec.sym_value)) is not None:
+                add(f"  s.outputs.back().promised_bits = {_double(check.promised_bits)};")
+                add(f"  s.outputs.back().error_bound = {_double(check.error_bound)};")
+                for corner, r in check.rows:
+                    at = ", ".join(f"{{{_cpp_string(k)}, {v}}}" for k, v in corner)
+                    add(f"  s.outputs.back().range_rows.push_back({{{{{at}}}, {_double(r)}}});")
         if dec.digit_value is not None:
             enc = _coeff_source(dec.input)
             add(f"  s.outputs.back().result = {_cpp_string(names[dec.input])};")

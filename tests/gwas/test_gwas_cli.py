@@ -80,6 +80,36 @@ def test_gwas_chisq_sim_backend_is_labeled_a_simulation(
     assert (tmp_path / "res.qq.png").read_bytes()[:8] == PNG_MAGIC
 
 
+def test_gwas_error_confidence_reaches_the_compiler_and_the_log(
+    complete_cohort: PlinkCohort,
+    tmp_path: Path,
+    program_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--error-confidence on `hec gwas` (issue 19): the compiled program's error bounds fail
+    with the probability asked for (its cache entry is another one), and the .log says so; a
+    probability out of range is refused by the option itself."""
+    args = ["gwas", "linear", "--bfile", str(complete_cohort.prefix), "--cache-dir",
+            str(program_cache), "--no-progress", "--backend", "sim", "--no-plots"]  # fmt: skip
+    assert main([*args, "--out", str(tmp_path / "a"), "--error-confidence", "2^-40"]) == 0
+    assert "fails with probability at most 2^-40 per value" in (tmp_path / "a.log").read_text()
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    assert "fails with probability at most 2^-32 per value" in (tmp_path / "b.log").read_text()
+    failures = {
+        float(line.split("error_failure_log2 = ")[1].split(" ")[0])
+        for f in program_cache.glob("*/program.mlir")
+        for line in f.read_text().splitlines()
+        if "error_failure_log2 = " in line
+    }
+    assert {-40.0, -32.0} <= failures
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        main([*args, "--out", str(tmp_path / "c"), "--error-confidence", "0.5"])
+    assert refused.value.code == 2
+    assert "--error-confidence" in capsys.readouterr().err
+    assert not (tmp_path / "c.assoc").exists()
+
+
 def test_gwas_chisq_user_error_exit_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
