@@ -20,13 +20,14 @@ Engines:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import socket
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -201,9 +202,26 @@ def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
 def compute_block(task: BlockTask, *encrypted: Encrypted) -> BlockDone:
     """The server computes on the block's ciphertexts (every row shard, and the shared
     inputs' ciphertexts), linked into one directory of this attempt; the results are small
-    and kept for the coordinator, the links removed."""
+    and kept for the coordinator, the links removed. With a URL bank the ciphertexts are
+    copied into this worker's scratch, which is removed whatever happens."""
     roles = _roles(task)
-    attempt = _local_attempt() if task.remote else _attempt_dir(Path(task.work))
+    if not task.remote:
+        return _compute_attempt(task, roles, _attempt_dir(Path(task.work)), encrypted)
+    attempt = _local_attempt()
+    try:
+        done = _compute_attempt(task, roles, attempt, encrypted)
+        target = locate(task.work).child(attempt.name, "res")  # the results back to the bank
+        upload(Path(done.res), target)
+    finally:
+        shutil.rmtree(attempt, ignore_errors=True)
+    return dataclasses.replace(done, res=target.url)
+
+
+def _compute_attempt(
+    task: BlockTask, roles: RoleSequence, attempt: Path, encrypted: Sequence[Encrypted]
+) -> BlockDone:
+    """The server pass of one attempt in the local directory `attempt`: results in
+    `attempt/res`."""
     cts, res = attempt / "ct", attempt / "res"
     cts.mkdir(parents=True)
     for directory in [*(e.ct for e in encrypted), task.shared_ct]:
@@ -222,13 +240,6 @@ def compute_block(task: BlockTask, *encrypted: Encrypted) -> BlockDone:
     }
     shutil.rmtree(cts, ignore_errors=True)
     peak = max([out.peak_rss_bytes, *(e.peak_rss_bytes for e in encrypted)])
-    if task.remote:  # the results back to the bank, for the coordinator
-        target = locate(task.work).child(attempt.name, "res")
-        try:
-            upload(res, target)
-        finally:
-            shutil.rmtree(attempt, ignore_errors=True)
-        return BlockDone(task.index, target.url, _worker_name(), seconds, peak)
     return BlockDone(task.index, str(res), _worker_name(), seconds, peak)
 
 

@@ -94,41 +94,59 @@ class Location:
     def makedirs(self) -> None:
         self._call("create", self.fs.makedirs, self.path, exist_ok=True)
 
-    def write_atomic(self, data: bytes) -> None:
+    def write_atomic(self, data: bytes, mode: int | None = None) -> None:
         """The whole of `data` or nothing: rename on a local file system, one object write
-        elsewhere (see the module)."""
+        elsewhere (see the module). `mode`: the file's permission bits on a local file system
+        from its creation on (object stores have none)."""
         local = self.local
         if local is None:
             self._call("write", self.fs.pipe_file, self.path, data)
             return
-        tmp = local.with_name(f".{local.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         try:
             local.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            tmp.replace(local)
+            write_file_atomic(local, data, mode)
         except OSError as err:
-            tmp.unlink(missing_ok=True)
             raise UserError(f"{self.text}: cannot write ({err.strerror or err})") from err
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
 
     def remove(self, recursive: bool = False) -> None:
         """Delete this file (or directory tree); nothing when it is not there."""
-        with contextlib.suppress(FileNotFoundError):
+        try:
             self.fs.rm(self.path, recursive=recursive)
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as err:
+            raise self._error("remove", err) from err
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except (OSError, ValueError) as err:  # fsspec's back ends raise OSError subclasses
-            raise UserError(
-                f"{self.text}: cannot {what} ({type(err).__name__}: {err})",
-                hint="check that the location exists and this machine can reach it",
-            ) from err
+            raise self._error(what, err) from err
+
+    def _error(self, what: str, err: BaseException) -> UserError:
+        return UserError(
+            f"{self.text}: cannot {what} ({type(err).__name__}: {err})",
+            hint="check that the location exists and this machine can reach it",
+        )
+
+
+def write_file_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to the local file `path` whole or not at all: a temporary name beside it
+    (created with `mode`, exactly, when given: a private file is never readable by others),
+    flushed to the disk, renamed over `path`; the temporary file is removed on any failure."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+        with open(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exactly `mode`, whatever the umask
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def locate(text: str, option: str = "") -> Location:
@@ -228,6 +246,6 @@ def upload(local: Path, target: Location) -> None:
         for entry in sorted(local.iterdir()):
             upload(entry, target.child(entry.name))
     else:
-        target.write_atomic(local.read_bytes())
-    if target.local is not None:
+        target.write_atomic(local.read_bytes(), local.stat().st_mode & 0o777)
+    if target.local is not None and local.is_dir():
         target.local.chmod(local.stat().st_mode & 0o777)

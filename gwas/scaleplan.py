@@ -278,7 +278,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hours", type=float, nargs="+", default=[1.0, 8.0])
     ap.add_argument("--cache-dir", type=Path, help="compiled-program cache directory")
     args = ap.parse_args(argv)
-    cal = calibration_of(json.loads(args.calibration.read_text()))
+    try:
+        cal = calibration_of(json.loads(args.calibration.read_text()))
+    except OSError as err:
+        ap.error(f"{args.calibration}: cannot read ({err.strerror or err})")
+    except (ValueError, TypeError, AttributeError) as err:  # bad JSON, missing fields
+        ap.error(
+            f"{args.calibration}: not a saved calibration (bench/run gwas-scale-plan --save "
+            f"writes one): {err}"
+        )
     compiled = compiled_for(args.individuals, args.snps, args.cache_dir)
     p = plan(cal, args.individuals, args.snps, compiled)
     print("\n".join(describe(p, tuple(args.hours))))

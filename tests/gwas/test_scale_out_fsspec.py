@@ -351,3 +351,71 @@ def test_bank_at_a_plain_path_is_used_in_place(
     assert modes[0] & 0o077 == 0  # the signing key: the owner's only
     assert all(m & 0o100 for p, m in seen.items() if "program" in p)  # executable
     assert list(bank.iterdir()) == []
+
+
+def test_remove_that_fails_is_a_user_error_naming_the_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: `Location.remove` let any error but FileNotFoundError out raw, so the scale-out
+    run's `suppress(UserError)` around removing the bank caught nothing and a permission error
+    there became a traceback hiding the run's own outcome. It is a UserError naming the place."""
+    target = locate(str(tmp_path / "bank"))
+    target.makedirs()
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(target.fs, "rm", refuse)
+    with pytest.raises(UserError, match=rf"{tmp_path}/bank: cannot remove"):
+        target.remove(recursive=True)
+
+
+def test_uploaded_signing_key_is_never_readable_by_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: `upload` wrote each file under the umask's mode (0644) and narrowed it to the
+    source's 0600 only after the rename, so a signing key copied into a --bank on a shared file
+    system could be read by others meanwhile. The temporary file now has the final mode from
+    the start (checked at its fsync, before it gets its name)."""
+    import os
+
+    key = tmp_path / "owner.sign"
+    key.write_bytes(b"secret")
+    key.chmod(0o600)
+    modes: list[int] = []
+    fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        modes.append(os.fstat(fd).st_mode & 0o777)
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    upload(key, locate(str(tmp_path / "bank")).child("parties", "owner.sign"))
+    assert modes == [0o600]
+    assert (tmp_path / "bank" / "parties" / "owner.sign").stat().st_mode & 0o777 == 0o600
+
+
+def test_failed_server_pass_leaves_no_copies_on_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: with a URL bank, `compute_block` copied the block's ciphertexts into a local
+    attempt directory and removed it only after a successful upload: a failing compute role
+    (or fetch) left the copies (a block's upload: gigabytes) in a long-lived worker's scratch.
+    The failure is still the role's message."""
+    from driver import storage
+    from driver.cluster import BlockTask, Encrypted, compute_block
+
+    monkeypatch.setenv("HEC_SCRATCH", str(tmp_path / "scratch"))
+    monkeypatch.setattr(storage, "_FETCHED", {})
+    bank = tmp_path / "bank"
+    program = bank / "program" / "prog"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\necho 'the server pass failed here' >&2\nexit 3\n")
+    (bank / "keyset" / "keys").mkdir(parents=True)
+    (bank / "keyset" / "parties").mkdir()
+    (bank / "ct").mkdir()
+    (bank / "ct" / "x.cts").write_bytes(b"ciphertext")
+    task = BlockTask(0, f"file://{program}", f"file://{bank}/keyset", (), "", f"file://{bank}")
+    with pytest.raises(UserError, match="the server pass failed here"):
+        compute_block(task, Encrypted(f"file://{bank}/ct", "w", 0.0, 0))
+    assert list(storage.worker_cache().glob("attempt-*")) == []

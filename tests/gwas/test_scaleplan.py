@@ -168,3 +168,31 @@ def test_command_line_plan_from_a_saved_calibration(
     out = capsys.readouterr().out
     assert re.match(r"N = 100,000, M = 500,000: \d+\.\d\d bytes per individual per SNP", out)
     assert "wall 8 h: " in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read"),
+        ("{not json", "not a saved calibration"),
+        ("[1, 2]", "not a saved calibration"),
+        ('{"individuals": 1000}', "not a saved calibration"),
+    ],
+)
+def test_command_line_refuses_a_bad_calibration_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    """Regression: a missing, unparsable or incomplete calibration file ended
+    `python -m gwas.scaleplan` in a traceback (FileNotFoundError, JSONDecodeError, TypeError);
+    it is a one-line error naming the file, exit status 2."""
+    from gwas.scaleplan import main
+
+    saved = tmp_path / "cal.json"
+    if content is not None:
+        saved.write_text(content)
+    with pytest.raises(SystemExit) as exit_:
+        main([str(saved)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{saved}: {message}" in err
+    assert "Traceback" not in err
