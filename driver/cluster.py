@@ -33,8 +33,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from compiler.errors import UserError
-from driver.roles import RoleSequence
-from driver.storage import check_writable, fetch, is_url, locate, upload, worker_cache
+from driver.roles import RoleSequence, role_threads
+from driver.storage import (
+    check_writable,
+    fetch,
+    flush_files,
+    is_url,
+    locate,
+    upload,
+    worker_cache,
+)
 
 # Seconds to wait for an existing scheduler to answer before the run is refused.
 CONNECT_TIMEOUT = 5.0
@@ -89,29 +97,6 @@ class BlockDone:
     peak_rss_bytes: int = 0
 
 
-def _with_threads(threads: int, fn: Callable[[], Any]) -> Any:
-    old = os.environ.get("HEC_THREADS")
-    if threads > 0:
-        os.environ["HEC_THREADS"] = str(threads)
-    try:
-        return fn()
-    finally:
-        if old is None:
-            os.environ.pop("HEC_THREADS", None)
-        else:
-            os.environ["HEC_THREADS"] = old
-
-
-def _flush_files(directory: Path) -> None:
-    for f in directory.iterdir():
-        if f.is_file() and not f.is_symlink():
-            fd = os.open(f, os.O_RDONLY)
-            try:
-                os.fdatasync(fd)
-            finally:
-                os.close(fd)
-
-
 def _attempt_name() -> str:
     return f"attempt-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
@@ -150,7 +135,8 @@ def encrypt_shared(task: BlockTask) -> str:
             inputs = {
                 k: fetch(v, local / "in" / f"{k}.npy") for k, v in task.shards[0].inputs.items()
             }
-            _with_threads(task.threads, lambda: roles.encrypt(inputs, local / "ct"))
+            with role_threads(task.threads):
+                roles.encrypt(inputs, local / "ct")
             target = locate(task.work).child(_attempt_name(), "shared")
             upload(local / "ct", target)
         finally:
@@ -161,8 +147,9 @@ def encrypt_shared(task: BlockTask) -> str:
         return str(final)
     attempt = _attempt_dir(final.parent)
     inputs = {k: Path(v) for k, v in task.shards[0].inputs.items()}
-    _with_threads(task.threads, lambda: roles.encrypt(inputs, attempt))
-    _flush_files(attempt)
+    with role_threads(task.threads):
+        roles.encrypt(inputs, attempt)
+    flush_files(attempt)
     try:
         attempt.rename(final)
     except OSError:  # another attempt got there first: its files are as good
@@ -184,9 +171,8 @@ def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
         local = _local_attempt()
         try:
             inputs = {k: fetch(v, local / "in" / f"{k}.npy") for k, v in part.inputs.items()}
-            out = _with_threads(
-                task.threads, lambda: roles.encrypt(inputs, local / "ct", rows=part.rows)
-            )
+            with role_threads(task.threads):
+                out = roles.encrypt(inputs, local / "ct", rows=part.rows)
             target = locate(task.work).child(_attempt_name(), "ct")
             upload(local / "ct", target)
         finally:
@@ -194,8 +180,9 @@ def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
         return Encrypted(target.url, _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
     cts = _attempt_dir(Path(task.work)) / "ct"
     inputs = {k: Path(v) for k, v in part.inputs.items()}
-    out = _with_threads(task.threads, lambda: roles.encrypt(inputs, cts, rows=part.rows))
-    _flush_files(cts)
+    with role_threads(task.threads):
+        out = roles.encrypt(inputs, cts, rows=part.rows)
+    flush_files(cts)
     return Encrypted(str(cts), _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
 
 
@@ -233,7 +220,8 @@ def _compute_attempt(
             for f in Path(directory).iterdir():
                 (cts / f.name).symlink_to(f)
     t0 = time.perf_counter()
-    out = _with_threads(task.threads, lambda: roles.compute(cts, res))
+    with role_threads(task.threads):
+        out = roles.compute(cts, res)
     seconds = {
         "encrypt": sum(e.seconds for e in encrypted),
         "compute": time.perf_counter() - t0,

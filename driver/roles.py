@@ -20,7 +20,8 @@ import re
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,6 +123,21 @@ def run_role(
         raise UserError(f"{binary.name} {role} failed: {message}")
     reported = [int(x) for x in _PEAK.findall(err)]
     return RoleOutput(err, out, max([peak, *reported]))
+
+
+@contextmanager
+def role_threads(threads: int) -> Iterator[None]:
+    """HEC_THREADS for the roles run inside (0: leave the runtime's default)."""
+    old = os.environ.get("HEC_THREADS")
+    if threads > 0:
+        os.environ["HEC_THREADS"] = str(threads)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("HEC_THREADS", None)
+        else:
+            os.environ["HEC_THREADS"] = old
 
 
 # How a sequence runs one role: (binary, arguments (the role's name first), progress callback).

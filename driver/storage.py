@@ -137,7 +137,7 @@ def write_file_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
-        with open(fd, "wb") as f:
+        with os.fdopen(fd, "wb") as f:
             if mode is not None:
                 os.fchmod(fd, mode)  # exactly `mode`, whatever the umask
             f.write(data)
@@ -147,6 +147,18 @@ def write_file_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def flush_files(directory: Path) -> None:
+    """fdatasync every regular file in `directory` (not following symbolic links)."""
+    for f in directory.iterdir():
+        if f.is_symlink() or not f.is_file():
+            continue
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
 
 
 def locate(text: str, option: str = "") -> Location:

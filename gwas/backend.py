@@ -54,7 +54,8 @@ from compiler.stat_numpy import run_client
 from driver import __version__
 from driver.manifest import Manifest, load_program, program_text
 from driver.pipeline import Compilation, Options, compile_file, report_of
-from driver.roles import RoleOutput, RoleSequence, RowProgress, Runner, run_role
+from driver.roles import RoleOutput, RoleSequence, RowProgress, Runner, role_threads, run_role
+from driver.storage import flush_files, write_file_atomic
 from dsl.checker import check
 from dsl.parser import parse_file
 from gwas.memory import PhaseMeter
@@ -141,6 +142,17 @@ class CompiledProgram:
     def encrypted_sources(self) -> list[list[str]]:
         """Per encrypted input, the owner inputs it is computed from."""
         return [list(e.sources) for e in self.manifest.encrypted]
+
+    def owner_split(self, shared: Iterable[str]) -> tuple[set[str], set[str]]:
+        """The owner inputs by the encrypted arrays they enter, given the inputs every block
+        shares: (those entering only arrays computed from shared inputs alone, which are
+        encrypted once; those entering an array with a block's own inputs, encrypted with
+        each block). An input may be in both."""
+        shared = set(shared)
+        groups = self.encrypted_sources()
+        alone = {n for g in groups if all(x in shared for x in g) for n in g}
+        with_block = {n for g in groups if not all(x in shared for x in g) for n in g}
+        return alone, with_block
 
     def block_width(self, rows: int, columns: int) -> int:
         """SNPs per block: a whole number of slot sets (of pairs of them when the genotypes are
@@ -323,16 +335,7 @@ def install_binary(built_binary: Path, bin_dir: Path) -> Path:
     target = bin_dir / f"{built_binary.name}-{sha[:16]}"
     if target.is_file() and _sha256_file(target) == sha:
         return target
-    tmp = bin_dir / f".{target.name}.tmp-{os.getpid()}"
-    try:
-        shutil.copyfile(built_binary, tmp)
-        tmp.chmod(0o755)
-        with tmp.open("rb") as f:
-            os.fsync(f.fileno())
-        tmp.replace(target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_file_atomic(target, built_binary.read_bytes(), 0o755)
     for old in bin_dir.glob(f"{built_binary.name}-*"):
         if old != target and not old.name.startswith("."):
             old.unlink(missing_ok=True)
@@ -427,16 +430,19 @@ class SimBackend(Backend):
             yield block, result.outputs
 
 
-def _flush_files(directory: Path) -> None:
-    """fdatasync every regular file in `directory` (not following symbolic links)."""
-    for f in directory.iterdir():
-        if f.is_symlink() or not f.is_file():
-            continue
-        fd = os.open(f, os.O_RDONLY)
-        try:
-            os.fdatasync(fd)
-        finally:
-            os.close(fd)
+def write_input(path: Path, value: npt.NDArray[Any]) -> None:
+    """A plaintext input of the encrypting role as `path` (.npy). Serialized first and written
+    by Python: a short write then fails with its errno (numpy's tofile only says "N requested
+    and M written"), reported naming the file."""
+    buffer = io.BytesIO()
+    np.save(buffer, value)
+    try:
+        path.write_bytes(buffer.getbuffer())
+    except OSError as err:
+        raise UserError(
+            f"cannot write {path} (the plaintext input of the encrypting role): "
+            f"{err.strerror or err}"
+        ) from err
 
 
 def compact_integers(value: Array) -> npt.NDArray[np.float64] | npt.NDArray[np.int8]:
@@ -475,21 +481,6 @@ def scratch_dir(need_bytes: int) -> tuple[str | None, str]:
         return explicit, f"ciphertext files in {explicit} (HEC_SCRATCH; {gib:.1f} GiB per block)"
     where = tempfile.gettempdir()
     return None, f"ciphertext files in {where} ({gib:.1f} GiB per block; HEC_SCRATCH moves them)"
-
-
-@contextmanager
-def _threads(threads: int) -> Iterator[None]:
-    """HEC_THREADS for the generated program's roles (0: leave the runtime's default)."""
-    old = os.environ.get("HEC_THREADS")
-    if threads > 0:
-        os.environ["HEC_THREADS"] = str(threads)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("HEC_THREADS", None)
-        else:
-            os.environ["HEC_THREADS"] = old
 
 
 class EncryptedBackend(Backend):
@@ -566,12 +557,25 @@ class EncryptedBackend(Backend):
 
         def run(binary: Path, args: Sequence[str], on_progress: RowProgress | None) -> RoleOutput:
             phase = "keygen" if args[0] == "signkey" else args[0]
-            with meter.phase(phase), _threads(self.threads):
+            with meter.phase(phase), role_threads(self.threads):
                 out = run_role(binary, *args, on_progress=on_progress)
             meter.note_subprocess_peak(phase, out.peak_rss_bytes)
             return out
 
         return run
+
+    def _keygen(
+        self,
+        roles: RoleSequence,
+        compiled: CompiledProgram,
+        progress: Callable[[str, int, int], None],
+    ) -> None:
+        """The coordinator's keygen (and the parties' signing keys) for one data owner holding
+        every row, bound to the run's facts."""
+        progress("keygen", 0, 1)
+        rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else None
+        roles.keygen(rows, self.bindings)
+        progress("keygen", 1, 1)
 
     def run(
         self,
@@ -602,10 +606,7 @@ class EncryptedBackend(Backend):
             raise InternalError("the generated program was not built")
         with scratch_directory("hec-gwas-", where) as root:
             roles = RoleSequence(self.binary, root, self._runner(meter))
-            progress("keygen", 0, 1)
-            rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else None
-            roles.keygen(rows, self.bindings)
-            progress("keygen", 1, 1)
+            self._keygen(roles, compiled, progress)
             for phase in ("encrypt", "compute", "decrypt"):
                 progress(phase, 0, n_blocks)
             shared_ct = root / "shared"
@@ -617,25 +618,12 @@ class EncryptedBackend(Backend):
                     files: dict[str, Path] = {}
                     for name, value in block.inputs.items():
                         files[name] = plain / f"{name}.npy"
-                        # Serialized first, written by Python: a short write then fails
-                        # with its errno (numpy's tofile only says "N requested and M
-                        # written"), reported naming the file.
-                        buffer = io.BytesIO()
-                        np.save(buffer, compact_integers(value))
-                        try:
-                            files[name].write_bytes(buffer.getbuffer())
-                        except OSError as err:
-                            raise UserError(
-                                f"cannot write {files[name]} (the plaintext input of the "
-                                f"encrypting role): {err.strerror or err}"
-                            ) from err
+                        write_input(files[name], compact_integers(value))
                 # A data owner's inputs that do not depend on the SNP block (the phenotype) are
                 # encrypted once; every block's ciphertext directory links to them.
                 # Owner inputs by the encrypted arrays they enter: an array computed only from
                 # shared inputs is encrypted once, any other with the block's inputs.
-                groups = compiled.encrypted_sources()
-                alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
-                with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
+                alone, with_block = compiled.owner_split(block.shared)
                 if not shared_ct.exists():
                     once = [n for n in block.inputs if n in block.shared and n in alone]
                     if once:
@@ -652,8 +640,8 @@ class EncryptedBackend(Backend):
                 # running on the cores the server is using (measured: the server pass at 2
                 # threads took up to a third longer while the flusher was still writing).
                 with meter.phase("encrypt"):
-                    _flush_files(cts)
-                    _flush_files(shared_ct)
+                    flush_files(cts)
+                    flush_files(shared_ct)
                 self.upload_bytes += sum(f.stat().st_size for f in cts.glob("*.cts"))
                 if done == 1:
                     self.upload_bytes += sum(f.stat().st_size for f in shared_ct.glob("*.cts"))

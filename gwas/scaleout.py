@@ -60,6 +60,7 @@ from gwas.backend import (
     block_bytes,
     compact_integers,
     scratch_dir,
+    write_input,
 )
 from gwas.memory import PhaseMeter
 
@@ -303,10 +304,7 @@ class ScaleOutBackend(EncryptedBackend):
                     hint="give a new directory (keygen creates it) or one an earlier run made",
                 )
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        progress("keygen", 0, 1)
-        rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else None
-        roles.keygen(rows, self.bindings)
-        progress("keygen", 1, 1)
+        self._keygen(roles, compiled, progress)
         run_id = read_run_id(manifest)
         where = f"kept in {root}" if self.scale.keys else "temporary"
         self.notes.append(f"key set made by this run ({where}, run id {run_id[:16]})")
@@ -391,7 +389,6 @@ class ScaleOutBackend(EncryptedBackend):
         threads = self.threads
         if not threads and self.scale.workers:
             threads = max(1, (os.cpu_count() or 1) // self.scale.workers)
-        groups = compiled.encrypted_sources()
         # Row shards: each block's rows split over this many encryption tasks (by default one
         # per worker, so that a single block's encryption, the heaviest phase, uses them all).
         n_rows = int(compiled.sizes[self.stream_dim]) if self.stream_dim else 0
@@ -417,8 +414,7 @@ class ScaleOutBackend(EncryptedBackend):
                     show()
                     continue
                 work = bank.child(f"block{block.index}")
-                alone = {n for g in groups if all(x in block.shared for x in g) for n in g}
-                with_block = {n for g in groups if not all(x in block.shared for x in g) for n in g}
+                alone, with_block = compiled.owner_split(block.shared)
                 if shared_task is None:
                     once = [n for n in arrays if n in block.shared and n in alone]
                     shared_files = _write_inputs(bank.child("shared-in"),
@@ -518,19 +514,12 @@ def _write_inputs(directory: Location, arrays: dict[str, np.ndarray]) -> dict[st
     files: dict[str, str] = {}
     for name, value in arrays.items():
         target = directory.child(f"{name}.npy")
-        buffer = io.BytesIO()
-        np.save(buffer, value)
-        path = target.local
-        if path is None:  # one object write
+        if target.local is None:  # one object write
+            buffer = io.BytesIO()
+            np.save(buffer, value)
             target.write_atomic(buffer.getvalue())
         else:  # a local or shared file system (flushed by the task's reader, not here)
-            try:
-                path.write_bytes(buffer.getbuffer())
-            except OSError as err:
-                raise UserError(
-                    f"cannot write {path} (the plaintext input of the encrypting role): "
-                    f"{err.strerror or err}"
-                ) from err
+            write_input(target.local, value)
         files[name] = target.url
     return files
 
