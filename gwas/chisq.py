@@ -839,9 +839,7 @@ def render_log(
         why = "no call is missing: the cheaper program with d = 2N"
     w(f"  {program.name} ({why})")
     w(f"  source sha256 {compiled.source_sha256}")
-    w(
-        f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, {compiled.promise_text()}"
-    )
+    w(f"  sizes N={compiled.sizes['N']} M={compiled.sizes['M']}, {compiled.promise_text()}")
     w(
         f"  compiled program cache {compiled.cache_key} "
         f"({'hit' if compiled.cache_hit else 'compiled now'})"

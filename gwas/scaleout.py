@@ -81,9 +81,18 @@ class ScaleOut:
 
     @property
     def active(self) -> bool:
-        return bool(
-            self.block or self.blocks or self.keys or self.resume or self.workers > 1
-        ) or bool(self.scheduler or self.row_shards or self.store or self.bank)
+        return bool(self.flags())
+
+    def flags(self) -> list[str]:
+        """The scale-out options given (what makes the run `active`)."""
+        given = {
+            "--block": bool(self.block), "--blocks": bool(self.blocks),
+            "--keys": self.keys is not None, "--resume": self.resume,
+            "--workers": self.workers > 1, "--row-shards": bool(self.row_shards),
+            "--scheduler": bool(self.scheduler), "--store": bool(self.store),
+            "--bank": bool(self.bank),
+        }  # fmt: skip
+        return [flag for flag, on in given.items() if on]
 
     def check(self, backend: str) -> None:
         """Refuse combinations that cannot work, before any work."""
@@ -91,8 +100,8 @@ class ScaleOut:
             return
         if backend != "encrypted":
             raise UserError(
-                "--block, --blocks, --keys, --resume, --workers and --scheduler run the "
-                f"encrypted program; --backend {backend} has nothing to split or resume"
+                f"{', '.join(self.flags())} split the encrypted program's run; --backend "
+                f"{backend} has nothing to split or resume"
             )
         if (self.block or self.resume or self.store) and self.keys is None:
             flag = "--resume" if self.resume else "--block" if self.block else "--store"

@@ -294,3 +294,20 @@ def test_workers_flag_starts_a_local_cluster(
     assert "Dask LocalCluster of 2 worker processes" in result.log_text
     assert len(_records(result).records) == 2  # one block per worker
     assert (tmp_path / "res.assoc").read_bytes() == single_assoc
+
+
+@pytest.mark.parametrize(
+    ("scale", "flag"),
+    [
+        (ScaleOut(store="s3://bucket/run"), "--store"),
+        (ScaleOut(bank="/shared/bank"), "--bank"),
+        (ScaleOut(row_shards=2), "--row-shards"),
+    ],
+)
+def test_scale_out_refusal_of_the_simulator_names_the_flag_given(
+    scale: ScaleOut, flag: str
+) -> None:
+    """Regression: --store, --bank and --row-shards also make a run a scale-out run, but the
+    refusal under --backend sim listed only the older flags, none of which the user gave."""
+    with pytest.raises(UserError, match=rf"{flag} .*--backend sim has nothing to split"):
+        scale.check("sim")
