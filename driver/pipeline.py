@@ -105,6 +105,11 @@ class Options:
     )
     modulus_bits: int = 3072  # labhe: 3072 bits = 128-bit security; 2048 = 112 bits
 
+    @property
+    def promised(self) -> str:
+        """The per-output targets promised: `promise` when `precision` holds raised ones."""
+        return self.precision if self.promise is None else self.promise
+
 
 @dataclass
 class PassRecord:
@@ -227,7 +232,7 @@ def checker_passes(o: Options) -> list[ModulePass]:
         CheckSecurityPass(),
         CheckPrecisionPass(
             o.precision_bits,
-            o.precision if o.promise is None else o.promise,
+            o.promised,
             flooding_bits_of(o),
         ),
     ]

@@ -460,7 +460,7 @@ def compile_cpp(
 def promise_of(comp: Compilation) -> Promise:
     """The precision the compilation promised (the user's targets, before any raise the
     scale search needed), which the generated program checks again at the run's sizes."""
-    targets = {k: float(v) for k, v in parse_sizes(comp.options.precision).items()}
+    targets = {k: float(v) for k, v in parse_sizes(comp.options.promised).items()}
     return Promise(targets, comp.options.precision_bits)
 
 

@@ -132,3 +132,23 @@ def test_at_sizes_where_the_promise_holds_nothing_changes(
     assert not (tmp_path / "dec" / "precision_shortfall.txt").exists()
     x = np.load(tmp_path / "x.npy")
     assert abs(float(np.load(tmp_path / "dec" / "s.npy")) - x.sum()) <= 600000 * 2.0**-19
+
+
+def test_the_promise_checked_at_run_time_is_the_users_not_a_raised_scale_target() -> None:
+    """Regression: after a precision shortfall the pipeline compiles again with per-output scale
+    targets raised in `options.precision` and keeps the user's targets in `options.promise`.
+    `promise_of` (what the generated decrypt role checks at the run's sizes) read the raised
+    ones, so decrypt held the run to more bits than were promised and could refuse an output
+    whose promise holds."""
+    import dataclasses
+
+    from driver.run import promise_of
+
+    comp = compile_file_text(PROGRAM)
+    for promise, m2 in (("", comp.options.precision_bits), ("m2=20", 20.0)):
+        raised = dataclasses.replace(
+            comp, options=dataclasses.replace(comp.options, precision="m2=25", promise=promise)
+        )
+        assert promise_of(raised).of("m2") == m2
+        assert promise_of(raised).of("s") == comp.options.precision_bits
+    assert promise_of(comp).of("m2") == comp.options.precision_bits  # no retry: as given
