@@ -464,6 +464,33 @@ def run_chisq(opts: ChisqOptions) -> ChisqResult:
         raise
 
 
+def start_backend(opts: ChisqOptions, out: Path, cleanup: contextlib.ExitStack) -> Backend:
+    """The backend the options ask for (`hec gwas chisq` and `linear`), set up for the run: a
+    scale-out run's engine started now (a cluster starts while the inputs are read) and
+    stopped by `cleanup`."""
+    opts.scale.check(opts.backend)
+    backend = ScaleOutBackend(opts.scale, out) if opts.scale.active else BACKENDS[opts.backend]()
+    if isinstance(backend, ScaleOutBackend):
+        cleanup.callback(backend.close)
+        backend.start_engine()
+    backend.seed = opts.seed
+    backend.error_confidence = opts.error_confidence
+    if isinstance(backend, EncryptedBackend):
+        backend.threads = opts.threads
+    return backend
+
+
+def one_block_note(opts: ChisqOptions, out: Path) -> str:
+    """What a `--block k/n` run did and what comes next (it merges nothing)."""
+    assert opts.scale.block is not None
+    k, n = opts.scale.block
+    where = opts.scale.store or f"{out.name}.blocks/"
+    return (
+        f"block {k}/{n} stored in {where}; after the other blocks, run again "
+        "with --resume (and without --block) to merge them into the results"
+    )
+
+
 def _run_chisq(
     opts: ChisqOptions,
     out: Path,
@@ -474,15 +501,7 @@ def _run_chisq(
     check_options(opts)
     if opts.ci is not None and not 0.0 < opts.ci < 1.0:
         raise UserError(f"--ci {opts.ci}: the confidence level is between 0 and 1 (e.g. 0.95)")
-    opts.scale.check(opts.backend)
-    backend = ScaleOutBackend(opts.scale, out) if opts.scale.active else BACKENDS[opts.backend]()
-    if isinstance(backend, ScaleOutBackend):  # a cluster starts while the inputs are read
-        cleanup.callback(backend.close)
-        backend.start_engine()
-    backend.seed = opts.seed
-    backend.error_confidence = opts.error_confidence
-    if isinstance(backend, EncryptedBackend):
-        backend.threads = opts.threads
+    backend = start_backend(opts, out, cleanup)
     meter = PhaseMeter()
     progress = Progress(enabled=opts.progress, seconds=lambda ph: meter.seconds.get(ph, 0.0))
     filter_log = FilterLog()
@@ -720,14 +739,8 @@ def _one_block_result(
 ) -> ChisqResult:
     """`--block k/n`: block k is stored in PREFIX.blocks/; the .assoc is written by a run
     with --resume once every block is there."""
-    assert opts.scale.block is not None
-    k, n = opts.scale.block
     empty = np.zeros(0)
-    where = opts.scale.store or f"{out.name}.blocks/"
-    note = (
-        f"block {k}/{n} stored in {where}; after the other blocks, run again "
-        "with --resume (and without --block) to merge them into the results"
-    )
+    note = one_block_note(opts, out)
     return ChisqResult(
         empty, empty, empty, [], [], float("nan"), program, compiled, backend, meter, [], "",
         n_inc, n_cases, n_inc - n_cases, [note],

@@ -40,17 +40,19 @@ from scipy import stats
 from compiler.errors import UserError
 from driver import __version__
 from gwas.assoc import format_number, snp_column_width
-from gwas.backend import BACKENDS, Block, EncryptedBackend
+from gwas.backend import BACKENDS, Block
 from gwas.chisq import (
     ROUNDING_ERROR_LIMIT,
     ChisqOptions,
     _temp_path,
     backend_label,
     ignore_covar,
+    one_block_note,
     open_input,
     pheno_spec,
     scan,
     snp_list_digest,
+    start_backend,
     write_failure_log,
 )
 from gwas.chromosomes import ploidy
@@ -140,15 +142,7 @@ def _run_linear(
 ) -> LinearResult:
     if opts.backend not in BACKENDS:
         raise UserError(f"--backend {opts.backend}: unknown backend")
-    opts.scale.check(opts.backend)
-    backend = ScaleOutBackend(opts.scale, out) if opts.scale.active else BACKENDS[opts.backend]()
-    if isinstance(backend, ScaleOutBackend):  # a cluster starts while the inputs are read
-        cleanup.callback(backend.close)
-        backend.start_engine()
-    backend.seed = opts.seed
-    backend.error_confidence = opts.error_confidence
-    if isinstance(backend, EncryptedBackend):
-        backend.threads = opts.threads
+    backend = start_backend(opts, out, cleanup)
     meter = PhaseMeter()
     progress = Progress(enabled=opts.progress, seconds=lambda ph: meter.seconds.get(ph, 0.0))
     filter_log = FilterLog()
@@ -230,12 +224,7 @@ def _run_linear(
             sums[name][block.start : block.stop] = values[name]
     done.append(f"ran {n_blocks} block(s) with {backend_label(backend)}")
     if opts.scale.block:  # one block of a run split by hand: stored, nothing merged yet
-        k, n = opts.scale.block
-        where = opts.scale.store or f"{out.name}.blocks/"
-        note = (
-            f"block {k}/{n} stored in {where}; after the other blocks, run again with "
-            "--resume (and without --block) to merge them into the results"
-        )
+        note = one_block_note(opts, out)
         empty = np.zeros(0)
         return LinearResult(empty, empty, empty, empty, empty, empty, [], "", n_inc, scale,
                             fileset, backend.encrypts, [note])  # fmt: skip
