@@ -55,10 +55,10 @@ def write_cohort(prefix: Path, n: int, m: int, seed: int) -> None:
     to_bed(Path(f"{prefix}.bed"), genotypes, properties=props, count_A1=True)
 
 
-def run_once(prefix: Path, out: Path, cache: Path, extra: list[str]) -> tuple[float, str]:
+def run_chisq(prefix: Path, out: Path, cache: Path, extra: list[str]) -> tuple[float, str]:
     """Wall seconds of the whole command as a user runs it (`python -m hec gwas chisq`, in
     its own process: interpreter start-up, and for Dask the cluster's start and stop, are part
-    of it), and the phases of its .log."""
+    of it), and its .log."""
     cmd = [sys.executable, "-m", "hec", "gwas", "chisq", "--bfile", str(prefix), "--out",
            str(out), "--cache-dir", str(cache), "--no-plots", "--no-progress", *extra]  # fmt: skip
     start = time.perf_counter()
@@ -66,7 +66,12 @@ def run_once(prefix: Path, out: Path, cache: Path, extra: list[str]) -> tuple[fl
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-    log = out.with_name(out.name + ".log").read_text()
+    return seconds, out.with_name(out.name + ".log").read_text()
+
+
+def run_once(prefix: Path, out: Path, cache: Path, extra: list[str]) -> tuple[float, str]:
+    """`run_chisq`'s wall seconds and the phases of its .log."""
+    seconds, log = run_chisq(prefix, out, cache, extra)
     phases = ", ".join(f"{m.group(1)} {float(m.group(2)):.1f}" for m in _PHASE.finditer(log))
     return seconds, phases
 

@@ -31,14 +31,12 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from common import Row, print_rows
-from gwas_chisq_dask import write_cohort
+from gwas_chisq_dask import run_chisq, write_cohort
 
 from gwas.scaleplan import Calibration, compiled_for, describe, fit, from_log, plan
 
@@ -48,15 +46,7 @@ _COMPILE = re.compile(r"^  compile +([0-9.]+) s", re.M)
 
 def run(prefix: Path, out: Path, cache: Path, workers: int, blocks: int) -> tuple[float, str]:
     """Wall seconds of `hec gwas chisq --workers W --blocks B` and its .log."""
-    cmd = [sys.executable, "-m", "hec", "gwas", "chisq", "--bfile", str(prefix), "--out",
-           str(out), "--cache-dir", str(cache), "--no-plots", "--no-progress", "--workers",
-           str(workers), "--blocks", str(blocks)]  # fmt: skip
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-    return seconds, out.with_name(out.name + ".log").read_text()
+    return run_chisq(prefix, out, cache, ["--workers", str(workers), "--blocks", str(blocks)])
 
 
 def load() -> str:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from compiler.errors import UserError
-from driver.roles import RoleSequence, role_threads
+from driver.roles import RoleOutput, RoleSequence, role_threads
 from driver.storage import (
     check_writable,
     fetch,
@@ -125,23 +125,30 @@ def _local_attempt() -> Path:
     return directory
 
 
+def _encrypt_remote(
+    task: BlockTask, roles: RoleSequence, part: RowShard, name: str
+) -> tuple[str, RoleOutput]:
+    """A URL bank: the inputs of `part` fetched into this worker's scratch, encrypted there,
+    the ciphertexts uploaded to a new attempt's directory `name` in the task's bank directory
+    (returned with the role's output); the scratch is removed whatever happens."""
+    local = _local_attempt()
+    try:
+        inputs = {k: fetch(v, local / "in" / f"{k}.npy") for k, v in part.inputs.items()}
+        with role_threads(task.threads):
+            out = roles.encrypt(inputs, local / "ct", rows=part.rows)
+        target = locate(task.work).child(_attempt_name(), name)
+        upload(local / "ct", target)
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+    return target.url, out
+
+
 def encrypt_shared(task: BlockTask) -> str:
     """The inputs every block shares (the phenotype), encrypted once into `task.shared_ct`
     (written under an attempt's name and renamed: a retry never sees half a directory)."""
     roles = _roles(task)
-    if task.remote:  # the attempt's own directory in the bank; the caller keeps the one
-        local = _local_attempt()  # the scheduler hands back
-        try:
-            inputs = {
-                k: fetch(v, local / "in" / f"{k}.npy") for k, v in task.shards[0].inputs.items()
-            }
-            with role_threads(task.threads):
-                roles.encrypt(inputs, local / "ct")
-            target = locate(task.work).child(_attempt_name(), "shared")
-            upload(local / "ct", target)
-        finally:
-            shutil.rmtree(local, ignore_errors=True)
-        return target.url
+    if task.remote:  # the attempt's own directory in the bank; the caller keeps the one the
+        return _encrypt_remote(task, roles, task.shards[0], "shared")[0]  # scheduler hands back
     final = Path(task.shared_ct)
     if final.is_dir():
         return str(final)
@@ -168,16 +175,8 @@ def encrypt_rows(task: BlockTask, shard: int) -> Encrypted:
     roles = _roles(task)
     t0 = time.perf_counter()
     if task.remote:  # inputs fetched, ciphertexts written back to the bank
-        local = _local_attempt()
-        try:
-            inputs = {k: fetch(v, local / "in" / f"{k}.npy") for k, v in part.inputs.items()}
-            with role_threads(task.threads):
-                out = roles.encrypt(inputs, local / "ct", rows=part.rows)
-            target = locate(task.work).child(_attempt_name(), "ct")
-            upload(local / "ct", target)
-        finally:
-            shutil.rmtree(local, ignore_errors=True)
-        return Encrypted(target.url, _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
+        url, out = _encrypt_remote(task, roles, part, "ct")
+        return Encrypted(url, _worker_name(), time.perf_counter() - t0, out.peak_rss_bytes)
     cts = _attempt_dir(Path(task.work)) / "ct"
     inputs = {k: Path(v) for k, v in part.inputs.items()}
     with role_threads(task.threads):

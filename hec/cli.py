@@ -40,6 +40,22 @@ def error_confidence(text: str) -> float:
     return math.log2(value)
 
 
+# log2 of the default failure probability of an error bound: compiler.analysis.noise's
+# DEFAULT_FAILURE_LOG2 (not imported here, to keep the CLI's start-up light).
+DEFAULT_ERROR_CONFIDENCE = -32.0
+
+
+def _error_confidence_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--error-confidence",
+        type=error_confidence,
+        default=DEFAULT_ERROR_CONFIDENCE,
+        metavar="P",
+        help="failure probability of each revealed value's error bound: 2^-40 or 1e-12 "
+        f"(default 2^{DEFAULT_ERROR_CONFIDENCE:g}; docs/precision.md)",
+    )
+
+
 def precision_bits(text: str) -> float:
     """argparse type of --precision-bits: a finite number in (0, 50]."""
     import math
@@ -286,14 +302,7 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         help="bits of precision relative to each revealed VALUE (not its range bound), for "
         "outputs whose range is bounded away from 0; an output that can be 0 is an error",
     )
-    parser.add_argument(
-        "--error-confidence",
-        type=error_confidence,
-        default=-32.0,
-        metavar="P",
-        help="failure probability of each revealed value's error bound: 2^-40 or 1e-12 "
-        "(default 2^-32; docs/precision.md)",
-    )
+    _error_confidence_argument(parser)
     parser.add_argument("--log-n", type=int, default=0, help="force the ring dimension 2^LOG_N")
     parser.add_argument(
         "--key-memory",
@@ -684,14 +693,7 @@ def _gwas_common_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PRECISION_BITS,
         help=f"bits of precision of every revealed value (default {DEFAULT_PRECISION_BITS:g})",
     )
-    parser.add_argument(
-        "--error-confidence",
-        type=error_confidence,
-        default=-32.0,
-        metavar="P",
-        help="failure probability of each revealed value's error bound: 2^-40 or 1e-12 "
-        "(default 2^-32; docs/precision.md)",
-    )
+    _error_confidence_argument(parser)
     parser.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
@@ -1020,7 +1022,7 @@ def _site_run(args: argparse.Namespace) -> int:
     elif args.step == "prepare":
         args.no_progress, args.no_plots, args.backend = True, True, "encrypted"
         args.precision_bits, args.threads, args.seed = 40.0, 0, 0
-        args.error_confidence = -32.0  # the study's program: compiled at the default
+        args.error_confidence = DEFAULT_ERROR_CONFIDENCE  # the study's program: the default
         summary = multisite.prepare(
             Path(args.study), args.site, _gwas_options(args), Path(args.out),
             args.strand_ambiguous, cache,

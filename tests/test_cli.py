@@ -64,3 +64,12 @@ def test_no_complex_packing_keeps_rows_in_real_slots(capsys: pytest.CaptureFixtu
     layouts = {o["layout"] for o in plain["outputs"]}
     assert layouts == {"packed"}
     assert plain["sizes"]["upload_per_individual"] > packed["sizes"]["upload_per_individual"]
+
+
+def test_error_confidence_default_is_the_compilers() -> None:
+    """The CLI states the default failure probability without importing the compiler (start-up);
+    it must be the one the compiler uses when the option is not given."""
+    from compiler.analysis.noise import DEFAULT_FAILURE_LOG2
+    from hec.cli import DEFAULT_ERROR_CONFIDENCE
+
+    assert DEFAULT_ERROR_CONFIDENCE == DEFAULT_FAILURE_LOG2
