@@ -599,6 +599,11 @@ def compare_with_heir(
         error = f"heir-opt --mlir-to-ckks did not finish in {timeout:g} s"
         result["heir"] = {"compiled": False, "by": "heir-opt", "error": error}
         return result
+    except OSError as err:  # not executable, a broken install
+        raise UserError(
+            f"cannot run {tool}: {err.strerror or err}",
+            hint="reinstall heir-py (scripts/setup), or put a working heir-opt on PATH",
+        ) from err
     seconds = round(time.perf_counter() - started, 2)
     if proc.returncode != 0:
         result["heir"] = {

@@ -158,6 +158,49 @@ def test_a_crash_of_heir_opt_is_reported_as_one() -> None:
     assert _first_error("out of memory\n", 3) == "heir-opt failed (exit 3): out of memory"
 
 
+def test_comparison_without_heir_opt_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No heir-opt (no heir-py wheel, none on PATH): refused with the way to install it."""
+    monkeypatch.setattr(tools, "heir_opt", lambda: None)
+    comp = _chisq("N=8,M=4")
+    with pytest.raises(UserError, match="heir-opt is not installed") as err:
+        compare_with_heir(comp.program, comp.stat_module, {"N": 8, "M": 4})
+    assert "heir-py" in (err.value.hint or "")
+
+
+def test_heir_opt_that_cannot_be_started_is_a_user_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a heir-opt that exists but cannot be run (not executable, a broken install)
+    made `subprocess.run` raise PermissionError out of the comparison: a traceback. It is a
+    UserError naming the program."""
+    fake = tmp_path / "heir-opt"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o644)
+    monkeypatch.setattr(tools, "heir_opt", lambda: str(fake))
+    comp = _chisq("N=8,M=4")
+    with pytest.raises(UserError, match=rf"cannot run {fake}"):
+        compare_with_heir(comp.program, comp.stat_module, {"N": 8, "M": 4})
+
+
+def test_heir_opt_that_does_not_finish_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """heir-opt past the comparison's time limit: HEIR's side says so, hec's counts stay."""
+    fake = tmp_path / "heir-opt"
+    fake.write_text("#!/bin/sh\ncat > /dev/null\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(tools, "heir_opt", lambda: str(fake))
+    comp = _chisq("N=8,M=4")
+    comparison = compare_with_heir(comp.program, comp.stat_module, {"N": 8, "M": 4}, timeout=0.5)
+    assert comparison["heir"] == {
+        "compiled": False,
+        "by": "heir-opt",
+        "error": "heir-opt --mlir-to-ckks did not finish in 0.5 s",
+    }
+    assert comparison["hec"]["counts"]["add"] > 0
+    jsonschema.validate({"heir_comparison": comparison}, _comparison_schema())
+
+
 def test_sizes_too_large_for_the_heir_form_are_not_compared() -> None:
     """The HEIR form writes every data movement as a public matrix (its size grows with the
     sizes squared): at production sizes the comparison says so instead of running heir-opt."""
