@@ -206,5 +206,4 @@ class BlockStore:
         for index in range(self.identity.n_blocks):
             self.meta_path(index).remove()
             self.data_path(index).remove()
-        if not self.directory.names():
-            self.directory.remove(recursive=True)
+        self.directory.remove_if_empty()

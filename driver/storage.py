@@ -117,6 +117,17 @@ class Location:
         except (OSError, ValueError) as err:
             raise self._error("remove", err) from err
 
+    def remove_if_empty(self) -> None:
+        """Delete this directory if it holds nothing: on a local file system at once (rmdir),
+        so a file written meanwhile is never deleted with it; elsewhere (no directories, only
+        prefixes) when it lists nothing."""
+        local = self.local
+        if local is not None:
+            with contextlib.suppress(OSError):
+                local.rmdir()
+        elif not self.names():
+            self.remove(recursive=True)
+
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)

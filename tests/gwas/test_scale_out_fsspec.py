@@ -419,3 +419,38 @@ def test_failed_server_pass_leaves_no_copies_on_the_worker(
     with pytest.raises(UserError, match="the server pass failed here"):
         compute_block(task, Encrypted(f"file://{bank}/ct", "w", 0.0, 0))
     assert list(storage.worker_cache().glob("attempt-*")) == []
+
+
+def test_removing_a_local_store_never_deletes_a_file_written_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: `BlockStore.remove` listed the directory and, when it looked empty, removed
+    it recursively, so a file another process wrote between the two (a block of a concurrent
+    --block run sharing the store) was deleted with it. On a local file system the directory
+    is removed only if it is empty at that moment (rmdir), as before fsspec. The late file is
+    written at the last moment before the directory goes: after a listing, or before rmdir."""
+    import os
+
+    from driver.storage import Location
+
+    store = BlockStore(tmp_path / "res.blocks", RunIdentity("a" * 32, "job", 2))
+    store.write(0, 0, 5, "in", {"n11": np.arange(5.0)})
+    late = tmp_path / "res.blocks" / "block-1-of-3.json"
+    listed, rmdir = Location.names, os.rmdir
+
+    def names_then_a_late_write(self: Location) -> list[str]:
+        out = listed(self)
+        if self.local == tmp_path / "res.blocks":
+            late.write_text("{}")
+        return out
+
+    def late_write_then_rmdir(path: str | os.PathLike[str], *args: object, **kw: object) -> None:
+        if Path(path) == tmp_path / "res.blocks":
+            late.write_text("{}")
+        rmdir(path)
+
+    monkeypatch.setattr(Location, "names", names_then_a_late_write)
+    monkeypatch.setattr(os, "rmdir", late_write_then_rmdir)
+    store.remove()
+    assert late.exists()
+    assert not store.meta_path(0).exists() and not store.data_path(0).exists()
