@@ -2,10 +2,11 @@
 (dask.distributed; issue 26, docs/scale-out.md).
 
 The unit of work is one block's server-side half (`encrypt_and_compute`: the data owner's
-`encrypt` of the block's rows, then the server's `compute`), run from files in the run's bank
-directory, which every worker must reach at the same path (one machine, or a shared file
-system). The coordinator's halves stay in the calling process: keygen before, and `decrypt`
-of each finished block after, so the secret key never leaves it.
+`encrypt` of the block's rows, then the server's `compute`), run from files in the run's bank:
+a directory every worker reaches at the same path (one machine, or a shared file system), used
+in place, or an fsspec URL (`--bank`), whose files a task copies into its worker's scratch and
+back (driver/storage.py). The coordinator's halves stay in the calling process: keygen before,
+and `decrypt` of each finished block after, so the secret key never leaves it.
 
 Engines:
 - `LocalEngine`: the tasks run one after the other in this process (the single-process run,
