@@ -425,9 +425,7 @@ class LowerStatToLabhe:
                     lhs_rhs, out = spec.split("->")
                     kept = "".join(ch for i, ch in enumerate(out) if i not in axes)
                     shape = self._shape(op.result)
-                    reg, g = self._expanded_contract(
-                        xr, yr, f"{lhs_rhs}->{kept}", shape, raw_den
-                    )
+                    reg, g = self._expanded_contract(xr, yr, f"{lhs_rhs}->{kept}", shape, raw_den)
                     den = raw_den // g * (count if isinstance(op, stat.MeanOp) else 1)
                     result = _Sec(reg, shape, den, -(-raw_bound * count // g), True)
                 else:

@@ -3,7 +3,8 @@ tests/dsl/programs.py) that the ckks lowering supports compile, and the exact si
 compiled program agrees with the plaintext reference on the source: every pass kept the
 meaning (slot sums over nonzero padding included: they are masked). Programs outside the
 supported subset (public arrays, det/adj, layout conversions) must fail with a UserError, never
-a crash. Under CI=true the examples are derandomized (tests/conftest.py); regressions it found: test_regressions.py."""
+a crash. Under CI=true the examples are derandomized (tests/conftest.py); regressions it
+found: test_regressions.py."""
 
 from __future__ import annotations
 
