@@ -150,7 +150,10 @@ def test_dask_run_with_the_bank_at_a_url(
 
     def poll() -> None:
         while not stop.wait(0.05):
-            watch()
+            try:
+                watch()
+            except FileNotFoundError:  # a block's directory removed during the walk: again
+                continue
 
     thread = threading.Thread(target=poll, daemon=True)
     thread.start()
