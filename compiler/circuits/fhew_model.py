@@ -1,0 +1,275 @@
+"""The FHEW gate model: which Boolean functions one bootstrap of hec's runtime evaluates, and
+the mapping of a netlist onto such one-bootstrap cells that gives its bootstrap count.
+
+What one bootstrap evaluates (runtime/fhew/README.md, "Gate pipeline"). A bit x is encrypted
+as x * q/4. A gate adds integer multiples of its input ciphertexts and a constant,
+phase = sum_i m_i * x_i * q/4 + c * q/8, and bootstraps the sign test: the output is 1 exactly
+when the phase lies in [0, q/2). In units of q/8 the phase is u = 2 * sum_i m_i x_i + c mod 8
+and the output is [u in {0, 1, 2, 3}]. The runtime's AND (m = 1, 1; c = -3), OR (c = -1) and
+XOR (m = 2, 2; c = -2) are instances. The *margin* M is the smallest distance, in units of
+q/8, from any reachable u to the decision boundaries 0 and 4; each input carries an error of
+variance V (the bootstrapped-output variance), so the combination's error has variance
+sum_i m_i^2 V and the gate fails with probability erfc(M q/8 / sqrt(2 sum m_i^2 V)). We call
+W = sum_i m_i^2 / M^2 the noise weight: AND, OR and XOR have W = 2, the runtime's design point
+(GINX STD128: margin / std. dev. = 9.03, failure 2^-62.4 per gate). The model admits a
+combination when W <= `max_noise_weight` (3 by default: failure 2^-42.4 for GINX STD128, within
+the issue's 2^-40 per bootstrap). With W <= 3 one bootstrap evaluates every non-constant
+function of 2 inputs, the majority of 3 inputs with any input polarity (the carry of a full
+adder) and the parity of 3 inputs (its sum bit): a full adder costs 2 bootstraps, not 5.
+Among 3-input functions, AND3 and OR3 are not in the class (their 4 sum levels cannot be cut
+by one half-circle). NOT is free (q/4 - x). A MUX costs 2 bootstraps (the runtime's `eval_mux`:
+two blind rotations, one key switch).
+
+The runtime's `Gate` enum has only the 2-input gates and MUX today; the 3-input cells need a
+gate taking the multipliers m and constant c (`eval_linear`), which is the FHEW target's
+step (TODO(#23)).
+
+The bootstrap count is the cost of a cover of the netlist by cells: each cell is a node with a
+cut of at most 3 leaves whose function is in the class (1 bootstrap) or a MUX node over its
+own fan-ins (2). The cover is found with cut enumeration, area-flow selection and exact-area
+recovery (the standard scheme of FPGA technology mappers, e.g. Mishchenko et al., "Combinational
+and sequential mapping with priority cuts", ICCAD 2007).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import product
+
+from compiler.circuits.netlist import Circuit, Kind, node_of
+
+# Truth tables over three leaves: leaf i has the pattern VARS[i]; bit x of a table is the value
+# at the assignment x = leaf0 + 2 leaf1 + 4 leaf2.
+VARS = (0xAA, 0xCC, 0xF0)
+FULL = 0xFF
+
+# The runtime's GINX STD128 design point: margin / std. dev. of an AND, OR or XOR gate (noise
+# weight 2), from runtime/fhew/README.md, "Noise analysis and failure probability".
+GINX_STD128_MARGIN_SIGMA = 9.03
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One bootstrap: output = [(2 * sum_i m_i x_i + c) mod 8 < 4]."""
+
+    multipliers: tuple[int, int, int]
+    constant: int
+    noise_weight: float
+
+
+@cache
+def one_bootstrap_functions(max_noise_weight: float) -> dict[int, Combination]:
+    """Every 3-input truth table one bootstrap evaluates with noise weight at most
+    `max_noise_weight`, with the least-noisy combination that does it."""
+    best: dict[int, Combination] = {}
+    for m in product(range(-2, 3), repeat=3):
+        for c in range(8):
+            table = 0
+            margin = 4
+            for x in range(8):
+                u = (2 * sum(m[i] * ((x >> i) & 1) for i in range(3)) + c) % 8
+                margin = min(margin, u % 4, 4 - u % 4)
+                if u < 4:
+                    table |= 1 << x
+            if margin == 0 or table in (0, FULL):
+                continue
+            weight = sum(v * v for v in m) / margin**2
+            if weight > max_noise_weight:
+                continue
+            old = best.get(table)
+            if old is None or weight < old.noise_weight:
+                best[table] = Combination((m[0], m[1], m[2]), c, weight)
+    return best
+
+
+@dataclass(frozen=True)
+class FhewGateModel:
+    """The cost model above. `margin_sigma_at_weight_2` is the runtime parameter set's
+    margin / std. dev. of a 2-input gate (GINX STD128 by default)."""
+
+    max_noise_weight: float = 3.0
+    margin_sigma_at_weight_2: float = GINX_STD128_MARGIN_SIGMA
+    mux_bootstraps: int = 2
+
+    def failure_probability(self, noise_weight: float) -> float:
+        """Probability that one bootstrap of the given noise weight decrypts wrongly."""
+        ratio = self.margin_sigma_at_weight_2 * math.sqrt(2.0 / noise_weight)
+        return math.erfc(ratio / math.sqrt(2.0))
+
+    def cell(self, table: int) -> Combination | None:
+        return one_bootstrap_functions(self.max_noise_weight).get(table)
+
+
+@dataclass
+class FhewCost:
+    """A cover of a netlist by FHEW cells: bootstraps, levels of bootstraps, and per cell
+    (root node) its leaves, truth table and cost."""
+
+    bootstraps: int
+    levels: int
+    cells: dict[int, tuple[tuple[int, ...], int, int]] = field(default_factory=dict)
+    max_noise_weight: float = 0.0
+
+
+_MAX_CUTS = 16
+
+
+def _cone_table(c: Circuit, root: int, leaves: tuple[int, ...]) -> int:
+    """Truth table of node `root` over the cut `leaves` (at most 3 nodes)."""
+    known: dict[int, int] = {0: 0}
+    for i, leaf in enumerate(leaves):
+        known[leaf] = VARS[i]
+
+    def lit(x: int) -> int:
+        return table(node_of(x)) ^ (FULL if x & 1 else 0)
+
+    def table(n: int) -> int:
+        if n in known:
+            return known[n]
+        node = c.nodes[n]
+        ins = [lit(x) for x in node.fanins]
+        if node.kind is Kind.AND:
+            t = ins[0] & ins[1]
+        elif node.kind is Kind.XOR:
+            t = ins[0] ^ ins[1]
+        elif node.kind is Kind.MUX:
+            t = (ins[0] & ins[1]) | (~ins[0] & FULL & ins[2])
+        else:
+            t = 0
+            for x in range(8):
+                if sum((v >> x) & 1 for v in ins) >= node.k:
+                    t |= 1 << x
+        known[n] = t
+        return t
+
+    return table(root)
+
+
+def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
+    """Maps `c` (thresholds of at most 3 inputs; see metrics.lower_thresholds) onto FHEW cells
+    and returns the bootstrap count of the cover."""
+    model = model or FhewGateModel()
+    live = c.live_nodes()
+    is_gate = {n: True for n in live}
+    for n in live:
+        node = c.nodes[n]
+        if node.kind is Kind.THRESHOLD and len(node.fanins) > 3:
+            raise ValueError("fhew_cost needs thresholds of at most 3 inputs; lower them first")
+
+    # Step (1): cut enumeration (cuts of at most 3 leaves; leaves are inputs or gates).
+    cuts: dict[int, list[tuple[int, ...]]] = {}
+
+    def leaf_cuts(n: int) -> list[tuple[int, ...]]:
+        if n in is_gate:
+            return [*cuts[n], (n,)]
+        return [(n,)] if n != 0 else [()]
+
+    options: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+    for n in live:
+        node = c.nodes[n]
+        fanin_nodes = [node_of(x) for x in node.fanins]
+        merged: set[tuple[int, ...]] = set()
+        for combo in product(*(leaf_cuts(f) for f in fanin_nodes)):
+            leaves = tuple(sorted(set().union(*combo)))
+            if len(leaves) <= 3:
+                merged.add(leaves)
+        ranked = sorted(merged, key=lambda t: (len(t), t))[:_MAX_CUTS]
+        cuts[n] = ranked
+        opts: list[tuple[tuple[int, ...], int]] = []
+        for leaves in ranked:
+            cell = model.cell(_cone_table(c, n, leaves))
+            if cell is not None:
+                opts.append((leaves, 1))
+        if node.kind is Kind.MUX:
+            opts.append((tuple(sorted(set(fanin_nodes) - {0})), model.mux_bootstraps))
+        if not opts:
+            raise ValueError(f"node {n} ({node.kind.value}) has no FHEW cell")
+        options[n] = opts
+
+    # Step (2): area flow with estimated fan-outs.
+    fanout = {n: 0 for n in live}
+    for n in live:
+        for x in c.nodes[n].fanins:
+            if node_of(x) in fanout:
+                fanout[node_of(x)] += 1
+    for bits in c.outputs.values():
+        for b in bits:
+            if node_of(b) in fanout:
+                fanout[node_of(b)] += 1
+    flow: dict[int, float] = {}
+    best: dict[int, tuple[tuple[int, ...], int]] = {}
+    for n in live:
+        scored = []
+        for leaves, cost in options[n]:
+            af = cost + sum(flow.get(leaf, 0.0) / max(1, fanout.get(leaf, 1)) for leaf in leaves)
+            scored.append((af, len(leaves), leaves, cost))
+        af, _, leaves, cost = min(scored)
+        flow[n] = af
+        best[n] = (leaves, cost)
+
+    # Step (3): exact-area recovery by reference counting, twice.
+    refs = {n: 0 for n in live}
+
+    def ref(n: int) -> int:
+        leaves, cost = best[n]
+        area = cost
+        for leaf in leaves:
+            if leaf in refs:
+                refs[leaf] += 1
+                if refs[leaf] == 1:
+                    area += ref(leaf)
+        return area
+
+    def deref(n: int) -> int:
+        leaves, cost = best[n]
+        area = cost
+        for leaf in leaves:
+            if leaf in refs:
+                refs[leaf] -= 1
+                if refs[leaf] == 0:
+                    area += deref(leaf)
+        return area
+
+    roots = [node_of(b) for bits in c.outputs.values() for b in bits if node_of(b) in refs]
+    for r in roots:
+        refs[r] += 1
+        if refs[r] == 1:
+            ref(r)
+    for _ in range(2):
+        for n in live:
+            if refs[n] == 0:
+                continue
+            deref(n)
+            choice = None
+            for leaves, cost in options[n]:
+                best[n] = (leaves, cost)
+                area = ref(n)
+                deref(n)
+                key = (area, len(leaves))
+                if choice is None or key < choice[0]:
+                    choice = (key, leaves, cost)
+            assert choice is not None
+            best[n] = (choice[1], choice[2])
+            ref(n)
+
+    # Step (4): the cover, its levels and its noise.
+    cells: dict[int, tuple[tuple[int, ...], int, int]] = {}
+    level: dict[int, int] = {}
+    worst = 0.0
+    for n in live:
+        if refs[n] == 0:
+            continue
+        leaves, cost = best[n]
+        table = _cone_table(c, n, leaves)
+        cells[n] = (leaves, table, cost)
+        level[n] = 1 + max((level.get(leaf, 0) for leaf in leaves), default=0)
+        cell = model.cell(table)
+        worst = max(worst, cell.noise_weight if cell and cost == 1 else 2.0)
+    return FhewCost(
+        bootstraps=sum(cost for _, _, cost in cells.values()),
+        levels=max((level[r] for r in roots), default=0),
+        cells=cells,
+        max_noise_weight=worst,
+    )
