@@ -198,6 +198,7 @@ def carry_save_sum(
             raise UserError(f"operand widths differ ({len(w)} and {width} bits)")
     layer = [list(w) for w in words]
     while len(layer) > 2:
+        layer.sort(key=lambda w: max(map(c.and_depth_of, w)))
         nxt: list[Word] = []
         for i in range(0, len(layer) - 2, 3):
             x, y, z = layer[i : i + 3]
@@ -230,10 +231,14 @@ def _compress_columns(
         if j + 1 < width:
             nxt[j + 1].append(c.and_(x, y))
 
+    def by_depth(col: list[Lit]) -> list[Lit]:
+        # the shallowest bits go into the next adders (stable: equal depths keep their order)
+        return sorted(col, key=c.and_depth_of)
+
     if scheme == "wallace":
         while max(len(col) for col in cols) > 2:
             nxt: list[list[Lit]] = [[] for _ in range(width)]
-            for j, col in enumerate(cols):
+            for j, col in enumerate(map(by_depth, cols)):
                 i = 0
                 while len(col) - i >= 3:
                     fa(j, col[i : i + 3], nxt)
@@ -250,7 +255,7 @@ def _compress_columns(
         for target in reversed(heights[:-1]):
             nxt = [[] for _ in range(width)]
             for j in range(width):
-                col = cols[j]
+                col = by_depth(cols[j])
                 i = 0
                 # bits this column will hold: what is left plus what the stage already put in
                 while len(col) - i + len(nxt[j]) > target:

@@ -73,6 +73,9 @@ class Circuit:
         self.outputs: dict[str, Word] = {}
         self.signed_inputs: set[str] = set()
         self._hash: dict[tuple[object, ...], int] = {}
+        # Multiplicative (AND) depth of every node, XOR free: generators use it to feed the
+        # shallowest signals to the next gate; metrics.bfv_costs is the exact measure.
+        self._and_depth: list[int] = [0]
 
     # ---- inputs and outputs ----------------------------------------------------------------
 
@@ -85,6 +88,7 @@ class Circuit:
         bits = []
         for _ in range(width):
             self.nodes.append(Node(Kind.INPUT))
+            self._and_depth.append(0)
             bits.append(2 * (len(self.nodes) - 1))
         self.inputs[name] = bits
         if signed:
@@ -118,8 +122,14 @@ class Circuit:
         if found is not None:
             return 2 * found
         self.nodes.append(node)
+        d = max(self._and_depth[node_of(x)] for x in node.fanins)
+        self._and_depth.append(d if node.kind is Kind.XOR else d + 1)
         self._hash[key] = len(self.nodes) - 1
         return 2 * (len(self.nodes) - 1)
+
+    def and_depth_of(self, lit: Lit) -> int:
+        """AND depth of a signal as built (thresholds count one level)."""
+        return self._and_depth[node_of(lit)]
 
     def not_(self, a: Lit) -> Lit:
         self._check(a)
