@@ -281,9 +281,7 @@ class Optimized:
     verdict: str
 
 
-def optimize(
-    c: Circuit, target: str, script: str = DEFAULT_SCRIPT
-) -> Optimized:
+def optimize(c: Circuit, target: str, script: str = DEFAULT_SCRIPT) -> Optimized:
     """The flow of the module docstring: hashing and folding, ABC, cec, the cheaper circuit for
     `target` ("fhew" or "bfv")."""
     base = c.cleaned()

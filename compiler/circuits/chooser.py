@@ -46,9 +46,7 @@ def _candidates(op: str, width: int) -> dict[str, Callable[[], Circuit]]:
     if op in ("lt", "lt_signed", "min", "max"):
         signed = op == "lt_signed"
         if op in ("min", "max"):
-            return {
-                s: (lambda s=s: gen.build_minmax(width, op, False, s)) for s in gen.COMPARATORS
-            }
+            return {s: (lambda s=s: gen.build_minmax(width, op, False, s)) for s in gen.COMPARATORS}
         return {
             s: (lambda s=s: gen.build_comparator(width, "lt", signed, s)) for s in gen.COMPARATORS
         }
@@ -91,11 +89,8 @@ def choose(op: str, width: int, target: str, model: FhewGateModel | None = None)
     else:
         what = f"AND depth {m.and_depth} with {m.and_count} ANDs"
         criterion = "smallest AND depth, then fewest ANDs"
-    others = ", ".join(
-        f"{n}: {cost_key(measured[n], target)[:2]}" for n in ranked[1:]
-    )
-    reason = (
-        f"{op} on {width} bits for {target}: {best} ({what}); criterion: {criterion}"
-        + (f"; others {others}" if others else "")
+    others = ", ".join(f"{n}: {cost_key(measured[n], target)[:2]}" for n in ranked[1:])
+    reason = f"{op} on {width} bits for {target}: {best} ({what}); criterion: {criterion}" + (
+        f"; others {others}" if others else ""
     )
     return Choice(best, built[best], m, measured, reason)

@@ -152,7 +152,7 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
     and returns the bootstrap count of the cover."""
     model = model or FhewGateModel()
     live = c.live_nodes()
-    is_gate = {n: True for n in live}
+    is_gate = dict.fromkeys(live, True)
     for n in live:
         node = c.nodes[n]
         if node.kind is Kind.THRESHOLD and len(node.fanins) > 3:
@@ -189,7 +189,7 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
         options[n] = opts
 
     # Step (2): area flow with estimated fan-outs.
-    fanout = {n: 0 for n in live}
+    fanout = dict.fromkeys(live, 0)
     for n in live:
         for x in c.nodes[n].fanins:
             if node_of(x) in fanout:
@@ -210,7 +210,7 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
         best[n] = (leaves, cost)
 
     # Step (3): exact-area recovery by reference counting, twice.
-    refs = {n: 0 for n in live}
+    refs = dict.fromkeys(live, 0)
 
     def ref(n: int) -> int:
         leaves, cost = best[n]

@@ -204,7 +204,7 @@ def carry_save_sum(
             x, y, z = layer[i : i + 3]
             pairs = [_full_adder(c, x[j], y[j], z[j]) for j in range(width)]
             nxt.append([s for s, _ in pairs])
-            nxt.append([FALSE] + [cy for _, cy in pairs][: width - 1])
+            nxt.append([FALSE, *[cy for _, cy in pairs][: width - 1]])
         nxt.extend(layer[len(layer) - len(layer) % 3 :])
         layer = nxt
     if len(layer) == 1:
@@ -325,9 +325,7 @@ def multiply(
 COMPARATORS = ("ripple", "tree")
 
 
-def less_than(
-    c: Circuit, a: Word, b: Word, signed: bool = False, structure: str = "tree"
-) -> Lit:
+def less_than(c: Circuit, a: Word, b: Word, signed: bool = False, structure: str = "tree") -> Lit:
     """a < b. Unsigned: "ripple" is the borrow chain of a - b, borrow_{i+1} =
     maj(~a_i, b_i, borrow_i) (one bootstrap per bit); "tree" combines (lt, eq) pairs of bit
     ranges, (LT, EQ) o (LT', EQ') = (LT ^ EQ LT', EQ EQ'), in ceil(log2 n) levels. Signed

@@ -19,7 +19,7 @@ Words are lists of literals, least significant bit first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -257,7 +257,7 @@ class Circuit:
         return self._tree(list(lits), self.xor, FALSE)
 
     @staticmethod
-    def _tree(items: list[Lit], op, empty: Lit) -> Lit:
+    def _tree(items: list[Lit], op: Callable[[Lit, Lit], Lit], empty: Lit) -> Lit:
         if not items:
             return empty
         while len(items) > 1:
@@ -351,8 +351,10 @@ class Circuit:
                 # Two's complement wrap of negative values is what astype(uint64) does.
                 u = arr.astype(np.uint64)
                 for i, b in enumerate(bits):
-                    column = ((u >> np.uint64(i)) & np.uint64(1)).astype(np.uint8) if i < 64 else (
-                        (arr < 0).astype(np.uint8)
+                    column = (
+                        ((u >> np.uint64(i)) & np.uint64(1)).astype(np.uint8)
+                        if i < 64
+                        else ((arr < 0).astype(np.uint8))
                     )
                     val[node_of(b)] = _pack(column, words)
             else:

@@ -38,7 +38,11 @@ def _rows() -> list[tuple[str, int, Callable[[], Circuit]]]:
     for w in (16,):
         for t in (3, 8):
             rows.append(
-                (f"sum of {t}, carry-save + sklansky", w, lambda w=w, t=t: gen.build_multi_adder(w, t, "sklansky"))
+                (
+                    f"sum of {t}, carry-save + sklansky",
+                    w,
+                    lambda w=w, t=t: gen.build_multi_adder(w, t, "sklansky"),
+                )
             )
     for w in (8, 16):
         for full in (False, True):
@@ -51,15 +55,31 @@ def _rows() -> list[tuple[str, int, Callable[[], Circuit]]]:
             ):
                 label = f"mul {size}, {kind}" + ("" if kind == "array" else f" + {adder}")
                 rows.append(
-                    (label, w, lambda w=w, k=kind, f=full, a=adder: gen.build_multiplier(w, k, f, a))
+                    (
+                        label,
+                        w,
+                        lambda w=w, k=kind, f=full, a=adder: gen.build_multiplier(w, k, f, a),
+                    )
                 )
     for w in (8, 16, 64):
         for structure in gen.COMPARATORS:
-            rows.append((f"a < b, {structure}", w, lambda w=w, s=structure: gen.build_comparator(w, "lt", False, s)))
+            rows.append(
+                (
+                    f"a < b, {structure}",
+                    w,
+                    lambda w=w, s=structure: gen.build_comparator(w, "lt", False, s),
+                )
+            )
         rows.append(("a == b", w, lambda w=w: gen.build_comparator(w, "eq")))
     for w in (8, 16):
         for structure in gen.COMPARATORS:
-            rows.append((f"min, {structure}", w, lambda w=w, s=structure: gen.build_minmax(w, "min", False, s)))
+            rows.append(
+                (
+                    f"min, {structure}",
+                    w,
+                    lambda w=w, s=structure: gen.build_minmax(w, "min", False, s),
+                )
+            )
         rows.append(("restoring divide (q, r)", w, lambda w=w: gen.build_divider(w)))
     for w in (8, 16, 64):
         rows.append(("popcount", w, lambda w=w: gen.build_popcount(w)))
@@ -81,7 +101,12 @@ def metrics_table() -> str:
 
 def chooser_table() -> str:
     lines = ["| operation | width | target | chosen | cost |", "|---|---|---|---|---|"]
-    for op, widths in (("add", (8, 16, 64)), ("mul", (8, 16)), ("mul_full", (16,)), ("lt", (8, 16))):
+    for op, widths in (
+        ("add", (8, 16, 64)),
+        ("mul", (8, 16)),
+        ("mul_full", (16,)),
+        ("lt", (8, 16)),
+    ):
         for w in widths:
             for target in ("fhew", "bfv"):
                 ch = choose(op, w, target)
@@ -114,10 +139,11 @@ def abc_table() -> str:
     for label, c in cases:
         fhew, bfv = optimize(c, "fhew"), optimize(c, "bfv")
         b, a = fhew.before, fhew.after_abc
+        kept = ["ABC" if r.used_abc else "generated" for r in (fhew, bfv)]
         lines.append(
             f"| {label} | {b.bootstraps} / {b.and_depth} / {b.and_count} "
             f"| {a.bootstraps} / {a.and_depth} / {a.and_count} "
-            f"| {'ABC' if fhew.used_abc else 'generated'} | {'ABC' if bfv.used_abc else 'generated'} |"
+            f"| {kept[0]} | {kept[1]} |"
         )
     return "\n".join(lines)
 

@@ -35,7 +35,9 @@ def same_function(x: Circuit, y: Circuit) -> bool:
     values: dict[str, np.ndarray] = {}
     shift = 0
     for name, word in x.inputs.items():
-        values[name] = np.array([(int(p) >> shift) % (1 << len(word)) for p in points], dtype=object)
+        values[name] = np.array(
+            [(int(p) >> shift) % (1 << len(word)) for p in points], dtype=object
+        )
         shift += len(word)
     a, b = x.simulate(values), y.simulate(values)
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
@@ -44,7 +46,9 @@ def same_function(x: Circuit, y: Circuit) -> bool:
 CIRCUITS: dict[str, Callable[[], Circuit]] = {
     **{f"add-{a}": (lambda a=a: gen.build_adder(8, a)) for a in gen.ADDERS},
     **{
-        f"mul-{k}-{'full' if f else 'trunc'}": (lambda k=k, f=f: gen.build_multiplier(8, k, f, "sklansky"))
+        f"mul-{k}-{'full' if f else 'trunc'}": (
+            lambda k=k, f=f: gen.build_multiplier(8, k, f, "sklansky")
+        )
         for k in gen.MULTIPLIERS
         for f in (False, True)
     },
@@ -101,7 +105,10 @@ def test_abc_result_passes_cec_and_the_kept_circuit_is_right(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("width", [16, 32])
 def test_abc_cec_on_wider_circuits(width: int) -> None:
-    for c in (gen.build_adder(width, "sklansky"), gen.build_multiplier(width, "dadda", False, "sklansky")):
+    for c in (
+        gen.build_adder(width, "sklansky"),
+        gen.build_multiplier(width, "dadda", False, "sklansky"),
+    ):
         result = abc.optimize(c, "fhew")
         assert result.verdict.startswith("Networks are equivalent")
         assert same_function(c, result.circuit)

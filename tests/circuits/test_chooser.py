@@ -15,7 +15,9 @@ def test_fhew_prefers_bootstraps_and_bfv_depth() -> None:
     assert bfv.metrics.and_depth < fhew.metrics.and_depth
     assert bfv.metrics.bootstraps > fhew.metrics.bootstraps
     for ch, target in ((fhew, "fhew"), (bfv, "bfv")):
-        assert all(cost_key(ch.metrics, target) <= cost_key(m, target) for m in ch.candidates.values())
+        assert all(
+            cost_key(ch.metrics, target) <= cost_key(m, target) for m in ch.candidates.values()
+        )
     assert "fewest bootstraps" in fhew.reason and "ripple (31 bootstraps" in fhew.reason
     assert "smallest AND depth" in bfv.reason and "sklansky: (5, 57)" in bfv.reason
 
@@ -38,6 +40,6 @@ def test_cla_candidates_follow_the_divisors_of_the_width() -> None:
         (("add", 0, "fhew"), "width 0 is out of range"),
     ],
 )
-def test_bad_requests(args, message) -> None:
+def test_bad_requests(args: tuple[str, int, str], message: str) -> None:
     with pytest.raises(UserError, match=message):
         choose(*args)

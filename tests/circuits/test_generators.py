@@ -174,11 +174,16 @@ def test_shifts_and_rotations(width: int, kind: str) -> None:
 def test_carry_save_trees(width: int, operands_count: int, adder: str) -> None:
     c = gen.build_multi_adder(width, operands_count, adder)
     values = {
-        f"x{i}": np.array([int(v) for v in RNG.integers(0, 1 << width, 3000, dtype=np.uint64)], dtype=object)
+        f"x{i}": np.array(
+            [int(v) for v in RNG.integers(0, 1 << width, 3000, dtype=np.uint64)], dtype=object
+        )
         for i in range(operands_count)
     }
     got = c.simulate(values)["c"]
-    want = [sum(int(values[f"x{i}"][j]) for i in range(operands_count)) % (1 << width) for j in range(3000)]
+    want = [
+        sum(int(values[f"x{i}"][j]) for i in range(operands_count)) % (1 << width)
+        for j in range(3000)
+    ]
     assert [int(v) for v in got] == want
 
 

@@ -5,6 +5,7 @@ the issue's figures for adders and multipliers (issue #23, "Acceptance")."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -48,7 +49,9 @@ def test_every_combination_computes_its_table() -> None:
     for table, comb in one_bootstrap_functions(3.0).items():
         got = 0
         for x in range(8):
-            u = (2 * sum(comb.multipliers[i] * ((x >> i) & 1) for i in range(3)) + comb.constant) % 8
+            u = (
+                2 * sum(comb.multipliers[i] * ((x >> i) & 1) for i in range(3)) + comb.constant
+            ) % 8
             got |= int(u < 4) << x
         assert got == table
 
@@ -68,7 +71,7 @@ def test_failure_probability_matches_the_runtime_analysis() -> None:
     assert model.failure_probability(4.0) > 2.0**-40
 
 
-def small(build) -> Circuit:
+def small(build: Callable[[Circuit, list[int]], int]) -> Circuit:
     c = Circuit()
     x = c.input("x", 5)
     c.output("y", [build(c, x)])
@@ -89,7 +92,13 @@ def small(build) -> Circuit:
         ("threshold 3 of 5", lambda c, x: c.threshold(3, x), None, None, None),
     ],
 )
-def test_costs_of_small_circuits(name, build, bootstraps, and_count, and_depth) -> None:
+def test_costs_of_small_circuits(
+    name: str,
+    build: Callable[[Circuit, list[int]], int],
+    bootstraps: int | None,
+    and_count: int | None,
+    and_depth: int | None,
+) -> None:
     c = small(build)
     m = measure(c)
     if bootstraps is None:
@@ -160,7 +169,7 @@ def test_fhew_bootstraps_of_8_bit_addition_and_multiplication() -> None:
         lambda: gen.build_divider(8),
     ],
 )
-def test_regrouping_xor_trees_keeps_the_function(build) -> None:
+def test_regrouping_xor_trees_keeps_the_function(build: Callable[[], Circuit]) -> None:
     import numpy as np
 
     from compiler.circuits.metrics import regroup_xors

@@ -20,7 +20,7 @@ def three() -> tuple[Circuit, int, int, int]:
 
 
 def test_and_folds_constants_and_trivial_identities() -> None:
-    c, a, b, _ = three()
+    c, a, _b, _ = three()
     assert c.and_(a, FALSE) == FALSE
     assert c.and_(TRUE, a) == a
     assert c.and_(a, a) == a
@@ -116,7 +116,10 @@ def test_every_gate_kind_simulates_as_its_truth_table() -> None:
         "mux": (c.mux(x[0], x[1], negate(x[2])), lambda v: v[1] if v[0] else 1 - v[2]),
         "maj": (c.maj(x[0], negate(x[1]), x[4]), lambda v: int(v[0] + 1 - v[1] + v[4] >= 2)),
         "t3of5": (c.threshold(3, x), lambda v: int(sum(v) >= 3)),
-        "t2of5": (c.threshold(2, [*x[:4], negate(x[4])]), lambda v: int(sum(v[:4]) + 1 - v[4] >= 2)),
+        "t2of5": (
+            c.threshold(2, [*x[:4], negate(x[4])]),
+            lambda v: int(sum(v[:4]) + 1 - v[4] >= 2),
+        ),
     }
     for name, (lit, _) in gates.items():
         c.output(name, [lit])
