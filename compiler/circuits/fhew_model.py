@@ -273,3 +273,35 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
         cells=cells,
         max_noise_weight=worst,
     )
+
+
+def evaluate_cover(
+    c: Circuit, cost: FhewCost, inputs: dict[str, list[int]]
+) -> dict[str, list[int]]:
+    """Evaluates the outputs of `c` from the cells of `cost` alone (each cell: its truth table
+    applied to its leaves' values), on lists of input values: checks that the cover is a
+    complete implementation. Raises ValueError when a cell reads a gate outside the cover."""
+    count = len(next(iter(inputs.values()))) if inputs else 1
+    value: dict[int, list[int]] = {0: [0] * count}
+    for name, bits in c.inputs.items():
+        for i, b in enumerate(bits):
+            value[node_of(b)] = [(v >> i) & 1 for v in inputs[name]]
+    for n in sorted(cost.cells):
+        leaves, table, _ = cost.cells[n]
+        for leaf in leaves:
+            if leaf not in value:
+                raise ValueError(f"cell {n} reads node {leaf}, which no cell computes")
+        value[n] = [
+            (table >> sum(value[leaf][j] << i for i, leaf in enumerate(leaves))) & 1
+            for j in range(count)
+        ]
+    out: dict[str, list[int]] = {}
+    for name, bits in c.outputs.items():
+        words = [0] * count
+        for i, b in enumerate(bits):
+            if node_of(b) not in value:
+                raise ValueError(f"output {name}[{i}] is not computed by the cover")
+            for j in range(count):
+                words[j] |= (value[node_of(b)][j] ^ (b & 1)) << i
+        out[name] = words
+    return out

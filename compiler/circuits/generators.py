@@ -292,9 +292,10 @@ def multiply(
     block: int = 4,
 ) -> Word:
     """a * b: modulo 2^n (truncated, `full` False) or the full 2n-bit product. "array" adds
-    the shifted partial-product rows one after another with ripple-carry adders; "wallace" and
-    "dadda" compress the partial-product columns, then add the last two rows with `adder`.
-    The truncated forms build only the partial products of the low n columns."""
+    the shifted partial-product rows one after another with ripple-carry adders; "wallace"
+    reduces the rows three at a time with word-level 3-for-2 layers; "dadda" compresses the
+    partial-product columns to Dadda's heights 2, 3, 4, 6, 9, ...; both end with `adder`. The
+    truncated forms build only the partial products of the low n columns."""
     _check_same(a, b)
     n = len(a)
     width = 2 * n if full else n
@@ -315,7 +316,17 @@ def multiply(
             high, _ = ripple_add(c, acc[i:], row[i:])
             acc = acc[:i] + high
         return acc
-    if kind in ("wallace", "dadda"):
+    if kind == "wallace":
+        # Wallace's own formulation: the partial-product rows, three at a time, through
+        # word-level 3-for-2 layers (constant-zero positions fold away); log_{3/2} n layers
+        # for every column, where column compression would ripple carries through the sparse
+        # top columns of a 2n-bit product.
+        rows = []
+        for i, y in enumerate(b):
+            row = [FALSE] * i + [c.and_(x, y) for x in a]
+            rows.append((row + [FALSE] * width)[:width])
+        return carry_save_sum(c, rows, adder, block)
+    if kind == "dadda":
         return _compress_columns(c, columns, kind, adder, block)
     raise UserError(f"unknown multiplier '{kind}'; expected one of {', '.join(MULTIPLIERS)}")
 

@@ -179,3 +179,43 @@ def test_regrouping_xor_trees_keeps_the_function(build: Callable[[], Circuit]) -
     regrouped = regroup_xors(c)
     want, got = c.simulate(values), regrouped.simulate(values)
     assert all(np.array_equal(want[k], got[k]) for k in want)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: gen.build_adder(8, "ripple"),
+        lambda: gen.build_adder(8, "sklansky"),
+        lambda: gen.build_multiplier(8, "array"),
+        lambda: gen.build_multiplier(8, "dadda", True, "sklansky"),
+        lambda: gen.build_minmax(8, "min", True, "ripple"),
+        lambda: gen.build_divider(6),
+        lambda: gen.build_popcount(8),
+    ],
+)
+def test_the_fhew_cover_implements_the_circuit(build: Callable[[], Circuit]) -> None:
+    """The bootstrap count is the size of a real implementation: evaluating the cells alone
+    (truth tables on their leaves) gives the circuit's outputs, and every 1-bootstrap cell is
+    in the model's class."""
+    import numpy as np
+
+    from compiler.circuits.fhew_model import evaluate_cover
+    from compiler.circuits.metrics import lower_thresholds, regroup_xors
+
+    c = build()
+    model = FhewGateModel()
+    rng = np.random.default_rng(1)
+    inputs = {n: [int(v) for v in rng.integers(0, 1 << len(w), 300)] for n, w in c.inputs.items()}
+    want = c.simulate(inputs)
+    for mapped in (lower_thresholds(c), regroup_xors(lower_thresholds(c))):
+        cost = fhew_cost(mapped, model)
+        assert cost.bootstraps == sum(k for _, _, k in cost.cells.values())
+        for leaves, table, k in cost.cells.values():
+            assert len(leaves) <= 3
+            assert k == 2 or model.cell(table) is not None
+        got = evaluate_cover(mapped, cost, inputs)
+        assert all(got[k] == [int(v) for v in want[k]] for k in want)
+    assert measure(c).bootstraps == min(
+        fhew_cost(m, model).bootstraps
+        for m in (lower_thresholds(c), regroup_xors(lower_thresholds(c)))
+    )
