@@ -13,7 +13,10 @@ sum_i m_i^2 V and the gate fails with probability erfc(M q/8 / sqrt(2 sum m_i^2 
 W = sum_i m_i^2 / M^2 the noise weight: AND, OR and XOR have W = 2, the runtime's design point
 (GINX STD128: margin / std. dev. = 9.03, failure 2^-62.4 per gate). The model admits a
 combination when W <= `max_noise_weight` (3 by default: failure 2^-42.4 for GINX STD128, within
-the issue's 2^-40 per bootstrap). With W <= 3 one bootstrap evaluates every non-constant
+the issue's 2^-40 per bootstrap). An input that is the output of a MUX (two blind rotations
+added) counts with its larger variance (448 / 401.7 times, GINX), so a majority reading a MUX
+output (W = 3.1) is not one bootstrap; fresh encryptions, whose error is far smaller, are
+counted as bootstrapped bits (conservative). With W <= 3 one bootstrap evaluates every non-constant
 function of 2 inputs, the majority of 3 inputs with any input polarity (the carry of a full
 adder) and the parity of 3 inputs (its sum bit): a full adder costs 2 bootstraps, not 5.
 Among 3-input functions, AND3 and OR3 are not in the class (their 4 sum levels cannot be cut
@@ -48,22 +51,29 @@ FULL = 0xFF
 # The runtime's GINX STD128 design point: margin / std. dev. of an AND, OR or XOR gate (noise
 # weight 2), from runtime/fhew/README.md, "Noise analysis and failure probability".
 GINX_STD128_MARGIN_SIGMA = 9.03
+GINX_STD128_MUX_VARIANCE_RATIO = 448.0 / 401.7
 
 
 @dataclass(frozen=True)
 class Combination:
-    """One bootstrap: output = [(2 * sum_i m_i x_i + c) mod 8 < 4]."""
+    """One bootstrap: output = [(2 * sum_i m_i x_i + c) mod 8 < 4], with margin M (units of
+    q/8) and noise weight sum_i m_i^2 / M^2 (all inputs of the bootstrapped variance)."""
 
     multipliers: tuple[int, int, int]
     constant: int
     noise_weight: float
+    margin: int = 1
+
+    def weighted(self, variance_ratios: tuple[float, float, float]) -> float:
+        """Noise weight when input i has `variance_ratios[i]` times the bootstrapped variance."""
+        m = self.multipliers
+        return sum(m[i] * m[i] * variance_ratios[i] for i in range(3)) / self.margin**2
 
 
 @cache
-def one_bootstrap_functions(max_noise_weight: float) -> dict[int, Combination]:
-    """Every 3-input truth table one bootstrap evaluates with noise weight at most
-    `max_noise_weight`, with the least-noisy combination that does it."""
-    best: dict[int, Combination] = {}
+def all_combinations(max_noise_weight: float) -> dict[int, tuple[Combination, ...]]:
+    """Every combination of noise weight at most `max_noise_weight`, by truth table."""
+    found: dict[int, list[Combination]] = {}
     for m in product(range(-2, 3), repeat=3):
         for c in range(8):
             table = 0
@@ -76,12 +86,17 @@ def one_bootstrap_functions(max_noise_weight: float) -> dict[int, Combination]:
             if margin == 0 or table in (0, FULL):
                 continue
             weight = sum(v * v for v in m) / margin**2
-            if weight > max_noise_weight:
-                continue
-            old = best.get(table)
-            if old is None or weight < old.noise_weight:
-                best[table] = Combination((m[0], m[1], m[2]), c, weight)
-    return best
+            if weight <= max_noise_weight:
+                found.setdefault(table, []).append(
+                    Combination((m[0], m[1], m[2]), c, weight, margin)
+                )
+    return {t: tuple(sorted(cs, key=lambda x: x.noise_weight)) for t, cs in found.items()}
+
+
+def one_bootstrap_functions(max_noise_weight: float) -> dict[int, Combination]:
+    """Every 3-input truth table one bootstrap evaluates with noise weight at most
+    `max_noise_weight`, with the least-noisy combination that does it."""
+    return {t: cs[0] for t, cs in all_combinations(max_noise_weight).items()}
 
 
 @dataclass(frozen=True)
@@ -92,14 +107,26 @@ class FhewGateModel:
     max_noise_weight: float = 3.0
     margin_sigma_at_weight_2: float = GINX_STD128_MARGIN_SIGMA
     mux_bootstraps: int = 2
+    # A MUX output carries two blind-rotation errors: variance 448 against 401.7 for GINX
+    # STD128 (runtime/fhew/README.md); a cell reading one counts it with this ratio.
+    mux_output_variance_ratio: float = GINX_STD128_MUX_VARIANCE_RATIO
 
     def failure_probability(self, noise_weight: float) -> float:
         """Probability that one bootstrap of the given noise weight decrypts wrongly."""
         ratio = self.margin_sigma_at_weight_2 * math.sqrt(2.0 / noise_weight)
         return math.erfc(ratio / math.sqrt(2.0))
 
-    def cell(self, table: int) -> Combination | None:
-        return one_bootstrap_functions(self.max_noise_weight).get(table)
+    def cell(
+        self, table: int, variance_ratios: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    ) -> tuple[Combination, float] | None:
+        """The least-noisy combination computing `table` on inputs with the given variance
+        ratios, and its weighted noise weight; None when none is within the budget."""
+        best: tuple[Combination, float] | None = None
+        for comb in all_combinations(self.max_noise_weight).get(table, ()):
+            w = comb.weighted(variance_ratios)
+            if w <= self.max_noise_weight and (best is None or w < best[1]):
+                best = (comb, w)
+        return best
 
 
 @dataclass
@@ -166,6 +193,13 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
             return [*cuts[n], (n,)]
         return [(n,)] if n != 0 else [()]
 
+    def ratios(leaves: tuple[int, ...]) -> tuple[float, float, float]:
+        r = [
+            model.mux_output_variance_ratio if c.nodes[leaf].kind is Kind.MUX else 1.0
+            for leaf in leaves
+        ]
+        return (*r, *([1.0] * (3 - len(r))))  # type: ignore[return-value]
+
     options: dict[int, list[tuple[tuple[int, ...], int]]] = {}
     for n in live:
         node = c.nodes[n]
@@ -179,7 +213,7 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
         cuts[n] = ranked
         opts: list[tuple[tuple[int, ...], int]] = []
         for leaves in ranked:
-            cell = model.cell(_cone_table(c, n, leaves))
+            cell = model.cell(_cone_table(c, n, leaves), ratios(leaves))
             if cell is not None:
                 opts.append((leaves, 1))
         if node.kind is Kind.MUX:
@@ -265,8 +299,8 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
         table = _cone_table(c, n, leaves)
         cells[n] = (leaves, table, cost)
         level[n] = 1 + max((level.get(leaf, 0) for leaf in leaves), default=0)
-        cell = model.cell(table)
-        worst = max(worst, cell.noise_weight if cell and cost == 1 else 2.0)
+        cell = model.cell(table, ratios(leaves)) if cost == 1 else None
+        worst = max(worst, cell[1] if cell else 2.0)
     return FhewCost(
         bootstraps=sum(cost for _, _, cost in cells.values()),
         levels=max((level[r] for r in roots), default=0),

@@ -133,6 +133,52 @@ def regroup_xors(c: Circuit) -> Circuit:
     return fresh
 
 
+def expand_muxes_read_by_majorities(c: Circuit) -> Circuit:
+    """A copy of `c` in which every MUX read by a majority is built as (s & t) | (~s & f)
+    instead. A MUX output carries two blind-rotation errors and the FHEW model does not admit a
+    one-bootstrap majority reading it (fhew_model.py); three 2-input cells for the MUX (one
+    more than the runtime's MUX) keep the majority at one bootstrap, where expanding the
+    majority instead would cost three more per reader."""
+    live = c.live_nodes()
+    read_by_majority: set[int] = set()
+    for n in live:
+        node = c.nodes[n]
+        if node.kind is Kind.THRESHOLD:
+            read_by_majority.update(
+                node_of(x) for x in node.fanins if c.nodes[node_of(x)].kind is Kind.MUX
+            )
+    if not read_by_majority:
+        return c
+    fresh = Circuit()
+    out: dict[int, Lit] = {0: FALSE}
+    for name, bits in c.inputs.items():
+        for old, new in zip(
+            bits, fresh.input(name, len(bits), signed=name in c.signed_inputs), strict=True
+        ):
+            out[node_of(old)] = new
+
+    def lit(x: Lit) -> Lit:
+        return out[node_of(x)] ^ (x & 1)
+
+    for n in live:
+        node = c.nodes[n]
+        ins = [lit(x) for x in node.fanins]
+        if node.kind is Kind.AND:
+            out[n] = fresh.and_(*ins)
+        elif node.kind is Kind.XOR:
+            out[n] = fresh.xor(*ins)
+        elif node.kind is Kind.MUX and n in read_by_majority:
+            s, t, f = ins
+            out[n] = fresh.or_(fresh.and_(s, t), fresh.and_(s ^ 1, f))
+        elif node.kind is Kind.MUX:
+            out[n] = fresh.mux(*ins)
+        else:
+            out[n] = fresh.threshold(node.k, ins)
+    for name, bits in c.outputs.items():
+        fresh.output(name, [lit(b) for b in bits])
+    return fresh
+
+
 @dataclass
 class Metrics:
     """What a circuit costs. `gates` counts live nodes by kind ("maj" is a 3-input threshold,
@@ -206,7 +252,7 @@ def measure(c: Circuit, model: FhewGateModel | None = None) -> Metrics:
     """All metrics of `c` (gate counts and depth as built, BFV and FHEW costs as defined in
     this module and fhew_model.py)."""
     and_count, and_depth = bfv_costs(c)
-    low = lower_thresholds(c)
+    low = expand_muxes_read_by_majorities(lower_thresholds(c))
     # Regrouping XOR trees can also undo sharing the mapper would have used: keep the better.
     fhew = min(
         fhew_cost(low, model), fhew_cost(regroup_xors(low), model), key=lambda f: f.bootstraps
