@@ -126,9 +126,26 @@ def test_min_max(width: int, op: str, is_signed: bool) -> None:
 def test_select() -> None:
     c = gen.build_select(8)
     a, b = operands(8)
-    s = (a + b) % 2
-    got = c.simulate({"s": s, "a": a, "b": b})["c"]
-    assert [int(v) for v in got] == [int(x if t else y) for t, x, y in zip(s, a, b, strict=True)]
+    for bit in (0, 1):
+        s = np.full(len(a), bit)
+        got = c.simulate({"s": s, "a": a, "b": b})["c"]
+        assert [int(v) for v in got] == [int(x if bit else y) for x, y in zip(a, b, strict=True)]
+
+
+def test_carry_save_tree_of_three_6_bit_operands_exhaustively() -> None:
+    c = gen.build_multi_adder(6, 3, "sklansky")
+    v = np.arange(1 << 18)
+    x = {"x0": v & 63, "x1": (v >> 6) & 63, "x2": v >> 12}
+    got = c.simulate(x)["c"]
+    assert np.array_equal(got, (x["x0"] + x["x1"] + x["x2"]) & 63)
+
+
+@pytest.mark.parametrize("adder", ["ripple", "kogge-stone"])
+def test_carry_save_tree_of_two_8_bit_operands_exhaustively(adder: str) -> None:
+    c = gen.build_multi_adder(8, 2, adder)
+    a, b = operands(8)
+    got = c.simulate({"x0": a, "x1": b})["c"]
+    assert [int(v) for v in got] == [(int(x) + int(y)) & 255 for x, y in zip(a, b, strict=True)]
 
 
 @pytest.mark.parametrize("width", [8, 16, 32, 64])
