@@ -239,8 +239,8 @@ class Circuit:
         if k == 1:
             return self.or_all(kept)
         if n == 3 and len({node_of(x) for x in kept}) < 3:
-            # maj(a, a, b) = a (the ~a, a case was removed above).
-            return next(x for x in kept if kept.count(x) == 2)
+            # maj(a, a, b) = maj(a, a, a) = a (the ~a, a case was removed above).
+            return next(x for x in kept if kept.count(x) >= 2)
         if 2 * sum(x & 1 for x in kept) > n:
             # Self-duality: T_k(~x) = ~T_{n-k+1}(x).
             return negate(self.threshold(n - k + 1, [negate(x) for x in kept]))

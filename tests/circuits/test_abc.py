@@ -146,3 +146,15 @@ def test_missing_abc_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(abc.shutil, "which", lambda name: None)
     with pytest.raises(UserError, match="ABC is not installed"):
         abc.abc_executable()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_abc_on_random_circuits(seed: int) -> None:
+    from tests.circuits.random_circuits import random_circuit
+
+    c, _ = random_circuit(seed)
+    back = abc.read_aiger(abc.write_aiger(c), like=c)
+    assert same_function(c, back)
+    result = abc.optimize(c, "fhew")
+    assert result.verdict.startswith("Networks are equivalent")
+    assert same_function(c, result.circuit)

@@ -235,3 +235,23 @@ def test_a_majority_reading_a_mux_output_is_not_one_bootstrap() -> None:
     c = small(lambda c, x: c.maj(c.mux(x[0], x[1], x[2]), x[3], x[4]))
     m = measure(c)
     assert m.bootstraps == 3 + 1  # (s & t) | (~s & f), then the majority
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_fhew_cover_of_random_circuits(seed: int) -> None:
+    from compiler.circuits.fhew_model import evaluate_cover
+    from compiler.circuits.metrics import (
+        expand_muxes_read_by_majorities,
+        lower_thresholds,
+        regroup_xors,
+    )
+    from tests.circuits.random_circuits import random_circuit
+
+    c, tables = random_circuit(seed)
+    low = expand_muxes_read_by_majorities(lower_thresholds(c))
+    inputs = {"x": list(range(16))}
+    for mapped in (low, regroup_xors(low)):
+        got = evaluate_cover(mapped, fhew_cost(mapped), inputs)
+        for i, table in enumerate(tables):
+            assert got[f"s{i}"] == [(table >> v) & 1 for v in range(16)]
+    assert measure(c).bootstraps <= fhew_cost(low).bootstraps

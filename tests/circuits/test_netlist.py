@@ -11,6 +11,7 @@ import pytest
 from compiler.circuits.metrics import gate_counts, lower_thresholds
 from compiler.circuits.netlist import FALSE, TRUE, Circuit, negate
 from compiler.errors import UserError
+from tests.circuits.random_circuits import random_circuit
 
 
 def three() -> tuple[Circuit, int, int, int]:
@@ -74,6 +75,8 @@ def test_threshold_folds_and_is_self_dual() -> None:
     assert c.maj(a, b, TRUE) == c.or_(a, b)
     assert c.maj(a, b, FALSE) == c.and_(a, b)
     assert c.maj(a, a, b) == a
+    assert c.maj(a, a, a) == a
+    assert c.threshold(2, [negate(a)] * 3) == negate(a)
     assert c.maj(a, negate(a), b) == b
     m = c.maj(a, b, d)
     assert c.maj(d, a, b) == m
@@ -157,3 +160,16 @@ def test_cleaned_drops_dead_gates_and_rehashes() -> None:
     for bits in itertools.product([0, 1], repeat=3):
         v = bits[0] | bits[1] << 1 | bits[2] << 2
         assert clean.simulate({"x": [v]})["c"][0] == (bits[0] & bits[1]) ^ bits[2]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_circuits_match_a_naive_evaluation(seed: int) -> None:
+    """Random gate sequences (with constants, repeated and complemented operands, so that
+    every folding rule fires) against truth tables computed directly from the definitions."""
+    c, signals = random_circuit(seed)
+    got = c.simulate({"x": np.arange(16)})
+    low = lower_thresholds(c).simulate({"x": np.arange(16)})
+    for i, table in enumerate(signals):
+        want = [(table >> v) & 1 for v in range(16)]
+        assert got[f"s{i}"].tolist() == want, i
+        assert low[f"s{i}"].tolist() == want, i
