@@ -129,14 +129,33 @@ class FhewGateModel:
         return best
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One gate of an FHEW program: the node it computes, its leaves (nodes), its truth table
+    over them, its bootstrap level, and how it runs: one bootstrap of `combination` (the
+    multipliers apply to the leaves in order), or the runtime's MUX (`combination` None, two
+    bootstraps; the leaves are the MUX node's fan-ins)."""
+
+    root: int
+    leaves: tuple[int, ...]
+    table: int
+    level: int
+    combination: Combination | None
+    noise_weight: float
+
+    @property
+    def bootstraps(self) -> int:
+        return 1 if self.combination is not None else 2
+
+
 @dataclass
 class FhewCost:
-    """A cover of a netlist by FHEW cells: bootstraps, levels of bootstraps, and per cell
-    (root node) its leaves, truth table and cost."""
+    """A cover of a netlist by FHEW cells (by root node): bootstraps, levels of bootstraps,
+    and the largest noise weight of a cell."""
 
     bootstraps: int
     levels: int
-    cells: dict[int, tuple[tuple[int, ...], int, int]] = field(default_factory=dict)
+    cells: dict[int, Cell] = field(default_factory=dict)
     max_noise_weight: float = 0.0
 
 
@@ -289,46 +308,63 @@ def fhew_cost(c: Circuit, model: FhewGateModel | None = None) -> FhewCost:
             ref(n)
 
     # Step (4): the cover, its levels and its noise.
-    cells: dict[int, tuple[tuple[int, ...], int, int]] = {}
+    cells: dict[int, Cell] = {}
     level: dict[int, int] = {}
-    worst = 0.0
     for n in live:
         if refs[n] == 0:
             continue
         leaves, cost = best[n]
         table = _cone_table(c, n, leaves)
-        cells[n] = (leaves, table, cost)
         level[n] = 1 + max((level.get(leaf, 0) for leaf in leaves), default=0)
-        cell = model.cell(table, ratios(leaves)) if cost == 1 else None
-        worst = max(worst, cell[1] if cell else 2.0)
+        found = model.cell(table, ratios(leaves)) if cost == 1 else None
+        if cost == 1 and found is None:
+            raise AssertionError(f"cell of node {n} left the gate model")
+        comb, weight = found if found else (None, 2.0)
+        cells[n] = Cell(n, leaves, table, level[n], comb, weight)
     return FhewCost(
-        bootstraps=sum(cost for _, _, cost in cells.values()),
+        bootstraps=sum(cell.bootstraps for cell in cells.values()),
         levels=max((level[r] for r in roots), default=0),
         cells=cells,
-        max_noise_weight=worst,
+        max_noise_weight=max((cell.noise_weight for cell in cells.values()), default=0.0),
     )
 
 
 def evaluate_cover(
     c: Circuit, cost: FhewCost, inputs: dict[str, list[int]]
 ) -> dict[str, list[int]]:
-    """Evaluates the outputs of `c` from the cells of `cost` alone (each cell: its truth table
-    applied to its leaves' values), on lists of input values: checks that the cover is a
-    complete implementation. Raises ValueError when a cell reads a gate outside the cover."""
+    """Evaluates the outputs of `c` from the cells of `cost` alone, on lists of input values,
+    the way the FHEW target would run them: a one-bootstrap cell by its combination's phase,
+    u = 2 sum_i m_i x_i + c mod 8, output [u < 4]; a MUX cell by its truth table. Checks that the
+    cover is a complete implementation; raises ValueError when a cell reads a gate outside it."""
     count = len(next(iter(inputs.values()))) if inputs else 1
     value: dict[int, list[int]] = {0: [0] * count}
     for name, bits in c.inputs.items():
         for i, b in enumerate(bits):
             value[node_of(b)] = [(v >> i) & 1 for v in inputs[name]]
     for n in sorted(cost.cells):
-        leaves, table, _ = cost.cells[n]
-        for leaf in leaves:
+        cell = cost.cells[n]
+        for leaf in cell.leaves:
             if leaf not in value:
                 raise ValueError(f"cell {n} reads node {leaf}, which no cell computes")
-        value[n] = [
-            (table >> sum(value[leaf][j] << i for i, leaf in enumerate(leaves))) & 1
-            for j in range(count)
-        ]
+        comb = cell.combination
+        if comb is None:
+            value[n] = [
+                (cell.table >> sum(value[leaf][j] << i for i, leaf in enumerate(cell.leaves))) & 1
+                for j in range(count)
+            ]
+        else:
+            m = comb.multipliers
+            value[n] = [
+                int(
+                    (
+                        2 * sum(m[i] * value[leaf][j] for i, leaf in enumerate(cell.leaves))
+                        + comb.constant
+                    )
+                    % 8
+                    < 4
+                )
+                for j in range(count)
+            ]
     out: dict[str, list[int]] = {}
     for name, bits in c.outputs.items():
         words = [0] * count

@@ -214,10 +214,12 @@ def test_the_fhew_cover_implements_the_circuit(build: Callable[[], Circuit]) -> 
     low = expand_muxes_read_by_majorities(lower_thresholds(c))
     for mapped in (low, regroup_xors(low)):
         cost = fhew_cost(mapped, model)
-        assert cost.bootstraps == sum(k for _, _, k in cost.cells.values())
-        for leaves, table, k in cost.cells.values():
-            assert len(leaves) <= 3
-            assert k == 2 or model.cell(table) is not None  # (with unit ratios: a superset)
+        assert cost.bootstraps == sum(cell.bootstraps for cell in cost.cells.values())
+        assert cost.max_noise_weight <= model.max_noise_weight
+        for cell in cost.cells.values():
+            assert len(cell.leaves) <= 3
+            if cell.combination is None:
+                assert mapped.nodes[cell.root].kind.value == "mux"
         got = evaluate_cover(mapped, cost, inputs)
         assert all(got[k] == [int(v) for v in want[k]] for k in want)
     assert measure(c).bootstraps == min(
