@@ -16,7 +16,7 @@ from compiler.circuits.netlist import Circuit
 from compiler.errors import UserError
 
 TARGETS = ("fhew", "bfv")
-OPERATIONS = ("add", "mul", "mul_full", "lt", "lt_signed", "eq", "min", "max", "sum3")
+OPERATIONS = ("add", "mul", "mul_full", "lt", "lt_signed", "eq", "min", "max", "sum3", "div")
 
 
 def _candidates(op: str, width: int) -> dict[str, Callable[[], Circuit]]:
@@ -49,6 +49,12 @@ def _candidates(op: str, width: int) -> dict[str, Callable[[], Circuit]]:
             return {s: (lambda s=s: gen.build_minmax(width, op, False, s)) for s in gen.COMPARATORS}
         return {
             s: (lambda s=s: gen.build_comparator(width, "lt", signed, s)) for s in gen.COMPARATORS
+        }
+    if op == "div":
+        return {
+            f"{alg}+{a}": (lambda alg=alg, a=a: gen.build_divider(width, a, alg))
+            for alg in gen.DIVIDERS
+            for a in ("ripple", "sklansky")
         }
     if op == "eq":
         return {"tree": lambda: gen.build_comparator(width, "eq")}

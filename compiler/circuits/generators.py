@@ -405,6 +405,28 @@ def restoring_divide(c: Circuit, a: Word, b: Word, adder: str = "ripple") -> tup
     return quotient, rem
 
 
+def nonrestoring_divide(c: Circuit, a: Word, b: Word, adder: str = "ripple") -> tuple[Word, Word]:
+    """Unsigned non-restoring division: the partial remainder R (n + 1 bits, two's complement)
+    stays in [-b, b); each step R = 2R + a_i - b when R >= 0, else 2R + a_i + b (one adder whose
+    operand is b XOR the add/subtract control, no selection), q_i = [R >= 0]; a final
+    R += b when R < 0. The same results as `restoring_divide` (b = 0 included) without a MUX
+    per remainder bit. Returns (quotient, remainder)."""
+    _check_same(a, b)
+    n = len(a)
+    rem: Word = [FALSE] * (n + 1)
+    quotient: Word = [FALSE] * n
+    b_ext = [*b, FALSE]
+    for i in range(n - 1, -1, -1):
+        sub = negate(rem[n])  # subtract while the remainder is not negative
+        shifted = [a[i], *rem[:n]]
+        operand = [c.xor(x, sub) for x in b_ext]
+        rem, _ = add(c, shifted, operand, adder, cin=sub)
+        quotient[i] = negate(rem[n])
+    correction = [c.and_(x, rem[n]) for x in b_ext]
+    fixed, _ = add(c, rem, correction, adder)
+    return quotient, fixed[:n]
+
+
 def popcount(c: Circuit, a: Word, adder: str = "ripple") -> Word:
     """Number of ones of `a`, ceil(log2(n + 1)) bits, by Wallace compression of one column."""
     width = max(1, len(a).bit_length())
@@ -527,11 +549,17 @@ def build_select(width: int) -> Circuit:
     return c
 
 
-def build_divider(width: int, adder: str = "ripple") -> Circuit:
+DIVIDERS = ("restoring", "non-restoring")
+
+
+def build_divider(width: int, adder: str = "ripple", algorithm: str = "restoring") -> Circuit:
     """q = a // b and r = a % b (unsigned; b = 0 gives q = 2^width - 1, r = a)."""
+    if algorithm not in DIVIDERS:
+        raise UserError(f"unknown divider '{algorithm}'; expected one of {', '.join(DIVIDERS)}")
+    divide = restoring_divide if algorithm == "restoring" else nonrestoring_divide
 
     def body(c: Circuit, a: Word, b: Word) -> dict[str, Word]:
-        q, r = restoring_divide(c, a, b, adder)
+        q, r = divide(c, a, b, adder)
         return {"q": q, "r": r}
 
     return _binary(width, body)

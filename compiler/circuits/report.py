@@ -80,7 +80,14 @@ def _rows() -> list[tuple[str, int, Callable[[], Circuit]]]:
                     lambda w=w, s=structure: gen.build_minmax(w, "min", False, s),
                 )
             )
-        rows.append(("restoring divide (q, r)", w, lambda w=w: gen.build_divider(w)))
+        for alg in gen.DIVIDERS:
+            rows.append(
+                (
+                    f"{alg} divide (q, r)",
+                    w,
+                    lambda w=w, alg=alg: gen.build_divider(w, "ripple", alg),
+                )
+            )
     for w in (8, 16, 64):
         rows.append(("popcount", w, lambda w=w: gen.build_popcount(w)))
     return rows
@@ -106,6 +113,7 @@ def chooser_table() -> str:
         ("mul", (8, 16)),
         ("mul_full", (16,)),
         ("lt", (8, 16)),
+        ("div", (8,)),
     ):
         for w in widths:
             for target in ("fhew", "bfv"):
@@ -134,6 +142,7 @@ def abc_table() -> str:
         ("a < b, tree", gen.build_comparator(8, "lt")),
         ("min, ripple", gen.build_minmax(8, "min", False, "ripple")),
         ("restoring divide", gen.build_divider(8)),
+        ("non-restoring divide", gen.build_divider(8, "ripple", "non-restoring")),
         ("popcount", gen.build_popcount(8)),
     ]
     for label, c in cases:

@@ -59,6 +59,7 @@ CIRCUITS: dict[str, Callable[[], Circuit]] = {
     "max-tree": lambda: gen.build_minmax(8, "max", False, "tree"),
     "select": lambda: gen.build_select(8),
     "divide": lambda: gen.build_divider(8),
+    "divide-non-restoring": lambda: gen.build_divider(8, "ripple", "non-restoring"),
     "popcount": lambda: gen.build_popcount(8),
     "threshold-3-of-5": lambda: threshold_circuit(),
 }

@@ -149,13 +149,22 @@ def test_carry_save_tree_of_two_8_bit_operands_exhaustively(adder: str) -> None:
 
 
 @pytest.mark.parametrize("width", [8, 16, 32, 64])
-def test_restoring_divider(width: int) -> None:
+@pytest.mark.parametrize("algorithm", gen.DIVIDERS)
+def test_dividers(width: int, algorithm: str) -> None:
     top = (1 << width) - 1
 
     def ref(x: int, y: int) -> dict[str, int]:
         return {"q": x // y, "r": x % y} if y else {"q": top, "r": x}
 
-    check(gen.build_divider(width), width, ref)
+    check(gen.build_divider(width, "ripple", algorithm), width, ref)
+
+
+@pytest.mark.parametrize("algorithm", gen.DIVIDERS)
+def test_dividers_with_a_prefix_adder(algorithm: str) -> None:
+    def ref(x: int, y: int) -> dict[str, int]:
+        return {"q": x // y, "r": x % y} if y else {"q": 255, "r": x}
+
+    check(gen.build_divider(8, "sklansky", algorithm), 8, ref)
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 16, 64])
@@ -227,6 +236,7 @@ def test_carry_save_trees(width: int, operands_count: int, adder: str) -> None:
         (lambda: gen.build_shift(8, "spin", 1), "unknown shift 'spin'"),
         (lambda: gen.build_multi_adder(8, 1), "at least 2 operands"),
         (lambda: gen.build_divider(0), "width 0"),
+        (lambda: gen.build_divider(8, "ripple", "srt"), "unknown divider 'srt'"),
         (lambda: gen.build_popcount(0), "width 0"),
     ],
 )

@@ -190,6 +190,7 @@ def test_regrouping_xor_trees_keeps_the_function(build: Callable[[], Circuit]) -
         lambda: gen.build_multiplier(8, "dadda", True, "sklansky"),
         lambda: gen.build_minmax(8, "min", True, "ripple"),
         lambda: gen.build_divider(6),
+        lambda: gen.build_divider(6, "sklansky", "non-restoring"),
         lambda: gen.build_popcount(8),
     ],
 )
