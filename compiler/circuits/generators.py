@@ -3,8 +3,8 @@
 The constructions are those of H. Chen's survey of homomorphic integer arithmetic (the seed
 slides: ripple-carry and carry-lookahead adders, log-depth prefix adders, 3-for-2 carry-save
 reduction, array and tree multipliers) and the textbook ones (N. Weste, D. Harris, "CMOS VLSI
-Design", ch. 11): Sklansky, Kogge-Stone and Brent-Kung prefix networks; Wallace and Dadda
-column compression; restoring division.
+Design", ch. 11): Sklansky, Kogge-Stone and Brent-Kung prefix networks; Wallace's row-wise and
+Dadda's column-wise compression; restoring and non-restoring division.
 
 Two facts shape every construction here:
 - the generate g = a & b and propagate p = a ^ b of one position are never both 1, and neither
