@@ -1,0 +1,1 @@
+"""Tests of the Boolean circuit layer (compiler/circuits/, issue #23)."""
