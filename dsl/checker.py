@@ -501,8 +501,11 @@ class Checker:
             )
         const = None
         if t.const is not None:
-            const = t.const**k
-            if not math.isfinite(const):
+            try:
+                const = t.const**k
+            except OverflowError:  # a float power raises instead of giving inf (found by fuzzing)
+                const = None
+            if const is not None and not math.isfinite(const):
                 const = None
         interval = _safe(lambda: t.interval.power(k))
         return ValueType(t.shape, t.secret, t.bounded, interval, const, t.unbounded_why)

@@ -274,3 +274,17 @@ def test_regression_infinite_bound_is_an_error_not_a_crash() -> None:
     err = info.value.errors[0]
     assert str(err).startswith("big.hec:1:12: error: the bound of size parameter 'N' must be")
     assert "got inf" in err.message
+
+
+def test_regression_a_constant_power_that_overflows_is_not_a_crash() -> None:
+    """`1e200^2` (found by the atheris front-end fuzzer at 10^6 executions): Python's float
+    power raises OverflowError instead of giving inf, and the checker's constant folding let
+    it escape as a traceback. The constant is now left unfolded; a secret value it makes
+    unbounded is refused with a located error by the compiler's range analysis."""
+    from driver.pipeline import Options, run_pipeline
+
+    text = "param N <= 10\ninput x: secret[N] in [0.0, 1.0]\na = 1e200^2\nreveal s = sum(x) * a\n"
+    checked = check(parse_program(text, "ovf.hec"))
+    with pytest.raises(UserError) as info:
+        run_pipeline(checked, Options())
+    assert str(info.value).startswith("ovf.hec:4:12: error: the secret value s has no finite")
