@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,13 +112,24 @@ def run_ckks(program: str, n: int, d: int, work: Path) -> float | str:
     why there is none (the CKKS compiler refuses or fails)."""
     from compiler.analysis.sizes import Sizes
     from compiler.errors import InternalError, UserError
-    from driver.pipeline import Options
+    from driver.pipeline import Options, compile_file, report_of
     from driver.roles import RoleSequence
-    from driver.run import compile_cpp
+    from driver.run import build_cpp
 
     src = ROOT / "bench" / f"labhe_{program}.hec"
     try:
-        built = compile_cpp(src, work / "build", Options(sizes=Sizes.of({"N": n, "D": d})))
+        comp = compile_file(src, Options(sizes=Sizes.of({"N": n, "D": d})))
+        # The report's upload: CKKS holds X[N, D] one ciphertext per element (no layout along
+        # N yet, issue 21), so the larger covariances upload more than the disk holds.
+        sizes = report_of(comp)["sizes"]
+        upload = int(sizes["upload_per_individual"]) * n + int(sizes["upload_other"])
+        free = shutil.disk_usage(work).free
+        if upload > 0.8 * free:
+            return (
+                f"not run (its upload is {upload / 2**30:.1f} GiB, more than this disk's "
+                f"{free / 2**30:.0f} GiB free can take: one ciphertext per element)"
+            )
+        built = build_cpp(comp, src, work / "build")
         rng = np.random.default_rng(n * 31 + d)
         x = work / "X.npy"
         np.save(x, rng.uniform(-10.0, 10.0, (n, d)))
