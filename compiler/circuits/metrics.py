@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.circuits.fhew_model import FhewGateModel, fhew_cost
-from compiler.circuits.netlist import FALSE, TRUE, Circuit, Kind, Lit, node_of
+from compiler.circuits.netlist import FALSE, TRUE, Circuit, Kind, Lit, Node, node_of
 
 
 def lower_thresholds(c: Circuit, max_inputs: int = 3) -> Circuit:
@@ -28,37 +28,17 @@ def lower_thresholds(c: Circuit, max_inputs: int = 3) -> Circuit:
         for n in c.live_nodes()
     ):
         return c
-    fresh = Circuit()
-    out: dict[int, Lit] = {0: FALSE}
-    for name, bits in c.inputs.items():
-        for old, new in zip(
-            bits, fresh.input(name, len(bits), signed=name in c.signed_inputs), strict=True
-        ):
-            out[node_of(old)] = new
 
-    def lit(x: Lit) -> Lit:
-        return out[node_of(x)] ^ (x & 1)
+    def rule(target: Circuit, n: int, node: Node, ins: list[Lit]) -> Lit | None:
+        if node.kind is not Kind.THRESHOLD or len(ins) <= max_inputs:
+            return None
+        # row[j] = at least j of the inputs so far (row[0] = true).
+        row = [TRUE] + [FALSE] * node.k
+        for x in ins:
+            row = [TRUE] + [target.mux(x, row[j - 1], row[j]) for j in range(1, node.k + 1)]
+        return row[node.k]
 
-    for n in c.live_nodes():
-        node = c.nodes[n]
-        ins = [lit(x) for x in node.fanins]
-        if node.kind is Kind.AND:
-            out[n] = fresh.and_(*ins)
-        elif node.kind is Kind.XOR:
-            out[n] = fresh.xor(*ins)
-        elif node.kind is Kind.MUX:
-            out[n] = fresh.mux(*ins)
-        elif len(ins) <= max_inputs:
-            out[n] = fresh.threshold(node.k, ins)
-        else:
-            # row[j] = at least j of the inputs so far (row[0] = true).
-            row = [TRUE] + [FALSE] * node.k
-            for x in ins:
-                row = [TRUE] + [fresh.mux(x, row[j - 1], row[j]) for j in range(1, node.k + 1)]
-            out[n] = row[node.k]
-    for name, bits in c.outputs.items():
-        fresh.output(name, [lit(b) for b in bits])
-    return fresh
+    return c.cleaned(rule)
 
 
 def regroup_xors(c: Circuit) -> Circuit:
@@ -149,34 +129,14 @@ def expand_muxes_read_by_majorities(c: Circuit) -> Circuit:
             )
     if not read_by_majority:
         return c
-    fresh = Circuit()
-    out: dict[int, Lit] = {0: FALSE}
-    for name, bits in c.inputs.items():
-        for old, new in zip(
-            bits, fresh.input(name, len(bits), signed=name in c.signed_inputs), strict=True
-        ):
-            out[node_of(old)] = new
 
-    def lit(x: Lit) -> Lit:
-        return out[node_of(x)] ^ (x & 1)
+    def rule(target: Circuit, n: int, node: Node, ins: list[Lit]) -> Lit | None:
+        if node.kind is not Kind.MUX or n not in read_by_majority:
+            return None
+        s, t, f = ins
+        return target.or_(target.and_(s, t), target.and_(s ^ 1, f))
 
-    for n in live:
-        node = c.nodes[n]
-        ins = [lit(x) for x in node.fanins]
-        if node.kind is Kind.AND:
-            out[n] = fresh.and_(*ins)
-        elif node.kind is Kind.XOR:
-            out[n] = fresh.xor(*ins)
-        elif node.kind is Kind.MUX and n in read_by_majority:
-            s, t, f = ins
-            out[n] = fresh.or_(fresh.and_(s, t), fresh.and_(s ^ 1, f))
-        elif node.kind is Kind.MUX:
-            out[n] = fresh.mux(*ins)
-        else:
-            out[n] = fresh.threshold(node.k, ins)
-    for name, bits in c.outputs.items():
-        fresh.output(name, [lit(b) for b in bits])
-    return fresh
+    return c.cleaned(rule)
 
 
 @dataclass

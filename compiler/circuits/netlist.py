@@ -64,6 +64,11 @@ class Node:
     k: int = 0
 
 
+# A node rebuilt another way by `Circuit.copy_into`: (target, node id, node, its inputs' target
+# literals) -> the node's literal, or None for the node's own builder.
+Rule = Callable[["Circuit", int, Node, list[Lit]], Lit | None]
+
+
 class Circuit:
     """A Boolean netlist under construction (see the module docstring)."""
 
@@ -284,9 +289,13 @@ class Circuit:
             if seen[n] and node.kind not in (Kind.CONST, Kind.INPUT)
         ]
 
-    def copy_into(self, target: Circuit, mapping: dict[int, Lit]) -> dict[int, Lit]:
+    def copy_into(
+        self, target: Circuit, mapping: dict[int, Lit], rule: Rule | None = None
+    ) -> dict[int, Lit]:
         """Rebuilds the live gates of this circuit in `target` through its builders (so they are
-        hashed and folded again); `mapping` gives the target literal of every input node."""
+        hashed and folded again); `mapping` gives the target literal of every input node.
+        `rule(target, n, node, ins)` may build node n another way (its literal), or return
+        None for the node's own builder."""
         out = dict(mapping)
         out[0] = FALSE
 
@@ -296,7 +305,10 @@ class Circuit:
         for n in self.live_nodes():
             node = self.nodes[n]
             ins = [lit(x) for x in node.fanins]
-            if node.kind is Kind.AND:
+            built = None if rule is None else rule(target, n, node, ins)
+            if built is not None:
+                out[n] = built
+            elif node.kind is Kind.AND:
                 out[n] = target.and_(*ins)
             elif node.kind is Kind.XOR:
                 out[n] = target.xor(*ins)
@@ -306,15 +318,16 @@ class Circuit:
                 out[n] = target.threshold(node.k, ins)
         return out
 
-    def cleaned(self) -> Circuit:
-        """A copy with only the live gates, rebuilt (hashed and folded) in topological order."""
+    def cleaned(self, rule: Rule | None = None) -> Circuit:
+        """A copy with only the live gates, rebuilt (hashed and folded) in topological order;
+        `rule` as in `copy_into`."""
         fresh = Circuit()
         mapping: dict[int, Lit] = {}
         for name, bits in self.inputs.items():
             new_bits = fresh.input(name, len(bits), signed=name in self.signed_inputs)
             for old, new in zip(bits, new_bits, strict=True):
                 mapping[node_of(old)] = new
-        out = self.copy_into(fresh, mapping)
+        out = self.copy_into(fresh, mapping, rule)
         for name, bits in self.outputs.items():
             fresh.output(name, [out[node_of(b)] ^ (b & 1) for b in bits])
         return fresh
