@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -269,6 +270,9 @@ def main() -> None:
         f"same run); start: {load()}",
         flush=True,
     )
+    # SIGTERM unwinds like Ctrl-C, so the temporary directory (tens of GB of ciphertexts at
+    # n = 2^20) is removed, not left to fill the disk.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     with tempfile.TemporaryDirectory(prefix="hec-bench-labhe-") as tmp:
         out = Path(tmp)
         wide = [d for d in dims if d > 2]
