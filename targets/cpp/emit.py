@@ -674,7 +674,8 @@ def _ckks_parts(
         if dec.digit_value is None:
             p = precision[dec.sym_value]
             add(f"  s.outputs.back().flood_sigma = {_double(flooding_sigma(p.sigma))};")
-            bits = max(p.flooded_precision_bits(), -1000.0)  # -inf: no precision at all
+            # -inf: no precision at all; +inf: an exact value (no error to flood)
+            bits = min(max(p.flooded_precision_bits(), -1000.0), 1000.0)
             add(f"  s.outputs.back().flooded_precision_bits = {_double(bits)};")
             if (check := checks.get(dec.sym_value)) is not None:
                 add(f"  s.outputs.back().promised_bits = {_double(check.promised_bits)};")

@@ -19,7 +19,7 @@ from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
 from compiler.types import FiniteSet, Interval, domain_interval
 from driver.pipeline import Compilation, Options, report_of, run_pipeline, sizes_for_run
-from driver.run import build_cpp
+from driver.run import build_cpp, owner_inputs
 from dsl.checker import CheckedProgram, check
 from dsl.parser import parse_file
 from dsl.reference import evaluate
@@ -78,7 +78,10 @@ def _check_encrypted(comp: Compilation, source: Path, work: Path) -> None:
     for seed in range(SEEDS):
         data = _inputs(comp, sizes, seed)
         files: dict[str, Path] = {}
-        for name, value in data.items():  # every declared input, as `hec run` passes them
+        owned = owner_inputs(comp.program)
+        for name, value in data.items():  # the inputs the program encrypts, as `hec run` does
+            if name not in owned:
+                continue
             files[name] = work / f"in{seed}" / f"{name}.npy"
             files[name].parent.mkdir(parents=True, exist_ok=True)
             np.save(files[name], value)
