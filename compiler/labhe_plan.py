@@ -81,6 +81,10 @@ class LabheProgram:
     steps: list[Step] = field(default_factory=list)
     reveals: list[PlanReveal] = field(default_factory=list)
 
+    def check_bits(self) -> int:
+        """The check bits per entry its reveals need (`check_bits_per_entry`)."""
+        return check_bits_per_entry([self.steps[r.register].shape for r in self.reveals])
+
     def text(self) -> str:
         lines = ["hec-labhe-plan 1", f"program {self.name}", f"message_bits {self.message_bits}"]
         for s in self.steps:

@@ -32,7 +32,6 @@ from compiler.errors import UserError
 from compiler.labhe_plan import (
     CHECK_BITS,
     LabheProgram,
-    check_bits_per_entry,
     ciphertext_bytes,
     evaluate_plain,
     message_bytes,
@@ -164,9 +163,7 @@ def labhe_report(comp: LabheCompilation) -> dict[str, Any]:
             "modulus_bits": bits,
             "security_bits": SECURITY_BITS[bits],
             "message_bits": plan.message_bits if scheme == "jl" else bits,
-            "check_bits": check_bits_per_entry(
-                [plan.steps[r.register].shape for r in plan.reveals]
-            ),
+            "check_bits": plan.check_bits(),
             "plan_digest": plan.digest,
         },
         "inputs": inputs,

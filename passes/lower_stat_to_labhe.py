@@ -40,7 +40,6 @@ from compiler.labhe_plan import (
     PlanInput,
     PlanReveal,
     Step,
-    check_bits_per_entry,
 )
 from compiler.types import FiniteSet, Interval
 
@@ -158,8 +157,7 @@ class LowerStatToLabhe:
             raise UserError("the program reveals nothing")
         _remove_dead_steps(plan)
         widest = max(r.bound for r in plan.reveals)
-        shapes = [plan.steps[r.register].shape for r in plan.reveals]
-        plan.message_bits = max(8, (2 * widest + 1).bit_length() + check_bits_per_entry(shapes))
+        plan.message_bits = max(8, (2 * widest + 1).bit_length() + plan.check_bits())
         return plan
 
     # --- helpers --------------------------------------------------------------------------

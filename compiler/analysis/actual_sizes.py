@@ -112,9 +112,16 @@ def output_checks(
     need = {p.name: promise.of(p.name) + flooding_bits for p in at_bounds}
     errors = {p.name: p.error_bound for p in at_bounds}
 
+    analysed: dict[tuple[tuple[str, int], ...], dict[str, float]] = {}
+
     def ranges_at(sizes: Mapping[str, int]) -> dict[str, float]:
-        rng = value_ranges(program, sizes)
-        return {n: magnitude(range_of(rng, d.input)) for n, d in decs.items()}
+        """The revealed values' range bounds at `sizes` (each point analysed once: the
+        smallest and the declared sizes are grid points too)."""
+        key = tuple(sorted(sizes.items()))
+        if key not in analysed:
+            rng = value_ranges(program, sizes)
+            analysed[key] = {n: magnitude(range_of(rng, d.input)) for n, d in decs.items()}
+        return analysed[key]
 
     def holds(name: str, r: float) -> bool:
         e = errors[name]
@@ -157,9 +164,6 @@ def _undominated(
 
     return [
         (c, r)
-        for i, (c, r) in enumerate(rows)
-        if not any(
-            j != i and le(c2, c) and r2 >= r and (c2, r2) != (c, r)
-            for j, (c2, r2) in enumerate(rows)
-        )
+        for c, r in rows
+        if not any(le(c2, c) and r2 >= r and (c2, r2) != (c, r) for c2, r2 in rows)
     ]

@@ -83,12 +83,7 @@ def regroup_xors(c: Circuit) -> Circuit:
             continue
         if node.kind is not Kind.XOR:
             ins = [lit(x) for x in node.fanins]
-            if node.kind is Kind.AND:
-                out[n] = fresh.and_(*ins)
-            elif node.kind is Kind.MUX:
-                out[n] = fresh.mux(*ins)
-            else:
-                out[n] = fresh.threshold(node.k, ins)
+            out[n] = fresh.gate_like(node, ins)
             level[node_of(out[n])] = 1 + max(lvl(x) for x in ins)
             continue
         leaves: list[Lit] = []

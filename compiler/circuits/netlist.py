@@ -306,17 +306,18 @@ class Circuit:
             node = self.nodes[n]
             ins = [lit(x) for x in node.fanins]
             built = None if rule is None else rule(target, n, node, ins)
-            if built is not None:
-                out[n] = built
-            elif node.kind is Kind.AND:
-                out[n] = target.and_(*ins)
-            elif node.kind is Kind.XOR:
-                out[n] = target.xor(*ins)
-            elif node.kind is Kind.MUX:
-                out[n] = target.mux(*ins)
-            else:
-                out[n] = target.threshold(node.k, ins)
+            out[n] = target.gate_like(node, ins) if built is None else built
         return out
+
+    def gate_like(self, node: Node, ins: list[Lit]) -> Lit:
+        """A gate of `node`'s kind (and threshold) over `ins`, built here (hashed, folded)."""
+        if node.kind is Kind.AND:
+            return self.and_(*ins)
+        if node.kind is Kind.XOR:
+            return self.xor(*ins)
+        if node.kind is Kind.MUX:
+            return self.mux(*ins)
+        return self.threshold(node.k, ins)
 
     def cleaned(self, rule: Rule | None = None) -> Circuit:
         """A copy with only the live gates, rebuilt (hashed and folded) in topological order;
