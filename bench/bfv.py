@@ -1,4 +1,5 @@
-"""`bench/run bfv`: our BFV (HPS RNS variant) against OpenFHE's BFVrns (HPS) in the same run.
+"""`bench/run bfv`: our BFV (HPS RNS variant) against OpenFHE's BFVrns (HPS) and Lattigo's
+BFV (bench/lattigo) in the same run.
 
 Main table, at (N = 2^13, 2 limbs), (2^14, 4 limbs), (2^15, 8 limbs) of 60-bit primes,
 t = 65537 (batching), hybrid key switching with dnum = 2 and 60-bit special primes on both
@@ -17,6 +18,16 @@ Medians of `--repeats` runs (default 7) after one warm-up, in process CPU time o
 (single-threaded runs; on a machine shared with other builds wall time mostly measures the
 scheduler). Absolute times are hints, the ratios (ours / OpenFHE, same run) are the result.
 Target: ratio <= 0.5.
+
+Lattigo (the bgv package's scale-invariant evaluator, Lattigo's BFV) gets the same ring
+dimension, limbs of 60 bits and t, and ceil(limbs / dnum) special primes of 60 bits (Lattigo's
+digit count is ceil(limbs / special primes)); GOMAXPROCS=1, process CPU time (getrusage,
+garbage collection included). Its "rotate rows by 1" is RotateColumns(1) (Lattigo's name for
+the rotation inside each half of the slots, OpenFHE's EvalRotate(1)). Lattigo rejects t = 2
+(it needs a plaintext modulus with a cyclotomic order >= 16), so the grid rows say so. The
+bare key switch (ApplyEvaluationKey) and add are Lattigo-only rows (ours: -). A reference
+that cannot be set up or run shows "not available (reason)" and the bench goes on;
+`ratio_fastest` = ours / fastest reference.
 """
 
 from __future__ import annotations
@@ -26,11 +37,23 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, Row, print_rows, reference_python
+from common import (
+    LATTIGO,
+    ROOT,
+    Reference,
+    Row,
+    lattigo_version,
+    openfhe_version,
+    print_rows,
+    reference_python,
+    run_lattigo,
+    try_reference,
+)
 
 MAIN_CASES = ((13, 2, 1), (14, 4, 5), (15, 8, 12))  # (log N, limbs, OpenFHE depth)
 GRID_DEPTHS = (1, 5, 10, 20, 30)
@@ -66,9 +89,9 @@ def parse(out: str) -> tuple[Any, dict[str, float]]:
     return params, times
 
 
-def run_reference(py: str, cfg: dict[str, Any]) -> tuple[Any, dict[str, float]]:
+def run_reference(cfg: dict[str, Any]) -> tuple[Any, dict[str, float]]:
     out = subprocess.run(
-        [py, str(ROOT / "bench" / "bfv_reference.py"), json.dumps(cfg)],
+        [reference_python(), str(ROOT / "bench" / "bfv_reference.py"), json.dumps(cfg)],
         check=True,
         capture_output=True,
         text=True,
@@ -90,13 +113,41 @@ def run_ours(
     return parse(out.stdout)
 
 
+def run_lattigo_bfv(
+    log_n: int, limbs: int, t: int, dnum: int, repeats: int, ops: str
+) -> tuple[dict[str, float], str]:
+    """Lattigo's BFV at these parameters: ({op: seconds}, a note on its parameters)."""
+    cfg = {"scheme": "bfv", "log_n": log_n, "log_q": [60] * limbs, "t": t, "ops": ops}
+    cfg.update({"log_p": [60] * -(-limbs // dnum), "repeats": repeats, "clock": "cpu"})
+    params, times = run_lattigo(cfg, threads=1)
+    note = f"dnum {params['dnum']}, {params['special']} special primes, log QP "
+    return times, note + f"{params['log_qp']:.0f}, GOMAXPROCS=1"
+
+
+def references(
+    op: str,
+    ref: dict[str, float] | None,
+    ref_note: str,
+    lattigo: tuple[dict[str, float], str] | None,
+    lattigo_note: str,
+) -> tuple[Reference, ...]:
+    """The row's OpenFHE and Lattigo cells (ms), or why they are missing."""
+    openfhe_ms = ref[op] * 1e3 if ref and op in ref else None
+    lattigo_ms = lattigo[0][op] * 1e3 if lattigo and op in lattigo[0] else None
+    openfhe_note = ref_note or ("" if openfhe_ms is not None else "not measured")
+    lattigo_note = lattigo_note or (lattigo[1] if lattigo_ms is not None else "not measured")
+    return (
+        Reference("openfhe", openfhe_version(), openfhe_ms, openfhe_note),
+        Reference(LATTIGO, lattigo_version(), lattigo_ms, lattigo_note),
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="BFV (HPS) vs OpenFHE BFVrns HPS")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--skip-grid", action="store_true", help="only the main table")
     parser.add_argument("--max-log-n", type=int, default=15, help="skip larger main cases")
     args = parser.parse_args()
-    py = reference_python()
     rows: list[Row] = []
     notes: list[str] = []
     for log_n, limbs, depth in MAIN_CASES:
@@ -104,34 +155,50 @@ def main() -> int:
             continue
         cfg: dict[str, Any] = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS, "dnum": DNUM}
         cfg.update({"repeats": args.repeats, "ops": "all"})
-        ref_params, ref = run_reference(py, cfg)
-        if ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs:
+        measured, ref_note = try_reference("openfhe", partial(run_reference, cfg))
+        ref_params, ref = measured if measured else ({"limbs": limbs}, None)
+        if ref and (ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs):
             notes.append(f"N=2^{log_n}: OpenFHE chose {ref_params}, wanted {limbs} limbs")
-        ours_params, ours = run_ours(
-            log_n, ref_params["limbs"], PLAIN_MODULUS, DNUM, args.repeats, "all"
+        limbs = ref_params["limbs"]
+        ours_params, ours = run_ours(log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all")
+        lattigo, lattigo_note = try_reference(
+            LATTIGO,
+            partial(run_lattigo_bfv, log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all"),
         )
         notes.append(f"N=2^{log_n}: ours {ours_params}; OpenFHE {ref_params}")
         for op, label in OPS:
             if op in ours:
-                case = f"N=2^{log_n} Q={ref_params['limbs']}x60 {label}"
-                rows.append(Row("bfv", case, ours[op] * 1e3, ref.get(op, 0) * 1e3 or None, "ms"))
+                case = f"N=2^{log_n} Q={limbs}x60 {label}"
+                refs = references(op, ref, ref_note, lattigo, lattigo_note)
+                rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
+        for op, label in (("keyswitch", "key switch alone"), ("add", "add")):
+            refs = references(op, None, "not measured", lattigo, lattigo_note)
+            rows.append(Row("bfv", f"N=2^{log_n} Q={limbs}x60 {label}", None, None, "ms", refs))
     if not args.skip_grid:
         for depth in GRID_DEPTHS:
             cfg = {"log_n": 0, "depth": depth, "t": 2, "dnum": DNUM, "repeats": args.repeats}
             cfg["ops"] = "mult"  # multiply timings only
-            ref_params, ref = run_reference(py, cfg)
+            measured, ref_note = try_reference("openfhe", partial(run_reference, cfg))
+            if measured is None:
+                notes.append(f"grid L={depth}: skipped, OpenFHE chooses its ring ({ref_note})")
+                continue
+            ref_params, ref = measured
             n = int(ref_params["ring_dim"])
             log_n = n.bit_length() - 1
             limbs = int(ref_params["limbs"])
             dnum = int(ref_params["dnum"])
             ours_params, ours = run_ours(log_n, limbs, 2, dnum, args.repeats, "mult")
+            lattigo, lattigo_note = try_reference(
+                LATTIGO, partial(run_lattigo_bfv, log_n, limbs, 2, dnum, args.repeats, "mult")
+            )
             notes.append(f"grid L={depth}: ours {ours_params}; OpenFHE {ref_params}")
             for op, label in OPS[:2]:
                 case = f"grid L={depth} n=2^{log_n} Q={limbs}x60 t=2 {label}"
-                rows.append(Row("bfv", case, ours[op] * 1e3, ref[op] * 1e3, "ms"))
+                refs = references(op, ref, ref_note, lattigo, lattigo_note)
+                rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
     print_rows(
-        "BFV (HPS) vs OpenFHE BFVrns HPS, 1 thread, median CPU ms (ratio = ours / OpenFHE; "
-        "target <= 0.5)",
+        f"BFV (HPS) vs OpenFHE {openfhe_version()} BFVrns HPS and Lattigo {lattigo_version()} "
+        "BFV, 1 thread, median CPU ms (ratio_fastest = ours / fastest reference; target <= 0.5)",
         rows,
     )
     for note in notes:

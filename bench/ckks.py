@@ -1,4 +1,5 @@
-"""`bench/run ckks`: our RNS-CKKS runtime against OpenFHE (PyPI wheel) in the same run.
+"""`bench/run ckks`: our RNS-CKKS runtime against OpenFHE (PyPI wheel) and Lattigo (Go,
+bench/lattigo) in the same run.
 
 For each parameter set both sides are configured with the same ring dimension, the same
 first-prime and scaling-prime bit sizes and number of limbs, the same number of
@@ -10,6 +11,14 @@ OMP_NUM_THREADS=1). Medians over repeats of the CPU time of the calling thread b
 (this machine's 2 cores are shared: wall time mostly measures waiting for a core; `--wall`
 switches both sides to wall time). The OpenFHE times include Python call overhead (about a
 microsecond per call, small against every row but `add`).
+
+Lattigo gets the same ring dimension, prime sizes and limbs; its hybrid key switching has
+ceil(limbs / special primes) digits, so it is given ceil(limbs / dnum) special primes of 60
+bits to have the same number of digits (one more special prime than OpenFHE and ours at
+N = 2^16). GOMAXPROCS=1; its CPU clock is the process's (getrusage: includes Go's garbage
+collector). Its rows also include the bare key switch (ApplyEvaluationKey), which our bench
+binary does not time on its own (ours: -). A reference that cannot be set up or run shows
+"not available (reason)" and the bench goes on; `ratio_fastest` = ours / fastest reference.
 
 Usage: bench/run ckks [--quick] [--wall] [--only LOG_N]
   --quick: skip the N = 2^16 set; --only LOG_N: only the set with N = 2^LOG_N (13, 14 or 16;
@@ -23,10 +32,22 @@ import math
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, Row, print_rows, reference_python
+from common import (
+    LATTIGO,
+    ROOT,
+    Reference,
+    Row,
+    lattigo_version,
+    openfhe_version,
+    print_rows,
+    reference_python,
+    run_lattigo,
+    try_reference,
+)
 
 OPS = [
     ("encrypt", "encrypt (public key)"),
@@ -83,7 +104,9 @@ def run_ours(cfg: dict, dot: int = 0) -> dict[str, float]:
     return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
 
 
-def run_reference(python: str, cfg: dict, dot: int = 0) -> dict[str, float]:
+def run_reference(python: str | None, cfg: dict, dot: int = 0) -> dict[str, float]:
+    """OpenFHE's medians; `python` None: the interpreter bench/setup-reference installs."""
+    python = python or reference_python()
     script = ROOT / "bench" / "ckks_reference.py"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run(
@@ -96,12 +119,58 @@ def run_reference(python: str, cfg: dict, dot: int = 0) -> dict[str, float]:
     return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
 
 
+def run_lattigo_ckks(cfg: dict, dot: int = 0) -> tuple[dict[str, float], str]:
+    """Lattigo at the parameters of `cfg`: ({op: seconds}, a note on its parameters)."""
+    limbs = cfg["levels"] + 1
+    lattigo_cfg = {
+        "scheme": "ckks",
+        "log_n": cfg["log_n"],
+        "log_q": [cfg["first_bits"]] + [cfg["scale_bits"]] * cfg["levels"],
+        "log_p": [SPECIAL_BITS] * math.ceil(limbs / cfg["dnum"]),
+        "log_scale": cfg["scale_bits"],
+        "repeats": cfg["repeats"],
+        "clock": cfg["clock"],
+        "dot": dot,
+    }
+    params, times = run_lattigo(lattigo_cfg, threads=1)
+    note = (
+        f"dnum {params['dnum']}, {params['special']} special primes, "
+        f"log QP {params['log_qp']:.0f}, GOMAXPROCS=1"
+    )
+    return times, note
+
+
+def references(
+    op: str,
+    ref: dict[str, float] | None,
+    ref_note: str,
+    lattigo: tuple[dict[str, float], str] | None,
+    lattigo_note: str,
+) -> tuple[Reference, ...]:
+    """The row's OpenFHE and Lattigo cells (ms), or why they are missing."""
+    openfhe_ms = ref[op] * 1e3 if ref and op in ref else None
+    lattigo_ms = lattigo[0][op] * 1e3 if lattigo and op in lattigo[0] else None
+    return (
+        Reference(
+            "openfhe",
+            openfhe_version(),
+            openfhe_ms,
+            ref_note or ("" if openfhe_ms is not None else "not measured"),
+        ),
+        Reference(
+            LATTIGO,
+            lattigo_version(),
+            lattigo_ms,
+            lattigo_note or (lattigo[1] if lattigo and lattigo_ms is not None else "not measured"),
+        ),
+    )
+
+
 def main() -> int:
     global CLOCK
     quick = "--quick" in sys.argv[1:]
     if "--wall" in sys.argv[1:]:
         CLOCK = "wall"
-    python = reference_python()
     sets = [
         ("N=2^13 L=4", config(13, 45, 35, 4, 4, 15)),
         ("N=2^14 L=6", config(14, 50, 40, 6, 3, 9)),
@@ -123,26 +192,27 @@ def main() -> int:
     rows: list[Row] = []
     for name, cfg in sets:
         ours = run_ours(cfg)
-        ref = run_reference(python, cfg)
+        ref, ref_note = try_reference("openfhe", partial(run_reference, None, cfg))
+        lattigo, lattigo_note = try_reference(LATTIGO, partial(run_lattigo_ckks, cfg))
         for op, label in OPS:
-            rows.append(Row("ckks", f"{name} {label}", ours[op] * 1e3, ref[op] * 1e3, "ms"))
+            refs = references(op, ref, ref_note, lattigo, lattigo_note)
+            rows.append(Row("ckks", f"{name} {label}", ours[op] * 1e3, refs[0].value, "ms", refs))
+        refs = references("keyswitch", None, "not measured", lattigo, lattigo_note)
+        rows.append(Row("ckks", f"{name} key switch alone", None, None, "ms", refs))
     if only is None:
         dot_cfg = config(13, 45, 35, 3, 3, 5)
         pairs = 1000
         ours = run_ours(dot_cfg, dot=pairs)
-        ref = run_reference(python, dot_cfg, dot=pairs)
-        rows.append(
-            Row(
-                "ckks",
-                f"N=2^13 L=3 fused dot, {pairs} pairs (ref: EvalMultNoRelin+EvalAdd)",
-                ours["dot"] * 1e3,
-                ref["dot"] * 1e3,
-                "ms",
-            )
-        )
+        ref, ref_note = try_reference("openfhe", partial(run_reference, None, dot_cfg, pairs))
+        lattigo, lattigo_note = try_reference(LATTIGO, partial(run_lattigo_ckks, dot_cfg, pairs))
+        refs = references("dot", ref, ref_note, lattigo, lattigo_note)
+        case = f"N=2^13 L=3 fused dot, {pairs} pairs (OpenFHE: EvalMultNoRelin+EvalAdd; "
+        case += "Lattigo: MulThenAdd)"
+        rows.append(Row("ckks", case, ours["dot"] * 1e3, refs[0].value, "ms", refs))
     what = "CPU" if CLOCK == "cpu" else "wall"
     print_rows(
-        f"RNS-CKKS, ours vs OpenFHE 1.6.1 (1 thread each, median {what} ms; ratio = ours/OpenFHE)",
+        f"RNS-CKKS, ours vs OpenFHE {openfhe_version()} and Lattigo {lattigo_version()} "
+        f"(1 thread each, median {what} ms; ratio_fastest = ours / fastest reference)",
         rows,
     )
     return 0

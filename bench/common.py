@@ -2,7 +2,11 @@
 
 Every benchmark ends by printing one JSON object per measured row with the keys `bench`,
 `case`, `ours`, `reference`, `ratio`, `unit` (`reference` and `ratio` null where there is
-no reference), after its human-readable table.
+no reference), after its human-readable table. Benchmarks with several reference libraries
+(ckks, bfv, fhew) also give `references` (per library: name, version, value or null, note —
+the parameters, or why the library is not available), `ratio_fastest` (ours / the fastest
+available reference) and, where tfhe-rs is one of them, `ratio_tfhe`; `reference`/`ratio`
+stay the OpenFHE figure. `ours` is null on a row only a reference measures.
 """
 
 from __future__ import annotations
@@ -11,39 +15,76 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference library's figure in a row: `value` is None when the library is not
+    available (`note` says why) or does not measure that case."""
+
+    name: str
+    version: str
+    value: float | None
+    note: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "version": self.version, "value": self.value, "note": self.note}
 
 
 @dataclass(frozen=True)
 class Row:
     bench: str
     case: str
-    ours: float
+    ours: float | None
     reference: float | None
     unit: str
+    refs: tuple[Reference, ...] = ()
 
     @property
     def ratio(self) -> float | None:
-        if self.reference is None or self.reference == 0:
-            return None
-        return self.ours / self.reference
+        return _ratio(self.ours, self.reference)
+
+    @property
+    def ratio_fastest(self) -> float | None:
+        values = [r.value for r in self.refs if r.value]
+        if not self.refs and self.reference:
+            values = [self.reference]
+        return _ratio(self.ours, min(values)) if values else None
+
+    @property
+    def ratio_tfhe(self) -> float | None:
+        return next((_ratio(self.ours, r.value) for r in self.refs if r.name == "tfhe-rs"), None)
 
     def as_json(self) -> str:
-        return json.dumps(
-            {
-                "bench": self.bench,
-                "case": self.case,
-                "ours": self.ours,
-                "reference": self.reference,
-                "ratio": self.ratio,
-                "unit": self.unit,
-            }
-        )
+        row: dict[str, object] = {
+            "bench": self.bench,
+            "case": self.case,
+            "ours": self.ours,
+            "reference": self.reference,
+            "ratio": self.ratio,
+            "unit": self.unit,
+        }
+        if self.refs:
+            row["references"] = [r.as_dict() for r in self.refs]
+            row["ratio_fastest"] = self.ratio_fastest
+            if any(r.name == "tfhe-rs" for r in self.refs):
+                row["ratio_tfhe"] = self.ratio_tfhe
+        return json.dumps(row)
+
+
+def _ratio(ours: float | None, reference: float | None) -> float | None:
+    if ours is None or not reference:
+        return None
+    return ours / reference
 
 
 def median_seconds(fn: Callable[[], object], repeats: int = 7, warmup: int = 1) -> float:
@@ -58,19 +99,101 @@ def median_seconds(fn: Callable[[], object], repeats: int = 7, warmup: int = 1) 
     return statistics.median(times)
 
 
+def _cell(value: float | None, width: int, fmt: str) -> str:
+    return f"{value:{width}{fmt}}" if value is not None else f"{'-':>{width}}"
+
+
 def print_rows(title: str, rows: list[Row]) -> None:
-    """The table for people, then the JSON lines for tools."""
+    """The table for people (with a column per reference library when the rows have them, and
+    the reasons a library is not available below it), then the JSON lines for tools."""
     print(title)
-    header = f"{'case':<44} {'ours':>12} {'reference':>12} {'ratio':>7}  unit"
+    names = list(dict.fromkeys(ref.name for r in rows for ref in r.refs))
+    if names:
+        header = f"{'case':<44} {'ours':>10}" + "".join(f" {n[:10]:>10}" for n in names)
+        header += f" {'ratio_fastest':>13}  unit"
+    else:
+        header = f"{'case':<44} {'ours':>12} {'reference':>12} {'ratio':>7}  unit"
     print(header)
     print("-" * len(header))
     for r in rows:
-        ref = f"{r.reference:12.4g}" if r.reference is not None else f"{'-':>12}"
-        ratio = f"{r.ratio:7.3f}" if r.ratio is not None else f"{'-':>7}"
-        print(f"{r.case:<44} {r.ours:12.4g} {ref} {ratio}  {r.unit}")
+        if names:
+            by_name = {ref.name: ref.value for ref in r.refs}
+            cells = "".join(f" {_cell(by_name.get(n), 10, '.4g')}" for n in names)
+            line = f"{r.case:<44} {_cell(r.ours, 10, '.4g')}{cells}"
+            print(f"{line} {_cell(r.ratio_fastest, 13, '.3f')}  {r.unit}")
+        else:
+            ref, ratio = _cell(r.reference, 12, ".4g"), _cell(r.ratio, 7, ".3f")
+            print(f"{r.case:<44} {_cell(r.ours, 12, '.4g')} {ref} {ratio}  {r.unit}")
+    versions = {(ref.name, ref.version) for r in rows for ref in r.refs}
+    if versions:
+        print("references: " + ", ".join(f"{n} {v}" for n, v in sorted(versions)))
+    notes = dict.fromkeys(
+        f"{ref.name}: {ref.note}" for r in rows for ref in r.refs if ref.value is None and ref.note
+    )
+    for note in notes:
+        print(note)
     print()
     for r in rows:
         print(r.as_json())
+
+
+class ReferenceUnavailableError(Exception):
+    """A reference library could not be installed, built or run; the message says why."""
+
+
+def reference_tool(which: str) -> str:
+    """`bench/setup-reference WHICH` (openfhe, lattigo or tfhers): installs or builds that
+    reference and returns the path it prints last (an interpreter or a binary)."""
+    try:
+        out = subprocess.run(
+            [str(ROOT / "bench" / "setup-reference"), which],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    except subprocess.CalledProcessError as e:
+        raise ReferenceUnavailableError(failure_reason(e)) from e
+    return out.stdout.strip().splitlines()[-1]
+
+
+def failure_reason(e: BaseException) -> str:
+    """One line saying why a reference's subprocess failed: the last line of its stderr."""
+    if isinstance(e, subprocess.CalledProcessError):
+        lines = (e.stderr or "").strip().splitlines()
+        last = lines[-1].strip() if lines else ""
+        return f"exit {e.returncode}: {last}" if last else f"exit {e.returncode}"
+    return str(e) or type(e).__name__
+
+
+def try_reference(name: str, fn: Callable[[], T]) -> tuple[T | None, str]:
+    """Runs one reference's measurement; on failure returns (None, 'not available (why)') so
+    the benchmark prints that in the reference's cells and goes on with the others."""
+    try:
+        return fn(), ""
+    except (ReferenceUnavailableError, subprocess.CalledProcessError, OSError, ValueError) as e:
+        reason = failure_reason(e)
+        print(f"bench: {name}: not available ({reason})", file=sys.stderr)
+        return None, f"not available ({reason})"
+
+
+def cargo_lock_version(lock: Path, package: str) -> str:
+    """The version Cargo.lock pins for `package` ('unknown' if not there)."""
+    if lock.exists():
+        for block in lock.read_text().split("[[package]]"):
+            lines = [line.strip() for line in block.strip().splitlines()]
+            if lines[:1] == [f'name = "{package}"'] and lines[1].startswith("version = "):
+                return lines[1].split('"')[1]
+    return "unknown"
+
+
+def go_mod_version(mod: Path, module: str) -> str:
+    """The version go.mod requires for `module` ('unknown' if not there)."""
+    if mod.exists():
+        for line in mod.read_text().splitlines():
+            words = line.replace("require", "").split()
+            if len(words) >= 2 and words[0] == module:
+                return words[1]
+    return "unknown"
 
 
 def reference_python() -> str:
@@ -79,7 +202,45 @@ def reference_python() -> str:
     override = os.environ.get("HEC_OPENFHE_PYTHON")
     if override:
         return override
-    out = subprocess.run(
-        [str(ROOT / "bench" / "setup-reference")], check=True, capture_output=True, text=True
+    return reference_tool("openfhe")
+
+
+LATTIGO = "lattigo"
+TFHERS = "tfhe-rs"
+
+
+def openfhe_version() -> str:
+    """The OpenFHE release bench/setup-reference pins (its wheel version's first three parts)."""
+    for line in (ROOT / "bench" / "setup-reference").read_text().splitlines():
+        if "OPENFHE_VERSION=" in line:
+            return ".".join(line.split('OPENFHE_VERSION="')[1].split('"')[0].split(".")[:3])
+    return "unknown"
+
+
+def lattigo_version() -> str:
+    return go_mod_version(
+        ROOT / "bench" / "lattigo" / "go.mod", "github.com/tuneinsight/lattigo/v6"
     )
-    return out.stdout.strip().splitlines()[-1]
+
+
+def tfhers_version() -> str:
+    return cargo_lock_version(ROOT / "bench" / "tfhers" / "Cargo.lock", "tfhe")
+
+
+def run_lattigo(cfg: dict[str, object], threads: int = 1) -> tuple[dict, dict[str, float]]:
+    """Runs the Lattigo reference (bench/lattigo, built by `bench/setup-reference lattigo`)
+    with GOMAXPROCS = threads: returns its parameter description and {op: median seconds}."""
+    binary = reference_tool("lattigo")
+    env = dict(os.environ, GOMAXPROCS=str(threads))
+    out = subprocess.run(
+        [binary, json.dumps(cfg)], check=True, capture_output=True, text=True, env=env
+    )
+    params: dict = {}
+    times: dict[str, float] = {}
+    for line in out.stdout.splitlines():
+        obj = json.loads(line)
+        if "params" in obj:
+            params = obj["params"]
+        else:
+            times[obj["op"]] = float(obj["seconds"])
+    return params, times

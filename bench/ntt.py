@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, Row, print_rows, reference_python
+from common import ROOT, ReferenceUnavailableError, Row, print_rows, reference_python
 
 LOG_NS = (14, 16)
 PATHS = {0: "portable", 1: "avx512-ifma"}
@@ -43,7 +43,7 @@ def openfhe_core_library() -> tuple[str | None, str]:
             capture_output=True,
             text=True,
         )
-    except (subprocess.CalledProcessError, OSError, IndexError) as e:
+    except (ReferenceUnavailableError, subprocess.CalledProcessError, OSError, IndexError) as e:
         return None, f"OpenFHE reference unavailable ({e})"
     lib = Path(out.stdout.strip()) / "lib" / "libOPENFHEcore.so.1"
     if not lib.exists():

@@ -42,6 +42,7 @@ type config struct {
 	Repeats  int    `json:"repeats"`
 	Clock    string `json:"clock"`
 	Ops      string `json:"ops"`
+	Dot      int    `json:"dot"`
 }
 
 var clock func() float64
@@ -164,6 +165,10 @@ func runCKKS(cfg config) {
 		fail(err)
 	}
 	level := params.MaxLevel()
+	if cfg.Dot > 0 {
+		runDot(cfg, params, enc, eval, pt)
+		return
+	}
 	x, err := enc.EncryptNew(pt)
 	if err != nil {
 		fail(err)
@@ -193,6 +198,34 @@ func runCKKS(cfg config) {
 	emitOp("hoisted16", median(r, func() error { return eval.RotateHoisted(x, steps, rotated) }))
 	emitOp("keyswitch", median(r, func() error { return eval.ApplyEvaluationKey(x, switchKey, out1) }))
 	emitOp("add", median(r, func() error { return eval.Add(x, y, out1) }))
+}
+
+// runDot times the sum of cfg.Dot products of ciphertext pairs without relinearization:
+// MulThenAdd into a degree-2 accumulator, Lattigo's fused multiply-accumulate.
+func runDot(cfg config, params ckks.Parameters, enc *rlwe.Encryptor, eval *ckks.Evaluator, pt *rlwe.Plaintext) {
+	a := make([]*rlwe.Ciphertext, cfg.Dot)
+	b := make([]*rlwe.Ciphertext, cfg.Dot)
+	for i := range a {
+		var err error
+		if a[i], err = enc.EncryptNew(pt); err != nil {
+			fail(err)
+		}
+		if b[i], err = enc.EncryptNew(pt); err != nil {
+			fail(err)
+		}
+	}
+	acc := ckks.NewCiphertext(params, 2, params.MaxLevel())
+	emitOp("dot", median(cfg.Repeats, func() error {
+		if err := eval.Mul(a[0], b[0], acc); err != nil {
+			return err
+		}
+		for i := 1; i < cfg.Dot; i++ {
+			if err := eval.MulThenAdd(a[i], b[i], acc); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
 
 // checkCKKS decrypts x*y and checks a few slots, so the timed calls are known to compute.

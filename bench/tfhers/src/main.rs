@@ -1,0 +1,156 @@
+//! tfhe-rs side of `bench/run fhew`: Boolean gates at tfhe-rs' default Boolean parameters and
+//! FheUint8 add / multiply / compare at the high-level API's default configuration, written
+//! the way the tfhe-rs documentation uses the crate (`tfhe::boolean::gen_keys` and the
+//! `BinaryBooleanGates` methods of the server key; `ConfigBuilder::default()`, `generate_keys`,
+//! `set_server_key` and the operators on `FheUint8`).
+//!
+//! Usage: hec-tfhers-reference REPEATS. The caller sets RAYON_NUM_THREADS (the integer
+//! operations run on rayon; Boolean gates are single-threaded). Every timed result is
+//! decrypted and checked. Prints one JSON object: the tfhe version, the documented security
+//! and failure probability of each parameter set, and per operation the median wall and
+//! process CPU milliseconds over REPEATS runs after one warm-up run.
+
+use std::time::Instant;
+
+use tfhe::boolean::prelude::{gen_keys, BinaryBooleanGates, Ciphertext};
+use tfhe::prelude::{FheDecrypt, FheEncrypt, FheOrd};
+use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheUint8};
+
+/// Process CPU time (user + system) in seconds: counts rayon's worker threads too.
+fn cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Runs `op(i)` once unmeasured and then `repeats` times; `check(i, result)` must hold for
+/// every run. Returns (median wall ms, median CPU ms).
+fn time_op<T>(
+    repeats: usize,
+    mut op: impl FnMut(usize) -> T,
+    mut check: impl FnMut(usize, T) -> bool,
+) -> (f64, f64) {
+    let warm = op(0);
+    assert!(check(0, warm), "a warm-up result decrypted wrongly");
+    let mut wall = Vec::with_capacity(repeats);
+    let mut cpu = Vec::with_capacity(repeats);
+    for i in 1..=repeats {
+        let c0 = cpu_seconds();
+        let t0 = Instant::now();
+        let out = op(i);
+        wall.push(t0.elapsed().as_secs_f64() * 1e3);
+        cpu.push((cpu_seconds() - c0) * 1e3);
+        assert!(check(i, out), "a timed result decrypted wrongly (run {i})");
+    }
+    (median(wall), median(cpu))
+}
+
+fn field(name: &str, (wall, cpu): (f64, f64)) -> String {
+    format!("\"{name}\": {{\"wall_ms\": {wall}, \"cpu_ms\": {cpu}}}")
+}
+
+fn main() {
+    let repeats: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or_else(|| {
+            eprintln!("usage: hec-tfhers-reference REPEATS (a positive integer)");
+            std::process::exit(2)
+        });
+    let mut fields = Vec::new();
+
+    // Boolean gates, DEFAULT_PARAMETERS (what gen_keys uses).
+    let (cks, sks) = gen_keys();
+    let bit = |i: usize, k: usize| (i >> k) & 1 == 1;
+    let enc = |b: bool| -> Ciphertext { cks.encrypt(b) };
+    let inputs: Vec<[Ciphertext; 3]> = (0..=repeats)
+        .map(|i| [enc(bit(i, 0)), enc(bit(i, 1)), enc(bit(i, 2))])
+        .collect();
+    let gates: [(&str, fn(bool, bool, bool) -> bool); 4] = [
+        ("nand", |a, b, _| !(a && b)),
+        ("and", |a, b, _| a && b),
+        ("xor", |a, b, _| a ^ b),
+        ("mux", |a, b, c| if a { b } else { c }),
+    ];
+    for (name, truth) in gates {
+        let t = time_op(
+            repeats,
+            |i| {
+                let [a, b, c] = &inputs[i];
+                match name {
+                    "nand" => sks.nand(a, b),
+                    "and" => sks.and(a, b),
+                    "xor" => sks.xor(a, b),
+                    _ => sks.mux(a, b, c),
+                }
+            },
+            |i, out| cks.decrypt(&out) == truth(bit(i, 0), bit(i, 1), bit(i, 2)),
+        );
+        fields.push(field(name, t));
+    }
+
+    // FheUint8 through the high-level API, default configuration.
+    let config = ConfigBuilder::default().build();
+    let (client_key, server_key) = generate_keys(config);
+    set_server_key(server_key);
+    let value = |i: usize, k: usize| ((i * 37 + k * 101 + 11) % 256) as u8;
+    let pairs: Vec<(FheUint8, FheUint8)> = (0..=repeats)
+        .map(|i| {
+            (
+                FheUint8::encrypt(value(i, 0), &client_key),
+                FheUint8::encrypt(value(i, 1), &client_key),
+            )
+        })
+        .collect();
+    let dec = |c: &FheUint8| -> u8 { c.decrypt(&client_key) };
+    let add = time_op(
+        repeats,
+        |i| &pairs[i].0 + &pairs[i].1,
+        |i, out| dec(&out) == value(i, 0).wrapping_add(value(i, 1)),
+    );
+    fields.push(field("uint8_add", add));
+    let mul = time_op(
+        repeats,
+        |i| &pairs[i].0 * &pairs[i].1,
+        |i, out| dec(&out) == value(i, 0).wrapping_mul(value(i, 1)),
+    );
+    fields.push(field("uint8_mul", mul));
+    let gt = time_op(
+        repeats,
+        |i| pairs[i].0.gt(&pairs[i].1),
+        |i, out| {
+            let got: bool = out.decrypt(&client_key);
+            got == (value(i, 0) > value(i, 1))
+        },
+    );
+    fields.push(field("uint8_gt", gt));
+
+    println!(
+        "{{\"repeats\": {repeats}, \"rayon_threads\": {}, {}}}",
+        rayon_threads(),
+        fields.join(", ")
+    );
+}
+
+fn rayon_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
