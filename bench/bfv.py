@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (
     LATTIGO,
     ROOT,
-    Reference,
     Row,
+    lattigo_refs,
     lattigo_version,
     openfhe_version,
     print_rows,
@@ -124,24 +124,6 @@ def run_lattigo_bfv(
     return times, note + f"{params['log_qp']:.0f}, GOMAXPROCS=1"
 
 
-def references(
-    op: str,
-    ref: dict[str, float] | None,
-    ref_note: str,
-    lattigo: tuple[dict[str, float], str] | None,
-    lattigo_note: str,
-) -> tuple[Reference, ...]:
-    """The row's OpenFHE and Lattigo cells (ms), or why they are missing."""
-    openfhe_ms = ref[op] * 1e3 if ref and op in ref else None
-    lattigo_ms = lattigo[0][op] * 1e3 if lattigo and op in lattigo[0] else None
-    openfhe_note = ref_note or ("" if openfhe_ms is not None else "not measured")
-    lattigo_note = lattigo_note or (lattigo[1] if lattigo_ms is not None else "not measured")
-    return (
-        Reference("openfhe", openfhe_version(), openfhe_ms, openfhe_note),
-        Reference(LATTIGO, lattigo_version(), lattigo_ms, lattigo_note),
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description="BFV (HPS) vs OpenFHE BFVrns HPS")
     parser.add_argument("--repeats", type=int, default=7)
@@ -169,10 +151,10 @@ def main() -> int:
         for op, label in OPS:
             if op in ours:
                 case = f"N=2^{log_n} Q={limbs}x60 {label}"
-                refs = references(op, ref, ref_note, lattigo, lattigo_note)
+                refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
                 rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
         for op, label in (("keyswitch", "key switch alone"), ("add", "add")):
-            refs = references(op, None, "not measured", lattigo, lattigo_note)
+            refs = lattigo_refs(op, None, "not measured", lattigo, lattigo_note)
             rows.append(Row("bfv", f"N=2^{log_n} Q={limbs}x60 {label}", None, None, "ms", refs))
     if not args.skip_grid:
         for depth in GRID_DEPTHS:
@@ -194,7 +176,7 @@ def main() -> int:
             notes.append(f"grid L={depth}: ours {ours_params}; OpenFHE {ref_params}")
             for op, label in OPS[:2]:
                 case = f"grid L={depth} n=2^{log_n} Q={limbs}x60 t=2 {label}"
-                refs = references(op, ref, ref_note, lattigo, lattigo_note)
+                refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
                 rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
     print_rows(
         f"BFV (HPS) vs OpenFHE {openfhe_version()} BFVrns HPS and Lattigo {lattigo_version()} "

@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (
     LATTIGO,
     ROOT,
-    Reference,
     Row,
+    lattigo_refs,
     lattigo_version,
     openfhe_version,
     print_rows,
@@ -140,32 +140,6 @@ def run_lattigo_ckks(cfg: dict, dot: int = 0) -> tuple[dict[str, float], str]:
     return times, note
 
 
-def references(
-    op: str,
-    ref: dict[str, float] | None,
-    ref_note: str,
-    lattigo: tuple[dict[str, float], str] | None,
-    lattigo_note: str,
-) -> tuple[Reference, ...]:
-    """The row's OpenFHE and Lattigo cells (ms), or why they are missing."""
-    openfhe_ms = ref[op] * 1e3 if ref and op in ref else None
-    lattigo_ms = lattigo[0][op] * 1e3 if lattigo and op in lattigo[0] else None
-    return (
-        Reference(
-            "openfhe",
-            openfhe_version(),
-            openfhe_ms,
-            ref_note or ("" if openfhe_ms is not None else "not measured"),
-        ),
-        Reference(
-            LATTIGO,
-            lattigo_version(),
-            lattigo_ms,
-            lattigo_note or (lattigo[1] if lattigo and lattigo_ms is not None else "not measured"),
-        ),
-    )
-
-
 def main() -> int:
     global CLOCK
     quick = "--quick" in sys.argv[1:]
@@ -195,9 +169,9 @@ def main() -> int:
         ref, ref_note = try_reference("openfhe", partial(run_reference, None, cfg))
         lattigo, lattigo_note = try_reference(LATTIGO, partial(run_lattigo_ckks, cfg))
         for op, label in OPS:
-            refs = references(op, ref, ref_note, lattigo, lattigo_note)
+            refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
             rows.append(Row("ckks", f"{name} {label}", ours[op] * 1e3, refs[0].value, "ms", refs))
-        refs = references("keyswitch", None, "not measured", lattigo, lattigo_note)
+        refs = lattigo_refs("keyswitch", None, "not measured", lattigo, lattigo_note)
         rows.append(Row("ckks", f"{name} key switch alone", None, None, "ms", refs))
     if only is None:
         dot_cfg = config(13, 45, 35, 3, 3, 5)
@@ -205,7 +179,7 @@ def main() -> int:
         ours = run_ours(dot_cfg, dot=pairs)
         ref, ref_note = try_reference("openfhe", partial(run_reference, None, dot_cfg, pairs))
         lattigo, lattigo_note = try_reference(LATTIGO, partial(run_lattigo_ckks, dot_cfg, pairs))
-        refs = references("dot", ref, ref_note, lattigo, lattigo_note)
+        refs = lattigo_refs("dot", ref, ref_note, lattigo, lattigo_note)
         case = f"N=2^13 L=3 fused dot, {pairs} pairs (OpenFHE: EvalMultNoRelin+EvalAdd; "
         case += "Lattigo: MulThenAdd)"
         rows.append(Row("ckks", case, ours["dot"] * 1e3, refs[0].value, "ms", refs))

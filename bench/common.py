@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -73,9 +74,9 @@ class Row:
             "ratio": self.ratio,
             "unit": self.unit,
         }
+        row["ratio_fastest"] = self.ratio_fastest
         if self.refs:
             row["references"] = [r.as_dict() for r in self.refs]
-            row["ratio_fastest"] = self.ratio_fastest
             if any(r.name == "tfhe-rs" for r in self.refs):
                 row["ratio_tfhe"] = self.ratio_tfhe
         return json.dumps(row)
@@ -160,7 +161,8 @@ def failure_reason(e: BaseException) -> str:
     """One line saying why a reference's subprocess failed: the last line of its stderr."""
     if isinstance(e, subprocess.CalledProcessError):
         lines = (e.stderr or "").strip().splitlines()
-        last = lines[-1].strip() if lines else ""
+        # The last line, without the source path a C++ library puts in front of its message.
+        last = re.sub(r"/\S+:l\.\d+:", "", lines[-1]).strip() if lines else ""
         return f"exit {e.returncode}: {last}" if last else f"exit {e.returncode}"
     return str(e) or type(e).__name__
 
@@ -244,3 +246,24 @@ def run_lattigo(cfg: dict[str, object], threads: int = 1) -> tuple[dict, dict[st
         else:
             times[obj["op"]] = float(obj["seconds"])
     return params, times
+
+
+def lattigo_refs(
+    op: str,
+    openfhe: dict[str, float] | None,
+    openfhe_note: str,
+    lattigo: tuple[dict[str, float], str] | None,
+    lattigo_note: str,
+) -> tuple[Reference, ...]:
+    """A CKKS/BFV row's OpenFHE and Lattigo cells in ms from their {op: seconds} (Lattigo's
+    with its parameter note), or why they are missing (the `*_note` of try_reference)."""
+    openfhe_ms = openfhe[op] * 1e3 if openfhe and op in openfhe else None
+    lattigo_ms = lattigo[0][op] * 1e3 if lattigo and op in lattigo[0] else None
+    if not openfhe_note:
+        openfhe_note = "" if openfhe_ms is not None else "not measured"
+    if not lattigo_note:
+        lattigo_note = lattigo[1] if lattigo and lattigo_ms is not None else "not measured"
+    return (
+        Reference("openfhe", openfhe_version(), openfhe_ms, openfhe_note),
+        Reference(LATTIGO, lattigo_version(), lattigo_ms, lattigo_note),
+    )

@@ -15,6 +15,18 @@ milliseconds per gate of Context::eval_batch on 16 independent GINX NANDs with 1
 threads (no reference: the wheel has no batched gate call).
 Targets (issue 9): GINX gate <= 0.5x OpenFHE's GINX with a key no larger; AP gate <= 0.5x
 OpenFHE's AP.
+
+tfhe-rs (bench/tfhers, built by `bench/setup-reference tfhers`): its default Boolean parameters
+(`tfhe::boolean::gen_keys`, DEFAULT_PARAMETERS: 132-bit security and per-gate failure
+probability <= 2^-64 as tfhe-rs documents them) give the NAND rows a second reference
+(`ratio_tfhe` = ours / tfhe-rs); its AND, XOR and MUX and the high-level API's FheUint8 add,
+multiply and greater-than (default configuration: 128-bit security, failure probability
+<= 2^-128 per bootstrap, as documented) are rows of their own (ours: -). RAYON_NUM_THREADS=1.
+Every row states the security and failure probability each library documents: ours from
+runtime/fhew/params.cpp (STD128: 128-bit classical; the runtime's tests bound the modelled
+per-gate failure below 2^-40), OpenFHE's STD128 sets from its binfhe-constants.h (more than
+128-bit classical; no failure probability stated there for these sets).
+A reference that cannot be set up or run shows "not available (reason)" and the bench goes on.
 """
 
 from __future__ import annotations
@@ -25,11 +37,23 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, Row, print_rows, reference_python
+from common import (
+    ROOT,
+    TFHERS,
+    Reference,
+    Row,
+    openfhe_version,
+    print_rows,
+    reference_python,
+    reference_tool,
+    tfhers_version,
+    try_reference,
+)
 
 SINGLE_THREAD = {"HEC_THREADS": "1", "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"}
 
@@ -60,6 +84,43 @@ def run_openfhe(method: str, repeats: int) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+OURS_SECURITY = "ours: 128-bit classical (STD128), modelled per-gate failure < 2^-40"
+OPENFHE_SECURITY = "> 128-bit classical (OpenFHE STD128 sets); failure probability not stated"
+TFHERS_BOOLEAN = "DEFAULT_PARAMETERS: 132-bit security, per-gate failure <= 2^-64 (tfhe-rs docs)"
+TFHERS_INTEGER = "default config: 128-bit, failure <= 2^-128 per bootstrap (tfhe-rs docs)"
+
+
+def run_tfhers(repeats: int) -> dict[str, Any]:
+    """tfhe-rs' medians: {op: {"wall_ms", "cpu_ms"}} for nand, and, xor, mux, uint8_*."""
+    binary = reference_tool("tfhers")
+    out = subprocess.run(
+        [binary, str(repeats)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **SINGLE_THREAD, "RAYON_NUM_THREADS": "1"},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def gate_refs(
+    ref: dict[str, Any] | None, ref_note: str, key: str, tfhe: dict[str, Any] | None, tfhe_note: str
+) -> tuple[Reference, ...]:
+    """A NAND row's OpenFHE and tfhe-rs cells (`key`: nand_ms_median or nand_cpu_ms_median)."""
+    tfhe_key = "wall_ms" if key == "nand_ms_median" else "cpu_ms"
+    return (
+        Reference(
+            "openfhe", openfhe_version(), ref[key] if ref else None, ref_note or OPENFHE_SECURITY
+        ),
+        Reference(
+            TFHERS,
+            tfhers_version(),
+            tfhe["nand"][tfhe_key] if tfhe else None,
+            tfhe_note or TFHERS_BOOLEAN,
+        ),
+    )
+
+
 def run_ours_batch(method: str, batch: int, threads: int) -> dict[str, Any]:
     binary = ROOT / "build" / "bench" / "hec_bench_fhew"
     env = {**os.environ, **SINGLE_THREAD, "HEC_THREADS": str(threads)}
@@ -85,33 +146,34 @@ def main() -> int:
     )
     args = parser.parse_args()
     rows: list[Row] = []
-    notes: list[str] = []
+    notes: list[str] = [OURS_SECURITY]
+    tfhe, tfhe_note = try_reference(TFHERS, partial(run_tfhers, args.repeats))
     for method in [m.strip().upper() for m in args.methods.split(",") if m.strip()]:
         if method not in ("GINX", "AP"):
             raise SystemExit(f"bench/fhew: unknown method {method!r}; use GINX or AP")
         ours = run_ours(method, args.repeats)
-        ref = run_openfhe(method, args.repeats)
-        if not (ours["correct"] and ref["correct"]):
+        ref, ref_note = try_reference("openfhe", partial(run_openfhe, method, args.repeats))
+        if not (ours["correct"] and (ref is None or ref["correct"])):
             raise SystemExit(f"bench/fhew: a {method} gate decrypted wrongly: {ours} {ref}")
         mib = 1024.0 * 1024.0
         case = f"{method} STD128"
+
+        def openfhe(key: str, scale: float = 1.0) -> float | None:
+            return ref[key] / scale if ref else None  # noqa: B023 (used in this iteration)
+
+        for key, what in (("nand_ms_median", "wall"), ("nand_cpu_ms_median", "cpu")):
+            refs = gate_refs(ref, ref_note, key, tfhe, tfhe_note)
+            rows.append(Row("fhew", f"{case} NAND {what}", ours[key], openfhe(key), "ms", refs))
+        not_measured = Reference(TFHERS, tfhers_version(), None, "not measured")
+        for key, label, scale, unit in (
+            ("keygen_s", "keygen", 1.0, "s"),
+            ("eval_key_rss_bytes", "eval key resident", mib, "MiB"),
+        ):
+            value = openfhe(key, scale)
+            note = ref_note or OPENFHE_SECURITY
+            refs = (Reference("openfhe", openfhe_version(), value, note), not_measured)
+            rows.append(Row("fhew", f"{case} {label}", ours[key] / scale, value, unit, refs))
         rows += [
-            Row("fhew", f"{case} NAND wall", ours["nand_ms_median"], ref["nand_ms_median"], "ms"),
-            Row(
-                "fhew",
-                f"{case} NAND cpu",
-                ours["nand_cpu_ms_median"],
-                ref["nand_cpu_ms_median"],
-                "ms",
-            ),
-            Row("fhew", f"{case} keygen", ours["keygen_s"], ref["keygen_s"], "s"),
-            Row(
-                "fhew",
-                f"{case} eval key resident",
-                ours["eval_key_rss_bytes"] / mib,
-                ref["eval_key_rss_bytes"] / mib,
-                "MiB",
-            ),
             Row(
                 "fhew",
                 f"{case} eval key in memory",
@@ -121,10 +183,23 @@ def main() -> int:
             ),
             Row("fhew", f"{case} eval key file", ours["eval_key_file_bytes"] / mib, None, "MiB"),
         ]
+        openfhe_params = f"OpenFHE n={ref['n']} q={ref['q']}" if ref else f"OpenFHE {ref_note}"
         notes.append(
             f"{method}: ours {ours['params']} n={ours['n']} q={ours['q']} N={ours['N']} "
-            f"Q={ours['Q']}; OpenFHE n={ref['n']} q={ref['q']}"
+            f"Q={ours['Q']}; {openfhe_params}"
         )
+    tfhe_only = (
+        ("and", "AND", TFHERS_BOOLEAN),
+        ("xor", "XOR", TFHERS_BOOLEAN),
+        ("mux", "MUX", TFHERS_BOOLEAN),
+        ("uint8_add", "FheUint8 add", TFHERS_INTEGER),
+        ("uint8_mul", "FheUint8 multiply", TFHERS_INTEGER),
+        ("uint8_gt", "FheUint8 greater-than", TFHERS_INTEGER),
+    )
+    for op, label, doc in tfhe_only:
+        value = tfhe[op]["wall_ms"] if tfhe else None
+        refs = (Reference(TFHERS, tfhers_version(), value, tfhe_note or doc),)
+        rows.append(Row("fhew", f"tfhe-rs {label} wall (no hec row)", None, None, "ms", refs))
     if args.batch > 0:
         for threads in sorted({1, min(2, os.cpu_count() or 1)}):
             b = run_ours_batch("GINX", args.batch, threads)
@@ -140,8 +215,9 @@ def main() -> int:
                 )
             )
     print_rows(
-        f"FHEW bootstrapped NAND, single thread, median of {args.repeats} "
-        "(reference: openfhe wheel binfhe STD128 / STD128_AP, same run)",
+        f"FHEW bootstrapped NAND, single thread, median of {args.repeats} (references: openfhe "
+        f"{openfhe_version()} wheel binfhe STD128 / STD128_AP, tfhe-rs {tfhers_version()} "
+        "default Boolean parameters, same run)",
         rows,
     )
     for line in notes:

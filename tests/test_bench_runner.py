@@ -39,5 +39,6 @@ def test_rows_end_with_one_json_object_each(capsys) -> None:
         "reference": 4.0,
         "ratio": 0.5,
         "unit": "us",
+        "ratio_fastest": 0.5,
     }
     assert objs[1]["reference"] is None and objs[1]["ratio"] is None

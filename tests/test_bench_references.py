@@ -1,0 +1,171 @@
+"""The benchmarks' reference libraries (OpenFHE, Lattigo, tfhe-rs): a reference that cannot be
+set up or run makes its cells say "not available (reason)" and the rest of the bench runs; the
+JSON rows carry each reference's name and version and `ratio_fastest` / `ratio_tfhe`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import common  # noqa: E402
+from common import Reference, ReferenceUnavailableError, Row  # noqa: E402
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def json_rows(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def by_name(row: dict) -> dict[str, dict]:
+    return {r["name"]: r for r in row["references"]}
+
+
+def test_ratio_fastest_uses_the_fastest_available_reference() -> None:
+    refs = (
+        Reference("openfhe", "1.6.1", 8.0),
+        Reference("lattigo", "v6.1.1", 4.0),
+        Reference("tfhe-rs", "1.8.2", None, "not available (cargo not found)"),
+    )
+    row = json.loads(Row("b", "c", 2.0, 8.0, "ms", refs).as_json())
+    assert row["ratio"] == 0.25 and row["ratio_fastest"] == 0.5
+    assert row["ratio_tfhe"] is None
+    assert by_name(row)["tfhe-rs"]["note"] == "not available (cargo not found)"
+    alone = json.loads(Row("b", "c", None, None, "ms", refs[1:2]).as_json())
+    assert alone["ours"] is None and alone["ratio_fastest"] is None
+
+
+def test_setup_reference_says_why_a_toolchain_is_missing(monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    for which, tool in (("lattigo", "go"), ("tfhers", "cargo")):
+        with pytest.raises(ReferenceUnavailableError, match=f"{tool} not found"):
+            common.reference_tool(which)
+    out = subprocess.run(
+        [str(ROOT / "bench" / "setup-reference"), "nope"], capture_output=True, text=True
+    )
+    assert out.returncode == 2 and "unknown reference 'nope'" in out.stderr
+
+
+def test_pinned_versions_are_read_from_the_lock_files() -> None:
+    assert common.lattigo_version().startswith("v6.")
+    assert common.tfhers_version().startswith("1.")
+    assert common.openfhe_version() == "1.6.1"
+
+
+def fail_openfhe(*_args: object, **_kwargs: object) -> object:
+    raise subprocess.CalledProcessError(1, "python", stderr="Traceback\nRuntimeError: no wheel")
+
+
+def fail_lattigo(*_args: object, **_kwargs: object) -> object:
+    raise ReferenceUnavailableError("bench/setup-reference: go not found")
+
+
+def test_ckks_rows_say_a_reference_is_not_available(monkeypatch, capsys) -> None:
+    ckks = load("ckks")
+    ours = {op: 0.001 for op, _ in ckks.OPS}
+    monkeypatch.setattr(ckks, "run_ours", lambda cfg, dot=0: ours)
+    monkeypatch.setattr(ckks, "run_reference", fail_openfhe)
+    monkeypatch.setattr(ckks, "run_lattigo", fail_lattigo)
+    monkeypatch.setattr(sys, "argv", ["ckks.py", "--only", "13"])
+    assert ckks.main() == 0
+    captured = capsys.readouterr()
+    rows = json_rows(captured.out)
+    assert len(rows) == len(ckks.OPS) + 1  # the ops and Lattigo's bare key switch
+    for row in rows:
+        refs = by_name(row)
+        assert refs["lattigo"]["value"] is None
+        assert refs["lattigo"]["note"] == "not available (bench/setup-reference: go not found)"
+        assert row["ratio_fastest"] is None
+        if row["ours"] is not None:  # the key-switch row is Lattigo's only: OpenFHE not measured
+            assert refs["openfhe"]["note"] == "not available (exit 1: RuntimeError: no wheel)"
+    assert rows[0]["ours"] == 1.0
+    assert "lattigo: not available (bench/setup-reference: go not found)" in captured.out
+    assert "bench: lattigo: not available" in captured.err
+
+
+def test_ckks_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None:
+    ckks = load("ckks")
+    monkeypatch.setattr(ckks, "run_ours", lambda cfg, dot=0: {op: 0.001 for op, _ in ckks.OPS})
+    monkeypatch.setattr(ckks, "run_reference", fail_openfhe)
+    params = {"dnum": 4, "special": 1, "log_qp": 210.0}
+    times = {op: 0.004 for op, _ in ckks.OPS} | {"keyswitch": 0.002}
+    monkeypatch.setattr(ckks, "run_lattigo", lambda cfg, threads: (params, times))
+    monkeypatch.setattr(sys, "argv", ["ckks.py", "--only", "13"])
+    assert ckks.main() == 0
+    rows = json_rows(capsys.readouterr().out)
+    assert rows[0]["ratio_fastest"] == pytest.approx(0.25)
+    assert by_name(rows[0])["lattigo"]["note"].startswith("dnum 4, 1 special primes")
+    assert rows[-1]["ours"] is None and by_name(rows[-1])["lattigo"]["value"] == 2.0
+
+
+def test_bfv_runs_on_without_openfhe_and_lattigo(monkeypatch, capsys) -> None:
+    bfv = load("bfv")
+    ours = {op: 0.002 for op, _ in bfv.OPS}
+    monkeypatch.setattr(bfv, "run_ours", lambda *args: ({"limbs": args[1]}, ours))
+    monkeypatch.setattr(bfv, "run_reference", fail_openfhe)
+    monkeypatch.setattr(bfv, "run_lattigo", fail_lattigo)
+    monkeypatch.setattr(sys, "argv", ["bfv.py", "--max-log-n", "13", "--repeats", "1"])
+    assert bfv.main() == 0
+    rows = json_rows(capsys.readouterr().out)
+    # The main N = 2^13 case; the grid is skipped (OpenFHE chooses its ring dimension).
+    assert [r["case"].split(" ")[0] for r in rows] == ["N=2^13"] * (len(bfv.OPS) + 2)
+    measured = [r for r in rows if r["ours"] is not None]
+    assert len(measured) == len(bfv.OPS)
+    assert all(by_name(r)["openfhe"]["note"].startswith("not available") for r in measured)
+    assert all(by_name(r)["lattigo"]["note"].startswith("not available") for r in rows)
+    assert rows[0]["ours"] == 2.0 and rows[0]["ratio_fastest"] is None
+
+
+def test_fhew_rows_say_tfhers_is_not_available(monkeypatch, capsys) -> None:
+    fhew = load("fhew")
+    ours = {"correct": True, "nand_ms_median": 10.0, "nand_cpu_ms_median": 9.0, "keygen_s": 1.0}
+    ours |= {"eval_key_rss_bytes": 2**20, "eval_key_memory_bytes": 2**20}
+    ours |= {"eval_key_file_bytes": 2**20, "params": "STD128_GINX", "n": 1, "q": 1, "N": 1, "Q": 1}
+    ref = dict(ours, nand_ms_median=40.0, nand_cpu_ms_median=36.0)
+
+    def no_cargo(*_args: object) -> object:
+        raise ReferenceUnavailableError("bench/setup-reference: cargo not found")
+
+    monkeypatch.setattr(fhew, "run_ours", lambda method, repeats: ours)
+    monkeypatch.setattr(fhew, "run_openfhe", lambda method, repeats: ref)
+    monkeypatch.setattr(fhew, "run_tfhers", no_cargo)
+    monkeypatch.setattr(sys, "argv", ["fhew.py", "--methods", "GINX", "--batch", "0"])
+    assert fhew.main() == 0
+    rows = {r["case"]: r for r in json_rows(capsys.readouterr().out)}
+    nand = rows["GINX STD128 NAND wall"]
+    assert nand["ratio_fastest"] == 0.25 and nand["ratio_tfhe"] is None
+    assert by_name(nand)["tfhe-rs"]["note"] == (
+        "not available (bench/setup-reference: cargo not found)"
+    )
+    assert "132-bit" not in by_name(nand)["tfhe-rs"]["note"]
+    assert rows["tfhe-rs FheUint8 add wall (no hec row)"]["ours"] is None
+
+
+@pytest.mark.skipif(
+    not (ROOT / ".bench-ref" / "lattigo-reference").exists() or os.environ.get("CI") == "1",
+    reason="the Lattigo reference is built by bench/setup-reference lattigo",
+)
+def test_lattigo_reference_reports_its_errors() -> None:
+    binary = str(ROOT / ".bench-ref" / "lattigo-reference")
+    cfg = {"scheme": "bfv", "log_n": 12, "log_q": [60], "log_p": [60], "t": 2, "repeats": 1}
+    out = subprocess.run([binary, json.dumps(cfg)], capture_output=True, text=True)
+    assert out.returncode == 1 and "cyclotomic order" in out.stderr
+    out = subprocess.run(
+        [binary, '{"scheme": "nope", "repeats": 1}'], capture_output=True, text=True
+    )
+    assert out.returncode == 1 and 'unknown scheme "nope"' in out.stderr
