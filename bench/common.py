@@ -129,7 +129,10 @@ def print_rows(title: str, rows: list[Row]) -> None:
     if versions:
         print("references: " + ", ".join(f"{n} {v}" for n, v in sorted(versions)))
     notes = dict.fromkeys(
-        f"{ref.name}: {ref.note}" for r in rows for ref in r.refs if ref.value is None and ref.note
+        f"{ref.name}: {ref.note}"
+        for r in rows
+        for ref in r.refs
+        if ref.value is None and ref.note.startswith("not available")
     )
     for note in notes:
         print(note)
