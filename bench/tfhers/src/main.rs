@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use tfhe::boolean::prelude::{gen_keys, BinaryBooleanGates, Ciphertext};
+use tfhe::boolean::prelude::{gen_keys, BinaryBooleanGates, Ciphertext, ServerKey};
 use tfhe::prelude::{FheDecrypt, FheEncrypt, FheOrd};
 use tfhe::{generate_keys, set_server_key, ConfigBuilder, FheUint8};
 
@@ -82,23 +82,23 @@ fn main() {
     let inputs: Vec<[Ciphertext; 3]> = (0..=repeats)
         .map(|i| [enc(bit(i, 0)), enc(bit(i, 1)), enc(bit(i, 2))])
         .collect();
-    let gates: [(&str, fn(bool, bool, bool) -> bool); 4] = [
-        ("nand", |a, b, _| !(a && b)),
-        ("and", |a, b, _| a && b),
-        ("xor", |a, b, _| a ^ b),
-        ("mux", |a, b, c| if a { b } else { c }),
+    type Gate = fn(&ServerKey, &Ciphertext, &Ciphertext, &Ciphertext) -> Ciphertext;
+    let gates: [(&str, Gate, fn(bool, bool, bool) -> bool); 4] = [
+        ("nand", |s, a, b, _| s.nand(a, b), |a, b, _| !(a && b)),
+        ("and", |s, a, b, _| s.and(a, b), |a, b, _| a && b),
+        ("xor", |s, a, b, _| s.xor(a, b), |a, b, _| a ^ b),
+        (
+            "mux",
+            |s, a, b, c| s.mux(a, b, c),
+            |a, b, c| if a { b } else { c },
+        ),
     ];
-    for (name, truth) in gates {
+    for (name, gate, truth) in gates {
         let t = time_op(
             repeats,
             |i| {
                 let [a, b, c] = &inputs[i];
-                match name {
-                    "nand" => sks.nand(a, b),
-                    "and" => sks.and(a, b),
-                    "xor" => sks.xor(a, b),
-                    _ => sks.mux(a, b, c),
-                }
+                gate(&sks, a, b, c)
             },
             |i, out| cks.decrypt(&out) == truth(bit(i, 0), bit(i, 1), bit(i, 2)),
         );
