@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +156,7 @@ def test_fhew_rows_say_tfhers_is_not_available(monkeypatch, capsys) -> None:
 
 
 @pytest.mark.skipif(
-    not (ROOT / ".bench-ref" / "lattigo-reference").exists() or os.environ.get("CI") == "1",
+    not (ROOT / ".bench-ref" / "lattigo-reference").exists(),
     reason="the Lattigo reference is built by bench/setup-reference lattigo",
 )
 def test_lattigo_reference_reports_its_errors() -> None:
