@@ -2,11 +2,12 @@
 
 Every benchmark ends by printing one JSON object per measured row with the keys `bench`,
 `case`, `ours`, `reference`, `ratio`, `unit` (`reference` and `ratio` null where there is
-no reference), after its human-readable table. Benchmarks with several reference libraries
-(ckks, bfv, fhew) also give `references` (per library: name, version, value or null, note —
-the parameters, or why the library is not available), `ratio_fastest` (ours / the fastest
-available reference) and, where tfhe-rs is one of them, `ratio_tfhe`; `reference`/`ratio`
-stay the OpenFHE figure. `ours` is null on a row only a reference measures.
+no reference), after its human-readable table, and `ratio_fastest` (ours / the fastest
+available reference). Benchmarks with several reference libraries (ckks, bfv, fhew) also give
+`references` (per library: name, version, value or null, note — the parameters, or why the
+library is not available) and, where tfhe-rs is one of them, `ratio_tfhe`; `reference` and
+`ratio` stay the OpenFHE figure; `ours_note` states our parameters' security where a row
+compares it. `ours` is null on a row only a reference measures.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Row:
     reference: float | None
     unit: str
     refs: tuple[Reference, ...] = ()
+    ours_note: str = ""
 
     @property
     def ratio(self) -> float | None:
@@ -75,6 +77,8 @@ class Row:
             "unit": self.unit,
         }
         row["ratio_fastest"] = self.ratio_fastest
+        if self.ours_note:
+            row["ours_note"] = self.ours_note
         if self.refs:
             row["references"] = [r.as_dict() for r in self.refs]
             if any(r.name == "tfhe-rs" for r in self.refs):

@@ -152,6 +152,7 @@ def test_fhew_rows_say_tfhers_is_not_available(monkeypatch, capsys) -> None:
         "not available (bench/setup-reference: cargo not found)"
     )
     assert "132-bit" not in by_name(nand)["tfhe-rs"]["note"]
+    assert nand["ours_note"].startswith("128-bit classical (STD128)")
     assert rows["tfhe-rs FheUint8 add wall (no hec row)"]["ours"] is None
 
 
