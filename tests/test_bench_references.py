@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,8 +50,13 @@ def test_ratio_fastest_uses_the_fastest_available_reference() -> None:
     assert alone["ours"] is None and alone["ratio_fastest"] is None
 
 
-def test_setup_reference_says_why_a_toolchain_is_missing(monkeypatch) -> None:
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+def test_setup_reference_says_why_a_toolchain_is_missing(monkeypatch, tmp_path) -> None:
+    # A PATH with only what the script needs before it looks for go / cargo.
+    for tool in ("bash", "dirname"):
+        found = shutil.which(tool)
+        assert found is not None
+        (tmp_path / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(tmp_path))
     for which, tool in (("lattigo", "go"), ("tfhers", "cargo")):
         with pytest.raises(ReferenceUnavailableError, match=f"{tool} not found"):
             common.reference_tool(which)
