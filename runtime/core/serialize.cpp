@@ -192,26 +192,124 @@ void check_expectation(const ObjectHeader& h, const Expectation& expect,
   }
 }
 
-// Incremental BLAKE2b-256 (libsodium crypto_generichash, unkeyed): the container digest.
-struct Blake2b {
-  crypto_generichash_state state;
-  Blake2b() { crypto_generichash_init(&state, nullptr, 0, kChecksumSize); }
+// The container digest (format 4), a hash list that threads can compute in parallel: the
+// stream (header and payload) is cut into chunks of kDigestChunk bytes, each chunk hashed as
+// BLAKE2b-256(0x00 || chunk), and the digest is BLAKE2b-256(0x01 || le64(length) || the chunk
+// digests in order). The prefixes keep chunk and list hashes apart and the length fixes the
+// chunking, so the digest is as collision and second-preimage resistant as BLAKE2b-256 itself.
+// Format 3 hashed the stream in one pass: one core verified every upload the server read
+// (measured at stop 36: the chi-square compute at N = 5000, M = 16384 went from 0.7 s to 3.2 s,
+// all of it BLAKE2b on one core).
+constexpr std::size_t kDigestChunk = std::size_t{1} << 20;
+
+class ChunkedDigest {
+ public:
+  ChunkedDigest() { start(); }
+
   void update(const void* data, std::size_t size) {
-    if (size > 0) {
-      crypto_generichash_update(&state, static_cast<const unsigned char*>(data), size);
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    while (size > 0) {
+      const std::size_t take = std::min(size, kDigestChunk - in_chunk_);
+      crypto_generichash_update(&chunk_, p, take);
+      in_chunk_ += take;
+      total_ += take;
+      p += take;
+      size -= take;
+      if (in_chunk_ == kDigestChunk) {
+        end();
+        start();
+      }
     }
   }
+
+  // The pieces in order, the whole chunks among them hashed by up to `threads` threads.
+  void update_parallel(const std::vector<ObjectReader::Piece>& pieces, int threads) {
+    struct Segment {
+      const std::uint8_t* data;
+      std::size_t size;
+    };
+    std::vector<Segment> rest;
+    rest.reserve(pieces.size());
+    for (const auto& piece : pieces) {
+      const auto* p = static_cast<const std::uint8_t*>(piece.data);
+      std::size_t size = piece.size;
+      if (in_chunk_ > 0 && rest.empty()) {  // the open chunk is finished serially first
+        const std::size_t take = std::min(size, kDigestChunk - in_chunk_);
+        update(p, take);
+        p += take;
+        size -= take;
+      }
+      if (size > 0) rest.push_back({p, size});
+    }
+    // Whole chunks: lists of segments of exactly kDigestChunk bytes each.
+    std::vector<std::vector<Segment>> jobs;
+    std::vector<Segment> current;
+    std::size_t filled = 0;  // `current` is the open chunk's segments, the tail at the end
+    for (Segment seg : rest) {
+      while (seg.size > 0) {
+        const std::size_t take = std::min(seg.size, kDigestChunk - filled);
+        current.push_back({seg.data, take});
+        filled += take;
+        seg.data += take;
+        seg.size -= take;
+        if (filled == kDigestChunk) {
+          jobs.push_back(std::move(current));
+          current.clear();
+          filled = 0;
+        }
+      }
+    }
+    const std::size_t first = digests_.size();
+    digests_.resize(first + jobs.size());
+#pragma omp parallel for schedule(static) num_threads(std::max(1, threads)) if (threads > 1)
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      crypto_generichash_state state;
+      crypto_generichash_init(&state, nullptr, 0, kChecksumSize);
+      const unsigned char leaf = 0x00;
+      crypto_generichash_update(&state, &leaf, 1);
+      for (const Segment& seg : jobs[j]) crypto_generichash_update(&state, seg.data, seg.size);
+      crypto_generichash_final(&state, digests_[first + j].data(), kChecksumSize);
+    }
+    total_ += jobs.size() * kDigestChunk;
+    for (const Segment& seg : current) update(seg.data, seg.size);
+  }
+
   Checksum digest() {
+    if (in_chunk_ > 0) end();
+    crypto_generichash_state list;
+    crypto_generichash_init(&list, nullptr, 0, kChecksumSize);
+    std::uint8_t head[9] = {0x01};
+    for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(total_ >> (8 * i));
+    crypto_generichash_update(&list, head, sizeof head);
+    for (const Checksum& d : digests_) crypto_generichash_update(&list, d.data(), d.size());
     Checksum c;
-    crypto_generichash_final(&state, c.data(), c.size());
+    crypto_generichash_final(&list, c.data(), c.size());
     return c;
   }
+
+ private:
+  void start() {
+    crypto_generichash_init(&chunk_, nullptr, 0, kChecksumSize);
+    const unsigned char leaf = 0x00;
+    crypto_generichash_update(&chunk_, &leaf, 1);
+    in_chunk_ = 0;
+  }
+  void end() {
+    Checksum d;
+    crypto_generichash_final(&chunk_, d.data(), d.size());
+    digests_.push_back(d);
+  }
+
+  crypto_generichash_state chunk_;
+  std::size_t in_chunk_ = 0;
+  std::uint64_t total_ = 0;
+  std::vector<Checksum> digests_;
 };
 
 }  // namespace
 
 Checksum checksum(const std::uint8_t* data, std::size_t size) {
-  Blake2b h;
+  ChunkedDigest h;
   h.update(data, size);
   return h.digest();
 }
@@ -359,7 +457,7 @@ void write_all(int fd, const std::uint8_t* p, std::size_t size, const std::files
 }  // namespace
 
 struct ObjectWriter::State {
-  Blake2b hash;
+  ChunkedDigest hash;
 };
 
 ObjectWriter::ObjectWriter(std::filesystem::path path, const ObjectHeader& header)
@@ -448,7 +546,7 @@ void ObjectWriter::finish() {
 }
 
 struct ObjectReader::State {
-  Blake2b hash;
+  ChunkedDigest hash;
 };
 
 ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect)
@@ -578,7 +676,7 @@ void ObjectReader::get_scattered(const std::vector<Piece>& pieces, int threads) 
   }
   if (error) std::rethrow_exception(error);
   file_pos_ = at;
-  for (const Piece& p : pieces) state_->hash.update(p.data, p.size);
+  state_->hash.update_parallel(pieces, threads);
 }
 
 std::uint32_t ObjectReader::get_u32() {

@@ -198,13 +198,27 @@ def _uploads(chisq: Built, tmp_path: Path):
     return run, ct, sorted(p for p in ct.rglob("*.cts") if p.is_file())
 
 
+def container_digest(body: bytes) -> bytes:
+    """The container trailer of format 4 (runtime/core/serialize.h), written out in Python:
+    BLAKE2b-256 of 0x01, the little-endian length and each 1 MiB chunk's BLAKE2b-256 of 0x00
+    and the chunk."""
+    chunk = 1 << 20
+    leaves = b"".join(
+        hashlib.blake2b(b"\x00" + body[at : at + chunk], digest_size=32).digest()
+        for at in range(0, len(body), chunk)
+    )
+    return hashlib.blake2b(
+        b"\x01" + len(body).to_bytes(8, "little") + leaves, digest_size=32
+    ).digest()
+
+
 def test_modified_upload_is_refused_even_with_its_digest_recomputed(
     chisq: Built, tmp_path: Path
 ) -> None:
-    """An upload ends in the BLAKE2b-256 digest of its content, which its owner's signed
-    metadata binds: a changed byte breaks the digest, and a digest recomputed over the changed
-    content no longer matches the signed one (XXH3-128, the trailer before format 3, was not
-    cryptographic, so a recomputed or colliding trailer bound nothing)."""
+    """An upload ends in the (chunked) BLAKE2b-256 digest of its content, which its owner's
+    signed metadata binds: a changed byte breaks the digest, and a digest recomputed over the
+    changed content no longer matches the signed one (XXH3-128, the trailer before format 3,
+    was not cryptographic, so a recomputed or colliding trailer bound nothing)."""
     run, ct, files = _uploads(chisq, tmp_path)
     target = files[0]
     data = bytearray(target.read_bytes())
@@ -214,7 +228,7 @@ def test_modified_upload_is_refused_even_with_its_digest_recomputed(
     assert target.name in line and ("checksum failure" in line or "not the one" in line), line
     # The digest recomputed over the changed content: the signed metadata still refuses it.
     body = bytes(data[:-32])
-    target.write_bytes(body + hashlib.blake2b(body, digest_size=32).digest())
+    target.write_bytes(body + container_digest(body))
     line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res2"))
     assert target.name in line and "not the one its metadata" in line, line
 

@@ -103,12 +103,29 @@ TEST_F(Serialize, OlderVersionIsNamedAsSuch) {
   EXPECT_NE(error.find("an older hec wrote it"), std::string::npos) << error;
 }
 
-// The trailer is the BLAKE2b-256 digest of header and payload.
-TEST_F(Serialize, TrailerIsBlake2b256OfTheContent) {
+// The trailer (format 4): BLAKE2b-256 of 0x01, the little-endian length and the BLAKE2b-256 of
+// each 1 MiB chunk of header and payload prefixed 0x00, written out here independently.
+std::array<std::uint8_t, 32> reference_digest(const std::uint8_t* data, std::size_t size) {
+  constexpr std::size_t chunk = std::size_t{1} << 20;
+  std::vector<std::uint8_t> list = {0x01};
+  for (int i = 0; i < 8; ++i)
+    list.push_back(static_cast<std::uint8_t>(std::uint64_t{size} >> (8 * i)));
+  for (std::size_t at = 0; at < size; at += chunk) {
+    std::vector<std::uint8_t> leaf = {0x00};
+    leaf.insert(leaf.end(), data + at, data + std::min(size, at + chunk));
+    std::array<std::uint8_t, 32> d{};
+    crypto_generichash(d.data(), d.size(), leaf.data(), leaf.size(), nullptr, 0);
+    list.insert(list.end(), d.begin(), d.end());
+  }
+  std::array<std::uint8_t, 32> want{};
+  crypto_generichash(want.data(), want.size(), list.data(), list.size(), nullptr, 0);
+  return want;
+}
+
+TEST_F(Serialize, TrailerIsTheChunkedBlake2b256OfTheContent) {
   const auto b = bytes();
   ASSERT_EQ(kChecksumSize, 32u);
-  std::array<std::uint8_t, 32> want{};
-  crypto_generichash(want.data(), want.size(), b.data(), b.size() - 32, nullptr, 0);
+  const auto want = reference_digest(b.data(), b.size() - 32);
   EXPECT_TRUE(std::equal(want.begin(), want.end(), b.end() - 32));
 }
 
@@ -233,6 +250,48 @@ TEST_F(Serialize, StreamedFileIsTheSameContainer) {
   r.get(got.data() + 1500003, p.size() - 1500003);
   r.finish();
   EXPECT_EQ(got, p);
+}
+
+// A file of several chunks: the writer's serial digest is the reference's, and the reader's
+// scattered reads (pieces across chunk boundaries, two threads hashing whole chunks) verify it.
+TEST_F(Serialize, ScatteredReadsVerifyTheChunkedDigestOnThreads) {
+  const auto p = streaming::big_payload();
+  streaming::write_streamed(path, header, p);
+  const auto b = bytes();
+  const auto want = reference_digest(b.data(), b.size() - 32);
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), b.end() - 32));
+  for (const int threads : {1, 2}) {
+    ObjectReader r(path, expect);
+    std::vector<std::uint8_t> got(p.size());
+    std::size_t at = 0;
+    r.get(got.data(), 10);  // through the buffer: a chunk opened serially
+    at = 10;
+    for (const std::size_t piece : {std::size_t{700000}, std::size_t{1} << 20, std::size_t{3}}) {
+      std::vector<ObjectReader::Piece> pieces;
+      for (int k = 0; k < 3 && at < p.size(); ++k) {
+        const std::size_t size = std::min(piece, p.size() - at);
+        pieces.push_back({got.data() + at, size});
+        at += size;
+      }
+      r.get_scattered(pieces, threads);
+    }
+    r.get(got.data() + at, p.size() - at);
+    r.finish();
+    EXPECT_EQ(got, p) << threads;
+  }
+  // One changed byte in the middle chunk is found by the threaded reader too.
+  auto bad = b;
+  bad[kHeaderSize + 1500000] ^= 1;
+  overwrite(bad);
+  ObjectReader r(path, expect);
+  std::vector<std::uint8_t> got(p.size());
+  r.get_scattered({{got.data(), p.size()}}, 2);
+  try {
+    r.finish();
+    ADD_FAILURE() << "a changed byte passed";
+  } catch (const std::runtime_error& err) {
+    EXPECT_NE(std::string(err.what()).find("checksum failure"), std::string::npos) << err.what();
+  }
 }
 
 TEST_F(Serialize, StreamedReaderFindsCorruptionAtFinish) {
