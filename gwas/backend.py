@@ -67,14 +67,29 @@ CACHE_FORMAT = 3  # 2: complex packing (passes/complex_packing.py); 3: program.m
 # The sources whose change changes what a compilation produces (part of the cache key, so a
 # changed compiler never reuses a program an older one compiled).
 COMPILER_PACKAGES = ("compiler", "dsl", "passes", "targets", "driver")
+# The runtime's sources, which the cached binary links: a changed runtime (a new container
+# format, a fixed kernel) must not be served by a binary linked against the old one (found at
+# stop 36: a cached chi-square binary kept writing format-3 containers after the runtime moved
+# to format 4).
+RUNTIME_DIRS = ("core", "math", "ckks", "bfv", "fhew", "labhe", "program")
+RUNTIME_SUFFIXES = (".h", ".cpp", ".cmake")
 
 
 @functools.lru_cache(maxsize=1)
 def compiler_digest() -> str:
+    return tree_digest(Path(__file__).resolve().parents[1])
+
+
+def tree_digest(root: Path) -> str:
+    """SHA-256 over the compiler's Python sources and the runtime's sources under `root`."""
     h = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    for package in COMPILER_PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
+    paths = [p for package in COMPILER_PACKAGES for p in sorted((root / package).rglob("*.py"))]
+    runtime = root / "runtime"
+    paths += [runtime / "CMakeLists.txt", runtime / "CMakePresets.json"]
+    for d in RUNTIME_DIRS:
+        paths += sorted(p for p in (runtime / d).rglob("*") if p.suffix in RUNTIME_SUFFIXES)
+    for path in paths:
+        if path.is_file():
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
     return h.hexdigest()

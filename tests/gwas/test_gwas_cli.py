@@ -210,3 +210,21 @@ def test_demo_encrypted_default_size(tmp_path: Path) -> None:
     assert demo.max_rel_error <= 1e-4 and demo.max_abs_error_small <= 1e-6
     top = set(np.argsort(demo.result.p)[:15].tolist())
     assert len(top & set(demo.cohort.causal.tolist())) >= 6
+
+
+def test_program_cache_key_covers_the_runtime_sources(tmp_path: Path) -> None:
+    """A cached gwas program binary was served after the runtime it links had changed (its
+    container format, stop 36): the key's digest now covers the runtime's sources too."""
+    from gwas.backend import tree_digest
+
+    (tmp_path / "compiler").mkdir()
+    (tmp_path / "compiler" / "a.py").write_text("x = 1\n")
+    (tmp_path / "runtime" / "core").mkdir(parents=True)
+    header = tmp_path / "runtime" / "core" / "serialize.h"
+    header.write_text("constexpr int kFormatVersion = 3;\n")
+    before = tree_digest(tmp_path)
+    header.write_text("constexpr int kFormatVersion = 4;\n")
+    after = tree_digest(tmp_path)
+    assert after != before
+    (tmp_path / "runtime" / "core" / "notes.txt").write_text("not a source\n")
+    assert tree_digest(tmp_path) == after
