@@ -26,8 +26,9 @@ HARNESS = runtime_build_dir() / "hec_fhew_gates"
     [
         (lambda: gen.build_adder(8, "ripple"), 15),
         (lambda: gen.build_multiplier(8, "dadda", adder="ripple"), 85),
+        (lambda: gen.build_minmax(8, "min", structure="ripple"), 23),  # 8 MUX cells
     ],
-    ids=["add8-ripple", "mul8-dadda-ripple"],
+    ids=["add8-ripple", "mul8-dadda-ripple", "min8-ripple"],
 )
 def test_encrypted_run_matches_the_simulator(circuit, bootstraps: int, tmp_path: Path) -> None:
     c: Circuit = circuit()
@@ -44,6 +45,8 @@ def test_encrypted_run_matches_the_simulator(circuit, bootstraps: int, tmp_path:
     assert report["bootstraps"] == cost.bootstraps == report["static_bootstraps"]
     assert report["levels"] == cost.levels
     assert report["evaluations"] == 4
+    kinds = [line.split()[0] for line in program.read_text().splitlines()]
+    assert kinds.count("linear") + 2 * kinds.count("mux") == bootstraps
 
 
 def test_harness_errors_are_clear(tmp_path: Path) -> None:
