@@ -83,7 +83,10 @@ def run_gate_program(
     the runtime), levels, per-evaluation seconds. Raises UserError with the harness's message
     when it fails."""
     if not harness.is_file():
-        raise UserError(f"the FHEW gate harness {harness} is not built (cmake --build ... --target hec_fhew_gates)")
+        raise UserError(
+            f"the FHEW gate harness {harness} is not built "
+            "(cmake --build build/release --target hec_fhew_gates)"
+        )
     args = [str(harness), str(program), "--params", params]
     for name, values in inputs.items():
         args += ["--input", f"{name}=" + ",".join(str(int(v)) for v in values)]
