@@ -128,7 +128,9 @@ class _Lowering:
     def default_layout(self, v: SSAValue) -> str:
         dims: tuple[Dim, ...] = stat.tensor_type(v).dims
         if len(dims) >= 2:
-            return PACKED
+            # A small matrix (every axis a det/adj dimension) is one replicated ciphertext per
+            # entry, the layout its algebra produces, so that adj(A) - A needs no conversion.
+            return REPLICATED if all(d in self.small for d in dims) else PACKED
         if len(dims) != 1:
             return REPLICATED
         packs = dims[0] in self.columns or dims[0] not in self.rows | self.small
@@ -355,6 +357,16 @@ class _Lowering:
                 result = self._lower(v, layout)
             finally:
                 self.at = outer
+            got = he.ct_type(result).layout_name
+            if got != layout and stat.tensor_type(v).dims:
+                # No lowering may hand back another layout than asked for: the he verifier
+                # would reject the op that uses it, far from the source.
+                raise UserError(
+                    f"{v.name_hint or 'this value'} is computed as a {got} array but used "
+                    f"where a {layout} one is needed; this layout conversion is not supported "
+                    "yet",
+                    op_location(v.owner if isinstance(v.owner, Operation) else self.at),
+                )
             if result.name_hint is None and v.name_hint is not None:
                 result.name_hint = v.name_hint
             self.memo[key] = result

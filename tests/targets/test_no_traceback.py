@@ -331,3 +331,24 @@ def test_wide_horner_keeps_its_rescales_above_the_floor() -> None:
         "(100.0 + s2 * (0.0001 + s2 * (0.1 + s2 * (0.1 + s2 * (500.0))))))))))\n"
     )
     _check_program(text, 65536)
+
+
+def test_adj_of_a_small_matrix_minus_the_matrix_is_not_a_verify_error() -> None:
+    """Found by the slow statistical test: `adj(x6) - x6` lowered the matrix twice, replicated
+    for adj and packed for the subtraction, and the he verifier rejected the subtraction (an
+    xDSL VerifyException traceback at compile). A small matrix is now replicated throughout."""
+    text = (
+        "param K <= 2\ninput x6: public[K, K] in {-1}\nt1 = (adj(x6) - x6)\n"
+        "reveal r1 = (t1 / 0.5)\n"
+    )
+    checked = check(parse_program(text, "adjsub.hec"))
+    comp = run_pipeline(checked, Options(sizes=Sizes.parse("K=2"), flooding=False))
+    layouts = {ckks.ct_type(e.result).layout_name for e in comp.program.encrypts()}
+    assert layouts == {"replicated"}, layouts
+    sizes = sizes_for_run(comp)
+    inputs = {"x6": -np.ones((2, 2))}
+    want = evaluate(checked, sizes, inputs).revealed["r1"]
+    assert np.array_equal(want, [[0.0, 4.0], [4.0, 0.0]])
+    got = simulate(comp.program, sizes, inputs, noisy=True, seed=1).outputs["r1"]
+    (out,) = report_of(comp)["outputs"]
+    assert np.max(np.abs(got - want)) <= 4.0 * 2.0 ** -out["precision_bits"]
