@@ -23,9 +23,8 @@ Among 3-input functions, AND3 and OR3 are not in the class (their 4 sum levels c
 by one half-circle). NOT is free (q/4 - x). A MUX costs 2 bootstraps (the runtime's `eval_mux`:
 two blind rotations, one key switch).
 
-The runtime's `Gate` enum has only the 2-input gates and MUX today; the 3-input cells need a
-gate taking the multipliers m and constant c (`eval_linear`), which is the FHEW target's
-step (TODO(#23)).
+The runtime evaluates every such cell in one bootstrap (`Gate::kLinear`, `eval_linear`,
+runtime/fhew/fhew.h); targets/fhew writes a cover as a gate program for it.
 
 The bootstrap count is the cost of a cover of the netlist by cells: each cell is a node with a
 cut of at most 3 leaves whose function is in the class (1 bootstrap) or a MUX node over its

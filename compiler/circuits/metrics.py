@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.circuits.fhew_model import FhewGateModel, fhew_cost
+from compiler.circuits.fhew_model import FhewCost, FhewGateModel, fhew_cost
 from compiler.circuits.netlist import FALSE, TRUE, Circuit, Kind, Lit, Node, node_of
 
 
@@ -203,15 +203,24 @@ def bfv_costs(c: Circuit) -> tuple[int, int]:
     return count, and_depth
 
 
+def fhew_cover(c: Circuit, model: FhewGateModel | None = None) -> tuple[Circuit, FhewCost]:
+    """The FHEW cover `measure` counts: `c` with thresholds lowered and MUXes read by
+    majorities expanded, mapped as built and with its XOR trees regrouped, the cheaper of the
+    two. Returns the mapped circuit (the cells' node numbers refer to it) and its cover."""
+    low = expand_muxes_read_by_majorities(lower_thresholds(c))
+    # Regrouping XOR trees can also undo sharing the mapper would have used: keep the better.
+    regrouped = regroup_xors(low)
+    return min(
+        ((low, fhew_cost(low, model)), (regrouped, fhew_cost(regrouped, model))),
+        key=lambda mc: mc[1].bootstraps,
+    )
+
+
 def measure(c: Circuit, model: FhewGateModel | None = None) -> Metrics:
     """All metrics of `c` (gate counts and depth as built, BFV and FHEW costs as defined in
     this module and fhew_model.py)."""
     and_count, and_depth = bfv_costs(c)
-    low = expand_muxes_read_by_majorities(lower_thresholds(c))
-    # Regrouping XOR trees can also undo sharing the mapper would have used: keep the better.
-    fhew = min(
-        fhew_cost(low, model), fhew_cost(regroup_xors(low), model), key=lambda f: f.bootstraps
-    )
+    fhew = fhew_cover(c, model)[1]
     return Metrics(
         gates=gate_counts(c),
         depth=logic_depth(c),

@@ -11,6 +11,8 @@
 
 #include <sodium.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +39,8 @@ const char* gate_name(Gate g) {
       return "NOT";
     case Gate::kMux:
       return "MUX";
+    case Gate::kLinear:
+      return "LINEAR";
   }
   return "unknown";
 }
@@ -44,10 +48,70 @@ const char* gate_name(Gate g) {
 int gate_arity(Gate g) {
   if (g == Gate::kNot) return 1;
   if (g == Gate::kMux) return 3;
+  if (g == Gate::kLinear) return 0;
   return 2;
 }
 
-Context::Context(Params params) : ring_(params) { tv_ = (ring_.q() + 4) / 8; }
+LinearGateNoise linear_gate_shape(const LinearGate& gate) {
+  const std::size_t k = gate.multipliers.size();
+  if (k == 0 || k > kMaxLinearInputs) {
+    throw std::invalid_argument("fhew linear gate: " + std::to_string(k) +
+                                " inputs; one bootstrap takes 1 to " +
+                                std::to_string(kMaxLinearInputs));
+  }
+  int sum_squares = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const int m = gate.multipliers[i];
+    if (m < -kMaxLinearMultiplier || m > kMaxLinearMultiplier) {
+      throw std::invalid_argument("fhew linear gate: multiplier " + std::to_string(i) + " = " +
+                                  std::to_string(m) + " is outside [-" +
+                                  std::to_string(kMaxLinearMultiplier) + ", " +
+                                  std::to_string(kMaxLinearMultiplier) + "]");
+    }
+    sum_squares += m * m;
+  }
+  const int c = ((gate.constant % 8) + 8) % 8;
+  int margin = 4;
+  for (unsigned x = 0; x < (1u << k); ++x) {
+    int u = c;
+    for (std::size_t i = 0; i < k; ++i)
+      u += 2 * gate.multipliers[i] * static_cast<int>((x >> i) & 1);
+    u = ((u % 8) + 8) % 8;
+    margin = std::min({margin, u % 4, 4 - u % 4});
+    if (margin == 0) {
+      throw std::invalid_argument(
+          "fhew linear gate: input assignment " + std::to_string(x) +
+          " puts the phase on a decision boundary (u = " + std::to_string(u) +
+          " of 8; multipliers and constant " + std::to_string(gate.constant) + " leave no margin)");
+    }
+  }
+  LinearGateNoise n;
+  n.margin = margin;
+  n.noise_weight = static_cast<double>(sum_squares) / (margin * margin);
+  return n;
+}
+
+double linear_failure_log2(const Params& params, double noise_weight) {
+  const double ratio = noise_model(params).gate_margin_sigmas * std::sqrt(2.0 / noise_weight);
+  return std::log2(std::erfc(ratio / std::sqrt(2.0)));
+}
+
+double max_linear_noise_weight(const Params& params) {
+  constexpr double kModelMax = 3.0, kBoundLog2 = -40.0;
+  if (linear_failure_log2(params, kModelMax) <= kBoundLog2) return kModelMax;
+  // Failure grows with W: bisect for the weight at the bound.
+  double lo = 0.0, hi = kModelMax;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (lo + hi) / 2;
+    (linear_failure_log2(params, mid) <= kBoundLog2 ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+Context::Context(Params params) : ring_(params) {
+  tv_ = (ring_.q() + 4) / 8;
+  max_linear_weight_ = max_linear_noise_weight(ring_.params());
+}
 
 void SecretKey::wipe() {
   core::wipe(lwe);
@@ -149,6 +213,7 @@ void Context::check(const EvalKey& ek, const Ciphertext& c, const char* what) co
 
 void Context::blind_rotate(const EvalKey& ek, const LweCiphertext& combined, Workspace& ws) const {
   fhew::blind_rotate(ring_, ek.brk, combined, tv_, ws);
+  rotations_->fetch_add(1, std::memory_order_relaxed);
 }
 
 LweCiphertext Context::finish(const EvalKey& ek, std::span<const LweCiphertext> extracted,
@@ -240,6 +305,60 @@ Ciphertext Context::mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext
   return out;
 }
 
+LinearGateNoise Context::check_linear(const LinearGate& gate) const {
+  LinearGateNoise n = linear_gate_shape(gate);
+  n.failure_log2 = linear_failure_log2(params(), n.noise_weight);
+  const double max_weight = max_linear_weight_;
+  if (n.noise_weight > max_weight + 1e-12) {
+    throw std::invalid_argument("fhew linear gate: noise weight " + std::to_string(n.noise_weight) +
+                                " (sum of squared multipliers / margin^2) exceeds " +
+                                std::to_string(max_weight) + ", the most '" + params().name +
+                                "' carries within 2^-40 per bootstrap (failure 2^" +
+                                std::to_string(n.failure_log2) + ")");
+  }
+  return n;
+}
+
+Ciphertext Context::linear(const EvalKey& ek, const LinearGate& gate,
+                           std::span<const Ciphertext* const> inputs, Workspace& ws) const {
+  check_linear(gate);
+  const std::size_t k = gate.multipliers.size();
+  if (inputs.size() != k) {
+    throw std::invalid_argument("fhew linear gate: " + std::to_string(inputs.size()) +
+                                " inputs for " + std::to_string(k) + " multipliers");
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    if (inputs[i] == nullptr) {
+      throw std::invalid_argument("fhew linear gate: input " + std::to_string(i) + " is null");
+    }
+    check(ek, *inputs[i], "linear gate input");
+  }
+  const std::uint32_t q = params().lwe_modulus, mask = q - 1;
+  LweCiphertext c;
+  c.modulus = q;
+  c.a.assign(params().lwe_dim, 0);
+  const std::uint32_t constant = static_cast<std::uint32_t>(((gate.constant % 8) + 8) % 8);
+  c.b = (constant * (q / 8)) & mask;
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto m = static_cast<std::uint32_t>(gate.multipliers[i] + static_cast<int>(q)) & mask;
+    const LweCiphertext& x = inputs[i]->lwe;
+    for (std::size_t j = 0; j < c.a.size(); ++j) c.a[j] = (c.a[j] + m * x.a[j]) & mask;
+    c.b = (c.b + m * x.b) & mask;
+  }
+  blind_rotate(ek, c, ws);
+  const LweCiphertext ext = sample_extract(ring_, ws);
+  Ciphertext out;
+  out.key_id = ek.key_id;
+  out.lwe = finish(ek, std::span<const LweCiphertext>(&ext, 1), tv_);
+  return out;
+}
+
+Ciphertext Context::eval_linear(const EvalKey& ek, const LinearGate& gate,
+                                std::span<const Ciphertext* const> inputs) const {
+  Workspace ws(ring_);
+  return linear(ek, gate, inputs, ws);
+}
+
 Ciphertext Context::eval(const EvalKey& ek, Gate g, const Ciphertext& x,
                          const Ciphertext& y) const {
   Workspace ws(ring_);
@@ -259,6 +378,22 @@ std::vector<Ciphertext> Context::eval_batch(const EvalKey& ek, std::span<const G
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const GateOp& op = ops[i];
+    if (op.gate == Gate::kLinear) {
+      if (op.linear == nullptr) {
+        throw std::invalid_argument("eval_batch: gate " + std::to_string(i) +
+                                    " (LINEAR) has no LinearGate");
+      }
+      check_linear(*op.linear);
+      const std::size_t k = op.linear->multipliers.size();
+      const Ciphertext* ins[3] = {op.in0, op.in1, op.in2};
+      for (std::size_t j = 0; j < k; ++j) {
+        if (ins[j] == nullptr) {
+          throw std::invalid_argument("eval_batch: gate " + std::to_string(i) + " (LINEAR) needs " +
+                                      std::to_string(k) + " inputs");
+        }
+      }
+      continue;
+    }
     const int arity = gate_arity(op.gate);
     if (op.in0 == nullptr || (arity >= 2 && op.in1 == nullptr) ||
         (arity == 3 && op.in2 == nullptr)) {
@@ -281,6 +416,10 @@ std::vector<Ciphertext> Context::eval_batch(const EvalKey& ek, std::span<const G
         out[i] = eval_not(*op.in0);
       } else if (op.gate == Gate::kMux) {
         out[i] = mux(ek, *op.in0, *op.in1, *op.in2, ws);
+      } else if (op.gate == Gate::kLinear) {
+        const Ciphertext* ins[3] = {op.in0, op.in1, op.in2};
+        out[i] = linear(ek, *op.linear,
+                        std::span<const Ciphertext* const>(ins, op.linear->multipliers.size()), ws);
       } else {
         out[i] = bootstrap_gate(ek, op.gate, *op.in0, *op.in1, ws);
       }

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -26,10 +28,42 @@ namespace hec::fhew {
 
 using KeyId = std::array<std::uint8_t, 16>;
 
-enum class Gate : std::uint8_t { kAnd, kOr, kNand, kNor, kXor, kXnor, kNot, kMux };
+enum class Gate : std::uint8_t { kAnd, kOr, kNand, kNor, kXor, kXnor, kNot, kMux, kLinear };
 const char* gate_name(Gate g);
-// Number of inputs: 1 for NOT, 3 for MUX (selector, if-true, if-false), 2 otherwise.
+// Number of inputs: 1 for NOT, 3 for MUX (selector, if-true, if-false), 2 for the 2-input
+// gates; 0 for kLinear (its LinearGate says how many).
 int gate_arity(Gate g);
+
+// A one-bootstrap gate of up to 3 inputs with chosen multipliers and constant: the phase
+// sum_i m_i x_i q/4 + c q/8 is bootstrapped by the sign test, so the output is 1 exactly when
+// u = (2 sum_i m_i x_i + c) mod 8 is in {0, 1, 2, 3}. Majority of 3 with any polarity
+// (m = +-1, c chosen), parity of 3 (m = 2, 2, 2; c = -2) and every 2-input function are
+// instances (the compiler's FHEW gate model, docs/circuits.md). The margin M is the smallest
+// distance (units of q/8) of a reachable u from the boundaries 0 and 4; the error of the
+// combination has variance sum m_i^2 V_boot, so the noise weight W = sum m_i^2 / M^2 sets the
+// failure probability (W = 2 for the fixed 2-input gates).
+constexpr std::size_t kMaxLinearInputs = 3;
+constexpr int kMaxLinearMultiplier = 8;  // |m_i| bound checked before the noise weight
+struct LinearGate {
+  std::vector<int> multipliers;  // one per input, 1 to kMaxLinearInputs of them
+  int constant = 0;              // c, units of q/8 (taken mod 8)
+};
+struct LinearGateNoise {
+  int margin = 0;           // M, units of q/8
+  double noise_weight = 0;  // W = sum m_i^2 / M^2
+  double failure_log2 = 0;  // log2 of the failure probability of one bootstrap (params)
+};
+// The margin and noise weight of a gate, independent of the parameters. Throws
+// std::invalid_argument for no or more than kMaxLinearInputs inputs, a multiplier outside
+// [-kMaxLinearMultiplier, kMaxLinearMultiplier], or a reachable phase on a decision boundary
+// (margin 0: that input assignment has no defined output).
+LinearGateNoise linear_gate_shape(const LinearGate& gate);
+// The largest noise weight the parameters carry within the 2^-40 failure bound per bootstrap,
+// capped at the compiler's gate model (3).
+double max_linear_noise_weight(const Params& params);
+// log2 of the failure probability of one bootstrap of noise weight W under `params`
+// (noise_model(): margin / std. dev. scales as sqrt(2 / W) from the 2-input gates').
+double linear_failure_log2(const Params& params, double noise_weight);
 
 // Client side: the LWE key s (dimension n) and the ring key z (dimension N). The key's words
 // (lwe, ring.z, ring.z_ntt) are wiped (sodium_memzero) when it is destroyed or assigned over.
@@ -83,13 +117,22 @@ class Context {
   Ciphertext eval(const EvalKey& ek, Gate g, const Ciphertext& x, const Ciphertext& y) const;
   Ciphertext eval_mux(const EvalKey& ek, const Ciphertext& sel, const Ciphertext& if_true,
                       const Ciphertext& if_false) const;
+  // The shape of `gate` (linear_gate_shape) with its failure probability under this context's
+  // parameters; throws std::invalid_argument when the noise weight exceeds
+  // max_linear_noise_weight(params()) (naming both and the failure probability).
+  LinearGateNoise check_linear(const LinearGate& gate) const;
+  // One bootstrap of `gate` on inputs.size() == gate.multipliers.size() ciphertexts.
+  Ciphertext eval_linear(const EvalKey& ek, const LinearGate& gate,
+                         std::span<const Ciphertext* const> inputs) const;
 
-  // One gate of a batch: inputs by pointer (NOT uses in0; MUX in0 = selector, in1, in2).
+  // One gate of a batch: inputs by pointer (NOT uses in0; MUX in0 = selector, in1, in2;
+  // kLinear: `linear` and one input per multiplier, in0, in1, in2 in order).
   struct GateOp {
     Gate gate;
     const Ciphertext* in0;
     const Ciphertext* in1 = nullptr;
     const Ciphertext* in2 = nullptr;
+    const LinearGate* linear = nullptr;
   };
   // Evaluates independent gates on up to math::thread_cap() threads; the first error of any
   // gate is rethrown after the parallel region.
@@ -102,6 +145,8 @@ class Context {
   LweCiphertext finish(const EvalKey& ek, std::span<const LweCiphertext> extracted,
                        std::uint64_t offset) const;
   std::uint64_t test_value() const { return tv_; }
+  // Blind rotations performed through this context (and its copies, which share the count).
+  std::uint64_t blind_rotations() const { return rotations_->load(); }
 
  private:
   void check(const EvalKey& ek, const Ciphertext& c, const char* what) const;
@@ -109,8 +154,13 @@ class Context {
                             Workspace& ws) const;
   Ciphertext mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext& t, const Ciphertext& f,
                  Workspace& ws) const;
+  Ciphertext linear(const EvalKey& ek, const LinearGate& gate,
+                    std::span<const Ciphertext* const> inputs, Workspace& ws) const;
   RingContext ring_;
-  std::uint64_t tv_ = 0;  // round(Q / 8)
+  std::uint64_t tv_ = 0;          // round(Q / 8)
+  double max_linear_weight_ = 0;  // max_linear_noise_weight(params())
+  std::shared_ptr<std::atomic<std::uint64_t>> rotations_ =
+      std::make_shared<std::atomic<std::uint64_t>>(0);
 };
 
 }  // namespace hec::fhew

@@ -140,6 +140,14 @@ int main(int argc, char** argv) {
   put(root / "npy", "f8", 0, slurp(tmp / "a.npy"), false);
   program::write_npy_int64(tmp / "b.npy", {3}, {1, 2, 3});
   put(root / "npy", "i8", 0, slurp(tmp / "b.npy"), false);
+
+  // FHEW gate programs: a 1-bit full adder (parity and majority cells) with a MUX.
+  const std::string gates =
+      "hec-fhew-gates 1\nwires 7\ninput a 1\ninput b 2\ninput c 3\n"
+      "linear 4 3 1 2 3 2 2 2 -2\nlinear 5 3 1 2 3 1 1 1 -3\nmux 6 2 8 11\n"
+      "output s 8\noutput carry 10 1 0\noutput m 12\nend\n";
+  put(root / "gates", "full_adder", 0, std::vector<std::uint8_t>(gates.begin(), gates.end()),
+      false);
   fs::remove_all(tmp);
   std::cout << "seeds written to " << root << "\n";
   return 0;
