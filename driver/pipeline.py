@@ -426,9 +426,13 @@ def _run_passes(
                     f"raised to {targets.get(name, options.precision_bits):g})"
                     for name, (reached, promised) in e.short.items()
                 )
+                # Located at the reveal of the first output short of its promise (the slow
+                # property test found this refusal unlocated).
+                reveal = next((r for r in checked.reveals if r.name in e.short), None)
                 raise UserError(
                     f"no parameters keep the precision promise: {worst}; "
                     + e.message.split("; ", 1)[-1],
+                    checked.source.location(reveal.span) if reveal is not None else None,
                     hint=e.hint,
                 ) from e
             for name, (reached, promised) in e.short.items():

@@ -352,3 +352,20 @@ def test_adj_of_a_small_matrix_minus_the_matrix_is_not_a_verify_error() -> None:
     got = simulate(comp.program, sizes, inputs, noisy=True, seed=1).outputs["r1"]
     (out,) = report_of(comp)["outputs"]
     assert np.max(np.abs(got - want)) <= 4.0 * 2.0 ** -out["precision_bits"]
+
+
+def test_precision_shortfall_after_the_retries_is_located() -> None:
+    """Found by the slow tier: when the raised scale targets still fall short under the primes
+    found, the refusal had no location (file, line and column of the output it names)."""
+    text = (
+        "param N <= 64\nparam M <= 32\ninput s0: secret in {0, 2}\n"
+        "input s1: secret[N] in [500.0, 1000.0]\n"
+        "t1 = (0.002 + 100.0 * s1 + 0.2 * s1^2 + 0.5 * s1^3 + -1500.0 * s1^4 + 50.0 * s1^5"
+        " + 0.02 * s1^6)\n"
+        "reveal r0 = poly(t1, [0.2, 0.0001, 1000.0, 0.2])\nreveal r1 = (s0 * N)\n"
+    )
+    checked = check(parse_program(text, "short.hec"))
+    with pytest.raises(UserError) as info:
+        run_pipeline(checked, Options(sizes=Sizes.parse(SIZES), flooding=False))
+    assert str(info.value).startswith("short.hec:6:1: error: no parameters keep the precision")
+    assert info.value.location is not None and info.value.location.line_text
