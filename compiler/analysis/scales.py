@@ -321,7 +321,14 @@ def _align_plain(op: ckks.AddPlainOp, one: list[SSAValue]) -> None:
 # edge. The runtime's encoder refuses anything closer (ckks/encoder.cpp), so the compiler plans,
 # and check-scales checks, by the same rule (issue 19: a public input at the edge of its domain
 # was refused by encrypt although the compiler had planned it).
+# Radix-packed counts (the coeff layout) are integers in the coefficients themselves, whose
+# fit and noise passes/coefficient_parameters.py plans exactly: one bit, the sign.
 FIT_MARGIN_BITS = 2.0
+COEFF_FIT_MARGIN_BITS = 1.0
+
+
+def fit_margin_bits(layout: str) -> float:
+    return COEFF_FIT_MARGIN_BITS if layout == ckks.COEFF else FIT_MARGIN_BITS
 
 
 @dataclass(frozen=True)
@@ -351,7 +358,7 @@ def chain_needs(
             bound = max(magnitude(range_of(ranges, r)), 1.0)
             if ty.layout_name == ckks.COMPLEX:
                 bound *= math.sqrt(2.0)  # a slot holds a + bi, |a|, |b| <= bound
-            bits = math.log2(bound) + ty.scale_bits + FIT_MARGIN_BITS
+            bits = math.log2(bound) + ty.scale_bits + fit_margin_bits(ty.layout_name)
             need = max(need, bits - above[ty.level_value])
             min_scale = min(min_scale, ty.scale_bits)
     return ChainNeeds(need, min_scale)
