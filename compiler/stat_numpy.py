@@ -84,6 +84,8 @@ class _Machine:
                 return float(self.sizes[op.sym_value])
             case stat.ConstantOp():
                 return op.float_value
+            case stat.EyeOp():
+                return np.eye(self.shape(op.result)[0])
             case stat.AddOp():
                 return g(op.lhs) + g(op.rhs)
             case stat.SubOp():

@@ -48,7 +48,7 @@ MAX_SIZE_BOUND = 2**40
 MAX_SECRET_EXPONENT = MAX_DEGREE
 RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
 PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
-FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "row", "col"} | PUBLIC_FUNCTIONS
+FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "eye", "row", "col"} | PUBLIC_FUNCTIONS
 UNBOUNDED = Interval(-math.inf, math.inf)
 
 
@@ -537,6 +537,8 @@ class Checker:
             )
         if e.func == "poly":
             return self.poly(e)
+        if e.func == "eye":
+            return self.eye(e)
         x = self.expr(e.args[0])
         if e.func in ("sum", "mean"):
             return self.reduce(e, x)
@@ -561,6 +563,8 @@ class Checker:
             "poly": "poly(x, [c0, c1, c2]) is c0 + c1*x + c2*x^2",
             "det": "det(A) for a k x k matrix, k <= 6",
             "adj": "adj(A) for a k x k matrix, k <= 6",
+            "eye": "eye(K) is the K x K identity, K a size parameter with bound <= 6 or a "
+            "whole number <= 6",
             "row": "row(v) is v as a 1 x n matrix",
             "col": "col(v) is v as an n x 1 matrix",
             "chi2_sf": "chi2_sf(x, df=1)",
@@ -625,6 +629,32 @@ class Checker:
             )
         )
         return ValueType(x.shape, x.secret, x.bounded, m, None, x.unbounded_why)
+
+    def eye(self, e: ast.Call) -> ValueType:
+        arg = e.args[0]
+        k: Dim
+        if isinstance(arg, ast.Name) and arg.name in self.params:
+            self.expr(arg)
+            k = arg.name
+        else:
+            t = self.expr(arg)
+            whole = None if t.const is None else _whole(t.const)
+            if whole is None or whole < 1:
+                raise self.error(
+                    arg.span,
+                    "eye() needs a size parameter or a constant whole number >= 1",
+                    self._usage("eye"),
+                )
+            k = whole
+        bound = dim_bound(k, self.params)
+        if bound > MAX_SMALL_MATRIX:
+            raise self.error(
+                arg.span,
+                f"eye() is for small matrices, k <= {MAX_SMALL_MATRIX}, but it is {k} x {k}"
+                + (f" with {k} <= {bound}" if isinstance(k, str) else ""),
+                "the identity is added to small (covariate) matrices, one ciphertext per entry",
+            )
+        return ValueType((k, k), False, True, Interval(0.0, 1.0))
 
     def poly(self, e: ast.Call) -> ValueType:
         x = self.expr(e.args[0])

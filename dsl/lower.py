@@ -185,6 +185,8 @@ class _Lowering:
                 raise AssertionError(f"cannot lower {e!r}")
 
     def call(self, e: ast.Call) -> SSAValue:
+        if e.func == "eye":
+            return self.emit(stat.EyeOp(_ty(e).shape[0]))
         x = self.expr(e.args[0])
         arg_shape = _ty(e.args[0]).shape
         match e.func:

@@ -64,6 +64,8 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 r = domain_interval(dom)
             case stat.ConstantOp():
                 r = Interval.point(op.float_value)
+            case stat.EyeOp():
+                r = Interval(0.0, 1.0)
             case stat.SizeOp():
                 r = _size_interval(bounds[op.sym_value])
             case stat.AddOp():

@@ -39,6 +39,8 @@ operand is secret). Source names are in a `sym` string property (`.sym_value`).
 - `stat.sum {axes = array<i64: ...>}`: sum over the listed axes (`.axes_tuple`);
   `stat.mean` is the same divided by the product of the reduced sizes.
 - `stat.transpose`: [A,B] -> [B,A].
+- `%i = stat.eye : !stat.tensor<[K, K], public>`: the identity matrix of a small dimension
+  (literal or a size parameter with bound <= 6), a public constant.
 - `stat.det`, `stat.adj`: determinant (scalar) and adjugate ([k,k], det(A) inverse(A)) of a
   k x k matrix with k <= 6: a literal, or a size parameter whose bound is at most 6.
 - `%r = stat.reveal "name" %x`: the coordinator decrypts %x; %r is public and may be used only
@@ -617,6 +619,31 @@ class AdjOp(_Reshaping):
 
 
 @irdl_op_definition
+class EyeOp(IRDLOperation):
+    """The k x k identity matrix (`eye(K)`), a public constant of a small dimension."""
+
+    name = "stat.eye"
+
+    result = result_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, dim: Dim):
+        super().__init__(result_types=[TensorType.get((dim, dim), False)])
+
+    @property
+    def dim(self) -> Dim:
+        return tensor_type(self.result).dims[0]
+
+    def verify_(self) -> None:
+        res = tensor_type(self.result)
+        _expect_secrecy("result", res, False)
+        _check_small_square(res)
+
+
+@irdl_op_definition
 class MatmulOp(IRDLOperation):
     name = "stat.matmul"
 
@@ -1062,8 +1089,8 @@ class ProgramOp(IRDLOperation):
                         raise VerifyException(f"dimension {d} is not a declared stat.param")
             if isinstance(op, SizeOp) and op.sym_value not in params:
                 raise VerifyException(f"stat.size of undeclared parameter {op.sym_value}")
-            if isinstance(op, DetOp | AdjOp):
-                k = tensor_type(op.input).dims[0]
+            if isinstance(op, DetOp | AdjOp | EyeOp):
+                k = tensor_type(op.results[0] if isinstance(op, EyeOp) else op.input).dims[0]
                 if isinstance(k, str) and params.get(k, 0) > MAX_SMALL_MATRIX:
                     raise VerifyException(
                         f"{op.name} on a {k} x {k} matrix needs {k} <= {MAX_SMALL_MATRIX}, "
@@ -1103,6 +1130,7 @@ Stat = Dialect(
         TransposeOp,
         DetOp,
         AdjOp,
+        EyeOp,
         RevealOp,
         SqrtOp,
         AbsOp,

@@ -322,6 +322,13 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
             name = em.splat(float(em.sizes[op.sym_value]), shape)
         case stat.ConstantOp():
             name = em.splat(op.float_value, shape)
+        case stat.EyeOp():
+            name = em.fresh("c")
+            rows = ", ".join(
+                "[" + ", ".join(_float(float(i == j)) for j in range(shape[1])) + "]"
+                for i in range(shape[0])
+            )
+            em.emit(f"{name} = arith.constant dense<[{rows}]> : {em.ty(shape)}")
         case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
             kind = binary[type(op)]
             name = em.map(

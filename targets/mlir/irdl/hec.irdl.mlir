@@ -184,6 +184,11 @@ irdl.dialect @stat {
     irdl.operands(%0)
     irdl.results(%1)
   }
+  // stat.eye
+  irdl.operation @eye {
+    %0 = irdl.base @stat::@tensor
+    irdl.results(%0)
+  }
   // stat.reveal
   irdl.operation @reveal {
     %0 = irdl.base @stat::@tensor
