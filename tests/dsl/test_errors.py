@@ -147,6 +147,13 @@ CASES = [
     ("n = det(S)\n", 0, 9, "S", "det() needs a square k x k matrix, got secret [N, M]", "k <= 6"),
     ("n = adj(Q)\n", 0, 9, "Q", "adj() needs k <= 6, but the matrix is N x N with N <= 1000", "k!"),
     ("n = row(S)\n", 0, 9, "S", "row() needs a vector, got secret [N, M]", "1 x n"),
+    # eye(K): a small dimension, given by a size parameter or a constant
+    ("n = eye(N)\n", 0, 9, "N", "eye() is for small matrices, k <= 6, but it is N x N", "small"),
+    ("n = eye(7)\n", 0, 9, "7", "eye() is for small matrices, k <= 6, but it is 7 x 7", ""),
+    ("n = eye(y)\n", 0, 9, "y", "eye() needs a size parameter or a constant whole", "eye(K)"),
+    ("n = eye(1.5)\n", 0, 9, "1.5", "eye() needs a size parameter or a constant whole", ""),
+    ("n = eye(K, K)\n", 0, 5, "eye(K, K)", "eye() takes 1 argument, got 2", "identity"),
+    ("n = X + eye(K)\n", 0, 5, "X + eye(K)", "left is secret [N, K], right is public [K, K]", ""),
     ("n = det(X.T @ X, X)\n", 0, 5, "det(X.T @ X, X)", "det() takes 1 argument, got 2", ""),
     ("n = sum(y, axis=N)\n", 0, 17, "N", "the axis must be a constant whole number", ""),
     (
