@@ -13,7 +13,10 @@ reported together as one `ProgramErrors`):
   input without a domain, or a division whose divisor can be zero). The numeric range of each
   secret value is the range-analysis pass's job; the checker only guarantees one exists;
 - a name is revealed at most once; the client block sees revealed values, public values and
-  its own bindings, never an unrevealed secret.
+  its own bindings, never an unrevealed secret;
+- `inv(A)` of a secret matrix is only the whole expression of `reveal B = inv(A)`: the server
+  reveals `B_adj = adj(A)` and `B_det = det(A)` and the client divides (`inverse_parts`);
+  anywhere else the inverse would feed encrypted computation, which needs a division.
 """
 
 from __future__ import annotations
@@ -48,8 +51,13 @@ MAX_SIZE_BOUND = 2**40
 MAX_SECRET_EXPONENT = MAX_DEGREE
 RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
 PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
-FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "eye", "row", "col"} | PUBLIC_FUNCTIONS
+FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "inv", "eye", "row", "col"} | PUBLIC_FUNCTIONS
 UNBOUNDED = Interval(-math.inf, math.inf)
+
+
+def inverse_parts(name: str) -> tuple[str, str]:
+    """The revealed adjugate and determinant of `reveal name = inv(A)` on a secret A."""
+    return f"{name}_adj", f"{name}_det"
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,8 @@ class CheckedProgram:
     bindings: dict[str, Binding]
     reveals: list[ast.Reveal] = field(default_factory=list)
     client: ast.ClientBlock | None = None
+    # Names of `reveal B = inv(A)` on a secret A (revealed as adj and det, divided by the client).
+    inverses: set[str] = field(default_factory=set)
 
     @property
     def source(self) -> ast.Source:
@@ -153,6 +163,9 @@ class Checker:
         self.reveals: list[ast.Reveal] = []
         self.client: ast.ClientBlock | None = None
         self.in_client = False
+        self.inverses: set[str] = set()
+        # The `inv(A)` call that is the whole expression of the reveal being checked.
+        self.revealed_inverse: ast.Call | None = None
 
     # ------------------------------------------------------------------------------ errors
     def error(self, span: ast.Span, message: str, hint: str = "") -> UserError:
@@ -179,7 +192,9 @@ class Checker:
                 self._poison(stmt)
         if self.errors:
             raise ProgramErrors(self.errors)
-        return CheckedProgram(self.program, self.params, self.bindings, self.reveals, self.client)
+        return CheckedProgram(
+            self.program, self.params, self.bindings, self.reveals, self.client, self.inverses
+        )
 
     def _poison(self, stmt: ast.Statement) -> None:
         name = getattr(stmt, "name", None)
@@ -301,8 +316,16 @@ class Checker:
         self.define(stmt.name, stmt.name_span, Binding(kind, ty, stmt.name_span))
 
     def reveal(self, stmt: ast.Reveal) -> None:
-        if stmt.expr is not None:
-            self.let(ast.Let(stmt.span, stmt.name, stmt.name_span, stmt.expr), kind="let")
+        if isinstance(stmt.expr, ast.Call) and stmt.expr.func == "inv":
+            self.revealed_inverse = stmt.expr
+        try:
+            if stmt.expr is not None:
+                self.let(ast.Let(stmt.span, stmt.name, stmt.name_span, stmt.expr), kind="let")
+        finally:
+            self.revealed_inverse = None
+        if stmt.expr is not None and stmt.expr.ty is not None and stmt.expr.ty.secret:
+            if isinstance(stmt.expr, ast.Call) and stmt.expr.func == "inv":
+                self.reveal_inverse(stmt)
         binding = self.lookup(stmt.name, stmt.name_span)
         if binding.kind == "param":
             raise self.error(
@@ -317,6 +340,24 @@ class Checker:
             )
         binding.revealed_at = stmt.name_span
         self.reveals.append(stmt)
+
+    def reveal_inverse(self, stmt: ast.Reveal) -> None:
+        """`reveal B = inv(A)`, A secret: B_adj and B_det are revealed in its place."""
+        ty = self.bindings[stmt.name].ty
+        for part in inverse_parts(stmt.name):
+            if part in self.bindings or part in self.poisoned:
+                raise self.error(
+                    stmt.name_span,
+                    f"`reveal {stmt.name} = inv(...)` reveals the adjugate and the determinant "
+                    f"as {' and '.join(inverse_parts(stmt.name))}, but '{part}' is already "
+                    "defined",
+                    "choose another name for the inverse or for that value",
+                )
+        adj, det = inverse_parts(stmt.name)
+        for part, shape in ((adj, ty.shape), (det, ())):
+            part_ty = ValueType(shape, True, True, UNBOUNDED)
+            self.bindings[part] = Binding("let", part_ty, stmt.name_span, stmt.name_span)
+        self.inverses.add(stmt.name)
 
     def client_block(self, stmt: ast.ClientBlock) -> None:
         self.client = stmt
@@ -544,6 +585,8 @@ class Checker:
             return self.reduce(e, x)
         if e.func in ("det", "adj"):
             return self.small_matrix(e, x)
+        if e.func == "inv":
+            return self.inverse(e, x)
         if e.func in ("row", "col"):
             if len(x.shape) != 1:
                 raise self.error(
@@ -563,6 +606,7 @@ class Checker:
             "poly": "poly(x, [c0, c1, c2]) is c0 + c1*x + c2*x^2",
             "det": "det(A) for a k x k matrix, k <= 6",
             "adj": "adj(A) for a k x k matrix, k <= 6",
+            "inv": "inv(A) for a k x k matrix; on a secret A only as `reveal B = inv(A)`",
             "eye": "eye(K) is the K x K identity, K a size parameter with bound <= 6 or a "
             "whole number <= 6",
             "row": "row(v) is v as a 1 x n matrix",
@@ -629,6 +673,30 @@ class Checker:
             )
         )
         return ValueType(x.shape, x.secret, x.bounded, m, None, x.unbounded_why)
+
+    def inverse(self, e: ast.Call, x: ValueType) -> ValueType:
+        if not x.secret:
+            if len(x.shape) != 2 or x.shape[0] != x.shape[1]:
+                raise self.error(
+                    e.args[0].span,
+                    f"inv() needs a square k x k matrix, got {_describe(x)}",
+                    self._usage("inv"),
+                )
+            # A public inverse is unbounded (the matrix may be singular); it may be revealed
+            # data in the client block or a public value, never mixed into a secret one.
+            return ValueType(x.shape, False, False, UNBOUNDED, None, "an inverse matrix")
+        if e is not self.revealed_inverse:
+            raise self.error(
+                e.span,
+                "the inverse of a secret matrix is finished by the client (it needs a "
+                "division), so it cannot feed further encrypted computation",
+                "reveal it on its own, `reveal B = inv(A)` (the server reveals adj(A) and "
+                "det(A), the client divides), or use Cramer's rule under encryption: "
+                "inv(A) @ b = (adj(A) @ b) / det(A), so reveal `adj(A) @ b` and `det(A)` and "
+                "divide in the client block",
+            )
+        self.small_matrix(e, x)
+        return ValueType(x.shape, True, True, UNBOUNDED)
 
     def eye(self, e: ast.Call) -> ValueType:
         arg = e.args[0]
