@@ -676,12 +676,7 @@ class Checker:
 
     def inverse(self, e: ast.Call, x: ValueType) -> ValueType:
         if not x.secret:
-            if len(x.shape) != 2 or x.shape[0] != x.shape[1]:
-                raise self.error(
-                    e.args[0].span,
-                    f"inv() needs a square k x k matrix, got {_describe(x)}",
-                    self._usage("inv"),
-                )
+            self.small_matrix(e, x)  # a k x k matrix, k <= 6: it is adj(A) / det(A)
             # A public inverse is unbounded (the matrix may be singular); it may be revealed
             # data in the client block or a public value, never mixed into a secret one.
             return ValueType(x.shape, False, False, UNBOUNDED, None, "an inverse matrix")

@@ -235,6 +235,9 @@ class _Lowering:
                 return self.emit(stat.DetOp(x))
             case "adj":
                 return self.emit(stat.AdjOp(x))
+            case "inv":  # of a public matrix (checker.py): adj(A) / det(A)
+                det = self.broadcast(self.emit(stat.DetOp(x)), arg_shape, ())
+                return self.emit(stat.DivOp(self.emit(stat.AdjOp(x)), det))
             case "row":
                 return self.emit(stat.BroadcastOp(x, (1, arg_shape[0]), (1,)))
             case "col":
