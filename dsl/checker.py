@@ -422,6 +422,8 @@ class Checker:
                 return ValueType(
                     t.shape[::-1], t.secret, t.bounded, t.interval, None, t.unbounded_why
                 )
+            case ast.Index():
+                return self.index(e)
             case ast.Call():
                 return self.call(e)
             case ast.ListLit():
@@ -692,6 +694,77 @@ class Checker:
             )
         self.small_matrix(e, x)
         return ValueType(x.shape, True, True, UNBOUNDED)
+
+    def index(self, e: ast.Index) -> ValueType:
+        """`x[i, a:b, :]`: constant indices and slices of small axes (bound <= 6); the
+        result drops indexed axes, and a cut axis has the literal size b - a."""
+        t = self.expr(e.operand)
+        if len(e.subscripts) != len(t.shape):
+            raise self.error(
+                e.span,
+                f"{len(e.subscripts)} subscripts for {_describe(t)}: give one per axis"
+                if t.shape
+                else "a scalar cannot be indexed",
+                "write x[i] for a vector and x[i, j], x[:, j] or x[a:b, :] for a matrix"
+                if t.shape
+                else "drop the subscript",
+            )
+        shape: list[Dim] = []
+        for axis, (dim, sub) in enumerate(zip(t.shape, e.subscripts, strict=True)):
+            if isinstance(sub, ast.Slice) and sub.start is None and sub.stop is None:
+                shape.append(dim)  # `:` keeps the axis
+                continue
+            bound = dim_bound(dim, self.params)
+            if bound > MAX_SMALL_MATRIX:
+                raise self.error(
+                    sub.span,
+                    f"axis {axis} of {_describe(t)} has size {dim}"
+                    + (f" <= {bound}" if isinstance(dim, str) else "")
+                    + ", which is spread over ciphertext slots; only small axes (size <= "
+                    f"{MAX_SMALL_MATRIX}: a size parameter with such a bound, or a literal size) "
+                    "can be indexed or sliced",
+                    "keep the whole axis with ':', or reduce over it with sum(x, axis=k)",
+                )
+            size = f"{dim} <= {bound}" if isinstance(dim, str) else f"{dim}"
+            if not isinstance(sub, ast.Slice):
+                i = self.subscript(sub)
+                if i >= bound:
+                    raise self.error(
+                        sub.span,
+                        f"index {i} is out of range for axis {axis} of size {size}",
+                        f"indices of this axis are 0..{bound - 1}",
+                    )
+                continue
+            start = 0 if sub.start is None else self.subscript(sub.start)
+            if sub.stop is None and isinstance(dim, str):
+                raise self.error(
+                    sub.span,
+                    f"a slice of axis {axis} (size {dim}) needs its end, so that its size "
+                    "is known",
+                    f"write {start}:b with b <= {bound}, or ':' for the whole axis",
+                )
+            stop = bound if sub.stop is None else self.subscript(sub.stop)
+            if not start < stop <= bound:
+                raise self.error(
+                    sub.span,
+                    f"slice {start}:{stop} is empty or out of range for axis {axis} of size "
+                    f"{size}",
+                    f"a slice a:b takes entries a..b-1, with 0 <= a < b <= {bound}",
+                )
+            shape.append(stop - start)
+        return ValueType(tuple(shape), t.secret, t.bounded, t.interval, None, t.unbounded_why)
+
+    def subscript(self, e: ast.Expr) -> int:
+        t = self.expr(e)
+        i = None if t.const is None else _whole(t.const)
+        if i is None or i < 0:
+            raise self.error(
+                e.span,
+                "an index must be a constant whole number >= 0",
+                "indices select fixed entries of small axes; a data-dependent index is not "
+                "possible under encryption",
+            )
+        return i
 
     def eye(self, e: ast.Call) -> ValueType:
         arg = e.args[0]

@@ -209,6 +209,11 @@ class _Lowering:
                 return self.emit(stat.PowOp(self.expr(e.base), int(e.exponent)))
             case ast.Transpose():
                 return self.emit(stat.TransposeOp(self.expr(e.operand)))
+            case ast.Index():
+                starts, stops, drops = ast.subscript_ranges(e)
+                return self.emit(
+                    stat.IndexOp(self.expr(e.operand), starts, stops, drops, _ty(e).shape)
+                )
             case ast.Call():
                 return self.call(e)
             case _:

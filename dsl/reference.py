@@ -89,10 +89,26 @@ class _Evaluator:
                 return self.expr(e.base) ** int(e.exponent)
             case ast.Transpose():
                 return self.expr(e.operand).T.copy()
+            case ast.Index():
+                return self.index(e)
             case ast.Call():
                 return self.call(e)
             case _:
                 raise AssertionError(f"cannot evaluate {e!r}")
+
+    def index(self, e: ast.Index) -> Array:
+        x = self.expr(e.operand)
+        picks: list[int | slice] = []
+        for axis, (start, stop, drop) in enumerate(zip(*ast.subscript_ranges(e), strict=True)):
+            stop = x.shape[axis] if stop < 0 else stop
+            if stop > x.shape[axis]:
+                raise UserError(
+                    f"index {stop - 1} is out of range for axis {axis}, of size "
+                    f"{x.shape[axis]} in this run",
+                    self.checked.source.location(e.span),
+                )
+            picks.append(start if drop else slice(start, stop))
+        return np.asarray(x[tuple(picks)], dtype=np.float64)
 
     def call(self, e: ast.Call) -> Array:
         if e.func == "eye":

@@ -25,6 +25,8 @@ scales (ckks) and the plaintext modulus (bfv) come with the scheme's lowering
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -97,6 +99,13 @@ class _Lowering:
             for op in program.walk()
             if isinstance(op, stat.DetOp | stat.AdjOp)
         } | {stat.tensor_type(op.result).dims[0] for op in program.walk() if isinstance(op, stat.EyeOp)}
+        # Indexed axes are small too (the checker allows indexing only there).
+        for op in program.walk():
+            if isinstance(op, stat.IndexOp):
+                ranges = zip(stat.tensor_type(op.input).dims, op.stops.get_values(), strict=True)
+                for d, stop in ranges:
+                    if stop >= 0:
+                        self.small.add(d)
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
@@ -418,6 +427,8 @@ class _Lowering:
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case stat.DetOp() | stat.AdjOp():
                 return self.lower_small_matrix(op)
+            case stat.IndexOp():
+                return self.lower_index(op)
             case stat.EyeOp():
                 raise self.error(
                     "eye(K) is only supported under encryption added to or subtracted from a "
@@ -448,6 +459,47 @@ class _Lowering:
                 hint=f"compile for the data's size, e.g. --size {d}=4 (hec run does it by itself)",
             )
         return self.sizes[d]
+
+    def lower_index(self, op: stat.IndexOp) -> SSAValue:
+        """x[i, a:b] of a replicated array (every axis small: one ciphertext per entry): a
+        gather of the picked entries, no HE work."""
+        dims = stat.tensor_type(op.input).dims
+        big = [d for d in dims if d not in self.small]
+        if big:
+            raise self.error(
+                f"indexing an encrypted array with an axis spread over slots ({big[0]}) is not "
+                "supported by the lowering yet; only arrays whose every axis is small",
+                hint="index the small matrix before combining it with per-individual or "
+                "per-SNP data",
+            )
+        sizes: dict[str, int] = {}
+        for d in dims:
+            if isinstance(d, str):
+                if d not in self.sizes:
+                    raise self.error(
+                        f"indexing an encrypted array along {d} needs the size of {d}, which is "
+                        "not given",
+                        hint=f"compile for the data's size, e.g. --size {d}=4 (hec run does it "
+                        "by itself)",
+                    )
+                sizes[d] = self.sizes[d]
+        ranges = op.axis_ranges(sizes)
+        shape = [d if isinstance(d, int) else sizes[d] for d in dims]
+        for axis, (_, stop, _) in enumerate(ranges):
+            if stop > shape[axis]:
+                raise self.error(
+                    f"index {stop - 1} is out of range for axis {axis} ({dims[axis]} = "
+                    f"{shape[axis]} in this compilation)",
+                    hint=f"use indices below {shape[axis]}, or compile for a larger size",
+                )
+        picks = [range(start, stop) for start, stop, _ in ranges]
+        indices = [
+            sum(i * math.prod(shape[axis + 1 :]) for axis, i in enumerate(entry))
+            for entry in itertools.product(*picks)
+        ]
+        x = self.lower(op.input, REPLICATED)
+        res = stat.tensor_type(op.result).dims
+        return self.emit(he.GatherOp(x, indices, [False] * len(indices), res))
 
     def lower_small_matrix(self, op: stat.DetOp | stat.AdjOp) -> SSAValue:
         """det/adj by the balanced Laplace expansion of compiler/analysis/minors.py: one stage

@@ -74,6 +74,7 @@ def value_degrees(program: stat.ProgramOp, owner_side_inputs: bool = True) -> di
                 | stat.SumOp()
                 | stat.MeanOp()
                 | stat.TransposeOp()
+                | stat.IndexOp()
                 | stat.RevealOp()
             ):
                 d = operands[0]

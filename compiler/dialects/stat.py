@@ -41,6 +41,10 @@ operand is secret). Source names are in a `sym` string property (`.sym_value`).
 - `stat.transpose`: [A,B] -> [B,A].
 - `%i = stat.eye : !stat.tensor<[K, K], public>`: the identity matrix of a small dimension
   (literal or a size parameter with bound <= 6), a public constant.
+- `stat.index {starts, stops, drops}`: `x[i, a:b, :]`, per operand axis the entries
+  [start, stop) (`stop` -1: the whole axis, start 0); an axis with `drops` 1 is a single index
+  (stop = start + 1) and is removed from the result; a kept, cut axis has the literal size
+  stop - start. Indexed axes are small (bound <= 6); `.axis_ranges(sizes)`.
 - `stat.det`, `stat.adj`: determinant (scalar) and adjugate ([k,k], det(A) inverse(A)) of a
   k x k matrix with k <= 6: a literal, or a size parameter whose bound is at most 6.
 - `%r = stat.reveal "name" %x`: the coordinator decrypts %x; %r is public and may be used only
@@ -619,6 +623,67 @@ class AdjOp(_Reshaping):
 
 
 @irdl_op_definition
+class IndexOp(_Reshaping):
+    name = "stat.index"
+
+    starts = prop_def(DenseArrayBase[IntegerType])
+    stops = prop_def(DenseArrayBase[IntegerType])
+    drops = prop_def(DenseArrayBase[IntegerType])
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        starts: Sequence[int],
+        stops: Sequence[int],
+        drops: Sequence[bool],
+        result_dims: Sequence[Dim],
+    ):
+        res = TensorType.get(result_dims, tensor_type(operand).is_secret)
+        super().__init__(
+            operands=[operand],
+            result_types=[res],
+            properties={
+                "starts": _i64_array(starts),
+                "stops": _i64_array(stops),
+                "drops": _i64_array([int(bool(d)) for d in drops]),
+            },
+        )
+
+    def axis_ranges(self, sizes: dict[str, int]) -> list[tuple[int, int, bool]]:
+        """(start, stop, dropped) per operand axis at concrete `sizes`."""
+        src = tensor_type(self.input)
+        out = []
+        for d, start, stop, drop in zip(
+            src.dims, _int_tuple(self.starts), _int_tuple(self.stops), _int_tuple(self.drops),
+            strict=True,
+        ):
+            size = d if isinstance(d, int) else sizes[d]
+            out.append((start, size if stop < 0 else stop, bool(drop)))
+        return out
+
+    def verify_(self) -> None:
+        self._check_secrecy()
+        src, res = tensor_type(self.input), tensor_type(self.result)
+        starts, stops, drops = (_int_tuple(a) for a in (self.starts, self.stops, self.drops))
+        if not len(starts) == len(stops) == len(drops) == src.rank:
+            raise VerifyException(f"{self.name}: one start, stop and drop per operand axis")
+        want: list[Dim] = []
+        for d, start, stop, drop in zip(src.dims, starts, stops, drops, strict=True):
+            if stop < 0:
+                if start != 0 or drop:
+                    raise VerifyException(f"{self.name}: a whole axis starts at 0, kept")
+                want.append(d)
+                continue
+            if not 0 <= start < stop or (isinstance(d, int) and stop > d):
+                raise VerifyException(f"{self.name}: [{start}, {stop}) is outside axis {d}")
+            if drop and stop != start + 1:
+                raise VerifyException(f"{self.name}: a dropped axis takes one index")
+            if not drop:
+                want.append(stop - start)
+        _expect_shape("result", res, tuple(want))
+
+
+@irdl_op_definition
 class EyeOp(IRDLOperation):
     """The k x k identity matrix (`eye(K)`), a public constant of a small dimension."""
 
@@ -1131,6 +1196,7 @@ Stat = Dialect(
         DetOp,
         AdjOp,
         EyeOp,
+        IndexOp,
         RevealOp,
         SqrtOp,
         AbsOp,
