@@ -696,8 +696,9 @@ class Checker:
         return ValueType(x.shape, True, True, UNBOUNDED)
 
     def index(self, e: ast.Index) -> ValueType:
-        """`x[i, a:b, :]`: constant indices and slices of small axes (bound <= 6); the
-        result drops indexed axes, and a cut axis has the literal size b - a."""
+        """`x[i, a:b, :]`: constant indices and slices of small axes (bound <= 6; any axis
+        in the client block); the result drops indexed axes, and a cut axis has the literal
+        size b - a."""
         t = self.expr(e.operand)
         if len(e.subscripts) != len(t.shape):
             raise self.error(
@@ -715,7 +716,7 @@ class Checker:
                 shape.append(dim)  # `:` keeps the axis
                 continue
             bound = dim_bound(dim, self.params)
-            if bound > MAX_SMALL_MATRIX:
+            if bound > MAX_SMALL_MATRIX and not self.in_client:  # the client indexes numpy
                 raise self.error(
                     sub.span,
                     f"axis {axis} of {_describe(t)} has size {dim}"

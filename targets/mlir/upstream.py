@@ -324,11 +324,10 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
             name = em.splat(op.float_value, shape)
         case stat.EyeOp():
             name = em.fresh("c")
-            rows = ", ".join(
-                "[" + ", ".join(_float(float(i == j)) for j in range(shape[1])) + "]"
-                for i in range(shape[0])
-            )
-            em.emit(f"{name} = arith.constant dense<[{rows}]> : {em.ty(shape)}")
+            rows = [", ".join(_float(float(i == j)) for j in range(shape[1])) for i in range(shape[0])]
+            # The HEIR form is flat vectors (em.ty), the plain form nested tensors.
+            text = ", ".join(rows) if em.heir_form else ", ".join(f"[{r}]" for r in rows)
+            em.emit(f"{name} = arith.constant dense<[{text}]> : {em.ty(shape)}")
         case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
             kind = binary[type(op)]
             name = em.map(
