@@ -323,9 +323,9 @@ class Checker:
                 self.let(ast.Let(stmt.span, stmt.name, stmt.name_span, stmt.expr), kind="let")
         finally:
             self.revealed_inverse = None
-        if stmt.expr is not None and stmt.expr.ty is not None and stmt.expr.ty.secret:
-            if isinstance(stmt.expr, ast.Call) and stmt.expr.func == "inv":
-                self.reveal_inverse(stmt)
+        expr = stmt.expr
+        if isinstance(expr, ast.Call) and expr.func == "inv" and expr.ty and expr.ty.secret:
+            self.reveal_inverse(stmt)
         binding = self.lookup(stmt.name, stmt.name_span)
         if binding.kind == "param":
             raise self.error(
@@ -740,16 +740,14 @@ class Checker:
             if sub.stop is None and isinstance(dim, str):
                 raise self.error(
                     sub.span,
-                    f"a slice of axis {axis} (size {dim}) needs its end, so that its size "
-                    "is known",
+                    f"a slice of axis {axis} (size {dim}) needs its end, so that its size is known",
                     f"write {start}:b with b <= {bound}, or ':' for the whole axis",
                 )
             stop = bound if sub.stop is None else self.subscript(sub.stop)
             if not start < stop <= bound:
                 raise self.error(
                     sub.span,
-                    f"slice {start}:{stop} is empty or out of range for axis {axis} of size "
-                    f"{size}",
+                    f"slice {start}:{stop} is empty or out of range for axis {axis} of size {size}",
                     f"a slice a:b takes entries a..b-1, with 0 <= a < b <= {bound}",
                 )
             shape.append(stop - start)

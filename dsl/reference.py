@@ -136,7 +136,7 @@ class _Evaluator:
             case "adj":
                 return _adj(x)
             case "inv":
-                return np.linalg.inv(x)
+                return np.asarray(np.linalg.inv(x), dtype=np.float64)
             case "row":
                 return x.reshape(1, -1)
             case "col":
@@ -221,7 +221,7 @@ def _evaluate(
                 a = ev.expr(stmt.expr.args[0])
                 adj, det = inverse_parts(stmt.name)
                 revealed[adj], revealed[det] = _adj(a), _det(a)
-                ev.env[stmt.name] = np.linalg.inv(a)
+                ev.env[stmt.name] = np.asarray(np.linalg.inv(a), dtype=np.float64)
                 client[stmt.name] = ev.env[stmt.name]
             case ast.Reveal():
                 if stmt.expr is not None:

@@ -98,7 +98,11 @@ class _Lowering:
             stat.tensor_type(op.input).dims[0]
             for op in program.walk()
             if isinstance(op, stat.DetOp | stat.AdjOp)
-        } | {stat.tensor_type(op.result).dims[0] for op in program.walk() if isinstance(op, stat.EyeOp)}
+        } | {
+            stat.tensor_type(op.result).dims[0]
+            for op in program.walk()
+            if isinstance(op, stat.EyeOp)
+        }
         # Indexed axes are small too (the checker allows indexing only there).
         for op in program.walk():
             if isinstance(op, stat.IndexOp):

@@ -654,7 +654,10 @@ class IndexOp(_Reshaping):
         src = tensor_type(self.input)
         out = []
         for d, start, stop, drop in zip(
-            src.dims, _int_tuple(self.starts), _int_tuple(self.stops), _int_tuple(self.drops),
+            src.dims,
+            _int_tuple(self.starts),
+            _int_tuple(self.stops),
+            _int_tuple(self.drops),
             strict=True,
         ):
             size = d if isinstance(d, int) else sizes[d]

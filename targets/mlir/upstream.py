@@ -324,7 +324,9 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
             name = em.splat(op.float_value, shape)
         case stat.EyeOp():
             name = em.fresh("c")
-            rows = [", ".join(_float(float(i == j)) for j in range(shape[1])) for i in range(shape[0])]
+            rows = [
+                ", ".join(_float(float(i == j)) for j in range(shape[1])) for i in range(shape[0])
+            ]
             # The HEIR form is flat vectors (em.ty), the plain form nested tensors.
             text = ", ".join(rows) if em.heir_form else ", ".join(f"[{r}]" for r in rows)
             em.emit(f"{name} = arith.constant dense<[{text}]> : {em.ty(shape)}")

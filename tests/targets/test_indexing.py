@@ -97,8 +97,7 @@ def test_an_index_beyond_the_size_of_the_run_is_located(tmp_path: Path) -> None:
 def test_indexing_an_array_with_a_packed_axis_is_refused_located(tmp_path: Path) -> None:
     path = tmp_path / "index.hec"
     path.write_text(
-        "param N <= 100\nparam K <= 4\ninput X: secret[N, K] in [-1.0, 1.0]\n"
-        "reveal x = X[:, 1]\n"
+        "param N <= 100\nparam K <= 4\ninput X: secret[N, K] in [-1.0, 1.0]\nreveal x = X[:, 1]\n"
     )
     with pytest.raises(UserError) as info:
         compile_file(path, Options(sizes=Sizes.parse("N=10,K=3")))
