@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.ranges import magnitude, range_of, value_ranges
+from compiler.analysis.scales import FIT_MARGIN_BITS
 from compiler.dialects import ckks
 from compiler.errors import InternalError
 
@@ -39,9 +40,10 @@ class CheckScalesPass(ModulePass):
                         continue
                     bits = math.log2(max(magnitude(range_of(ranges, r)), 1.0)) + ty.scale_bits
                     have = params.modulus_bits(ty.level_value)
-                    if bits + 1.0 > have:
+                    if bits + FIT_MARGIN_BITS > have:
+                        need = bits + FIT_MARGIN_BITS
                         raise InternalError(
-                            f"check-scales: {o.name} needs {bits + 1.0:.1f} bits at level "
+                            f"check-scales: {o.name} needs {need:.1f} bits at level "
                             f"{ty.level_value}, but Q_{ty.level_value} has {have:.1f}"
                         )
                     if ty.scale_bits < MIN_SCALE_BITS:

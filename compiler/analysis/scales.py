@@ -316,6 +316,14 @@ def _align_plain(op: ckks.AddPlainOp, one: list[SSAValue]) -> None:
     op.operands[0] = lift.result
 
 
+# Bits a level's modulus needs above log2(range bound * scale): centred coefficients stay below
+# Q/2 (one bit), and one bit of margin for the noise encryption adds to a value at its range's
+# edge. The runtime's encoder refuses anything closer (ckks/encoder.cpp), so the compiler plans,
+# and check-scales checks, by the same rule (issue 19: a public input at the edge of its domain
+# was refused by encrypt although the compiler had planned it).
+FIT_MARGIN_BITS = 2.0
+
+
 @dataclass(frozen=True)
 class ChainNeeds:
     """What a scaled program asks of the chain: Q_0 bits, and the smallest scale."""
@@ -343,7 +351,7 @@ def chain_needs(
             bound = max(magnitude(range_of(ranges, r)), 1.0)
             if ty.layout_name == ckks.COMPLEX:
                 bound *= math.sqrt(2.0)  # a slot holds a + bi, |a|, |b| <= bound
-            bits = math.log2(bound) + ty.scale_bits + 1.0
+            bits = math.log2(bound) + ty.scale_bits + FIT_MARGIN_BITS
             need = max(need, bits - above[ty.level_value])
             min_scale = min(min_scale, ty.scale_bits)
     return ChainNeeds(need, min_scale)

@@ -128,3 +128,18 @@ def test_generated_programs_keep_their_bounds_encrypted(
         assume(False)  # outside the compiled subset: not one of the 50
         return
     _check_encrypted(comp, source, work)
+
+
+def test_public_inputs_at_their_domain_edge_are_encrypted(tmp_path: Path) -> None:
+    """Found by the generated half above: inputs in [-2, -1] at scale 2^39 under a 41-bit Q_0.
+    The compiler planned Q_0 for log2(2 * 2^39) + 1 bits, the runtime's encoder keeps a bit of
+    margin for the encryption noise and refused (`scale * max|value| = 2^39.97 does not fit
+    Q_0 = 2^41`): the compiler now plans by the runtime's rule (scales.FIT_MARGIN_BITS)."""
+    source = tmp_path / "edge.hec"
+    source.write_text(
+        "param N <= 242\nparam K <= 6\ninput x3: public[K] in [-2.0, -1.0]\n"
+        "input x5: public[N, K] in [-2.0, -1.0]\nreveal r0 = (x3 - x5)\n"
+    )
+    checked = check(parse_file(str(source)))
+    comp = run_pipeline(checked, _options(checked, "N=5,K=3"))
+    _check_encrypted(comp, source, tmp_path)
