@@ -20,7 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from compiler import owner_expr
 from compiler.dialects import stat
-from compiler.errors import InternalError
+from compiler.errors import InternalError, UserError, op_location
 
 Array = npt.NDArray[np.float64]
 
@@ -84,6 +84,20 @@ class _Machine:
                 return float(self.sizes[op.sym_value])
             case stat.ConstantOp():
                 return op.float_value
+            case stat.IndexOp():
+                x = g(op.input)
+                picks: list[int | slice] = []
+                for axis, (start, stop, drop) in enumerate(op.axis_ranges(self.sizes)):
+                    if stop > x.shape[axis]:
+                        raise UserError(
+                            f"index {stop - 1} is out of range for axis {axis}, of size "
+                            f"{x.shape[axis]} in this run",
+                            op_location(op),
+                        )
+                    picks.append(start if drop else slice(start, stop))
+                return x[tuple(picks)]
+            case stat.EyeOp():
+                return np.eye(self.shape(op.result)[0])
             case stat.AddOp():
                 return g(op.lhs) + g(op.rhs)
             case stat.SubOp():

@@ -92,6 +92,23 @@ class Transpose(Expr):
 
 
 @dataclass(eq=False)
+class Slice:
+    """`start:stop` in an index (either may be omitted; `:` alone keeps the whole axis)."""
+
+    span: Span
+    start: Expr | None
+    stop: Expr | None
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    """`x[i, a:b]`: one subscript per axis, a constant index or a slice."""
+
+    operand: Expr
+    subscripts: list[Expr | Slice]
+
+
+@dataclass(eq=False)
 class ListLit(Expr):
     items: list[Expr]
 
@@ -195,8 +212,45 @@ def children(e: Expr) -> list[Expr]:
             return list(e.items)
         case Call():
             return [*e.args, *(kw.value for kw in e.kwargs)]
+        case Index():
+            out = [e.operand]
+            for s in e.subscripts:
+                if isinstance(s, Slice):
+                    out.extend(x for x in (s.start, s.stop) if x is not None)
+                else:
+                    out.append(s)
+            return out
         case _:
             return []
+
+
+def subscript_ranges(e: Index) -> tuple[list[int], list[int], list[bool]]:
+    """(starts, stops, drops) of a checked index, as `stat.index` takes them: stop -1 keeps the
+    whole axis, a single index drops its axis, an open slice end stops at the axis' size
+    (the checker allows that on literal sizes only)."""
+    starts, stops, drops = [], [], []
+    assert e.operand.ty is not None
+    for dim, sub in zip(e.operand.ty.shape, e.subscripts, strict=True):
+        if isinstance(sub, Slice):
+            start = 0 if sub.start is None else _const_int(sub.start)
+            if sub.stop is None:
+                stop = -1 if sub.start is None else int(dim)
+            else:
+                stop = _const_int(sub.stop)
+            starts.append(start)
+            stops.append(stop)
+            drops.append(False)
+        else:
+            i = _const_int(sub)
+            starts.append(i)
+            stops.append(i + 1)
+            drops.append(True)
+    return starts, stops, drops
+
+
+def _const_int(e: Expr) -> int:
+    assert e.ty is not None and e.ty.const is not None
+    return int(e.ty.const)
 
 
 def nesting(e: Expr) -> tuple[int, Expr]:

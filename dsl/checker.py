@@ -13,7 +13,10 @@ reported together as one `ProgramErrors`):
   input without a domain, or a division whose divisor can be zero). The numeric range of each
   secret value is the range-analysis pass's job; the checker only guarantees one exists;
 - a name is revealed at most once; the client block sees revealed values, public values and
-  its own bindings, never an unrevealed secret.
+  its own bindings, never an unrevealed secret;
+- `inv(A)` of a secret matrix is only the whole expression of `reveal B = inv(A)`: the server
+  reveals `B_adj = adj(A)` and `B_det = det(A)` and the client divides (`inverse_parts`);
+  anywhere else the inverse would feed encrypted computation, which needs a division.
 """
 
 from __future__ import annotations
@@ -48,8 +51,13 @@ MAX_SIZE_BOUND = 2**40
 MAX_SECRET_EXPONENT = MAX_DEGREE
 RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
 PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
-FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "row", "col"} | PUBLIC_FUNCTIONS
+FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "inv", "eye", "row", "col"} | PUBLIC_FUNCTIONS
 UNBOUNDED = Interval(-math.inf, math.inf)
+
+
+def inverse_parts(name: str) -> tuple[str, str]:
+    """The revealed adjugate and determinant of `reveal name = inv(A)` on a secret A."""
+    return f"{name}_adj", f"{name}_det"
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,8 @@ class CheckedProgram:
     bindings: dict[str, Binding]
     reveals: list[ast.Reveal] = field(default_factory=list)
     client: ast.ClientBlock | None = None
+    # Names of `reveal B = inv(A)` on a secret A (revealed as adj and det, divided by the client).
+    inverses: set[str] = field(default_factory=set)
 
     @property
     def source(self) -> ast.Source:
@@ -153,6 +163,9 @@ class Checker:
         self.reveals: list[ast.Reveal] = []
         self.client: ast.ClientBlock | None = None
         self.in_client = False
+        self.inverses: set[str] = set()
+        # The `inv(A)` call that is the whole expression of the reveal being checked.
+        self.revealed_inverse: ast.Call | None = None
 
     # ------------------------------------------------------------------------------ errors
     def error(self, span: ast.Span, message: str, hint: str = "") -> UserError:
@@ -179,7 +192,9 @@ class Checker:
                 self._poison(stmt)
         if self.errors:
             raise ProgramErrors(self.errors)
-        return CheckedProgram(self.program, self.params, self.bindings, self.reveals, self.client)
+        return CheckedProgram(
+            self.program, self.params, self.bindings, self.reveals, self.client, self.inverses
+        )
 
     def _poison(self, stmt: ast.Statement) -> None:
         name = getattr(stmt, "name", None)
@@ -301,8 +316,16 @@ class Checker:
         self.define(stmt.name, stmt.name_span, Binding(kind, ty, stmt.name_span))
 
     def reveal(self, stmt: ast.Reveal) -> None:
-        if stmt.expr is not None:
-            self.let(ast.Let(stmt.span, stmt.name, stmt.name_span, stmt.expr), kind="let")
+        if isinstance(stmt.expr, ast.Call) and stmt.expr.func == "inv":
+            self.revealed_inverse = stmt.expr
+        try:
+            if stmt.expr is not None:
+                self.let(ast.Let(stmt.span, stmt.name, stmt.name_span, stmt.expr), kind="let")
+        finally:
+            self.revealed_inverse = None
+        expr = stmt.expr
+        if isinstance(expr, ast.Call) and expr.func == "inv" and expr.ty and expr.ty.secret:
+            self.reveal_inverse(stmt)
         binding = self.lookup(stmt.name, stmt.name_span)
         if binding.kind == "param":
             raise self.error(
@@ -317,6 +340,24 @@ class Checker:
             )
         binding.revealed_at = stmt.name_span
         self.reveals.append(stmt)
+
+    def reveal_inverse(self, stmt: ast.Reveal) -> None:
+        """`reveal B = inv(A)`, A secret: B_adj and B_det are revealed in its place."""
+        ty = self.bindings[stmt.name].ty
+        for part in inverse_parts(stmt.name):
+            if part in self.bindings or part in self.poisoned:
+                raise self.error(
+                    stmt.name_span,
+                    f"`reveal {stmt.name} = inv(...)` reveals the adjugate and the determinant "
+                    f"as {' and '.join(inverse_parts(stmt.name))}, but '{part}' is already "
+                    "defined",
+                    "choose another name for the inverse or for that value",
+                )
+        adj, det = inverse_parts(stmt.name)
+        for part, shape in ((adj, ty.shape), (det, ())):
+            part_ty = ValueType(shape, True, True, UNBOUNDED)
+            self.bindings[part] = Binding("let", part_ty, stmt.name_span, stmt.name_span)
+        self.inverses.add(stmt.name)
 
     def client_block(self, stmt: ast.ClientBlock) -> None:
         self.client = stmt
@@ -381,6 +422,8 @@ class Checker:
                 return ValueType(
                     t.shape[::-1], t.secret, t.bounded, t.interval, None, t.unbounded_why
                 )
+            case ast.Index():
+                return self.index(e)
             case ast.Call():
                 return self.call(e)
             case ast.ListLit():
@@ -537,11 +580,15 @@ class Checker:
             )
         if e.func == "poly":
             return self.poly(e)
+        if e.func == "eye":
+            return self.eye(e)
         x = self.expr(e.args[0])
         if e.func in ("sum", "mean"):
             return self.reduce(e, x)
         if e.func in ("det", "adj"):
             return self.small_matrix(e, x)
+        if e.func == "inv":
+            return self.inverse(e, x)
         if e.func in ("row", "col"):
             if len(x.shape) != 1:
                 raise self.error(
@@ -561,6 +608,9 @@ class Checker:
             "poly": "poly(x, [c0, c1, c2]) is c0 + c1*x + c2*x^2",
             "det": "det(A) for a k x k matrix, k <= 6",
             "adj": "adj(A) for a k x k matrix, k <= 6",
+            "inv": "inv(A) for a k x k matrix; on a secret A only as `reveal B = inv(A)`",
+            "eye": "eye(K) is the K x K identity, K a size parameter with bound <= 6 or a "
+            "whole number <= 6",
             "row": "row(v) is v as a 1 x n matrix",
             "col": "col(v) is v as an n x 1 matrix",
             "chi2_sf": "chi2_sf(x, df=1)",
@@ -625,6 +675,121 @@ class Checker:
             )
         )
         return ValueType(x.shape, x.secret, x.bounded, m, None, x.unbounded_why)
+
+    def inverse(self, e: ast.Call, x: ValueType) -> ValueType:
+        if not x.secret:
+            self.small_matrix(e, x)  # a k x k matrix, k <= 6: it is adj(A) / det(A)
+            # A public inverse is unbounded (the matrix may be singular); it may be revealed
+            # data in the client block or a public value, never mixed into a secret one.
+            return ValueType(x.shape, False, False, UNBOUNDED, None, "an inverse matrix")
+        if e is not self.revealed_inverse:
+            raise self.error(
+                e.span,
+                "the inverse of a secret matrix is finished by the client (it needs a "
+                "division), so it cannot feed further encrypted computation",
+                "reveal it on its own, `reveal B = inv(A)` (the server reveals adj(A) and "
+                "det(A), the client divides), or use Cramer's rule under encryption: "
+                "inv(A) @ b = (adj(A) @ b) / det(A), so reveal `adj(A) @ b` and `det(A)` and "
+                "divide in the client block",
+            )
+        self.small_matrix(e, x)
+        return ValueType(x.shape, True, True, UNBOUNDED)
+
+    def index(self, e: ast.Index) -> ValueType:
+        """`x[i, a:b, :]`: constant indices and slices of small axes (bound <= 6; any axis
+        in the client block); the result drops indexed axes, and a cut axis has the literal
+        size b - a."""
+        t = self.expr(e.operand)
+        if len(e.subscripts) != len(t.shape):
+            raise self.error(
+                e.span,
+                f"{len(e.subscripts)} subscripts for {_describe(t)}: give one per axis"
+                if t.shape
+                else "a scalar cannot be indexed",
+                "write x[i] for a vector and x[i, j], x[:, j] or x[a:b, :] for a matrix"
+                if t.shape
+                else "drop the subscript",
+            )
+        shape: list[Dim] = []
+        for axis, (dim, sub) in enumerate(zip(t.shape, e.subscripts, strict=True)):
+            if isinstance(sub, ast.Slice) and sub.start is None and sub.stop is None:
+                shape.append(dim)  # `:` keeps the axis
+                continue
+            bound = dim_bound(dim, self.params)
+            if bound > MAX_SMALL_MATRIX and not self.in_client:  # the client indexes numpy
+                raise self.error(
+                    sub.span,
+                    f"axis {axis} of {_describe(t)} has size {dim}"
+                    + (f" <= {bound}" if isinstance(dim, str) else "")
+                    + ", which is spread over ciphertext slots; only small axes (size <= "
+                    f"{MAX_SMALL_MATRIX}: a size parameter with such a bound, or a literal size) "
+                    "can be indexed or sliced",
+                    "keep the whole axis with ':', or reduce over it with sum(x, axis=k)",
+                )
+            size = f"{dim} <= {bound}" if isinstance(dim, str) else f"{dim}"
+            if not isinstance(sub, ast.Slice):
+                i = self.subscript(sub)
+                if i >= bound:
+                    raise self.error(
+                        sub.span,
+                        f"index {i} is out of range for axis {axis} of size {size}",
+                        f"indices of this axis are 0..{bound - 1}",
+                    )
+                continue
+            start = 0 if sub.start is None else self.subscript(sub.start)
+            if sub.stop is None and isinstance(dim, str):
+                raise self.error(
+                    sub.span,
+                    f"a slice of axis {axis} (size {dim}) needs its end, so that its size is known",
+                    f"write {start}:b with b <= {bound}, or ':' for the whole axis",
+                )
+            stop = bound if sub.stop is None else self.subscript(sub.stop)
+            if not start < stop <= bound:
+                raise self.error(
+                    sub.span,
+                    f"slice {start}:{stop} is empty or out of range for axis {axis} of size {size}",
+                    f"a slice a:b takes entries a..b-1, with 0 <= a < b <= {bound}",
+                )
+            shape.append(stop - start)
+        return ValueType(tuple(shape), t.secret, t.bounded, t.interval, None, t.unbounded_why)
+
+    def subscript(self, e: ast.Expr) -> int:
+        t = self.expr(e)
+        i = None if t.const is None else _whole(t.const)
+        if i is None or i < 0:
+            raise self.error(
+                e.span,
+                "an index must be a constant whole number >= 0",
+                "indices select fixed entries of small axes; a data-dependent index is not "
+                "possible under encryption",
+            )
+        return i
+
+    def eye(self, e: ast.Call) -> ValueType:
+        arg = e.args[0]
+        k: Dim
+        if isinstance(arg, ast.Name) and arg.name in self.params:
+            self.expr(arg)
+            k = arg.name
+        else:
+            t = self.expr(arg)
+            whole = None if t.const is None else _whole(t.const)
+            if whole is None or whole < 1:
+                raise self.error(
+                    arg.span,
+                    "eye() needs a size parameter or a constant whole number >= 1",
+                    self._usage("eye"),
+                )
+            k = whole
+        bound = dim_bound(k, self.params)
+        if bound > MAX_SMALL_MATRIX:
+            raise self.error(
+                arg.span,
+                f"eye() is for small matrices, k <= {MAX_SMALL_MATRIX}, but it is {k} x {k}"
+                + (f" with {k} <= {bound}" if isinstance(k, str) else ""),
+                "the identity is added to small (covariate) matrices, one ciphertext per entry",
+            )
+        return ValueType((k, k), False, True, Interval(0.0, 1.0))
 
     def poly(self, e: ast.Call) -> ValueType:
         x = self.expr(e.args[0])

@@ -19,7 +19,7 @@ from compiler.dialects import stat
 from compiler.ir_text import ir_context, parse_ir, print_ir
 from compiler.types import Shape
 from dsl import ast
-from dsl.checker import CheckedProgram, ValueType
+from dsl.checker import CheckedProgram, ValueType, inverse_parts
 from dsl.shapes import broadcast_plan
 
 _BINARY: dict[str, type[stat.AddOp | stat.SubOp | stat.MulOp | stat.DivOp]] = {
@@ -58,6 +58,9 @@ class _Lowering:
         # The source span of the construct being lowered: every op emitted for it carries it
         # as its MLIR location, so a pass that refuses the op can name file:line:column.
         self.span: ast.Span | None = None
+        # `reveal B = inv(A)` of a secret A: (B, its revealed adjugate, its revealed
+        # determinant), divided at the start of the client region.
+        self.inverses: list[tuple[str, SSAValue, SSAValue]] = []
 
     def located(self, op: Operation) -> Operation:
         if self.span is not None:
@@ -92,6 +95,8 @@ class _Lowering:
                     self.values[stmt.name] = op.result
                 case ast.Let():
                     self.let(stmt.name, stmt.expr)
+                case ast.Reveal() if stmt.name in self.checked.inverses:
+                    self.reveal_inverse(stmt)
                 case ast.Reveal():
                     if stmt.expr is not None:
                         self.let(stmt.name, stmt.expr)
@@ -101,6 +106,8 @@ class _Lowering:
                     self.revealed[stmt.name] = reveal.result
                 case ast.ClientBlock():
                     self.client(stmt)
+        if self.checked.client is None and self.inverses:
+            self.client(ast.ClientBlock(self.checked.program.statements[-1].span, []))
         module = ModuleOp([program])
         module.verify()
         return module
@@ -111,8 +118,25 @@ class _Lowering:
             value.name_hint = name
         self.values[name] = value
 
+    def reveal_inverse(self, stmt: ast.Reveal) -> None:
+        """`reveal B = inv(A)`, A secret: reveal adj(A) and det(A) as B_adj and B_det."""
+        assert isinstance(stmt.expr, ast.Call)
+        self.span = stmt.expr.span
+        a = self.expr(stmt.expr.args[0])
+        parts = []
+        for name, op in zip(inverse_parts(stmt.name), (stat.AdjOp(a), stat.DetOp(a)), strict=True):
+            value = self.emit(op)
+            value.name_hint = name
+            self.values[name] = value
+            reveal = stat.RevealOp(name, value)
+            reveal.result.name_hint = f"{name}_revealed"
+            self.add(reveal)
+            self.revealed[name] = reveal.result
+            parts.append(reveal.result)
+        self.inverses.append((stmt.name, parts[0], parts[1]))
+
     def client(self, block: ast.ClientBlock) -> None:
-        if not block.lets:
+        if not block.lets and not self.inverses:
             return  # an empty client block computes nothing
         client = stat.ClientOp()
         self.add(client)
@@ -120,6 +144,12 @@ class _Lowering:
         self.block = client.block
         self.in_client = True
         self.constants, self.broadcasts = {}, {}
+        for name, adj, det in self.inverses:
+            shape = stat.tensor_type(adj).dims
+            inverse = self.emit(stat.DivOp(adj, self.broadcast(det, shape, ())))
+            inverse.name_hint = name
+            self.revealed[name] = inverse
+            self.add(stat.OutputOp(name, inverse))
         for let in block.lets:
             self.let(let.name, let.expr)
             self.add(stat.OutputOp(let.name, self.values[let.name]))
@@ -179,12 +209,19 @@ class _Lowering:
                 return self.emit(stat.PowOp(self.expr(e.base), int(e.exponent)))
             case ast.Transpose():
                 return self.emit(stat.TransposeOp(self.expr(e.operand)))
+            case ast.Index():
+                starts, stops, drops = ast.subscript_ranges(e)
+                return self.emit(
+                    stat.IndexOp(self.expr(e.operand), starts, stops, drops, _ty(e).shape)
+                )
             case ast.Call():
                 return self.call(e)
             case _:
                 raise AssertionError(f"cannot lower {e!r}")
 
     def call(self, e: ast.Call) -> SSAValue:
+        if e.func == "eye":
+            return self.emit(stat.EyeOp(_ty(e).shape[0]))
         x = self.expr(e.args[0])
         arg_shape = _ty(e.args[0]).shape
         match e.func:
@@ -203,6 +240,9 @@ class _Lowering:
                 return self.emit(stat.DetOp(x))
             case "adj":
                 return self.emit(stat.AdjOp(x))
+            case "inv":  # of a public matrix (checker.py): adj(A) / det(A)
+                det = self.broadcast(self.emit(stat.DetOp(x)), arg_shape, ())
+                return self.emit(stat.DivOp(self.emit(stat.AdjOp(x)), det))
             case "row":
                 return self.emit(stat.BroadcastOp(x, (1, arg_shape[0]), (1,)))
             case "col":

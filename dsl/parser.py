@@ -144,6 +144,14 @@ class _Builder(Transformer_NonRecursive):
     def transpose(self, meta: Meta, items: list[Any]) -> ast.Transpose:
         return ast.Transpose(_span(meta), items[0])
 
+    def index(self, meta: Meta, items: list[Any]) -> ast.Index:
+        operand, *subscripts = items
+        return ast.Index(_span(meta), operand, subscripts)
+
+    def slice(self, meta: Meta, items: list[Any]) -> ast.Slice:
+        start, stop = items
+        return ast.Slice(_span(meta), start, stop)
+
     def number(self, meta: Meta, items: list[Token]) -> ast.Number:
         return ast.Number(_span(items[0]), float(items[0]))
 

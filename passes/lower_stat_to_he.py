@@ -25,6 +25,8 @@ scales (ckks) and the plaintext modulus (bfv) come with the scheme's lowering
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -96,7 +98,18 @@ class _Lowering:
             stat.tensor_type(op.input).dims[0]
             for op in program.walk()
             if isinstance(op, stat.DetOp | stat.AdjOp)
+        } | {
+            stat.tensor_type(op.result).dims[0]
+            for op in program.walk()
+            if isinstance(op, stat.EyeOp)
         }
+        # Indexed axes are small too (the checker allows indexing only there).
+        for op in program.walk():
+            if isinstance(op, stat.IndexOp):
+                ranges = zip(stat.tensor_type(op.input).dims, op.stops.get_values(), strict=True)
+                for d, stop in ranges:
+                    if stop >= 0:
+                        self.small.add(d)
         self.columns: set[Dim] = {
             stat.tensor_type(op.result).dims[-1]
             for op in program.inputs()
@@ -418,6 +431,15 @@ class _Lowering:
                 return self.emit(he.TransposeOp(self.lower(op.input, REPLICATED)))
             case stat.DetOp() | stat.AdjOp():
                 return self.lower_small_matrix(op)
+            case stat.IndexOp():
+                return self.lower_index(op)
+            case stat.EyeOp():
+                raise self.error(
+                    "eye(K) is only supported under encryption added to or subtracted from a "
+                    "secret small matrix (H + c * eye(K)), where it needs no ciphertext",
+                    hint="write products with the identity out: eye(K) @ X is X, and "
+                    "c * eye(K) * X keeps the diagonal of c * X",
+                )
             case _:
                 name = op.name if isinstance(op, Operation) else "a block argument"
                 hint = ""
@@ -441,6 +463,47 @@ class _Lowering:
                 hint=f"compile for the data's size, e.g. --size {d}=4 (hec run does it by itself)",
             )
         return self.sizes[d]
+
+    def lower_index(self, op: stat.IndexOp) -> SSAValue:
+        """x[i, a:b] of a replicated array (every axis small: one ciphertext per entry): a
+        gather of the picked entries, no HE work."""
+        dims = stat.tensor_type(op.input).dims
+        big = [d for d in dims if d not in self.small]
+        if big:
+            raise self.error(
+                f"indexing an encrypted array with an axis spread over slots ({big[0]}) is not "
+                "supported by the lowering yet; only arrays whose every axis is small",
+                hint="index the small matrix before combining it with per-individual or "
+                "per-SNP data",
+            )
+        sizes: dict[str, int] = {}
+        for d in dims:
+            if isinstance(d, str):
+                if d not in self.sizes:
+                    raise self.error(
+                        f"indexing an encrypted array along {d} needs the size of {d}, which is "
+                        "not given",
+                        hint=f"compile for the data's size, e.g. --size {d}=4 (hec run does it "
+                        "by itself)",
+                    )
+                sizes[d] = self.sizes[d]
+        ranges = op.axis_ranges(sizes)
+        shape = [d if isinstance(d, int) else sizes[d] for d in dims]
+        for axis, (_, stop, _) in enumerate(ranges):
+            if stop > shape[axis]:
+                raise self.error(
+                    f"index {stop - 1} is out of range for axis {axis} ({dims[axis]} = "
+                    f"{shape[axis]} in this compilation)",
+                    hint=f"use indices below {shape[axis]}, or compile for a larger size",
+                )
+        picks = [range(start, stop) for start, stop, _ in ranges]
+        indices = [
+            sum(i * math.prod(shape[axis + 1 :]) for axis, i in enumerate(entry))
+            for entry in itertools.product(*picks)
+        ]
+        x = self.lower(op.input, REPLICATED)
+        res = stat.tensor_type(op.result).dims
+        return self.emit(he.GatherOp(x, indices, [False] * len(indices), res))
 
     def lower_small_matrix(self, op: stat.DetOp | stat.AdjOp) -> SSAValue:
         """det/adj by the balanced Laplace expansion of compiler/analysis/minors.py: one stage
@@ -502,6 +565,13 @@ class _Lowering:
             # instead of two (the slot sum is linear).
             total = self.add(self.packed_product(*left), self.packed_product(*right), sub)
             return self.sum_slots(total)
+        for secret, diagonal, negated in ((op.lhs, op.rhs, False), (op.rhs, op.lhs, sub)):
+            c = self.diagonal(diagonal)
+            if c is not None and stat.tensor_type(secret).is_secret and layout == REPLICATED:
+                x = self.lower(secret, REPLICATED)
+                if negated:
+                    x = self.emit(he.NegateOp(x))
+                return self.add_diagonal(x, c, sub and not negated)
         if not lp and not rp:
             return self.add(self.lower(op.lhs, layout), self.lower(op.rhs, layout), sub)
         if rp:
@@ -514,6 +584,48 @@ class _Lowering:
         if sub:
             x = self.emit(he.NegateOp(x))
         return self.add_const(x, c)
+
+    def diagonal(self, v: SSAValue) -> SSAValue | None:
+        """The public scalar c when the stat value `v` is c * eye(K) (eye(K) scaled, divided
+        or negated by public scalars), else None; emits he ops only when it is."""
+        op = v.owner
+        match op:
+            case stat.EyeOp():
+                return self._pub_op(he.ConstantOp(1.0), True)
+            case stat.MulOp():
+                for scale, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+                    if _is_public(scale) and (d := self.diagonal(other)) is not None:
+                        s = self.public(scale)
+                        integer = self.is_integer(s) and self.is_integer(d)
+                        return self._pub_op(he.PublicArithOp("mul", s, d), integer)
+            case stat.DivOp() if _is_public(op.rhs):
+                d = self.diagonal(op.lhs)
+                if d is not None:
+                    return self._pub_op(he.PublicArithOp("div", d, self.public(op.rhs)), False)
+            case stat.NegOp():
+                d = self.diagonal(op.input)
+                if d is not None:
+                    zero = self._pub_op(he.ConstantOp(0.0), True)
+                    return self._pub_op(he.PublicArithOp("sub", zero, d), self.is_integer(d))
+            case _:
+                pass
+        return None
+
+    def add_diagonal(self, x: SSAValue, c: SSAValue, sub: bool) -> SSAValue:
+        """x +- c * eye(k) for a replicated k x k `x`, with no encryption and no product: the
+        public c/2 is added to x - x (an exact zero, so a trivial ciphertext of c/2 in every
+        entry); two gathers of it, the second negated off the diagonal, sum to c on the
+        diagonal and exactly 0 elsewhere."""
+        dims = he.ct_type(x).dims
+        k = self.small_size(dims[0])
+        two = self._pub_op(he.ConstantOp(2.0), True)
+        half = self._pub_op(he.PublicArithOp("div", c, two), False)
+        zero = self.add(x, x, sub=True)
+        t = self.add_const(zero, half)
+        first = [i * k + i if i == j else 0 for i in range(k) for j in range(k)]
+        plain = self.emit(he.GatherOp(t, first, [False] * (k * k), dims))
+        off = self.emit(he.GatherOp(t, first, [i != j for i in range(k) for j in range(k)], dims))
+        return self.add(x, self.add(plain, off), sub)
 
     def lower_mul(self, op: stat.MulOp, layout: str) -> SSAValue:
         lp, rp = _is_public(op.lhs), _is_public(op.rhs)

@@ -50,7 +50,7 @@ def value_degrees(program: stat.ProgramOp, owner_side_inputs: bool = True) -> di
         match op:
             case stat.InputOp():
                 d = 1.0 if stat.tensor_type(op.result).is_secret else 0.0
-            case stat.SizeOp() | stat.ConstantOp() | stat.ParamOp():
+            case stat.SizeOp() | stat.ConstantOp() | stat.EyeOp() | stat.ParamOp():
                 d = 0.0
             case stat.AddOp() | stat.SubOp():
                 d = max(operands)
@@ -74,6 +74,7 @@ def value_degrees(program: stat.ProgramOp, owner_side_inputs: bool = True) -> di
                 | stat.SumOp()
                 | stat.MeanOp()
                 | stat.TransposeOp()
+                | stat.IndexOp()
                 | stat.RevealOp()
             ):
                 d = operands[0]

@@ -64,6 +64,8 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 r = domain_interval(dom)
             case stat.ConstantOp():
                 r = Interval.point(op.float_value)
+            case stat.EyeOp():
+                r = Interval(0.0, 1.0)
             case stat.SizeOp():
                 r = _size_interval(bounds[op.sym_value])
             case stat.AddOp():
@@ -83,7 +85,7 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 r = Interval.point(0.0)
                 for c in reversed(op.coefficient_values):
                     r = r * x + Interval.point(c)
-            case stat.BroadcastOp() | stat.TransposeOp() | stat.RevealOp():
+            case stat.BroadcastOp() | stat.TransposeOp() | stat.IndexOp() | stat.RevealOp():
                 r = g(op.input)
             case stat.MatmulOp():
                 k = stat.tensor_type(op.lhs).dims[-1]

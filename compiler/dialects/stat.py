@@ -39,6 +39,12 @@ operand is secret). Source names are in a `sym` string property (`.sym_value`).
 - `stat.sum {axes = array<i64: ...>}`: sum over the listed axes (`.axes_tuple`);
   `stat.mean` is the same divided by the product of the reduced sizes.
 - `stat.transpose`: [A,B] -> [B,A].
+- `%i = stat.eye : !stat.tensor<[K, K], public>`: the identity matrix of a small dimension
+  (literal or a size parameter with bound <= 6), a public constant.
+- `stat.index {starts, stops, drops}`: `x[i, a:b, :]`, per operand axis the entries
+  [start, stop) (`stop` -1: the whole axis, start 0); an axis with `drops` 1 is a single index
+  (stop = start + 1) and is removed from the result; a kept, cut axis has the literal size
+  stop - start. Indexed axes are small (bound <= 6); `.axis_ranges(sizes)`.
 - `stat.det`, `stat.adj`: determinant (scalar) and adjugate ([k,k], det(A) inverse(A)) of a
   k x k matrix with k <= 6: a literal, or a size parameter whose bound is at most 6.
 - `%r = stat.reveal "name" %x`: the coordinator decrypts %x; %r is public and may be used only
@@ -617,6 +623,95 @@ class AdjOp(_Reshaping):
 
 
 @irdl_op_definition
+class IndexOp(_Reshaping):
+    name = "stat.index"
+
+    starts = prop_def(DenseArrayBase[IntegerType])
+    stops = prop_def(DenseArrayBase[IntegerType])
+    drops = prop_def(DenseArrayBase[IntegerType])
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        starts: Sequence[int],
+        stops: Sequence[int],
+        drops: Sequence[bool],
+        result_dims: Sequence[Dim],
+    ):
+        res = TensorType.get(result_dims, tensor_type(operand).is_secret)
+        super().__init__(
+            operands=[operand],
+            result_types=[res],
+            properties={
+                "starts": _i64_array(starts),
+                "stops": _i64_array(stops),
+                "drops": _i64_array([int(bool(d)) for d in drops]),
+            },
+        )
+
+    def axis_ranges(self, sizes: dict[str, int]) -> list[tuple[int, int, bool]]:
+        """(start, stop, dropped) per operand axis at concrete `sizes`."""
+        src = tensor_type(self.input)
+        out = []
+        for d, start, stop, drop in zip(
+            src.dims,
+            _int_tuple(self.starts),
+            _int_tuple(self.stops),
+            _int_tuple(self.drops),
+            strict=True,
+        ):
+            size = d if isinstance(d, int) else sizes[d]
+            out.append((start, size if stop < 0 else stop, bool(drop)))
+        return out
+
+    def verify_(self) -> None:
+        self._check_secrecy()
+        src, res = tensor_type(self.input), tensor_type(self.result)
+        starts, stops, drops = (_int_tuple(a) for a in (self.starts, self.stops, self.drops))
+        if not len(starts) == len(stops) == len(drops) == src.rank:
+            raise VerifyException(f"{self.name}: one start, stop and drop per operand axis")
+        want: list[Dim] = []
+        for d, start, stop, drop in zip(src.dims, starts, stops, drops, strict=True):
+            if stop < 0:
+                if start != 0 or drop:
+                    raise VerifyException(f"{self.name}: a whole axis starts at 0, kept")
+                want.append(d)
+                continue
+            if not 0 <= start < stop or (isinstance(d, int) and stop > d):
+                raise VerifyException(f"{self.name}: [{start}, {stop}) is outside axis {d}")
+            if drop and stop != start + 1:
+                raise VerifyException(f"{self.name}: a dropped axis takes one index")
+            if not drop:
+                want.append(stop - start)
+        _expect_shape("result", res, tuple(want))
+
+
+@irdl_op_definition
+class EyeOp(IRDLOperation):
+    """The k x k identity matrix (`eye(K)`), a public constant of a small dimension."""
+
+    name = "stat.eye"
+
+    result = result_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, dim: Dim):
+        super().__init__(result_types=[TensorType.get((dim, dim), False)])
+
+    @property
+    def dim(self) -> Dim:
+        return tensor_type(self.result).dims[0]
+
+    def verify_(self) -> None:
+        res = tensor_type(self.result)
+        _expect_secrecy("result", res, False)
+        _check_small_square(res)
+
+
+@irdl_op_definition
 class MatmulOp(IRDLOperation):
     name = "stat.matmul"
 
@@ -1062,8 +1157,8 @@ class ProgramOp(IRDLOperation):
                         raise VerifyException(f"dimension {d} is not a declared stat.param")
             if isinstance(op, SizeOp) and op.sym_value not in params:
                 raise VerifyException(f"stat.size of undeclared parameter {op.sym_value}")
-            if isinstance(op, DetOp | AdjOp):
-                k = tensor_type(op.input).dims[0]
+            if isinstance(op, DetOp | AdjOp | EyeOp):
+                k = tensor_type(op.results[0] if isinstance(op, EyeOp) else op.input).dims[0]
                 if isinstance(k, str) and params.get(k, 0) > MAX_SMALL_MATRIX:
                     raise VerifyException(
                         f"{op.name} on a {k} x {k} matrix needs {k} <= {MAX_SMALL_MATRIX}, "
@@ -1103,6 +1198,8 @@ Stat = Dialect(
         TransposeOp,
         DetOp,
         AdjOp,
+        EyeOp,
+        IndexOp,
         RevealOp,
         SqrtOp,
         AbsOp,

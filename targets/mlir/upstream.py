@@ -322,6 +322,14 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
             name = em.splat(float(em.sizes[op.sym_value]), shape)
         case stat.ConstantOp():
             name = em.splat(op.float_value, shape)
+        case stat.EyeOp():
+            name = em.fresh("c")
+            rows = [
+                ", ".join(_float(float(i == j)) for j in range(shape[1])) for i in range(shape[0])
+            ]
+            # The HEIR form is flat vectors (em.ty), the plain form nested tensors.
+            text = ", ".join(rows) if em.heir_form else ", ".join(f"[{r}]" for r in rows)
+            em.emit(f"{name} = arith.constant dense<[{text}]> : {em.ty(shape)}")
         case stat.AddOp() | stat.SubOp() | stat.MulOp() | stat.DivOp():
             kind = binary[type(op)]
             name = em.map(
@@ -371,6 +379,8 @@ def _lower_op(em: _Emitter, op: Operation) -> None:
                 f"{name} = linalg.transpose ins({em.names[op.input]} : {_tensor(src)}) "
                 f"outs({init} : {_tensor(shape)}) permutation = [1, 0]"
             )
+        case stat.IndexOp():
+            name = _index(em, op, shape)
         case stat.DetOp() | stat.AdjOp():
             name = _small_matrix(em, op, shape)
         case stat.RevealOp():
@@ -470,6 +480,28 @@ def _reduce(em: _Emitter, op: stat.SumOp | stat.MeanOp, shape: tuple[int, ...]) 
 
 # The largest public matrix the HEIR form writes (as MLIR text, about 5 bytes an entry).
 HEIR_MATRIX_LIMIT = 1 << 20
+
+
+def _index(em: _Emitter, op: stat.IndexOp, shape: tuple[int, ...]) -> str:
+    """`x[i, a:b]`: a rank-reducing tensor.extract_slice (HEIR form: a 0/1 matvec)."""
+    src = em.shape(op.input)
+    ranges = op.axis_ranges(em.sizes)
+    if em.heir_form:
+
+        def sources(out: tuple[int, ...]) -> list[tuple[int, ...]]:
+            kept = iter(out)
+            return [tuple(start if drop else start + next(kept) for start, _, drop in ranges)]
+
+        return _heir_linear(em, em.names[op.input], src, shape, sources)
+    name = em.fresh("v")
+    offsets = ", ".join(str(start) for start, _, _ in ranges)
+    sizes = ", ".join(str(stop - start) for start, stop, _ in ranges)
+    strides = ", ".join("1" for _ in ranges)
+    em.emit(
+        f"{name} = tensor.extract_slice {em.names[op.input]}[{offsets}] [{sizes}] [{strides}] "
+        f": {_tensor(src)} to {_tensor(shape)}"
+    )
+    return name
 
 
 def _heir_linear(

@@ -25,8 +25,8 @@ from targets.mlir.upstream import (
 from tests.mlir.common import EXAMPLES, HERE, NAMES, need, run_hec, small_sizes, stat_module
 
 RTOL = 1e-9
-PROGRAMS = [*EXAMPLES, HERE / "client-functions.hec"]
-PROGRAM_IDS = [*NAMES, "client-functions.hec"]
+PROGRAMS = [*EXAMPLES, HERE / "client-functions.hec", HERE / "small-matrix-language.hec"]
+PROGRAM_IDS = [*NAMES, "client-functions.hec", "small-matrix-language.hec"]
 
 
 def run_upstream(
@@ -75,7 +75,10 @@ def test_upstream_lowering_executes_and_matches_the_reference(path: Path) -> Non
         assert_close(name, got[name], value)
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=NAMES)
+SMALL = HERE / "small-matrix-language.hec"
+
+
+@pytest.mark.parametrize("path", [*EXAMPLES, SMALL], ids=[*NAMES, SMALL.name])
 def test_the_heir_form_executes_and_matches_the_reference(path: Path) -> None:
     """What `--compare-heir` gives heir-opt (flat vectors, data movement as products with
     public 0/1 matrices) means the program: executed by MLIR, its results are the revealed

@@ -184,6 +184,22 @@ irdl.dialect @stat {
     irdl.operands(%0)
     irdl.results(%1)
   }
+  // stat.eye
+  irdl.operation @eye {
+    %0 = irdl.base @stat::@tensor
+    irdl.results(%0)
+  }
+  // stat.index
+  irdl.operation @index {
+    %0 = irdl.base @stat::@tensor
+    %1 = irdl.base @stat::@tensor
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.dense_array"
+    %4 = irdl.base "#builtin.dense_array"
+    irdl.operands(%0)
+    irdl.results(%1)
+    irdl.attributes {"starts" = %2, "stops" = %3, "drops" = %4}
+  }
   // stat.reveal
   irdl.operation @reveal {
     %0 = irdl.base @stat::@tensor
