@@ -216,6 +216,17 @@ void Context::blind_rotate(const EvalKey& ek, const LweCiphertext& combined, Wor
   rotations_->fetch_add(1, std::memory_order_relaxed);
 }
 
+// The sign test of a combined phase: one blind rotation, extraction and the gate's finish.
+Ciphertext Context::bootstrap_sign(const EvalKey& ek, const LweCiphertext& combined,
+                                   Workspace& ws) const {
+  blind_rotate(ek, combined, ws);
+  const LweCiphertext ext = sample_extract(ring_, ws);
+  Ciphertext out;
+  out.key_id = ek.key_id;
+  out.lwe = finish(ek, std::span<const LweCiphertext>(&ext, 1), tv_);
+  return out;
+}
+
 LweCiphertext Context::finish(const EvalKey& ek, std::span<const LweCiphertext> extracted,
                               std::uint64_t offset) const {
   const Params& p = params();
@@ -279,12 +290,7 @@ Ciphertext Context::bootstrap_gate(const EvalKey& ek, Gate g, const Ciphertext& 
       throw std::invalid_argument(std::string("fhew eval: ") + gate_name(g) +
                                   " is not a two-input bootstrapped gate");
   }
-  blind_rotate(ek, c, ws);
-  const LweCiphertext ext = sample_extract(ring_, ws);
-  Ciphertext out;
-  out.key_id = ek.key_id;
-  out.lwe = finish(ek, std::span<const LweCiphertext>(&ext, 1), tv_);
-  return out;
+  return bootstrap_sign(ek, c, ws);
 }
 
 Ciphertext Context::mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext& t,
@@ -345,12 +351,7 @@ Ciphertext Context::linear(const EvalKey& ek, const LinearGate& gate,
     for (std::size_t j = 0; j < c.a.size(); ++j) c.a[j] = (c.a[j] + m * x.a[j]) & mask;
     c.b = (c.b + m * x.b) & mask;
   }
-  blind_rotate(ek, c, ws);
-  const LweCiphertext ext = sample_extract(ring_, ws);
-  Ciphertext out;
-  out.key_id = ek.key_id;
-  out.lwe = finish(ek, std::span<const LweCiphertext>(&ext, 1), tv_);
-  return out;
+  return bootstrap_sign(ek, c, ws);
 }
 
 Ciphertext Context::eval_linear(const EvalKey& ek, const LinearGate& gate,

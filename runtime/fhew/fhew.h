@@ -150,6 +150,7 @@ class Context {
 
  private:
   void check(const EvalKey& ek, const Ciphertext& c, const char* what) const;
+  Ciphertext bootstrap_sign(const EvalKey& ek, const LweCiphertext& combined, Workspace& ws) const;
   Ciphertext bootstrap_gate(const EvalKey& ek, Gate g, const Ciphertext& x, const Ciphertext& y,
                             Workspace& ws) const;
   Ciphertext mux(const EvalKey& ek, const Ciphertext& s, const Ciphertext& t, const Ciphertext& f,

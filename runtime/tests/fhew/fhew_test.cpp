@@ -3,6 +3,7 @@
 // batched evaluation, input validation, and the measured noise after blind rotation and after
 // a full bootstrap against the analytic variances of params.cpp.
 #include "fhew/fhew.h"
+#include "tests/fhew/keys.h"
 
 #include <gtest/gtest.h>
 
@@ -15,24 +16,8 @@
 namespace hec::fhew {
 namespace {
 
-struct Keys {
-  std::unique_ptr<Context> ctx;
-  SecretKey sk;
-  EvalKey ek;
-};
-
-// Key generation is the expensive part; one set per parameter set for the whole binary.
-const Keys& keys_for(const Params& p) {
-  static std::map<std::string, std::unique_ptr<Keys>> cache;
-  auto& slot = cache[p.name];
-  if (!slot) {
-    slot = std::make_unique<Keys>();
-    slot->ctx = std::make_unique<Context>(p);
-    slot->sk = slot->ctx->keygen_secret();
-    slot->ek = slot->ctx->keygen_eval(slot->sk);
-  }
-  return *slot;
-}
+using test_keys::Keys;
+using test_keys::keys_for;
 
 bool plain(Gate g, bool x, bool y) {
   switch (g) {

@@ -3,6 +3,7 @@
 // constant wire, run encrypted on every input; levels and the bootstrap count; every parse
 // error; random mutations of a valid program (parse or a clean error, never a crash).
 #include "fhew/gate_program.h"
+#include "tests/fhew/keys.h"
 
 #include <gtest/gtest.h>
 
@@ -33,22 +34,9 @@ output k 0 1
 end
 )";
 
-struct Keys {
-  std::unique_ptr<Context> ctx;
-  SecretKey sk;
-  EvalKey ek;
-};
+using test_keys::Keys;
 
-const Keys& toy_keys() {
-  static std::unique_ptr<Keys> k;
-  if (!k) {
-    k = std::make_unique<Keys>();
-    k->ctx = std::make_unique<Context>(Params::toy_insecure(BlindRotation::kGinx));
-    k->sk = k->ctx->keygen_secret();
-    k->ek = k->ctx->keygen_eval(k->sk);
-  }
-  return *k;
-}
+const Keys& toy_keys() { return test_keys::keys_for(Params::toy_insecure(BlindRotation::kGinx)); }
 
 TEST(FhewGateProgram, RunsAnAdderEncrypted) {
   const GateProgram prog = parse_gate_program(kAdder, "adder");

@@ -16,27 +16,13 @@
 #include <vector>
 
 #include "fhew/fhew.h"
+#include "tests/fhew/keys.h"
 
 namespace hec::fhew {
 namespace {
 
-struct Keys {
-  std::unique_ptr<Context> ctx;
-  SecretKey sk;
-  EvalKey ek;
-};
-
-const Keys& keys_for(const Params& p) {
-  static std::map<std::string, std::unique_ptr<Keys>> cache;
-  auto& slot = cache[p.name];
-  if (!slot) {
-    slot = std::make_unique<Keys>();
-    slot->ctx = std::make_unique<Context>(p);
-    slot->sk = slot->ctx->keygen_secret();
-    slot->ek = slot->ctx->keygen_eval(slot->sk);
-  }
-  return *slot;
-}
+using test_keys::Keys;
+using test_keys::keys_for;
 
 // Output of a linear gate on plaintext bits: [(2 sum m_i x_i + c) mod 8 < 4].
 bool plain_linear(const LinearGate& g, const std::vector<bool>& x) {
