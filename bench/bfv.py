@@ -49,6 +49,7 @@ from common import (
     lattigo_refs,
     lattigo_version,
     openfhe_version,
+    parse_op_lines,
     print_rows,
     reference_python,
     run_lattigo,
@@ -74,21 +75,6 @@ def single_thread_env() -> dict[str, str]:
     return env
 
 
-def parse(out: str) -> tuple[Any, dict[str, float]]:
-    params: Any = None
-    times: dict[str, float] = {}
-    for line in out.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        obj = json.loads(line)
-        if "params" in obj:
-            params = obj["params"]
-        else:
-            times[obj["op"]] = float(obj["seconds"])
-    return params, times
-
-
 def run_reference(cfg: dict[str, Any]) -> tuple[Any, dict[str, float]]:
     out = subprocess.run(
         [reference_python(), str(ROOT / "bench" / "bfv_reference.py"), json.dumps(cfg)],
@@ -97,7 +83,7 @@ def run_reference(cfg: dict[str, Any]) -> tuple[Any, dict[str, float]]:
         text=True,
         env=single_thread_env(),
     )
-    return parse(out.stdout)
+    return parse_op_lines(out.stdout)
 
 
 def run_ours(
@@ -110,7 +96,7 @@ def run_ours(
     args += ["--t", str(t), "--dnum", str(dnum), "--special", "1"]
     args += ["--repeats", str(repeats), "--ops", ops]
     out = subprocess.run(args, check=True, capture_output=True, text=True, env=single_thread_env())
-    return parse(out.stdout)
+    return parse_op_lines(out.stdout)
 
 
 def run_lattigo_bfv(

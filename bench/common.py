@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -244,9 +244,19 @@ def run_lattigo(cfg: dict[str, object], threads: int = 1) -> tuple[dict, dict[st
     out = subprocess.run(
         [binary, json.dumps(cfg)], check=True, capture_output=True, text=True, env=env
     )
-    params: dict = {}
+    params, times = parse_op_lines(out.stdout)
+    return params or {}, times
+
+
+def parse_op_lines(out: str) -> tuple[Any, dict[str, float]]:
+    """A reference's JSON lines (ours, OpenFHE's, Lattigo's): {"params": ...} once, then
+    {"op": name, "seconds": median} per operation; other lines are skipped."""
+    params: Any = None
     times: dict[str, float] = {}
-    for line in out.stdout.splitlines():
+    for line in out.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
         obj = json.loads(line)
         if "params" in obj:
             params = obj["params"]
