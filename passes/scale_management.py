@@ -73,6 +73,9 @@ MIN_SCALE_BITS = 8.0
 # deviation at every level. The nominal floor keeps this margin so the exact scales stay above
 # MIN_SCALE_BITS (check-scales checks them; c^8 * 0.5 at a nominal 2^8 ended at 2^7.99999).
 PRIME_MARGIN_BITS = 1.0
+# The largest scale a plan may give any value: the runtime keeps scales as doubles (up to
+# 2^1023), and the exact-scale products of the primes must stay finite there.
+MAX_SCALE_BITS = 1000.0
 # The largest input encoding scale searched: beyond a prime's 60 bits the encoder works in long
 # double (runtime/ckks/encoder.h) and the top level holds the scale across several primes.
 MAX_INPUT_SCALE_BITS = 100
@@ -198,10 +201,15 @@ class ScaleManagementPass(ModulePass):
                 return None
             apply_plan(program, plan)
             needs = chain_needs(program, plan.divisors, ranges)
-            if needs.min_scale < MIN_SCALE_BITS + PRIME_MARGIN_BITS or not math.isfinite(
-                needs.output_bits
+            if (
+                needs.min_scale < MIN_SCALE_BITS + PRIME_MARGIN_BITS
+                or needs.max_scale > MAX_SCALE_BITS
+                or not math.isfinite(needs.output_bits)
             ):
-                return None  # rounding swamps a value, or a range is unbounded
+                # Rounding swamps a value, a scale beyond what the runtime's double holds (the
+                # slow property tier found 2^1076: tiny values raised to high powers), or an
+                # unbounded range.
+                return None
             out_bits = max(MIN_PRIME_BITS, math.ceil(needs.output_bits))
             dnum = math.ceil(out_bits / MAX_PRIME_BITS) + levels
             model = NoiseModel(log_n, dnum)

@@ -337,6 +337,7 @@ class ChainNeeds:
 
     output_bits: float
     min_scale: float
+    max_scale: float = 0.0  # the largest scale (bits) of any value
 
 
 def chain_needs(
@@ -350,6 +351,7 @@ def chain_needs(
         above.append(above[-1] + ckks.ScaleAttr.coerce(d).bits)
     need = 0.0
     min_scale = math.inf
+    max_scale = 0.0
     for op in program.block.ops:
         for r in op.results:
             ty = r.type
@@ -361,4 +363,5 @@ def chain_needs(
             bits = math.log2(bound) + ty.scale_bits + fit_margin_bits(ty.layout_name)
             need = max(need, bits - above[ty.level_value])
             min_scale = min(min_scale, ty.scale_bits)
-    return ChainNeeds(need, min_scale)
+            max_scale = max(max_scale, ty.scale_bits)
+    return ChainNeeds(need, min_scale, max_scale)

@@ -387,3 +387,17 @@ def test_a_public_sum_promised_beyond_float64_is_checked_to_float64() -> None:
         " * mean(p3, axis=0))\n"
     )
     _check_program(text, 10496)
+
+
+def test_scales_stay_below_what_the_runtime_holds() -> None:
+    """Found by the slow tier: tiny values raised to a degree-8 polynomial were planned at scale
+    2^1076, beyond a double (the runtime's scale became inf; the simulator refused it as a
+    compiler/runtime mismatch). Plans over 2^1000 are discarded: compiled or refused, located."""
+    text = (
+        "param N <= 64\nparam M <= 32\ninput s1: secret[N] in [-1e-05, 1e-05]\n"
+        "input s3: secret[N, M] in [-10000.0, 10000.0]\nt2 = (s1 / N)\n"
+        "reveal r0 = -(t2)^3\n"
+        "reveal r1 = (poly(t2, [0.01, 300.0, 0.2, 10.0, 300.0, -0.015, 0.003, -1500.0, 2000.0])"
+        " @ (s3 - s3))\n"
+    )
+    _check_program(text, 1)
