@@ -735,6 +735,32 @@ def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
     linear.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     _gwas_common_arguments(linear)
     _scale_out_arguments(linear)
+    logistic = sub.add_parser(
+        "logistic",
+        help="logistic regression with covariates (PLINK 1.9 --logistic --covar --hide-covar)",
+        description="Case/control test of every SNP adjusted for covariates by the semi-parallel "
+        "method (the covariate-only model fitted once, one Newton step per SNP), computed by "
+        "gwas/programs/logistic.hec under encryption; writes PREFIX.assoc.logistic (CHR SNP BP "
+        "A1 TEST NMISS OR STAT P, the ADD rows), PREFIX.manhattan.png, PREFIX.qq.png, "
+        "PREFIX.log.",
+    )
+    _gwas_data_arguments(
+        logistic,
+        covar_help="covariate file (FID IID value...; header FID IID NAME... optional; -9 and "
+        "NA are missing values, refused); standardized, an intercept added",
+    )
+    logistic.add_argument(
+        "--covar-name", metavar="A,B,...", help="the covariate columns to use (needs a header)"
+    )
+    logistic.add_argument(
+        "--check-plaintext", action="store_true",
+        help="also compute the statistic in float64 on the plaintext data and report the "
+        "agreement in the .log",
+    )  # fmt: skip
+    logistic.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    logistic.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
+    logistic.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _gwas_common_arguments(logistic)
 
 
 def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
@@ -805,8 +831,9 @@ def _scale_of(args: argparse.Namespace):
     )
 
 
-def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
-    """The input, phenotype and filter options, spelled and read as PLINK 1.9 does."""
+def _gwas_data_arguments(parser: argparse.ArgumentParser, covar_help: str | None = None) -> None:
+    """The input, phenotype and filter options, spelled and read as PLINK 1.9 does
+    (`covar_help`: what --covar does for a test that uses covariates)."""
     src = parser.add_argument_group("genotypes (exactly one)")
     src.add_argument("--bfile", metavar="PREFIX", help="PLINK 1 fileset PREFIX.bed/.bim/.fam")
     src.add_argument("--pfile", metavar="PREFIX", help="PLINK 2 fileset PREFIX.pgen/.pvar/.psam")
@@ -832,7 +859,8 @@ def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
     ph.add_argument("--update-sex", metavar="FILE", help="FID IID SEX per line")
     ph.add_argument(
         "--covar", metavar="FILE",
-        help="covariate file: the --assoc tests use no covariate, so it is ignored with a "
+        help=covar_help
+        or "covariate file: the --assoc tests use no covariate, so it is ignored with a "
         "warning, as plink1.9 does",
     )  # fmt: skip
     flt = parser.add_argument_group("filters and quality control (PLINK 1.9's order)")
@@ -925,6 +953,8 @@ def _gwas_run(args: argparse.Namespace) -> int:
 
     if args.test == "linear":
         return _linear_run(args)
+    if args.test == "logistic":
+        return _logistic_run(args)
     result = run_chisq(_gwas_options(args))
     print(f"hec gwas chisq: {backend_label(result.backend)}")
     if args.block:  # one block of a run split by hand: nothing merged yet
@@ -957,6 +987,26 @@ def _linear_run(args: argparse.Namespace) -> int:
             print(f"  {note}")
         return 0
     print(f"  {result.n_included} individuals, {len(result.p)} SNPs")
+    for path in result.files:
+        print(f"  wrote {path}")
+    return 0
+
+
+def _logistic_run(args: argparse.Namespace) -> int:
+    from gwas.logistic import LogisticOptions, run_logistic
+
+    common = _gwas_options(args)
+    common.covar = args.covar
+    names = [n for n in args.covar_name.split(",") if n] if args.covar_name else None
+    result = run_logistic(LogisticOptions(common, names, args.check_plaintext))
+    kind = "encrypted" if result.backend_encrypts else "SIMULATION (nothing encrypted)"
+    print(f"hec gwas logistic: {kind}")
+    print(
+        f"  {result.n_included} individuals ({result.n_cases} cases), {len(result.p)} SNPs, "
+        f"covariates {', '.join(result.covariates)} and an intercept, lambda {result.lam:.4f}"
+    )
+    if result.check:
+        print(f"  --check-plaintext: R^2 of STAT {result.check['r2']:.9f}")
     for path in result.files:
         print(f"  wrote {path}")
     return 0
