@@ -1093,9 +1093,16 @@ def _site_run(args: argparse.Namespace) -> int:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "test", nargs="?", choices=("chisq", "logistic"), default="chisq",
+        help="chisq (default): hec gwas chisq; logistic: hec gwas logistic with confounding "
+        "covariates, compared with plink1.9 --logistic",
+    )  # fmt: skip
     parser.add_argument("--dir", default="demo-output", help="where the cohort and results go")
-    parser.add_argument("--n", type=int, default=2000, help="individuals (default 2000)")
-    parser.add_argument("--m", type=int, default=20000, help="SNPs (default 20000)")
+    parser.add_argument(
+        "--n", type=int, default=None, help="individuals (default 2000; logistic: 1000)"
+    )
+    parser.add_argument("--m", type=int, default=None, help="SNPs (default 20000; logistic: 4096)")
     parser.add_argument("--causal", type=int, default=10, help="planted associations")
     parser.add_argument(
         "--missing-rate", type=float, default=0.0, help="fraction of calls set missing"
@@ -1108,12 +1115,31 @@ def _demo_run(args: argparse.Namespace) -> int:
     _announce(args, "hec demo")
     from pathlib import Path
 
+    if args.test == "logistic":
+        from gwas.demo_logistic import run_logistic_demo
+
+        if args.missing_rate:
+            raise UserError("hec demo logistic: --missing-rate is not supported (the "
+                            "semi-parallel test needs every call)")  # fmt: skip
+        logistic = run_logistic_demo(
+            Path(args.dir),
+            n=args.n or 1000,
+            m=args.m or 4096,
+            n_causal=args.causal,
+            seed=args.seed,
+            backend=args.backend,
+            threads=args.threads,
+            progress=not args.no_progress,
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        )
+        sys.stdout.write(logistic.text)
+        return 0
     from gwas.demo import run_demo
 
     demo = run_demo(
         Path(args.dir),
-        n=args.n,
-        m=args.m,
+        n=args.n or 2000,
+        m=args.m or 20000,
         n_causal=args.causal,
         missing_rate=args.missing_rate,
         seed=args.seed,
@@ -1141,7 +1167,8 @@ COMMANDS += [
     ),
     Command(
         "demo",
-        "simulate a case/control cohort and run the chi-square GWAS on it end to end",
+        "simulate a case/control cohort and run the chi-square GWAS (or, `hec demo logistic`, the "
+        "logistic regression with covariates) on it end to end",
         _demo_arguments,
         _demo_run,
     ),
