@@ -232,8 +232,11 @@ def run_logistic_demo(
         f"{genomic_inflation(unadjusted**2):.4f} without them (intercept only, plaintext): "
         "the adjustment removes the confounding"
     )
-    w(f"against the same statistic in float64 (--check-plaintext): R^2 of STAT "
-      f"{result.check['r2']:.9f}, largest difference {result.check['max_abs_diff']:.3g}")  # fmt: skip
+    check = result.check
+    w(
+        f"against the same statistic in float64 (--check-plaintext): R^2 of STAT "
+        f"{check['r2']:.9f}, largest difference {check['max_abs_diff']:.3g}"
+    )
     agreement: PlinkAgreement | None = None
     theirs = plink_logistic(prefix, covar, directory / "plink")
     w("")

@@ -262,7 +262,8 @@ def null_fit(x: Array, y: Array) -> NullFit:
                 w = p * (1.0 - p)
                 if np.min(w) <= 0.0:
                     break
-                return NullFit(theta, p, np.linalg.inv(x.T @ (x * w[:, None])), iteration)
+                h_inv = np.asarray(np.linalg.inv(x.T @ (x * w[:, None])), dtype=np.float64)
+                return NullFit(theta, p, h_inv, iteration)
     raise UserError(
         f"the covariate-only logistic model does not converge in {NEWTON_ITERATIONS} Newton "
         "steps (a covariate separates cases from controls)",
@@ -527,6 +528,8 @@ def _run_logistic(
                 qq_plot(temps["qq"], cols["STAT"] ** 2, cols["P"], title)
         progress.finish("write")
         rep = compiled.report
+        hits = top_hits(cols["P"], snp_names)
+        shown = [key for key in finals if opts.plots or key not in ("manhattan", "qq")]
         lines = [
             f"hec {__version__} gwas logistic  (Python {platform.python_version()})",
             f"command: {opts.command_line or ' '.join(shlex.quote(a) for a in sys.argv)}",
@@ -561,13 +564,11 @@ def _run_logistic(
             *_check_lines(check, options.check_plaintext),
             "",
             f"genomic inflation lambda (from STAT^2): {lam:.6f}",
-            "top hits: " + ", ".join(f"{name} (P {pv:.3g})"
-                                     for name, pv in top_hits(cols["P"], snp_names)),  # fmt: skip
+            "top hits: " + ", ".join(f"{name} (P {pv:.3g})" for name, pv in hits),
             "phases:",
             *(f"  {name:<10} {secs:10.3f} s" for name, secs in meter.seconds.items()),
             "written:",
-            *(f"  {path}" for key, path in finals.items()
-              if opts.plots or key not in ("manhattan", "qq")),  # fmt: skip
+            *(f"  {path}" for key, path in finals.items() if key in shown),
         ]
         log_text = "\n".join(lines) + "\n"
         temps["log"].write_text(log_text)

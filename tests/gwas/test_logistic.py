@@ -17,7 +17,6 @@ from dsl.checker import check
 from dsl.parser import parse_file
 from dsl.reference import evaluate
 from gwas.chisq import ChisqOptions
-from gwas.filters import Selection
 from gwas.demo_logistic import (
     LogisticCohort,
     compare_with_plink_logistic,
@@ -26,6 +25,7 @@ from gwas.demo_logistic import (
     simulate_logistic_cohort,
     write_logistic_cohort,
 )
+from gwas.filters import Selection
 from gwas.logistic import LogisticOptions, LogisticResult, r_squared, run_logistic, semi_parallel
 from hec.cli import main
 from tests.conftest import ROOT
@@ -177,7 +177,7 @@ def _covar(tmp_path: Path, files: Files, edit) -> Path:
 def _refused(tmp_path: Path, files: Files, cache: Path, match: str, **kw: object) -> None:
     out = tmp_path / "bad"
     with pytest.raises(UserError, match=match):
-        run(files, out, cache, **kw)
+        run(files, out, cache, **kw)  # type: ignore[arg-type]
     assert not (tmp_path / "bad.assoc.logistic").exists()
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
     assert "RUN FAILED: no result file was written." in (tmp_path / "bad.log").read_text()
@@ -218,10 +218,17 @@ def test_unknown_covariate_name_is_refused(
 def test_constant_covariate_is_refused(
     confounded: Files, tmp_path: Path, program_cache: Path
 ) -> None:
-    bad = _covar(tmp_path, confounded, lambda ls: [ls[0]] + [" ".join(l.split()[:4] + ["1"])
-                                                              for l in ls[1:]])  # fmt: skip
-    _refused(tmp_path, confounded, program_cache,
-             r"bad\.covar: covariate sex is constant among the 1000 analysed", covar=bad)
+    def constant_sex(lines: list[str]) -> list[str]:
+        return [lines[0]] + [" ".join([*line.split()[:4], "1"]) for line in lines[1:]]
+
+    bad = _covar(tmp_path, confounded, constant_sex)
+    _refused(
+        tmp_path,
+        confounded,
+        program_cache,
+        r"bad\.covar: covariate sex is constant among the 1000 analysed",
+        covar=bad,
+    )
 
 
 def test_fewer_individuals_than_covariates_is_refused(
@@ -243,12 +250,20 @@ def test_too_many_covariates_for_the_program_is_refused(
 
     def widen(lines: list[str]) -> list[str]:
         head = [lines[0] + " c4 c5 c6"]
-        return head + [f"{l} {rng.normal():.4f} {rng.normal():.4f} {rng.normal():.4f}"
-                       for l in lines[1:]]  # fmt: skip
+        extra = rng.normal(size=(len(lines) - 1, 3))
+        return head + [
+            f"{line} {a:.4f} {b:.4f} {c:.4f}"
+            for line, (a, b, c) in zip(lines[1:], extra, strict=True)
+        ]
 
     bad = _covar(tmp_path, confounded, widen)
-    _refused(tmp_path, confounded, program_cache,
-             r"bad\.covar: 6 covariates; the program takes at most 5 \(K <= 6", covar=bad)
+    _refused(
+        tmp_path,
+        confounded,
+        program_cache,
+        r"bad\.covar: 6 covariates; the program takes at most 5 \(K <= 6",
+        covar=bad,
+    )
 
 
 def test_sample_without_covariate_line_is_refused(
@@ -273,8 +288,13 @@ def test_short_covariate_line_is_refused(
 ) -> None:
     bad = _covar(tmp_path, confounded, lambda ls: [*ls[:9], " ".join(ls[9].split()[:4]),
                                                    *ls[10:]])  # fmt: skip
-    _refused(tmp_path, confounded, program_cache,
-             r"bad\.covar:10: 4 columns, the file's lines have 5", covar=bad)
+    _refused(
+        tmp_path,
+        confounded,
+        program_cache,
+        r"bad\.covar:10: 4 columns, the file's lines have 5",
+        covar=bad,
+    )
 
 
 def test_separating_covariate_is_refused(
@@ -283,12 +303,21 @@ def test_separating_covariate_is_refused(
     case = confounded.cohort.case
 
     def separate(lines: list[str]) -> list[str]:
-        return [lines[0]] + [" ".join(l.split()[:2] + [str(float(case[i]) + 0.01 * (i % 7))]
-                                      + l.split()[3:]) for i, l in enumerate(lines[1:])]  # fmt: skip
+        rows = []
+        for i, line in enumerate(lines[1:]):
+            fields = line.split()
+            fields[2] = str(float(case[i]) + 0.01 * (i % 7))  # pc now predicts the phenotype
+            rows.append(" ".join(fields))
+        return [lines[0], *rows]
 
     bad = _covar(tmp_path, confounded, separate)
-    _refused(tmp_path, confounded, program_cache,
-             r"covariate-only logistic model does not converge", covar=bad)
+    _refused(
+        tmp_path,
+        confounded,
+        program_cache,
+        r"covariate-only logistic model does not converge",
+        covar=bad,
+    )
 
 
 def test_missing_genotype_calls_are_refused(tmp_path: Path, program_cache: Path) -> None:
