@@ -336,3 +336,30 @@ def test_missing_covar_option_is_refused(
     assert code == 1
     assert "hec gwas logistic needs --covar FILE" in capsys.readouterr().err
     assert not (tmp_path / "x.assoc.logistic").exists()
+
+
+def test_pheno_file_and_keep_select_the_covariate_rows(
+    confounded: Files, tmp_path: Path, program_cache: Path
+) -> None:
+    """--pheno (some phenotypes missing) and --keep: the covariates follow the analysed samples
+    (the statistic equals the float64 one on exactly those rows, NMISS counts them)."""
+    c = confounded.cohort
+    keep_rows = np.arange(0, 1000, 2)[:400]  # every other sample, the first 400 of them
+    missing = set(range(0, 1000, 10))  # every tenth sample has no phenotype (-9)
+    (tmp_path / "keep").write_text("".join(f"fam{i} ind{i}\n" for i in keep_rows))
+    (tmp_path / "pheno").write_text(
+        "FID IID status\n"
+        + "".join(
+            f"fam{i} ind{i} {-9 if i in missing else 1 + int(c.case[i])}\n" for i in range(1000)
+        )
+    )
+    result = run(confounded, tmp_path / "res", program_cache, pheno=str(tmp_path / "pheno"),
+                 selection=Selection(keep=str(tmp_path / "keep")))  # fmt: skip
+    rows = np.array([i for i in keep_rows if i not in missing])
+    assert result.n_included == len(rows)
+    x = np.column_stack([np.ones(len(rows)), c.covariates[rows]])
+    s = minor_counts(confounded, result)[rows]
+    want = semi_parallel(x, c.case[rows].astype(float), s)["STAT"]
+    np.testing.assert_allclose(result.stat, want, atol=1e-6)
+    nmiss = {line.split()[5] for line in (tmp_path / "res.assoc.logistic").open() if "ADD" in line}
+    assert nmiss == {str(len(rows))}
