@@ -56,6 +56,7 @@ from driver import __version__
 from gwas.assoc import snp_column_width
 from gwas.backend import BACKENDS, Block
 from gwas.chisq import (
+    SCAN_BLOCK,
     ChisqOptions,
     _temp_path,
     backend_label,
@@ -278,13 +279,13 @@ def owner_inputs(x: Array, y: Array, fit: NullFit) -> dict[str, Array]:
     return {"r": y - fit.p, "w": w, "V": x * w[:, None]}
 
 
-def semi_parallel(x: Array, y: Array, s: Array) -> dict[str, Array]:
-    """The plaintext statistic in float64, the same algorithm: the covariate-only fit, then per
-    SNP (column of `s`) one Newton step from it. BETA, STAT (z) and P; NaN where the SNP's
-    information vanishes."""
+def semi_parallel(x: Array, y: Array, s: Array, fit: NullFit | None = None) -> dict[str, Array]:
+    """The plaintext statistic in float64, the same algorithm: the covariate-only fit (`fit`, or
+    computed here), then per SNP (column of `s`) one Newton step from it. BETA, STAT (z) and P;
+    NaN where the SNP's information vanishes."""
     from scipy import stats
 
-    fit = null_fit(x, y)
+    fit = fit or null_fit(x, y)
     inputs = owner_inputs(x, y, fit)
     score = inputs["r"] @ s
     sws = inputs["w"] @ (s * s)
@@ -595,9 +596,13 @@ def _check_plaintext(
 ) -> dict[str, float]:
     """The same statistic in float64 on the data holder's plaintext genotypes: R^2 and the
     largest difference of STAT."""
-    g = fileset.read_block(0, fileset.n_variants)[included].astype(np.float64)
-    s = np.where(swap, 2.0 - g, g)
-    want = semi_parallel(x, y, s)
+    fit = null_fit(x, y)
+    want = {"STAT": np.full(fileset.n_variants, np.nan)}
+    for start in range(0, fileset.n_variants, SCAN_BLOCK):  # bounded memory, as the scan
+        stop = min(start + SCAN_BLOCK, fileset.n_variants)
+        g = fileset.read_block(start, stop)[included].astype(np.float64)
+        s = np.where(swap[start:stop], 2.0 - g, g)
+        want["STAT"][start:stop] = semi_parallel(x, y, s, fit)["STAT"]
     ok = np.isfinite(want["STAT"]) & np.isfinite(cols["STAT"])
     diff = float(np.max(np.abs(want["STAT"][ok] - cols["STAT"][ok]), initial=0.0))
     na = int(np.sum(np.isfinite(want["STAT"]) != np.isfinite(cols["STAT"])))
