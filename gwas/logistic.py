@@ -406,13 +406,12 @@ def _run_logistic(
         fileset = select(fileset, opts.selection, filter_log)
         assert fileset.sample_rows is not None
         y_all = y_file[fileset.sample_rows]
-        cov_rows = np.asarray(fileset.sample_rows)
         qc = quality_control(fileset, y_all, True, opts.selection, filter_log)
-        if qc.fileset.sample_rows is not None:
-            cov_rows = np.asarray(qc.fileset.sample_rows)
         fileset, y_all = qc.fileset, qc.pheno
         fileset = run_qc(fileset, y_all, True, opts.selection, filter_log, backend, meter,
                          progress, opts.precision_bits, opts.cache_dir)  # fmt: skip
+        assert fileset.sample_rows is not None
+        cov_rows = np.asarray(fileset.sample_rows)  # the file's rows of the analysed samples
         done.extend(filter_log.lines)
     progress.finish("read")
     warnings = check_variants(fileset)
