@@ -923,6 +923,7 @@ def _gwas_options(args: argparse.Namespace):
         one_based=args.one_based,
         allow_no_sex=args.allow_no_sex,
         update_sex=args.update_sex,
+        covar=args.covar,
         selection=_selection_of(args),
         counts=getattr(args, "counts", False),
         ci=getattr(args, "ci", None),
@@ -996,7 +997,6 @@ def _logistic_run(args: argparse.Namespace) -> int:
     from gwas.logistic import LogisticOptions, run_logistic
 
     common = _gwas_options(args)
-    common.covar = args.covar
     names = [n for n in args.covar_name.split(",") if n] if args.covar_name else None
     result = run_logistic(LogisticOptions(common, names, args.check_plaintext))
     kind = "encrypted" if result.backend_encrypts else "SIMULATION (nothing encrypted)"
