@@ -261,7 +261,7 @@ def main() -> int:
         data = cohort(args.n, args.snps, args.seed)
         k = data.inputs["V"].shape[1]
         npz = work / "cohort.npz"
-        np.savez(npz, S=data.S, **data.inputs)
+        np.savez(npz, S=data.S, r=data.inputs["r"], w=data.inputs["w"], V=data.inputs["V"])
         for t in threads:
             ours = [run_ours(data, t, cache) for _ in range(args.repeats)]
             p = ours[0].params
@@ -273,11 +273,11 @@ def main() -> int:
             ref: list[Run] | None = None
             note = py_note
             if python is not None:
-                py = python
-                ref, note = try_reference(
-                    "openfhe",
-                    lambda: [run_reference(py, npz, t, work) for _ in range(args.repeats)],
-                )
+
+                def measure(py: str = python, t: int = t) -> list[Run]:
+                    return [run_reference(py, npz, t, work) for _ in range(args.repeats)]
+
+                ref, note = try_reference("openfhe", measure)
             case = f"N={args.n} M={args.snps} K={k} t={t}"
             rows += comparison_rows(
                 case, ours, accuracy(ours[0].revealed, data),

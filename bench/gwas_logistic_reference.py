@@ -197,9 +197,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes over individuals")
     args = parser.parse_args()
     data = np.load(args.data)
-    arrays = [np.asarray(data[key], dtype=np.float64) for key in ("r", "w", "V", "S")]
-    revealed, ph, info = run(*arrays, args.workers)
-    np.savez(args.out, **revealed)
+    r, w, V, S = (np.asarray(data[key], dtype=np.float64) for key in ("r", "w", "V", "S"))
+    revealed, ph, info = run(r, w, V, S, args.workers)
+    np.savez(args.out, score=revealed["score"], sws=revealed["sws"], vs=revealed["vs"])
     version = importlib.metadata.version("openfhe")
     print(
         json.dumps({"seconds": ph.seconds, "peak_rss": ph.peak, "params": info, "openfhe": version})

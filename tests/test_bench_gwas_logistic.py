@@ -1,0 +1,136 @@
+"""`bench/run gwas-logistic` without the OpenFHE reference or the encrypted run: the reference's
+output is parsed, the rows are built (phases, peaks, accuracy, the hec-only row), and a
+reference that cannot be installed or fails at run time makes its cells say why."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from common import ReferenceUnavailableError  # noqa: E402
+
+ARGS = ["gwas_logistic.py", "--n", "60", "--snps", "100", "--threads", "1", "--repeats", "2"]
+
+
+def load() -> ModuleType:
+    path = ROOT / "bench" / "gwas_logistic.py"
+    spec = importlib.util.spec_from_file_location("bench_gwas_logistic", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def exact_sums(data) -> dict[str, np.ndarray]:
+    S, inputs = data.S, data.inputs
+    return {"score": inputs["r"] @ S, "sws": inputs["w"] @ (S * S), "vs": inputs["V"].T @ S}
+
+
+def fake_ours(bench: ModuleType, seconds: float = 2.0):
+    def run(data, threads, cache):
+        phases = dict.fromkeys(bench.PHASES, seconds)
+        params = {"log_n": 13, "moduli_bits": [42.0] * 3, "blocks": 1, "block_width": 4096,
+                  "upload_bytes": 3 * 2**30}  # fmt: skip
+        return bench.Run(phases, dict.fromkeys(bench.PHASES, 2**20), exact_sums(data), params)
+
+    return run
+
+
+def json_rows(out: str) -> dict[str, dict]:
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return {r["case"]: r for r in rows}
+
+
+def test_rows_say_openfhe_is_not_installed(monkeypatch, capsys) -> None:
+    bench = load()
+
+    def no_python() -> str:
+        raise ReferenceUnavailableError("bench/setup-reference: Python 3.10 not found")
+
+    monkeypatch.setattr(bench, "reference_python", no_python)
+    monkeypatch.setattr(bench, "run_ours", fake_ours(bench))
+    monkeypatch.setattr(sys, "argv", [*ARGS, "--large", "80x120"])
+    assert bench.main() == 0
+    captured = capsys.readouterr()
+    rows = json_rows(captured.out)
+    compute = rows["N=60 M=100 K=4 t=1 compute"]
+    assert compute["ours"] == 2.0 and compute["reference"] is None
+    assert compute["ratio_fastest"] is None
+    note = compute["references"][0]["note"]
+    assert note == "not available (bench/setup-reference: Python 3.10 not found)"
+    assert rows["N=60 M=100 K=4 t=1 STAT max abs. error"]["ours"] == 0.0
+    assert rows["N=60 M=100 K=4 t=1 STAT R^2 vs float64"]["ours"] == pytest.approx(1.0)
+    # The hec-only row at the --large size: no reference, its upload and memory.
+    large = "hec only N=80 M=120 K=4 t=1"
+    assert rows[f"{large} compute"]["ours"] == 2.0 and rows[f"{large} compute"]["reference"] is None
+    assert rows[f"{large} ciphertext files written"]["ours"] == 3.0
+    assert rows[f"{large} encrypt peak RSS"]["ours"] == 1.0
+    assert rows[f"{large} driver process peak RSS"]["ours"] > 0
+    assert "openfhe: not available (bench/setup-reference: Python 3.10 not found)" in captured.out
+
+
+def test_rows_say_the_reference_failed_at_run_time(monkeypatch, capsys) -> None:
+    bench = load()
+
+    def crash(*_args: object) -> object:
+        raise subprocess.CalledProcessError(1, "python", stderr="Traceback\nRuntimeError: Decode")
+
+    monkeypatch.setattr(bench, "reference_python", lambda: "/nonexistent/python3.10")
+    monkeypatch.setattr(bench, "run_reference", crash)
+    monkeypatch.setattr(bench, "run_ours", fake_ours(bench))
+    monkeypatch.setattr(sys, "argv", [*ARGS, "--large", "none"])
+    assert bench.main() == 0
+    captured = capsys.readouterr()
+    rows = json_rows(captured.out)
+    assert not any(case.startswith("hec only") for case in rows)
+    encrypt = rows["N=60 M=100 K=4 t=1 encrypt"]
+    assert encrypt["references"][0]["note"] == "not available (exit 1: RuntimeError: Decode)"
+    assert "bench: openfhe: not available" in captured.err
+
+
+def test_reference_output_is_parsed_and_compared(monkeypatch, tmp_path, capsys) -> None:
+    bench = load()
+    data = bench.cohort(60, 100, 5)
+    sums = exact_sums(data)
+    # The reference's sums off by 1e-6 of their largest value: its accuracy rows show it.
+    noisy = {k: v + 1e-6 * np.max(np.abs(v)) for k, v in sums.items()}
+    out = tmp_path / "ref.npz"
+    np.savez(out, **noisy)
+    facts = {
+        "seconds": {"keygen": 0.1, "encrypt": 8.0, "compute": 4.0, "decrypt": 0.2},
+        "peak_rss": {"keygen": 2**21, "encrypt": 2**22, "compute": 2**22, "decrypt": 2**21},
+        "params": {"ring_dim": 8192, "moduli_bits": [60, 50], "workers": 1},
+        "openfhe": "1.6.1.0.22.4",
+    }
+    ref = bench.parse_reference("openfhe says hello\n" + json.dumps(facts) + "\n", out)
+    assert ref.seconds["compute"] == 4.0 and ref.params["openfhe"] == "1.6.1.0.22.4"
+    assert np.array_equal(ref.revealed["vs"], noisy["vs"])
+    ref_acc = bench.accuracy(ref.revealed, data)
+    assert ref_acc["sums_rel"] == pytest.approx(1e-6, rel=1e-3)
+    assert ref_acc["stat_abs"] > 0 and ref_acc["stat_r2"] > 0.999
+    ours = fake_ours(bench, 1.0)(data, 1, tmp_path)
+    ours_acc = bench.accuracy(ours.revealed, data)
+    assert ours_acc["sums_rel"] == 0.0
+    rows = bench.comparison_rows("c", [ours], ours_acc, [ref, ref], ref_acc, "")
+    by_case = {r.case: r for r in rows}
+    assert by_case["c compute"].ratio == 0.25 and by_case["c compute"].ratio_fastest == 0.25
+    assert by_case["c encrypt peak RSS"].reference == 4.0
+    assert by_case["c compute"].refs[0].note.startswith("openfhe 1.6.1.0.22.4: ring 2^13")
+
+
+def test_large_size_option() -> None:
+    bench = load()
+    assert bench.parse_size("none") is None
+    assert bench.parse_size("5000x16384") == (5000, 16384)
+    with pytest.raises(ValueError):
+        bench.parse_size("5000")
