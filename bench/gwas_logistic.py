@@ -16,7 +16,8 @@ logistic` runs it (separate role processes exchanging checksummed ciphertext fil
 ours); the reference keeps everything in one process's memory (its workers' partial sums aside).
 
 Options: --n 1000 --snps 4096 --threads 1,2 --repeats 3 --large 5000x16384 (`--large none`
-skips the hec-only row; it writes about 22 GiB of ciphertext files, deleted block by block).
+skips the hec-only row; it writes about 22 GiB of ciphertext files, deleted block by block;
+`--large-only` runs that row alone, at the largest of --threads).
 """
 
 from __future__ import annotations
@@ -247,6 +248,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="runs per side (median)")
     parser.add_argument("--large", default="5000x16384", help="NxM of the hec-only row, or none")
     parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument(
+        "--large-only", action="store_true", help="only the hec-only row (no comparison)"
+    )
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     large = parse_size(args.large)
@@ -254,7 +258,7 @@ def main() -> int:
     print(f"# load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", file=sys.stderr)
 
     rows: list[Row] = []
-    python, py_note = try_reference("openfhe", reference_python)
+    python, py_note = (None, "") if args.large_only else try_reference("openfhe", reference_python)
     with tempfile.TemporaryDirectory(prefix="hec-bench-logistic-") as tmp:
         work = Path(tmp)
         cache = work / "cache"
@@ -262,7 +266,7 @@ def main() -> int:
         k = data.inputs["V"].shape[1]
         npz = work / "cohort.npz"
         np.savez(npz, S=data.S, r=data.inputs["r"], w=data.inputs["w"], V=data.inputs["V"])
-        for t in threads:
+        for t in [] if args.large_only else threads:
             ours = [run_ours(data, t, cache) for _ in range(args.repeats)]
             p = ours[0].params
             print(
