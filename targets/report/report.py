@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.ir import Operation, SSAValue
@@ -36,6 +36,7 @@ from compiler.analysis.flooding import (
     flooding_cost_bits,
 )
 from compiler.analysis.noise import NoiseModel, error_failure_log2, output_precision
+from compiler.analysis.profile import active
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.rotations import SumPlan, plan_seconds, tree
@@ -208,6 +209,8 @@ def build_report(
         if isinstance(r.type, ckks.CtType)
     }
     memory = server_memory(program, run_sizes, params.slots, bytes_of, n_keys * one_key, threads)
+    # The process's own resident set as the cost profile in use measured it.
+    memory = replace(memory, baseline=active().runtime_baseline_bytes)
     people = sorted(str(a) for a in individual_axes(program))
     reveals = []
     for d in program.decrypts():
@@ -478,7 +481,25 @@ def render_cost(report: Mapping[str, Any]) -> list[str]:
         )
     if report.get("scheme_choice"):
         lines.append(f"scheme chosen: {report['scheme_choice']}")
-    return ["cost model (compiler/analysis/cost.py; one core):", *lines]
+    return ["cost model (compiler/analysis/cost.py; one core):", *lines, *render_profile(report)]
+
+
+def render_profile(report: Mapping[str, Any]) -> list[str]:
+    """Which cost profile the estimates used (compiler/analysis/profile.py)."""
+    p = report.get("profile")
+    if not p:
+        return []
+    if p["source"] == "default":
+        text = "the shipped default (hand-measured constants; `hec calibrate` measures this machine)"
+    else:
+        load = ", load " + "/".join(f"{x:g}" for x in p["load"]) if p["load"] else ""
+        text = f"{p['source']} (measured {p['created']} on {p['cpu']}{load})"
+    lines = [f"cost profile: {text}"]
+    if p.get("note"):
+        lines.append(f"  {p['note']}")
+    if p.get("stale"):
+        lines.append(f"  {p['stale']}")
+    return lines
 
 
 def _chain_cost_text(cost: Mapping[str, int] | None) -> str:
