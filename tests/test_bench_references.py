@@ -179,8 +179,6 @@ def test_lattigo_reference_reports_its_errors() -> None:
 
 def _gwas_chisq_with_stub_ours(monkeypatch):
     """bench/gwas_chisq.py with our side replaced by the exact statistics (1 s per phase)."""
-    import numpy as np
-
     from gwas.exact import exact_statistics, table_counts
 
     g = load("gwas_chisq")
@@ -188,18 +186,18 @@ def _gwas_chisq_with_stub_ours(monkeypatch):
     def ours(S, y, threads, cache, C=None):
         chi2, _, odds = exact_statistics(table_counts(S, y))
         params = {"log_n": 12, "moduli_bits": [], "special_moduli_bits": []}
-        return {p: 1.0 for p in g.PHASES}, {}, chi2, odds, params, 0, {}
+        return dict.fromkeys(g.PHASES, 1.0), {}, chi2, odds, params, 0, {}
 
     monkeypatch.setattr(g, "run_ours", ours)
     monkeypatch.setattr(g, "reference_python", lambda: "python3.10")
     monkeypatch.setattr(
         sys, "argv", ["gwas_chisq.py", "--sizes", "40", "--snps", "32", "--threads", "1"]
     )
-    return g, np
+    return g
 
 
 def test_gwas_chisq_rows_say_a_reference_is_not_available(monkeypatch, capsys) -> None:
-    g, _ = _gwas_chisq_with_stub_ours(monkeypatch)
+    g = _gwas_chisq_with_stub_ours(monkeypatch)
     monkeypatch.setattr(g, "run_reference", fail_openfhe)
     monkeypatch.setattr(g, "run_lattigo_chisq", fail_lattigo)
     g.main()
@@ -215,7 +213,7 @@ def test_gwas_chisq_rows_say_a_reference_is_not_available(monkeypatch, capsys) -
 
 
 def test_gwas_chisq_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None:
-    g, np = _gwas_chisq_with_stub_ours(monkeypatch)
+    g = _gwas_chisq_with_stub_ours(monkeypatch)
     monkeypatch.setattr(g, "run_reference", fail_openfhe)
     facts = {
         "seconds": {"keygen": 0.5, "encrypt": 4.0, "compute": 2.0, "decrypt": 0.1},
