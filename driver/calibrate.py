@@ -157,7 +157,7 @@ def measure_ntt(bench: Path, log_ns: Sequence[int], m: Measured) -> None:
         "--benchmark_format=json",
         "--benchmark_repetitions=5",
         "--benchmark_report_aggregates_only=true",
-        "--benchmark_min_time=0.05s",
+        "--benchmark_min_time=0.05",
     ]
     try:
         out = subprocess.run(args, check=True, capture_output=True, text=True, env=_env(1))
@@ -256,17 +256,15 @@ def measure_bfv(bench: Path, sets: Sequence[tuple[int, ...]], m: Measured) -> No
 
 def measure_fhew(bench: Path, m: Measured, threads: Sequence[int] = (1, 2)) -> None:
     gate: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="hec-calibrate-") as tmp:
-        key = str(Path(tmp) / "fhew.key")
-        for t in threads:
-            rows = _run_json_lines([str(bench / "hec_bench_fhew"), "ginx", "7", key], threads=t)
-            r = rows[-1]
-            if not r.get("correct"):
-                raise UserError("hec calibrate: the FHEW bench decrypted a wrong NAND")
-            # One thread: its CPU time (what one core spends); more: the wall time (the gate's
-            # parallel speed-up is what more threads buy).
-            gate[str(t)] = (r["nand_cpu_ms_median"] if t == 1 else r["nand_ms_median"]) * 1e-3
-            m.raw.append({"bench": "fhew", "threads": t, "result": r, "load": _loadavg()})
+    for t in threads:
+        rows = _run_json_lines([str(bench / "hec_bench_fhew"), "ginx", "7", "-"], threads=t)
+        r = rows[-1]
+        if not r.get("correct"):
+            raise UserError("hec calibrate: the FHEW bench decrypted a wrong NAND")
+        # One thread: its CPU time (what one core spends); more: the wall time (the gate's
+        # parallel speed-up is what more threads buy).
+        gate[str(t)] = (r["nand_cpu_ms_median"] if t == 1 else r["nand_ms_median"]) * 1e-3
+        m.raw.append({"bench": "fhew", "threads": t, "result": r, "load": _loadavg()})
     m.tables["fhew_gate_seconds"] = gate
 
 
@@ -354,7 +352,7 @@ def measure_roles(m: Measured, work: Path, repeats: int = 3) -> None:
                 arithmetic = cost.compute_s - reads * 1e-9
                 words = cost.upload_bytes / 8 / 2  # coefficient-limbs: 2 polynomials each
                 if scheme == "ckks":
-                    mem = report_of(comp)
+                    mem = report_of(comp, threads=1)
                     modelled = mem["sizes"]["server_memory"]
                     baselines.append(run.compute_peak - (modelled["total"] - modelled["baseline"]))
             finally:
