@@ -49,13 +49,13 @@ from driver.environment import cpu_features, runtime_build_dir
 BENCH_BINARIES = ("hec_bench_ntt", "hec_bench_ckks", "hec_bench_bfv", "hec_bench_fhew")
 
 # One CKKS parameter set per ring dimension, each within the 128-bit HE Standard bound:
-# (log_n, first-prime bits, scaling-prime bits, limbs, dnum, special primes of 60 bits).
+# (log_n, first-prime bits, scaling-prime bits, limbs, dnum, special primes, their bits).
 CKKS_SETS = (
-    (12, 40, 30, 1, 1, 1),
-    (13, 45, 35, 4, 4, 1),
-    (14, 50, 40, 6, 3, 2),
-    (15, 60, 50, 12, 3, 4),
-    (16, 60, 50, 16, 4, 4),
+    (12, 40, 26, 2, 2, 1, 40),
+    (13, 45, 35, 4, 4, 1, 60),
+    (14, 50, 40, 6, 3, 2, 60),
+    (15, 60, 50, 12, 3, 4, 60),
+    (16, 60, 50, 16, 4, 4, 60),
 )
 # BFV: (log_n, limbs of 60 bits, dnum, special primes).
 BFV_SETS = ((13, 2, 2, 1), (14, 4, 2, 2))
@@ -199,11 +199,12 @@ def _units(m: Measured, log_n: int, scheme: str = "ckks") -> Units:
 
 
 def measure_ckks(bench: Path, sets: Sequence[tuple[int, ...]], m: Measured) -> None:
-    for log_n, first, scale, limbs, dnum, special in sets:
+    for log_n, first, scale, limbs, dnum, special, special_bits in sets:
         repeats = 15 if log_n <= 14 else 5
         args = [str(bench / "hec_bench_ckks"), "--clock", "cpu", "--log-n", str(log_n)]
         args += ["--first-bits", str(first), "--scale-bits", str(scale)]
-        args += ["--levels", str(limbs - 1), "--special", str(special), "--special-bits", "60"]
+        args += ["--levels", str(limbs - 1), "--special", str(special)]
+        args += ["--special-bits", str(special_bits)]
         args += ["--dnum", str(dnum), "--repeats", str(repeats)]
         t = {r["op"]: float(r["seconds"]) for r in _run_json_lines(args)}
         n = 1 << log_n
