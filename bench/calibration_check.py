@@ -12,8 +12,11 @@ thread count: `cost.compute_seconds` (one core) and `sizes.server_memory.total`,
 profile given (default: the one `hec calibrate` stored, else the shipped default) and, for
 comparison, under the shipped default. Each row records the load average when it was measured.
 
-Usage: bench/run calibration-check [--profile PATH] [--repeats 3] [--quick]
-  --quick: one chi-square size and one other example (a smoke run).
+Usage: bench/run calibration-check [--profile PATH] [--repeats 3] [--quick] [--only NAME]
+  --quick: one chi-square size and one other example (a smoke run); --only: the cases of one
+  example (chisq, meancov, grs, meancov_int). The sizes keep each compute role to seconds:
+  meancov.hec uploads 6.4 MiB per individual at D = 16, grs.hec key-switches 17 times per
+  individual.
 """
 
 from __future__ import annotations
@@ -41,9 +44,9 @@ CASES = [
     ("chisq", "examples/gwas/chisq.hec", "ckks", {"N": 500, "M": 4096}),
     ("chisq", "examples/gwas/chisq.hec", "ckks", {"N": 1000, "M": 8192}),
     ("chisq", "examples/gwas/chisq.hec", "ckks", {"N": 2000, "M": 16384}),
-    ("meancov", "examples/stats/meancov.hec", "ckks", {"N": 2000, "D": 16}),
-    ("grs", "examples/stats/grs.hec", "ckks", {"N": 4096, "M": 64}),
-    ("meancov_int", "examples/stats/meancov_int.hec", "bfv", {"N": 2000, "D": 16}),
+    ("meancov", "examples/stats/meancov.hec", "ckks", {"N": 200, "D": 4}),
+    ("grs", "examples/stats/grs.hec", "ckks", {"N": 128, "M": 64}),
+    ("meancov_int", "examples/stats/meancov_int.hec", "bfv", {"N": 40, "D": 16}),
 ]
 
 
@@ -95,10 +98,13 @@ def main() -> int:
     parser.add_argument("--profile", default=None, help="cost profile (default: as hec resolves)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", choices=sorted({c[0] for c in CASES}))
     args = parser.parse_args()
     profile = prof.resolve(args.profile)
     default = prof.default()
     cases = [CASES[0], CASES[5]] if args.quick else CASES
+    if args.only:
+        cases = [c for c in cases if c[0] == args.only]
     lines: list[str] = []
     results = []
     print(f"profile: {profile.source} ({profile.created}; {profile.machine.get('cpu', '')})")
