@@ -234,3 +234,17 @@ def test_gwas_chisq_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None
     assert by_name(compute)["lattigo"]["value"] == 2.0
     assert by_name(compute)["lattigo"]["note"] == "ring 2^14, 1 worker(s)"
     assert rows["N=40 M=32 t=1 Lattigo CHISQ max rel. error (vs OpenFHE)"]["ours"] == 0.0
+
+
+@pytest.mark.skipif(
+    not (ROOT / ".bench-ref" / "lattigo-reference").exists(),
+    reason="the Lattigo reference is built by bench/setup-reference lattigo",
+)
+def test_lattigo_chisq_reference_checks_its_data(tmp_path) -> None:
+    binary = str(ROOT / ".bench-ref" / "lattigo-reference")
+    (tmp_path / "S.u8").write_bytes(bytes(10))
+    (tmp_path / "y.u8").write_bytes(bytes(4))
+    cfg = {"scheme": "chisq", "repeats": 1, "n": 4, "m": 3, "workers": 1}
+    cfg |= {"s": str(tmp_path / "S.u8"), "y": str(tmp_path / "y.u8"), "out": str(tmp_path / "o")}
+    out = subprocess.run([binary, json.dumps(cfg)], capture_output=True, text=True)
+    assert out.returncode == 1 and "has 10 bytes" in out.stderr and "want 4 x 3" in out.stderr
