@@ -16,8 +16,9 @@ distorts least), through the runtime itself:
 5. the roles of a generated program (a column sum of an N x M integer matrix, compiled for
    CKKS and for BFV) at two sizes: the encrypt role's CPU seconds per coefficient-limb written
    and the compute role's per byte read are the slopes between the sizes (the modelled
-   arithmetic subtracted), and the process's baseline resident set is the compute role's peak
-   less the report's modelled ciphertexts and keys.
+   arithmetic subtracted), the compute role's fixed cost per run the line's value at no data,
+   and the process's baseline resident set is the compute role's peak less the report's
+   modelled ciphertexts and keys.
 
 The profile records the machine (CPU model, ISA, CPUs: its id), the runtime's digest (SHA-256
 of libhec_runtime.a), the load average before and after, and the raw measurements.
@@ -334,6 +335,7 @@ def measure_roles(m: Measured, work: Path, repeats: int = 3) -> None:
     calibrating = _profile(m)
     encrypt: dict[str, float] = {}
     read: dict[str, float] = {}
+    fixed: dict[str, float] = {}
     baselines: list[int] = []
     for scheme in ("ckks", "bfv"):
         points = []
@@ -348,9 +350,10 @@ def measure_roles(m: Measured, work: Path, repeats: int = 3) -> None:
                     source, scheme, {"N": n, "M": cols}, {"X": x}, d, repeats, n
                 )
                 cost = cost_of(comp)
-                # The modelled arithmetic: the compute estimate less its reads.
+                # The modelled arithmetic: the compute estimate less its reads and fixed cost.
                 reads = cost.upload_bytes * calibrating.by_scheme("read_ns_per_byte", scheme)
                 arithmetic = cost.compute_s - reads * 1e-9
+                arithmetic -= calibrating.by_scheme("compute_fixed_seconds", scheme)
                 words = cost.upload_bytes / 8 / 2  # coefficient-limbs: 2 polynomials each
                 if scheme == "ckks":
                     mem = report_of(comp, threads=1)
@@ -375,6 +378,8 @@ def measure_roles(m: Measured, work: Path, repeats: int = 3) -> None:
         (r0, b0, w0, a0), (r1, b1, w1, a1) = points
         encrypt[scheme] = (r1.encrypt_cpu - r0.encrypt_cpu) / (w1 - w0) * 1e9
         read[scheme] = ((r1.compute_cpu - a1) - (r0.compute_cpu - a0)) / (b1 - b0) * 1e9
+        # What the line through the two sizes leaves at no data: starting, keys, results.
+        fixed[scheme] = max(r0.compute_cpu - a0 - read[scheme] * b0 * 1e-9, 0.0)
         for name, value in (("encrypt", encrypt[scheme]), ("read", read[scheme])):
             if not value > 0:
                 raise UserError(
@@ -384,6 +389,7 @@ def measure_roles(m: Measured, work: Path, repeats: int = 3) -> None:
                 )
     m.tables["encrypt_ns_per_word"] = encrypt
     m.tables["read_ns_per_byte"] = read
+    m.tables["compute_fixed_seconds"] = fixed
     m.baseline = max(min(baselines), 1 << 20)
 
 
@@ -446,6 +452,7 @@ def calibrate(
         measure_roles(m, Path(tmp))
     log(f"  encrypt ns per coefficient-limb: {_fmt(m.tables['encrypt_ns_per_word'])}")
     log(f"  server read ns per byte: {_fmt(m.tables['read_ns_per_byte'])}")
+    log(f"  compute role fixed seconds per run: {_fmt(m.tables['compute_fixed_seconds'])}")
     log(f"  runtime baseline resident set: {m.baseline / 2**20:.1f} MiB")
     load.append(_loadavg())
     doc = _document(m, m.tables, load)

@@ -128,6 +128,14 @@ def test_hec_profile_names_the_profile(tmp_path: Path, monkeypatch: pytest.Monke
             lambda d: d["model"].update(runtime_baseline_bytes="5 MiB"),
             "runtime_baseline_bytes must be a positive number",
         ),
+        (
+            lambda d: d["model"].update(compute_fixed_seconds={"ckks": -0.01, "bfv": 0.0}),
+            r"compute_fixed_seconds\['ckks'\] must be a number >= 0",
+        ),
+        (
+            lambda d: d["model"].update(read_ns_per_byte={"ckks": 0.0, "bfv": 1.0}),
+            r"read_ns_per_byte\['ckks'\] must be a positive number",
+        ),
     ],
 )
 def test_a_malformed_profile_is_a_user_error_naming_what_is_wrong(
@@ -183,6 +191,14 @@ def test_the_cost_model_follows_the_profile() -> None:
     assert b.upload_bytes == a.upload_bytes > 0
     assert b.compute_s - a.compute_s == pytest.approx(a.upload_bytes * 2.0e-9)
     assert b.encrypt_s == pytest.approx(3 * a.encrypt_s)
+
+
+def test_the_compute_role_fixed_cost_is_charged_once() -> None:
+    comp = compile_file(CHISQ, Options(sizes=Sizes.parse("N=300,M=2048"), flooding=False))
+    prof.use(prof.parse(_doc(), "base"))
+    a = cost_of(comp)
+    prof.use(prof.parse(_doc(compute_fixed_seconds={"ckks": 0.02, "bfv": 0.0}), "fixed"))
+    assert cost_of(comp).compute_s - a.compute_s == pytest.approx(0.02)
 
 
 def test_the_key_switch_scales_with_its_measured_factor() -> None:

@@ -53,7 +53,8 @@ from compiler.labhe_plan import LabheProgram, ciphertext_bytes, message_bytes, r
 # CKKS tensor product and rescale, and the BFV multiply; per scheme the encrypt role's cost per
 # coefficient-limb of every ciphertext it writes (sampling, encoding, the owner's own values,
 # serialization and checksums) and the server's per byte of ciphertext it reads (positioned
-# reads, checksums, parsing).
+# reads, checksums, parsing), and the compute role's fixed cost per run (starting, reading the
+# keys and the manifest, writing the results).
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
             ty = ckks.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (base + ty.level_value) * u.n * 8
     compute += upload * prof.by_scheme("read_ns_per_byte", "ckks") * 1e-9
+    compute += prof.by_scheme("compute_fixed_seconds", "ckks")
     return Cost("ckks", params.log_n, base + len(params.moduli), encrypt, compute, upload, download)
 
 
@@ -264,6 +266,7 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
             ty = he.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (ty.level_value + 1) * u.n * 8
     compute += upload * prof.by_scheme("read_ns_per_byte", "bfv") * 1e-9
+    compute += prof.by_scheme("compute_fixed_seconds", "bfv")
     k = params.residues
     return Cost(
         "bfv",

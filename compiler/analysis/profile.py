@@ -43,8 +43,11 @@ _TABLES: dict[str, str] = {
     "bfv_key_switch_factor": "log_n",
     "encrypt_ns_per_word": "scheme",
     "read_ns_per_byte": "scheme",
+    "compute_fixed_seconds": "scheme",
     "fhew_gate_seconds": "threads",
 }
+# Tables whose values may be 0 (a cost not measured in the default: none charged).
+_ZERO_ALLOWED = {"compute_fixed_seconds"}
 _SCHEMES = ("ckks", "bfv")
 
 
@@ -100,9 +103,14 @@ def _fail(source: str, what: str) -> ProfileError:
     )
 
 
-def _number(source: str, where: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise _fail(source, f"{where} must be a positive number, got {value!r}")
+def _number(source: str, where: str, value: object, zero: bool = False) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (value > 0 or (zero and value == 0))
+    ):
+        kind = "a number >= 0" if zero else "a positive number"
+        raise _fail(source, f"{where} must be {kind}, got {value!r}")
     if value != value or value == float("inf"):
         raise _fail(source, f"{where} must be finite, got {value!r}")
     return float(value)
@@ -143,7 +151,7 @@ def parse(obj: object, source: str) -> Profile:
         for key, value in raw.items():
             where = f"model.{name}[{key!r}]"
             if kind == "scheme":
-                table[key] = _number(source, where, value)
+                table[key] = _number(source, where, value, zero=name in _ZERO_ALLOWED)
                 continue
             if not (isinstance(key, str) and key.isdigit()):
                 raise _fail(source, f"{where}: the key must be a {kind.replace('_', ' ')}")
