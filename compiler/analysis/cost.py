@@ -40,9 +40,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.counts import Shapes, coeff_group
 from compiler.analysis.profile import Profile, active
+from compiler.analysis.streaming import schedule
 from compiler.dialects import bfv, ckks, he
 from compiler.labhe_plan import LabheProgram, ciphertext_bytes, message_bytes, result_bytes
 
@@ -144,6 +146,34 @@ def hoisted_stage_seconds(u: _Units, limbs: int, special: int, dnum: int, radix:
     return mod_up + mod_down + (radix - 1) * per_rotation
 
 
+def runs_per_op(program: ckks.ProgramOp | bfv.ProgramOp) -> dict[Operation, int]:
+    """How many times the server executes each op: a program streamed over its rows in several
+    passes (compiler/analysis/streaming.py) reads, in each pass, the inputs that pass's sums
+    need, and recomputes the row values they are formed from (targets/cpp/emit.py,
+    write_pass); a row value no sum needs is not computed. Ops absent from the map run once."""
+    s = schedule(program)
+    if s.stream_dim is None or s.fallback:
+        return {}
+    runs: dict[Operation, int] = {
+        op: 0 for op in program.block.ops if op.results and op.results[0] in s.row
+    }
+    for p in range(s.passes):
+        need: set[SSAValue] = set()
+        stack = [o for op, q in s.sinks.items() if q == p for o in op.operands if o in s.row]
+        stack += [op.input for op, q in s.collects.items() if q == p]
+        while stack:
+            v = stack.pop()
+            if v in need:
+                continue
+            need.add(v)
+            owner = v.owner
+            if isinstance(owner, Operation):
+                runs[owner] = runs.get(owner, 0) + 1
+                if not isinstance(owner, he.EncryptRule):
+                    stack += [o for o in owner.operands if o in s.row]
+    return runs
+
+
 def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
     params = program.parameters()
     assert params is not None
@@ -154,12 +184,14 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
     base = len(params.output_moduli)
     special = len(params.special_moduli)
     encrypt = compute = 0.0
-    upload = download = 0
+    upload = download = read = 0
+    runs = runs_per_op(program)
     for op in program.block.ops:
         if not op.results or not isinstance(op.results[0].type, ckks.CtType):
             continue
         ty = ckks.ct_type(op.results[0])
         count = s.count(ty)
+        c = 0.0  # seconds of this op's one execution, times its runs (runs_per_op)
         limbs = base + ty.level_value
         words = (ty.degree_value + 1) * limbs * u.n * 8
         match op:
@@ -168,31 +200,30 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                     count * limbs * u.n * prof.by_scheme("encrypt_ns_per_word", "ckks") * 1e-9
                 )
                 upload += count * words
+                read += count * words * runs.get(op, 1)
             case ckks.MulOp() | ckks.DotOp():
                 k = s.count(ckks.ct_type(op.operands[0]))
-                compute += tensor * k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(
-                    3 * limbs
-                )
+                c += tensor * k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(3 * limbs)
             case ckks.RelinearizeOp() | ckks.RotateOp() | ckks.UnpackComplexOp():
-                compute += count * u.key_switch(limbs, special, params.dnum)
+                c += count * u.key_switch(limbs, special, params.dnum)
             case ckks.SumSlotsOp() if op.radix_values is not None:
                 # Staged and doubly hoisted (compiler/analysis/rotations.py).
-                compute += count * sum(
+                c += count * sum(
                     hoisted_stage_seconds(u, limbs, special, params.dnum, r)
                     for r in op.radix_values
                 )
             case ckks.SumSlotsOp():
                 steps = int(math.log2(params.slots))
-                compute += (
+                c += (
                     count
                     * steps
                     * (u.key_switch(limbs, special, params.dnum) + u.pointwise(2 * limbs))
                 )
             case ckks.RescaleOp():
-                compute += rescale * count * u.ntt(4 * (limbs + 1))
+                c += rescale * count * u.ntt(4 * (limbs + 1))
             case ckks.ReduceOp():
                 k = s.count(ckks.ct_type(op.input))
-                compute += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
+                c += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
             case (
                 ckks.AddOp()
                 | ckks.SubOp()
@@ -200,16 +231,17 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                 | ckks.AddConstOp()
                 | ckks.MulConstOp()
             ):
-                compute += count * u.pointwise((ty.degree_value + 1) * limbs)
+                c += count * u.pointwise((ty.degree_value + 1) * limbs)
             case _:
                 pass
+        compute += runs.get(op, 1) * c
     seen: set[object] = set()
     for d in program.decrypts():
         if d.input not in seen:
             seen.add(d.input)
             ty = ckks.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (base + ty.level_value) * u.n * 8
-    compute += upload * prof.by_scheme("read_ns_per_byte", "ckks") * 1e-9
+    compute += read * prof.by_scheme("read_ns_per_byte", "ckks") * 1e-9
     compute += prof.by_scheme("compute_fixed_seconds", "ckks")
     return Cost("ckks", params.log_n, base + len(params.moduli), encrypt, compute, upload, download)
 
@@ -223,12 +255,14 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
     multiply = u.factor("bfv_multiply_factor")
     special = len(params.special_moduli)
     encrypt = compute = 0.0
-    upload = download = 0
+    upload = download = read = 0
+    runs = runs_per_op(program)
     for op in program.block.ops:
         if not op.results or not isinstance(op.results[0].type, he.CtType):
             continue
         ty = he.ct_type(op.results[0])
         count = s.count(ty)
+        c = 0.0  # seconds of this op's one execution, times its runs (runs_per_op)
         limbs = ty.level_value + 1
         words = (ty.degree_value + 1) * limbs * u.n * 8
         # HPS: the auxiliary basis P_mult has about log2(Q t N) bits in primes below 2^50.
@@ -237,35 +271,37 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
             case bfv.EncryptOp():
                 encrypt += count * limbs * u.n * prof.by_scheme("encrypt_ns_per_word", "bfv") * 1e-9
                 upload += count * words
+                read += count * words * runs.get(op, 1)
             case bfv.MulOp() | bfv.DotOp():
                 k = s.count(he.ct_type(op.operands[0]))
                 each = multiply * (
                     u.ntt(8 * (limbs + aux)) + u.pointwise(3 * (limbs + aux) * (limbs + 2))
                 )
-                compute += k * each + (k - count) * u.pointwise(3 * limbs)
+                c += k * each + (k - count) * u.pointwise(3 * limbs)
             case bfv.RelinearizeOp() | bfv.RotateOp():
-                compute += count * u.key_switch(limbs, special, params.dnum)
+                c += count * u.key_switch(limbs, special, params.dnum)
             case bfv.SumSlotsOp():
                 steps = params.log_n  # N/2-slot rows: log2(N/2) rotations and the row swap
-                compute += (
+                c += (
                     count
                     * steps
                     * (u.key_switch(limbs, special, params.dnum) + u.pointwise(2 * limbs))
                 )
             case bfv.ReduceOp():
                 k = s.count(he.ct_type(op.input))
-                compute += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
+                c += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
             case bfv.AddOp() | bfv.SubOp() | bfv.NegateOp() | bfv.AddConstOp() | bfv.MulConstOp():
-                compute += count * u.pointwise((ty.degree_value + 1) * limbs)
+                c += count * u.pointwise((ty.degree_value + 1) * limbs)
             case _:
                 pass
+        compute += runs.get(op, 1) * c
     seen: set[object] = set()
     for d in program.decrypts():
         if d.input not in seen:
             seen.add(d.input)
             ty = he.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (ty.level_value + 1) * u.n * 8
-    compute += upload * prof.by_scheme("read_ns_per_byte", "bfv") * 1e-9
+    compute += read * prof.by_scheme("read_ns_per_byte", "bfv") * 1e-9
     compute += prof.by_scheme("compute_fixed_seconds", "bfv")
     k = params.residues
     return Cost(
