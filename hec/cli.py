@@ -305,6 +305,15 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     _error_confidence_argument(parser)
     parser.add_argument("--log-n", type=int, default=0, help="force the ring dimension 2^LOG_N")
     parser.add_argument(
+        "--grid-rows",
+        type=grid_rows,
+        default=None,
+        metavar="R|auto",
+        help="rows R of the grid layout (docs/layout.md): 1 the packed and replicated layouts, "
+        "auto chosen by the cost model (default: auto for report, simulate and run --sim; 1 "
+        "where the C++ target runs the program, which has no grid layout yet)",
+    )
+    parser.add_argument(
         "--key-memory",
         type=float,
         default=0.0,
@@ -401,6 +410,7 @@ def _labhe_chosen(args: argparse.Namespace) -> bool:
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     _compile_arguments(parser)
+    parser.set_defaults(grid_auto=True)
     parser.add_argument(
         "--compare-heir",
         action="store_true",
@@ -450,6 +460,7 @@ def _report_run(args: argparse.Namespace) -> int:
 
 def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
     _compile_arguments(parser)
+    parser.set_defaults(grid_auto=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs and noise")
     parser.add_argument(
         "--noisy", action="store_true", help="also run the noisy mode (analytic CKKS errors)"
@@ -488,11 +499,30 @@ def _simulate_run(args: argparse.Namespace) -> int:
 # --- hec compile / hec run (targets/cpp, driver/run.py) -----------------------------------------
 
 
+def grid_rows(text: str) -> int:
+    """--grid-rows: `auto` (0: the cost model chooses) or a number of rows."""
+    if text == "auto":
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a number of rows (a power of two) or auto"
+        ) from None
+
+
 def _options_of(args: argparse.Namespace) -> Options:
     """The command's options, built once: the sizes parsed here into their typed value."""
     from driver.pipeline import Options
 
+    rows = getattr(args, "grid_rows", None)
+    if rows is None:
+        # The grid where the program is only reported or simulated; the C++ target runs the
+        # packed and replicated layouts (TODO(#21): the grid in targets/cpp and runtime/).
+        simulated = getattr(args, "sim", False) or getattr(args, "grid_auto", False)
+        rows = 0 if simulated else 1
     return Options(
+        grid_rows=rows,
         sizes=Sizes.parse(args.size),
         precision_bits=args.precision_bits,
         precision=args.precision,

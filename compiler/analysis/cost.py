@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.analysis.counts import Shapes, coeff_group
+from compiler.analysis.counts import Shapes, coeff_group, sum_slots_rotations
 from compiler.dialects import bfv, ckks, he
 from compiler.labhe_plan import LabheProgram, ciphertext_bytes, message_bytes, result_bytes
 
@@ -164,7 +164,8 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                     for r in op.radix_values
                 )
             case ckks.SumSlotsOp():
-                steps = int(math.log2(params.slots))
+                # log2(slots) steps, or log2(R) for a row sum of a grid array.
+                steps = sum_slots_rotations(op, int(math.log2(params.slots)))
                 compute += (
                     count
                     * steps

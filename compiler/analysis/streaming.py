@@ -98,6 +98,10 @@ def _global_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str | None, 
 def _is_sink(op: Operation) -> bool:
     if isinstance(op, he.ReduceRule | he.DotRule):
         return op.axis_value == 0
+    # A row sum of a grid array (docs/layout.md): the row blocks fold into an accumulator,
+    # rotated once at the end.
+    if isinstance(op, he.SumSlotsRule):
+        return op.axis_value == 0
     return False
 
 
@@ -202,7 +206,10 @@ def server_memory(
     def count(v: SSAValue, row: bool) -> int:
         ty = _ct(v)
         assert ty is not None
-        if row:
+        grid = he.grid_of(ty.layout_name)
+        if row and grid is not None and grid.row_axis == 0:
+            ty = ty.with_(dims=(grid.rows, *ty.dims[1:]))  # one block of R rows of it
+        elif row:
             ty = ty.with_(dims=ty.dims[1:] or (1,))  # one row of it
         return shapes.count(ty)
 
