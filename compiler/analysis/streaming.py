@@ -220,6 +220,12 @@ def server_memory(
             result = sink.results[0]
             accumulators += count(result, False) * ciphertext_bytes[result]
         rows = CHUNK_ROWS_PER_THREAD * max(threads, 1)
+        grids = [he.grid_of(t.layout_name) for v in s.row if (t := _ct(v)) is not None]
+        rows_per_block = max((g.rows for g in grids if g is not None), default=0)
+        if rows_per_block and s.stream_dim is not None:
+            # Blocks of R rows (docs/layout.md): a chunk is at most every block there is.
+            n = shapes.dim(s.stream_dim)
+            rows = min(rows, -(-n // rows_per_block))
         per_row = sum(
             count(v, True) * ciphertext_bytes[v]
             for v in s.row

@@ -818,9 +818,11 @@ class MulConstOp(he.WithPublic, CkksOp):
         src = ct_type(self.input)
         if self.const_scale_bits < 0:
             raise VerifyException("const_scale must be >= 1")
-        if self.is_masked and (self.const_scale.is_one or src.layout_name != PACKED):
+        slot_array = src.layout_name == PACKED or he.grid_of(src.layout_name) is not None
+        if self.is_masked and (self.const_scale.is_one or not slot_array):
             raise VerifyException(
-                "a masked constant is a plaintext vector: const_scale > 1 and a packed array"
+                "a masked constant is a plaintext vector: const_scale > 1 and a packed or grid "
+                "array"
             )
         return src.with_(scale=src.scale.times(self.const_scale))
 
