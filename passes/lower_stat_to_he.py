@@ -316,9 +316,13 @@ class _Lowering:
                 src = he.grid_of(he.ct_type(op.input).layout_name)
                 dirty = src is None or src.row_axis is None or self.rows_dirty(op.input)
             case he.MulOp() | he.DotOp():
-                dirty = all(self.rows_dirty(x) for x in op.operands if isinstance(x.type, he.CtType))
+                dirty = all(
+                    self.rows_dirty(x) for x in op.operands if isinstance(x.type, he.CtType)
+                )
             case Operation():
-                dirty = any(self.rows_dirty(x) for x in op.operands if isinstance(x.type, he.CtType))
+                dirty = any(
+                    self.rows_dirty(x) for x in op.operands if isinstance(x.type, he.CtType)
+                )
             case _:
                 dirty = True
         self.memo_dirty[key] = dirty

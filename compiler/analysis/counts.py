@@ -4,8 +4,9 @@ ciphertext, for concrete sizes), key sets and byte sizes per party.
 Executed counts follow the layouts: an op on an array of k ciphertexts does k ciphertext
 operations; `dot` over an axis of length K does K products per result ciphertext (and K - 1
 additions); `sum_slots` adds the column blocks and then does log2(slots) rotations (key
-switches) per result ciphertext, log2(R) over the row axis of a grid array (docs/layout.md); broadcasts and level drops move no data. A ciphertext of
-degree d at level l is (d + 1)·n·(primes of Q_l) 64-bit words.
+switches) per result ciphertext, log2(R) over the row axis of a grid array (docs/layout.md);
+broadcasts and level drops move no data. A ciphertext of degree d at level l is
+(d + 1)·n·(primes of Q_l) 64-bit words.
 """
 
 from __future__ import annotations

@@ -99,9 +99,7 @@ def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
 def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters, one_key: int) -> dict[str, Any]:
     """The staging of the slot sums (passes/rotation_keys.py) against the rotate-and-add tree:
     radices, rotations (key products) per sum, keys and estimated seconds per ciphertext."""
-    sums = [
-        o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp) and o.axis_value is None
-    ]
+    sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp) and o.axis_value is None]
     if not sums:
         return {}
     u = Units(params.log_n)

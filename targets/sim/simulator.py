@@ -591,7 +591,9 @@ class _Sim:
         # Padding columns do not matter (each column is summed on its own); padding rows do.
         valid = self.grid_valid(grid, dims, columns=False)
         if not self.noisy and np.any(np.where(valid, 0.0, np.real(x)) != 0.0):
-            raise InternalError("sum_slots over the rows of a grid array whose padding rows are not zero")
+            raise InternalError(
+                "sum_slots over the rows of a grid array whose padding rows are not zero"
+            )
         acc = np.sum(x, axis=axis)
         stride = grid.columns(self.slots)
         while stride < self.slots:
