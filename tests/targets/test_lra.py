@@ -117,3 +117,20 @@ def test_lra_grid_rotations_per_snp_block_do_not_grow_with_n() -> None:
         counts.append((report["counts"]["executed"]["rotate"], report["keys"]["rotations"]))
     assert counts[0] == counts[1]
     assert counts[0][0] > 0
+
+
+@pytest.mark.slow
+def test_lra_grid_at_the_acceptance_sizes() -> None:
+    """Issue 21's sizes under the grid (single-party, as above): at most 12 levels with 128-bit
+    parameters, and for every grid shape weighed the same rotations at N = 1000 and 5000 (the
+    cost model may pick a larger R at the larger N: measured R = 32, then 64)."""
+    rotations: list[dict[int, int]] = []
+    for n in (1000, 5000):
+        report = report_of(_grid_compile({"N": n, "M": 16384, "K": 4}, 0))
+        assert report["params"]["security_bits"] == 128
+        assert max(o["levels"] for o in report["outputs"]) <= 12
+        assert report["grid"]["rows"] > 1
+        rotations.append({c["rows"]: c["rotations"] for c in report["grid"]["candidates"]})
+    shared = set(rotations[0]) & set(rotations[1])
+    assert len(shared) > 4
+    assert all(rotations[0][r] == rotations[1][r] for r in shared)
