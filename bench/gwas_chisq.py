@@ -1,8 +1,10 @@
 """`bench/run gwas-chisq`: the encrypted allelic chi-square GWAS (examples/gwas/chisq.hec) next
-to PNAS Algorithm 2 on OpenFHE (bench/gwas_chisq_reference.py, the PyPI `openfhe` wheel) on
-the same data in the same run: key generation, encryption, server computation, decryption,
-peak resident memory per phase, at N in {1000, 5000} individuals, M = 16384 SNPs, 1 and 2
-threads; and the accuracy of each against the double-precision statistics.
+to PNAS Algorithm 2 on OpenFHE (bench/gwas_chisq_reference.py, the PyPI `openfhe` wheel) and on
+Lattigo (bench/lattigo/chisq.go: the same algorithm, streaming, relinearizing once per SNP
+block where a product feeds another) on the same data in the same run: key generation,
+encryption, server computation, decryption, peak resident memory per phase, at N in
+{1000, 5000} individuals, M = 16384 SNPs, 1 and 2 threads; and the accuracy of each against
+the double-precision statistics.
 
 Ours runs through the `encrypted` backend of `gwas.backend` (the generated C++ program of
 issue #7), as `hec gwas chisq` runs it, at the precision `hec gwas chisq` uses (40 bits per
@@ -20,6 +22,11 @@ The packings differ too: the compiler packs each genotype row two slot sets per 
 (real and imaginary parts of the slots, passes/complex_packing.py) and unpacks the per-SNP
 sums with one conjugation per ciphertext; the reference packs real values as the paper does.
 
+Every phase row carries `references` (OpenFHE and Lattigo: name, version, seconds or why not
+available) and `ratio_fastest` (ours / the faster reference); `reference` and `ratio` stay
+OpenFHE's. A reference that cannot be installed, built or run has its cells say
+"not available (reason)" and the rest of the bench runs.
+
 Options: --sizes 1000,5000  --snps 16384  --threads 1,2  (smaller values for a quick look).
 """
 
@@ -31,10 +38,22 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-from common import ROOT, reference_python
+from common import (
+    LATTIGO,
+    ROOT,
+    Reference,
+    ReferenceUnavailableError,
+    failure_reason,
+    lattigo_version,
+    openfhe_version,
+    reference_python,
+    reference_tool,
+    try_reference,
+)
 
 from gwas import DEFAULT_PRECISION_BITS
 from gwas.backend import BACKENDS, Block, EncryptedBackend, block_bytes
@@ -96,10 +115,55 @@ def run_reference(
     )  # fmt: skip
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout + proc.stderr)
-        raise SystemExit(f"{BENCH}: the OpenFHE reference failed (exit {proc.returncode})")
+        raise ReferenceUnavailableError(
+            failure_reason(subprocess.CalledProcessError(proc.returncode, python, "", proc.stderr))
+        )
     facts = json.loads(proc.stdout.strip().splitlines()[-1])
     res = np.load(out)
     return facts, res["chi2"], res["odds"]
+
+
+def run_lattigo_chisq(
+    S: np.ndarray, y: np.ndarray, threads: int, workdir: Path
+) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Alg. 2 on Lattigo (bench/lattigo/chisq.go, built by bench/setup-reference lattigo) with
+    `threads` goroutines over the individuals (GOMAXPROCS = threads)."""
+    binary = reference_tool("lattigo")
+    n, m = S.shape
+    s_path, y_path, out = workdir / "S.u8", workdir / "y.u8", workdir / f"lattigo-{threads}.f64"
+    S.astype(np.uint8).tofile(s_path)
+    y.astype(np.uint8).tofile(y_path)
+    cfg = {"scheme": "chisq", "repeats": 1, "s": str(s_path), "y": str(y_path), "n": n, "m": m}
+    cfg |= {"out": str(out), "workers": threads}
+    env = {**os.environ, "GOMAXPROCS": str(threads)}
+    proc = subprocess.run(
+        [binary, json.dumps(cfg)], env=env, capture_output=True, text=True, check=True
+    )
+    facts = json.loads(proc.stdout.strip().splitlines()[-1])
+    stats = np.fromfile(out, dtype="<f8")
+    return facts, stats[:m], stats[m:]
+
+
+def reference_cells(
+    phase: str,
+    openfhe: dict | None,
+    openfhe_note: str,
+    lattigo: dict | None,
+    lattigo_note: str,
+) -> list[dict]:
+    """A phase row's OpenFHE and Lattigo cells (seconds), or why a library has none."""
+    cells = []
+    for name, version, facts, note in (
+        ("openfhe", openfhe_version(), openfhe, openfhe_note),
+        (LATTIGO, lattigo_version(), lattigo, lattigo_note),
+    ):
+        value = facts["seconds"].get(phase) if facts else None
+        if facts and not note:
+            p = facts["params"]
+            note = f"ring 2^{int(np.log2(p.get('ring_dim', 0) or 2 ** p.get('log_n', 0)))}"
+            note += f", {p.get('workers', '?')} worker(s)"
+        cells.append(Reference(name, version, value, note).as_dict())
+    return cells
 
 
 def run_ours(
@@ -152,25 +216,49 @@ def run_ours(
 def emit(rows: list[dict]) -> None:
     """The table for people, then one JSON object per row (keys of bench/common.py; `ours`
     and `ratio` are null where our encrypted backend did not run)."""
-    header = f"{'case':<40} {'ours':>12} {'reference':>12} {'ratio':>7}  unit"
+    header = f"{'case':<40} {'ours':>12} {'reference':>12} {'ratio':>7} {'lattigo':>10} "
+    header += f"{'r_fastest':>9}  unit"
     print(header)
     print("-" * len(header))
+
+    def cell(v: float | None, width: int, fmt: str) -> str:
+        return f"{v:{width}{fmt}}" if v is not None else f"{'-':>{width}}"
+
+    notes: dict[str, None] = {}
     for r in rows:
-        ours = f"{r['ours']:12.4g}" if r["ours"] is not None else f"{'-':>12}"
-        ref = f"{r['reference']:12.4g}" if r["reference"] is not None else f"{'-':>12}"
-        ratio = f"{r['ratio']:7.3f}" if r["ratio"] is not None else f"{'-':>7}"
-        print(f"{r['case']:<40} {ours} {ref} {ratio}  {r['unit']}")
+        lat = next((x for x in r.get("references", []) if x["name"] == LATTIGO), None)
+        for x in r.get("references", []):
+            if x["value"] is None and x["note"].startswith("not available"):
+                notes[f"{x['name']}: {x['note']}"] = None
+        print(
+            f"{r['case']:<40} {cell(r['ours'], 12, '.4g')} {cell(r['reference'], 12, '.4g')} "
+            f"{cell(r['ratio'], 7, '.3f')} {cell(lat['value'] if lat else None, 10, '.4g')} "
+            f"{cell(r.get('ratio_fastest'), 9, '.3f')}  {r['unit']}"
+        )
+    for note in notes:
+        print(note)
     print()
     for r in rows:
         print(json.dumps(r))
 
 
-def row(case: str, ours: float | None, reference: float | None, unit: str) -> dict:
+def row(
+    case: str,
+    ours: float | None,
+    reference: float | None,
+    unit: str,
+    refs: list[dict] | None = None,
+) -> dict:
     ratio = ours / reference if ours is not None and reference is not None and reference else None
-    return {
+    out = {
         "bench": BENCH, "case": case, "ours": ours, "reference": reference, "ratio": ratio,
         "unit": unit,
     }  # fmt: skip
+    if refs is not None:
+        values = [r["value"] for r in refs if r["value"]]
+        out["ratio_fastest"] = ours / min(values) if ours is not None and values else None
+        out["references"] = refs
+    return out
 
 
 def main() -> None:
@@ -193,7 +281,7 @@ def main() -> None:
             "issue #7) is not available in gwas.backend, so only the OpenFHE reference is "
             "measured below; the simulator is not timed as if it were encryption."
         )
-    python = reference_python()
+    python, python_note = try_reference("openfhe", reference_python)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="hec-bench-gwas-") as tmp:
         work = Path(tmp)
@@ -202,15 +290,26 @@ def main() -> None:
             data = work / f"cohort-{n}.npz"
             np.savez(data, S=S, y=y)
             for t in threads:
-                facts, chi2, odds = run_reference(python, data, t, work)
-                acc = accuracy(chi2, odds, S, y)
-                p = facts["params"]
-                print(
-                    f"# reference (openfhe {facts.get('openfhe', '?')}) N={n} t={t}: ring "
-                    f"2^{int(np.log2(p['ring_dim']))}, "
-                    f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
-                    file=sys.stderr,
+                openfhe, openfhe_note = (None, python_note)
+                if python:
+                    openfhe, openfhe_note = try_reference(
+                        "openfhe", partial(run_reference, python, data, t, work)
+                    )
+                lattigo, lattigo_note = try_reference(
+                    LATTIGO, partial(run_lattigo_chisq, S, y, t, work)
                 )
+                facts = openfhe[0] if openfhe else None
+                acc = accuracy(openfhe[1], openfhe[2], S, y) if openfhe else {}
+                lat_facts = lattigo[0] if lattigo else None
+                lat_acc = accuracy(lattigo[1], lattigo[2], S, y) if lattigo else {}
+                if facts:
+                    p = facts["params"]
+                    print(
+                        f"# reference (openfhe {facts.get('openfhe', '?')}) N={n} t={t}: ring "
+                        f"2^{int(np.log2(p['ring_dim']))}, "
+                        f"moduli {p['moduli_bits']}, gamma {p['gamma']:.3g}",
+                        file=sys.stderr,
+                    )
                 ours_s: dict[str, float] = {}
                 ours_peak: dict[str, int] = {}
                 ours_acc: dict[str, float] = {}
@@ -236,8 +335,15 @@ def main() -> None:
                     )
                 case = f"N={n} M={args.snps} t={t}"
                 for phase in PHASES:
+                    refs = reference_cells(phase, facts, openfhe_note, lat_facts, lattigo_note)
                     rows.append(
-                        row(f"{case} {phase}", ours_s.get(phase), facts["seconds"][phase], "s")
+                        row(
+                            f"{case} {phase}",
+                            ours_s.get(phase),
+                            facts["seconds"][phase] if facts else None,
+                            "s",
+                            refs,
+                        )
                     )
                 for phase in PHASES:
                     mine = ours_peak.get(phase)
@@ -245,17 +351,22 @@ def main() -> None:
                         row(
                             f"{case} {phase} peak RSS",
                             mine / 2**20 if mine else None,
-                            facts["peak_rss"][phase] / 2**20,
+                            facts["peak_rss"][phase] / 2**20 if facts else None,
                             "MiB",
                         )
                     )
                 rows.append(
                     row(f"{case} CHISQ max rel. error", ours_acc.get("chi2_rel"),
-                        acc["chi2_rel"], "rel")
+                        acc.get("chi2_rel"), "rel")
                 )  # fmt: skip
                 rows.append(
-                    row(f"{case} OR max rel. error", ours_acc.get("or_rel"), acc["or_rel"], "rel")
-                )
+                    row(f"{case} OR max rel. error", ours_acc.get("or_rel"), acc.get("or_rel"),
+                        "rel")
+                )  # fmt: skip
+                rows.append(
+                    row(f"{case} Lattigo CHISQ max rel. error (vs OpenFHE)",
+                        lat_acc.get("chi2_rel"), acc.get("chi2_rel"), "rel")
+                )  # fmt: skip
                 # Bytes per SNP per individual the encrypt role wrote, against the report.
                 for label, up in (
                     ("complete", upload),
@@ -278,7 +389,10 @@ def main() -> None:
                     row(f"{miss} scratch per block", miss_scratch / 2**20 or None,
                         scratch / 2**20 or None, "MiB")
                 )  # fmt: skip
-    print(f"{BENCH}: PNAS Alg. 2 on OpenFHE (reference) vs hec chisq.hec (ours)")
+    print(
+        f"{BENCH}: PNAS Alg. 2 on OpenFHE {openfhe_version()} (reference) and Lattigo "
+        f"{lattigo_version()} vs hec chisq.hec (ours); ratio_fastest = ours / faster reference"
+    )
     emit(rows)
 
 

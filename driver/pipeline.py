@@ -565,16 +565,22 @@ class SimulationCheck(TypedDict):
     noise_budget_bits: NotRequired[dict[str, float]]
 
 
-def report_of(comp: Compilation) -> dict[str, Any]:
+def report_of(comp: Compilation, threads: int = 0) -> dict[str, Any]:
     """The report (`targets/report`) of a compilation, with the pipeline's pass records and
-    (under --scheme auto) every scheme's estimated cost and the choice."""
+    (under --scheme auto) every scheme's estimated cost and the choice; `threads`: the
+    server's, for the memory figure (0: this machine's cores)."""
+    from driver.calibrate import profile_description
+
     changes = [PassChange(r.name, r.changed) for r in comp.records]
     if comp.scheme == BFV.name:
-        report = build_bfv_report(comp.bfv_program, sizes_for_run(comp), changes)
+        report = build_bfv_report(comp.bfv_program, sizes_for_run(comp), changes, threads)
     else:
-        report = build_report(comp.program, sizes_for_run(comp), changes, comp.stat_depth_before)
+        report = build_report(
+            comp.program, sizes_for_run(comp), changes, comp.stat_depth_before, threads
+        )
     report["scheme"] = comp.scheme
     report["cost"] = cost_of(comp).as_dict()
+    report["profile"] = profile_description()  # which measured costs the estimates used
     slots = 1 << (comp.options.log_n - 1) if comp.options.log_n else DEFAULT_SLOTS
     decisions = chain_decisions(comp.stat_program, dict(comp.options.sizes), slots)
     if decisions:

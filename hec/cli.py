@@ -282,6 +282,7 @@ def _ir_module(args: argparse.Namespace):
 
 def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     _file_argument(parser)
+    _profile_argument(parser)
     parser.add_argument(
         "--size", default="", metavar="N=5000,M=16384", help="sizes to compile (and run) for"
     )
@@ -653,6 +654,49 @@ def _run_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _profile_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        default=None,
+        metavar="PATH",
+        help="the cost profile the cost model and the report's estimates use: a file from "
+        "`hec calibrate`, or 'default' for the shipped one (default: $HEC_PROFILE, else "
+        "the profile `hec calibrate` stored for this user, else the shipped one)",
+    )
+
+
+def _calibrate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        dest="out",
+        default=None,
+        metavar="PATH",
+        help="where to store the profile (default $XDG_CONFIG_HOME/hec/profile.json, "
+        "~/.config/hec/profile.json)",
+    )
+    parser.add_argument(
+        "--max-log-n",
+        type=int,
+        choices=range(13, 17),
+        default=16,
+        help="the largest ring dimension 2^K measured (default 16)",
+    )
+    parser.add_argument(
+        "--no-fhew", action="store_true", help="skip the FHEW gate (keeps the default's figure)"
+    )
+
+
+def _calibrate_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from compiler.analysis.profile import user_profile_path
+    from driver.calibrate import calibrate
+
+    out = Path(args.out) if args.out else user_profile_path()
+    calibrate(out, max_log_n=args.max_log_n, fhew=not args.no_fhew)
+    return 0
+
+
 COMMANDS: list[Command] = [
     Command(
         "env",
@@ -695,6 +739,13 @@ COMMANDS: list[Command] = [
         "run a program on .npy inputs: encrypted (all four roles locally) or --sim",
         _run_arguments,
         _run_run,
+    ),
+    Command(
+        "calibrate",
+        "measure this machine's runtime (medians, one thread) and store the cost profile the "
+        "cost model and the report's time and memory estimates use",
+        _calibrate_arguments,
+        _calibrate_run,
     ),
 ]
 
@@ -1229,6 +1280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from driver.interrupt import Interrupted, handling_signals
 
     try:
+        if getattr(args, "profile", None):
+            from compiler.analysis import profile
+
+            profile.use(profile.resolve(args.profile))
         with handling_signals():
             return args._run(args)
     except UserError as err:

@@ -20,3 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
+
+
+# Every test sees the shipped default cost profile (compiler/analysis/profile.py), never a
+# profile `hec calibrate` stored for the user running them; the profile tests pass their own.
+os.environ["HEC_PROFILE"] = "default"

@@ -175,3 +175,76 @@ def test_lattigo_reference_reports_its_errors() -> None:
         [binary, '{"scheme": "nope", "repeats": 1}'], capture_output=True, text=True
     )
     assert out.returncode == 1 and 'unknown scheme "nope"' in out.stderr
+
+
+def _gwas_chisq_with_stub_ours(monkeypatch):
+    """bench/gwas_chisq.py with our side replaced by the exact statistics (1 s per phase)."""
+    from gwas.exact import exact_statistics, table_counts
+
+    g = load("gwas_chisq")
+
+    def ours(S, y, threads, cache, C=None):
+        chi2, _, odds = exact_statistics(table_counts(S, y))
+        params = {"log_n": 12, "moduli_bits": [], "special_moduli_bits": []}
+        return dict.fromkeys(g.PHASES, 1.0), {}, chi2, odds, params, 0, {}
+
+    monkeypatch.setattr(g, "run_ours", ours)
+    monkeypatch.setattr(g, "reference_python", lambda: "python3.10")
+    monkeypatch.setattr(
+        sys, "argv", ["gwas_chisq.py", "--sizes", "40", "--snps", "32", "--threads", "1"]
+    )
+    return g
+
+
+def test_gwas_chisq_rows_say_a_reference_is_not_available(monkeypatch, capsys) -> None:
+    g = _gwas_chisq_with_stub_ours(monkeypatch)
+    monkeypatch.setattr(g, "run_reference", fail_openfhe)
+    monkeypatch.setattr(g, "run_lattigo_chisq", fail_lattigo)
+    g.main()
+    captured = capsys.readouterr()
+    rows = {r["case"]: r for r in json_rows(captured.out)}
+    compute = rows["N=40 M=32 t=1 compute"]
+    assert compute["ours"] == 1.0 and compute["reference"] is None
+    assert compute["ratio_fastest"] is None
+    refs = by_name(compute)
+    assert refs["openfhe"]["note"] == "not available (exit 1: RuntimeError: no wheel)"
+    assert refs["lattigo"]["note"] == "not available (bench/setup-reference: go not found)"
+    assert "lattigo: not available (bench/setup-reference: go not found)" in captured.out
+
+
+def test_gwas_chisq_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None:
+    g = _gwas_chisq_with_stub_ours(monkeypatch)
+    monkeypatch.setattr(g, "run_reference", fail_openfhe)
+    facts = {
+        "seconds": {"keygen": 0.5, "encrypt": 4.0, "compute": 2.0, "decrypt": 0.1},
+        "params": {"log_n": 14, "workers": 1},
+    }
+
+    def lattigo(S, y, threads, work):
+        from gwas.exact import exact_statistics, table_counts
+
+        chi2, _, odds = exact_statistics(table_counts(S, y))
+        return facts, chi2, odds
+
+    monkeypatch.setattr(g, "run_lattigo_chisq", lattigo)
+    g.main()
+    rows = {r["case"]: r for r in json_rows(capsys.readouterr().out)}
+    compute = rows["N=40 M=32 t=1 compute"]
+    assert compute["ratio_fastest"] == 0.5
+    assert by_name(compute)["lattigo"]["value"] == 2.0
+    assert by_name(compute)["lattigo"]["note"] == "ring 2^14, 1 worker(s)"
+    assert rows["N=40 M=32 t=1 Lattigo CHISQ max rel. error (vs OpenFHE)"]["ours"] == 0.0
+
+
+@pytest.mark.skipif(
+    not (ROOT / ".bench-ref" / "lattigo-reference").exists(),
+    reason="the Lattigo reference is built by bench/setup-reference lattigo",
+)
+def test_lattigo_chisq_reference_checks_its_data(tmp_path) -> None:
+    binary = str(ROOT / ".bench-ref" / "lattigo-reference")
+    (tmp_path / "S.u8").write_bytes(bytes(10))
+    (tmp_path / "y.u8").write_bytes(bytes(4))
+    cfg = {"scheme": "chisq", "repeats": 1, "n": 4, "m": 3, "workers": 1}
+    cfg |= {"s": str(tmp_path / "S.u8"), "y": str(tmp_path / "y.u8"), "out": str(tmp_path / "o")}
+    out = subprocess.run([binary, json.dumps(cfg)], capture_output=True, text=True)
+    assert out.returncode == 1 and "has 10 bytes" in out.stderr and "want 4 x 3" in out.stderr

@@ -1,4 +1,5 @@
-// Command lattigo-reference is the Lattigo side of `bench/run ckks` and `bench/run bfv`.
+// Command lattigo-reference is the Lattigo side of `bench/run ckks`, `bench/run bfv` and
+// `bench/run gwas-chisq` (scheme "chisq": chisq.go).
 //
 // Usage: lattigo-reference '{"scheme": "ckks", "log_n": 14, "log_q": [50, 40, ...],
 // "log_p": [60, 60], "log_scale": 40, "repeats": 9, "clock": "cpu"}'
@@ -331,7 +332,13 @@ func main() {
 		runCKKS(cfg)
 	case "bfv":
 		runBFV(cfg)
+	case "chisq": // bench/lattigo/chisq.go
+		var c chisqConfig
+		if err := json.Unmarshal([]byte(os.Args[1]), &c); err != nil {
+			fail(fmt.Errorf("bad chisq config: %w", err))
+		}
+		runChisq(c)
 	default:
-		fail(fmt.Errorf("unknown scheme %q (ckks or bfv)", cfg.Scheme))
+		fail(fmt.Errorf("unknown scheme %q (ckks, bfv or chisq)", cfg.Scheme))
 	}
 }

@@ -5,13 +5,16 @@ ciphertext ring, converted to seconds with the runtime's measured product cost: 
 currency (seconds of one core, bytes moved). The RLWE schemes are counted in one currency: the
 work of the ciphertext operations each party executes for the sizes of the run, in units of one
 NTT of one RNS limb (n log2 n butterflies) and one pointwise pass over one limb (n modular
-operations), converted to seconds with the runtime's measured per-coefficient costs (UNIT_NS;
-one core, AVX-512 IFMA kernels). The counts are per ciphertext and per limb of the level each op
-runs at:
+operations), converted to seconds with the runtime's measured per-coefficient costs (one core)
+from the cost profile in use (compiler/analysis/profile.py: `hec calibrate` on this machine, or
+the shipped default), which also scales the key switch, CKKS tensor product and rescale, and
+BFV multiply by their measured / modelled ratios. The counts are per ciphertext and per limb of
+the level each op runs at:
 
-- encrypt: the role's measured cost per coefficient-limb written (ENCRYPT_NS_PER_WORD: the
-  sampling and serialization dominate the 4 NTTs per limb of the encryption itself);
-- the server's reads: its measured cost per byte of ciphertext read (READ_NS_PER_BYTE);
+- encrypt: the role's measured cost per coefficient-limb written (the profile's
+  encrypt_ns_per_word: the sampling and serialization dominate the 4 NTTs per limb of the
+  encryption itself);
+- the server's reads: its measured cost per byte of ciphertext read (read_ns_per_byte);
 - add, sub, negate, add_const: (degree + 1) pointwise passes; mul_const: the same;
 - tensor product: CKKS 4 pointwise passes per limb (operands in evaluation form); BFV's HPS
   multiply extends both operands to Q P_mult and back: 4 NTTs and 4 inverse NTTs per limb of
@@ -37,23 +40,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.counts import Shapes, coeff_group, sum_slots_rotations
+from compiler.analysis.profile import Profile, active
+from compiler.analysis.streaming import schedule
 from compiler.dialects import bfv, ckks, he
 from compiler.labhe_plan import LabheProgram, ciphertext_bytes, message_bytes, result_bytes
 
-# Nanoseconds per coefficient: one butterfly of an NTT, one pointwise modular product.
-UNIT_NS = {"ntt": 0.55, "pointwise": 0.45}
-# The roles' end-to-end costs that the arithmetic above does not cover, per scheme, measured on
-# the development machine (AVX-512 IFMA) by `bench/run gwas-schemes` (chi-square at N = 5000,
-# M = 16384 and at N = 2000, M = 8192; n = 2^12, one limb; CPU seconds = 2 threads x wall),
-# the mean of the two sizes: the encrypt role per coefficient-limb of every ciphertext it
-# writes (sampling, encoding, the owner's own values, serialization and checksums: CKKS 0.42
-# and 0.40 ms per ciphertext of 4096 words, BFV 0.61 and 0.36 ms), and the server per byte of
-# ciphertext it reads (positioned reads, checksums, parsing: CKKS 0.34 and 0.60 ns, BFV 0.98
-# and 0.98 ns; BFV's reader does not reuse storage across chunks).
-ENCRYPT_NS_PER_WORD = {"ckks": 100.0, "bfv": 119.0}
-READ_NS_PER_BYTE = {"ckks": 0.47, "bfv": 0.98}
+# Every constant comes from the cost profile in use (compiler/analysis/profile.py: `hec
+# calibrate`'s measurements on this machine, or the shipped default, the constants measured by
+# hand on the development machine): per ring dimension the nanoseconds of one NTT butterfly and
+# of one pointwise modular product, and the measured / modelled ratio of the key switch, the
+# CKKS tensor product and rescale, and the BFV multiply; per scheme the encrypt role's cost per
+# coefficient-limb of every ciphertext it writes (sampling, encoding, the owner's own values,
+# serialization and checksums) and the server's per byte of ciphertext it reads (positioned
+# reads, checksums, parsing), and the compute role's fixed cost per run (starting, reading the
+# keys and the manifest, writing the results).
 
 
 @dataclass(frozen=True)
@@ -86,15 +89,25 @@ class Cost:
 
 
 class _Units:
-    def __init__(self, log_n: int):
+    """Seconds of the modelled kernels at ring dimension 2^log_n under `profile` (None: the
+    profile in use); `scheme` picks the key switch's measured factor."""
+
+    def __init__(self, log_n: int, profile: Profile | None = None, scheme: str = "ckks"):
         self.n = 1 << log_n
         self.log_n = log_n
+        self.profile = profile or active()
+        self.ntt_ns = self.profile.by_log_n("ntt_ns_per_butterfly", log_n)
+        self.pointwise_ns = self.profile.by_log_n("pointwise_ns_per_coefficient", log_n)
+        self.key_switch_factor = self.profile.by_log_n(f"{scheme}_key_switch_factor", log_n)
 
     def ntt(self, limbs: float) -> float:
-        return limbs * self.n * self.log_n / 2 * UNIT_NS["ntt"] * 1e-9
+        return limbs * self.n * self.log_n / 2 * self.ntt_ns * 1e-9
 
     def pointwise(self, limbs: float) -> float:
-        return limbs * self.n * UNIT_NS["pointwise"] * 1e-9
+        return limbs * self.n * self.pointwise_ns * 1e-9
+
+    def factor(self, table: str) -> float:
+        return self.profile.by_log_n(table, self.log_n)
 
     def key_switch(self, limbs: int, special: int, dnum: int) -> float:
         return sum(key_switch_parts(self, limbs, special, dnum))
@@ -110,10 +123,11 @@ def key_switch_parts(u: _Units, limbs: int, special: int, dnum: int) -> tuple[fl
     the first among rotations of one ciphertext; double hoisting shares the last too."""
     digits = max(dnum, 1)
     per_digit = limbs / digits
+    f = u.key_switch_factor  # measured / modelled (compiler/analysis/profile.py)
     mod_up = digits * (u.ntt(per_digit) + u.ntt(limbs + special))
     product = digits * u.pointwise(2 * (limbs + special))
     mod_down = u.ntt(2 * limbs) + u.ntt(2 * special)
-    return mod_up, product, mod_down
+    return f * mod_up, f * product, f * mod_down
 
 
 def hoisted_stage_seconds(u: _Units, limbs: int, special: int, dnum: int, radix: int) -> float:
@@ -132,50 +146,85 @@ def hoisted_stage_seconds(u: _Units, limbs: int, special: int, dnum: int, radix:
     return mod_up + mod_down + (radix - 1) * per_rotation
 
 
+def runs_per_op(program: ckks.ProgramOp | bfv.ProgramOp) -> dict[Operation, int]:
+    """How many times the server executes each op: a program streamed over its rows in several
+    passes (compiler/analysis/streaming.py) reads, in each pass, the inputs that pass's sums
+    need, and recomputes the row values they are formed from (targets/cpp/emit.py,
+    write_pass); a row value no sum needs is not computed. Ops absent from the map run once."""
+    s = schedule(program)
+    if s.stream_dim is None or s.fallback:
+        return {}
+    runs: dict[Operation, int] = {
+        op: 0 for op in program.block.ops if op.results and op.results[0] in s.row
+    }
+    for p in range(s.passes):
+        need: set[SSAValue] = set()
+        stack = [o for op, q in s.sinks.items() if q == p for o in op.operands if o in s.row]
+        stack += [op.input for op, q in s.collects.items() if q == p]
+        while stack:
+            v = stack.pop()
+            if v in need:
+                continue
+            need.add(v)
+            owner = v.owner
+            if isinstance(owner, Operation):
+                runs[owner] = runs.get(owner, 0) + 1
+                if not isinstance(owner, he.EncryptRule):
+                    stack += [o for o in owner.operands if o in s.row]
+    return runs
+
+
 def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
     params = program.parameters()
     assert params is not None
     s = Shapes(sizes, params.slots, coeff_group(program))
     u = _Units(params.log_n)
+    prof = u.profile
+    tensor, rescale = u.factor("ckks_tensor_factor"), u.factor("ckks_rescale_factor")
     base = len(params.output_moduli)
     special = len(params.special_moduli)
     encrypt = compute = 0.0
-    upload = download = 0
+    upload = download = read = 0
+    runs = runs_per_op(program)
     for op in program.block.ops:
         if not op.results or not isinstance(op.results[0].type, ckks.CtType):
             continue
         ty = ckks.ct_type(op.results[0])
         count = s.count(ty)
+        c = 0.0  # seconds of this op's one execution, times its runs (runs_per_op)
         limbs = base + ty.level_value
         words = (ty.degree_value + 1) * limbs * u.n * 8
         match op:
             case ckks.EncryptOp():
-                encrypt += count * limbs * u.n * ENCRYPT_NS_PER_WORD["ckks"] * 1e-9
+                encrypt += (
+                    count * limbs * u.n * prof.by_scheme("encrypt_ns_per_word", "ckks") * 1e-9
+                )
                 upload += count * words
+                read += count * words * runs.get(op, 1)
             case ckks.MulOp() | ckks.DotOp():
                 k = s.count(ckks.ct_type(op.operands[0]))
-                compute += k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(3 * limbs)
+                c += tensor * k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(3 * limbs)
             case ckks.RelinearizeOp() | ckks.RotateOp() | ckks.UnpackComplexOp():
-                compute += count * u.key_switch(limbs, special, params.dnum)
+                c += count * u.key_switch(limbs, special, params.dnum)
             case ckks.SumSlotsOp() if op.radix_values is not None:
                 # Staged and doubly hoisted (compiler/analysis/rotations.py).
-                compute += count * sum(
+                c += count * sum(
                     hoisted_stage_seconds(u, limbs, special, params.dnum, r)
                     for r in op.radix_values
                 )
             case ckks.SumSlotsOp():
                 # log2(slots) steps, or log2(R) for a row sum of a grid array.
                 steps = sum_slots_rotations(op, int(math.log2(params.slots)))
-                compute += (
+                c += (
                     count
                     * steps
                     * (u.key_switch(limbs, special, params.dnum) + u.pointwise(2 * limbs))
                 )
             case ckks.RescaleOp():
-                compute += count * u.ntt(4 * (limbs + 1))
+                c += rescale * count * u.ntt(4 * (limbs + 1))
             case ckks.ReduceOp():
                 k = s.count(ckks.ct_type(op.input))
-                compute += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
+                c += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
             case (
                 ckks.AddOp()
                 | ckks.SubOp()
@@ -183,16 +232,18 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                 | ckks.AddConstOp()
                 | ckks.MulConstOp()
             ):
-                compute += count * u.pointwise((ty.degree_value + 1) * limbs)
+                c += count * u.pointwise((ty.degree_value + 1) * limbs)
             case _:
                 pass
+        compute += runs.get(op, 1) * c
     seen: set[object] = set()
     for d in program.decrypts():
         if d.input not in seen:
             seen.add(d.input)
             ty = ckks.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (base + ty.level_value) * u.n * 8
-    compute += upload * READ_NS_PER_BYTE["ckks"] * 1e-9
+    compute += read * prof.by_scheme("read_ns_per_byte", "ckks") * 1e-9
+    compute += prof.by_scheme("compute_fixed_seconds", "ckks")
     return Cost("ckks", params.log_n, base + len(params.moduli), encrypt, compute, upload, download)
 
 
@@ -200,50 +251,59 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
     params = program.parameters()
     assert params is not None
     s = Shapes(sizes, params.slots)
-    u = _Units(params.log_n)
+    u = _Units(params.log_n, scheme="bfv")
+    prof = u.profile
+    multiply = u.factor("bfv_multiply_factor")
     special = len(params.special_moduli)
     encrypt = compute = 0.0
-    upload = download = 0
+    upload = download = read = 0
+    runs = runs_per_op(program)
     for op in program.block.ops:
         if not op.results or not isinstance(op.results[0].type, he.CtType):
             continue
         ty = he.ct_type(op.results[0])
         count = s.count(ty)
+        c = 0.0  # seconds of this op's one execution, times its runs (runs_per_op)
         limbs = ty.level_value + 1
         words = (ty.degree_value + 1) * limbs * u.n * 8
         # HPS: the auxiliary basis P_mult has about log2(Q t N) bits in primes below 2^50.
         aux = limbs * 60 / 50 + 1
         match op:
             case bfv.EncryptOp():
-                encrypt += count * limbs * u.n * ENCRYPT_NS_PER_WORD["bfv"] * 1e-9
+                encrypt += count * limbs * u.n * prof.by_scheme("encrypt_ns_per_word", "bfv") * 1e-9
                 upload += count * words
+                read += count * words * runs.get(op, 1)
             case bfv.MulOp() | bfv.DotOp():
                 k = s.count(he.ct_type(op.operands[0]))
-                each = u.ntt(8 * (limbs + aux)) + u.pointwise(3 * (limbs + aux) * (limbs + 2))
-                compute += k * each + (k - count) * u.pointwise(3 * limbs)
+                each = multiply * (
+                    u.ntt(8 * (limbs + aux)) + u.pointwise(3 * (limbs + aux) * (limbs + 2))
+                )
+                c += k * each + (k - count) * u.pointwise(3 * limbs)
             case bfv.RelinearizeOp() | bfv.RotateOp():
-                compute += count * u.key_switch(limbs, special, params.dnum)
+                c += count * u.key_switch(limbs, special, params.dnum)
             case bfv.SumSlotsOp():
                 steps = params.log_n  # N/2-slot rows: log2(N/2) rotations and the row swap
-                compute += (
+                c += (
                     count
                     * steps
                     * (u.key_switch(limbs, special, params.dnum) + u.pointwise(2 * limbs))
                 )
             case bfv.ReduceOp():
                 k = s.count(he.ct_type(op.input))
-                compute += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
+                c += (k - count) * u.pointwise((ty.degree_value + 1) * limbs)
             case bfv.AddOp() | bfv.SubOp() | bfv.NegateOp() | bfv.AddConstOp() | bfv.MulConstOp():
-                compute += count * u.pointwise((ty.degree_value + 1) * limbs)
+                c += count * u.pointwise((ty.degree_value + 1) * limbs)
             case _:
                 pass
+        compute += runs.get(op, 1) * c
     seen: set[object] = set()
     for d in program.decrypts():
         if d.input not in seen:
             seen.add(d.input)
             ty = he.ct_type(d.input)
             download += s.count(ty) * (ty.degree_value + 1) * (ty.level_value + 1) * u.n * 8
-    compute += upload * READ_NS_PER_BYTE["bfv"] * 1e-9
+    compute += read * prof.by_scheme("read_ns_per_byte", "bfv") * 1e-9
+    compute += prof.by_scheme("compute_fixed_seconds", "bfv")
     k = params.residues
     return Cost(
         "bfv",
@@ -272,8 +332,8 @@ def bfv_cost(program: bfv.ProgramOp, sizes: Mapping[str, int]) -> Cost:
 #   product of the 1.25 k + 2 counted.
 # - LABHE_PLAIN_NS: the server's arithmetic on the clear halves a = m - b (the mean of 2^20 x 2
 #   values: 0.035 s for 2^21 additions): 17 ns an element.
-# The server's reads are counted at CKKS's measured cost per byte (READ_NS_PER_BYTE; the
-# labeled server's own reader was not measured).
+# The server's reads are counted at CKKS's measured cost per byte (the profile's
+# read_ns_per_byte; the labeled server's own reader was not measured).
 LABHE_PRODUCT_NS = 1400.0
 LABHE_ENCRYPT_NS_PER_PRODUCT = 1500.0
 LABHE_PLAIN_NS = 17.0
@@ -374,5 +434,5 @@ def labhe_cost(plan: LabheProgram, linear: str, modulus_bits: int) -> Cost:
         ciphertext_bytes(linear, modulus_bits)
         + message_bytes(linear, modulus_bits, plan.message_bits)
     )
-    compute += upload * READ_NS_PER_BYTE["ckks"] * 1e-9
+    compute += upload * active().by_scheme("read_ns_per_byte", "ckks") * 1e-9
     return Cost("labhe", 0, 0, encrypt, compute, upload, result_bytes(plan, linear, modulus_bits))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from xdsl.ir import Operation, SSAValue
@@ -37,6 +37,7 @@ from compiler.analysis.flooding import (
 )
 from compiler.analysis.noise import NoiseModel, error_failure_log2, output_precision
 from compiler.analysis.packed import FAILURE_LOG2
+from compiler.analysis.profile import active
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.rotations import SumPlan, plan_seconds, tree
 from compiler.analysis.streaming import ServerMemory, server_memory
@@ -208,6 +209,8 @@ def build_report(
         if isinstance(r.type, ckks.CtType)
     }
     memory = server_memory(program, run_sizes, params.slots, bytes_of, n_keys * one_key, threads)
+    # The process's own resident set as the cost profile in use measured it.
+    memory = replace(memory, baseline=active().runtime_baseline_bytes)
     people = sorted(str(a) for a in individual_axes(program))
     reveals = []
     for d in program.decrypts():
@@ -334,11 +337,37 @@ def _owner_side(program: ckks.ProgramOp) -> list[dict[str, Any]]:
     return out
 
 
+def _bfv_memory(
+    program: bfv.ProgramOp, params: bfv.Parameters, sizes: Mapping[str, int], threads: int
+) -> dict[str, Any]:
+    """The BFV server's peak memory under its streaming schedule (compiler/analysis/streaming.py),
+    as for CKKS: one residue computation at a time (a CRT's residues run one after another)."""
+    n = 1 << params.log_n
+    bytes_of: dict[SSAValue, int] = {
+        r: (r.type.degree_value + 1) * (r.type.level_value + 1) * n * 8
+        for op in program.block.ops
+        for r in op.results
+        if isinstance(r.type, he.CtType)
+    }
+    primes = len(params.moduli) + len(params.special_moduli)
+    one_key = max(params.dnum, 1) * 2 * n * primes * 8
+    relin = any(isinstance(o, bfv.RelinearizeOp) for o in program.block.ops)
+    n_keys = len(list(program.rotation_keys() or ())) + int(relin)
+    memory = server_memory(program, sizes, params.slots, bytes_of, n_keys * one_key, threads)
+    memory = replace(memory, baseline=active().runtime_baseline_bytes)
+    return _memory_dict(memory, threads)
+
+
 def build_bfv_report(
-    program: bfv.ProgramOp, sizes: Mapping[str, int], passes: Sequence[PassChange]
+    program: bfv.ProgramOp,
+    sizes: Mapping[str, int],
+    passes: Sequence[PassChange],
+    threads: int = 0,
 ) -> dict[str, Any]:
     """The report of a bfv compilation: parameters (with the plaintext modulus and why), each
-    output's range and noise budget (exact while the budget is positive), bytes, passes."""
+    output's range and noise budget (exact while the budget is positive), bytes, the server's
+    peak memory at `threads` (0: this machine's cores), passes."""
+    threads = threads or os.cpu_count() or 1
     params = program.parameters()
     if params is None:
         raise InternalError("report: the program has no parameters")
@@ -395,8 +424,22 @@ def build_bfv_report(
             "relinearization": any(isinstance(o, bfv.RelinearizeOp) for o in program.block.ops),
             "rotations": list(program.rotation_keys() or ()),
         },
+        "sizes": {"server_memory": _bfv_memory(program, params, run_sizes, threads)},
         "passes": [{"name": c.name, "changed": c.changed} for c in passes],
     }
+
+
+def _memory_text(m: Mapping[str, Any]) -> str:
+    how = (
+        f"streams the rows: accumulators {_mib(m['accumulators'])}, one chunk of rows "
+        f"{_mib(m['chunk'])}, global values {_mib(m['globals'])}"
+        if m["streamed"]
+        else f"holds every array at once: {_mib(m['globals'])}"
+    )
+    return (
+        f"server memory at {m['threads']} threads: {_mib(m['total'])} at its peak (the server "
+        f"{how}, evaluation keys {_mib(m['keys'])}, runtime {_mib(m['baseline'])})"
+    )
 
 
 def _plain_text(p: Mapping[str, Any]) -> str:
@@ -440,6 +483,7 @@ def render_bfv_text(report: Mapping[str, Any]) -> str:
         f"keys: relinearization {'yes' if keys['relinearization'] else 'no'}, rotations "
         f"{keys['rotations'] or 'none'}"
     )
+    lines.append(_memory_text(report["sizes"]["server_memory"]))
     lines += render_cost(report)
     lines.append("passes:")
     for ps in report["passes"]:
@@ -478,7 +522,27 @@ def render_cost(report: Mapping[str, Any]) -> list[str]:
         )
     if report.get("scheme_choice"):
         lines.append(f"scheme chosen: {report['scheme_choice']}")
-    return ["cost model (compiler/analysis/cost.py; one core):", *lines]
+    return ["cost model (compiler/analysis/cost.py; one core):", *lines, *render_profile(report)]
+
+
+def render_profile(report: Mapping[str, Any]) -> list[str]:
+    """Which cost profile the estimates used (compiler/analysis/profile.py)."""
+    p = report.get("profile")
+    if not p:
+        return []
+    if p["source"] == "default":
+        text = (
+            "the shipped default (hand-measured constants; `hec calibrate` measures this machine)"
+        )
+    else:
+        load = ", load " + "/".join(f"{x:g}" for x in p["load"]) if p["load"] else ""
+        text = f"{p['source']} (measured {p['created']} on {p['cpu']}{load})"
+    lines = [f"cost profile: {text}"]
+    if p.get("note"):
+        lines.append(f"  {p['note']}")
+    if p.get("stale"):
+        lines.append(f"  {p['stale']}")
+    return lines
 
 
 def _chain_cost_text(cost: Mapping[str, int] | None) -> str:
@@ -636,17 +700,7 @@ def render_text(report: Mapping[str, Any]) -> str:
         f"ciphertext bytes: upload per individual {_mib(s['upload_per_individual'])}, other "
         f"uploads {_mib(s['upload_other'])}, download {_mib(s['download'])}"
     )
-    m = s["server_memory"]
-    how = (
-        f"streams the rows: accumulators {_mib(m['accumulators'])}, one chunk of rows "
-        f"{_mib(m['chunk'])}, global values {_mib(m['globals'])}"
-        if m["streamed"]
-        else f"holds every array at once: {_mib(m['globals'])}"
-    )
-    lines.append(
-        f"server memory at {m['threads']} threads: {_mib(m['total'])} at its peak (the server "
-        f"{how}, evaluation keys {_mib(m['keys'])}, runtime {_mib(m['baseline'])})"
-    )
+    lines.append(_memory_text(s["server_memory"]))
     if report.get("owner_side"):
         lines.append("computed by each data owner on its own rows, before encryption:")
         for o in report["owner_side"]:
