@@ -33,6 +33,7 @@ _TERMINAL_WORDS = {
     "SECRECY": "'secret' or 'public'",
     "TRANSPOSE": "'.T'",
     "MINUS": "'-'",
+    "INT_TYPE": "a type (bool, u8 ... u64, i8 ... i64)",
     "$END": "end of file",
 }
 
@@ -77,12 +78,17 @@ class _Builder(Transformer_NonRecursive):
         name, secrecy, *rest = items
         shape: list[ast.DimRef] = []
         domain: ast.DomainDecl | None = None
+        int_type: ast.TypeRef | None = None
         for item in rest:
             if isinstance(item, ast.DomainDecl):
                 domain = item
+            elif isinstance(item, Token):
+                int_type = ast.TypeRef(_span(item), str(item))
             else:
                 shape = item
-        return ast.InputDecl(_span(meta), str(name), str(secrecy) == "secret", shape, domain)
+        return ast.InputDecl(
+            _span(meta), str(name), str(secrecy) == "secret", shape, domain, int_type
+        )
 
     def shape(self, meta: Meta, items: list[ast.DimRef]) -> list[ast.DimRef]:
         return items
@@ -134,12 +140,53 @@ class _Builder(Transformer_NonRecursive):
     def matmul(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
         return self._binary("@", meta, items)
 
+    def mod(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("%", meta, items)
+
+    # integer and Boolean operators (the checker refuses them on real values)
+    def lt(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("<", meta, items)
+
+    def le(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("<=", meta, items)
+
+    def gt(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary(">", meta, items)
+
+    def ge(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary(">=", meta, items)
+
+    def eq(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("==", meta, items)
+
+    def ne(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("!=", meta, items)
+
+    def bitor(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("|", meta, items)
+
+    def bitand(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("&", meta, items)
+
+    def shl(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("<<", meta, items)
+
+    def shr(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary(">>", meta, items)
+
+    def bitnot(self, meta: Meta, items: list[ast.Expr]) -> ast.BitNot:
+        return ast.BitNot(_span(meta), items[0])
+
     def neg(self, meta: Meta, items: list[ast.Expr]) -> ast.Neg:
         return ast.Neg(_span(meta), items[0])
 
-    def pow(self, meta: Meta, items: list[Any]) -> ast.Pow:
+    def pow(self, meta: Meta, items: list[Any]) -> ast.Pow | ast.Binary:
         base, exponent = items
-        return ast.Pow(_span(meta), base, float(exponent), _span(exponent))
+        if isinstance(exponent, ast.Number):
+            return ast.Pow(_span(meta), base, exponent.value, exponent.span)
+        # `x ^ y` with a non-literal right side: XOR of integers (the checker refuses it on
+        # real values, whose powers take a whole-number literal).
+        return ast.Binary(_span(meta), "^", base, exponent)
 
     def transpose(self, meta: Meta, items: list[Any]) -> ast.Transpose:
         return ast.Transpose(_span(meta), items[0])
