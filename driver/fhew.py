@@ -134,9 +134,11 @@ def compile_fhew_file(path: str | Path, options: Options) -> FhewCompilation:
     return compile_fhew(check(parse_file(str(path))), options)
 
 
-def _failure_log2(weight: float) -> float:
+def _failure_log2(weight: float) -> float | None:
+    """log2 of the failure probability of one bootstrap of noise weight `weight` under GINX
+    STD128 (None when the program has no bootstrap)."""
     p = FhewGateModel().failure_probability(weight) if weight > 0 else 0.0
-    return round(math.log2(p), 1) if p > 0 else -math.inf
+    return round(math.log2(p), 1) if p > 0 else None
 
 
 def fhew_report(comp: FhewCompilation) -> dict[str, Any]:
@@ -287,6 +289,12 @@ def run_fhew(
     checked = check(parse_file(str(path)))
     arrays = {name: _load_integers(name, p) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
+    for name, size in options.sizes.items():
+        if name in run_sizes and run_sizes[name] > size:
+            raise UserError(
+                f"the inputs have {name} = {run_sizes[name]}, above --size {name}={size}",
+                hint=f"--size {name}={run_sizes[name]} (or omit --size)",
+            )
     comp = compile_fhew(checked, options)
     ints = {
         name: int_input(name, arrays[name], arrays[name].shape, t)

@@ -646,7 +646,10 @@ class Checker:
                 if whole is not None
                 else f"the constant {value:g} is not a whole number, so it cannot meet {t.name}",
                 f"use a constant in {t.lo}..{t.hi}, or widen the value first: "
-                f"{'i' if t.signed else 'u'}{min(2 * t.width, 64) if t.width > 1 else 8}(x)",
+                f"{'i' if t.signed else 'u'}{min(2 * t.width, 64) if t.width > 1 else 8}(x)"
+                if whole is not None
+                else f"use a whole number in {t.lo}..{t.hi}; for real arithmetic convert a "
+                "revealed integer in the client block: real(x)",
             )
         return whole
 

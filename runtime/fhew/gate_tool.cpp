@@ -122,7 +122,6 @@ std::size_t checked_evaluations(const hec::fhew::GateProgram& program,
     for (const auto& w : program.inputs) known = known || w.name == name;
     if (!known) throw std::invalid_argument("--input " + name + ": the program has no such input");
   }
-
   return evaluations;
 }
 

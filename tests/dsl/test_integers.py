@@ -28,7 +28,7 @@ FIRST = HEADER.count("\n") + 1
 CASES = [
     ("c = a + 300\n", 9, "300", "the constant 300 does not fit in u8 (0..255)", "u16(x)"),
     ("c = s * -129\n", 9, "-129", "does not fit in i8 (-128..127)", "i16(x)"),
-    ("c = a + 1.5\n", 9, "1.5", "is not a whole number", "0..255"),
+    ("c = a + 1.5\n", 9, "1.5", "is not a whole number", "real(x)"),
     ("c = a == 256\n", 10, "256", "does not fit in u8", ""),
     ("c = a ^ 256\n", 9, "256", "does not fit in u8", ""),
     ("c = a << 8\n", 10, "8", "shift by 8 is beyond the width of u8: amounts are 0..7", "u16(x)"),
@@ -81,9 +81,13 @@ def test_integer_error_is_located(
 
 
 def test_client_block_needs_real_to_mix() -> None:
-    program = HEADER + "reveal c = a + b\nclient {\n  d = c * 0.5\n}\n"
+    program = HEADER + "reveal c = a + b\nreveal x\nclient {\n  d = c * x\n}\n"
     with pytest.raises(ProgramErrors, match="mixing integer and real values"):
         check(parse_program(program, "prog.hec"))
+    program = HEADER + "reveal c = a + b\nclient {\n  d = c * 0.5\n}\n"
+    with pytest.raises(ProgramErrors, match="not a whole number") as info:
+        check(parse_program(program, "prog.hec"))
+    assert "real(x)" in info.value.hint
     ok = HEADER + "reveal c = a + b\nclient {\n  d = real(c) * 0.5\n}\n"
     checked = check(parse_program(ok, "prog.hec"))
     assert checked.bindings["d"].ty.int_type is None
