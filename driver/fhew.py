@@ -99,8 +99,7 @@ def _concrete_sizes(checked: CheckedProgram, options: Options) -> dict[str, int]
             )
         if size > checked.params[name]:
             raise UserError(
-                f"--size {name}={size} exceeds the program's bound {name} <= "
-                f"{checked.params[name]}"
+                f"--size {name}={size} exceeds the program's bound {name} <= {checked.params[name]}"
             )
     return {n: options.sizes.get(n, bound) for n, bound in checked.params.items()}
 
@@ -152,7 +151,7 @@ def fhew_report(comp: FhewCompilation) -> dict[str, Any]:
         "bootstraps": comp.cover.bootstraps,
         "bootstrap_levels": comp.cover.levels,
         "cells": {"linear": linear, "mux": mux},
-        "gates": {k: v for k, v in m.gates.items()},
+        "gates": dict(m.gates),
         "gate_count": m.gate_count,
         "depth": m.depth,
         "and_count": m.and_count,

@@ -857,7 +857,6 @@ class Checker:
         t = self.int_operand_type(e, a, b, (e.args[0].span, e.args[1].span))
         return self._int_value(self.int_shape(e, args), secret, t)
 
-
     # --------------------------------------------------------------------------- functions
     def call(self, e: ast.Call) -> ValueType:
         if e.func not in FUNCTIONS:

@@ -95,8 +95,9 @@ class _CircuitLowering:
                             raise self.error(
                                 stmt.span,
                                 f"input '{stmt.name}' has shape {format_shape(ty.shape)}, but "
-                                f"'{element_shape[1]}' has {format_shape(element_shape[0])}: the fhew "
-                                "target runs one circuit per element, over arrays of one shape",
+                                f"'{element_shape[1]}' has {format_shape(element_shape[0])}: "
+                                "the fhew target runs one circuit per element, over arrays of "
+                                "one shape",
                                 "give every array input the same shape (scalars are used for "
                                 "every element)",
                             )

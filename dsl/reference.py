@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,8 @@ from dsl.checker import BOOL, CheckedProgram, IntType, inverse_parts
 from dsl.shapes import broadcast_plan
 
 Array = npt.NDArray[np.float64]
+# Integer values: Python integers (dtype object), each in its type's range.
+Ints = npt.NDArray[Any]
 
 
 @dataclass
@@ -104,7 +107,7 @@ class _Evaluator:
                 raise AssertionError(f"cannot evaluate {e!r}")
 
     # ---- integers -------------------------------------------------------------------------
-    def int_operand(self, e: ast.Expr, t: IntType) -> Array:
+    def int_operand(self, e: ast.Expr, t: IntType) -> Ints:
         """An operand of an operation on `t`: an integer expression, or a constant."""
         assert e.ty is not None
         if e.ty.int_type is None:
@@ -112,7 +115,7 @@ class _Evaluator:
             return np.asarray(int(e.ty.const), dtype=object)
         return self.int_expr(e, e.ty.int_type)
 
-    def int_expr(self, e: ast.Expr, t: IntType) -> Array:
+    def int_expr(self, e: ast.Expr, t: IntType) -> Ints:
         match e:
             case ast.Name():
                 return self.env[e.name]
@@ -129,7 +132,7 @@ class _Evaluator:
             case _:
                 raise AssertionError(f"cannot evaluate {e!r} on integers")
 
-    def int_binary(self, e: ast.Binary, t: IntType) -> Array:
+    def int_binary(self, e: ast.Binary, t: IntType) -> Ints:
         assert e.lhs.ty is not None and e.rhs.ty is not None
         of = e.lhs.ty.int_type or e.rhs.ty.int_type
         assert of is not None
@@ -169,7 +172,7 @@ class _Evaluator:
                 }[op]
                 return to_int(fn(a, b))
 
-    def int_call(self, e: ast.Call, t: IntType) -> Array:
+    def int_call(self, e: ast.Call, t: IntType) -> Ints:
         match e.func:
             case "popcount":
                 x = self.int_expr(e.args[0], t)
@@ -263,7 +266,7 @@ class _Evaluator:
                     return np.asarray(fn(x), dtype=np.float64)
 
 
-def to_int(x: npt.ArrayLike) -> Array:
+def to_int(x: npt.ArrayLike) -> Ints:
     """An array of Python integers (dtype object)."""
     a = np.asarray(x)
     out = np.empty(a.shape, dtype=object)
@@ -271,7 +274,7 @@ def to_int(x: npt.ArrayLike) -> Array:
     return out if a.shape else np.asarray(int(a), dtype=object)
 
 
-def wrap(x: npt.ArrayLike, t: IntType) -> Array:
+def wrap(x: npt.ArrayLike, t: IntType) -> Ints:
     """`x` (integers) wrapped to `t`: modulo 2^width, into t's range."""
     a = to_int(x)
     modulus = 1 << t.width
@@ -282,7 +285,7 @@ def wrap(x: npt.ArrayLike, t: IntType) -> Array:
     return np.asarray(f(a), dtype=object)
 
 
-def int_input(name: str, value: npt.ArrayLike, shape: tuple[int, ...], t: IntType) -> Array:
+def int_input(name: str, value: npt.ArrayLike, shape: tuple[int, ...], t: IntType) -> Ints:
     """An integer input: whole numbers within t's range, as Python integers."""
     a = np.asarray(value)
     if a.shape != shape:

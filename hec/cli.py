@@ -659,9 +659,11 @@ def _run_run(args: argparse.Namespace) -> int:
             print(line)
         compute = s.get("compute")
         if isinstance(compute, dict):  # --scheme fhew: the server's role, as the runtime counted
+            took = compute.get("seconds")
             print(
-                f"  server: {compute.get('bootstraps')} bootstraps over {compute.get('evaluations')}"
-                f" element(s) in {float(compute.get('seconds', 0.0)):.2f} s"
+                f"  server: {compute.get('bootstraps')} bootstraps over "
+                f"{compute.get('evaluations')} element(s)"
+                + (f" in {took:.2f} s" if isinstance(took, int | float) else "")
             )
         seconds = s.get("residue_seconds")
         if isinstance(seconds, list):

@@ -96,8 +96,9 @@ std::vector<unsigned long long> values_of(const std::string& name, const std::st
 
 // The number of evaluations the values give (every input word the same count, each value
 // within its word's width, no unknown name).
-std::size_t checked_evaluations(const hec::fhew::GateProgram& program,
-                                const std::map<std::string, std::vector<unsigned long long>>& values) {
+std::size_t checked_evaluations(
+    const hec::fhew::GateProgram& program,
+    const std::map<std::string, std::vector<unsigned long long>>& values) {
   std::size_t evaluations = 0;
   bool first = true;
   for (const auto& w : program.inputs) {
@@ -249,7 +250,8 @@ RoleArgs role_args(const std::string& role, int argc, char** argv,
     if (name == "input") {
       const std::size_t eq = value.find('=');
       if (eq == std::string::npos || eq == 0) {
-        throw std::invalid_argument("--input '" + value + "': expected NAME=V1,V2,... or NAME=@FILE");
+        throw std::invalid_argument("--input '" + value +
+                                    "': expected NAME=V1,V2,... or NAME=@FILE");
       }
       const std::string word = value.substr(0, eq);
       if (out.values.count(word)) throw std::invalid_argument("--input " + word + " given twice");

@@ -107,8 +107,7 @@ def test_types() -> None:
     assert INT_TYPES["u64"].hi == 2**64 - 1
     checked = check(
         parse_program(
-            HEADER
-            + "c = a < b\nd = select(c, a, b)\ne = u16(s)\ng = popcount(w)\nh = a ^ 3\n",
+            HEADER + "c = a < b\nd = select(c, a, b)\ne = u16(s)\ng = popcount(w)\nh = a ^ 3\n",
             "p.hec",
         )
     )

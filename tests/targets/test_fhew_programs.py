@@ -23,7 +23,7 @@ from compiler.errors import UserError
 from driver.environment import runtime_build_dir
 from driver.fhew import compile_fhew, fhew_report, run_fhew
 from driver.pipeline import Options
-from dsl.checker import check
+from dsl.checker import ProgramErrors, check
 from dsl.parser import parse_file, parse_program
 from dsl.reference import evaluate
 
@@ -56,7 +56,8 @@ def all_inputs(comp, rng: np.random.Generator) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_circuit_matches_the_reference_on_every_input(path: Path) -> None:
     comp = compiled(path)
-    assert comp.abc.get("verdict", "").lower().startswith("networks are equivalent"), comp.abc
+    verdict = comp.abc.get("verdict")
+    assert isinstance(verdict, str) and verdict.lower().startswith("networks are equivalent")
     values = all_inputs(comp, np.random.default_rng(23))
     count = len(next(iter(values.values())))
     bound = comp.checked.params["N"]
@@ -156,7 +157,7 @@ def test_fhew_refusals_are_located(text: str, line: int, message: str) -> None:
         compile_fhew(check(parse_program(text, "p.hec")), Options())
     if line:
         err = info.value
-        first = err.errors[0] if hasattr(err, "errors") else err
+        first = err.errors[0] if isinstance(err, ProgramErrors) else err
         assert first.location is not None and first.location.line == line, str(err)
 
 
@@ -232,9 +233,10 @@ def encrypted_run(path: Path, tmp_path: Path, insecure: bool, count: int, seed: 
         ], name
     stats = result.summary["compute"]
     assert isinstance(stats, dict)
+    worst = stats["worst_failure_log2"]
+    assert isinstance(worst, float) and worst <= (0 if insecure else -40)
     assert stats["bootstraps"] == comp.cover.bootstraps * count
     assert stats["evaluations"] == count
-    assert stats["worst_failure_log2"] <= (0 if insecure else -40)
 
 
 @pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
