@@ -21,9 +21,17 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+
+from compiler.analysis.sizes import Sizes
+from driver.pipeline import Options, compile_file, report_of
+from driver.run import build_cpp
+from dsl.checker import check
+from dsl.parser import parse_file
+from dsl.reference import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,15 +45,20 @@ def _role(binary: Path, *args: str) -> str:
     return done.stderr
 
 
-def measure(program: str, sizes: dict[str, int], inputs: dict[str, np.ndarray], work: Path) -> list:
-    from compiler.analysis.sizes import Sizes
-    from driver.pipeline import Options, compile_file, report_of
-    from driver.run import build_cpp
-    from dsl.checker import check
-    from dsl.parser import parse_file
-    from dsl.reference import evaluate
-
-    comp = compile_file(ROOT / program, Options(sizes=Sizes.of(sizes)))
+def measure(
+    program: str,
+    sizes: dict[str, int],
+    inputs: dict[str, np.ndarray],
+    work: Path,
+    options: Options | None = None,
+    kinds: tuple[str, ...] = ("flooded", "plain"),
+) -> list:
+    """Compile `program` (default options unless given), run every role encrypted with one data
+    owner, decrypt once per kind ("flooded": the default; "plain": --no-flooding), and return
+    per revealed output the promised bits, the bound's bits and the bits measured per kind,
+    with the largest error against the error bound (`bound_ratio`, <= 1 when the bound holds)."""
+    opts = replace(options or Options(), sizes=Sizes.of(sizes))
+    comp = compile_file(ROOT / program, opts)
     report = report_of(comp)
     built = build_cpp(comp, ROOT / program, work / "build")
     b = built.binary
@@ -65,8 +78,8 @@ def measure(program: str, sizes: dict[str, int], inputs: dict[str, np.ndarray], 
     _role(b, "compute", "--eval", str(keys / "eval"), "--sign", str(work / "server.sign"),
           "--in", str(work / "ct"), "--out", str(work / "res"))  # fmt: skip
     dec = ["decrypt", "--sk", str(keys / "secret"), "--in", str(work / "res")]
-    _role(b, *dec, "--out", str(work / "flooded"))
-    _role(b, *dec, "--out", str(work / "plain"), "--no-flooding")
+    for kind in kinds:
+        _role(b, *dec, "--out", str(work / kind), *(["--no-flooding"] if kind == "plain" else []))
     checked = check(parse_file(str(ROOT / program)))
     want = evaluate(checked, sizes, inputs).revealed
     rows = []
@@ -74,13 +87,16 @@ def measure(program: str, sizes: dict[str, int], inputs: dict[str, np.ndarray], 
         name = o["name"]
         bound = max(abs(o["range"][0]), abs(o["range"][1]))
         ref = np.asarray(want[name], dtype=np.float64)
-        row = {"program": Path(program).stem, "output": name, "promised": 19.0,
-               "bound_bits": o["precision_bits"],
-               "flooded_bound_bits": o["flooded_precision_bits"]}  # fmt: skip
-        for kind in ("flooded", "plain"):
+        bits = o.get("flooded_precision_bits", o["precision_bits"])
+        row = {"program": Path(program).stem, "output": name, "promised": opts.precision_bits,
+               "exact": bool(o.get("exact")), "bound_bits": o["precision_bits"],
+               "flooded_bound_bits": bits}  # fmt: skip
+        for kind in kinds:
             got = np.load(work / kind / f"{name}.npy").astype(np.float64)
             err = float(np.max(np.abs(got - ref)))
             row[kind] = math.log2(bound) - math.log2(err) if err > 0 else math.inf
+            allowed = bound * 2.0 ** -(bits if kind == "flooded" else o["precision_bits"])
+            row[f"{kind}_bound_ratio"] = err / allowed
         rows.append(row)
     return rows
 

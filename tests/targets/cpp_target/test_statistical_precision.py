@@ -7,6 +7,7 @@ checks the analysis against itself; this checks it against the runtime's real no
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +75,8 @@ def _inputs(
 def _check_encrypted(comp: Compilation, source: Path, work: Path) -> None:
     built = build_cpp(comp, source, work / "build")
     sizes = sizes_for_run(comp)
-    promised = report_of(comp)["outputs"]
+    report = report_of(comp)
+    promised = report["outputs"]
     for seed in range(SEEDS):
         data = _inputs(comp, sizes, seed)
         files: dict[str, Path] = {}
@@ -87,11 +89,20 @@ def _check_encrypted(comp: Compilation, source: Path, work: Path) -> None:
             np.save(files[name], value)
         want = evaluate(comp.checked, sizes, data).revealed
         dec = all_roles(built.binary, files, work / f"run{seed}")
+        if seed == 0:  # the report's upload figure is what the encrypt role writes (issue 19)
+            _check_upload(report["sizes"], sizes, work / f"run{seed}" / "ct", source.name)
         for o in promised:
             got = np.load(dec / f"{o['name']}.npy")
             err = float(np.max(np.abs(got - want[o["name"]]))) if got.size else 0.0
             bound = max(abs(o["range"][0]), abs(o["range"][1])) * 2.0 ** -o["precision_bits"]
             assert err <= bound, (source.name, o["name"], seed, err, bound)
+
+
+def _check_upload(figures: dict, sizes: dict[str, int], ct: Path, name: str) -> None:
+    individuals = math.prod(sizes[a] for a in figures["individual_axes"])
+    want = figures["upload_per_individual"] * individuals + figures["upload_other"]
+    written = sum(f.stat().st_size for f in ct.rglob("*.cts"))
+    assert abs(written - want) <= 0.01 * written, (name, written, want)
 
 
 @pytest.mark.slow
