@@ -250,3 +250,70 @@ def test_encrypted_runs_match_the_reference(name: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["add8.hec", "millionaires.hec", "hamming.hec"])
 def test_encrypted_runs_at_128_bits(name: str, tmp_path: Path) -> None:
     encrypted_run(CIRCUITS / name, tmp_path, insecure=False, count=4, seed=len(name))
+
+
+def test_compile_writes_the_gate_program(tmp_path: Path) -> None:
+    done = run_hec("compile", str(CIRCUITS / "add8.hec"), "--scheme", "fhew", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "15 bootstraps in 8 levels per element" in done.stdout
+    text = (tmp_path / "add8.gates").read_text()
+    assert text.startswith("hec-fhew-gates 1\n") and text.count("\nlinear ") == 15
+
+
+def test_a_missing_runtime_tool_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEC_RUNTIME_BUILD", str(tmp_path / "nowhere"))
+    np.save(tmp_path / "a.npy", np.array([1, 2]))
+    np.save(tmp_path / "b.npy", np.array([3, 4]))
+    with pytest.raises(UserError, match="hec_fhew_gates is not built"):
+        run_fhew(
+            CIRCUITS / "add8.hec",
+            {"a": tmp_path / "a.npy", "b": tmp_path / "b.npy"},
+            tmp_path / "out",
+            Options(insecure=True),
+        )
+
+
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+def test_the_server_refuses_ciphertexts_of_another_key(tmp_path: Path) -> None:
+    """compute checks the ciphertexts' key id against the evaluation key's: a role failure is
+    a UserError carrying the runtime's message."""
+    from driver.roles import run_role
+
+    comp = compiled(CIRCUITS / "add8.hec", insecure=True)
+    program = tmp_path / "p.gates"
+    program.write_text(comp.gate_text)
+    for keys in ("k1", "k2"):
+        run_role(TOOL, "keygen", "--params", "toy-ginx", "--out", str(tmp_path / keys))
+    run_role(
+        TOOL,
+        "encrypt",
+        "--params",
+        "toy-ginx",
+        "--sk",
+        str(tmp_path / "k1" / "secret"),
+        "--program",
+        str(program),
+        "--input",
+        "a=1,2",
+        "--input",
+        "b=3,4",
+        "--out",
+        str(tmp_path / "ct"),
+    )
+    with pytest.raises(UserError, match=r"hec_fhew_gates compute failed: .*key id"):
+        run_role(
+            TOOL,
+            "compute",
+            "--params",
+            "toy-ginx",
+            "--eval",
+            str(tmp_path / "k2" / "eval"),
+            "--program",
+            str(program),
+            "--in",
+            str(tmp_path / "ct"),
+            "--out",
+            str(tmp_path / "res"),
+        )
+    with pytest.raises(UserError, match="compute: unknown option '--sk'"):
+        run_role(TOOL, "compute", "--sk", str(tmp_path / "k1" / "secret"))
