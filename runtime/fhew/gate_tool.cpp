@@ -223,6 +223,9 @@ int run(int argc, char** argv) {
 
 // --- the roles ------------------------------------------------------------------------------
 
+// Evaluations the compute role runs together (one eval_batch per level over all of them).
+constexpr std::size_t kBatchEvaluations = 64;
+
 // Options of one role: `--NAME VALUE` pairs (each once, from `allowed`) and repeated --input.
 struct RoleArgs {
   std::map<std::string, std::string> options;
@@ -332,10 +335,15 @@ int role_compute(int argc, char** argv) {
   out.reserve(evaluations * word_bits(program.outputs));
   std::size_t bootstraps = 0;
   double seconds = 0;
-  for (std::size_t e = 0; e < evaluations; ++e) {
-    const std::span<const hec::fhew::Ciphertext> bits(in.data() + e * per, per);
+  // Evaluations in chunks run as one batch per level (run_gate_program_batch); a chunk's
+  // wires bound the memory (program.wires ciphertexts per evaluation).
+  const std::size_t chunk = std::max<std::size_t>(
+      1, std::min<std::size_t>(kBatchEvaluations, (std::size_t{1} << 17) / (program.wires + 1)));
+  for (std::size_t e = 0; e < evaluations; e += chunk) {
+    const std::size_t count = std::min(chunk, evaluations - e);
+    const std::span<const hec::fhew::Ciphertext> bits(in.data() + e * per, count * per);
     hec::fhew::GateRunStats stats;
-    const auto result = hec::fhew::run_gate_program(ctx, ek, program, bits, &stats);
+    const auto result = hec::fhew::run_gate_program_batch(ctx, ek, program, bits, count, &stats);
     bootstraps += stats.bootstraps;
     seconds += stats.seconds;
     out.insert(out.end(), result.begin(), result.end());
