@@ -198,3 +198,21 @@ def test_reference_refuses_out_of_range_inputs() -> None:
         evaluate(checked, {"N": 2}, {"a": np.array([1, 256]), "b": good, "s": good, "t": good})
     with pytest.raises(UserError, match="not whole numbers"):
         evaluate(checked, {"N": 2}, {"a": np.array([1.5, 2]), "b": good, "s": good, "t": good})
+
+
+SYNTAX = [
+    ("param N <= 4\ninput a: secret[N] u9\nreveal c = a\n", 2, 20, "unknown element type 'u9'"),
+    ("input a: public bool8\nb = a\n", 1, 17, "unknown element type 'bool8'"),
+    ("param N <= 4\ninput a: secret[N] u8\nc = a < 3 < 4\n", 3, 11, "comparisons do not chain"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "column", "message"), SYNTAX)
+def test_integer_syntax_errors_are_located(text: str, line: int, column: int, message: str) -> None:
+    with pytest.raises(UserError) as info:
+        parse_program(text, "bad.hec")
+    err = info.value
+    assert message in err.message, str(err)
+    assert err.location is not None
+    assert (err.location.line, err.location.column) == (line, column), str(err)
+    assert err.hint
