@@ -784,6 +784,32 @@ def _gwas_arguments(parser: argparse.ArgumentParser) -> None:
     linear.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     _gwas_common_arguments(linear)
     _scale_out_arguments(linear)
+    logistic = sub.add_parser(
+        "logistic",
+        help="logistic regression with covariates (PLINK 1.9 --logistic --covar --hide-covar)",
+        description="Case/control test of every SNP adjusted for covariates by the semi-parallel "
+        "method (the covariate-only model fitted once, one Newton step per SNP), computed by "
+        "gwas/programs/logistic.hec under encryption; writes PREFIX.assoc.logistic (CHR SNP BP "
+        "A1 TEST NMISS OR STAT P, the ADD rows), PREFIX.manhattan.png, PREFIX.qq.png, "
+        "PREFIX.log.",
+    )
+    _gwas_data_arguments(
+        logistic,
+        covar_help="covariate file (FID IID value...; header FID IID NAME... optional; -9 and "
+        "NA are missing values, refused); standardized, an intercept added",
+    )
+    logistic.add_argument(
+        "--covar-name", metavar="A,B,...", help="the covariate columns to use (needs a header)"
+    )
+    logistic.add_argument(
+        "--check-plaintext", action="store_true",
+        help="also compute the statistic in float64 on the plaintext data and report the "
+        "agreement in the .log",
+    )  # fmt: skip
+    logistic.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
+    logistic.add_argument("--seed", type=int, default=0, help="noise seed of --backend sim")
+    logistic.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _gwas_common_arguments(logistic)
 
 
 def _scale_out_arguments(parser: argparse.ArgumentParser) -> None:
@@ -854,8 +880,9 @@ def _scale_of(args: argparse.Namespace):
     )
 
 
-def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
-    """The input, phenotype and filter options, spelled and read as PLINK 1.9 does."""
+def _gwas_data_arguments(parser: argparse.ArgumentParser, covar_help: str | None = None) -> None:
+    """The input, phenotype and filter options, spelled and read as PLINK 1.9 does
+    (`covar_help`: what --covar does for a test that uses covariates)."""
     src = parser.add_argument_group("genotypes (exactly one)")
     src.add_argument("--bfile", metavar="PREFIX", help="PLINK 1 fileset PREFIX.bed/.bim/.fam")
     src.add_argument("--pfile", metavar="PREFIX", help="PLINK 2 fileset PREFIX.pgen/.pvar/.psam")
@@ -881,7 +908,8 @@ def _gwas_data_arguments(parser: argparse.ArgumentParser) -> None:
     ph.add_argument("--update-sex", metavar="FILE", help="FID IID SEX per line")
     ph.add_argument(
         "--covar", metavar="FILE",
-        help="covariate file: the --assoc tests use no covariate, so it is ignored with a "
+        help=covar_help
+        or "covariate file: the --assoc tests use no covariate, so it is ignored with a "
         "warning, as plink1.9 does",
     )  # fmt: skip
     flt = parser.add_argument_group("filters and quality control (PLINK 1.9's order)")
@@ -944,6 +972,7 @@ def _gwas_options(args: argparse.Namespace):
         one_based=args.one_based,
         allow_no_sex=args.allow_no_sex,
         update_sex=args.update_sex,
+        covar=args.covar,
         selection=_selection_of(args),
         counts=getattr(args, "counts", False),
         ci=getattr(args, "ci", None),
@@ -974,6 +1003,8 @@ def _gwas_run(args: argparse.Namespace) -> int:
 
     if args.test == "linear":
         return _linear_run(args)
+    if args.test == "logistic":
+        return _logistic_run(args)
     result = run_chisq(_gwas_options(args))
     print(f"hec gwas chisq: {backend_label(result.backend)}")
     if args.block:  # one block of a run split by hand: nothing merged yet
@@ -1006,6 +1037,25 @@ def _linear_run(args: argparse.Namespace) -> int:
             print(f"  {note}")
         return 0
     print(f"  {result.n_included} individuals, {len(result.p)} SNPs")
+    for path in result.files:
+        print(f"  wrote {path}")
+    return 0
+
+
+def _logistic_run(args: argparse.Namespace) -> int:
+    from gwas.logistic import LogisticOptions, run_logistic
+
+    common = _gwas_options(args)
+    names = [n for n in args.covar_name.split(",") if n] if args.covar_name else None
+    result = run_logistic(LogisticOptions(common, names, args.check_plaintext))
+    kind = "encrypted" if result.backend_encrypts else "SIMULATION (nothing encrypted)"
+    print(f"hec gwas logistic: {kind}")
+    print(
+        f"  {result.n_included} individuals ({result.n_cases} cases), {len(result.p)} SNPs, "
+        f"covariates {', '.join(result.covariates)} and an intercept, lambda {result.lam:.4f}"
+    )
+    if result.check:
+        print(f"  --check-plaintext: R^2 of STAT {result.check['r2']:.9f}")
     for path in result.files:
         print(f"  wrote {path}")
     return 0
@@ -1092,9 +1142,16 @@ def _site_run(args: argparse.Namespace) -> int:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "test", nargs="?", choices=("chisq", "logistic"), default="chisq",
+        help="chisq (default): hec gwas chisq; logistic: hec gwas logistic with confounding "
+        "covariates, compared with plink1.9 --logistic",
+    )  # fmt: skip
     parser.add_argument("--dir", default="demo-output", help="where the cohort and results go")
-    parser.add_argument("--n", type=int, default=2000, help="individuals (default 2000)")
-    parser.add_argument("--m", type=int, default=20000, help="SNPs (default 20000)")
+    parser.add_argument(
+        "--n", type=int, default=None, help="individuals (default 2000; logistic: 1000)"
+    )
+    parser.add_argument("--m", type=int, default=None, help="SNPs (default 20000; logistic: 4096)")
     parser.add_argument("--causal", type=int, default=10, help="planted associations")
     parser.add_argument(
         "--missing-rate", type=float, default=0.0, help="fraction of calls set missing"
@@ -1107,12 +1164,31 @@ def _demo_run(args: argparse.Namespace) -> int:
     _announce(args, "hec demo")
     from pathlib import Path
 
+    if args.test == "logistic":
+        from gwas.demo_logistic import run_logistic_demo
+
+        if args.missing_rate:
+            raise UserError("hec demo logistic: --missing-rate is not supported (the "
+                            "semi-parallel test needs every call)")  # fmt: skip
+        logistic = run_logistic_demo(
+            Path(args.dir),
+            n=args.n or 1000,
+            m=args.m or 4096,
+            n_causal=args.causal,
+            seed=args.seed,
+            backend=args.backend,
+            threads=args.threads,
+            progress=not args.no_progress,
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        )
+        sys.stdout.write(logistic.text)
+        return 0
     from gwas.demo import run_demo
 
     demo = run_demo(
         Path(args.dir),
-        n=args.n,
-        m=args.m,
+        n=args.n or 2000,
+        m=args.m or 20000,
         n_causal=args.causal,
         missing_rate=args.missing_rate,
         seed=args.seed,
@@ -1140,7 +1216,8 @@ COMMANDS += [
     ),
     Command(
         "demo",
-        "simulate a case/control cohort and run the chi-square GWAS on it end to end",
+        "simulate a case/control cohort and run the chi-square GWAS (or, `hec demo logistic`, the "
+        "logistic regression with covariates) on it end to end",
         _demo_arguments,
         _demo_run,
     ),

@@ -110,6 +110,27 @@ def test_gwas_error_confidence_reaches_the_compiler_and_the_log(
     assert not (tmp_path / "c.assoc").exists()
 
 
+def test_gwas_chisq_covar_is_ignored_with_a_warning_or_refused_when_missing(
+    complete_cohort: PlinkCohort,
+    tmp_path: Path,
+    program_cache: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--covar` on chisq was dropped by the command line before it reached the test: neither
+    plink1.9's warning nor the check of the file happened (found by the logistic22 helper)."""
+    args = ["gwas", "chisq", "--bfile", str(complete_cohort.prefix), "--cache-dir",
+            str(program_cache), "--no-progress", "--backend", "sim", "--no-plots"]  # fmt: skip
+    code = main([*args, "--out", str(tmp_path / "a"), "--covar", str(tmp_path / "none.covar")])
+    assert code == 1
+    assert "none.covar: no such file (--covar)" in capsys.readouterr().err
+    assert not (tmp_path / "a.assoc").exists()
+    covar = tmp_path / "c.covar"
+    fam = Path(str(complete_cohort.prefix) + ".fam").read_text().splitlines()
+    covar.write_text("".join(f"{line.split()[0]} {line.split()[1]} 1.5\n" for line in fam))
+    assert main([*args, "--out", str(tmp_path / "b"), "--covar", str(covar)]) == 0
+    assert "Warning: ignoring --covar" in (tmp_path / "b.log").read_text()
+
+
 def test_gwas_chisq_user_error_exit_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
