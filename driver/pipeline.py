@@ -60,7 +60,7 @@ from targets.sim.bfv_sim import simulate_bfv
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
-SchemeName = Literal["ckks", "bfv", "labhe", "auto"]
+SchemeName = Literal["ckks", "bfv", "labhe", "fhew", "auto"]
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,8 @@ class Options:
     owner_side: bool = True
     packed_counts: bool = True
     # The target scheme: "ckks" (this module), "labhe" (driver/labhe.py: labeled HE for degree-2
-    # programs) or "auto" (labhe when every revealed value has degree <= 2).
+    # programs), "fhew" (driver/fhew.py: integer and Boolean programs as FHEW gate programs) or
+    # "auto" (labhe when every revealed value has degree <= 2).
     scheme: SchemeName = "ckks"
     exact: bool = False  # --exact: only an exact scheme (bfv) may be chosen
     labhe_linear: Literal["jl", "paillier"] = (

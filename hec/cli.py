@@ -354,11 +354,12 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--scheme",
-        choices=("ckks", "bfv", "labhe", "auto"),
+        choices=("ckks", "bfv", "labhe", "fhew", "auto"),
         default=None,
         help="target scheme: ckks (default: approximate, reals); bfv: exact integers (inputs "
         "with integer domains); labhe: labeled HE (Barbosa-Catalano-Fiore) for programs whose "
-        "revealed values have degree <= 2; auto: ckks or bfv, whichever the cost model "
+        "revealed values have degree <= 2; fhew: integer and Boolean programs (u8, i16, bool, "
+        "...) as FHEW gate programs; auto: ckks or bfv, whichever the cost model "
         "estimates faster at the sizes of the run",
     )
     parser.add_argument(
@@ -436,6 +437,14 @@ def _report_run(args: argparse.Namespace) -> int:
         report = labhe_report(compile_labhe_file(args.file, _options_of(args)))
         print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
         return 0
+    if args.scheme == "fhew":
+        from driver.fhew import compile_fhew_file, fhew_report, render_fhew_text
+
+        if args.compare_heir:
+            raise UserError("--compare-heir compares ckks compilations; this report is for fhew")
+        report = fhew_report(compile_fhew_file(args.file, _options_of(args)))
+        print(json.dumps(report, indent=2) if args.json else render_fhew_text(report), end="")
+        return 0
     comp = _compile(args)
     if comp.labhe is not None:  # --scheme auto chose labeled HE
         if args.compare_heir:
@@ -473,6 +482,11 @@ def _simulate_run(args: argparse.Namespace) -> int:
 
     from driver.pipeline import simulate_against_reference
 
+    if args.scheme == "fhew":
+        raise UserError(
+            "hec simulate runs the CKKS and BFV reference simulators",
+            hint="for the fhew target: hec run FILE --scheme fhew --sim (the netlist simulator)",
+        )
     if args.scheme not in (None, "ckks", "bfv"):
         raise UserError(
             "hec simulate runs the CKKS and BFV reference simulators",
@@ -557,6 +571,22 @@ def _cpp_compile_arguments(parser: argparse.ArgumentParser) -> None:
 def _cpp_compile_run(args: argparse.Namespace) -> int:
     from driver.run import compile_cpp
 
+    if args.scheme == "fhew":
+        from pathlib import Path
+
+        from driver.fhew import compile_fhew_file
+
+        comp = compile_fhew_file(args.file, _options_of(args))
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"{comp.name}.gates"
+        target.write_text(comp.gate_text)
+        print(
+            f"program {comp.name}: FHEW gate program {target} ({comp.cover.bootstraps} "
+            f"bootstraps in {comp.cover.levels} levels per element); run it with "
+            "hec run --scheme fhew"
+        )
+        return 0
     if _labhe_chosen(args):
         from driver.labhe import compile_labhe_cpp
 
@@ -601,7 +631,18 @@ def _run_run(args: argparse.Namespace) -> int:
     from driver.run import parse_inputs, run_encrypted, run_sim
 
     inputs = parse_inputs(args.input)
-    if _labhe_chosen(args):
+    if args.scheme == "fhew":
+        from driver.fhew import run_fhew
+
+        result = run_fhew(
+            args.file,
+            inputs,
+            args.out,
+            _options_of(args),
+            sim=args.sim,
+            work=args.build_dir or None,
+        )
+    elif _labhe_chosen(args):
         from driver.labhe import run_labhe
 
         owners: dict[str, int] = {}
@@ -647,6 +688,14 @@ def _run_run(args: argparse.Namespace) -> int:
             if name in exact:  # beyond 2^53: the exact integers in decimal text beside it
                 line += f" (nearest float64; exact integers: {result.outdir / str(exact[name])})"
             print(line)
+        compute = s.get("compute")
+        if isinstance(compute, dict):  # --scheme fhew: the server's role, as the runtime counted
+            took = compute.get("seconds")
+            print(
+                f"  server: {compute.get('bootstraps')} bootstraps over "
+                f"{compute.get('evaluations')} element(s)"
+                + (f" in {took:.2f} s" if isinstance(took, int | float) else "")
+            )
         seconds = s.get("residue_seconds")
         if isinstance(seconds, list):
             each = ", ".join(f"{x:.2f}" for x in seconds if isinstance(x, float | int))
