@@ -17,7 +17,7 @@ from enum import Enum
 from xdsl.dialects.builtin import ModuleOp
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.dialects import ckks
+from compiler.dialects import ckks, he
 from compiler.errors import InternalError
 from compiler.ir_text import parse_ir, print_ir
 
@@ -29,6 +29,11 @@ class Layout(Enum):
     COMPLEX = ckks.COMPLEX  # two column blocks per ciphertext (real and imaginary parts)
     REPLICATED = ckks.REPLICATED  # one value in every slot
     COEFF = ckks.COEFF  # packed counts: `group` columns per coefficient
+    GRID = "grid"  # rows x columns (docs/layout.md): the type's layout text gives R and roles
+
+    @staticmethod
+    def of(name: str) -> Layout:
+        return Layout.GRID if he.grid_of(name) is not None else Layout(name)
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ def manifest_of(module: ModuleOp) -> Manifest:
             if ckks.pt_type(op.result).layout_name == ckks.COEFF:
                 groups.append(op.group_value)
     encrypted = tuple(
-        EncryptedInput(tuple(e.source().sources()), Layout(ckks.ct_type(e.result).layout_name))
+        EncryptedInput(tuple(e.source().sources()), Layout.of(ckks.ct_type(e.result).layout_name))
         for e in program.encrypts()
     )
     outputs = tuple(dict.fromkeys(d.sym_value for d in program.decrypts()))

@@ -49,7 +49,7 @@ from passes.check_security import CheckSecurityPass
 from passes.complex_packing import SEARCH_PASSES, SearchMemo
 from passes.depth_minimization import DepthMinimizationPass
 from passes.lazy_relinearization import LazyRelinearizationPass
-from passes.lower_stat_to_he import LowerStatToHePass
+from passes.lower_stat_to_he import GridChoice, LowerStatToHePass
 from passes.matrix_chain_ordering import MatrixChainOrderingPass, chain_decisions
 from passes.owner_side import OwnerSidePass
 from passes.packed_counts import PackedCountsPass
@@ -60,7 +60,7 @@ from targets.sim.bfv_sim import simulate_bfv
 from targets.sim.data import random_inputs
 from targets.sim.simulator import simulate
 
-SchemeName = Literal["ckks", "bfv", "labhe", "auto"]
+SchemeName = Literal["ckks", "bfv", "labhe", "fhew", "auto"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,10 @@ class Options:
     flooding: bool = True
     max_degree: int = 4
     log_n: int = 0
+    # Grid rows R of the grid layout (docs/layout.md; passes/lower_stat_to_he.py): 1 the
+    # packed and replicated layouts (what the C++ target runs today), 0 chosen by the cost
+    # model.
+    grid_rows: int = 1
     # Budget for the evaluation keys in MiB (0: none): passes/rotation_keys.py plans the slot
     # sums within it, or refuses naming the key size.
     key_memory_mib: float = 0.0
@@ -97,7 +101,8 @@ class Options:
     owner_side: bool = True
     packed_counts: bool = True
     # The target scheme: "ckks" (this module), "labhe" (driver/labhe.py: labeled HE for degree-2
-    # programs) or "auto" (labhe when every revealed value has degree <= 2).
+    # programs), "fhew" (driver/fhew.py: integer and Boolean programs as FHEW gate programs) or
+    # "auto" (labhe when every revealed value has degree <= 2).
     scheme: SchemeName = "ckks"
     exact: bool = False  # --exact: only an exact scheme (bfv) may be chosen
     labhe_linear: Literal["jl", "paillier"] = (
@@ -144,6 +149,8 @@ class Compilation:
     # --scheme auto chose labeled HE (driver/labhe.py's LabheCompilation): the commands follow
     # the labeled path; this compilation is the best RLWE one, kept for the report.
     labhe: Any = None
+    # --grid-rows auto: the grid shapes the lowering weighed and its choice.
+    grids: list[GridChoice] = field(default_factory=list)
 
     @property
     def scheme(self) -> str:
@@ -191,7 +198,9 @@ def flooding_bits_of(o: Options) -> float:
     return flooding_cost_bits() if o.flooding else 0.0
 
 
-def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModulePass]:
+def transform_passes(
+    o: Options, memo: SearchMemo | None = None, grids: list[GridChoice] | None = None
+) -> list[ModulePass]:
     """The stat passes, the lowering to the HE layer and the scheme-independent HE passes,
     then the scheme's own (passes/schemes.py)."""
     scheme = scheme_of(o)
@@ -215,7 +224,7 @@ def transform_passes(o: Options, memo: SearchMemo | None = None) -> list[ModuleP
         PackedCountsPass(sizes=sizes, enabled=o.packed_counts and scheme.packed_counts),
         DepthMinimizationPass(),
         MatrixChainOrderingPass(sizes=sizes, log_n=o.log_n),
-        LowerStatToHePass(sizes=sizes),
+        LowerStatToHePass(sizes=sizes, grid_rows=o.grid_rows, log_n=o.log_n, choices=grids),
         LazyRelinearizationPass(max_degree=min(o.max_degree, scheme.max_degree)),
         *scheme.passes(settings),
     ]
@@ -475,7 +484,7 @@ def _run_passes_once(
     comp.stat_depth_before = stat_depth(src)
     ctx = Context()
     memo = SearchMemo()
-    steps: list[ModulePass] = transform_passes(options, memo) + checker_passes(options)
+    steps: list[ModulePass] = transform_passes(options, memo, comp.grids) + checker_passes(options)
     searched: str | None = None  # the candidate whose recorded search the pipeline reuses
     for p in steps:
         before = _op_counts(module)
@@ -577,6 +586,8 @@ def report_of(comp: Compilation, threads: int = 0) -> dict[str, Any]:
     decisions = chain_decisions(comp.stat_program, dict(comp.options.sizes), slots)
     if decisions:
         report["matrix_chains"] = [d.as_dict() for d in decisions]
+    if comp.grids:
+        report["grid"] = grid_report(comp)
     if comp.alternatives:
         report["schemes"] = {
             name: (c.as_dict() if isinstance(c, Cost) else {"unavailable": c})
@@ -584,6 +595,26 @@ def report_of(comp: Compilation, threads: int = 0) -> dict[str, Any]:
         }
         report["scheme_choice"] = comp.choice
     return report
+
+
+def grid_report(comp: Compilation) -> dict[str, Any]:
+    """The grid shape chosen (R, and C = slots / R on the ring the parameters picked), the
+    shapes weighed with their costs (at the slots assumed before the ring was chosen) and the
+    layout of every encrypted input and revealed value."""
+    choice = comp.grids[0]
+    out = choice.as_dict()
+    program = next(ckks_programs(comp.module), None)
+    params = program.parameters() if program is not None else None
+    if program is not None and params is not None:
+        out["columns"] = params.slots // choice.rows
+        out["slots"] = params.slots
+        layouts: dict[str, str] = {}
+        for e in program.encrypts():
+            layouts[e.source().sym_value] = ckks.ct_type(e.result).layout_name
+        for d in program.decrypts():
+            layouts[d.sym_value] = ckks.ct_type(d.input).layout_name
+        out["layouts"] = layouts
+    return out
 
 
 def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]) -> list[float]:

@@ -69,13 +69,21 @@ class Name(Expr):
 
 @dataclass(eq=False)
 class Binary(Expr):
-    op: str  # one of + - * / @
+    # + - * / @ on real values; on integers also % < <= > >= == != & | ^ << >>
+    op: str
     lhs: Expr
     rhs: Expr
 
 
 @dataclass(eq=False)
 class Neg(Expr):
+    operand: Expr
+
+
+@dataclass(eq=False)
+class BitNot(Expr):
+    """`~x`: bitwise complement of an integer (logical NOT of a bool)."""
+
     operand: Expr
 
 
@@ -153,12 +161,21 @@ class DomainDecl:
 
 
 @dataclass(eq=False)
+class TypeRef:
+    """An element type written after an input's shape: bool, u8 ... u64, i8 ... i64."""
+
+    span: Span
+    name: str
+
+
+@dataclass(eq=False)
 class InputDecl:
     span: Span
     name: str
     secret: bool
     shape: list[DimRef]
     domain: DomainDecl | None
+    int_type: TypeRef | None = None
 
 
 @dataclass(eq=False)
@@ -204,7 +221,7 @@ def children(e: Expr) -> list[Expr]:
     match e:
         case Binary():
             return [e.lhs, e.rhs]
-        case Neg() | Transpose():
+        case Neg() | BitNot() | Transpose():
             return [e.operand]
         case Pow():
             return [e.base]

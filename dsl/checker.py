@@ -16,7 +16,12 @@ reported together as one `ProgramErrors`):
   its own bindings, never an unrevealed secret;
 - `inv(A)` of a secret matrix is only the whole expression of `reveal B = inv(A)`: the server
   reveals `B_adj = adj(A)` and `B_det = det(A)` and the client divides (`inverse_parts`);
-  anywhere else the inverse would feed encrypted computation, which needs a division.
+  anywhere else the inverse would feed encrypted computation, which needs a division;
+- integer and Boolean values (`input a: secret[N] u8`, docs/language.md) wrap around at their
+  width and combine elementwise with values of the same type (equal shapes or a scalar) or with
+  whole-number constants that fit it; mixing them with real values needs an explicit
+  conversion (`u16(a)`, `real(a)` on public values); shift and rotation amounts are constants
+  below the width; a constant divisor is not zero; `/` and `%` are unsigned.
 """
 
 from __future__ import annotations
@@ -49,10 +54,54 @@ MAX_RANK = 2
 # parameter search's question, answered with a located error).
 MAX_SIZE_BOUND = 2**40
 MAX_SECRET_EXPONENT = MAX_DEGREE
-RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"}
 PUBLIC_FUNCTIONS = {"sqrt", "abs", "exp", "log", "norm_sf", "norm_cdf", "chi2_sf"}
-FUNCTIONS = {"sum", "mean", "poly", "det", "adj", "inv", "eye", "row", "col"} | PUBLIC_FUNCTIONS
 UNBOUNDED = Interval(-math.inf, math.inf)
+
+
+@dataclass(frozen=True)
+class IntType:
+    """An integer element type of `width` bits in two's complement (`signed`) or unsigned;
+    bool is the unsigned 1-bit type. Arithmetic wraps around modulo 2^width."""
+
+    signed: bool
+    width: int
+
+    @property
+    def name(self) -> str:
+        if self.width == 1 and not self.signed:
+            return "bool"
+        return f"{'i' if self.signed else 'u'}{self.width}"
+
+    @property
+    def lo(self) -> int:
+        return -(1 << (self.width - 1)) if self.signed else 0
+
+    @property
+    def hi(self) -> int:
+        return (1 << (self.width - 1)) - 1 if self.signed else (1 << self.width) - 1
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.lo}..{self.hi})"
+
+
+BOOL = IntType(False, 1)
+INT_TYPES: dict[str, IntType] = {"bool": BOOL} | {
+    f"{'i' if signed else 'u'}{w}": IntType(signed, w)
+    for signed in (False, True)
+    for w in (8, 16, 32, 64)
+}
+# Functions on integer values; the type names convert between integer types.
+INT_FUNCTIONS = {"min", "max", "select", "popcount", "rotl", "rotr", "real"} | set(INT_TYPES)
+# Operators defined on integer (and Boolean) values only.
+INT_OPERATORS = {"%", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>"}
+COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
+RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"} | set(INT_TYPES)
+FUNCTIONS = (
+    {"sum", "mean", "poly", "det", "adj", "inv", "eye", "row", "col"}
+    | PUBLIC_FUNCTIONS
+    | INT_FUNCTIONS
+)
+_ARITY = {"poly": 2, "min": 2, "max": 2, "rotl": 2, "rotr": 2, "select": 3}
 
 
 def inverse_parts(name: str) -> tuple[str, str]:
@@ -75,6 +124,8 @@ class ValueType:
     interval: Interval = UNBOUNDED
     const: float | None = None
     unbounded_why: str = ""
+    # The element type of an integer or Boolean value; None for real values.
+    int_type: IntType | None = None
 
 
 @dataclass
@@ -139,7 +190,8 @@ def _safe(make: Callable[[], Interval]) -> Interval:
 
 def _describe(ty: ValueType) -> str:
     kind = "secret" if ty.secret else "public"
-    return f"{kind} {format_shape(ty.shape)}"
+    element = f" {ty.int_type.name}" if ty.int_type else ""
+    return f"{kind} {format_shape(ty.shape)}{element}"
 
 
 def _whole(value: float) -> int | None:
@@ -276,6 +328,12 @@ class Checker:
             )
         shape = tuple(self.dim(d) for d in stmt.shape)
         domain: Domain | None = None
+        if stmt.int_type is not None:
+            t = INT_TYPES[stmt.int_type.name]
+            domain = Interval(float(t.lo), float(t.hi))
+            ty = ValueType(shape, stmt.secret, True, domain, int_type=t)
+            self.define(stmt.name, stmt.span, Binding("input", ty, stmt.span, domain=domain))
+            return
         if stmt.domain is not None:
             domain = self.domain(stmt.domain)
         elif stmt.secret:
@@ -406,12 +464,17 @@ class Checker:
                 return self.binary(e)
             case ast.Neg():
                 t = self.expr(e.operand)
+                if t.int_type is not None:
+                    return self.int_unary(e, t, "-")
                 const = None if t.const is None else -t.const
                 return ValueType(t.shape, t.secret, t.bounded, -t.interval, const, t.unbounded_why)
             case ast.Pow():
                 return self.power(e)
+            case ast.BitNot():
+                return self.int_unary(e, self.expr(e.operand), "~")
             case ast.Transpose():
                 t = self.expr(e.operand)
+                self.not_integer(e, t, "'.T'")
                 if len(t.shape) != 2:
                     raise self.error(
                         e.span,
@@ -444,7 +507,9 @@ class Checker:
                     f"reveal it before the client block: `reveal {e.name}`",
                 )
             t = binding.ty
-            return ValueType(t.shape, False, t.bounded, t.interval, t.const, t.unbounded_why)
+            return ValueType(
+                t.shape, False, t.bounded, t.interval, t.const, t.unbounded_why, t.int_type
+            )
         return binding.ty
 
     def _combine(self, a: ValueType, b: ValueType, shape: Shape, interval: Interval) -> ValueType:
@@ -455,6 +520,8 @@ class Checker:
     def binary(self, e: ast.Binary) -> ValueType:
         a = self.expr(e.lhs)
         b = self.expr(e.rhs)
+        if a.int_type is not None or b.int_type is not None or e.op in INT_OPERATORS:
+            return self.int_binary(e, a, b)
         if e.op == "@":
             return self.matmul(e, a, b)
         if e.op == "/" and b.secret and not self.in_client:
@@ -528,6 +595,11 @@ class Checker:
 
     def power(self, e: ast.Pow) -> ValueType:
         t = self.expr(e.base)
+        if t.int_type is not None:  # `a ^ 3` on integers: XOR with a constant
+            self.fitting_constant(e.exponent, e.exponent_span, t.int_type)
+            return ValueType(
+                t.shape, t.secret, True, Interval(t.int_type.lo, t.int_type.hi), int_type=t.int_type
+            )
         k = _whole(e.exponent)
         if k is None or k < 1:
             raise self.error(
@@ -553,6 +625,238 @@ class Checker:
         interval = _safe(lambda: t.interval.power(k))
         return ValueType(t.shape, t.secret, t.bounded, interval, const, t.unbounded_why)
 
+    # ------------------------------------------------------------------ integers and Booleans
+    def not_integer(self, e: ast.Expr, t: ValueType, what: str) -> None:
+        """Refuses an integer value where only real values are defined."""
+        if t.int_type is not None:
+            raise self.error(
+                e.span,
+                f"{what} is defined on real values, but this is {_describe(t)}",
+                "integer values combine elementwise (+ - * / % & | ^ ~ << >>, comparisons, "
+                "min, max, select, popcount, rotl, rotr); convert a public one with real(x)",
+            )
+
+    def fitting_constant(self, value: float, span: ast.Span, t: IntType) -> int:
+        """A whole-number constant that fits `t`."""
+        whole = _whole(value)
+        if whole is None or not t.lo <= whole <= t.hi:
+            raise self.error(
+                span,
+                f"the constant {value:g} does not fit in {t.describe()}"
+                if whole is not None
+                else f"the constant {value:g} is not a whole number, so it cannot meet {t.name}",
+                f"use a constant in {t.lo}..{t.hi}, or widen the value first: "
+                f"{'i' if t.signed else 'u'}{min(2 * t.width, 64) if t.width > 1 else 8}(x)"
+                if whole is not None
+                else f"use a whole number in {t.lo}..{t.hi}; for real arithmetic convert a "
+                "revealed integer in the client block: real(x)",
+            )
+        return whole
+
+    def int_operand_type(
+        self, e: ast.Binary | ast.Call, a: ValueType, b: ValueType, spans: tuple[ast.Span, ast.Span]
+    ) -> IntType:
+        """The common integer type of two operands: equal types, or one integer and one
+        whole-number constant that fits it; anything else needs a conversion."""
+        ta, tb = a.int_type, b.int_type
+        if ta is not None and tb is not None:
+            if ta != tb:
+                wider = ta if ta.width >= tb.width else tb
+                raise self.error(
+                    e.span,
+                    f"mixing {ta.name} and {tb.name} needs an explicit conversion",
+                    f"convert one side, for example {wider.name}(x): conversions zero- or "
+                    "sign-extend, or wrap to the narrower width",
+                )
+            return ta
+        t = ta or tb
+        assert t is not None
+        other, span = (b, spans[1]) if ta is not None else (a, spans[0])
+        if other.const is None:
+            raise self.error(
+                e.span,
+                f"mixing integer and real values needs an explicit conversion: one side is "
+                f"{_describe(a)}, the other {_describe(b)}",
+                f"declare the real input with an integer type (`input x: secret[N] {t.name}`), "
+                "or reveal the integer and convert it in the client block with real(x)",
+            )
+        self.fitting_constant(other.const, span, t)
+        return t
+
+    def int_shape(self, e: ast.Expr, shapes: list[ValueType]) -> Shape:
+        """Integer values combine elementwise: equal shapes or scalars."""
+        arrays = {t.shape for t in shapes if t.shape}
+        if len(arrays) > 1:
+            raise self.error(
+                e.span,
+                "integer values combine elementwise: "
+                + ", ".join(_describe(t) for t in shapes)
+                + " have different shapes",
+                "give them one shape, or use a scalar on one side",
+            )
+        return next(iter(arrays), ())
+
+    def _int_value(self, shape: Shape, secret: bool, t: IntType) -> ValueType:
+        return ValueType(shape, secret, True, Interval(t.lo, t.hi), int_type=t)
+
+    def int_unary(self, e: ast.Neg | ast.BitNot, t: ValueType, op: str) -> ValueType:
+        it = t.int_type
+        if it is None:
+            raise self.error(
+                e.span,
+                f"'{op}' is bitwise NOT, defined on integer and bool values, but this is "
+                f"{_describe(t)}",
+                "declare the input with an integer type, for example "
+                "`input a: secret[N] u8`, or `bool`",
+            )
+        if op == "-" and it == BOOL:
+            raise self.error(
+                e.span, "'-' on a bool value", "use ~b for NOT, or convert first: -u8(b)"
+            )
+        return self._int_value(t.shape, t.secret, it)
+
+    def int_binary(self, e: ast.Binary, a: ValueType, b: ValueType) -> ValueType:
+        if a.int_type is None and b.int_type is None:
+            what = {
+                "^": "'^' with a non-literal right side is XOR",
+                "%": "'%' is the remainder of integer division",
+            }.get(e.op, f"'{e.op}'")
+            raise self.error(
+                e.span,
+                f"{what}, defined on integer and bool values; here the operands are "
+                f"{_describe(a)} and {_describe(b)}",
+                "declare the inputs with an integer type (`input a: secret[N] u8`); a power of "
+                "a real value takes a whole-number literal exponent (x ^ 2)",
+            )
+        if e.op in ("@",):
+            raise self.error(
+                e.span,
+                f"'@' is defined on real values, but an operand is "
+                f"{_describe(a if a.int_type else b)}",
+                "integer arrays combine elementwise",
+            )
+        secret = a.secret or b.secret
+        shape = self.int_shape(e, [a, b])
+        if e.op in ("<<", ">>"):
+            t = a.int_type
+            if t is None:
+                raise self.error(
+                    e.lhs.span,
+                    f"'{e.op}' shifts an integer value, but the left side is {_describe(a)}",
+                )
+            self.shift_amount(e.rhs, b, t, e.op)
+            return self._int_value(a.shape, a.secret, t)
+        t = self.int_operand_type(e, a, b, (e.lhs.span, e.rhs.span))
+        if e.op in COMPARISONS:
+            return self._int_value(shape, secret, BOOL)
+        if e.op in ("+", "-", "*", "/", "%") and t == BOOL:
+            raise self.error(
+                e.span,
+                f"'{e.op}' on bool values",
+                "use & (and), | (or), ^ (xor), ~ (not), or convert first: u8(b)",
+            )
+        if e.op in ("/", "%"):
+            if t.signed:
+                raise self.error(
+                    e.span,
+                    f"'{e.op}' on signed {t.name} values is not supported yet (TODO(#23))",
+                    f"convert to unsigned first: u{t.width}(x) {e.op} u{t.width}(y)",
+                )
+            if b.int_type is None and b.const == 0:
+                raise self.error(
+                    e.rhs.span,
+                    "division by a constant zero",
+                    "divide by a non-zero constant or a value; an encrypted divisor of zero "
+                    "gives the all-ones quotient and the dividend as the remainder",
+                )
+        return self._int_value(shape, secret, t)
+
+    def shift_amount(self, e: ast.Expr, t: ValueType, of: IntType, what: str) -> int:
+        k = None if t.const is None or t.int_type is not None else _whole(t.const)
+        if k is None:
+            raise self.error(
+                e.span,
+                f"the amount of '{what}' must be a constant whole number",
+                "shifts and rotations by constants are wires; a data-dependent shift is not "
+                "supported",
+            )
+        if not 0 <= k < of.width:
+            raise self.error(
+                e.span,
+                f"shift by {k} is beyond the width of {of.name}: amounts are 0..{of.width - 1}",
+                f"a shift by {of.width} or more leaves no bit of the value; widen it first "
+                f"({'i' if of.signed else 'u'}{min(2 * of.width, 64)}(x)) or use a smaller amount",
+            )
+        return k
+
+    def int_call(self, e: ast.Call) -> ValueType:
+        args = [self.expr(a) for a in e.args]
+        func = e.func
+        if func == "real":
+            (x,) = args
+            if x.int_type is None:
+                raise self.error(e.args[0].span, f"real() converts an integer, got {_describe(x)}")
+            if x.secret:
+                raise self.error(
+                    e.args[0].span,
+                    "real() of a secret integer: integer values are computed as Boolean "
+                    "circuits and become real only after reveal",
+                    "reveal the integer and call real() in the client block",
+                )
+            t = x.int_type
+            return ValueType(x.shape, False, True, Interval(float(t.lo), float(t.hi)))
+        if func in INT_TYPES:
+            (x,) = args
+            target = INT_TYPES[func]
+            if x.int_type is None:
+                if x.const is None:
+                    raise self.error(
+                        e.args[0].span,
+                        f"{func}() converts integer values or constants, got {_describe(x)}",
+                        "real values cannot become integers under encryption; declare the input "
+                        f"as `{func}`",
+                    )
+                self.fitting_constant(x.const, e.args[0].span, target)
+            return self._int_value(x.shape, x.secret, target)
+        ints = [x for x in args if x.int_type is not None]
+        if not ints:
+            raise self.error(
+                e.span,
+                f"{func}() is defined on integer and bool values, but its arguments are "
+                + ", ".join(_describe(x) for x in args),
+                "declare the inputs with an integer type (`input a: secret[N] u8`)",
+            )
+        secret = any(x.secret for x in args)
+        if func in ("rotl", "rotr"):
+            x, k = args
+            if x.int_type is None:
+                raise self.error(e.args[0].span, f"{func}() rotates an integer value")
+            self.shift_amount(e.args[1], k, x.int_type, func)
+            return self._int_value(x.shape, x.secret, x.int_type)
+        if func == "popcount":
+            (x,) = args
+            assert x.int_type is not None
+            return self._int_value(x.shape, x.secret, x.int_type)
+        if func == "select":
+            cond, a, b = args
+            if cond.int_type != BOOL:
+                raise self.error(
+                    e.args[0].span,
+                    f"the condition of select() must be a bool, got {_describe(cond)}",
+                    "compare to get a bool: select(a < b, a, b); or convert: bool(x) is x != 0",
+                )
+            if a.int_type is None and b.int_type is None:
+                raise self.error(
+                    e.span,
+                    "select() chooses between integer values, but both are constants",
+                    "convert one: select(c, u8(1), 0)",
+                )
+            t = self.int_operand_type(e, a, b, (e.args[1].span, e.args[2].span))
+            return self._int_value(self.int_shape(e, args), secret, t)
+        a, b = args  # min, max
+        t = self.int_operand_type(e, a, b, (e.args[0].span, e.args[1].span))
+        return self._int_value(self.int_shape(e, args), secret, t)
+
     # --------------------------------------------------------------------------- functions
     def call(self, e: ast.Call) -> ValueType:
         if e.func not in FUNCTIONS:
@@ -571,7 +875,7 @@ class Checker:
                     f"{e.func}() has no argument '{kw.name}'",
                     f"{e.func}() takes: {', '.join(sorted(allowed_kwargs)) or 'no keywords'}",
                 )
-        arity = 2 if e.func == "poly" else 1
+        arity = _ARITY.get(e.func, 1)
         if len(e.args) != arity:
             raise self.error(
                 e.span,
@@ -582,7 +886,10 @@ class Checker:
             return self.poly(e)
         if e.func == "eye":
             return self.eye(e)
+        if e.func in INT_FUNCTIONS:
+            return self.int_call(e)
         x = self.expr(e.args[0])
+        self.not_integer(e.args[0], x, f"{e.func}()")
         if e.func in ("sum", "mean"):
             return self.reduce(e, x)
         if e.func in ("det", "adj"):
@@ -614,6 +921,12 @@ class Checker:
             "row": "row(v) is v as a 1 x n matrix",
             "col": "col(v) is v as an n x 1 matrix",
             "chi2_sf": "chi2_sf(x, df=1)",
+            "min": "min(a, b) of two integer values",
+            "max": "max(a, b) of two integer values",
+            "select": "select(c, a, b) is a where the bool c is 1, else b",
+            "rotl": "rotl(x, k) rotates x left by the constant k",
+            "rotr": "rotr(x, k) rotates x right by the constant k",
+            "popcount": "popcount(x) counts the one bits of x",
         }.get(func, f"{func}(x)")
 
     def const_int(self, e: ast.Expr, what: str) -> int:
@@ -700,6 +1013,7 @@ class Checker:
         in the client block); the result drops indexed axes, and a cut axis has the literal
         size b - a."""
         t = self.expr(e.operand)
+        self.not_integer(e.operand, t, "indexing")
         if len(e.subscripts) != len(t.shape):
             raise self.error(
                 e.span,
@@ -810,6 +1124,7 @@ class Checker:
                     self._usage("poly"),
                 )
             values.append(t.const)
+        self.not_integer(e.args[0], x, "poly()")
         degree = max((i for i, c in enumerate(values) if c != 0.0), default=0)
         if x.secret and degree > MAX_DEGREE:
             raise self.error(

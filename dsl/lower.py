@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from compiler.dialects import stat
+from compiler.errors import UserError
 from compiler.ir_text import ir_context, parse_ir, print_ir
 from compiler.types import Shape
 from dsl import ast
@@ -260,8 +261,27 @@ def program_name(filename: str) -> str:
     return cleaned or "program"
 
 
+def refuse_integers(checked: CheckedProgram) -> None:
+    """The stat dialect holds real values: an integer or Boolean value (an input declared
+    `u8`, a binding computed from one) is refused where it is defined; such programs compile
+    to Boolean circuits (`--scheme fhew`, dsl/circuit.py)."""
+    for name, binding in checked.bindings.items():
+        t = binding.ty.int_type
+        if t is not None:
+            raise UserError(
+                f"'{name}' is a {t.name} value: integer and Boolean programs compile to Boolean "
+                "circuits, for --scheme fhew (the ckks, bfv and labhe targets compute on real "
+                "values and integer domains)",
+                checked.source.location(binding.span),
+                hint="hec report FILE --scheme fhew, hec run FILE --scheme fhew ...; "
+                "docs/language.md, 'Integers and Booleans'",
+            )
+
+
 def lower(checked: CheckedProgram, name: str | None = None) -> ModuleOp:
-    """Lower a checked program to a verified module holding one `stat.program`."""
+    """Lower a checked program to a verified module holding one `stat.program` (real values
+    only: `refuse_integers`)."""
+    refuse_integers(checked)
     with ast.recursion_room():
         return _Lowering(checked).run(name or program_name(checked.source.filename))
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ _TERMINAL_WORDS = {
     "SECRECY": "'secret' or 'public'",
     "TRANSPOSE": "'.T'",
     "MINUS": "'-'",
+    "INT_TYPE": "a type (bool, u8 ... u64, i8 ... i64)",
     "$END": "end of file",
 }
 
@@ -77,12 +79,17 @@ class _Builder(Transformer_NonRecursive):
         name, secrecy, *rest = items
         shape: list[ast.DimRef] = []
         domain: ast.DomainDecl | None = None
+        int_type: ast.TypeRef | None = None
         for item in rest:
             if isinstance(item, ast.DomainDecl):
                 domain = item
+            elif isinstance(item, Token):
+                int_type = ast.TypeRef(_span(item), str(item))
             else:
                 shape = item
-        return ast.InputDecl(_span(meta), str(name), str(secrecy) == "secret", shape, domain)
+        return ast.InputDecl(
+            _span(meta), str(name), str(secrecy) == "secret", shape, domain, int_type
+        )
 
     def shape(self, meta: Meta, items: list[ast.DimRef]) -> list[ast.DimRef]:
         return items
@@ -134,12 +141,53 @@ class _Builder(Transformer_NonRecursive):
     def matmul(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
         return self._binary("@", meta, items)
 
+    def mod(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("%", meta, items)
+
+    # integer and Boolean operators (the checker refuses them on real values)
+    def lt(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("<", meta, items)
+
+    def le(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("<=", meta, items)
+
+    def gt(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary(">", meta, items)
+
+    def ge(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary(">=", meta, items)
+
+    def eq(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("==", meta, items)
+
+    def ne(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("!=", meta, items)
+
+    def bitor(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("|", meta, items)
+
+    def bitand(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("&", meta, items)
+
+    def shl(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary("<<", meta, items)
+
+    def shr(self, meta: Meta, items: list[ast.Expr]) -> ast.Binary:
+        return self._binary(">>", meta, items)
+
+    def bitnot(self, meta: Meta, items: list[ast.Expr]) -> ast.BitNot:
+        return ast.BitNot(_span(meta), items[0])
+
     def neg(self, meta: Meta, items: list[ast.Expr]) -> ast.Neg:
         return ast.Neg(_span(meta), items[0])
 
-    def pow(self, meta: Meta, items: list[Any]) -> ast.Pow:
+    def pow(self, meta: Meta, items: list[Any]) -> ast.Pow | ast.Binary:
         base, exponent = items
-        return ast.Pow(_span(meta), base, float(exponent), _span(exponent))
+        if isinstance(exponent, ast.Number):
+            return ast.Pow(_span(meta), base, exponent.value, exponent.span)
+        # `x ^ y` with a non-literal right side: XOR of integers (the checker refuses it on
+        # real values, whose powers take a whole-number literal).
+        return ast.Binary(_span(meta), "^", base, exponent)
 
     def transpose(self, meta: Meta, items: list[Any]) -> ast.Transpose:
         return ast.Transpose(_span(meta), items[0])
@@ -213,6 +261,15 @@ def _syntax_error(source: ast.Source, err: UnexpectedInput) -> UserError:
         )
     if isinstance(err, UnexpectedToken) and err.token.type != "$END":
         tok = err.token
+        unknown_type = _unknown_element_type(source, tok)
+        if unknown_type is not None:
+            return unknown_type
+        if str(tok) in _COMPARISONS:
+            return UserError(
+                f"unexpected {str(tok)!r}: comparisons do not chain",
+                _located(source, tok.line or 1, tok.column or 1, len(str(tok))),
+                "compare two values at a time and combine the bools: (a < b) & (b < c)",
+            )
         expected = _describe_expected(set(err.expected))
         line_text = source.text.splitlines()[(tok.line or 1) - 1]
         before = line_text[: (tok.column or 1) - 1].split()
@@ -238,6 +295,31 @@ def _syntax_error(source: ast.Source, err: UnexpectedInput) -> UserError:
     expected = _describe_expected(expected_names) if expected_names else "more input"
     return UserError(
         f"unexpected end of file; expected {expected}", _located(source, line, column), hint
+    )
+
+
+_COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
+# An input declaration ending in a word that is not a type: `input a: secret[N] u9`.
+_INPUT_WITH_WORD = re.compile(
+    r"input\s+[A-Za-z_]\w*\s*:\s*(secret|public)\s*(\[[^\]]*\])?\s*([A-Za-z_]\w*)\s*$"
+)
+
+
+def _unknown_element_type(source: ast.Source, tok: Token) -> UserError | None:
+    """The error for a misspelled element type, which the grammar reads as the name of the
+    next statement (and then fails at the token after it)."""
+    offset = tok.start_pos or 0
+    found = _INPUT_WITH_WORD.search(source.text[:offset])
+    if found is None or found.group(3) == "in":
+        return None
+    word = found.group(3)
+    line = source.text.count("\n", 0, found.start(3)) + 1
+    column = found.start(3) - (source.text.rfind("\n", 0, found.start(3)) + 1) + 1
+    return UserError(
+        f"unknown element type '{word}'",
+        _located(source, line, column, len(word)),
+        "an input's type is one of bool, u8, u16, u32, u64, i8, i16, i32, i64 (or a domain: "
+        "in {0, 1} / in [lo, hi])",
     )
 
 

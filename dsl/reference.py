@@ -4,13 +4,17 @@ The first leg of the three-way oracle (DESIGN.md §9: plaintext / simulator / en
 follows the source program, not the IR, so that it checks the lowering and the passes rather
 than repeating them. Given concrete sizes and input arrays it returns the revealed values and
 the client-block results, in float64. `det`/`adj` use numpy's LU factorization;
-`chi2_sf`, `norm_sf` and `norm_cdf` come from scipy.
+`chi2_sf`, `norm_sf` and `norm_cdf` come from scipy. Integer and Boolean values are arrays of
+Python integers (dtype object) holding each value in its type's range, computed by integer
+arithmetic and wrapped to the type's width after every operation: an oracle independent of the
+Boolean circuits they compile to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,10 +24,12 @@ from compiler.errors import UserError
 from compiler.stat_numpy import adj_cofactor
 from compiler.types import FiniteSet, Interval, Shape
 from dsl import ast
-from dsl.checker import CheckedProgram, inverse_parts
+from dsl.checker import BOOL, CheckedProgram, IntType, inverse_parts
 from dsl.shapes import broadcast_plan
 
 Array = npt.NDArray[np.float64]
+# Integer values: Python integers (dtype object), each in its type's range.
+Ints = npt.NDArray[Any]
 
 
 @dataclass
@@ -65,6 +71,10 @@ class _Evaluator:
 
     def expr(self, e: ast.Expr) -> Array:
         assert e.ty is not None
+        if e.ty.int_type is not None:
+            return self.int_expr(e, e.ty.int_type)
+        if isinstance(e, ast.Call) and e.func == "real":
+            return np.asarray(self.expr(e.args[0]), dtype=np.float64)
         if e.ty.const is not None and not isinstance(e, ast.Name):
             return np.asarray(e.ty.const, dtype=np.float64)
         match e:
@@ -95,6 +105,107 @@ class _Evaluator:
                 return self.call(e)
             case _:
                 raise AssertionError(f"cannot evaluate {e!r}")
+
+    # ---- integers -------------------------------------------------------------------------
+    def int_operand(self, e: ast.Expr, t: IntType) -> Ints:
+        """An operand of an operation on `t`: an integer expression, or a constant."""
+        assert e.ty is not None
+        if e.ty.int_type is None:
+            assert e.ty.const is not None
+            return np.asarray(int(e.ty.const), dtype=object)
+        return self.int_expr(e, e.ty.int_type)
+
+    def int_expr(self, e: ast.Expr, t: IntType) -> Ints:
+        match e:
+            case ast.Name():
+                return self.env[e.name]
+            case ast.Neg():
+                return wrap(-self.int_operand(e.operand, t), t)
+            case ast.BitNot():
+                return wrap(~self.int_operand(e.operand, t), t)
+            case ast.Pow():  # XOR with a constant
+                return wrap(self.int_operand(e.base, t) ^ int(e.exponent), t)
+            case ast.Binary():
+                return self.int_binary(e, t)
+            case ast.Call():
+                return self.int_call(e, t)
+            case _:
+                raise AssertionError(f"cannot evaluate {e!r} on integers")
+
+    def int_binary(self, e: ast.Binary, t: IntType) -> Ints:
+        assert e.lhs.ty is not None and e.rhs.ty is not None
+        of = e.lhs.ty.int_type or e.rhs.ty.int_type
+        assert of is not None
+        a, b = self.int_operand(e.lhs, of), self.int_operand(e.rhs, of)
+        match e.op:
+            case "+":
+                return wrap(a + b, t)
+            case "-":
+                return wrap(a - b, t)
+            case "*":
+                return wrap(a * b, t)
+            case "/" | "%":
+                a, b = np.broadcast_arrays(a, b)
+                zero = b == 0
+                safe = np.where(zero, 1, b)
+                if e.op == "/":
+                    return wrap(np.where(zero, t.hi, a // safe), t)
+                return wrap(np.where(zero, a, a % safe), t)
+            case "&":
+                return wrap(a & b, t)
+            case "|":
+                return wrap(a | b, t)
+            case "^":
+                return wrap(a ^ b, t)
+            case "<<":
+                return wrap(a << b, t)
+            case ">>":
+                return wrap(a >> b, t)  # arithmetic on signed values, as Python's >>
+            case op:
+                fn = {
+                    "<": np.less,
+                    "<=": np.less_equal,
+                    ">": np.greater,
+                    ">=": np.greater_equal,
+                    "==": np.equal,
+                    "!=": np.not_equal,
+                }[op]
+                return to_int(fn(a, b))
+
+    def int_call(self, e: ast.Call, t: IntType) -> Ints:
+        match e.func:
+            case "popcount":
+                x = self.int_expr(e.args[0], t)
+                unsigned = np.vectorize(lambda v: v % (1 << t.width), otypes=[object])(x)
+                return wrap(np.vectorize(lambda v: bin(v).count("1"), otypes=[object])(unsigned), t)
+            case "rotl" | "rotr":
+                x = self.int_expr(e.args[0], t)
+                assert e.args[1].ty is not None and e.args[1].ty.const is not None
+                k = int(e.args[1].ty.const) % t.width
+                if e.func == "rotr":
+                    k = (t.width - k) % t.width
+                u = np.vectorize(lambda v: v % (1 << t.width), otypes=[object])(x)
+                return wrap((u << k) | (u >> (t.width - k)), t)
+            case "min" | "max":
+                a = self.int_operand(e.args[0], t)
+                b = self.int_operand(e.args[1], t)
+                fn = np.minimum if e.func == "min" else np.maximum
+                return to_int(fn(a, b))
+            case "select":
+                cond = self.int_operand(e.args[0], BOOL)
+                a = self.int_operand(e.args[1], t)
+                b = self.int_operand(e.args[2], t)
+                return to_int(np.where(cond == 1, a, b))
+            case _:  # conversion to t
+                arg = e.args[0]
+                assert arg.ty is not None
+                if arg.ty.int_type is None:
+                    assert arg.ty.const is not None
+                    return np.asarray(int(arg.ty.const), dtype=object)
+                x = self.int_expr(arg, arg.ty.int_type)
+                if t == BOOL:
+                    return to_int(x != 0)
+                return wrap(x, t)
 
     def index(self, e: ast.Index) -> Array:
         x = self.expr(e.operand)
@@ -155,6 +266,47 @@ class _Evaluator:
                     return np.asarray(fn(x), dtype=np.float64)
 
 
+def to_int(x: npt.ArrayLike) -> Ints:
+    """An array of Python integers (dtype object)."""
+    a = np.asarray(x)
+    out = np.empty(a.shape, dtype=object)
+    out[...] = [int(v) for v in a.flat] if a.shape else int(a)
+    return out if a.shape else np.asarray(int(a), dtype=object)
+
+
+def wrap(x: npt.ArrayLike, t: IntType) -> Ints:
+    """`x` (integers) wrapped to `t`: modulo 2^width, into t's range."""
+    a = to_int(x)
+    modulus = 1 << t.width
+    f = np.vectorize(
+        lambda v: (v - t.lo) % modulus + t.lo,
+        otypes=[object],
+    )
+    return np.asarray(f(a), dtype=object)
+
+
+def int_input(name: str, value: npt.ArrayLike, shape: tuple[int, ...], t: IntType) -> Ints:
+    """An integer input: whole numbers within t's range, as Python integers."""
+    a = np.asarray(value)
+    if a.shape != shape:
+        raise UserError(f"input '{name}' has shape {a.shape}, the program expects {shape}")
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            raise UserError(f"input '{name}' is {t.name} but has values that are not whole numbers")
+    elif a.dtype.kind not in "biuO":
+        raise UserError(f"input '{name}' must hold integers")
+    ints = to_int(a)
+    if ints.size:
+        flat = list(ints.flat)
+        bad = [i for i, v in enumerate(flat) if not t.lo <= v <= t.hi]
+        if bad:
+            first = tuple(int(i) for i in np.unravel_index(bad[0], a.shape)) if a.shape else ()
+            raise UserError(
+                f"input '{name}' has value {flat[bad[0]]} at {first}, outside {t.describe()}"
+            )
+    return ints
+
+
 def _check_input(name: str, value: Array, shape: tuple[int, ...], domain: object) -> None:
     if value.shape != shape:
         raise UserError(f"input '{name}' has shape {value.shape}, the program expects {shape}")
@@ -210,8 +362,13 @@ def _evaluate(
                 if stmt.name not in inputs:
                     raise UserError(f"no value given for input '{stmt.name}'")
                 binding = checked.bindings[stmt.name]
+                shape = ev.concrete(binding.ty.shape)
+                if binding.ty.int_type is not None:
+                    t = binding.ty.int_type
+                    ev.env[stmt.name] = int_input(stmt.name, inputs[stmt.name], shape, t)
+                    continue
                 value = np.asarray(inputs[stmt.name], dtype=np.float64)
-                _check_input(stmt.name, value, ev.concrete(binding.ty.shape), binding.domain)
+                _check_input(stmt.name, value, shape, binding.domain)
                 ev.env[stmt.name] = value
             case ast.Let():
                 ev.env[stmt.name] = ev.expr(stmt.expr)
@@ -234,3 +391,27 @@ def _evaluate(
             case ast.ParamDecl():
                 pass
     return ReferenceResult(revealed, client)
+
+
+def run_client_block(
+    checked: CheckedProgram,
+    sizes: Mapping[str, int],
+    revealed: Mapping[str, npt.ArrayLike],
+    public_inputs: Mapping[str, npt.ArrayLike] | None = None,
+) -> dict[str, Array]:
+    """The client block of `checked` on decrypted values only: the revealed values (integers
+    as Python integers) and the public inputs; {} when the program has none."""
+    if checked.client is None:
+        return {}
+    ev = _Evaluator(checked, sizes)
+    for name in checked.params:
+        ev.env[name] = np.asarray(float(sizes[name]))
+    for name, value in {**(public_inputs or {}), **revealed}.items():
+        t = checked.bindings[name].ty.int_type
+        ev.env[name] = to_int(value) if t is not None else np.asarray(value, dtype=np.float64)
+    client: dict[str, Array] = {}
+    with ast.recursion_room():
+        for let in checked.client.lets:
+            ev.env[let.name] = ev.expr(let.expr)
+            client[let.name] = ev.env[let.name]
+    return client

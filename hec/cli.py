@@ -306,6 +306,15 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     _error_confidence_argument(parser)
     parser.add_argument("--log-n", type=int, default=0, help="force the ring dimension 2^LOG_N")
     parser.add_argument(
+        "--grid-rows",
+        type=grid_rows,
+        default=None,
+        metavar="R|auto",
+        help="rows R of the grid layout (docs/layout.md): 1 the packed and replicated layouts, "
+        "auto chosen by the cost model (default: auto for report, simulate and run --sim; 1 "
+        "where the C++ target runs the program, which has no grid layout yet)",
+    )
+    parser.add_argument(
         "--key-memory",
         type=float,
         default=0.0,
@@ -345,11 +354,12 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--scheme",
-        choices=("ckks", "bfv", "labhe", "auto"),
+        choices=("ckks", "bfv", "labhe", "fhew", "auto"),
         default=None,
         help="target scheme: ckks (default: approximate, reals); bfv: exact integers (inputs "
         "with integer domains); labhe: labeled HE (Barbosa-Catalano-Fiore) for programs whose "
-        "revealed values have degree <= 2; auto: ckks or bfv, whichever the cost model "
+        "revealed values have degree <= 2; fhew: integer and Boolean programs (u8, i16, bool, "
+        "...) as FHEW gate programs; auto: ckks or bfv, whichever the cost model "
         "estimates faster at the sizes of the run",
     )
     parser.add_argument(
@@ -402,6 +412,7 @@ def _labhe_chosen(args: argparse.Namespace) -> bool:
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     _compile_arguments(parser)
+    parser.set_defaults(grid_auto=True)
     parser.add_argument(
         "--compare-heir",
         action="store_true",
@@ -425,6 +436,14 @@ def _report_run(args: argparse.Namespace) -> int:
     if args.scheme == "labhe":
         report = labhe_report(compile_labhe_file(args.file, _options_of(args)))
         print(json.dumps(report, indent=2) if args.json else render_labhe_text(report), end="")
+        return 0
+    if args.scheme == "fhew":
+        from driver.fhew import compile_fhew_file, fhew_report, render_fhew_text
+
+        if args.compare_heir:
+            raise UserError("--compare-heir compares ckks compilations; this report is for fhew")
+        report = fhew_report(compile_fhew_file(args.file, _options_of(args)))
+        print(json.dumps(report, indent=2) if args.json else render_fhew_text(report), end="")
         return 0
     comp = _compile(args)
     if comp.labhe is not None:  # --scheme auto chose labeled HE
@@ -451,6 +470,7 @@ def _report_run(args: argparse.Namespace) -> int:
 
 def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
     _compile_arguments(parser)
+    parser.set_defaults(grid_auto=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs and noise")
     parser.add_argument(
         "--noisy", action="store_true", help="also run the noisy mode (analytic CKKS errors)"
@@ -462,6 +482,11 @@ def _simulate_run(args: argparse.Namespace) -> int:
 
     from driver.pipeline import simulate_against_reference
 
+    if args.scheme == "fhew":
+        raise UserError(
+            "hec simulate runs the CKKS and BFV reference simulators",
+            hint="for the fhew target: hec run FILE --scheme fhew --sim (the netlist simulator)",
+        )
     if args.scheme not in (None, "ckks", "bfv"):
         raise UserError(
             "hec simulate runs the CKKS and BFV reference simulators",
@@ -489,11 +514,30 @@ def _simulate_run(args: argparse.Namespace) -> int:
 # --- hec compile / hec run (targets/cpp, driver/run.py) -----------------------------------------
 
 
+def grid_rows(text: str) -> int:
+    """--grid-rows: `auto` (0: the cost model chooses) or a number of rows."""
+    if text == "auto":
+        return 0
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a number of rows (a power of two) or auto"
+        ) from None
+
+
 def _options_of(args: argparse.Namespace) -> Options:
     """The command's options, built once: the sizes parsed here into their typed value."""
     from driver.pipeline import Options
 
+    rows = getattr(args, "grid_rows", None)
+    if rows is None:
+        # The grid where the program is only reported or simulated; the C++ target runs the
+        # packed and replicated layouts (TODO(#21): the grid in targets/cpp and runtime/).
+        simulated = getattr(args, "sim", False) or getattr(args, "grid_auto", False)
+        rows = 0 if simulated else 1
     return Options(
+        grid_rows=rows,
         sizes=Sizes.parse(args.size),
         precision_bits=args.precision_bits,
         precision=args.precision,
@@ -527,6 +571,22 @@ def _cpp_compile_arguments(parser: argparse.ArgumentParser) -> None:
 def _cpp_compile_run(args: argparse.Namespace) -> int:
     from driver.run import compile_cpp
 
+    if args.scheme == "fhew":
+        from pathlib import Path
+
+        from driver.fhew import compile_fhew_file
+
+        comp = compile_fhew_file(args.file, _options_of(args))
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"{comp.name}.gates"
+        target.write_text(comp.gate_text)
+        print(
+            f"program {comp.name}: FHEW gate program {target} ({comp.cover.bootstraps} "
+            f"bootstraps in {comp.cover.levels} levels per element); run it with "
+            "hec run --scheme fhew"
+        )
+        return 0
     if _labhe_chosen(args):
         from driver.labhe import compile_labhe_cpp
 
@@ -571,7 +631,18 @@ def _run_run(args: argparse.Namespace) -> int:
     from driver.run import parse_inputs, run_encrypted, run_sim
 
     inputs = parse_inputs(args.input)
-    if _labhe_chosen(args):
+    if args.scheme == "fhew":
+        from driver.fhew import run_fhew
+
+        result = run_fhew(
+            args.file,
+            inputs,
+            args.out,
+            _options_of(args),
+            sim=args.sim,
+            work=args.build_dir or None,
+        )
+    elif _labhe_chosen(args):
         from driver.labhe import run_labhe
 
         owners: dict[str, int] = {}
@@ -617,6 +688,14 @@ def _run_run(args: argparse.Namespace) -> int:
             if name in exact:  # beyond 2^53: the exact integers in decimal text beside it
                 line += f" (nearest float64; exact integers: {result.outdir / str(exact[name])})"
             print(line)
+        compute = s.get("compute")
+        if isinstance(compute, dict):  # --scheme fhew: the server's role, as the runtime counted
+            took = compute.get("seconds")
+            print(
+                f"  server: {compute.get('bootstraps')} bootstraps over "
+                f"{compute.get('evaluations')} element(s)"
+                + (f" in {took:.2f} s" if isinstance(took, int | float) else "")
+            )
         seconds = s.get("residue_seconds")
         if isinstance(seconds, list):
             each = ", ".join(f"{x:.2f}" for x in seconds if isinstance(x, float | int))

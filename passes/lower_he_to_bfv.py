@@ -86,6 +86,13 @@ class _ToBfv:
                 ty = he.pt_type(op.result)
                 if ty.layout_name == he.COEFF:
                     raise InternalError("lower-he-to-bfv: packed counts are a ckks layout")
+                if he.grid_of(ty.layout_name) is not None:
+                    raise UserError(
+                        f"--scheme bfv: input {op.sym_value} is in the grid layout "
+                        f"({ty.layout_name}), which only the CKKS lowering has yet",
+                        op_location(op),
+                        hint="compile with --grid-rows 1, or " + HINT,
+                    )
                 return bfv.EncodeOp(op.sym_value, ty, op.domain_value, expr=op.expr_value)
             case he.EncryptOp():
                 return bfv.EncryptOp(self.v(op.input))

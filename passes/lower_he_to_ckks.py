@@ -98,7 +98,7 @@ class _ToCkks:
             case he.RotateOp():
                 return ckks.RotateOp(self.v(op.input), op.offset_value)
             case he.SumSlotsOp():
-                return ckks.SumSlotsOp(self.v(op.input))
+                return ckks.SumSlotsOp(self.v(op.input), op.axis_value)
             case he.ReduceOp():
                 return ckks.ReduceOp(self.v(op.input), op.axis_value)
             case he.BroadcastOp():

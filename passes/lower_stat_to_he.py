@@ -27,15 +27,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from compiler.analysis.counts import Shapes, sum_slots_rotations
+from compiler.analysis.depth import stat_depth
 from compiler.analysis.minors import adj_plan, det_plan
 from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
+from compiler.analysis.security import smallest_secure_log_n
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
 from compiler.errors import UserError, op_location
@@ -78,15 +81,18 @@ def _is_public(v: SSAValue) -> bool:
 
 
 class _Lowering:
-    def __init__(self, program: stat.ProgramOp, sizes: dict[str, int]):
+    def __init__(self, program: stat.ProgramOp, sizes: dict[str, int], grid_rows: int = 1):
         self.src = program
         self.sizes = sizes
+        # Grid rows R (docs/layout.md); 1: the corner layouts (packed, replicated) only.
+        self.grid_rows = grid_rows
         self.out = he.ProgramOp(program.sym_name.data)
         self.block: Block = self.out.block
         self.memo: dict[tuple[SSAValue, str], SSAValue] = {}
         self.pub: dict[SSAValue, SSAValue] = {}
         self.pub_int: dict[SSAValue, bool] = {}
         self.dirty: dict[SSAValue, bool] = {}
+        self.memo_dirty: dict[tuple[SSAValue, str], bool] = {}
         self.powers: dict[SSAValue, dict[int, SSAValue]] = {}
         # The stat op being lowered: the he ops emitted for it take its source location, and
         # a construct the lowering refuses is reported there.
@@ -126,6 +132,9 @@ class _Lowering:
             for r in op.results
             if isinstance(r.type, stat.TensorType) and stat.tensor_type(r).rank >= 2
         }
+        # Grid row dimensions: the leading axis of the secret matrices (the individuals), which
+        # a grid layout spreads over the grid rows.
+        self.grid_row_dims: set[Dim] = grid_row_dims(program) - self.small
 
     # ------------------------------------------------------------------------- helpers
     def emit(self, op: Operation) -> SSAValue:
@@ -138,8 +147,29 @@ class _Lowering:
         """A refusal located at the source of the stat op being lowered."""
         return UserError(message, op_location(self.at), hint)
 
+    @property
+    def grid(self) -> bool:
+        return self.grid_rows > 1
+
+    def grid_layout(self, dims: tuple[Dim, ...]) -> str:
+        """The grid layout of an array of these dims: its individuals axis on the rows, a
+        column dimension in last place on the columns, every other axis unrolled (the roles
+        are forced by the dims, so every value has one layout and meets the others with no
+        conversion: docs/layout.md)."""
+        roles: list[str] = []
+        for i, d in enumerate(dims):
+            if d in self.grid_row_dims and he.ROW not in roles:
+                roles.append(he.ROW)
+            elif d in self.columns and i == len(dims) - 1:
+                roles.append(he.COL)
+            else:
+                roles.append(he.UNROLLED)
+        return he.layout_text(self.grid_rows, roles)
+
     def default_layout(self, v: SSAValue) -> str:
         dims: tuple[Dim, ...] = stat.tensor_type(v).dims
+        if self.grid:
+            return self.grid_layout(dims)
         if len(dims) >= 2:
             # A small matrix (every axis a det/adj dimension) is one replicated ciphertext per
             # entry, the layout its algebra produces, so that adj(A) - A needs no conversion.
@@ -262,6 +292,51 @@ class _Lowering:
             self.dirty[x] = False
         return self.emit(he.SumSlotsOp(self.relin_if_needed(x)))
 
+    def rows_dirty(self, v: SSAValue) -> bool:
+        """Whether the padding rows of grid `v` (the rows past the individuals in its last row
+        block) may hold something other than zero: encryption zero-pads; a broadcast that adds
+        the row axis fills them with replicas, `add_const` with the constant; a product is
+        clean when one factor is; anything else carries its operands' padding."""
+        key = (v, he.ROW)
+        if key in self.memo_dirty:
+            return self.memo_dirty[key]
+        op = v.owner
+        grid = he.grid_of(he.ct_type(v).layout_name)
+        dirty: bool
+        match op:
+            case _ if grid is None or grid.row_axis is None:
+                dirty = False
+            case he.EncryptOp():
+                dirty = False
+            case he.MulConstOp() if op.is_masked:
+                dirty = False
+            case he.AddConstOp():
+                dirty = True
+            case he.BroadcastOp():
+                src = he.grid_of(he.ct_type(op.input).layout_name)
+                dirty = src is None or src.row_axis is None or self.rows_dirty(op.input)
+            case he.MulOp() | he.DotOp():
+                dirty = all(
+                    self.rows_dirty(x) for x in op.operands if isinstance(x.type, he.CtType)
+                )
+            case Operation():
+                dirty = any(
+                    self.rows_dirty(x) for x in op.operands if isinstance(x.type, he.CtType)
+                )
+            case _:
+                dirty = True
+        self.memo_dirty[key] = dirty
+        return dirty
+
+    def row_sum(self, x: SSAValue, axis: int) -> SSAValue:
+        """The sum over the row axis of grid `x`: `he.sum_slots` over that axis (the row blocks
+        added, then log2 R strided rotations); padding rows that may not be zero are first
+        multiplied by 0 (a masked constant 1: one plaintext product, one level under CKKS)."""
+        if self.rows_dirty(x):
+            one = self._pub_op(he.ConstantOp(1.0), True)
+            x = self.emit(he.MulConstOp(self.relin_if_needed(x), one, True, masked=True))
+        return self.emit(he.SumSlotsOp(self.relin_if_needed(x), axis))
+
     def bcast(self, x: SSAValue, shape: tuple[Dim, ...], dims: tuple[int, ...], layout: str):
         src = he.ct_type(x)
         if src.dims == shape and src.layout_name == layout:
@@ -362,6 +437,8 @@ class _Lowering:
                 "operation); only secret values are encrypted",
                 hint="compute public values in the client block",
             )
+        if self.grid:
+            layout = self.grid_layout(stat.tensor_type(v).dims)
         key = (v, layout)
         if key not in self.memo:
             outer = self.at
@@ -545,6 +622,8 @@ class _Lowering:
     def slot_summand(self, v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
         """(G, w) when v = G @ w sums the packed axis ([N, K] @ [K], K packed)."""
         op = v.owner
+        if self.grid:
+            return None
         if not isinstance(op, stat.MatmulOp) or _is_public(op.lhs) or _is_public(op.rhs):
             return None
         lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
@@ -702,6 +781,8 @@ class _Lowering:
                 "write it as a sum, e.g. c * sum(x) for x @ (c + 0 * x)",
             )
         k = lt.dims[-1]
+        if self.grid:
+            return self.lower_matmul_grid(op)
         if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, M] -> [M]
             m = rt.dims[1]
             y = self.lower(op.lhs, REPLICATED)
@@ -744,6 +825,67 @@ class _Lowering:
             he.DotOp(self.lower(op.lhs, REPLICATED), self.lower(op.rhs, REPLICATED), 0)
         )
 
+    def lower_matmul_grid(self, op: stat.MatmulOp) -> SSAValue:
+        """A matrix product under the grid layout (docs/layout.md). Over the individuals (the
+        row axis): the elementwise products, then a row sum (`he.sum_slots` over the axis: log2
+        R rotations, the count independent of N); the left factor is a vector of individuals
+        or a transposed matrix of them. Over an unrolled (small) axis: a dot over its
+        ciphertexts, as in the corner layouts."""
+        lt, rt = stat.tensor_type(op.lhs), stat.tensor_type(op.rhs)
+        k = lt.dims[-1]
+        lhs_src = op.lhs.owner
+        transposed = lt.rank == 2 and isinstance(lhs_src, stat.TransposeOp)
+        if k in self.grid_row_dims:
+            if lt.rank == 1:  # [N] @ [N, B] -> [B]
+                shape = tuple(rt.dims)
+                y = self.lower(op.lhs, "")
+                left = self.bcast(y, shape, (0,), self.grid_layout(shape))
+                return self.row_sum(self.mul(left, self.lower(op.rhs, "")), 0)
+            if isinstance(lhs_src, stat.TransposeOp):  # [A, N] @ [N] or [N, B]
+                a = lt.dims[0]
+                shape = (k, a) if rt.rank == 1 else (k, a, rt.dims[1])
+                layout = self.grid_layout(shape)
+                left = self.bcast(self.lower(lhs_src.input, ""), shape, (0, 1), layout)
+                right_dims = (0,) if rt.rank == 1 else (0, 2)
+                right = self.bcast(self.lower(op.rhs, ""), shape, right_dims, layout)
+                return self.row_sum(self.mul(left, right), 0)
+            raise self.error(
+                f"a matrix product over {k} (the individuals, on the grid rows) needs a "
+                "vector or a transposed matrix of individuals on the left",
+                hint=f"write it as x @ A or A.T @ B with {k} the first axis of A and B",
+            )
+        if k in self.columns:
+            raise self.error(
+                f"a matrix product over {k} (on the grid columns) is not supported by the grid "
+                "layout yet (it needs a column sum)"
+            )
+        if lt.rank == 1 and rt.rank == 2:  # [K] @ [K, B] -> [B]
+            shape = tuple(rt.dims)
+            y = self.bcast(self.lower(op.lhs, ""), shape, (0,), self.grid_layout(shape))
+            return self.emit(he.DotOp(y, self.lower(op.rhs, ""), 0))
+        if lt.rank == 2 and rt.rank == 1:  # [A, K] @ [K] -> [A]
+            if transposed:
+                raise self.error("a transposed matrix times a vector over a small axis")
+            shape = tuple(lt.dims)
+            right = self.bcast(self.lower(op.rhs, ""), shape, (1,), self.grid_layout(shape))
+            return self.emit(he.DotOp(self.lower(op.lhs, ""), right, 1))
+        if lt.rank == 2 and rt.rank == 2:  # [A, K] @ [K, B] -> [A, B]
+            b = rt.dims[1]
+            if isinstance(lhs_src, stat.TransposeOp):
+                a = lt.dims[0]
+                shape = (k, a, b)
+                layout = self.grid_layout(shape)
+                left = self.bcast(self.lower(lhs_src.input, ""), shape, (0, 1), layout)
+                right = self.bcast(self.lower(op.rhs, ""), shape, (0, 2), layout)
+                return self.emit(he.DotOp(left, right, 0))
+            a = lt.dims[0]
+            shape = (a, k, b)
+            layout = self.grid_layout(shape)
+            left = self.bcast(self.lower(op.lhs, ""), shape, (0, 1), layout)
+            right = self.bcast(self.lower(op.rhs, ""), shape, (1, 2), layout)
+            return self.emit(he.DotOp(left, right, 1))
+        return self.emit(he.DotOp(self.lower(op.lhs, ""), self.lower(op.rhs, ""), 0))
+
     def lower_sum(self, op: stat.SumOp | stat.MeanOp, layout: str) -> SSAValue:
         src = stat.tensor_type(op.input)
         axes = op.axes_tuple
@@ -751,7 +893,15 @@ class _Lowering:
         src_layout = self.default_layout(op.input) if last in axes else layout
         x = self.lower(op.input, src_layout)
         for axis in sorted(axes, reverse=True):
-            if axis == last and he.ct_type(x).layout_name == PACKED:
+            grid = he.grid_of(he.ct_type(x).layout_name)
+            if grid is not None and grid.roles[axis] == he.ROW:
+                x = self.row_sum(x, axis)
+            elif grid is not None and grid.roles[axis] == he.COL:
+                raise self.error(
+                    f"a sum over {src.dims[axis]} (on the grid columns) is not supported by the "
+                    "grid layout yet"
+                )
+            elif axis == last and he.ct_type(x).layout_name == PACKED:
                 x = self.sum_slots(x)
             else:
                 x = self.emit(he.ReduceOp(x, axis))
@@ -782,8 +932,134 @@ class _Lowering:
         return x
 
 
-def lower_program(program: stat.ProgramOp, sizes: dict[str, int]) -> he.ProgramOp:
-    return _Lowering(program, sizes).run()
+def grid_row_dims(program: stat.ProgramOp) -> set[Dim]:
+    """The dimensions a grid layout puts on its rows: the leading axis of every secret input
+    matrix (the individuals)."""
+    return {
+        stat.tensor_type(op.result).dims[0]
+        for op in program.inputs()
+        if stat.tensor_type(op.result).rank == 2 and stat.tensor_type(op.result).is_secret
+    }
+
+
+def lower_program(
+    program: stat.ProgramOp, sizes: dict[str, int], grid_rows: int = 1
+) -> he.ProgramOp:
+    return _Lowering(program, sizes, grid_rows).run()
+
+
+@dataclass(frozen=True)
+class GridCost:
+    """The cost model's vector for one grid shape, compared in this order: multiplicative
+    depth (a level is never traded for work), key switches (a relinearization per result
+    ciphertext of a product or dot, plus the rotations), ciphertext products, then uploaded
+    ciphertexts; all executed counts at the compiled sizes."""
+
+    depth: int
+    key_switches: int
+    products: int
+    rotations: int
+    uploads: int
+
+    def key(self) -> tuple[int, int, int, int]:
+        return (self.depth, self.key_switches, self.products, self.uploads)
+
+
+@dataclass(frozen=True)
+class GridChoice:
+    """The grid shapes weighed for a program: per R (C = slots / R) its cost, or why it cannot
+    hold the program; `rows` the chosen R (1: the corner layouts)."""
+
+    rows: int
+    slots: int
+    candidates: tuple[tuple[int, GridCost | str], ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "rows": self.rows,
+            "columns": self.slots // self.rows,
+            "slots_assumed": self.slots,
+            "candidates": [
+                {"rows": r, "columns": self.slots // r}
+                | (c.__dict__ if isinstance(c, GridCost) else {"unavailable": c})
+                for r, c in self.candidates
+            ],
+        }
+
+
+def grid_cost(program: he.ProgramOp, sizes: dict[str, int], slots: int) -> GridCost:
+    """The executed counts of `program` (a he program straight from the lowering) for the
+    sizes and a slot count (compiler/analysis/counts.py's ciphertext counts)."""
+    bounds = program.params()
+    shapes = Shapes({**bounds, **sizes}, slots)
+    depth: dict[SSAValue, int] = {}
+    products = relins = rotations = uploads = 0
+    steps = int(math.log2(slots))
+    for op in program.block.ops:
+        if not op.results or not isinstance(op.results[0].type, he.CtType):
+            continue
+        out = op.results[0]
+        below = max((depth.get(v, 0) for v in op.operands), default=0)
+        match op:
+            case he.MulOp():
+                products += shapes.count(he.ct_type(out))
+                relins += shapes.count(he.ct_type(out))
+                below += 1
+            case he.DotOp():
+                products += shapes.count(he.ct_type(op.lhs))
+                relins += shapes.count(he.ct_type(out))
+                below += 1
+            case he.MulConstOp() if op.is_masked or not op.is_integer:
+                below += 1
+            case he.SumSlotsOp():
+                rotations += sum_slots_rotations(op, steps) * shapes.count(he.ct_type(out))
+            case he.RotateOp():
+                rotations += shapes.count(he.ct_type(out))
+            case he.EncryptOp():
+                uploads += shapes.count(he.ct_type(out))
+            case _:
+                pass
+        depth[out] = below
+    top = max((depth.get(d.input, 0) for d in program.decrypts()), default=0)
+    return GridCost(top, relins + rotations, products, rotations, uploads)
+
+
+def estimated_slots(program: stat.ProgramOp, log_n: int) -> int:
+    """The slots the grid is weighed for: those of ring `log_n` when fixed, else of the
+    smallest 128-bit ring holding the program's depth at about 40 bits a level, a 60-bit
+    output prime and a 60-bit special prime (parameter-selection picks the ring later; R stays,
+    C = slots / R follows it)."""
+    if log_n:
+        return 1 << (log_n - 1)
+    depth = max(stat_depth(program).values(), default=0)
+    found = smallest_secure_log_n(120 + 40 * depth)
+    return 1 << ((found or 16) - 1)
+
+
+def choose_grid(program: stat.ProgramOp, sizes: dict[str, int], log_n: int = 0) -> GridChoice:
+    """Weigh every grid shape R = 1, 2, 4, ... (up to the individuals, C = slots / R >= 1) by
+    lowering the program with it and pricing the result (`grid_cost`); the cheapest wins, ties
+    to the smaller R. R = 1 is the corner layouts (packed and replicated). The roles of every
+    value are forced by its dims (`_Lowering.grid_layout`), so the enumeration over R is the
+    whole search: there is no per-value choice left to a dynamic program."""
+    slots = estimated_slots(program, log_n)
+    rows = grid_row_dims(program)
+    sized = {**program.params(), **sizes}
+    largest = max((d if isinstance(d, int) else sized.get(d, 1) for d in rows), default=1)
+    candidates: list[tuple[int, GridCost | str]] = []
+    r = 1
+    while r <= slots and (r == 1 or r // 2 < largest):
+        try:
+            lowered = lower_program(program, sizes, r)
+            candidates.append((r, grid_cost(lowered, sizes, slots)))
+        except UserError as err:
+            if r == 1:
+                raise
+            candidates.append((r, err.message))
+        r *= 2
+    priced = [(c.key(), r) for r, c in candidates if isinstance(c, GridCost)]
+    best = min(priced)[1]
+    return GridChoice(best, slots, tuple(candidates))
 
 
 @dataclass(frozen=True)
@@ -794,18 +1070,39 @@ class LowerStatToHePass(ModulePass):
     Establishes: a verified he program in which every value is a ciphertext array with a
     layout, all at level 0, so the later passes (lazy-relinearization, then the scheme's
     lowering and passes) own the remaining decisions. Options: `sizes` ("N=5000,M=16384"):
-    compile for these sizes (each parameter's bound becomes min(declared bound, size)).
+    compile for these sizes (each parameter's bound becomes min(declared bound, size));
+    `grid_rows`: R of the grid layout (docs/layout.md), 1 for the corner layouts (packed and
+    replicated), 0 to let the cost model choose (`choose_grid`, for the ring `log_n` when it is
+    fixed; each choice is appended to `choices` for the report).
     """
 
     name = "lower-stat-to-he"
 
     sizes: str = ""
+    grid_rows: int = 1
+    log_n: int = 0
+    choices: list[GridChoice] | None = field(default=None, compare=False)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sizes = parse_sizes(self.sizes)
+        rows = self.grid_rows
+        if rows < 0 or rows & (rows - 1):
+            raise UserError(
+                f"--grid-rows {rows}: the grid rows must be a power of two (1: the packed and "
+                "replicated layouts) or auto",
+                hint="e.g. --grid-rows 32, or --grid-rows auto to let the cost model choose",
+            )
         for program in list(op.body.block.ops):
             if isinstance(program, stat.ProgramOp):
-                lowered = lower_program(program, sizes)
+                if self.grid_rows == 0:
+                    choice = choose_grid(program, sizes, self.log_n)
+                    rows = choice.rows
+                    if self.choices is not None:
+                        self.choices.append(choice)
+                elif rows > 1 and self.choices is not None:  # given, not weighed
+                    slots = estimated_slots(program, self.log_n)
+                    self.choices.append(GridChoice(rows, slots, ()))
+                lowered = lower_program(program, sizes, rows)
                 op.body.block.insert_op_before(lowered, program)
                 program.detach()
                 program.erase()

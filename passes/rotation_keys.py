@@ -26,7 +26,7 @@ from compiler.analysis.ckks_util import ckks_programs, needs_conjugation_key, ne
 from compiler.analysis.cost import Units
 from compiler.analysis.counts import key_bytes
 from compiler.analysis.rotations import SumPlan, candidate_radices, choose, plan_seconds, tree
-from compiler.dialects import ckks
+from compiler.dialects import ckks, he
 from compiler.errors import InternalError, UserError, op_location
 
 
@@ -59,12 +59,19 @@ class RotationKeysPass(ModulePass):
             params = program.parameters()
             if params is None:
                 raise InternalError("rotation-keys runs after parameter-selection")
-            sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp)]
+            sums = [
+                o
+                for o in program.block.ops
+                if isinstance(o, ckks.SumSlotsOp) and o.axis_value is None
+            ]
             one_key = key_bytes(params, program.key_level_value() or 0)
             fixed = int(needs_relin_key(program)) + int(needs_conjugation_key(program))
             offsets: set[int] = set()
             groups: dict[SSAValue, int] = {}
             for o in program.block.ops:
+                if isinstance(o, ckks.SumSlotsOp) and o.axis_value is not None:
+                    # A grid row sum: the strides C, 2C, ..., (R/2) C (docs/layout.md).
+                    offsets.update(row_sum_offsets(o, params.slots))
                 if isinstance(o, ckks.RotateOp):
                     offsets.add(o.offset_value % params.slots)
                     group = groups.setdefault(o.input, len(groups))
@@ -126,3 +133,11 @@ class RotationKeysPass(ModulePass):
                 )
         radices = choose(params.slots, seconds, allowed)
         return SumPlan(radices, seconds[radices])
+
+
+def row_sum_offsets(op: ckks.SumSlotsOp, slots: int) -> list[int]:
+    """The rotations of a row sum of a grid array: C, 2C, ..., (R/2) C with C = slots / R."""
+    grid = he.grid_of(ckks.ct_type(op.input).layout_name)
+    assert grid is not None
+    columns = grid.columns(slots)
+    return [columns << k for k in range(grid.rows.bit_length() - 1)]

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from compiler.analysis.counts import Shapes, coeff_group
+from compiler.analysis.counts import Shapes, coeff_group, sum_slots_rotations
 from compiler.analysis.profile import Profile, active
 from compiler.analysis.streaming import schedule
 from compiler.dialects import bfv, ckks, he
@@ -213,7 +213,8 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                     for r in op.radix_values
                 )
             case ckks.SumSlotsOp():
-                steps = int(math.log2(params.slots))
+                # log2(slots) steps, or log2(R) for a row sum of a grid array.
+                steps = sum_slots_rotations(op, int(math.log2(params.slots)))
                 c += (
                     count
                     * steps

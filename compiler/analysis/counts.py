@@ -4,8 +4,9 @@ ciphertext, for concrete sizes), key sets and byte sizes per party.
 Executed counts follow the layouts: an op on an array of k ciphertexts does k ciphertext
 operations; `dot` over an axis of length K does K products per result ciphertext (and K - 1
 additions); `sum_slots` adds the column blocks and then does log2(slots) rotations (key
-switches) per result ciphertext; broadcasts and level drops move no data. A ciphertext of
-degree d at level l is (d + 1)·n·(primes of Q_l) 64-bit words.
+switches) per result ciphertext, log2(R) over the row axis of a grid array (docs/layout.md);
+broadcasts and level drops move no data. A ciphertext of degree d at level l is
+(d + 1)·n·(primes of Q_l) 64-bit words.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
                 c["rotate"] += 1
                 c["key_switch"] += 1
             case ckks.SumSlotsOp():
-                rotations = sum_slots_rotations(op, steps)
+                rotations = sum_slots_rotations(op, steps if slots else None)
                 c["rotate"] += rotations
                 c["key_switch"] += rotations
             case ckks.RescaleOp():
@@ -77,11 +78,18 @@ class Executed:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def sum_slots_rotations(op: ckks.SumSlotsOp, steps: int) -> int:
+def sum_slots_rotations(op: he.SumSlotsRule, steps: int | None) -> int:
     """Rotations (key switches) of one slot sum: `steps` = log2(slots) for the rotate-and-add
-    tree, sum of r_i - 1 for a staged sum (its key products; compiler/analysis/rotations.py)."""
-    radices = op.radix_values
-    return steps if radices is None else sum(r - 1 for r in radices)
+    tree (1 when the slots are not known), sum of r_i - 1 for a staged sum (its key products;
+    compiler/analysis/rotations.py), log2(R) for a sum over the row axis of a grid array."""
+    if op.axis_value is not None:
+        grid = he.grid_of(he.any_ct(op.input).layout_name)
+        assert grid is not None
+        return int(math.log2(grid.rows))
+    radices = op.radix_values if isinstance(op, ckks.SumSlotsOp) else None
+    if radices is not None:
+        return sum(r - 1 for r in radices)
+    return 1 if steps is None else steps
 
 
 class Shapes:
@@ -97,6 +105,9 @@ class Shapes:
 
     def count(self, ty: he.CiphertextType | he.PlaintextType) -> int:
         dims = [self.dim(d) for d in ty.dims]
+        grid = he.grid_of(ty.layout_name)
+        if grid is not None:
+            return grid_count(grid, dims, self.slots)
         if ty.layout_name == ckks.PACKED:
             return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)
         if ty.layout_name == ckks.COMPLEX:
@@ -106,6 +117,13 @@ class Shapes:
             coefficients = -(-dims[-1] // self.coeff_group)
             return math.prod(dims[:-1]) * -(-coefficients // (2 * self.slots))
         return math.prod(dims)
+
+
+def grid_count(grid: he.Grid, dims: list[int], slots: int) -> int:
+    """Ciphertexts of a grid array: its unrolled extents times its row blocks ceil(n / R) and
+    column blocks ceil(m / C), C = slots / R."""
+    per = {he.ROW: grid.rows, he.COL: grid.columns(slots), he.UNROLLED: 1}
+    return math.prod(-(-d // per[r]) for d, r in zip(dims, grid.roles, strict=True))
 
 
 def coeff_group(program: ckks.ProgramOp) -> int:

@@ -49,7 +49,7 @@ from xdsl.ir import SSAValue
 from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS, flooding_cost_bits
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.security import ERROR_SIGMA
-from compiler.dialects import ckks
+from compiler.dialects import ckks, he
 from compiler.types import Interval, dim_bound
 
 # The default failure probability of each revealed value's error bound (`--error-confidence`).
@@ -253,6 +253,23 @@ def value_errors(
             case ckks.ReduceOp():
                 k = dim_bound(ckks.ct_type(op.input).dims[op.axis_value], dict(bounds))
                 e = err[op.input].summed(k)
+            case ckks.SumSlotsOp() if op.axis_value is not None:
+                # A row sum of a grid array (docs/layout.md): the row blocks added, then the
+                # rotation tree with strides C, 2C, ..., (R/2) C: the random errors of all
+                # ceil(k / R) x R row positions of a column enter its output slot, and the
+                # key switches add (R - 1) of their errors, as for the slot sum below.
+                src_ty = ckks.ct_type(op.input)
+                grid = he.grid_of(src_ty.layout_name)
+                assert grid is not None
+                k = dim_bound(src_ty.dims[op.axis_value], dict(bounds))
+                positions = math.ceil(k / grid.rows) * grid.rows
+                src = err[op.input]
+                spread = Error(
+                    tuple(positions * v for v in src.classes), positions * src.w, k * src.d,
+                    src.w_max,
+                )  # fmt: skip
+                switch = model.key_switch_terms().per_scale(scale_bits(out)).summed(grid.rows - 1)
+                e = spread + switch
             case ckks.SumSlotsOp():
                 # The runtime adds the row's ciphertexts, then sums every slot by a rotation
                 # tree (offsets 1, 2, ..., slots/2): the random errors of all blocks x slots

@@ -390,7 +390,8 @@ class RelationalRanges:
                 return lambda g: g[x].scaled_sum(k)
             case he.SumSlotsRule():
                 x = op.input
-                k = _dim(he.any_ct(op.input).dims[-1], self.bounds)
+                axis = -1 if op.axis_value is None else op.axis_value  # a grid's row axis
+                k = _dim(he.any_ct(op.input).dims[axis], self.bounds)
                 return lambda g: g[x].scaled_sum(k)
             case he.RotateRule():
                 x = op.input
@@ -450,7 +451,8 @@ class RelationalRanges:
                 return self.symbols.reduce(f[op.input], op.axis_value, self._count(k))
             case he.SumSlotsRule():
                 dims = he.any_ct(op.input).dims
-                return self.symbols.reduce(f[op.input], len(dims) - 1, self._count(dims[-1]))
+                axis = len(dims) - 1 if op.axis_value is None else op.axis_value
+                return self.symbols.reduce(f[op.input], axis, self._count(dims[axis]))
             case he.BroadcastRule():
                 return f[op.input].remap(dict(enumerate(op.dims_tuple)))
             case he.TransposeRule():

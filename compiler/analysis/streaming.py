@@ -98,6 +98,10 @@ def _global_schedule(program: ckks.ProgramOp | he.ProgramRule, dim: str | None, 
 def _is_sink(op: Operation) -> bool:
     if isinstance(op, he.ReduceRule | he.DotRule):
         return op.axis_value == 0
+    # A row sum of a grid array (docs/layout.md): the row blocks fold into an accumulator,
+    # rotated once at the end.
+    if isinstance(op, he.SumSlotsRule):
+        return op.axis_value == 0
     return False
 
 
@@ -202,7 +206,10 @@ def server_memory(
     def count(v: SSAValue, row: bool) -> int:
         ty = _ct(v)
         assert ty is not None
-        if row:
+        grid = he.grid_of(ty.layout_name)
+        if row and grid is not None and grid.row_axis == 0:
+            ty = ty.with_(dims=(grid.rows, *ty.dims[1:]))  # one block of R rows of it
+        elif row:
             ty = ty.with_(dims=ty.dims[1:] or (1,))  # one row of it
         return shapes.count(ty)
 
@@ -213,6 +220,12 @@ def server_memory(
             result = sink.results[0]
             accumulators += count(result, False) * ciphertext_bytes[result]
         rows = CHUNK_ROWS_PER_THREAD * max(threads, 1)
+        grids = [he.grid_of(t.layout_name) for v in s.row if (t := _ct(v)) is not None]
+        rows_per_block = max((g.rows for g in grids if g is not None), default=0)
+        if rows_per_block and s.stream_dim is not None:
+            # Blocks of R rows (docs/layout.md): a chunk is at most every block there is.
+            n = shapes.dim(s.stream_dim)
+            rows = min(rows, -(-n // rows_per_block))
         per_row = sum(
             count(v, True) * ciphertext_bytes[v]
             for v in s.row

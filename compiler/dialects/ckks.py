@@ -112,8 +112,11 @@ def _format_log_scale(value: float) -> str:
 
 
 def _verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
-    if layout not in LAYOUTS:
-        raise VerifyException(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    grid = he.grid_of(layout)
+    if grid is not None:
+        grid.check(len(dims))
+    elif layout not in LAYOUTS:
+        raise VerifyException(f"layout must be one of {LAYOUTS} or a grid, got {layout!r}")
     if len(dims) > 3:
         raise VerifyException(f"ciphertext arrays have rank at most 3, got {len(dims)}")
     if layout in SLOT_LAYOUTS and not dims:
@@ -357,7 +360,7 @@ class CtType(he.CiphertextType):
         with parser.in_angle_brackets():
             dims = he.parse_dims(parser)
             parser.parse_punctuation(",")
-            layout = parser.parse_keyword_in(LAYOUTS)
+            layout = he.parse_layout(parser, LAYOUTS)
             parser.parse_punctuation(",")
             parser.parse_keyword("ct")
             with parser.in_angle_brackets():
@@ -419,7 +422,7 @@ class PtType(he.PlaintextType):
         with parser.in_angle_brackets():
             dims = he.parse_dims(parser)
             parser.parse_punctuation(",")
-            layout = parser.parse_keyword_in(LAYOUTS)
+            layout = he.parse_layout(parser, LAYOUTS)
             parser.parse_punctuation(",")
             parser.parse_keyword("pt")
             with parser.in_angle_brackets():
@@ -815,9 +818,11 @@ class MulConstOp(he.WithPublic, CkksOp):
         src = ct_type(self.input)
         if self.const_scale_bits < 0:
             raise VerifyException("const_scale must be >= 1")
-        if self.is_masked and (self.const_scale.is_one or src.layout_name != PACKED):
+        slot_array = src.layout_name == PACKED or he.grid_of(src.layout_name) is not None
+        if self.is_masked and (self.const_scale.is_one or not slot_array):
             raise VerifyException(
-                "a masked constant is a plaintext vector: const_scale > 1 and a packed array"
+                "a masked constant is a plaintext vector: const_scale > 1 and a packed or grid "
+                "array"
             )
         return src.with_(scale=src.scale.times(self.const_scale))
 

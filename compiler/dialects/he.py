@@ -31,6 +31,7 @@ a level is depends on the scheme record (passes/schemes.py).
 from __future__ import annotations
 
 import contextlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,91 @@ COEFF = "coeff"
 LAYOUTS = (PACKED, REPLICATED, COEFF)
 SLOT_LAYOUTS = (PACKED, COEFF)  # the last axis lives in the slots (or coefficients)
 
+# Axis roles of the grid layout (docs/layout.md).
+ROW, COL, UNROLLED = "row", "col", "unrolled"
+ROLES = (ROW, COL, UNROLLED)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The grid layout `grid<R, [role, ...]>` (docs/layout.md): a ciphertext's slots read as R
+    rows x C columns, C = slots / R (so the columns follow the ring the parameter selection
+    picks), slot r * C + c. Each axis of the array has one role: `row` (index i in grid row
+    i mod R of ciphertext block i div R), `col` (index j in column j mod C of block j div C) or
+    `unrolled` (one ciphertext per index); a direction no axis uses holds replicas. At most one
+    row and one column axis, and at least one of them (with neither, the array is
+    `replicated`). The layout text is the canonical spelling (`Grid.text`), so a layout stays
+    one string through every type and pass."""
+
+    rows: int
+    roles: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return f"grid<{self.rows}, [{', '.join(self.roles)}]>"
+
+    @property
+    def row_axis(self) -> int | None:
+        return self.roles.index(ROW) if ROW in self.roles else None
+
+    @property
+    def col_axis(self) -> int | None:
+        return self.roles.index(COL) if COL in self.roles else None
+
+    def columns(self, slots: int) -> int:
+        return slots // self.rows
+
+    def check(self, rank: int) -> None:
+        if len(self.roles) != rank:
+            raise VerifyException(f"{self.text}: {len(self.roles)} roles for {rank} axes")
+        if any(r not in ROLES for r in self.roles):
+            raise VerifyException(f"{self.text}: roles are {', '.join(ROLES)}")
+        if self.roles.count(ROW) > 1 or self.roles.count(COL) > 1:
+            raise VerifyException(f"{self.text}: at most one row and one column axis")
+        if ROW not in self.roles and COL not in self.roles:
+            raise VerifyException(f"{self.text}: no row or column axis (that is replicated)")
+        if self.rows < 1 or self.rows & (self.rows - 1):
+            raise VerifyException(f"{self.text}: the row count must be a power of two")
+
+    def without(self, axis: int) -> str:
+        """The layout after summing `axis` into every grid row (its direction becomes
+        replicas): the remaining roles, or `replicated` when no row or column axis is left."""
+        roles = self.roles[:axis] + self.roles[axis + 1 :]
+        return layout_text(self.rows, roles)
+
+
+def layout_text(rows: int, roles: Sequence[str]) -> str:
+    """The layout of an array with these axis roles under `rows` grid rows (`replicated` when
+    every axis is unrolled)."""
+    if ROW not in roles and COL not in roles:
+        return REPLICATED
+    return Grid(rows, tuple(roles)).text
+
+
+_GRID = re.compile(r"grid<(\d+), \[([a-z, ]*)\]>")
+
+
+def grid_of(layout: str) -> Grid | None:
+    """The grid of a layout name, None for the corner layouts (packed, replicated, coeff)."""
+    m = _GRID.fullmatch(layout)
+    if m is None:
+        return None
+    roles = tuple(r.strip() for r in m.group(2).split(",")) if m.group(2) else ()
+    return Grid(int(m.group(1)), roles)
+
+
+def parse_layout(parser: AttrParser, corners: Sequence[str]) -> str:
+    """A layout keyword of `corners`, or `grid<R, [role, ...]>`."""
+    if parser.parse_optional_keyword("grid") is None:
+        return parser.parse_keyword_in(corners)
+    with parser.in_angle_brackets():
+        rows = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_punctuation(",")
+        roles = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_keyword_in(ROLES)
+        )
+    return Grid(rows, tuple(roles)).text
+
 
 def parse_dims(parser: AttrParser) -> list[IntAttr | StringAttr]:
     def one() -> IntAttr | StringAttr:
@@ -102,6 +188,9 @@ def shape_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr | StringAttr]:
 def verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
     if layout != REPLICATED and not dims:
         raise VerifyException(f"a {layout} array needs at least one axis")
+    grid = grid_of(layout)
+    if grid is not None:
+        grid.check(len(dims))
     for d in dims:
         if isinstance(d, int) and d < 1:
             raise VerifyException(f"array dimensions must be >= 1, got {d}")
@@ -219,7 +308,7 @@ class CtType(CiphertextType):
         with parser.in_angle_brackets():
             dims = parse_dims(parser)
             parser.parse_punctuation(",")
-            layout = parser.parse_keyword_in(LAYOUTS)
+            layout = parse_layout(parser, LAYOUTS)
             parser.parse_punctuation(",")
             parser.parse_keyword("ct")
             with parser.in_angle_brackets():
@@ -269,7 +358,7 @@ class PtType(PlaintextType):
         with parser.in_angle_brackets():
             dims = parse_dims(parser)
             parser.parse_punctuation(",")
-            layout = parser.parse_keyword_in(LAYOUTS)
+            layout = parse_layout(parser, LAYOUTS)
             parser.parse_punctuation(",")
             parser.parse_keyword("pt")
             with parser.in_angle_brackets():
@@ -339,7 +428,13 @@ def _check_array_axis(src: CiphertextType, axis: int, what: str) -> None:
         raise VerifyException(f"{what}: a coeff array is only summed over its rows (axis 0)")
     if not 0 <= axis < len(src.dims):
         raise VerifyException(f"{what}: axis {axis} out of range for {format_shape(src.dims)}")
-    if src.layout_name != REPLICATED and axis == len(src.dims) - 1:
+    grid = grid_of(src.layout_name)
+    if grid is not None:
+        if grid.roles[axis] != UNROLLED:
+            raise VerifyException(
+                f"{what}: axis {axis} is the {grid.roles[axis]} axis of {grid.text}; use sum_slots"
+            )
+    elif src.layout_name != REPLICATED and axis == len(src.dims) - 1:
         raise VerifyException(f"{what}: axis {axis} is the packed axis; use sum_slots")
 
 
@@ -563,7 +658,7 @@ class RotateRule(Unary, ABC):
 
     def infer(self) -> CiphertextType:
         src = any_ct(self.input)
-        if src.layout_name != PACKED:
+        if src.layout_name != PACKED and grid_of(src.layout_name) is None:
             raise VerifyException("rotate acts on packed arrays (replicated slots are equal)")
         if src.degree_value != 1:
             raise VerifyException("rotate needs a relinearized (degree 1) ciphertext")
@@ -571,10 +666,34 @@ class RotateRule(Unary, ABC):
 
 
 class SumSlotsRule(Unary, ABC):
-    """Sum over the packed axis, the total in every slot (a replicated result)."""
+    """Sum over the packed axis, the total in every slot (a replicated result). With `axis`,
+    the sum over the row axis of a grid array (docs/layout.md): the ciphertext blocks along
+    the rows are added, then a rotate-and-add tree with the strides C, 2C, ..., (R/2) C (log2 R
+    rotations) leaves the sum in every grid row: the result has replicas on the rows."""
+
+    axis = opt_prop_def(IntegerAttr)
+
+    def __init__(self, operand: SSAValue, axis: int | None = None):
+        props: dict[str, Attribute] = {} if axis is None else {"axis": IntegerAttr(axis, i64)}
+        super().__init__(operand, props)
+
+    @property
+    def axis_value(self) -> int | None:
+        return None if self.axis is None else self.axis.value.data
 
     def infer(self) -> CiphertextType:
         src = any_ct(self.input)
+        grid = grid_of(src.layout_name)
+        if self.axis_value is not None:
+            if grid is None or grid.row_axis != self.axis_value:
+                raise VerifyException(
+                    f"sum_slots over axis {self.axis_value} sums the row axis of a grid array, "
+                    f"not of {src.layout_name}"
+                )
+            if src.degree_value != 1:
+                raise VerifyException("sum_slots rotates: it needs a degree-1 ciphertext")
+            dims = src.dims[: self.axis_value] + src.dims[self.axis_value + 1 :]
+            return src.with_(dims=dims, layout=grid.without(self.axis_value))
         if src.layout_name != PACKED:
             raise VerifyException("sum_slots sums the packed axis of a packed array")
         if src.degree_value != 1:
@@ -599,6 +718,9 @@ class ReduceRule(Unary, ABC):
         _check_array_axis(src, self.axis_value, self.name)
         dims = tuple(d for i, d in enumerate(src.dims) if i != self.axis_value)
         layout = src.layout_name if dims or src.layout_name == REPLICATED else REPLICATED
+        grid = grid_of(src.layout_name)
+        if grid is not None:
+            layout = grid.without(self.axis_value)
         return src.with_(dims=dims, layout=layout)
 
 
@@ -632,7 +754,9 @@ class DotRule(HeOp, ABC):
         _check_not_coeff(self.name, a, b)
         _check_array_axis(a, self.axis_value, self.name)
         dims = tuple(d for i, d in enumerate(a.dims) if i != self.axis_value)
-        return a.with_(dims=dims, degree=a.degree_value + b.degree_value)
+        grid = grid_of(a.layout_name)
+        layout = a.layout_name if grid is None else grid.without(self.axis_value)
+        return a.with_(dims=dims, layout=layout, degree=a.degree_value + b.degree_value)
 
 
 class BroadcastRule(Unary, ABC):
@@ -672,7 +796,10 @@ class BroadcastRule(Unary, ABC):
             if src.dims[i] != shape[d] and src.dims[i] != 1:
                 raise VerifyException(f"operand axis {i} cannot broadcast to result axis {d}")
         last = len(shape) - 1
-        if src.layout_name in SLOT_LAYOUTS:
+        out_grid = grid_of(layout)
+        if out_grid is not None or grid_of(src.layout_name) is not None:
+            _check_grid_broadcast(src, shape, dims, layout)
+        elif src.layout_name in SLOT_LAYOUTS:
             if (
                 layout != src.layout_name
                 or not dims
@@ -687,6 +814,32 @@ class BroadcastRule(Unary, ABC):
                 "a replicated array becomes packed only along a new or stretched last axis"
             )
         return src.with_(dims=shape, layout=layout)
+
+
+def _check_grid_broadcast(
+    src: CiphertextType, shape: Sequence[Dim], dims: Sequence[int], layout: str
+) -> None:
+    """A broadcast into or within the grid reuses ciphertexts: every operand axis keeps its role
+    (a replicated operand's axes are unrolled), and a result row or column axis that no operand
+    axis feeds (new, or stretched from 1) is read from the operand's replicas in that
+    direction. Same grid rows on both sides."""
+    out = grid_of(layout)
+    if out is None:
+        raise VerifyException(f"a grid array broadcasts only to a grid layout, not {layout}")
+    src_grid = grid_of(src.layout_name)
+    if src_grid is None and src.layout_name != REPLICATED:
+        raise VerifyException(f"a {src.layout_name} array does not broadcast to {layout}")
+    if src_grid is not None and src_grid.rows != out.rows:
+        raise VerifyException(f"{src.layout_name} and {layout} have different grid rows")
+    out.check(len(shape))
+    src_roles = src_grid.roles if src_grid else (UNROLLED,) * len(src.dims)
+    for i, d in enumerate(dims):
+        stretched = src.dims[i] == 1 and shape[d] != 1
+        if src_roles[i] != out.roles[d] and not (src_roles[i] == UNROLLED and stretched):
+            raise VerifyException(
+                f"broadcast from {src.layout_name} to {layout}: operand axis {i} is "
+                f"{src_roles[i]} but result axis {d} is {out.roles[d]} (a layout conversion)"
+            )
 
 
 class TransposeRule(Unary, ABC):
@@ -807,7 +960,7 @@ class MulConstRule(WithPublic, ABC):
 
     def infer(self) -> CiphertextType:
         src = any_ct(self.input)
-        if self.is_masked and src.layout_name != PACKED:
+        if self.is_masked and src.layout_name != PACKED and grid_of(src.layout_name) is None:
             raise VerifyException(f"{self.name}: a masked constant needs a packed array")
         return src
 

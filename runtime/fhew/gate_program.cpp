@@ -285,59 +285,74 @@ GateProgram load_gate_program(const std::string& path) {
   return parse_gate_program(text.str(), path);
 }
 
-std::vector<Ciphertext> run_gate_program(const Context& ctx, const EvalKey& ek,
-                                         const GateProgram& program,
-                                         std::span<const Ciphertext> inputs, GateRunStats* stats) {
+std::vector<Ciphertext> run_gate_program_batch(const Context& ctx, const EvalKey& ek,
+                                               const GateProgram& program,
+                                               std::span<const Ciphertext> inputs,
+                                               std::size_t evaluations, GateRunStats* stats) {
   const auto start = std::chrono::steady_clock::now();
   const std::uint64_t rotations_before = ctx.blind_rotations();
-  if (inputs.size() != program.input_bits()) {
+  const std::size_t per = program.input_bits();
+  if (evaluations == 0 || inputs.size() != evaluations * per) {
     throw std::invalid_argument("gate program: " + std::to_string(inputs.size()) +
-                                " input ciphertexts for " + std::to_string(program.input_bits()) +
-                                " input bits");
+                                " input ciphertexts for " + std::to_string(evaluations) +
+                                " evaluation(s) of " + std::to_string(per) + " input bits");
   }
   for (const GateProgram::Cell& c : program.cells) {
     if (!c.is_mux) ctx.check_linear(c.linear);
   }
   const Params& params = ctx.params();
-  std::vector<Ciphertext> wires(program.wires);
-  wires[0].key_id = ek.key_id;  // the trivial encryption of 0
-  wires[0].lwe.modulus = params.lwe_modulus;
-  wires[0].lwe.a.assign(params.lwe_dim, 0);
-  wires[0].lwe.b = 0;
-  std::size_t next = 0;
-  for (const GateProgram::Word& w : program.inputs) {
-    for (std::uint32_t x : w.bits) wires[x] = inputs[next++];
+  const std::size_t width = program.wires;
+  // Wire x of evaluation e is wires[e * width + x].
+  std::vector<Ciphertext> wires(width * evaluations);
+  for (std::size_t e = 0; e < evaluations; ++e) {
+    Ciphertext& zero = wires[e * width];  // the trivial encryption of 0
+    zero.key_id = ek.key_id;
+    zero.lwe.modulus = params.lwe_modulus;
+    zero.lwe.a.assign(params.lwe_dim, 0);
+    zero.lwe.b = 0;
+    std::size_t next = e * per;
+    for (const GateProgram::Word& w : program.inputs) {
+      for (std::uint32_t x : w.bits) wires[e * width + x] = inputs[next++];
+    }
   }
   std::vector<Ciphertext> negated;
   for (const auto& level : program.levels) {
     negated.clear();
-    negated.reserve(3 * level.size());  // no reallocation: ops keep pointers into it
-    auto lit = [&](std::uint32_t l) -> const Ciphertext* {
-      if ((l & 1) == 0) return &wires[l >> 1];
-      negated.push_back(ctx.eval_not(wires[l >> 1]));
-      return &negated.back();
-    };
+    negated.reserve(3 * level.size() * evaluations);  // no reallocation: ops keep pointers
     std::vector<Context::GateOp> ops;
-    ops.reserve(level.size());
-    for (std::size_t i : level) {
-      const GateProgram::Cell& c = program.cells[i];
-      if (c.is_mux) {
-        ops.push_back({Gate::kMux, lit(c.in[0]), lit(c.in[1]), lit(c.in[2])});
-      } else {
-        const Ciphertext* in[3] = {nullptr, nullptr, nullptr};
-        for (std::size_t j = 0; j < c.in.size(); ++j) in[j] = &wires[c.in[j]];
-        ops.push_back({Gate::kLinear, in[0], in[1], in[2], &c.linear});
+    ops.reserve(level.size() * evaluations);
+    for (std::size_t e = 0; e < evaluations; ++e) {
+      const Ciphertext* base = wires.data() + e * width;
+      auto lit = [&](std::uint32_t l) -> const Ciphertext* {
+        if ((l & 1) == 0) return base + (l >> 1);
+        negated.push_back(ctx.eval_not(base[l >> 1]));
+        return &negated.back();
+      };
+      for (std::size_t i : level) {
+        const GateProgram::Cell& c = program.cells[i];
+        if (c.is_mux) {
+          ops.push_back({Gate::kMux, lit(c.in[0]), lit(c.in[1]), lit(c.in[2])});
+        } else {
+          const Ciphertext* in[3] = {nullptr, nullptr, nullptr};
+          for (std::size_t j = 0; j < c.in.size(); ++j) in[j] = base + c.in[j];
+          ops.push_back({Gate::kLinear, in[0], in[1], in[2], &c.linear});
+        }
       }
     }
+    // One batch per level over every evaluation: the threads share all of the level's gates.
     std::vector<Ciphertext> out = ctx.eval_batch(ek, ops);
-    for (std::size_t k = 0; k < level.size(); ++k) {
-      wires[program.cells[level[k]].out] = std::move(out[k]);
+    std::size_t k = 0;
+    for (std::size_t e = 0; e < evaluations; ++e) {
+      for (std::size_t i : level) wires[e * width + program.cells[i].out] = std::move(out[k++]);
     }
   }
   std::vector<Ciphertext> result;
-  for (const GateProgram::Word& w : program.outputs) {
-    for (std::uint32_t l : w.bits) {
-      result.push_back((l & 1) ? ctx.eval_not(wires[l >> 1]) : wires[l >> 1]);
+  for (std::size_t e = 0; e < evaluations; ++e) {
+    for (const GateProgram::Word& w : program.outputs) {
+      for (std::uint32_t l : w.bits) {
+        const Ciphertext& x = wires[e * width + (l >> 1)];
+        result.push_back((l & 1) ? ctx.eval_not(x) : x);
+      }
     }
   }
   if (stats != nullptr) {
@@ -347,6 +362,17 @@ std::vector<Ciphertext> run_gate_program(const Context& ctx, const EvalKey& ek,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return result;
+}
+
+std::vector<Ciphertext> run_gate_program(const Context& ctx, const EvalKey& ek,
+                                         const GateProgram& program,
+                                         std::span<const Ciphertext> inputs, GateRunStats* stats) {
+  if (inputs.size() != program.input_bits()) {
+    throw std::invalid_argument("gate program: " + std::to_string(inputs.size()) +
+                                " input ciphertexts for " + std::to_string(program.input_bits()) +
+                                " input bits");
+  }
+  return run_gate_program_batch(ctx, ek, program, inputs, 1, stats);
 }
 
 }  // namespace hec::fhew

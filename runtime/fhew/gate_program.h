@@ -80,4 +80,14 @@ std::vector<Ciphertext> run_gate_program(const Context& ctx, const EvalKey& ek,
                                          std::span<const Ciphertext> inputs,
                                          GateRunStats* stats = nullptr);
 
+// `evaluations` independent runs of `program` at once: `inputs` holds each evaluation's input
+// bits one evaluation after another, and so does the result. Each level's gates of every
+// evaluation form one Context::eval_batch, so the threads are busy even when a level of one
+// evaluation holds fewer gates than threads. Memory: program.wires ciphertexts per evaluation.
+std::vector<Ciphertext> run_gate_program_batch(const Context& ctx, const EvalKey& ek,
+                                               const GateProgram& program,
+                                               std::span<const Ciphertext> inputs,
+                                               std::size_t evaluations,
+                                               GateRunStats* stats = nullptr);
+
 }  // namespace hec::fhew

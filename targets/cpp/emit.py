@@ -207,6 +207,13 @@ class Emitted:
 
 
 def _layout_enum(ty: he.CiphertextType | he.PlaintextType) -> str:
+    if he.grid_of(ty.layout_name) is not None:
+        raise UserError(
+            f"the C++ target does not run the grid layout ({ty.layout_name}) yet "
+            "(TODO(#21): its index map in targets/cpp and runtime/)",
+            hint="compile with --grid-rows 1 (the packed and replicated layouts), or run it in "
+            "the simulator: hec run --sim",
+        )
     return {
         ckks.PACKED: "Layout::kPacked",
         ckks.REPLICATED: "Layout::kReplicated",

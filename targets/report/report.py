@@ -100,7 +100,7 @@ def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
 def _sum_plan(program: ckks.ProgramOp, params: ckks.Parameters, one_key: int) -> dict[str, Any]:
     """The staging of the slot sums (passes/rotation_keys.py) against the rotate-and-add tree:
     radices, rotations (key products) per sum, keys and estimated seconds per ciphertext."""
-    sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp)]
+    sums = [o for o in program.block.ops if isinstance(o, ckks.SumSlotsOp) and o.axis_value is None]
     if not sums:
         return {}
     u = Units(params.log_n)
@@ -576,6 +576,33 @@ def render_heir_comparison(comparison: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _render_grid(report: Mapping[str, Any]) -> list[str]:
+    """The grid layout (docs/layout.md; passes/lower_stat_to_he.py): the (R, C) chosen, every
+    shape weighed with its cost, and the layout of each input and revealed value."""
+    g = report.get("grid")
+    if not g:
+        return []
+    cols = g.get("columns", g["slots_assumed"] // g["rows"])
+    corner = " (the packed and replicated layouts)" if g["rows"] == 1 else ""
+    lines = [
+        f"grid layout: R = {g['rows']} rows x C = {cols} columns{corner}; shapes weighed at "
+        f"{g['slots_assumed']} slots (depth, then key switches, then ct mults, then uploads):"
+    ]
+    for c in g["candidates"]:
+        mark = "chosen  " if c["rows"] == g["rows"] else "rejected"
+        if "unavailable" in c:
+            lines.append(f"  {mark} R = {c['rows']:<5} {c['unavailable']}")
+            continue
+        lines.append(
+            f"  {mark} R = {c['rows']:<5} C = {c['columns']:<6} depth {c['depth']}  key switches "
+            f"{c['key_switches']} (rotations {c['rotations']})  ct mults {c['products']}  "
+            f"uploads {c['uploads']} ciphertexts"
+        )
+    for name, layout in (g.get("layouts") or {}).items():
+        lines.append(f"  {name:<12} {layout}")
+    return lines
+
+
 def _render_chains(report: Mapping[str, Any]) -> list[str]:
     """Matrix-chain ordering (passes/matrix_chain_ordering.py): per chain the order chosen
     and the order written, each with its HE cost (compiler/analysis/matrix_chain.py)."""
@@ -684,6 +711,7 @@ def render_text(report: Mapping[str, Any]) -> str:
                 else "encrypted as an input"
             )
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
+    lines += _render_grid(report)
     lines += _render_chains(report)
     lines += render_cost(report)
     if "heir_comparison" in report:

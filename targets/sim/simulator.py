@@ -3,7 +3,10 @@
 Every ciphertext array is held as its slot values with the layout of its type: a packed
 array of logical shape [..., W] as [..., ceil(W / slots), slots] (zero padded), a complex one
 as complex numbers [..., ceil(W / (2 slots)), slots] (block 2j the real parts, block 2j + 1
-the imaginary parts), a replicated array as [..., 1] (one value standing for every slot).
+the imaginary parts), a replicated array as [..., 1] (one value standing for every slot), a
+grid array (docs/layout.md) as [array axes..., slots] with its row axis replaced by its row
+blocks ceil(n / R), its column axis by its column blocks ceil(m / C), unrolled axes as they
+are, and slot r * C + c holding grid row r, column c (replicas where no axis is).
 Each op does on these arrays what the scheme does on ciphertexts: `sum_slots` adds the
 blocks and then rotates and adds with the offsets 1, 2, ..., slots/2, `rotate` rolls each
 ciphertext's slots, `broadcast` reuses ciphertexts, `unpack_complex` splits the real and
@@ -128,9 +131,54 @@ class _Sim:
     def blocks(self, width: int) -> int:
         return -(-width // self.slots)
 
+    def grid_shape(self, grid: he.Grid, dims: tuple[int, ...]) -> tuple[int, ...]:
+        """The array axes of a grid array: row and column axes become their block counts."""
+        per = {he.ROW: grid.rows, he.COL: grid.columns(self.slots), he.UNROLLED: 1}
+        return tuple(-(-d // per[r]) for d, r in zip(dims, grid.roles, strict=True))
+
+    def to_grid(self, x: Array, grid: he.Grid) -> Slots:
+        """Logical `x` into the grid's slots (zero padding, replicas where no axis is)."""
+        rows, cols = grid.rows, grid.columns(self.slots)
+        out = x
+        tail: list[int] = []
+        for axis, size in ((grid.row_axis, rows), (grid.col_axis, cols)):
+            if axis is None:
+                out = out[..., np.newaxis]
+                tail.append(-1)
+                continue
+            blocks = -(-x.shape[axis] // size)
+            pad = [(0, 0)] * out.ndim
+            pad[axis] = (0, blocks * size - x.shape[axis])
+            out = np.pad(out, pad)
+            out = out.reshape((*out.shape[:axis], blocks, size, *out.shape[axis + 1 :]))
+            out = np.moveaxis(out, axis + 1, -1)
+            tail.append(size)
+        # out: [array axes..., (rows or 1), (cols or 1)] in the order rows, cols.
+        full = np.broadcast_to(out, (*out.shape[:-2], rows, cols))
+        return full.reshape((*out.shape[:-2], rows * cols)).copy()
+
+    def from_grid(self, x: Slots, grid: he.Grid, dims: tuple[int, ...]) -> Array:
+        """The logical array of grid slots `x`: each element read at its block, grid row and
+        column (row 0 or column 0 where that direction holds replicas)."""
+        rows, cols = grid.rows, grid.columns(self.slots)
+        arr = self.grid_shape(grid, dims)
+        y = np.real(np.broadcast_to(x, (*arr, self.slots))).reshape((*arr, rows, cols))
+        at = np.indices(dims)
+        zero = np.zeros(dims, np.int64)
+        row_i = at[grid.row_axis] if grid.row_axis is not None else zero
+        col_i = at[grid.col_axis] if grid.col_axis is not None else zero
+        index = [
+            at[axis] // (rows if role == he.ROW else cols if role == he.COL else 1)
+            for axis, role in enumerate(grid.roles)
+        ]
+        return y[(*index, row_i % rows, col_i % cols)].copy()
+
     def to_layout(self, logical: Array, ty: ckks.CtType | ckks.PtType) -> Slots:
         dims = tuple(self.dim(d) for d in ty.dims)
         x = np.asarray(logical, dtype=np.float64).reshape(dims)
+        grid = he.grid_of(ty.layout_name)
+        if grid is not None:
+            return self.to_grid(x, grid)
         if ty.layout_name == ckks.REPLICATED:
             return x.reshape((*dims, 1))
         width = dims[-1]
@@ -146,6 +194,9 @@ class _Sim:
 
     def from_layout(self, x: Slots, ty: ckks.CtType) -> Array:
         dims = tuple(self.dim(d) for d in ty.dims)
+        grid = he.grid_of(ty.layout_name)
+        if grid is not None:
+            return self.from_grid(x, grid, dims)
         if ty.layout_name == ckks.REPLICATED:
             return np.real(np.broadcast_to(x, (*dims, 1))[..., 0]).copy()
         width = dims[-1]
@@ -183,10 +234,35 @@ class _Sim:
         exact = Fraction(c) * scale.fraction
         return float(Fraction(round(exact)) / scale.fraction)
 
+    def grid_valid(
+        self, grid: he.Grid, dims: tuple[int, ...], columns: bool = True
+    ) -> npt.NDArray[np.bool_]:
+        """Which slots of a grid array hold an element (not padding): [array axes..., slots];
+        with `columns` False, only the padding rows count as padding."""
+        rows, cols = grid.rows, grid.columns(self.slots)
+        arr = self.grid_shape(grid, dims)
+        valid = np.ones((*arr, rows, cols), dtype=bool)
+        for axis, size, at in ((grid.row_axis, rows, -2), (grid.col_axis, cols, -1)):
+            if axis is None or (at == -1 and not columns):
+                continue
+            shape = [1] * (len(arr) + 2)
+            shape[axis], shape[at] = arr[axis], size
+            position = np.arange(arr[axis])[:, None] * size + np.arange(size)[None, :]
+            valid = valid & (position < dims[axis]).reshape(shape)
+        return valid.reshape((*arr, rows * cols))
+
     def masked(self, x: Slots, c: float, op: ckks.MulConstOp) -> Slots:
         """x times c on the valid slots of its packed axis and 0 on the padding; in noisy mode
         plus the mask's per-slot encoding error (N/12 at const_scale) times x."""
         ty = ckks.ct_type(op.input)
+        grid = he.grid_of(ty.layout_name)
+        if grid is not None:
+            valid = self.grid_valid(grid, tuple(self.dim(d) for d in ty.dims))
+            x = np.broadcast_to(x, valid.shape)
+            out = x * np.where(valid, c, 0.0)
+            if self.noisy:
+                out = out + x * self.noise(x.shape, self.model.encoding(), op.const_scale_bits)
+            return out
         width = self.dim(ty.dims[-1])
         blocks = self.blocks(width)
         valid = (np.arange(blocks * self.slots) < width).reshape(blocks, self.slots)
@@ -502,7 +578,37 @@ class _Sim:
             case _:
                 raise InternalError(f"the simulator does not handle {getattr(op, 'name', op)}")
 
+    def grid_row_sum(self, op: ckks.SumSlotsOp) -> Slots:
+        """The sum over the row axis of a grid array, as the runtime does it: the row blocks
+        added, then rotate-and-add with the strides C, 2C, ..., (R/2) C (each step a key
+        switch); the padding rows must be zero (they are summed)."""
+        src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
+        grid = he.grid_of(src.layout_name)
+        axis = op.axis_value
+        assert grid is not None and axis is not None
+        dims = tuple(self.dim(d) for d in src.dims)
+        x = np.broadcast_to(self.values[op.input], (*self.grid_shape(grid, dims), self.slots))
+        # Padding columns do not matter (each column is summed on its own); padding rows do.
+        valid = self.grid_valid(grid, dims, columns=False)
+        if not self.noisy and np.any(np.where(valid, 0.0, np.real(x)) != 0.0):
+            raise InternalError(
+                "sum_slots over the rows of a grid array whose padding rows are not zero"
+            )
+        acc = np.sum(x, axis=axis)
+        stride = grid.columns(self.slots)
+        while stride < self.slots:
+            acc = acc + np.roll(acc, -stride, axis=-1)
+            acc = acc + self.noise(acc.shape, self.model.key_switch(), ty.scale_bits)
+            stride *= 2
+        if ty.layout_name == ckks.REPLICATED:
+            if not self.noisy and not np.allclose(acc, acc[..., :1], rtol=1e-12, atol=1e-9):
+                raise InternalError("a row sum did not leave the same total in every slot")
+            return acc[..., :1].copy()
+        return acc
+
     def sum_slots(self, op: ckks.SumSlotsOp) -> Slots:
+        if op.axis_value is not None:
+            return self.grid_row_sum(op)
         src, ty = ckks.ct_type(op.input), ckks.ct_type(op.result)
         x = np.broadcast_to(
             self.values[op.input],
@@ -545,6 +651,15 @@ class _Sim:
         src, res = ckks.ct_type(op.input), ckks.ct_type(op.result)
         x = self.values[op.input]
         res_dims = [self.dim(d) for d in res.dims]
+        res_grid = he.grid_of(res.layout_name)
+        if res_grid is not None:
+            # Every operand axis keeps its role (the verifier's rule), so its array extent is
+            # the result's; new or stretched axes read the operand's replicas.
+            arr = list(self.grid_shape(res_grid, tuple(res_dims)))
+            target = [1] * len(arr)
+            for i, d in enumerate(op.dims_tuple):
+                target[d] = x.shape[i]
+            return np.broadcast_to(x.reshape((*target, x.shape[-1])), (*arr, x.shape[-1]))
         # Array axes of the result (the packed axis becomes its block axis), then the slots.
         if res.layout_name == ckks.PACKED:
             arr = [*res_dims[:-1], self.blocks(res_dims[-1])]

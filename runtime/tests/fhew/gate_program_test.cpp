@@ -66,6 +66,33 @@ TEST(FhewGateProgram, RunsAnAdderEncrypted) {
   EXPECT_THROW(run_gate_program(*k.ctx, k.ek, prog, too_few), std::invalid_argument);
 }
 
+TEST(FhewGateProgram, BatchOfEvaluationsMatchesEveryInput) {
+  // All 16 input pairs in one run: one eval_batch per level over every evaluation.
+  const GateProgram prog = parse_gate_program(kAdder, "adder");
+  const Keys& k = toy_keys();
+  std::vector<Ciphertext> in;
+  for (unsigned a = 0; a < 4; ++a) {
+    for (unsigned b = 0; b < 4; ++b) {
+      for (unsigned v : {a & 1, a >> 1, b & 1, b >> 1}) in.push_back(k.ctx->encrypt(k.sk, v));
+    }
+  }
+  GateRunStats stats;
+  const auto out = run_gate_program_batch(*k.ctx, k.ek, prog, in, 16, &stats);
+  ASSERT_EQ(out.size(), 16u * 6u);
+  EXPECT_EQ(stats.bootstraps, 16u * 6u);
+  for (unsigned e = 0; e < 16; ++e) {
+    const unsigned a = e / 4, b = e % 4;
+    unsigned s = 0;
+    for (unsigned i = 0; i < 3; ++i) s |= (k.ctx->decrypt(k.sk, out[6 * e + i]) ? 1u : 0u) << i;
+    EXPECT_EQ(s, a + b) << a << " + " << b;
+    EXPECT_EQ(k.ctx->decrypt(k.sk, out[6 * e + 3]), (a & 1) != 0 && (b & 1) == 0);
+    EXPECT_FALSE(k.ctx->decrypt(k.sk, out[6 * e + 4]));
+    EXPECT_TRUE(k.ctx->decrypt(k.sk, out[6 * e + 5]));
+  }
+  EXPECT_THROW(run_gate_program_batch(*k.ctx, k.ek, prog, in, 15), std::invalid_argument);
+  EXPECT_THROW(run_gate_program_batch(*k.ctx, k.ek, prog, {}, 0), std::invalid_argument);
+}
+
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   const std::size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;

@@ -1,0 +1,319 @@
+"""Integer programs on the FHEW target (issue #23), the three-way oracle: the plaintext
+reference (dsl/reference.py, integer arithmetic), the compiled circuit in the netlist simulator
+(exhaustively over 8-bit inputs), and encrypted runs through the runtime's four roles (random
+inputs; the fast tier on the runtime's insecure small-n test set, the 128-bit set in the slow
+tier). Every compiled circuit passed ABC's `cec` against the generated one (compile_fhew), and
+the lowering of `a + b` / `a * b` is equivalent to the chooser's generator."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler.circuits import generators as gen
+from compiler.circuits.abc import check_equivalent
+from compiler.errors import UserError
+from driver.environment import runtime_build_dir
+from driver.fhew import compile_fhew, fhew_report, run_fhew
+from driver.pipeline import Options
+from dsl.checker import ProgramErrors, check
+from dsl.parser import parse_file, parse_program
+from dsl.reference import evaluate
+
+ROOT = Path(__file__).resolve().parents[2]
+CIRCUITS = ROOT / "examples" / "circuits"
+EXAMPLES = sorted(CIRCUITS.glob("*.hec"))
+TOOL = runtime_build_dir() / "hec_fhew_gates"
+
+
+def compiled(path: Path, insecure: bool = False):
+    return compile_fhew(check(parse_file(path)), Options(insecure=insecure))
+
+
+def all_inputs(comp, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Every combination of the inputs' values when that is at most 2^16 (every 8-bit pair,
+    every bool triple), else 4096 random ones."""
+    types = {name: t for name, (t, _) in comp.program.inputs.items()}
+    if sum(t.width for t in types.values()) <= 16:
+        ranges = [range(t.lo, t.hi + 1) for t in types.values()]
+        rows = np.array(list(itertools.product(*ranges)), dtype=np.int64)
+        return {name: rows[:, i] for i, name in enumerate(types)}
+    return {
+        name: rng.integers(t.lo, t.hi, size=4096, endpoint=True, dtype=np.int64)
+        if t.width < 64
+        else rng.integers(0, 2**63, size=4096, dtype=np.int64)
+        for name, t in types.items()
+    }
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_circuit_matches_the_reference_on_every_input(path: Path) -> None:
+    comp = compiled(path)
+    verdict = comp.abc.get("verdict")
+    assert isinstance(verdict, str) and verdict.lower().startswith("networks are equivalent")
+    values = all_inputs(comp, np.random.default_rng(23))
+    count = len(next(iter(values.values())))
+    bound = comp.checked.params["N"]
+    want: dict[str, list[int]] = {name: [] for name in comp.program.outputs}
+    for start in range(0, count, bound):  # the reference holds to the declared bound of N
+        chunk = {k: v[start : start + bound] for k, v in values.items()}
+        n = len(next(iter(chunk.values())))
+        reference = evaluate(comp.checked, {"N": n}, chunk)
+        for name, (t, _) in comp.program.outputs.items():
+            want[name] += [int(v) % (1 << t.width) for v in reference.revealed[name]]
+    unsigned = {
+        name: np.asarray([int(v) % (1 << t.width) for v in values[name]], dtype=np.uint64)
+        for name, (t, _) in comp.program.inputs.items()
+    }
+    got = comp.circuit.simulate(unsigned)
+    for name in comp.program.outputs:
+        assert [int(v) for v in got[name]] == want[name], name
+
+
+def test_acceptance_bootstraps() -> None:
+    """8-bit addition <= 16 bootstraps, 8 x 8 -> 8 multiplication <= 100 (HEIR: 34, 149)."""
+    add = compiled(CIRCUITS / "add8.hec")
+    mul = compiled(CIRCUITS / "mul8.hec")
+    assert add.cover.bootstraps == 15
+    assert mul.cover.bootstraps == 85
+    nand = compiled(CIRCUITS / "nand_adder.hec")
+    assert nand.cover.bootstraps == 2  # the nine NANDs are one parity and one majority
+    report = fhew_report(add)
+    assert report["counts"]["static"]["bootstraps"] == 15
+    assert report["counts"]["executed"]["bootstraps"] == 15 * 4096
+    assert report["params"]["security_bits"] == 128
+    assert report["params"]["failure_log2_per_bootstrap"] <= -40
+    assert [(o["op"], o["width"], o["generator"]) for o in report["operations"]] == [
+        ("add", 8, "ripple")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "generator"),
+    [
+        ("reveal c = a + b\n", lambda: gen.build_adder(8, "ripple")),
+        ("reveal c = a * b\n", lambda: gen.build_multiplier(8, "dadda", adder="ripple")),
+        ("reveal c = a - b\n", None),
+    ],
+    ids=["add", "mul", "sub"],
+)
+def test_lowering_is_equivalent_to_the_generator(source: str, generator) -> None:
+    text = "param N <= 8\ninput a: secret[N] u8\ninput b: secret[N] u8\n" + source
+    comp = compile_fhew(check(parse_program(text, "p.hec")), Options())
+    lowered = comp.program.circuit.cleaned()
+    if generator is not None:
+        assert "equivalent" in check_equivalent(generator(), lowered).lower()
+    # the compiled (possibly ABC's) circuit against the lowered one
+    assert "equivalent" in check_equivalent(lowered, comp.circuit).lower()
+
+
+def test_signed_scalar_and_conversion_program() -> None:
+    text = (
+        "param N <= 256\ninput s: secret[N] i8\ninput k: public i8\n"
+        "reveal lo = min(s, k)\nreveal up = i16(s) * 300\nreveal neg = s < 0\n"
+        "client {\n  shifted = real(lo) + 0.5\n}\n"
+    )
+    checked = check(parse_program(text, "p.hec"))
+    comp = compile_fhew(checked, Options())
+    s = np.arange(-128, 128, dtype=np.int64)
+    reference = evaluate(checked, {"N": 256}, {"s": s, "k": np.int64(-3)})
+    got = comp.circuit.simulate({"s": s % 256, "k": np.full(256, (-3) % 256, dtype=np.uint64)})
+    for name, (t, _) in comp.program.outputs.items():
+        want = [int(v) % (1 << t.width) for v in reference.revealed[name]]
+        assert [int(v) for v in got[name]] == want, name
+
+
+LOWERING_ERRORS = [
+    (
+        "param N <= 4\ninput a: secret[N] u8\ninput x: secret[N] in [0, 1]\nreveal c = a + 1\n",
+        3,
+        "input 'x' is real-valued",
+    ),
+    (
+        "param N <= 4\nparam M <= 4\ninput a: secret[N] u8\ninput b: secret[M] u8\n"
+        "reveal c = a + 1\n",
+        4,
+        "but 'a' has [N]",
+    ),
+    (
+        "param N <= 4\ninput a: secret[N] u8\nreveal c = real(a)\n",
+        3,
+        "real() of a secret integer",
+    ),
+    ("param N <= 4\ninput a: secret[N] u8\nc = a + 1\n", 0, "the program reveals nothing"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "message"), LOWERING_ERRORS)
+def test_fhew_refusals_are_located(text: str, line: int, message: str) -> None:
+    with pytest.raises(UserError, match=re.escape(message)) as info:
+        compile_fhew(check(parse_program(text, "p.hec")), Options())
+    if line:
+        err = info.value
+        first = err.errors[0] if isinstance(err, ProgramErrors) else err
+        assert first.location is not None and first.location.line == line, str(err)
+
+
+def run_hec(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hec", *args], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+
+
+def test_report_and_sim_run_from_the_command_line(tmp_path: Path) -> None:
+    done = run_hec("report", str(CIRCUITS / "add8.hec"), "--scheme", "fhew", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["counts"]["static"]["bootstraps"] == 15
+    assert report["counts"]["static"]["bootstrap_levels"] == 8
+    text = run_hec("report", str(CIRCUITS / "add8.hec"), "--scheme", "fhew")
+    assert "15 bootstraps in 8 levels" in text.stdout, text.stderr
+    a, b = np.arange(8, dtype=np.uint8) * 37, np.arange(8, dtype=np.uint8) * 91
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    out = tmp_path / "out"
+    done = run_hec(
+        "run",
+        str(CIRCUITS / "add8.hec"),
+        "--scheme",
+        "fhew",
+        "--sim",
+        "--size",
+        "N=8",
+        "--input",
+        f"a={tmp_path / 'a.npy'}",
+        "--input",
+        f"b={tmp_path / 'b.npy'}",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(np.load(out / "c.npy")) == list((a.astype(int) + b) % 256)
+    assert json.loads((out / "summary.json").read_text())["backend"] == "fhew-simulator"
+
+
+def test_run_refuses_values_outside_the_type(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.array([1, 300]))
+    np.save(tmp_path / "b.npy", np.array([1, 2]))
+    with pytest.raises(UserError, match=r"input 'a' has value 300 at \(1,\), outside u8"):
+        run_fhew(
+            CIRCUITS / "add8.hec",
+            {"a": tmp_path / "a.npy", "b": tmp_path / "b.npy"},
+            tmp_path / "out",
+            Options(),
+            sim=True,
+        )
+
+
+def encrypted_run(path: Path, tmp_path: Path, insecure: bool, count: int, seed: int) -> None:
+    comp = compiled(path, insecure)
+    rng = np.random.default_rng(seed)
+    values = {
+        name: rng.integers(t.lo, t.hi, size=count, endpoint=True, dtype=np.int64)
+        for name, (t, _) in comp.program.inputs.items()
+    }
+    files = {}
+    for name, v in values.items():
+        files[name] = tmp_path / f"{name}.npy"
+        np.save(files[name], v)
+    result = run_fhew(
+        path, files, tmp_path / "out", Options(insecure=insecure), work=tmp_path / "work"
+    )
+    reference = evaluate(comp.checked, {"N": count}, values)
+    for name in comp.program.outputs:
+        assert [int(v) for v in result.revealed[name]] == [
+            int(v) for v in reference.revealed[name]
+        ], name
+    stats = result.summary["compute"]
+    assert isinstance(stats, dict)
+    worst = stats["worst_failure_log2"]
+    assert isinstance(worst, float) and worst <= (0 if insecure else -40)
+    assert stats["bootstraps"] == comp.cover.bootstraps * count
+    assert stats["evaluations"] == count
+
+
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+@pytest.mark.parametrize("name", ["add8.hec", "mul8.hec", "compare8.hec", "nand_adder.hec"])
+def test_encrypted_runs_match_the_reference(name: str, tmp_path: Path) -> None:
+    encrypted_run(CIRCUITS / name, tmp_path, insecure=True, count=8, seed=len(name))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+@pytest.mark.parametrize("name", ["add8.hec", "millionaires.hec", "hamming.hec"])
+def test_encrypted_runs_at_128_bits(name: str, tmp_path: Path) -> None:
+    encrypted_run(CIRCUITS / name, tmp_path, insecure=False, count=4, seed=len(name))
+
+
+def test_compile_writes_the_gate_program(tmp_path: Path) -> None:
+    done = run_hec("compile", str(CIRCUITS / "add8.hec"), "--scheme", "fhew", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "15 bootstraps in 8 levels per element" in done.stdout
+    text = (tmp_path / "add8.gates").read_text()
+    assert text.startswith("hec-fhew-gates 1\n") and text.count("\nlinear ") == 15
+
+
+def test_a_missing_runtime_tool_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEC_RUNTIME_BUILD", str(tmp_path / "nowhere"))
+    np.save(tmp_path / "a.npy", np.array([1, 2]))
+    np.save(tmp_path / "b.npy", np.array([3, 4]))
+    with pytest.raises(UserError, match="hec_fhew_gates is not built"):
+        run_fhew(
+            CIRCUITS / "add8.hec",
+            {"a": tmp_path / "a.npy", "b": tmp_path / "b.npy"},
+            tmp_path / "out",
+            Options(insecure=True),
+        )
+
+
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+def test_the_server_refuses_ciphertexts_of_another_key(tmp_path: Path) -> None:
+    """compute checks the ciphertexts' key id against the evaluation key's: a role failure is
+    a UserError carrying the runtime's message."""
+    from driver.roles import run_role
+
+    comp = compiled(CIRCUITS / "add8.hec", insecure=True)
+    program = tmp_path / "p.gates"
+    program.write_text(comp.gate_text)
+    for keys in ("k1", "k2"):
+        run_role(TOOL, "keygen", "--params", "toy-ginx", "--out", str(tmp_path / keys))
+    run_role(
+        TOOL,
+        "encrypt",
+        "--params",
+        "toy-ginx",
+        "--sk",
+        str(tmp_path / "k1" / "secret"),
+        "--program",
+        str(program),
+        "--input",
+        "a=1,2",
+        "--input",
+        "b=3,4",
+        "--out",
+        str(tmp_path / "ct"),
+    )
+    with pytest.raises(UserError, match=r"hec_fhew_gates compute failed: .*key id"):
+        run_role(
+            TOOL,
+            "compute",
+            "--params",
+            "toy-ginx",
+            "--eval",
+            str(tmp_path / "k2" / "eval"),
+            "--program",
+            str(program),
+            "--in",
+            str(tmp_path / "ct"),
+            "--out",
+            str(tmp_path / "res"),
+        )
+    with pytest.raises(UserError, match="compute: unknown option '--sk'"):
+        run_role(TOOL, "compute", "--sk", str(tmp_path / "k1" / "secret"))
