@@ -310,9 +310,9 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         type=grid_rows,
         default=None,
         metavar="R|auto",
-        help="rows R of the grid layout (docs/layout.md): 1 the packed and replicated layouts, "
-        "auto chosen by the cost model (default: auto for report, simulate and run --sim; 1 "
-        "where the C++ target runs the program, which has no grid layout yet)",
+        help="rows R of the grid layout (docs/layout.md): 1 (default) the packed and replicated "
+        "layouts, auto chosen by the cost model; the C++ target has no grid layout yet, so a "
+        "grid is for report, simulate and run --sim only",
     )
     parser.add_argument(
         "--key-memory",
@@ -412,7 +412,6 @@ def _labhe_chosen(args: argparse.Namespace) -> bool:
 
 def _report_arguments(parser: argparse.ArgumentParser) -> None:
     _compile_arguments(parser)
-    parser.set_defaults(grid_auto=True)
     parser.add_argument(
         "--compare-heir",
         action="store_true",
@@ -470,7 +469,6 @@ def _report_run(args: argparse.Namespace) -> int:
 
 def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
     _compile_arguments(parser)
-    parser.set_defaults(grid_auto=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs and noise")
     parser.add_argument(
         "--noisy", action="store_true", help="also run the noisy mode (analytic CKKS errors)"
@@ -530,12 +528,12 @@ def _options_of(args: argparse.Namespace) -> Options:
     """The command's options, built once: the sizes parsed here into their typed value."""
     from driver.pipeline import Options
 
+    # The packed and replicated layouts unless the grid is asked for: what the report and
+    # the simulator describe by default is what the C++ target runs (TODO(#21): the grid in
+    # targets/cpp and runtime/).
     rows = getattr(args, "grid_rows", None)
     if rows is None:
-        # The grid where the program is only reported or simulated; the C++ target runs the
-        # packed and replicated layouts (TODO(#21): the grid in targets/cpp and runtime/).
-        simulated = getattr(args, "sim", False) or getattr(args, "grid_auto", False)
-        rows = 0 if simulated else 1
+        rows = 1
     return Options(
         grid_rows=rows,
         sizes=Sizes.parse(args.size),
