@@ -21,7 +21,9 @@ from targets.mlir import tools
 from targets.mlir.irdl import IRDL_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").rglob("*.hec"))
+# Integer programs (examples/circuits) compile to Boolean circuits, which have no MLIR form yet
+# (issue 23); every other example goes through each layer.
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.hec") if p.parent.name != "circuits")
 NAMES = [str(p.relative_to(ROOT / "examples")) for p in EXAMPLES]
 HERE = Path(__file__).resolve().parent
 
