@@ -472,6 +472,7 @@ irdl.dialect @bfv {
     irdl.attributes {"offset" = %6}
   }
   // bfv.sum_slots
+  //   optional, not checked by IRDL 19: axis
   irdl.operation @sum_slots {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
@@ -822,7 +823,7 @@ irdl.dialect @ckks {
     irdl.attributes {"offset" = %6}
   }
   // ckks.sum_slots
-  //   optional, not checked by IRDL 19: radices
+  //   optional, not checked by IRDL 19: radices, axis
   irdl.operation @sum_slots {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
@@ -1115,6 +1116,7 @@ irdl.dialect @he {
     irdl.attributes {"offset" = %6}
   }
   // he.sum_slots
+  //   optional, not checked by IRDL 19: axis
   irdl.operation @sum_slots {
     %0 = irdl.base @ckks::@tensor
     %1 = irdl.base @he::@tensor
