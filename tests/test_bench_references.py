@@ -177,7 +177,7 @@ def test_lattigo_reference_reports_its_errors() -> None:
     assert out.returncode == 1 and 'unknown scheme "nope"' in out.stderr
 
 
-def _gwas_chisq_with_stub_ours(monkeypatch):
+def _gwas_chisq_with_exact_ours(monkeypatch):
     """bench/gwas_chisq.py with our side replaced by the exact statistics (1 s per phase)."""
     from gwas.exact import exact_statistics, table_counts
 
@@ -197,7 +197,7 @@ def _gwas_chisq_with_stub_ours(monkeypatch):
 
 
 def test_gwas_chisq_rows_say_a_reference_is_not_available(monkeypatch, capsys) -> None:
-    g = _gwas_chisq_with_stub_ours(monkeypatch)
+    g = _gwas_chisq_with_exact_ours(monkeypatch)
     monkeypatch.setattr(g, "run_reference", fail_openfhe)
     monkeypatch.setattr(g, "run_lattigo_chisq", fail_lattigo)
     g.main()
@@ -213,7 +213,7 @@ def test_gwas_chisq_rows_say_a_reference_is_not_available(monkeypatch, capsys) -
 
 
 def test_gwas_chisq_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None:
-    g = _gwas_chisq_with_stub_ours(monkeypatch)
+    g = _gwas_chisq_with_exact_ours(monkeypatch)
     monkeypatch.setattr(g, "run_reference", fail_openfhe)
     facts = {
         "seconds": {"keygen": 0.5, "encrypt": 4.0, "compute": 2.0, "decrypt": 0.1},
