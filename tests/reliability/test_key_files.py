@@ -20,8 +20,12 @@ SECRET_PREFIXES = ("secret", "coordinator.sign")
 
 
 def _watch(root: Path, stop: threading.Event, seen: dict[str, set[int]]) -> None:
-    """Poll every entry under `root` as fast as Python can, recording each mode seen."""
-    while not stop.is_set():
+    """Poll every entry under `root` as fast as Python can, recording each mode seen; one
+    last pass after keygen exits, so that the final files are seen however the threads were
+    scheduled (under load the watcher could miss the rename of `secret.tmp` to `secret`)."""
+    last = False
+    while not last:
+        last = stop.is_set()
         for dirpath in (root, root / "eval"):
             try:
                 entries = list(os.scandir(dirpath))
