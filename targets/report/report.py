@@ -46,6 +46,9 @@ from compiler.errors import InternalError
 from compiler.types import format_shape
 
 SCHEMA_VERSION = 1
+# Bits of a revealed value's range an output can promise: the decrypted float64 rounds to 2^-53 of
+# the value, so a bound tighter than 2^-52 of the range is not kept by the output itself.
+OUTPUT_BITS = 52.0
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,12 @@ def build_report(
             r = r * public[d.factor].interval  # the coordinator's factor scales value and error
         p = precision[d.sym_value]
         error = p.error_bound * (magnitude(r) / p.bound if p.bound else 1.0)
+        # The output is a float64: its own rounding (2^-53 of the value) caps what any bound
+        # can promise at OUTPUT_BITS bits of the range, whatever the HE error.
+        error = max(error, magnitude(r) * 2.0**-OUTPUT_BITS)
+        bits, flooded = (
+            min(b, OUTPUT_BITS) for b in (p.precision_bits, p.flooded_precision_bits())
+        )
         # Relative to the value itself: at least log2(min|v| / error) bits when the range is
         # bounded away from 0; none can be promised when the range contains 0.
         low = 0.0 if r.lo <= 0.0 <= r.hi else min(abs(r.lo), abs(r.hi))
@@ -178,9 +187,10 @@ def build_report(
                 "degree": ty.degree_value,
                 "scale_bits": round(ty.scale_bits, 3),
                 "range": [r.lo, r.hi],
-                "precision_bits": round(p.precision_bits, 2),
+                "precision_bits": round(bits, 2),
                 # after the decrypt role's noise flooding (compiler/analysis/flooding.py)
-                "flooded_precision_bits": round(p.flooded_precision_bits(), 2),
+                "flooded_precision_bits": round(flooded, 2),
+                "limited_by_float64": p.precision_bits > OUTPUT_BITS,
                 "error_bound": error,
                 "relative_precision_bits": None if relative is None else round(relative, 2),
                 "failure_log2": failure_log2,
@@ -656,7 +666,8 @@ def render_text(report: Mapping[str, Any]) -> str:
             f"scale 2^{o['scale_bits']}  precision "
             f"{o['precision_bits']} bits (|error| <= {o['error_bound']:.3g}, failing with "
             f"probability 2^{o['failure_log2']:g}; {o['flooded_precision_bits']} bits with "
-            f"flooding){factor}"
+            f"flooding{'; capped at the float64 output' if o.get('limited_by_float64') else ''})"
+            f"{factor}"
         )
         rel = o.get("relative_precision_bits")
         lines.append(

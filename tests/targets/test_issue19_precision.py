@@ -155,6 +155,20 @@ def test_no_silent_under_delivery(text: str, name: str) -> None:
         assert out["precision_bits"] >= 19.0 - 0.01, (name, out)
 
 
+def test_no_promise_beyond_the_float64_output() -> None:
+    """An allele frequency sum at N=5000 with a 40-bit target compiled to an HE error of
+    2^-98 of its range, and the report promised 98.32 bits: the decrypted float64 itself
+    rounds to 2^-53 of the value, so the report now caps every promise at 52 bits of the range
+    and says so."""
+    text = "param N <= 5000\nparam M <= 100\ninput G: secret[N, M] in {0, 1, 2}\n"
+    text += "reveal freq = sum(G, axis=0) * 0.5\n"
+    comp = compile_text(text, Options(sizes=Sizes.parse("N=5000,M=100"), precision_bits=40))
+    (out,) = report_of(comp)["outputs"]
+    assert out["precision_bits"] == 52.0 and out["limited_by_float64"], out
+    assert out["flooded_precision_bits"] <= 52.0
+    assert out["error_bound"] >= 5000 * 2.0**-52
+
+
 def test_error_confidence_widens_the_bound() -> None:
     """A smaller failure probability gives a larger error bound; the report says which."""
     base = Options(sizes=Sizes.parse("N=200"))
