@@ -702,7 +702,7 @@ def _run_run(args: argparse.Namespace) -> int:
                 names = owner.get("inputs")
                 print(
                     f"  data owner {owner.get('owner')}: encrypted "
-                    f"{', '.join(names) if isinstance(names, list) else names} "
+                    f"{', '.join(map(str, names)) if isinstance(names, list) else names} "
                     f"({owner.get('ciphertexts')} ciphertexts) with the public key"
                 )
         seconds = s.get("residue_seconds")
