@@ -46,25 +46,33 @@ std::int64_t centred_error(std::uint32_t phase, bool bit, std::uint32_t q) {
   return e;
 }
 
-// The expected variance at q of a fresh public-key ciphertext under this very key: the
-// public key's own errors e_j (phases of its rows), the key's Hamming weight h, and the
-// sampler's sigma: ((2/3) sum e_j^2 + sigma^2 (1 + h)) (q/q_ks)^2 + (1 + h)/12.
-double key_variance(const Params& p, const SecretKey& sk, const PublicKey& pk) {
+// The expected mean square error at q of a fresh public-key ciphertext under this very key:
+// the public key's own errors e_j (phases of its rows), the key's Hamming weight h and sum S,
+// and the sampler's sigma give ((2/3) sum e_j^2 + sigma^2 (1 + h)) / k^2 at q (k = q_ks / q);
+// rounding x -> round(x / k) of a uniform x errs by t/k, t in [-k/2, k/2) (variance
+// (k^2 - 1) / (12 k^2), mean -1/(2k)) on b and on each a_i weighted by s_i: (1 + h) times that
+// variance plus the square of the mean offset (1 - S) / (2k).
+double key_mean_square(const Params& p, const SecretKey& sk, const PublicKey& pk) {
   double sum_e2 = 0;
   for (std::uint32_t j = 0; j < pk.lwe.rows(); ++j) {
     const std::int64_t e = centred_error(lwe_phase(pk.lwe.sample(j), sk.lwe), false, p.ks_modulus);
     sum_e2 += static_cast<double>(e * e);
   }
-  double h = 0;
-  for (std::int8_t s : sk.lwe) h += s * s;
+  double h = 0, sum = 0;
+  for (std::int8_t s : sk.lwe) {
+    h += s * s;
+    sum += s;
+  }
   const double s2 = p.sigma * p.sigma;
-  const double scale = static_cast<double>(p.lwe_modulus) / p.ks_modulus;
-  return ((2.0 / 3) * sum_e2 + s2 * (1 + h)) * scale * scale + (1 + h) / 12;
+  const double k = static_cast<double>(p.ks_modulus) / p.lwe_modulus;
+  const double offset = (1 - sum) / (2 * k);
+  return ((2.0 / 3) * sum_e2 + s2 * (1 + h)) / (k * k) + (1 + h) * (k * k - 1) / (12 * k * k) +
+         offset * offset;
 }
 
 // `samples` public-key encryptions of alternating bits: every one decrypts correctly, no error
-// reaches a quarter of the gate margin q/8, and the measured variance matches the key's
-// analytic variance within 5 standard errors of the estimate (5 sqrt(2 / samples)), the
+// reaches a quarter of the gate margin q/8, and the measured mean square error matches the
+// key's analytic one within 5 standard errors of the estimate (5 sqrt(2 / samples)), the
 // parameters' noise_model() within 10% (the key's own errors and weight vary around it), and
 // stays below the bootstrapped variance the gates' failure bound assumes.
 void check_public_key_noise(const Params& p, int samples) {
@@ -88,14 +96,14 @@ void check_public_key_noise(const Params& p, int samples) {
   EXPECT_EQ(wrong, 0) << p.name;
   EXPECT_LT(worst, static_cast<std::int64_t>(q / 32)) << p.name;
   const double measured = sum_sq / samples;
-  const double expected = key_variance(p, k.sk, pk);
+  const double expected = key_mean_square(p, k.sk, pk);
   EXPECT_NEAR(measured / expected, 1.0, 5 * std::sqrt(2.0 / samples))
       << p.name << ": measured " << measured << ", this key's analytic " << expected;
   EXPECT_NEAR(measured / model.public_key_variance, 1.0, 0.1)
       << p.name << ": measured " << measured << ", noise_model " << model.public_key_variance;
   EXPECT_LT(measured, model.bootstrapped_variance) << p.name;
   std::printf(
-      "%s: public-key fresh variance %.4g (this key %.4g, model %.4g; secret-key %.4g, "
+      "%s: public-key fresh mean square error %.4g (this key %.4g, model %.4g; secret-key %.4g, "
       "bootstrapped %.4g), largest |e| %lld of margin %u over %d samples\n",
       p.name.c_str(), measured, expected, model.public_key_variance, model.fresh_variance,
       model.bootstrapped_variance, static_cast<long long>(worst), q / 8, samples);
