@@ -8,14 +8,16 @@ equivalent and it is cheaper (compiler/circuits/abc.py), covered by one-bootstra
 (compiler/circuits/metrics.fhew_cover) and written as a gate program (targets/fhew/gates.py).
 
 `hec run --scheme fhew` runs the gate program once per element, with the roles of the runtime's
-`hec_fhew_gates` each in its own process:
+`hec_fhew_gates` each in its own process and its own directory:
 
-    keygen (coordinator: secret key, evaluation key) -> encrypt (data owner)
-        -> compute (server: the evaluation key and the ciphertexts only) -> decrypt (coordinator)
+    keygen (coordinator: secret, evaluation and public keys)
+        -> encrypt (each data owner: its own inputs under the public key, never the secret key)
+        -> compute (server: the evaluation key and every owner's ciphertexts only)
+        -> decrypt (coordinator)
 
-FHEW encryption is secret-key (the runtime has no LWE public key yet, TODO(#23)): the data
-owner encrypts with the coordinator's secret key, so here owner and coordinator are one party
-(the usual FHEW outsourcing setting); the server never reads the secret key. `--sim` runs the
+Each input is its own data owner unless `owners` groups inputs (`--owner NAME=I`: the inputs
+with one I are encrypted by one owner); an owner's directory holds the public key, its own
+values and its ciphertexts (runtime/fhew/README.md, "Public-key encryption"). `--sim` runs the
 same circuit in the netlist simulator instead. Parameters: GINX STD128 (128-bit, the runtime's
 README), or with `--insecure` the runtime's small-n test set (for fast tests only).
 """
@@ -216,9 +218,9 @@ def fhew_report(comp: FhewCompilation, threads: int = 0) -> dict[str, Any]:
         "estimate": None if insecure else comp.estimate(threads).as_dict(),
         "profile": profile_description(),
         "parties": {
-            "coordinator": "keygen (secret and evaluation keys), decrypt",
-            "data owner": "encrypt (FHEW encryption is secret-key: the owner holds the "
-            "coordinator's key)",
+            "coordinator": "keygen (secret, evaluation and public keys), decrypt",
+            "data owner": "encrypt its own inputs with the public key (never the secret key); "
+            "by default each input is its own owner",
             "server": "compute with the evaluation key only",
         },
         "receiver_learns": sorted(comp.program.outputs),
@@ -308,9 +310,11 @@ def run_fhew(
     options: Options,
     sim: bool = False,
     work: str | Path | None = None,
+    owners: Mapping[str, int] | None = None,
 ) -> RunResult:
     """`hec run --scheme fhew`: the gate program on every element, encrypted with the four roles
-    (or in the netlist simulator with `sim`); the client block on the revealed values."""
+    (or in the netlist simulator with `sim`); the client block on the revealed values.
+    `owners`: input name -> data owner number (inputs not named: each its own owner)."""
     from driver.interrupt import scratch_directory
 
     checked = check(parse_file(str(path)))
@@ -323,6 +327,7 @@ def run_fhew(
                 hint=f"--size {name}={run_sizes[name]} (or omit --size)",
             )
     comp = compile_fhew(checked, options)
+    groups = owner_groups(comp, owners or {})
     ints = {
         name: int_input(name, arrays[name], arrays[name].shape, t)
         for name, (t, _) in comp.program.inputs.items()
@@ -355,8 +360,9 @@ def run_fhew(
                 else Path(str(work))
             )
             base.mkdir(parents=True, exist_ok=True)
-            decrypted, stats = _run_roles(comp, words, base)
+            decrypted, stats, encrypted = _run_roles(comp, words, base, groups)
         summary["compute"] = stats
+        summary["owners"] = encrypted
     revealed = {
         name: _typed(decrypted[name], t, tuple(arrays_shape(shape, run_sizes)))
         for name, (t, shape) in comp.program.outputs.items()
@@ -378,37 +384,77 @@ def arrays_shape(shape: Shape, sizes: Mapping[str, int]) -> list[int]:
     return [d if isinstance(d, int) else sizes[d] for d in shape]
 
 
+def owner_groups(comp: FhewCompilation, owners: Mapping[str, int]) -> dict[str, list[str]]:
+    """The data owners of a run: directory label -> the inputs it encrypts, in program order.
+    `owners` maps input names to owner numbers; every input not named is its own owner."""
+    inputs = list(comp.program.inputs)
+    for name, who in owners.items():
+        if name not in comp.program.inputs:
+            raise UserError(
+                f"--owner {name}={who}: the program has no input '{name}'",
+                hint="inputs: " + ", ".join(inputs),
+            )
+        if who < 0:
+            raise UserError(f"--owner {name}={who}: an owner number is 0 or more")
+    groups: dict[str, list[str]] = {}
+    for name in inputs:
+        label = f"owner-{owners[name]}" if name in owners else f"owner-{name}"
+        groups.setdefault(label, []).append(name)
+    return groups
+
+
 def _run_roles(
-    comp: FhewCompilation, words: Mapping[str, list[int]], base: Path
-) -> tuple[dict[str, list[int]], dict[str, Json]]:
-    """keygen, encrypt, compute, decrypt in `base` (module docstring); returns the decrypted
-    words and the compute role's report (bootstraps counted by the runtime, seconds)."""
+    comp: FhewCompilation,
+    words: Mapping[str, list[int]],
+    base: Path,
+    groups: Mapping[str, list[str]],
+) -> tuple[dict[str, list[int]], dict[str, Json], list[Json]]:
+    """keygen, one encrypt per data owner, compute, decrypt in `base` (module docstring);
+    returns the decrypted words, the compute role's report (bootstraps counted by the runtime,
+    seconds) and each owner's encrypt report.
+
+    Layout: `keys/` (keygen: `secret`, `eval`, `public`; the coordinator's), `program.gates`
+    (public), `owners/LABEL/` (an owner's: a copy of the public key, `values/` its inputs,
+    `ct/NAME.ct` its ciphertexts), `results.ct` (the server's), `decrypted.json`."""
+    import shutil
+
     tool = harness()
     params = comp.params_name
     keys, program = base / "keys", base / "program.gates"
     program.write_text(comp.gate_text)
-    values = base / "values"
-    values.mkdir(exist_ok=True)
-    args: list[str] = []
-    for name, v in words.items():
-        f = values / f"{name}.txt"
-        f.write_text("\n".join(str(x) for x in v) + "\n")
-        args += ["--input", f"{name}=@{f}"]
-    ct, res, dec = base / "inputs.ct", base / "results.ct", base / "decrypted.json"
+    owners_dir = base / "owners"
+    shutil.rmtree(owners_dir, ignore_errors=True)  # a kept work directory: start clean
+    res, dec = base / "results.ct", base / "decrypted.json"
     run_role(tool, "keygen", "--params", params, "--out", str(keys))
-    run_role(
-        tool,
-        "encrypt",
-        "--params",
-        params,
-        "--sk",
-        str(keys / "secret"),
-        "--program",
-        str(program),
-        *args,
-        "--out",
-        str(ct),
-    )
+    encrypted: list[Json] = []
+    cts: list[str] = []
+    for label, names in groups.items():
+        own = owners_dir / label
+        (own / "values").mkdir(parents=True)
+        public = own / "public"
+        shutil.copyfile(keys / "public", public)  # what the coordinator hands each owner
+        args: list[str] = []
+        for name in names:
+            f = own / "values" / f"{name}.txt"
+            f.write_text("\n".join(str(x) for x in words[name]) + "\n")
+            args += ["--input", f"{name}=@{f}"]
+            cts += ["--in", f"{name}={own / 'ct' / f'{name}.ct'}"]
+        done = run_role(
+            tool,
+            "encrypt",
+            "--params",
+            params,
+            "--pk",
+            str(public),
+            "--program",
+            str(program),
+            *args,
+            "--out",
+            str(own / "ct"),
+        )
+        report: dict[str, Json] = {"owner": label, "inputs": list(names)}
+        report.update(json.loads(done.stdout))
+        encrypted.append(report)
     computed = run_role(
         tool,
         "compute",
@@ -418,8 +464,7 @@ def _run_roles(
         str(keys / "eval"),
         "--program",
         str(program),
-        "--in",
-        str(ct),
+        *cts,
         "--out",
         str(res),
     )
@@ -440,4 +485,4 @@ def _run_roles(
     stats: dict[str, Json] = json.loads(computed.stdout)
     stats["peak_rss_bytes"] = computed.peak_rss_bytes
     decrypted = {k: [int(x) for x in v] for k, v in json.loads(dec.read_text()).items()}
-    return decrypted, stats
+    return decrypted, stats, encrypted

@@ -619,7 +619,8 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=I",
-        help="(labhe) input NAME belongs wholly to provider I",
+        help="(labhe, fhew) input NAME belongs wholly to data owner I (fhew: each input not "
+        "named is its own owner, encrypting with the public key in its own process)",
     )
 
 
@@ -629,6 +630,12 @@ def _run_run(args: argparse.Namespace) -> int:
     from driver.run import parse_inputs, run_encrypted, run_sim
 
     inputs = parse_inputs(args.input)
+    owners: dict[str, int] = {}
+    for item in args.owner:
+        name, _, who = item.partition("=")
+        if not name or not who.isdigit():
+            raise UserError(f"--owner {item!r}: expected NAME=I")
+        owners[name] = int(who)
     if args.scheme == "fhew":
         from driver.fhew import run_fhew
 
@@ -639,16 +646,11 @@ def _run_run(args: argparse.Namespace) -> int:
             _options_of(args),
             sim=args.sim,
             work=args.build_dir or None,
+            owners=owners,
         )
     elif _labhe_chosen(args):
         from driver.labhe import run_labhe
 
-        owners: dict[str, int] = {}
-        for item in args.owner:
-            name, _, who = item.partition("=")
-            if not name or not who.isdigit():
-                raise UserError(f"--owner {item!r}: expected NAME=I")
-            owners[name] = int(who)
         result = run_labhe(
             args.file,
             inputs,
@@ -694,6 +696,15 @@ def _run_run(args: argparse.Namespace) -> int:
                 f"{compute.get('evaluations')} element(s)"
                 + (f" in {took:.2f} s" if isinstance(took, int | float) else "")
             )
+        encrypted = s.get("owners")  # --scheme fhew: one encrypt role per data owner
+        for owner in encrypted if isinstance(encrypted, list) else []:
+            if isinstance(owner, dict):
+                names = owner.get("inputs")
+                print(
+                    f"  data owner {owner.get('owner')}: encrypted "
+                    f"{', '.join(map(str, names)) if isinstance(names, list) else names} "
+                    f"({owner.get('ciphertexts')} ciphertexts) with the public key"
+                )
         seconds = s.get("residue_seconds")
         if isinstance(seconds, list):
             each = ", ".join(f"{x:.2f}" for x in seconds if isinstance(x, float | int))

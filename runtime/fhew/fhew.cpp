@@ -146,6 +146,46 @@ EvalKey Context::keygen_eval(const SecretKey& sk) const {
   return ek;
 }
 
+PublicKey Context::keygen_public(const SecretKey& sk) const {
+  if (sk.params.digest() != params().digest()) {
+    throw std::invalid_argument("keygen_public: secret key parameters '" + sk.params.name +
+                                "' differ from the context's '" + params().name + "'");
+  }
+  const Params& p = params();
+  const NoiseModel model = noise_model(p);
+  if (model.public_key_variance > model.bootstrapped_variance) {
+    throw std::invalid_argument(
+        "keygen_public: parameters '" + p.name + "' give fresh public-key ciphertexts variance " +
+        std::to_string(model.public_key_variance) + " above the bootstrapped output's " +
+        std::to_string(model.bootstrapped_variance) +
+        ", which the gates' failure bound assumes of every input");
+  }
+  math::Prng prng;
+  PublicKey pk;
+  pk.params = p;
+  pk.key_id = sk.key_id;
+  pk.lwe = LwePublicKey(sk.lwe, p.ks_modulus, p.lwe_dim, p.sigma, prng);
+  return pk;
+}
+
+Ciphertext Context::encrypt(const PublicKey& pk, bool bit) const {
+  const Params& p = params();
+  if (pk.params.digest() != p.digest() || pk.lwe.dim() != p.lwe_dim ||
+      pk.lwe.modulus() != p.ks_modulus) {
+    throw std::invalid_argument("fhew encrypt: public key (parameters '" + pk.params.name +
+                                "', dimension " + std::to_string(pk.lwe.dim()) + ", modulus " +
+                                std::to_string(pk.lwe.modulus()) + ") does not match '" + p.name +
+                                "'");
+  }
+  math::Prng prng;
+  Ciphertext ct;
+  ct.key_id = pk.key_id;
+  // Encrypt at q_ks, where the combination's error is small against q_ks/4, then round to q.
+  ct.lwe = pk.lwe.encrypt(prng, bit ? p.ks_modulus / 4 : 0, p.sigma);
+  lwe_mod_switch_inplace(ct.lwe, p.lwe_modulus);
+  return ct;
+}
+
 Ciphertext Context::encrypt(const SecretKey& sk, bool bit) const {
   math::Prng prng;
   const std::uint32_t q = params().lwe_modulus;

@@ -92,6 +92,15 @@ struct EvalKey {
   std::size_t memory_bytes() const { return brk.rgsw.memory_bytes() + ksk.memory_bytes(); }
 };
 
+// Data owner side: an LWE public key under the gate key s (LwePublicKey, lwe.h): n samples
+// mod q_ks, 1.1 KiB on file (seed + betas). Whoever holds it encrypts bits that the evaluation
+// key of the same key id bootstraps; it decrypts nothing.
+struct PublicKey {
+  Params params;
+  KeyId key_id{};
+  LwePublicKey lwe;
+};
+
 struct Ciphertext {
   LweCiphertext lwe;
   KeyId key_id{};
@@ -107,8 +116,16 @@ class Context {
 
   SecretKey keygen_secret() const;
   EvalKey keygen_eval(const SecretKey& sk) const;
+  // The public key of `sk`: params.lwe_dim samples mod q_ks. Throws std::invalid_argument when
+  // the parameters' fresh public-key noise (noise_model().public_key_variance) exceeds the
+  // bootstrapped output's, which the gates' failure bound assumes of every input.
+  PublicKey keygen_public(const SecretKey& sk) const;
 
+  // Secret-key encryption (tests, the one-process harness): phase bit q/4 + e, e ~ sigma.
   Ciphertext encrypt(const SecretKey& sk, bool bit) const;
+  // Public-key encryption (data owners): LwePublicKey::encrypt of bit q_ks/4 mod q_ks, then
+  // rounded to q (README.md, "Public-key encryption"); the ciphertext carries pk's key id.
+  Ciphertext encrypt(const PublicKey& pk, bool bit) const;
   bool decrypt(const SecretKey& sk, const Ciphertext& ct) const;
   // Phase in [0, q), for noise measurements (bit x sits at x q / 4).
   std::uint32_t phase(const SecretKey& sk, const Ciphertext& ct) const;

@@ -14,15 +14,20 @@
 // The roles (every one takes --params; values as in the harness, or NAME=@FILE with the values
 // separated by commas or white space):
 //
-//   keygen  --out DIR                                   coordinator: DIR/secret, DIR/eval
-//   encrypt --sk FILE --program P --input ... --out CT  data owner (FHEW encryption is
-//                                                       secret-key: no LWE public key yet)
-//   compute --eval FILE --program P --in CT --out RES   server: the evaluation key only
+//   keygen  --out DIR                          coordinator: DIR/secret, DIR/eval, DIR/public
+//   encrypt --pk FILE --program P --input NAME=... [--input ...] --out DIR
+//                                              a data owner: its own inputs under the public
+//                                              key, DIR/NAME.ct each (never the secret key)
+//   compute --eval FILE --program P --in NAME=CT [--in ...] --out RES
+//                                              server: the evaluation key and every input's
+//                                              ciphertexts (from any number of owners)
 //   decrypt --sk FILE --program P --in RES --out JSON   coordinator: {"NAME": [values], ...}
 //
-// Ciphertext files hold evaluation after evaluation, each the program's input (or output) words
-// in file order, least significant bit first. compute prints one JSON line: evaluations,
-// bootstraps (all evaluations), levels, seconds, the worst per-bootstrap failure (log2).
+// An input's ciphertext file holds evaluation after evaluation, each the word's bits, least
+// significant first; the result file holds per evaluation the output words in file order.
+// encrypt prints one JSON line (evaluations, ciphertexts, seconds); compute one with
+// evaluations, bootstraps (all evaluations), levels, seconds, the worst per-bootstrap failure
+// (log2).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -226,10 +231,12 @@ int run(int argc, char** argv) {
 // Evaluations the compute role runs together (one eval_batch per level over all of them).
 constexpr std::size_t kBatchEvaluations = 64;
 
-// Options of one role: `--NAME VALUE` pairs (each once, from `allowed`) and repeated --input.
+// Options of one role: `--NAME VALUE` pairs (each once, from `allowed`), repeated --input
+// (values) and repeated --in NAME=FILE (input ciphertext files of compute).
 struct RoleArgs {
   std::map<std::string, std::string> options;
   std::map<std::string, std::vector<unsigned long long>> values;
+  std::map<std::string, std::string> files;
 
   const std::string& need(const std::string& role, const std::string& name) const {
     auto it = options.find(name);
@@ -259,6 +266,14 @@ RoleArgs role_args(const std::string& role, int argc, char** argv,
       const std::string word = value.substr(0, eq);
       if (out.values.count(word)) throw std::invalid_argument("--input " + word + " given twice");
       out.values[word] = values_of(word, value.substr(eq + 1));
+    } else if (name == "in" && role == "compute") {
+      const std::size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+        throw std::invalid_argument("--in '" + value + "': expected NAME=FILE");
+      }
+      const std::string word = value.substr(0, eq);
+      if (out.files.count(word)) throw std::invalid_argument("--in " + word + " given twice");
+      out.files[word] = value.substr(eq + 1);
     } else {
       if (out.options.count(name)) throw std::invalid_argument(arg + " given twice");
       out.options[name] = value;
@@ -291,32 +306,82 @@ int role_keygen(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   const hec::fhew::SecretKey sk = ctx.keygen_secret();
   const hec::fhew::EvalKey ek = ctx.keygen_eval(sk);
+  const hec::fhew::PublicKey pk = ctx.keygen_public(sk);
   hec::fhew::save_secret_key(dir / "secret", sk);
   hec::fhew::save_eval_key(dir / "eval", ek);
+  hec::fhew::save_public_key(dir / "public", pk);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "{\"params\": \"" << ctx.params().name << "\", \"seconds\": " << seconds << "}\n";
   return 0;
 }
 
-int role_encrypt(int argc, char** argv) {
-  const RoleArgs a = role_args("encrypt", argc, argv, {"params", "sk", "program", "input", "out"});
-  const hec::fhew::Context ctx(params_named(a.need("encrypt", "params")));
-  const hec::fhew::GateProgram program = hec::fhew::load_gate_program(a.need("encrypt", "program"));
-  const std::size_t evaluations = checked_evaluations(program, a.values);
-  const hec::fhew::SecretKey sk = hec::fhew::load_secret_key(a.need("encrypt", "sk"), ctx.params());
-  std::vector<hec::fhew::Ciphertext> cts;
-  cts.reserve(evaluations * program.input_bits());
-  for (std::size_t e = 0; e < evaluations; ++e) {
-    for (const auto& w : program.inputs) {
-      const unsigned long long v = a.values.at(w.name)[e];
-      for (std::size_t b = 0; b < w.bits.size(); ++b) {
-        cts.push_back(ctx.encrypt(sk, b < 64 && ((v >> b) & 1)));
+// The number of evaluations of one data owner's inputs: each a program input (not all of them:
+// other owners hold the rest), the same count each, every value within its word's width.
+std::size_t owner_evaluations(
+    const hec::fhew::GateProgram& program,
+    const std::map<std::string, std::vector<unsigned long long>>& values) {
+  if (values.empty()) throw std::invalid_argument("encrypt needs at least one --input");
+  std::size_t evaluations = 0;
+  bool first = true;
+  for (const auto& [name, v] : values) {
+    const auto w = std::find_if(program.inputs.begin(), program.inputs.end(),
+                                [&](const auto& word) { return word.name == name; });
+    if (w == program.inputs.end()) {
+      throw std::invalid_argument("--input " + name + ": the program has no such input");
+    }
+    if (!first && v.size() != evaluations) {
+      throw std::invalid_argument("--input " + name + " has " + std::to_string(v.size()) +
+                                  " values, others " + std::to_string(evaluations));
+    }
+    evaluations = v.size();
+    first = false;
+    for (unsigned long long x : v) {
+      if (w->bits.size() < 64 && x >> w->bits.size() != 0) {
+        throw std::invalid_argument("--input " + name + ": " + std::to_string(x) +
+                                    " does not fit in " + std::to_string(w->bits.size()) + " bits");
       }
     }
   }
-  hec::fhew::save_ciphertexts(a.need("encrypt", "out"), cts, ctx.params());
-  std::cout << "{\"evaluations\": " << evaluations << ", \"ciphertexts\": " << cts.size() << "}\n";
+  return evaluations;
+}
+
+int role_encrypt(int argc, char** argv) {
+  // A data owner holds the public key only: refuse the secret key by name, before anything.
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--sk") {
+      throw std::invalid_argument(
+          "encrypt: a data owner encrypts with the public key (--pk KEYDIR/public) and never "
+          "holds the secret key: --sk is refused");
+    }
+  }
+  const RoleArgs a = role_args("encrypt", argc, argv, {"params", "pk", "program", "input", "out"});
+  const hec::fhew::Context ctx(params_named(a.need("encrypt", "params")));
+  const hec::fhew::GateProgram program = hec::fhew::load_gate_program(a.need("encrypt", "program"));
+  const std::size_t evaluations = owner_evaluations(program, a.values);
+  const hec::fhew::PublicKey pk = hec::fhew::load_public_key(a.need("encrypt", "pk"), ctx.params());
+  const std::filesystem::path dir = a.need("encrypt", "out");
+  std::filesystem::create_directories(dir);
+  std::size_t count = 0;
+  double seconds = 0;
+  for (const auto& w : program.inputs) {
+    auto it = a.values.find(w.name);
+    if (it == a.values.end()) continue;  // another owner's input
+    std::vector<hec::fhew::Ciphertext> cts;
+    cts.reserve(evaluations * w.bits.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t e = 0; e < evaluations; ++e) {
+      const unsigned long long v = it->second[e];
+      for (std::size_t b = 0; b < w.bits.size(); ++b) {
+        cts.push_back(ctx.encrypt(pk, b < 64 && ((v >> b) & 1)));
+      }
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    count += cts.size();
+    hec::fhew::save_ciphertexts(dir / (w.name + ".ct"), cts, ctx.params());
+  }
+  std::cout << "{\"evaluations\": " << evaluations << ", \"ciphertexts\": " << count
+            << ", \"seconds\": " << seconds << "}\n";
   return 0;
 }
 
@@ -326,11 +391,38 @@ int role_compute(int argc, char** argv) {
   const hec::fhew::GateProgram program = hec::fhew::load_gate_program(a.need("compute", "program"));
   const double worst_failure = worst_failure_log2(ctx, program);
   const hec::fhew::EvalKey ek = hec::fhew::load_eval_key(a.need("compute", "eval"), ctx.params());
-  const std::string in_path = a.need("compute", "in");
-  const std::vector<hec::fhew::Ciphertext> in =
-      hec::fhew::load_ciphertexts(in_path, ctx.params(), ek.key_id);
+  // Every input word from its own file (its owner's), all under the evaluation key's key id
+  // and with one evaluation count; then interleaved into evaluation-major program order.
+  for (const auto& [name, path] : a.files) {
+    const bool known = std::any_of(program.inputs.begin(), program.inputs.end(),
+                                   [&](const auto& w) { return w.name == name; });
+    if (!known) throw std::invalid_argument("--in " + name + ": the program has no such input");
+  }
+  std::vector<std::vector<hec::fhew::Ciphertext>> words;
+  std::size_t evaluations = 0;
+  for (std::size_t k = 0; k < program.inputs.size(); ++k) {
+    const auto& w = program.inputs[k];
+    auto it = a.files.find(w.name);
+    if (it == a.files.end()) throw std::invalid_argument("compute needs --in " + w.name + "=FILE");
+    words.push_back(hec::fhew::load_ciphertexts(it->second, ctx.params(), ek.key_id));
+    const std::size_t n = evaluations_of(words.back().size(), w.bits.size(), it->second);
+    if (k > 0 && n != evaluations) {
+      throw std::invalid_argument(it->second + " holds " + std::to_string(n) +
+                                  " evaluations of input '" + w.name + "', " +
+                                  program.inputs[0].name + " has " + std::to_string(evaluations));
+    }
+    evaluations = n;
+  }
   const std::size_t per = program.input_bits();
-  const std::size_t evaluations = evaluations_of(in.size(), per, in_path);
+  std::vector<hec::fhew::Ciphertext> in;
+  in.reserve(evaluations * per);
+  for (std::size_t e = 0; e < evaluations; ++e) {
+    for (std::size_t k = 0; k < program.inputs.size(); ++k) {
+      const std::size_t bits = program.inputs[k].bits.size();
+      for (std::size_t b = 0; b < bits; ++b) in.push_back(std::move(words[k][e * bits + b]));
+    }
+  }
+  words.clear();
   std::vector<hec::fhew::Ciphertext> out;
   out.reserve(evaluations * word_bits(program.outputs));
   std::size_t bootstraps = 0;

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 #include <string>
+
+#include "core/wipe.h"
 #include "fhew/kernels.h"
 
 namespace hec::fhew {
@@ -175,6 +177,127 @@ LweCiphertext KeySwitchKey::apply(const LweCiphertext& ct) const {
   for (std::uint32_t i = 0; i < to_dim_; ++i) out.a[i] = acc[i] & mask;
   out.b = acc[to_dim_] & mask;
   return out;
+}
+
+LwePublicKey::LwePublicKey(const TernaryKey& s, std::uint32_t modulus, std::uint32_t rows,
+                           double sigma, math::Prng& prng)
+    : dim_(static_cast<std::uint32_t>(s.size())), rows_(rows), modulus_(modulus) {
+  if (modulus_ < 2 || modulus_ > (1u << 16) || (modulus_ & (modulus_ - 1)) != 0 || rows_ == 0) {
+    throw std::invalid_argument("LwePublicKey: modulus " + std::to_string(modulus) +
+                                " must be a power of two <= 2^16 and rows " + std::to_string(rows) +
+                                " positive");
+  }
+  seed_ = math::Prng::random_seed();
+  expand_a();
+  const std::uint32_t mask = modulus_ - 1;
+  const std::size_t row = dim_ + 1;
+  std::vector<std::int64_t> errors = math::sample_gaussian(prng, rows_, sigma);
+  for (std::uint32_t j = 0; j < rows_; ++j) {
+    std::uint16_t* w = table_.data() + static_cast<std::size_t>(j) * row;
+    // beta_j = <A_j, s> + e_j mod q (wrap-around in 32 bits, then mask: q divides 2^32).
+    std::uint32_t inner = 0;
+    for (std::uint32_t i = 0; i < dim_; ++i) {
+      inner += static_cast<std::uint32_t>(static_cast<std::int32_t>(s[i]) * w[i]);
+    }
+    w[dim_] = static_cast<std::uint16_t>((inner + static_cast<std::uint32_t>(errors[j])) & mask);
+  }
+  core::wipe(errors);
+}
+
+void LwePublicKey::expand_a() {
+  const std::size_t row = dim_ + 1;
+  table_.assign(static_cast<std::size_t>(rows_) * row, 0);
+  std::vector<std::uint16_t> buf(static_cast<std::size_t>(rows_) * dim_);
+  math::Prng stream(seed_);
+  stream.fill(buf.data(), buf.size() * sizeof(std::uint16_t));
+  const std::uint16_t mask = static_cast<std::uint16_t>(modulus_ - 1);
+  for (std::uint32_t j = 0; j < rows_; ++j) {
+    std::uint16_t* w = table_.data() + static_cast<std::size_t>(j) * row;
+    // The modulus divides 2^16, so the low bits of a uniform 16-bit word are uniform.
+    for (std::uint32_t i = 0; i < dim_; ++i)
+      w[i] = buf[static_cast<std::size_t>(j) * dim_ + i] & mask;
+  }
+}
+
+LwePublicKey LwePublicKey::from_seed(std::uint32_t dim, std::uint32_t rows, std::uint32_t modulus,
+                                     const math::Seed& seed, std::vector<std::uint16_t> betas) {
+  if (modulus < 2 || modulus > (1u << 16) || (modulus & (modulus - 1)) != 0) {
+    throw std::invalid_argument("LwePublicKey::from_seed: modulus " + std::to_string(modulus) +
+                                " is not a power of two <= 2^16");
+  }
+  if (betas.size() != rows) {
+    throw std::invalid_argument("LwePublicKey::from_seed: " + std::to_string(betas.size()) +
+                                " betas, expected " + std::to_string(rows));
+  }
+  LwePublicKey k;
+  k.dim_ = dim;
+  k.rows_ = rows;
+  k.modulus_ = modulus;
+  k.seed_ = seed;
+  k.expand_a();
+  for (std::uint32_t j = 0; j < rows; ++j) {
+    if (betas[j] >= modulus) {
+      throw std::invalid_argument("LwePublicKey::from_seed: beta " + std::to_string(betas[j]) +
+                                  " >= modulus " + std::to_string(modulus));
+    }
+    k.table_[static_cast<std::size_t>(j) * (dim + 1) + dim] = betas[j];
+  }
+  return k;
+}
+
+std::vector<std::uint16_t> LwePublicKey::betas() const {
+  std::vector<std::uint16_t> out(rows_);
+  for (std::uint32_t j = 0; j < rows_; ++j) {
+    out[j] = table_[static_cast<std::size_t>(j) * (dim_ + 1) + dim_];
+  }
+  return out;
+}
+
+LweCiphertext LwePublicKey::sample(std::uint32_t j) const {
+  if (j >= rows_) {
+    throw std::invalid_argument("LwePublicKey::sample: row " + std::to_string(j) + " of " +
+                                std::to_string(rows_));
+  }
+  LweCiphertext ct;
+  ct.modulus = modulus_;
+  const std::uint16_t* w = table_.data() + static_cast<std::size_t>(j) * (dim_ + 1);
+  ct.a.assign(w, w + dim_);
+  ct.b = w[dim_];
+  return ct;
+}
+
+LweCiphertext LwePublicKey::encrypt(math::Prng& prng, std::uint32_t value, double sigma) const {
+  if (table_.empty()) throw std::invalid_argument("LwePublicKey::encrypt: empty public key");
+  if (value >= modulus_) {
+    throw std::invalid_argument("LwePublicKey::encrypt: value " + std::to_string(value) +
+                                " >= modulus " + std::to_string(modulus_));
+  }
+  const std::size_t row = dim_ + 1;
+  // Step (1): r uniform ternary, one multiplier per row, as 16-bit words (-1 = 0xffff).
+  std::vector<std::int64_t> r = math::sample_ternary(prng, rows_);
+  // Step (2): acc = sum_j r_j (A_j, beta_j), wrapping mod 2^16 (a multiple of the modulus).
+  std::vector<std::uint16_t> acc(row, 0);
+  for (std::uint32_t j = 0; j < rows_; ++j) {
+    const auto rj = static_cast<std::uint16_t>(r[j]);
+    const std::uint16_t* w = table_.data() + static_cast<std::size_t>(j) * row;
+    for (std::size_t i = 0; i < row; ++i) {
+      acc[i] = static_cast<std::uint16_t>(acc[i] + static_cast<std::uint16_t>(rj * w[i]));
+    }
+  }
+  // Step (3): add e' to a and e'' + value to b, reduce mod the modulus.
+  std::vector<std::int64_t> e = math::sample_gaussian(prng, row, sigma);
+  const std::uint32_t mask = modulus_ - 1;
+  LweCiphertext ct;
+  ct.modulus = modulus_;
+  ct.a.resize(dim_);
+  for (std::uint32_t i = 0; i < dim_; ++i) {
+    ct.a[i] = (acc[i] + static_cast<std::uint32_t>(e[i])) & mask;
+  }
+  ct.b = (acc[dim_] + static_cast<std::uint32_t>(e[dim_]) + value) & mask;
+  core::wipe(r);
+  core::wipe(e);
+  core::wipe(acc);
+  return ct;
 }
 
 }  // namespace hec::fhew

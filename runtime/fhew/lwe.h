@@ -70,4 +70,44 @@ class KeySwitchKey {
   std::vector<std::uint16_t> table_;  // rows of to_dim + 1 words
 };
 
+// LWE public key under the gate key s (dimension n) mod `modulus` (the key-switching modulus
+// q_ks): `rows` samples (A_j, beta_j = <A_j, s> + e_j), the square form of Lindner-Peikert
+// ("Better key sizes (and attacks) for LWE-based encryption", CT-RSA 2011, §3) as OpenFHE's
+// binfhe uses it in dimension N (README.md, "Public-key encryption"). Encryption of v draws r
+// uniform ternary (one per row), e' (n values) and e'' Gaussian:
+//   (a, b) = (sum_j r_j A_j + e', sum_j r_j beta_j + e'' + v)  mod `modulus`,
+// phase v + <r, e> + e'' - <e', s>. Stored as 16-bit words (modulus <= 2^16), rows of n + 1
+// words: A_j then beta_j; the A_j come from a ChaCha20 stream of a public seed, so the key is
+// stored as seed + betas.
+class LwePublicKey {
+ public:
+  LwePublicKey() = default;
+  LwePublicKey(const TernaryKey& s, std::uint32_t modulus, std::uint32_t rows, double sigma,
+               math::Prng& prng);
+
+  // Rebuilds the A_j from the seed and takes the betas (for deserialization).
+  static LwePublicKey from_seed(std::uint32_t dim, std::uint32_t rows, std::uint32_t modulus,
+                                const math::Seed& seed, std::vector<std::uint16_t> betas);
+
+  // Encryption of `value` (already scaled, < modulus) mod modulus(), errors of deviation
+  // `sigma`. The combination runs over every row with r_j as a 16-bit multiplier, so its time
+  // does not depend on r; r and the errors are wiped before returning.
+  LweCiphertext encrypt(math::Prng& prng, std::uint32_t value, double sigma) const;
+
+  std::uint32_t dim() const { return dim_; }
+  std::uint32_t rows() const { return rows_; }
+  std::uint32_t modulus() const { return modulus_; }
+  const math::Seed& seed() const { return seed_; }
+  std::vector<std::uint16_t> betas() const;
+  // Row j as an LWE ciphertext (A_j, beta_j) of phase e_j (tests measure the key's errors).
+  LweCiphertext sample(std::uint32_t j) const;
+  std::size_t memory_bytes() const { return table_.size() * sizeof(std::uint16_t); }
+
+ private:
+  void expand_a();
+  std::uint32_t dim_ = 0, rows_ = 0, modulus_ = 0;
+  math::Seed seed_{};
+  std::vector<std::uint16_t> table_;  // rows of dim + 1 words
+};
+
 }  // namespace hec::fhew

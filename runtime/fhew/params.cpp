@@ -190,8 +190,14 @@ NoiseModel noise_model(const Params& p) {
   const double ms_ring = br * (qks / Q) * (qks / Q) + (1 + 2 * N / 3) / 12;
   const double ks = N * p.ks_digits * s2;  // one key-switching-key error per digit
   const double boot = (ms_ring + ks) * (q / qks) * (q / qks) + (1 + 2 * n / 3) / 12;
+  // Public-key encryption (lwe.h, LwePublicKey): at q_ks the phase error is <r, e> + e'' -
+  // <e', s> over n rows with r and s uniform ternary (E[r^2] = E[s^2] = 2/3), then rounding
+  // q_ks -> q scales it by (q / q_ks)^2 and adds (1 + 2n/3)/12 like the bootstrap's last step.
+  const double pk_at_qks = n * (2.0 / 3) * s2 + s2 + n * (2.0 / 3) * s2;
+  const double pk = pk_at_qks * (q / qks) * (q / qks) + (1 + 2 * n / 3) / 12;
   NoiseModel m{};
   m.fresh_variance = s2;
+  m.public_key_variance = pk;
   m.blind_rotation_variance = br;
   m.approximation_variance = br_approx;
   m.after_ring_ms_variance = ms_ring;

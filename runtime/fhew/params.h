@@ -60,7 +60,8 @@ struct Params {
 // The analytic noise of one bootstrapped gate, from the variance of each step (README.md
 // "Noise analysis"). Variances are of the error as an integer at the named modulus.
 struct NoiseModel {
-  double fresh_variance;           // fresh encryption at q
+  double fresh_variance;           // fresh secret-key encryption at q
+  double public_key_variance;      // fresh public-key encryption at q (after q_ks -> q)
   double blind_rotation_variance;  // error of each coefficient of the accumulator, mod Q
   double approximation_variance;   // part of it from the dropped low gadget bits
   double after_ring_ms_variance;   // after rounding Q -> q_ks (scaled BR error + rounding)

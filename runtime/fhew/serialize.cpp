@@ -29,6 +29,8 @@ const char* kind_name(std::uint8_t k) {
   switch (k) {
     case 2:
       return "secret key";
+    case 3:
+      return "public key";
     case 8:
       return "ciphertext array";
     case 9:
@@ -232,6 +234,34 @@ SecretKey decode_secret_key(const std::vector<std::uint8_t>& bytes, const Params
   return sk;
 }
 
+std::vector<std::uint8_t> encode_public_key(const PublicKey& pk) {
+  Writer w;
+  w.raw(pk.lwe.seed().data(), pk.lwe.seed().size());
+  for (std::uint16_t v : pk.lwe.betas()) w.put(v, 2);
+  return encode(ObjectKind::kPublicKey, pk.params, pk.key_id, 0, w.bytes);
+}
+
+PublicKey decode_public_key(const std::vector<std::uint8_t>& bytes, const Params& params,
+                            const std::string& source) {
+  const Decoded d = decode(bytes, ObjectKind::kPublicKey, params, std::nullopt, source);
+  expect_payload(d, 32 + static_cast<std::size_t>(params.lwe_dim) * 2, params, source);
+  Reader r{d.payload, d.payload_size};
+  math::Seed seed;
+  r.raw(seed.data(), seed.size());
+  std::vector<std::uint16_t> betas(params.lwe_dim);
+  for (auto& v : betas) v = static_cast<std::uint16_t>(r.get(2));
+  PublicKey pk;
+  pk.params = params;
+  pk.key_id = d.key_id;
+  try {
+    pk.lwe = LwePublicKey::from_seed(params.lwe_dim, params.lwe_dim, params.ks_modulus, seed,
+                                     std::move(betas));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(source + ": " + e.what());
+  }
+  return pk;
+}
+
 std::vector<std::uint8_t> encode_eval_key(const EvalKey& ek) {
   const RingContext ring(ek.params);
   const auto b_halves = blind_rotation_key_b_halves(ring, ek.brk);
@@ -337,6 +367,12 @@ void save_secret_key(const std::filesystem::path& path, const SecretKey& sk) {
 }
 SecretKey load_secret_key(const std::filesystem::path& path, const Params& params) {
   return decode_secret_key(read_file(path), params, path.string());
+}
+void save_public_key(const std::filesystem::path& path, const PublicKey& pk) {
+  write_file(path, encode_public_key(pk));
+}
+PublicKey load_public_key(const std::filesystem::path& path, const Params& params) {
+  return decode_public_key(read_file(path), params, path.string());
 }
 void save_eval_key(const std::filesystem::path& path, const EvalKey& ek) {
   write_file(path, encode_eval_key(ek));

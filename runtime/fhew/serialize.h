@@ -7,7 +7,8 @@
 //   0      4     magic "HEC1"
 //   4      4     format version (1)
 //   8      1     scheme (3 = FHEW)
-//   9      1     object kind (2 secret key, 8 ciphertext array, 9 FHEW evaluation key)
+//   9      1     object kind (2 secret key, 3 public key, 8 ciphertext array, 9 FHEW
+//                evaluation key)
 //   10     2     reserved, zero
 //   12     32    parameter digest (Params::digest(), BLAKE2b-256 of the canonical encoding)
 //   44     16    key identifier (random at key generation)
@@ -23,7 +24,8 @@
 // id. Writers write `path.tmp` then rename, so an interrupted write never leaves a
 // complete-looking file.
 //
-// The evaluation key payload stores only the seeds of the uniform halves (RGSW "a" rows,
+// The public key payload is the seed of its A rows and the n betas (LwePublicKey). The
+// evaluation key payload stores only the seeds of the uniform halves (RGSW "a" rows,
 // key-switching alphas) and the dependent halves, about half the in-memory size.
 #pragma once
 
@@ -41,11 +43,19 @@ inline constexpr std::uint32_t kFormatVersion = 1;
 inline constexpr std::size_t kHeaderSize = 84;
 inline constexpr std::size_t kChecksumSize = 32;
 inline constexpr std::uint8_t kSchemeFhew = 3;
-enum class ObjectKind : std::uint8_t { kSecretKey = 2, kCiphertextArray = 8, kEvalKey = 9 };
+enum class ObjectKind : std::uint8_t {
+  kSecretKey = 2,
+  kPublicKey = 3,
+  kCiphertextArray = 8,
+  kEvalKey = 9
+};
 
 // In-memory encodings; `source` names the origin in error messages.
 std::vector<std::uint8_t> encode_secret_key(const SecretKey& sk);
 SecretKey decode_secret_key(const std::vector<std::uint8_t>& bytes, const Params& params,
+                            const std::string& source);
+std::vector<std::uint8_t> encode_public_key(const PublicKey& pk);
+PublicKey decode_public_key(const std::vector<std::uint8_t>& bytes, const Params& params,
                             const std::string& source);
 std::vector<std::uint8_t> encode_eval_key(const EvalKey& ek);
 EvalKey decode_eval_key(const std::vector<std::uint8_t>& bytes, const Params& params,
@@ -60,6 +70,8 @@ std::vector<Ciphertext> decode_ciphertexts(const std::vector<std::uint8_t>& byte
 // Files.
 void save_secret_key(const std::filesystem::path& path, const SecretKey& sk);
 SecretKey load_secret_key(const std::filesystem::path& path, const Params& params);
+void save_public_key(const std::filesystem::path& path, const PublicKey& pk);
+PublicKey load_public_key(const std::filesystem::path& path, const Params& params);
 void save_eval_key(const std::filesystem::path& path, const EvalKey& ek);
 EvalKey load_eval_key(const std::filesystem::path& path, const Params& params,
                       const std::optional<KeyId>& expect_key_id = std::nullopt);

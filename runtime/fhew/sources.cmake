@@ -22,6 +22,7 @@ if(HEC_BUILD_TESTS)
     tests/fhew/fhew_test.cpp
     tests/fhew/gate_program_test.cpp
     tests/fhew/linear_gate_test.cpp
+    tests/fhew/public_key_test.cpp
     tests/fhew/kernels_test.cpp
     tests/fhew/serialize_test.cpp
   )

@@ -15,15 +15,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<std::uint8_t> bytes(data + 1, data + size);
   const auto id = fuzz::header_key_id<fhew::KeyId>(data + 1, size - 1);
   try {
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
       case 0:
         (void)fhew::decode_secret_key(bytes, params, "fuzz");
         break;
       case 1:
         (void)fhew::decode_eval_key(bytes, params, id, "fuzz");
         break;
-      default:
+      case 2:
         (void)fhew::decode_ciphertexts(bytes, params, id, "fuzz");
+        break;
+      default:
+        (void)fhew::decode_public_key(bytes, params, "fuzz");
         break;
     }
   } catch (const std::exception&) {

@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   put(root / "fhew", "sk", 0, fhew::encode_secret_key(fsk));
   put(root / "fhew", "cts", 2,
       fhew::encode_ciphertexts({fctx.encrypt(fsk, true), fctx.encrypt(fsk, false)}, fctx.params()));
+  put(root / "fhew", "pk", 3, fhew::encode_public_key(fctx.keygen_public(fsk)));
 
   // Metadata and a manifest (signed), and a signing key's public file.
   const program::SigningKey key;

@@ -237,6 +237,29 @@ def encrypted_run(path: Path, tmp_path: Path, insecure: bool, count: int, seed: 
     assert isinstance(worst, float) and worst <= (0 if insecure else -40)
     assert stats["bootstraps"] == comp.cover.bootstraps * count
     assert stats["evaluations"] == count
+    # one encrypt role per data owner (each input its own by default), public key only
+    owners = result.summary["owners"]
+    assert isinstance(owners, list)
+    assert [o["inputs"] for o in owners if isinstance(o, dict)] == [
+        [name] for name in comp.program.inputs
+    ]
+    assert_owners_hold_no_secret_key(tmp_path / "work")
+
+
+def assert_owners_hold_no_secret_key(work: Path) -> None:
+    """No file in a data owner's directory is the secret key or any secret-key container
+    (kind byte 2 of a HEC1 file); each holds the public key (kind 3) and its ciphertexts."""
+    secret = (work / "keys" / "secret").read_bytes()
+    assert secret[:4] == b"HEC1" and secret[9] == 2
+    owners = sorted((work / "owners").iterdir())
+    assert owners
+    for own in owners:
+        files = [f for f in own.rglob("*") if f.is_file()]
+        assert (own / "public").read_bytes()[9] == 3
+        for f in files:
+            data = f.read_bytes()
+            assert data != secret, f
+            assert not (data[:4] == b"HEC1" and data[9] == 2), f
 
 
 @pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
@@ -289,8 +312,8 @@ def test_the_server_refuses_ciphertexts_of_another_key(tmp_path: Path) -> None:
         "encrypt",
         "--params",
         "toy-ginx",
-        "--sk",
-        str(tmp_path / "k1" / "secret"),
+        "--pk",
+        str(tmp_path / "k1" / "public"),
         "--program",
         str(program),
         "--input",
@@ -300,20 +323,125 @@ def test_the_server_refuses_ciphertexts_of_another_key(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "ct"),
     )
-    with pytest.raises(UserError, match=r"hec_fhew_gates compute failed: .*key id"):
+
+    def compute(*ins: str, keys: str = "k2") -> None:
         run_role(
             TOOL,
             "compute",
             "--params",
             "toy-ginx",
             "--eval",
-            str(tmp_path / "k2" / "eval"),
+            str(tmp_path / keys / "eval"),
             "--program",
             str(program),
-            "--in",
-            str(tmp_path / "ct"),
+            *ins,
             "--out",
             str(tmp_path / "res"),
         )
+
+    both = ("--in", f"a={tmp_path / 'ct' / 'a.ct'}", "--in", f"b={tmp_path / 'ct' / 'b.ct'}")
+    with pytest.raises(UserError, match=r"hec_fhew_gates compute failed: .*key id"):
+        compute(*both)
+    with pytest.raises(UserError, match="compute needs --in b=FILE"):
+        compute(*both[:2], keys="k1")
+    with pytest.raises(UserError, match="--in c: the program has no such input"):
+        compute(*both, "--in", f"c={tmp_path / 'ct' / 'a.ct'}", keys="k1")
+    with pytest.raises(UserError, match="--in a given twice"):
+        compute(*both, *both[:2], keys="k1")
+    with pytest.raises(UserError, match=r"b\.ct holds 2 evaluations of input 'b', a has 1"):
+        run_role(
+            TOOL, "encrypt", "--params", "toy-ginx", "--pk", str(tmp_path / "k1" / "public"),
+            "--program", str(program), "--input", "a=5", "--out", str(tmp_path / "ct1"),
+        )  # fmt: skip
+        compute("--in", f"a={tmp_path / 'ct1' / 'a.ct'}", *both[2:], keys="k1")
+    compute(*both, keys="k1")  # the owners' files under the right key: accepted
+    assert (tmp_path / "res").is_file()
     with pytest.raises(UserError, match="compute: unknown option '--sk'"):
         run_role(TOOL, "compute", "--sk", str(tmp_path / "k1" / "secret"))
+
+
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+def test_encrypt_refuses_the_secret_key(tmp_path: Path) -> None:
+    """A data owner's encrypt takes the public key only: `--sk` is refused by name, and a
+    secret-key file given as `--pk` is refused by its kind; an input the program does not have
+    and a value wider than its word are refused too."""
+    from driver.roles import run_role
+
+    comp = compiled(CIRCUITS / "add8.hec", insecure=True)
+    program = tmp_path / "p.gates"
+    program.write_text(comp.gate_text)
+    keys = tmp_path / "keys"
+    run_role(TOOL, "keygen", "--params", "toy-ginx", "--out", str(keys))
+
+    def encrypt(*args: str) -> None:
+        run_role(
+            TOOL, "encrypt", "--params", "toy-ginx", "--program", str(program), *args,
+            "--out", str(tmp_path / "ct"),
+        )  # fmt: skip
+
+    refused = r"encrypt: a data owner encrypts with the public key .* --sk is refused"
+    with pytest.raises(UserError, match=refused):
+        encrypt("--sk", str(keys / "secret"), "--input", "a=1")
+    with pytest.raises(UserError, match="object kind secret key \\(2\\), expected public key"):
+        encrypt("--pk", str(keys / "secret"), "--input", "a=1")
+    with pytest.raises(UserError, match="--input c: the program has no such input"):
+        encrypt("--pk", str(keys / "public"), "--input", "c=1")
+    with pytest.raises(UserError, match="--input a: 256 does not fit in 8 bits"):
+        encrypt("--pk", str(keys / "public"), "--input", "a=256")
+    with pytest.raises(UserError, match="--input b has 1 values, others 2"):
+        encrypt("--pk", str(keys / "public"), "--input", "a=1,2", "--input", "b=1")
+    assert not (tmp_path / "ct").exists()
+
+
+def cli_encrypted_add8(tmp_path: Path, *extra: str, count: int = 8) -> dict:
+    """`hec run examples/circuits/add8.hec --scheme fhew` from the command line, the work
+    directory kept; checks the sums and returns the summary."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(23)
+    a = rng.integers(0, 256, size=count, dtype=np.int64)
+    b = rng.integers(0, 256, size=count, dtype=np.int64)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    out, work = tmp_path / "out", tmp_path / "work"
+    done = run_hec(
+        "run", str(CIRCUITS / "add8.hec"), "--scheme", "fhew", "--size", f"N={count}",
+        "--input", f"a={tmp_path / 'a.npy'}", "--input", f"b={tmp_path / 'b.npy'}",
+        "--out", str(out), "--build-dir", str(work), *extra,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [int(x) for x in np.load(out / "c.npy")] == [int(x) for x in (a + b) % 256]
+    assert "with the public key" in done.stdout
+    assert_owners_hold_no_secret_key(work)
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+def test_cli_run_encrypts_with_the_public_key_per_owner(tmp_path: Path) -> None:
+    summary = cli_encrypted_add8(tmp_path / "own", "--insecure")
+    assert [o["owner"] for o in summary["owners"]] == ["owner-a", "owner-b"]
+    assert summary["backend"] == "fhew-encrypted" and summary["insecure"]
+    grouped = cli_encrypted_add8(tmp_path / "one", "--insecure", "--owner", "a=0", "--owner", "b=0")
+    assert grouped["owners"][0]["owner"] == "owner-0"
+    assert grouped["owners"][0]["inputs"] == ["a", "b"]
+    assert grouped["owners"][0]["ciphertexts"] == 2 * 8 * 8
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+def test_cli_run_encrypts_with_the_public_key_at_128_bits(tmp_path: Path) -> None:
+    summary = cli_encrypted_add8(tmp_path, count=4)
+    assert summary["params"]["name"] == "std128-ginx" and not summary["insecure"]
+    assert summary["compute"]["worst_failure_log2"] <= -42
+
+
+def test_owner_of_an_unknown_input_is_refused(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.array([1, 2]))
+    np.save(tmp_path / "b.npy", np.array([3, 4]))
+    with pytest.raises(UserError, match="--owner z=0: the program has no input 'z'"):
+        run_fhew(
+            CIRCUITS / "add8.hec",
+            {"a": tmp_path / "a.npy", "b": tmp_path / "b.npy"},
+            tmp_path / "out",
+            Options(insecure=True),
+            owners={"z": 0},
+        )
