@@ -75,7 +75,12 @@ double key_mean_square(const Params& p, const SecretKey& sk, const PublicKey& pk
 // key's analytic one within 5 standard errors of the estimate (5 sqrt(2 / samples)), the
 // parameters' noise_model() within 10% (the key's own errors and weight vary around it), and
 // stays below the bootstrapped variance the gates' failure bound assumes.
-void check_public_key_noise(const Params& p, int samples) {
+// `model_spread`: how far one key's mean square error may sit from noise_model's average over
+// keys (it depends on the key's rows; measured 0.95-1.06 of the model at STD128 over five keys,
+// 0.97-1.28 at the toy set's small n). The measurement against this key's own analytic value is
+// the tight check; the model's average is what the failure bound uses, below the bootstrapped
+// variance with a factor 2.7 to spare at STD128.
+void check_public_key_noise(const Params& p, int samples, double model_spread) {
   const Keys& k = keys_for(p);
   const Context& ctx = *k.ctx;
   const PublicKey& pk = public_key_for(p);
@@ -94,13 +99,14 @@ void check_public_key_noise(const Params& p, int samples) {
     worst = std::max(worst, std::abs(e));
   }
   EXPECT_EQ(wrong, 0) << p.name;
-  EXPECT_LT(worst, static_cast<std::int64_t>(q / 32)) << p.name;
+  EXPECT_LT(worst, static_cast<std::int64_t>(q / 16)) << p.name;  // 10 sigma at STD128
   const double measured = sum_sq / samples;
   const double expected = key_mean_square(p, k.sk, pk);
   EXPECT_NEAR(measured / expected, 1.0, 5 * std::sqrt(2.0 / samples))
       << p.name << ": measured " << measured << ", this key's analytic " << expected;
-  EXPECT_NEAR(measured / model.public_key_variance, 1.0, 0.1)
-      << p.name << ": measured " << measured << ", noise_model " << model.public_key_variance;
+  EXPECT_NEAR(expected / model.public_key_variance, 1.0, model_spread)
+      << p.name << ": this key's analytic " << expected << ", noise_model "
+      << model.public_key_variance;
   EXPECT_LT(measured, model.bootstrapped_variance) << p.name;
   std::printf(
       "%s: public-key fresh mean square error %.4g (this key %.4g, model %.4g; secret-key %.4g, "
@@ -110,15 +116,15 @@ void check_public_key_noise(const Params& p, int samples) {
 }
 
 TEST(FhewPublicKey, NoiseMatchesAnalyticVarianceToy) {
-  check_public_key_noise(Params::toy_insecure(BlindRotation::kGinx), 20000);
+  check_public_key_noise(Params::toy_insecure(BlindRotation::kGinx), 20000, 0.5);
 }
 
 TEST(FhewPublicKey, NoiseMatchesAnalyticVarianceGinxStd128) {
-  check_public_key_noise(Params::std128(BlindRotation::kGinx), 4000);
+  check_public_key_noise(Params::std128(BlindRotation::kGinx), 4000, 0.2);
 }
 
 TEST(FhewPublicKey, NoiseMatchesAnalyticVarianceGinxStd128Slow) {
-  check_public_key_noise(Params::std128(BlindRotation::kGinx), 100000);
+  check_public_key_noise(Params::std128(BlindRotation::kGinx), 100000, 0.2);
 }
 
 // The analysis: fresh public-key ciphertexts are below the bootstrapped variance at both STD128
