@@ -88,6 +88,20 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       next = o.end;
     }
+    if (spec.stream_block > 1) {
+      for (const auto& o : sorted) {
+        if (o.begin % spec.stream_block != 0) {
+          throw UsageError(
+              "--owner " + o.name + "=" + std::to_string(o.begin) + ":" + std::to_string(o.end) +
+              ": this program's grid layout encrypts blocks of " +
+              std::to_string(spec.stream_block) + " rows of " + spec.stream_dim +
+              " per ciphertext, and an owner's rows must start at a block boundary (a multiple "
+              "of " +
+              std::to_string(spec.stream_block) +
+              "; TODO(#21): blocks split between owners); or compile with --grid-rows 1");
+        }
+      }
+    }
     if (rows && *rows != next) {
       throw UsageError("--rows " + std::to_string(*rows) + " but the owners' rows end at " +
                        std::to_string(next));
@@ -364,8 +378,14 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     }
     const std::size_t nrows = in.streamed ? a.shape[0] : 1;
     const std::size_t row_values = product(local);
-    const auto local_arr = array_shape(in.layout, local, slots, in.packing.group);
+    // A streamed grid input is encrypted a block of R rows at a time (the unit): its logical
+    // shape is [R, row shape...] and its ciphertexts those of one row block.
+    const std::size_t unit_rows = in.streamed && in.layout == Layout::kGrid ? in.grid.rows : 1;
+    std::vector<std::size_t> unit_local = local;
+    if (unit_rows > 1) unit_local.insert(unit_local.begin(), unit_rows);
+    const auto local_arr = array_shape(in.layout, unit_local, slots, in.packing.group, in.grid);
     const std::size_t per_row = product(local_arr);
+    const std::size_t nunits = (nrows + unit_rows - 1) / unit_rows;
     // Row r of every source (an owner-side value reads them side by side).
     auto owner_row = [&](std::size_t r) {
       OwnerRow row;
@@ -389,6 +409,22 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         x = derived.data();
       }
       encoder.encrypt_row(RowToEncrypt{in, r, x, row, local, local_arr}, out);
+    };
+    // Encrypts unit u: row u, or the grid's block of rows [uR, uR + R) (rows past the owner's
+    // last are zero: the padding rows the row sums count on being zero).
+    auto encrypt_unit = [&](std::size_t u, Ct* out) {
+      if (unit_rows == 1) return encrypt_row(u, out);
+      std::vector<double> block(unit_rows * row_values, 0.0);
+      for (std::size_t r = u * unit_rows; r < std::min(nrows, (u + 1) * unit_rows); ++r) {
+        double* to = block.data() + (r - u * unit_rows) * row_values;
+        if (in.value != nullptr) {
+          in.value(owner_row(r), row_values, to);
+        } else {
+          std::copy_n(a.data.data() + r * row_values, row_values, to);
+        }
+      }
+      const OwnerRow none;
+      encoder.encrypt_row(RowToEncrypt{in, u, block.data(), none, unit_local, local_arr}, out);
     };
     Meta meta = base_meta(spec, "ciphertext-array");
     meta.push_back({"run_id", manifest.run_id});
@@ -425,23 +461,31 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     // writing one file only queue on its inode lock: measured, a fifth of the role's time spinning)
     // and each thread's encryption and its file copies interleave.
     const std::uint64_t record = encoder.record_bytes(in);  // one ciphertext in an array file
-    std::size_t per_block = block_rows;
-    if (per_block == 0) per_block = std::max<std::size_t>(1, (64u << 20) / (per_row * record));
     const std::size_t base = rows ? rows->begin : 0;
-    const std::size_t n_files = (nrows + per_block - 1) / per_block;
+    if (unit_rows > 1 && (base % unit_rows != 0 || block_rows % unit_rows != 0)) {
+      throw UsageError("encrypt: input '" + in.id + "' is in a grid layout of " +
+                       std::to_string(unit_rows) + " rows per ciphertext: --rows must start and " +
+                       "--block-rows be a multiple of " + std::to_string(unit_rows) +
+                       " (TODO(#21): blocks split between owners)");
+    }
+    // Units (rows, or grid blocks of rows) per file.
+    std::size_t per_block = block_rows / unit_rows;
+    if (per_block == 0) per_block = std::max<std::size_t>(1, (64u << 20) / (per_row * record));
+    const std::size_t n_files = (nunits + per_block - 1) / per_block;
     Progress progress("encrypt " + in.id + " rows", nrows);
     std::mutex outputs_mutex;
     parallel_rows(n_files, threads, [&](std::size_t f, int) {
-      const std::size_t r0 = f * per_block, r1 = std::min(nrows, r0 + per_block);
+      const std::size_t u0 = f * per_block, u1 = std::min(nunits, u0 + per_block);
+      const std::size_t r0 = u0 * unit_rows, r1 = std::min(nrows, u1 * unit_rows);
       const std::string stem =
           in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
       const auto path = out_dir / stem;
-      const std::size_t count = (r1 - r0) * per_row;
+      const std::size_t count = (u1 - u0) * per_row;
       typename S::ArrayWriter writer(path, *ctx, key_id, count, count * record);
       std::vector<Ct> cts(per_row);
-      for (std::size_t r = r0; r < r1; ++r) {
-        encrypt_row(r, cts.data());
-        progress.advance();
+      for (std::size_t u = u0; u < u1; ++u) {
+        encrypt_unit(u, cts.data());
+        progress.advance(std::min(nrows, (u + 1) * unit_rows) - u * unit_rows);
         for (const Ct& ct : cts) writer.append(ct);
       }
       writer.finish();
@@ -617,7 +661,7 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
                                " is not a finite non-zero number");
     }
     auto dims = resolve(o.dims, sizes);
-    const auto arr = array_shape(o.layout, dims, S::slots(*ctx), o.packing.group);
+    const auto arr = array_shape(o.layout, dims, S::slots(*ctx), o.packing.group, o.grid);
     auto load_checked = [&] {
       auto cts = S::load_array(path, *ctx, sk_id);
       if (cts.size() != product(arr)) {

@@ -44,6 +44,8 @@ class ShardIndex {
   const Sizes& sizes() const { return sizes_; }
   std::size_t size(const std::string& name) const;
   std::size_t rows() const;  // the stream dimension's size (0 when nothing streams)
+  // The streamed units: rows, or blocks of spec.stream_block rows (a grid layout's R).
+  std::size_t stream_units() const;
   const InputSpec& input(const std::string& id) const;
   const std::vector<Block>& blocks(const std::string& id) const;  // a streamed input's blocks
 
@@ -73,8 +75,8 @@ class ServerOf : public ShardIndex {
   // A whole input array (a global input, or a streamed one read in full).
   CtArray load(const std::string& id) const {
     const InputSpec& in = input(id);
-    const auto shape =
-        array_shape(in.layout, resolve(in.dims, sizes_), S::slots(*context_), in.packing.group);
+    const auto shape = array_shape(in.layout, resolve(in.dims, sizes_), S::slots(*context_),
+                                   in.packing.group, in.grid);
     CtArray out;
     out.shape = shape;
     auto append = [&](const std::filesystem::path& path) {
@@ -96,14 +98,16 @@ class ServerOf : public ShardIndex {
   }
 
   // One pass over the rows: reads the row blocks of `ids` in order and calls
-  // body(row, inputs, thread) for every row, in parallel over the rows of a block, with
-  // inputs[k] the row-local array of ids[k]. Prints progress as "[phase] rows/N".
-  // `sinks` are folded after every chunk of rows (see RowSink).
+  // body(unit, inputs, thread) for every streamed unit (a row, or a grid block of
+  // spec.stream_block rows), in parallel over the units of a block file, with inputs[k] the
+  // unit's row-local array of ids[k]. Prints progress as "[phase] rows/N".
+  // `sinks` are folded after every chunk of units (see RowSink).
   using RowBody = std::function<void(std::size_t, const std::vector<CtArray>&, int)>;
   void stream(const std::string& phase, const std::vector<std::string>& ids, const RowBody& body,
               const std::vector<RowSink*>& sinks = {}) const {
-    const std::size_t n = rows();
-    Progress progress(phase, n);
+    const std::size_t n = stream_units();
+    const std::size_t unit = spec_.stream_block;
+    Progress progress(phase, rows());
     // Per input: the row-local array shape and the current block.
     struct Cursor {
       const InputSpec* in;
@@ -120,7 +124,7 @@ class ServerOf : public ShardIndex {
       Cursor c;
       c.in = &input(id);
       const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), S::slots(*context_),
-                                    c.in->packing.group);
+                                    c.in->packing.group, c.in->grid);
       c.row_shape.assign(full.begin() + 1, full.end());
       c.per_row = product(c.row_shape);
       cursors.push_back(std::move(c));
@@ -136,17 +140,23 @@ class ServerOf : public ShardIndex {
         if (row >= c.end) {
           if (c.reader) c.reader->finish();
           const auto& blocks = blocks_.at(c.in->id);
-          while (c.block < blocks.size() && blocks[c.block].end <= row) ++c.block;
+          // A block file's rows in units (its first row is a unit boundary: ShardIndex).
+          auto units_end = [&](const Block& b) { return (b.end + unit - 1) / unit; };
+          while (c.block < blocks.size() && units_end(blocks[c.block]) <= row) ++c.block;
           const Block& b = blocks.at(c.block);
           c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
-          if (c.reader->count() != (b.end - b.begin) * c.per_row) {
-            throw std::runtime_error(b.path.string() + ": holds " +
-                                     std::to_string(c.reader->count()) + " ciphertexts, rows " +
-                                     std::to_string(b.begin) + ":" + std::to_string(b.end) +
-                                     " need " + std::to_string((b.end - b.begin) * c.per_row));
+          const std::size_t units = units_end(b) - b.begin / unit;
+          if (c.reader->count() != units * c.per_row) {
+            throw std::runtime_error(
+                b.path.string() + ": holds " + std::to_string(c.reader->count()) +
+                " ciphertexts, rows " + std::to_string(b.begin) + ":" + std::to_string(b.end) +
+                " need " + std::to_string(units * c.per_row) +
+                (unit > 1 ? " (" + std::to_string(units) + " blocks of " + std::to_string(unit) +
+                                " rows)"
+                          : ""));
           }
-          c.begin = b.begin;
-          c.end = b.end;
+          c.begin = b.begin / unit;
+          c.end = units_end(b);
         }
         chunk_end = std::min(chunk_end, c.end);
       }
@@ -177,7 +187,7 @@ class ServerOf : public ShardIndex {
           local.push_back(std::move(a));
         }
         body(r, local, thread);
-        progress.advance();
+        progress.advance(std::min(rows(), (r + 1) * unit) - r * unit);
       });
       fold_sinks(sinks);
       row = chunk_end;
