@@ -88,20 +88,6 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       next = o.end;
     }
-    if (spec.stream_block > 1) {
-      for (const auto& o : sorted) {
-        if (o.begin % spec.stream_block != 0) {
-          throw UsageError(
-              "--owner " + o.name + "=" + std::to_string(o.begin) + ":" + std::to_string(o.end) +
-              ": this program's grid layout encrypts blocks of " +
-              std::to_string(spec.stream_block) + " rows of " + spec.stream_dim +
-              " per ciphertext, and an owner's rows must start at a block boundary (a multiple "
-              "of " +
-              std::to_string(spec.stream_block) +
-              "; TODO(#21): blocks split between owners); or compile with --grid-rows 1");
-        }
-      }
-    }
     if (rows && *rows != next) {
       throw UsageError("--rows " + std::to_string(*rows) + " but the owners' rows end at " +
                        std::to_string(next));
@@ -385,7 +371,11 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     if (unit_rows > 1) unit_local.insert(unit_local.begin(), unit_rows);
     const auto local_arr = array_shape(in.layout, unit_local, slots, in.packing.group, in.grid);
     const std::size_t per_row = product(local_arr);
-    const std::size_t nunits = (nrows + unit_rows - 1) / unit_rows;
+    // The owner's first row may lie inside a block (another owner holds the rows before it):
+    // `lead` rows of its first block are not its own and stay zero.
+    const std::size_t base = rows ? rows->begin : 0;
+    const std::size_t lead = base % unit_rows;
+    const std::size_t nunits = (lead + nrows + unit_rows - 1) / unit_rows;
     // Row r of every source (an owner-side value reads them side by side).
     auto owner_row = [&](std::size_t r) {
       OwnerRow row;
@@ -410,13 +400,21 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       }
       encoder.encrypt_row(RowToEncrypt{in, r, x, row, local, local_arr}, out);
     };
-    // Encrypts unit u: row u, or the grid's block of rows [uR, uR + R) (rows past the owner's
-    // last are zero: the padding rows the row sums count on being zero).
+    // The owner's rows [r0, r1) of unit u: row u, or those of the grid's block u (rows
+    // [uR - lead, uR + R - lead) of the owner's file).
+    auto unit_rows_of = [&](std::size_t u) {
+      const std::size_t r0 = u * unit_rows < lead ? 0 : u * unit_rows - lead;
+      return std::make_pair(r0, std::min(nrows, (u + 1) * unit_rows - lead));
+    };
+    // Encrypts unit u; a block's rows the owner does not hold (before its first or past its
+    // last row) are zero: padding rows, which the row sums count on being zero, or another
+    // owner's rows, which the server adds from that owner's upload.
     auto encrypt_unit = [&](std::size_t u, Ct* out) {
       if (unit_rows == 1) return encrypt_row(u, out);
       std::vector<double> block(unit_rows * row_values, 0.0);
-      for (std::size_t r = u * unit_rows; r < std::min(nrows, (u + 1) * unit_rows); ++r) {
-        double* to = block.data() + (r - u * unit_rows) * row_values;
+      const auto [first, last] = unit_rows_of(u);
+      for (std::size_t r = first; r < last; ++r) {
+        double* to = block.data() + (r + lead - u * unit_rows) * row_values;
         if (in.value != nullptr) {
           in.value(owner_row(r), row_values, to);
         } else {
@@ -461,12 +459,11 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     // writing one file only queue on its inode lock: measured, a fifth of the role's time spinning)
     // and each thread's encryption and its file copies interleave.
     const std::uint64_t record = encoder.record_bytes(in);  // one ciphertext in an array file
-    const std::size_t base = rows ? rows->begin : 0;
-    if (unit_rows > 1 && (base % unit_rows != 0 || block_rows % unit_rows != 0)) {
+    if (block_rows % unit_rows != 0) {
       throw UsageError("encrypt: input '" + in.id + "' is in a grid layout of " +
-                       std::to_string(unit_rows) + " rows per ciphertext: --rows must start and " +
-                       "--block-rows be a multiple of " + std::to_string(unit_rows) +
-                       " (TODO(#21): blocks split between owners)");
+                       std::to_string(unit_rows) + " rows per ciphertext: --block-rows " +
+                       std::to_string(block_rows) + " must be a multiple of " +
+                       std::to_string(unit_rows));
     }
     // Units (rows, or grid blocks of rows) per file.
     std::size_t per_block = block_rows / unit_rows;
@@ -476,7 +473,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     std::mutex outputs_mutex;
     parallel_rows(n_files, threads, [&](std::size_t f, int) {
       const std::size_t u0 = f * per_block, u1 = std::min(nunits, u0 + per_block);
-      const std::size_t r0 = u0 * unit_rows, r1 = std::min(nrows, u1 * unit_rows);
+      const std::size_t r0 = unit_rows_of(u0).first, r1 = unit_rows_of(u1 - 1).second;
       const std::string stem =
           in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
       const auto path = out_dir / stem;
@@ -485,7 +482,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       std::vector<Ct> cts(per_row);
       for (std::size_t u = u0; u < u1; ++u) {
         encrypt_unit(u, cts.data());
-        progress.advance(std::min(nrows, (u + 1) * unit_rows) - u * unit_rows);
+        progress.advance(unit_rows_of(u).second - unit_rows_of(u).first);
         for (const Ct& ct : cts) writer.append(ct);
       }
       writer.finish();

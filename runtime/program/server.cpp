@@ -110,14 +110,6 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
         return std::string();
       };
       for (const auto& b : blocks) {
-        if (spec_.stream_block > 1 && b.begin % spec_.stream_block != 0) {
-          throw std::runtime_error(
-              b.path.string() + ": rows " + std::to_string(b.begin) + ":" +
-              std::to_string(b.end) + " start inside a block of " +
-              std::to_string(spec_.stream_block) +
-              " rows (this program's grid layout encrypts that many rows per ciphertext; a "
-              "block's rows come from one upload)");
-        }
         if (b.begin != next) {
           throw std::runtime_error(
               "input '" + in.source + "': rows " + std::to_string(std::min(next, b.begin)) + ":" +
