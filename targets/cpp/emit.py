@@ -56,7 +56,7 @@ from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.streaming import Schedule as _Schedule
 from compiler.analysis.streaming import schedule as _schedule
 from compiler.dialects import bfv, ckks, he
-from compiler.errors import UserError
+from compiler.errors import InternalError, UserError
 from compiler.ir_text import print_ir
 from compiler.owner_expr import Expr, parse
 from compiler.types import Domain, FiniteSet, Interval, domain_interval
@@ -253,20 +253,18 @@ def _stream_block(program: _Program, sched: _Schedule) -> int:
         if grid is None:
             plain = True
             continue
-        if grid.row_axis != 0:
-            raise UserError(
+        if grid.row_axis != 0:  # the lowering puts the individuals on the rows
+            raise InternalError(
                 f"input '{enc.source().sym_value}' is streamed over {sched.stream_dim} but its grid "
                 f"layout {ty.layout_name} does not put that axis on the grid rows; the C++ target "
-                "streams grid arrays a block of rows at a time",
-                hint="compile with --grid-rows 1",
+                "streams grid arrays a block of rows at a time"
             )
         rows.add(grid.rows)
-    if rows and (plain or len(rows) > 1):
-        raise UserError(
+    if rows and (plain or len(rows) > 1):  # one grid shape per program (the lowering's)
+        raise InternalError(
             f"the streamed inputs mix layouts with {sorted(rows)} grid rows"
             + (" and without a grid" if plain else "")
-            + "; the C++ target streams one block size",
-            hint="compile with --grid-rows 1",
+            + "; the C++ target streams one block size"
         )
     return rows.pop() if rows else 1
 
@@ -1226,8 +1224,8 @@ class _CkksWriter(_ComputeWriter):
                 return f"rotate(ops, {n(op.input)}, {op.offset_value})"
             case ckks.SumSlotsOp() if op.axis_value is not None:
                 grid = he.grid_of(ckks.ct_type(op.input).layout_name)
-                if grid is None or op.radix_values is not None:
-                    raise UserError(
+                if grid is None or op.radix_values is not None:  # rotation_keys: not staged
+                    raise InternalError(
                         f"the C++ target sums grid rows by the rotate-and-add tree only; {op.name} "
                         "has radices or no grid operand"
                     )
