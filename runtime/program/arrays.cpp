@@ -173,8 +173,7 @@ GridPlace grid_place(const GridLayout& grid, const std::vector<std::size_t>& dim
 }
 
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots, std::size_t group,
-                                     const GridLayout& grid) {
+                                     std::size_t slots, std::size_t group, const GridLayout& grid) {
   if (layout == Layout::kReplicated) return dims;
   if (layout == Layout::kGrid) return grid_shape(grid, dims, slots);
   if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");

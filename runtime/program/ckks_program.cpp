@@ -156,8 +156,9 @@ CtArray mul_mask_grid(const Ops& ops, const CtArray& a, double c, double const_s
       row_local ? std::vector<std::size_t>(full.begin() + 1, full.end()) : full;
   if (const_scale_bits <= 0.0 || a.shape != expect ||
       (row_local && (grid.roles.empty() || grid.roles[0] != GridRole::kRow))) {
-    throw std::logic_error("mul_mask_grid: the array does not have the shape of its grid layout "
-                           "(or a row block of it), or the const_scale is not above 1");
+    throw std::logic_error(
+        "mul_mask_grid: the array does not have the shape of its grid layout "
+        "(or a row block of it), or the const_scale is not above 1");
   }
   const double scale = std::exp2(const_scale_bits);
   // Per ciphertext: its valid rows and columns (R and C when nothing is padding).

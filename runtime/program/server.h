@@ -88,7 +88,8 @@ class ServerOf : public ShardIndex {
       // A grid block two uploads share (stream()): the later file's first unit is added into
       // the earlier file's last.
       const std::size_t unit = spec_.stream_block;
-      const std::size_t per_unit = shape.empty() ? 1 : product(shape) / std::max<std::size_t>(1, shape[0]);
+      const std::size_t per_unit =
+          shape.empty() ? 1 : product(shape) / std::max<std::size_t>(1, shape[0]);
       std::size_t last_end = 0;
       for (const auto& b : blocks_.at(id)) {
         if (b.begin / unit < (last_end + unit - 1) / unit && !out.cts.empty()) {
