@@ -222,7 +222,11 @@ def _layout_enum(ty: he.CiphertextType | he.PlaintextType, scheme: str = "ckks")
     }[ty.layout_name]
 
 
-_GRID_ROLES = {he.ROW: "GridRole::kRow", he.COL: "GridRole::kCol", he.UNROLLED: "GridRole::kUnrolled"}
+_GRID_ROLES = {
+    he.ROW: "GridRole::kRow",
+    he.COL: "GridRole::kCol",
+    he.UNROLLED: "GridRole::kUnrolled",
+}
 
 
 def _grid_literal(grid: he.Grid) -> str:
@@ -255,9 +259,9 @@ def _stream_block(program: _Program, sched: _Schedule) -> int:
             continue
         if grid.row_axis != 0:  # the lowering puts the individuals on the rows
             raise InternalError(
-                f"input '{enc.source().sym_value}' is streamed over {sched.stream_dim} but its grid "
-                f"layout {ty.layout_name} does not put that axis on the grid rows; the C++ target "
-                "streams grid arrays a block of rows at a time"
+                f"input '{enc.source().sym_value}' is streamed over {sched.stream_dim} but its "
+                f"grid layout {ty.layout_name} does not put that axis on the grid rows; the C++ "
+                "target streams grid arrays a block of rows at a time"
             )
         rows.add(grid.rows)
     if rows and (plain or len(rows) > 1):  # one grid shape per program (the lowering's)
@@ -1088,7 +1092,9 @@ class _ComputeWriter(ABC):
             else:
                 lines.append(f"{ind}SumSink {self.n(res)}_sum(ops, server.threads());")
         for op in collects:
-            lines.append(f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.stream_units());")
+            lines.append(
+                f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.stream_units());"
+            )
         ids = ", ".join(_cpp_string(self.n(v)) for v in inputs)
         lines.append(
             f'{ind}server.stream("compute pass {p + 1}/{s.passes}", {{{ids}}},'

@@ -83,9 +83,21 @@ def test_grid_program_encrypted_agrees_with_simulator_and_reference(
     out = tmp_path / "out"
     assert (
         main(
-            ["run", str(path), "--size", "N=77,M=300", "--grid-rows", str(rows), "--no-flooding",
-             *args, "--out", str(out), "--build-dir", str(tmp_path / "build")]
-        )  # fmt: skip
+            [
+                "run",
+                str(path),
+                "--size",
+                "N=77,M=300",
+                "--grid-rows",
+                str(rows),
+                "--no-flooding",
+                *args,
+                "--out",
+                str(out),
+                "--build-dir",
+                str(tmp_path / "build"),
+            ]
+        )
         == 0
     )
     comp = _compile(path, rows, "N=77,M=300")
@@ -112,9 +124,18 @@ def grid8(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "p.hec").write_text(PROGRAM)
     assert (
         main(
-            ["compile", str(d / "p.hec"), "--size", "N=77,M=300", "--grid-rows", "8",
-             "--no-flooding", "-o", str(d / "build")]
-        )  # fmt: skip
+            [
+                "compile",
+                str(d / "p.hec"),
+                "--size",
+                "N=77,M=300",
+                "--grid-rows",
+                "8",
+                "--no-flooding",
+                "-o",
+                str(d / "build"),
+            ]
+        )
         == 0
     )
     return d / "build" / "p"
@@ -194,9 +215,22 @@ def _lra_run(
     out = tmp_path / "out"
     assert (
         main(
-            ["run", str(LRA), "--size", text, "--grid-rows", rows, "--no-flooding", *extra,
-             *args, "--out", str(out), "--build-dir", str(tmp_path / "build")]
-        )  # fmt: skip
+            [
+                "run",
+                str(LRA),
+                "--size",
+                text,
+                "--grid-rows",
+                rows,
+                "--no-flooding",
+                *extra,
+                *args,
+                "--out",
+                str(out),
+                "--build-dir",
+                str(tmp_path / "build"),
+            ]
+        )
         == 0
     )
     return data, out
