@@ -203,7 +203,11 @@ class ServerOf : public ShardIndex {
         }
       }
     };
-    const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, threads()));
+    // A few rows per thread, or one grid block per thread (a block's ciphertexts and the
+    // sinks' pending operands are R times larger; compiler/analysis/streaming.py counts the
+    // same).
+    const std::size_t per_thread = unit > 1 ? 1 : 4;
+    const std::size_t chunk = per_thread * static_cast<std::size_t>(std::max(1, threads()));
     std::size_t row = 0;
     while (row < n) {
       const std::size_t chunk_end = std::min(n, row + chunk);

@@ -1107,14 +1107,26 @@ class _ComputeWriter(ABC):
             assert isinstance(owner, _ENCRYPT)
             lines.append(self.comment(owner, ii))
             lines.append(f"{ii}const CtArray& {self.n(v)} = in[{k}];  // this row, read from disk")
-        for op in row_ops:
+        body_ops = [op for op in row_ops if op.results[0] in need and not isinstance(op, _ENCRYPT)]
+        # A row value the body forms is dropped after its last use by another op of the body
+        # (unless a sink or collector reads it at the end): a grid block's values are large
+        # (docs/layout.md), and the body holds one block per thread.
+        kept = {o for op in sinks for o in op.operands} | {op.input for op in collects}
+        last_use: dict[SSAValue, Operation] = {}
+        for op in body_ops:
+            for o in op.operands:
+                last_use[o] = op
+        formed = {op.results[0] for op in body_ops}
+        for op in body_ops:
             res = op.results[0]
-            if res not in need or isinstance(op, _ENCRYPT):
-                continue
             lines.append(self.comment(op, ii))
             value = self.named(op, self.expression(op, True))
-            lines.append(f"{ii}const CtArray {self.n(res)} = {value};")
+            const = "const " if res in kept or last_use.get(res) is None else ""
+            lines.append(f"{ii}{const}CtArray {self.n(res)} = {value};")
             lines.append(self.check(res, ii))
+            for o in dict.fromkeys(op.operands):
+                if o in formed and o not in kept and last_use.get(o) is op:
+                    lines.append(f"{ii}{self.n(o)} = CtArray{{}};  // its last use")
         for op in sinks:
             res = op.results[0]
             lines.append(self.comment(op, ii, "  (folded in chunk by chunk of rows)"))
