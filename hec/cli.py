@@ -311,8 +311,7 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="R|auto",
         help="rows R of the grid layout (docs/layout.md): 1 (default) the packed and replicated "
-        "layouts, auto chosen by the cost model; the C++ target has no grid layout yet, so a "
-        "grid is for report, simulate and run --sim only",
+        "layouts, auto chosen by the cost model (every command, encrypted runs included)",
     )
     parser.add_argument(
         "--key-memory",
@@ -528,9 +527,8 @@ def _options_of(args: argparse.Namespace) -> Options:
     """The command's options, built once: the sizes parsed here into their typed value."""
     from driver.pipeline import Options
 
-    # The packed and replicated layouts unless the grid is asked for: what the report and
-    # the simulator describe by default is what the C++ target runs (TODO(#21): the grid in
-    # targets/cpp and runtime/).
+    # The packed and replicated layouts unless the grid is asked for, the same default for
+    # every command: what the report and the simulator describe is what the C++ target runs.
     rows = getattr(args, "grid_rows", None)
     if rows is None:
         rows = 1

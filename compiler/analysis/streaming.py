@@ -27,7 +27,8 @@ from xdsl.ir import Operation, SSAValue
 from compiler.analysis.counts import Shapes, coeff_group
 from compiler.dialects import ckks, he
 
-CHUNK_ROWS_PER_THREAD = 4  # runtime/program: Server::stream reads 4 rows per thread per chunk
+CHUNK_ROWS_PER_THREAD = 4  # runtime/program: Server::stream reads 4 rows (or 1 grid block)
+# per thread per chunk
 RUNTIME_BASELINE = 5 << 20  # measured: a generated program reading one key file (`info`), 5.3 MiB
 
 SLOT_LAYOUTS = (ckks.PACKED, ckks.COMPLEX, ckks.COEFF)
@@ -223,9 +224,10 @@ def server_memory(
         grids = [he.grid_of(t.layout_name) for v in s.row if (t := _ct(v)) is not None]
         rows_per_block = max((g.rows for g in grids if g is not None), default=0)
         if rows_per_block and s.stream_dim is not None:
-            # Blocks of R rows (docs/layout.md): a chunk is at most every block there is.
+            # Blocks of R rows (docs/layout.md): one block per thread (runtime/program/server.h),
+            # at most every block there is.
             n = shapes.dim(s.stream_dim)
-            rows = min(rows, -(-n // rows_per_block))
+            rows = min(max(threads, 1), -(-n // rows_per_block))
         per_row = sum(
             count(v, True) * ciphertext_bytes[v]
             for v in s.row

@@ -109,9 +109,73 @@ void fold_sinks(const std::vector<RowSink*>& sinks) {
   for (RowSink* sink : sinks) sink->complete();
 }
 
+int GridLayout::axis(GridRole role) const {
+  for (std::size_t k = 0; k < roles.size(); ++k) {
+    if (roles[k] == role) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+GridLayout GridLayout::without_first() const {
+  if (roles.empty()) throw std::logic_error("a grid layout without axes has no first axis");
+  return GridLayout{rows, std::vector<GridRole>(roles.begin() + 1, roles.end())};
+}
+
+namespace {
+// Elements per ciphertext along an axis of this role.
+std::size_t grid_per(const GridLayout& grid, GridRole role, std::size_t slots) {
+  switch (role) {
+    case GridRole::kRow:
+      return grid.rows;
+    case GridRole::kCol:
+      return grid.columns(slots);
+    case GridRole::kUnrolled:
+      return 1;
+  }
+  return 1;
+}
+
+std::vector<std::size_t> grid_shape(const GridLayout& grid, const std::vector<std::size_t>& dims,
+                                    std::size_t slots) {
+  if (grid.roles.size() != dims.size()) {
+    throw std::logic_error("grid layout: " + std::to_string(grid.roles.size()) + " roles for " +
+                           std::to_string(dims.size()) + " axes");
+  }
+  if (grid.rows == 0 || slots % grid.rows != 0) {
+    throw std::logic_error("grid layout: " + std::to_string(grid.rows) + " rows do not divide " +
+                           std::to_string(slots) + " slots");
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const std::size_t per = grid_per(grid, grid.roles[k], slots);
+    out.push_back((dims[k] + per - 1) / per);
+  }
+  return out;
+}
+}  // namespace
+
+GridPlace grid_place(const GridLayout& grid, const std::vector<std::size_t>& dims,
+                     std::size_t slots, std::size_t index) {
+  const auto arr = grid_shape(grid, dims, slots);
+  std::size_t ct = 0, row = 0, col = 0, rest = index;
+  std::vector<std::size_t> at(dims.size());
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    at[k] = rest % dims[k];
+    rest /= dims[k];
+  }
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const std::size_t per = grid_per(grid, grid.roles[k], slots);
+    ct = ct * arr[k] + at[k] / per;
+    if (grid.roles[k] == GridRole::kRow) row = at[k] % per;
+    if (grid.roles[k] == GridRole::kCol) col = at[k] % per;
+  }
+  return {ct, row * grid.columns(slots) + col};
+}
+
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots, std::size_t group) {
+                                     std::size_t slots, std::size_t group, const GridLayout& grid) {
   if (layout == Layout::kReplicated) return dims;
+  if (layout == Layout::kGrid) return grid_shape(grid, dims, slots);
   if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");
   std::vector<std::size_t> out(dims.begin(), dims.end() - 1);
   if (layout == Layout::kCoeff) {
@@ -134,6 +198,8 @@ const char* layout_name(Layout layout) {
       return "coeff";
     case Layout::kReplicated:
       return "replicated";
+    case Layout::kGrid:
+      return "grid";
   }
   return "?";
 }

@@ -10,6 +10,7 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "ckks/flooding.h"
 #include "core/wipe.h"
@@ -139,6 +140,69 @@ CtArray mul_mask(const Ops& ops, const CtArray& a, double c, double const_scale_
       ops.evaluator().multiply_plain_inplace(y, masks.at(x.level.value));
     } else {
       ops.evaluator().multiply_constant_inplace(y, c, scale);
+    }
+    return y;
+  });
+}
+
+CtArray mul_mask_grid(const Ops& ops, const CtArray& a, double c, double const_scale_bits,
+                      const GridLayout& grid, const std::vector<std::size_t>& dims,
+                      std::size_t row_block) {
+  const std::size_t slots = ops.slots();
+  const std::size_t columns = grid.columns(slots);
+  const auto full = array_shape(Layout::kGrid, dims, slots, 1, grid);
+  const bool row_local = row_block != kWholeArray;
+  const std::vector<std::size_t> expect =
+      row_local ? std::vector<std::size_t>(full.begin() + 1, full.end()) : full;
+  if (const_scale_bits <= 0.0 || a.shape != expect ||
+      (row_local && (grid.roles.empty() || grid.roles[0] != GridRole::kRow))) {
+    throw std::logic_error(
+        "mul_mask_grid: the array does not have the shape of its grid layout "
+        "(or a row block of it), or the const_scale is not above 1");
+  }
+  const double scale = std::exp2(const_scale_bits);
+  // Per ciphertext: its valid rows and columns (R and C when nothing is padding).
+  auto valid = [&](std::size_t i) {
+    std::size_t rows_valid = grid.rows, cols_valid = columns;
+    std::size_t rest = i;
+    for (std::size_t k = full.size(); k-- > 0;) {
+      std::size_t block = 0;
+      if (row_local && k == 0) {
+        block = row_block;
+      } else {
+        const std::size_t extent = full[k];
+        block = rest % extent;
+        rest /= extent;
+      }
+      if (grid.roles[k] == GridRole::kRow) {
+        rows_valid = std::min(grid.rows, dims[k] - std::min(dims[k], block * grid.rows));
+      } else if (grid.roles[k] == GridRole::kCol) {
+        cols_valid = std::min(columns, dims[k] - std::min(dims[k], block * columns));
+      }
+    }
+    return std::make_pair(rows_valid, cols_valid);
+  };
+  // The mask plaintexts, made before the parallel loop: one per padding shape and level.
+  std::map<std::tuple<std::size_t, std::size_t, int>, ckks::Plaintext> masks;
+  const ckks::Encoder encoder(ops.context());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto [rv, cv] = valid(i);
+    if (rv == grid.rows && cv == columns) continue;
+    const auto key = std::make_tuple(rv, cv, a.at(i).level.value);
+    if (masks.contains(key)) continue;
+    std::vector<double> values(slots, 0.0);
+    for (std::size_t r = 0; r < rv; ++r) {
+      std::fill_n(values.begin() + static_cast<std::ptrdiff_t>(r * columns), cv, c);
+    }
+    masks.emplace(key, encoder.encode(std::span<const double>(values), a.at(i).level, scale));
+  }
+  return map1_indexed<Ct>(a, [&](std::size_t i, const Ct& x) {
+    Ct y = x;
+    const auto [rv, cv] = valid(i);
+    if (rv == grid.rows && cv == columns) {
+      ops.evaluator().multiply_constant_inplace(y, c, scale);
+    } else {
+      ops.evaluator().multiply_plain_inplace(y, masks.at(std::make_tuple(rv, cv, x.level.value)));
     }
     return y;
   });
@@ -297,6 +361,28 @@ CtArray sum_slots_staged(const Ops& ops, const CtArray& a, const std::vector<int
     stride *= r;
   }
   return sum_blocks_then(a, staged);
+}
+
+CtArray fold_grid_rows(const Ops& ops, const CtArray& a, std::size_t rows) {
+  const std::size_t slots = ops.slots();
+  if (rows == 0 || (rows & (rows - 1)) != 0 || slots % rows != 0) {
+    throw std::logic_error("fold_grid_rows: " + std::to_string(rows) +
+                           " grid rows are not a power of two dividing " + std::to_string(slots) +
+                           " slots");
+  }
+  return map1<Ct>(a, [&](const Ct& x) {
+    Ct acc = x;
+    for (std::size_t stride = slots / rows; stride < slots; stride <<= 1) {
+      Ct rotated = acc;
+      ops.evaluator().rotate_inplace(rotated, static_cast<int>(stride), ops.galois_keys());
+      ops.evaluator().add_inplace(acc, rotated);
+    }
+    return acc;
+  });
+}
+
+CtArray sum_grid_rows(const Ops& ops, const CtArray& a, std::size_t axis, std::size_t rows) {
+  return fold_grid_rows(ops, reduce(ops, a, axis), rows);
 }
 
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis) {
@@ -535,6 +621,30 @@ void CkksScheme::Encoder::encrypt_row(const RowToEncrypt& row, Ct* out) {
     return;
   }
   const double* x = row.values;
+  if (in.layout == Layout::kGrid) {
+    // Each element at its ciphertext and slot (spec.h), copied to every replica: every grid
+    // row when no axis is on the rows, every column when none is on the columns.
+    const GridLayout& grid = in.grid;
+    const std::size_t columns = grid.columns(slots);
+    const bool on_rows = grid.axis(GridRole::kRow) >= 0, on_cols = grid.axis(GridRole::kCol) >= 0;
+    std::vector<std::vector<double>> cts(per_row, std::vector<double>(slots, 0.0));
+    const std::size_t count = product(row.local);
+    for (std::size_t e = 0; e < count; ++e) {
+      const GridPlace at = grid_place(grid, row.local, slots, e);
+      std::vector<double>& v = cts.at(at.ct);
+      const std::size_t r0 = at.slot / columns, c0 = at.slot % columns;
+      for (std::size_t r = on_rows ? r0 : 0; r < (on_rows ? r0 + 1 : grid.rows); ++r) {
+        for (std::size_t c = on_cols ? c0 : 0; c < (on_cols ? c0 + 1 : columns); ++c) {
+          v[r * columns + c] = x[e];
+        }
+      }
+    }
+    for (std::size_t i = 0; i < per_row; ++i) {
+      out[i] = encryptor_.encrypt(encoder_.encode(std::span<const double>(cts[i]), level, scale,
+                                                  nullptr, encoder_.fresh_noise_tolerance()));
+    }
+    return;
+  }
   if (in.layout == Layout::kReplicated) {
     for (std::size_t i = 0; i < per_row; ++i) {
       out[i] = encryptor_.encrypt(encoder_.encode_constant(x[i], level, scale));
@@ -621,6 +731,25 @@ std::vector<double> CkksScheme::Decoder::decrypt_output(
   values.assign(product(dims), 0.0);
   const std::size_t slots = ctx_->slots();
   const double flood_sigma = flooding ? o.flood_sigma : 0.0;
+  if (o.layout == Layout::kGrid) {  // every ciphertext decoded, then each element read at its slot
+    std::vector<std::vector<double>> decoded(cts.size());
+    parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
+      ckks::Plaintext phase = decryptor_.decrypt(cts[i]);
+      auto slots_i = encoder_.decode(phase);
+      core::wipe(phase.data);
+      if (flood_sigma > 0.0) {
+        math::Prng prng;
+        ckks::flood_slots(slots_i.values, flood_sigma, prng);
+      }
+      decoded[i].resize(slots);
+      for (std::size_t s = 0; s < slots; ++s) decoded[i][s] = slots_i.values[s].real();
+    });
+    for (std::size_t e = 0; e < values.size(); ++e) {
+      const GridPlace at = grid_place(o.grid, dims, slots, e);
+      values[e] = decoded.at(at.ct)[at.slot] * factor;
+    }
+    return values;
+  }
   parallel_rows(cts.size(), default_threads(), [&](std::size_t i, int) {
     ckks::Plaintext phase = decryptor_.decrypt(cts[i]);  // Delta m + e
     auto decoded = encoder_.decode(phase);

@@ -7,7 +7,8 @@
 // includes them, so a generated CKKS program includes only this one.
 //
 // Layouts (spec.h): packed, replicated, complex (column block 2j in the real parts, 2j + 1 in
-// the imaginary parts) and coeff (coeff_layout.h's packed counts).
+// the imaginary parts), coeff (coeff_layout.h's packed counts) and grid (R rows x C columns of
+// slots; a streamed grid input is encrypted and read a block of R rows at a time).
 #pragma once
 
 #include <cstddef>
@@ -73,6 +74,17 @@ CtArray mul_const(const Ops& ops, const CtArray& a, double c, double const_scale
 // last, partial block by the encoded vector.
 CtArray mul_mask(const Ops& ops, const CtArray& a, double c, double const_scale_bits,
                  std::size_t width);
+// The masked constant of a kGrid array (docs/layout.md): c on the slots that hold an element
+// of the logical `dims`, 0 on the padding rows and columns (replica directions are all valid);
+// the scale grows by 2^const_scale_bits (> 0). `a` is the whole array, or, with `row_block` set,
+// the row-local part of block `row_block` of a streamed array whose first axis is the row axis
+// (its padding depends on the block). Full ciphertexts multiply by the integer round(c * scale)
+// exactly; a ciphertext with padding by the encoded mask (one plaintext per padding shape and
+// level).
+inline constexpr std::size_t kWholeArray = static_cast<std::size_t>(-1);
+CtArray mul_mask_grid(const Ops& ops, const CtArray& a, double c, double const_scale_bits,
+                      const GridLayout& grid, const std::vector<std::size_t>& dims,
+                      std::size_t row_block = kWholeArray);
 CtArray add_const(const Ops& ops, const CtArray& a, double c);
 // A complex array: c goes to the real and the imaginary part of every slot.
 CtArray add_const_complex(const Ops& ops, const CtArray& a, double c);
@@ -98,6 +110,14 @@ CtArray sum_slots(const Ops& ops, const CtArray& a);
 // the rotations by 0, m_i, ..., (r_i - 1) m_i, doubly hoisted (Evaluator::rotate_sum_hoisted:
 // one ModUp and one ModDown per stage). Radices 2, 2, ..., 2 is the rotate-and-add tree.
 CtArray sum_slots_staged(const Ops& ops, const CtArray& a, const std::vector<int>& radices);
+// The row sum of a kGrid array of `rows` grid rows whose row blocks are already added (a row
+// accumulator's total): log2(rows) rotate-and-add steps with the strides C, 2C, ..., (rows/2) C,
+// C = slots / rows, leave every column's sum over the rows in each of its rows. The padding rows
+// must hold zeros (the lowering masks them where they would not). One key switch per step.
+CtArray fold_grid_rows(const Ops& ops, const CtArray& a, std::size_t rows);
+// The sum over the row axis `axis` of a kGrid array (he.sum_slots with an axis): the row blocks
+// along that array axis added (reduce), then fold_grid_rows.
+CtArray sum_grid_rows(const Ops& ops, const CtArray& a, std::size_t axis, std::size_t rows);
 // Binary-tree sum along an array axis.
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis);
 // Fused sum_i a_i (x) b_i along an array axis.

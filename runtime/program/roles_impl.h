@@ -364,8 +364,18 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     }
     const std::size_t nrows = in.streamed ? a.shape[0] : 1;
     const std::size_t row_values = product(local);
-    const auto local_arr = array_shape(in.layout, local, slots, in.packing.group);
+    // A streamed grid input is encrypted a block of R rows at a time (the unit): its logical
+    // shape is [R, row shape...] and its ciphertexts those of one row block.
+    const std::size_t unit_rows = in.streamed && in.layout == Layout::kGrid ? in.grid.rows : 1;
+    std::vector<std::size_t> unit_local = local;
+    if (unit_rows > 1) unit_local.insert(unit_local.begin(), unit_rows);
+    const auto local_arr = array_shape(in.layout, unit_local, slots, in.packing.group, in.grid);
     const std::size_t per_row = product(local_arr);
+    // The owner's first row may lie inside a block (another owner holds the rows before it):
+    // `lead` rows of its first block are not its own and stay zero.
+    const std::size_t base = rows ? rows->begin : 0;
+    const std::size_t lead = base % unit_rows;
+    const std::size_t nunits = (lead + nrows + unit_rows - 1) / unit_rows;
     // Row r of every source (an owner-side value reads them side by side).
     auto owner_row = [&](std::size_t r) {
       OwnerRow row;
@@ -389,6 +399,30 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
         x = derived.data();
       }
       encoder.encrypt_row(RowToEncrypt{in, r, x, row, local, local_arr}, out);
+    };
+    // The owner's rows [r0, r1) of unit u: row u, or those of the grid's block u (rows
+    // [uR - lead, uR + R - lead) of the owner's file).
+    auto unit_rows_of = [&](std::size_t u) {
+      const std::size_t r0 = u * unit_rows < lead ? 0 : u * unit_rows - lead;
+      return std::make_pair(r0, std::min(nrows, (u + 1) * unit_rows - lead));
+    };
+    // Encrypts unit u; a block's rows the owner does not hold (before its first or past its
+    // last row) are zero: padding rows, which the row sums count on being zero, or another
+    // owner's rows, which the server adds from that owner's upload.
+    auto encrypt_unit = [&](std::size_t u, Ct* out) {
+      if (unit_rows == 1) return encrypt_row(u, out);
+      std::vector<double> block(unit_rows * row_values, 0.0);
+      const auto [first, last] = unit_rows_of(u);
+      for (std::size_t r = first; r < last; ++r) {
+        double* to = block.data() + (r + lead - u * unit_rows) * row_values;
+        if (in.value != nullptr) {
+          in.value(owner_row(r), row_values, to);
+        } else {
+          std::copy_n(a.data.data() + r * row_values, row_values, to);
+        }
+      }
+      const OwnerRow none;
+      encoder.encrypt_row(RowToEncrypt{in, u, block.data(), none, unit_local, local_arr}, out);
     };
     Meta meta = base_meta(spec, "ciphertext-array");
     meta.push_back({"run_id", manifest.run_id});
@@ -425,23 +459,30 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     // writing one file only queue on its inode lock: measured, a fifth of the role's time spinning)
     // and each thread's encryption and its file copies interleave.
     const std::uint64_t record = encoder.record_bytes(in);  // one ciphertext in an array file
-    std::size_t per_block = block_rows;
+    if (block_rows % unit_rows != 0) {
+      throw UsageError("encrypt: input '" + in.id + "' is in a grid layout of " +
+                       std::to_string(unit_rows) + " rows per ciphertext: --block-rows " +
+                       std::to_string(block_rows) + " must be a multiple of " +
+                       std::to_string(unit_rows));
+    }
+    // Units (rows, or grid blocks of rows) per file.
+    std::size_t per_block = block_rows / unit_rows;
     if (per_block == 0) per_block = std::max<std::size_t>(1, (64u << 20) / (per_row * record));
-    const std::size_t base = rows ? rows->begin : 0;
-    const std::size_t n_files = (nrows + per_block - 1) / per_block;
+    const std::size_t n_files = (nunits + per_block - 1) / per_block;
     Progress progress("encrypt " + in.id + " rows", nrows);
     std::mutex outputs_mutex;
     parallel_rows(n_files, threads, [&](std::size_t f, int) {
-      const std::size_t r0 = f * per_block, r1 = std::min(nrows, r0 + per_block);
+      const std::size_t u0 = f * per_block, u1 = std::min(nunits, u0 + per_block);
+      const std::size_t r0 = unit_rows_of(u0).first, r1 = unit_rows_of(u1 - 1).second;
       const std::string stem =
           in.id + ".rows-" + std::to_string(base + r0) + "-" + std::to_string(base + r1) + ".cts";
       const auto path = out_dir / stem;
-      const std::size_t count = (r1 - r0) * per_row;
+      const std::size_t count = (u1 - u0) * per_row;
       typename S::ArrayWriter writer(path, *ctx, key_id, count, count * record);
       std::vector<Ct> cts(per_row);
-      for (std::size_t r = r0; r < r1; ++r) {
-        encrypt_row(r, cts.data());
-        progress.advance();
+      for (std::size_t u = u0; u < u1; ++u) {
+        encrypt_unit(u, cts.data());
+        progress.advance(unit_rows_of(u).second - unit_rows_of(u).first);
         for (const Ct& ct : cts) writer.append(ct);
       }
       writer.finish();
@@ -617,7 +658,7 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
                                " is not a finite non-zero number");
     }
     auto dims = resolve(o.dims, sizes);
-    const auto arr = array_shape(o.layout, dims, S::slots(*ctx), o.packing.group);
+    const auto arr = array_shape(o.layout, dims, S::slots(*ctx), o.packing.group, o.grid);
     auto load_checked = [&] {
       auto cts = S::load_array(path, *ctx, sk_id);
       if (cts.size() != product(arr)) {

@@ -178,6 +178,10 @@ std::size_t ShardIndex::rows() const {
   return spec_.stream_dim.empty() ? 0 : size(spec_.stream_dim);
 }
 
+std::size_t ShardIndex::stream_units() const {
+  return (rows() + spec_.stream_block - 1) / spec_.stream_block;
+}
+
 const InputSpec& ShardIndex::input(const std::string& id) const {
   for (const auto& in : spec_.inputs) {
     if (in.id == id) return in;

@@ -44,6 +44,8 @@ class ShardIndex {
   const Sizes& sizes() const { return sizes_; }
   std::size_t size(const std::string& name) const;
   std::size_t rows() const;  // the stream dimension's size (0 when nothing streams)
+  // The streamed units: rows, or blocks of spec.stream_block rows (a grid layout's R).
+  std::size_t stream_units() const;
   const InputSpec& input(const std::string& id) const;
   const std::vector<Block>& blocks(const std::string& id) const;  // a streamed input's blocks
 
@@ -73,8 +75,8 @@ class ServerOf : public ShardIndex {
   // A whole input array (a global input, or a streamed one read in full).
   CtArray load(const std::string& id) const {
     const InputSpec& in = input(id);
-    const auto shape =
-        array_shape(in.layout, resolve(in.dims, sizes_), S::slots(*context_), in.packing.group);
+    const auto shape = array_shape(in.layout, resolve(in.dims, sizes_), S::slots(*context_),
+                                   in.packing.group, in.grid);
     CtArray out;
     out.shape = shape;
     auto append = [&](const std::filesystem::path& path) {
@@ -83,7 +85,29 @@ class ServerOf : public ShardIndex {
       }
     };
     if (in.streamed) {
-      for (const auto& b : blocks_.at(id)) append(b.path);
+      // A grid block two uploads share (stream()): the later file's first unit is added into
+      // the earlier file's last.
+      const std::size_t unit = spec_.stream_block;
+      const std::size_t per_unit =
+          shape.empty() ? 1 : product(shape) / std::max<std::size_t>(1, shape[0]);
+      std::size_t last_end = 0;
+      for (const auto& b : blocks_.at(id)) {
+        if (b.begin / unit < (last_end + unit - 1) / unit && !out.cts.empty()) {
+          auto cts = S::load_array(b.path, *context_, key_id_);
+          const std::size_t base = out.cts.size() - per_unit;
+          for (std::size_t j = 0; j < per_unit && j < cts.size(); ++j) {
+            Ct sum = *out.cts[base + j];
+            ops_.evaluator().add_inplace(sum, cts[j]);
+            out.cts[base + j] = std::make_shared<const Ct>(std::move(sum));
+          }
+          for (std::size_t j = per_unit; j < cts.size(); ++j) {
+            out.cts.push_back(std::make_shared<const Ct>(std::move(cts[j])));
+          }
+        } else {
+          append(b.path);
+        }
+        last_end = b.end;
+      }
     } else {
       append(dir_ / (id + ".cts"));
     }
@@ -96,14 +120,16 @@ class ServerOf : public ShardIndex {
   }
 
   // One pass over the rows: reads the row blocks of `ids` in order and calls
-  // body(row, inputs, thread) for every row, in parallel over the rows of a block, with
-  // inputs[k] the row-local array of ids[k]. Prints progress as "[phase] rows/N".
-  // `sinks` are folded after every chunk of rows (see RowSink).
+  // body(unit, inputs, thread) for every streamed unit (a row, or a grid block of
+  // spec.stream_block rows), in parallel over the units of a block file, with inputs[k] the
+  // unit's row-local array of ids[k]. Prints progress as "[phase] rows/N".
+  // `sinks` are folded after every chunk of units (see RowSink).
   using RowBody = std::function<void(std::size_t, const std::vector<CtArray>&, int)>;
   void stream(const std::string& phase, const std::vector<std::string>& ids, const RowBody& body,
               const std::vector<RowSink*>& sinks = {}) const {
-    const std::size_t n = rows();
-    Progress progress(phase, n);
+    const std::size_t n = stream_units();
+    const std::size_t unit = spec_.stream_block;
+    Progress progress(phase, rows());
     // Per input: the row-local array shape and the current block.
     struct Cursor {
       const InputSpec* in;
@@ -113,43 +139,78 @@ class ServerOf : public ShardIndex {
       std::unique_ptr<typename S::ArrayReader> reader;  // the current block's file
       std::vector<std::shared_ptr<const Ct>> cts;       // the current chunk's ciphertexts
       std::vector<std::shared_ptr<Ct>> pool;            // their storage, reused chunk to chunk
-      std::size_t begin = 0, end = 0;
+      std::size_t begin = 0, end = 0;  // the current file's next unit to read, and its end
     };
+    // A block file's rows in units: from the unit of its first row to that of its last.
+    auto units_end = [&](const Block& b) { return (b.end + unit - 1) / unit; };
     std::vector<Cursor> cursors;
     for (const auto& id : ids) {
       Cursor c;
       c.in = &input(id);
       const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), S::slots(*context_),
-                                    c.in->packing.group);
+                                    c.in->packing.group, c.in->grid);
       c.row_shape.assign(full.begin() + 1, full.end());
       c.per_row = product(c.row_shape);
       cursors.push_back(std::move(c));
     }
-    // Rows are read a chunk at a time (a few per thread) from each input's current block file
-    // and folded in parallel; a block's checksum is verified when its last row has been read,
-    // and the results are written only after every block has passed (compute's OutputSet).
-    const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, threads()));
+    // Units are read a chunk at a time (a few per thread) from each input's block files in
+    // order and folded in parallel; a block file's checksum is verified when its last unit has
+    // been read, and the results are written only after every file has passed (compute's
+    // OutputSet). A grid block whose rows two uploads share (two owners' rows meet inside it:
+    // each encrypted its own rows, zeros elsewhere) is the sum of their ciphertexts, added
+    // here before any op (the rows are disjoint, so the sum is the whole block).
+    auto open_next = [&](Cursor& c) {
+      if (c.reader) c.reader->finish();
+      const auto& blocks = blocks_.at(c.in->id);
+      c.block = c.reader ? c.block + 1 : 0;
+      const Block& b = blocks.at(c.block);
+      c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
+      const std::size_t units = units_end(b) - b.begin / unit;
+      if (c.reader->count() != units * c.per_row) {
+        throw std::runtime_error(
+            b.path.string() + ": holds " + std::to_string(c.reader->count()) +
+            " ciphertexts, rows " + std::to_string(b.begin) + ":" + std::to_string(b.end) +
+            " need " + std::to_string(units * c.per_row) +
+            (unit > 1
+                 ? " (" + std::to_string(units) + " blocks of " + std::to_string(unit) + " rows)"
+                 : ""));
+      }
+      c.begin = b.begin / unit;
+      c.end = units_end(b);
+    };
+    auto shares_next = [&](const Cursor& c) {
+      const auto& blocks = blocks_.at(c.in->id);
+      return c.block + 1 < blocks.size() && blocks[c.block + 1].begin / unit < c.end;
+    };
+    auto read_units = [&](Cursor& c, Ct** out, std::size_t count) {
+      std::size_t done = 0;
+      while (done < count) {
+        if (!c.reader || c.begin == c.end) open_next(c);
+        const std::size_t take = std::min(count - done, c.end - c.begin);
+        c.reader->next_batch(out + done * c.per_row, take * c.per_row, threads());
+        c.begin += take;
+        done += take;
+        while (c.begin == c.end && shares_next(c)) {
+          open_next(c);  // its first unit is the one just read: added into it
+          std::vector<Ct> extra(c.per_row);
+          std::vector<Ct*> to(c.per_row);
+          for (std::size_t j = 0; j < c.per_row; ++j) to[j] = &extra[j];
+          c.reader->next_batch(to.data(), c.per_row, threads());
+          for (std::size_t j = 0; j < c.per_row; ++j) {
+            ops_.evaluator().add_inplace(*out[(done - 1) * c.per_row + j], extra[j]);
+          }
+          c.begin += 1;
+        }
+      }
+    };
+    // A few rows per thread, or one grid block per thread (a block's ciphertexts and the
+    // sinks' pending operands are R times larger; compiler/analysis/streaming.py counts the
+    // same).
+    const std::size_t per_thread = unit > 1 ? 1 : 4;
+    const std::size_t chunk = per_thread * static_cast<std::size_t>(std::max(1, threads()));
     std::size_t row = 0;
     while (row < n) {
-      std::size_t chunk_end = std::min(n, row + chunk);
-      for (auto& c : cursors) {
-        if (row >= c.end) {
-          if (c.reader) c.reader->finish();
-          const auto& blocks = blocks_.at(c.in->id);
-          while (c.block < blocks.size() && blocks[c.block].end <= row) ++c.block;
-          const Block& b = blocks.at(c.block);
-          c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
-          if (c.reader->count() != (b.end - b.begin) * c.per_row) {
-            throw std::runtime_error(b.path.string() + ": holds " +
-                                     std::to_string(c.reader->count()) + " ciphertexts, rows " +
-                                     std::to_string(b.begin) + ":" + std::to_string(b.end) +
-                                     " need " + std::to_string((b.end - b.begin) * c.per_row));
-          }
-          c.begin = b.begin;
-          c.end = b.end;
-        }
-        chunk_end = std::min(chunk_end, c.end);
-      }
+      const std::size_t chunk_end = std::min(n, row + chunk);
       const std::size_t first = row;
       for (auto& c : cursors) {
         c.cts.clear();
@@ -162,7 +223,7 @@ class ServerOf : public ShardIndex {
           slots_out[k] = c.pool[k].get();
           c.cts.push_back(c.pool[k]);
         }
-        c.reader->next_batch(slots_out.data(), count, threads());
+        read_units(c, slots_out.data(), chunk_end - first);
       }
       parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
         const std::size_t r = first + k;
@@ -177,7 +238,7 @@ class ServerOf : public ShardIndex {
           local.push_back(std::move(a));
         }
         body(r, local, thread);
-        progress.advance();
+        progress.advance(std::min(rows(), (r + 1) * unit) - r * unit);
       });
       fold_sinks(sinks);
       row = chunk_end;

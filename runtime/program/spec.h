@@ -9,7 +9,12 @@
 // ceil(dk / slots)] when packed (the last axis in the slots, zero padded), [d0, ..., d(k-1),
 // ceil(dk / (2 slots))] when complex (CKKS only: column block 2j in the real parts of the slots,
 // block 2j + 1 in the imaginary parts) and [d0, ..., dk] when replicated (one value in every
-// slot). kCoeff (CKKS only) is coeff_layout.h's packed counts.
+// slot). kCoeff (CKKS only) is coeff_layout.h's packed counts. kGrid (CKKS only; docs/layout.md)
+// reads a ciphertext's slots as R rows x C = slots / R columns, slot r * C + c, with a role per
+// array axis (GridLayout): a `row` axis index i lies in grid row i mod R of ciphertext block
+// i div R, a `col` axis index j in column j mod C of block j div C, an `unrolled` axis has one
+// ciphertext per index, and a direction no axis uses holds replicas. The array of ciphertexts
+// keeps the axes in order, each row or column axis replaced by its block count.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +28,20 @@ namespace hec::program {
 
 using Sizes = std::map<std::string, std::size_t>;
 
-enum class Layout { kPacked, kReplicated, kComplex, kCoeff };
+enum class Layout { kPacked, kReplicated, kComplex, kCoeff, kGrid };
+
+// The axis roles and rows of a kGrid array (compiler/dialects/he.py: Grid). At most one row and
+// one column axis; rows is a power of two dividing the slot count.
+enum class GridRole { kRow, kCol, kUnrolled };
+struct GridLayout {
+  std::size_t rows = 1;
+  std::vector<GridRole> roles = {};
+  std::size_t columns(std::size_t slots) const { return slots / rows; }
+  // The axis with `role`, or -1 when no axis has it (that direction holds replicas).
+  int axis(GridRole role) const;
+  // The layout of the array without its first axis (a streamed block's row-local arrays).
+  GridLayout without_first() const;
+};
 
 // A value domain declared in the source program (`in {0, 1, 2}`, `in [-4.0, 4.0]`).
 struct Domain {
@@ -78,6 +96,7 @@ struct InputSpec {
   std::vector<std::string> sources = {};
   OwnerFn value = nullptr;
   CoeffPacking packing = {};
+  GridLayout grid = {};  // kGrid: rows and axis roles
 };
 
 // A lower bound of an output's range bound, valid at every sizes >= `corner` (each named
@@ -119,6 +138,7 @@ struct OutputSpec {
   std::string result = {};
   int digit = -1;
   CoeffPacking packing = {};
+  GridLayout grid = {};  // kGrid: rows and axis roles
 };
 
 struct ProgramSpec {
@@ -139,6 +159,9 @@ struct ProgramSpec {
   int key_level = 0;
   std::vector<std::pair<std::string, std::size_t>> params;  // size parameters and bounds
   std::string stream_dim;                                   // "" when nothing streams
+  // Rows of the stream dimension per streamed unit: the grid rows R when the streamed inputs
+  // are grid arrays (one ciphertext set holds a block of R rows), else 1.
+  std::size_t stream_block = 1;
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::vector<SourceSpec> sources;  // every owner input the encrypt role reads
@@ -148,11 +171,21 @@ struct ProgramSpec {
 };
 
 // Ciphertext-array shape of a logical shape under a layout (`slots` per ciphertext).
-// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext.
+// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext; kGrid: `grid`.
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots, std::size_t group = 1);
+                                     std::size_t slots, std::size_t group = 1,
+                                     const GridLayout& grid = {});
 
-// The layout's name in metadata files ("packed", "replicated", "complex", "coeff").
+// Where element `index` (C order over the logical `dims`) of a kGrid array lies: the
+// ciphertext (C order over array_shape) and its slot (the first replica when a direction holds
+// replicas).
+struct GridPlace {
+  std::size_t ct, slot;
+};
+GridPlace grid_place(const GridLayout& grid, const std::vector<std::size_t>& dims,
+                     std::size_t slots, std::size_t index);
+
+// The layout's name in metadata files ("packed", "replicated", "complex", "coeff", "grid").
 const char* layout_name(Layout layout);
 
 }  // namespace hec::program

@@ -56,7 +56,7 @@ from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.streaming import Schedule as _Schedule
 from compiler.analysis.streaming import schedule as _schedule
 from compiler.dialects import bfv, ckks, he
-from compiler.errors import UserError
+from compiler.errors import InternalError, UserError
 from compiler.ir_text import print_ir
 from compiler.owner_expr import Expr, parse
 from compiler.types import Domain, FiniteSet, Interval, domain_interval
@@ -206,20 +206,71 @@ class Emitted:
     stream_dim: str | None = None  # the size parameter whose rows the program streams over
 
 
-def _layout_enum(ty: he.CiphertextType | he.PlaintextType) -> str:
+def _layout_enum(ty: he.CiphertextType | he.PlaintextType, scheme: str = "ckks") -> str:
     if he.grid_of(ty.layout_name) is not None:
-        raise UserError(
-            f"the C++ target does not run the grid layout ({ty.layout_name}) yet "
-            "(TODO(#21): its index map in targets/cpp and runtime/)",
-            hint="compile with --grid-rows 1 (the packed and replicated layouts), or run it in "
-            "the simulator: hec run --sim",
-        )
+        if scheme != "ckks":
+            raise UserError(
+                f"the C++ target runs the grid layout ({ty.layout_name}) under CKKS only",
+                hint="compile with --grid-rows 1",
+            )
+        return "Layout::kGrid"
     return {
         ckks.PACKED: "Layout::kPacked",
         ckks.REPLICATED: "Layout::kReplicated",
         ckks.COMPLEX: "Layout::kComplex",
         ckks.COEFF: "Layout::kCoeff",
     }[ty.layout_name]
+
+
+_GRID_ROLES = {
+    he.ROW: "GridRole::kRow",
+    he.COL: "GridRole::kCol",
+    he.UNROLLED: "GridRole::kUnrolled",
+}
+
+
+def _grid_literal(grid: he.Grid) -> str:
+    """`GridLayout{R, {roles...}}` (runtime/program/spec.h)."""
+    roles = ", ".join(_GRID_ROLES[r] for r in grid.roles)
+    return f"GridLayout{{{grid.rows}, {{{roles}}}}}"
+
+
+def _grid_line(kind: str, ty: he.CiphertextType | he.PlaintextType) -> list[str]:
+    """The description line giving an input's or output's grid (none for the other layouts)."""
+    grid = he.grid_of(ty.layout_name)
+    return [] if grid is None else [f"  s.{kind}.back().grid = {_grid_literal(grid)};"]
+
+
+def _stream_block(program: _Program, sched: _Schedule) -> int:
+    """Rows per streamed unit: the grid rows R of the streamed inputs (a block of R rows is one
+    ciphertext set), 1 without a grid. Every streamed input must then be a grid array of the
+    same R with its rows on the stream axis (what the lowering makes: individuals on the rows)."""
+    if sched.stream_dim is None:
+        return 1
+    rows: set[int] = set()
+    plain = False
+    for enc in program.encrypts():
+        if enc.result not in sched.row:
+            continue
+        ty = _ct_type(enc.result)
+        grid = he.grid_of(ty.layout_name)
+        if grid is None:
+            plain = True
+            continue
+        if grid.row_axis != 0:  # the lowering puts the individuals on the rows
+            raise InternalError(
+                f"input '{enc.source().sym_value}' is streamed over {sched.stream_dim} but its "
+                f"grid layout {ty.layout_name} does not put that axis on the grid rows; the C++ "
+                "target streams grid arrays a block of rows at a time"
+            )
+        rows.add(grid.rows)
+    if rows and (plain or len(rows) > 1):  # one grid shape per program (the lowering's)
+        raise InternalError(
+            f"the streamed inputs mix layouts with {sorted(rows)} grid rows"
+            + (" and without a grid" if plain else "")
+            + "; the C++ target streams one block size"
+        )
+    return rows.pop() if rows else 1
 
 
 # ------------------------------------------------------------------------------------------
@@ -377,6 +428,9 @@ def _sources_and_sizes(program: _Program, sched: _Schedule) -> tuple[list[str], 
         if p in read:
             add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")
     add(f"  s.stream_dim = {_cpp_string(sched.stream_dim or '')};")
+    block = _stream_block(program, sched)
+    if block > 1:
+        add(f"  s.stream_block = {block};  // grid rows: one ciphertext set per block of rows")
     # The owner inputs the encrypt role reads: plain encodes and declared sources.
     sources: dict[str, str] = {}
     ranks: dict[str, int] = {}
@@ -642,6 +696,7 @@ def _ckks_parts(
             f"{ty.level_value}, {_double(ty.scale_bits)}, {_streamed(enc, sched)}, "
             f"{_domain_literal(src)}}});"
         )
+        spec += _grid_line("inputs", ty)
         if src.expr_value is None and not src.digit_exprs:
             continue
         if src.expr_value is not None:
@@ -678,6 +733,7 @@ def _ckks_parts(
             f"{_dims_literal(ty.dims)}, {ty.level_value}, {_double(ty.scale_bits)}, "
             f"{ty.degree_value}}});"
         )
+        spec += _grid_line("outputs", ty)
         if dec.digit_value is None:
             p = precision[dec.sym_value]
             add(f"  s.outputs.back().flood_sigma = {_double(flooding_sigma(p.sigma))};")
@@ -792,7 +848,7 @@ def _bfv_parts(
             raise UserError(f"input '{src.sym_value}': the coeff layout is CKKS-only")
         add(
             f"  s.inputs.push_back({{.id = {_cpp_string(names[enc.result])}, "
-            f".source = {_cpp_string(src.sym_value)}, .layout = {_layout_enum(ty)}, "
+            f".source = {_cpp_string(src.sym_value)}, .layout = {_layout_enum(ty, 'bfv')}, "
             f".dims = {_dims_literal(ty.dims)}, .level = {ty.level_value}, "
             f".streamed = {_streamed(enc, sched)}, .domain = {_domain_literal(src)}}});"
         )
@@ -801,7 +857,7 @@ def _bfv_parts(
         ty = he.ct_type(dec.input)
         add(
             f"  s.outputs.push_back({{.name = {_cpp_string(dec.sym_value)}, "
-            f".layout = {_layout_enum(ty)}, .dims = {_dims_literal(ty.dims)}, "
+            f".layout = {_layout_enum(ty, 'bfv')}, .dims = {_dims_literal(ty.dims)}, "
             f".level = {ty.level_value}, .degree = {ty.degree_value}}});"
         )
     params_line = (
@@ -857,9 +913,13 @@ class _ComputeWriter(ABC):
 
     def shape_expr(self, ty: _CtType, row: bool) -> str:
         dims = ty.dims[1:] if row else ty.dims
-        layout = _layout_enum(ty)
+        layout = _layout_enum(ty, self.scheme)
         self.slots_used = True
         group = f", {self.coeff_group()}" if ty.layout_name == ckks.COEFF else ""
+        grid = he.grid_of(ty.layout_name)
+        if grid is not None:  # a row-local array: the block's axes after the row axis
+            part = he.Grid(grid.rows, grid.roles[1:]) if row else grid
+            group = f", 1, {_grid_literal(part)}"
         return (
             f"array_shape({layout}, {{{', '.join(self.size_expr(d) for d in dims)}}}, slots{group})"
         )
@@ -1032,7 +1092,9 @@ class _ComputeWriter(ABC):
             else:
                 lines.append(f"{ind}SumSink {self.n(res)}_sum(ops, server.threads());")
         for op in collects:
-            lines.append(f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.rows());")
+            lines.append(
+                f"{ind}RowCollector {_sanitize(op.sym_value)}_rows(server.stream_units());"
+            )
         ids = ", ".join(_cpp_string(self.n(v)) for v in inputs)
         lines.append(
             f'{ind}server.stream("compute pass {p + 1}/{s.passes}", {{{ids}}},'
@@ -1045,14 +1107,26 @@ class _ComputeWriter(ABC):
             assert isinstance(owner, _ENCRYPT)
             lines.append(self.comment(owner, ii))
             lines.append(f"{ii}const CtArray& {self.n(v)} = in[{k}];  // this row, read from disk")
-        for op in row_ops:
+        body_ops = [op for op in row_ops if op.results[0] in need and not isinstance(op, _ENCRYPT)]
+        # A row value the body forms is dropped after its last use by another op of the body
+        # (unless a sink or collector reads it at the end): a grid block's values are large
+        # (docs/layout.md), and the body holds one block per thread.
+        kept = {o for op in sinks for o in op.operands} | {op.input for op in collects}
+        last_use: dict[SSAValue, Operation] = {}
+        for op in body_ops:
+            for o in op.operands:
+                last_use[o] = op
+        formed = {op.results[0] for op in body_ops}
+        for op in body_ops:
             res = op.results[0]
-            if res not in need or isinstance(op, _ENCRYPT):
-                continue
             lines.append(self.comment(op, ii))
             value = self.named(op, self.expression(op, True))
-            lines.append(f"{ii}const CtArray {self.n(res)} = {value};")
+            const = "const " if res in kept or last_use.get(res) is None else ""
+            lines.append(f"{ii}{const}CtArray {self.n(res)} = {value};")
             lines.append(self.check(res, ii))
+            for o in dict.fromkeys(op.operands):
+                if o in formed and o not in kept and last_use.get(o) is op:
+                    lines.append(f"{ii}{self.n(o)} = CtArray{{}};  // its last use")
         for op in sinks:
             res = op.results[0]
             lines.append(self.comment(op, ii, "  (folded in chunk by chunk of rows)"))
@@ -1063,7 +1137,7 @@ class _ComputeWriter(ABC):
                 else:
                     call = f"{self.n(res)}_sum.add(thread, mul(ops, {a}, {b}))"
             else:
-                assert isinstance(op, _REDUCE)
+                assert isinstance(op, _REDUCE | he.SumSlotsRule)
                 call = f"{self.n(res)}_sum.add(thread, {self.n(op.input)})"
             lines.append(f"{ii}{self.named(op, call, statement=True)};")
         for op in collects:
@@ -1073,7 +1147,13 @@ class _ComputeWriter(ABC):
         lines.append(f"{ind}}}, {{{folded}}});")
         for op in sinks:
             res = op.results[0]
-            value = self.named(op, f"{self.n(res)}_sum.finish()")
+            total = f"{self.n(res)}_sum.finish()"
+            if isinstance(op, he.SumSlotsRule):
+                # A grid row sum: the blocks are summed, then the rows of the total.
+                grid = he.grid_of(_ct_type(op.input).layout_name)
+                assert grid is not None
+                total = f"fold_grid_rows(ops, {total}, {grid.rows})"
+            value = self.named(op, total)
             lines.append(f"{ind}const CtArray {self.n(res)} = {value};")
             lines.append(self.check(res, ind))
         for op in collects:
@@ -1121,6 +1201,19 @@ class _CkksWriter(_ComputeWriter):
                 return f"negate(ops, {n(op.input)})"
             case ckks.MulOp():
                 return f"mul(ops, {n(op.lhs)}, {n(op.rhs)})"
+            case ckks.MulConstOp() if op.is_masked and he.grid_of(
+                ckks.ct_type(op.input).layout_name
+            ):
+                ty = ckks.ct_type(op.input)
+                grid = he.grid_of(ty.layout_name)
+                assert grid is not None
+                dims = ", ".join(self.size_expr(d) for d in ty.dims)
+                block = "row" if row else "kWholeArray"
+                return (
+                    f"mul_mask_grid(ops, {n(op.input)}, {self.pub(op.value)}, "
+                    f"{_double(op.const_scale_bits)}, {_grid_literal(grid)}, "
+                    f"std::vector<std::size_t>{{{dims}}}, {block})"
+                )
             case ckks.MulConstOp() if op.is_masked:
                 width = self.size_expr(ckks.ct_type(op.input).dims[-1])
                 return (
@@ -1147,6 +1240,14 @@ class _CkksWriter(_ComputeWriter):
                 return f"level_down(ops, {n(op.input)}, {op.to_level})"
             case ckks.RotateOp():
                 return f"rotate(ops, {n(op.input)}, {op.offset_value})"
+            case ckks.SumSlotsOp() if op.axis_value is not None:
+                grid = he.grid_of(ckks.ct_type(op.input).layout_name)
+                if grid is None or op.radix_values is not None:  # rotation_keys: not staged
+                    raise InternalError(
+                        f"the C++ target sums grid rows by the rotate-and-add tree only; {op.name} "
+                        "has radices or no grid operand"
+                    )
+                return f"sum_grid_rows(ops, {n(op.input)}, {op.axis_value - shift}, {grid.rows})"
             case ckks.SumSlotsOp() if op.radix_values is not None:
                 radices = ", ".join(str(r) for r in op.radix_values)
                 return f"sum_slots_staged(ops, {n(op.input)}, {{{radices}}})"

@@ -1,6 +1,7 @@
 """The grid layout (docs/layout.md, issue 21): the lowering's refusals, each a located user
-error; the flag's; the C++ target's and BFV's refusals of a layout they do not run yet; and
-small programs in the simulator under several grid shapes against their plaintext reference."""
+error; the flag's; BFV's refusal of a layout it does not run yet; the C++ target's emission;
+and small programs in the simulator under several grid shapes against their plaintext
+reference."""
 
 from __future__ import annotations
 
@@ -75,14 +76,18 @@ def test_grid_rows_must_be_a_power_of_two() -> None:
     assert run.returncode == 2 and "expected a number of rows" in run.stderr
 
 
-def test_the_cpp_target_refuses_the_grid_naming_the_flag(tmp_path: Path) -> None:
+def test_the_cpp_target_emits_the_grid(tmp_path: Path) -> None:
+    """hec compile of a grid program describes each input's and output's grid and streams blocks
+    of R rows (the encrypted runs: tests/targets/cpp_target/test_cpp_grid.py)."""
     run = hec(
         "compile", str(LRA), "--size", "N=64,M=16,K=3", "--no-flooding", "--grid-rows", "8",
         "-o", str(tmp_path / "out"), "--no-build",
     )  # fmt: skip
-    assert run.returncode == 1 and "Traceback" not in run.stderr
-    assert "the C++ target does not run the grid layout" in run.stderr
-    assert "--grid-rows 1" in run.stderr
+    assert run.returncode == 0, run.stderr
+    cpp = (tmp_path / "out" / "lra.cpp").read_text()
+    assert "s.stream_block = 8;" in cpp
+    assert "GridLayout{8, {GridRole::kRow, GridRole::kCol}}" in cpp  # S
+    assert "fold_grid_rows(ops, " in cpp
 
 
 def test_bfv_refuses_the_grid_at_the_input(tmp_path: Path) -> None:

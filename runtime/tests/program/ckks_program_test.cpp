@@ -47,6 +47,27 @@ TEST(ArrayShape, PackedAndReplicated) {
   EXPECT_EQ(array_shape(Layout::kComplex, {8192}, 4096), (std::vector<std::size_t>{1}));
 }
 
+// The grid's index map (spec.h; the simulator's targets/sim/simulator.py): row and column axes
+// become their block counts, an element lies at slot (i mod R) C + (j mod C).
+TEST(ArrayShape, GridBlocksAndPlaces) {
+  const GridLayout rc{8, {GridRole::kRow, GridRole::kCol}};
+  EXPECT_EQ(array_shape(Layout::kGrid, {77, 300}, 4096, 1, rc), (std::vector<std::size_t>{10, 1}));
+  EXPECT_EQ(array_shape(Layout::kGrid, {77, 600}, 4096, 1, rc), (std::vector<std::size_t>{10, 2}));
+  const GridLayout ruc{8, {GridRole::kRow, GridRole::kUnrolled, GridRole::kCol}};
+  EXPECT_EQ(array_shape(Layout::kGrid, {9, 3, 513}, 4096, 1, ruc),
+            (std::vector<std::size_t>{2, 3, 2}));
+  EXPECT_THROW(array_shape(Layout::kGrid, {9}, 4096, 1, rc), std::logic_error);
+  // (9, 513) of [77, 600]: block (1, 1) = ciphertext 3, grid row 1, column 1.
+  const GridPlace at = grid_place(rc, {77, 600}, 4096, 9 * 600 + 513);
+  EXPECT_EQ(at.ct, 3u);
+  EXPECT_EQ(at.slot, 1u * 512 + 1);
+  // No column axis: the first replica (column 0) of its row.
+  const GridPlace row_only = grid_place(GridLayout{8, {GridRole::kRow}}, {77}, 4096, 13);
+  EXPECT_EQ(row_only.ct, 1u);
+  EXPECT_EQ(row_only.slot, 5u * 512);
+  EXPECT_EQ(rc.without_first().roles, (std::vector<GridRole>{GridRole::kCol}));
+}
+
 TEST(Broadcast, LeadingAxisRepeatsAndSharesCiphertexts) {
   // [D] packed (1 block) -> [N, D] packed: dims {1}.
   const CtArray a = labelled({1});
@@ -229,6 +250,38 @@ TEST_F(ProgramOps, SumSlotsLeavesTheTotalInEverySlot) {
   const CtArray s = sum_slots(*ops_, a);
   EXPECT_EQ(s.shape, (std::vector<std::size_t>{1}));
   for (double x : decrypt(s.at(0), 8)) EXPECT_NEAR(x, 10.0, 1e-4);
+}
+
+// A [6] array in a grid of R = 4 rows (C = slots / 4, every column a replica): two blocks, the
+// second with 2 padding rows holding garbage. The masked constant zeroes them (its mask depends
+// on the block: whole array, or the block index of a row-local part), and the row sum leaves
+// c * (1 + ... + 6) in every slot: blocks added, then rotations by C and 2C.
+TEST_F(ProgramOps, GridMaskAndRowSum) {
+  const std::size_t slots = ctx_->slots(), rows = 4, columns = slots / rows;
+  std::vector<double> b0(slots), b1(slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    b0[s] = static_cast<double>(s / columns + 1);                            // rows 0..3: 1..4
+    b1[s] = s / columns < 2 ? static_cast<double>(s / columns + 5) : 100.0;  // 5, 6, padding
+  }
+  const GridLayout grid{rows, {GridRole::kRow}};
+  const CtArray a = encrypt({b0, b1});
+  const CtArray m = mul_mask_grid(*ops_, a, 0.5, 30.0, grid, {6});
+  EXPECT_NEAR(std::log2(m.at(1).scale), 70.0, 1e-9);
+  const auto d1 = decrypt(m.at(1), slots);
+  for (std::size_t s = 0; s < slots; ++s) {
+    ASSERT_NEAR(d1[s], s / columns < 2 ? 0.5 * static_cast<double>(s / columns + 5) : 0.0, 1e-5);
+  }
+  // The same block as the row-local part of block 1 of a streamed array.
+  CtArray part;
+  part.shape = {};
+  part.cts = {a.cts[1]};
+  const auto p1 = decrypt(mul_mask_grid(*ops_, part, 0.5, 30.0, grid, {6}, 1).at(0), slots);
+  for (std::size_t s = 0; s < slots; ++s) ASSERT_NEAR(p1[s], d1[s], 1e-5);
+  const CtArray total = sum_grid_rows(*ops_, m, 0, rows);
+  EXPECT_EQ(total.shape, (std::vector<std::size_t>{}));
+  for (double x : decrypt(total.at(0), slots)) ASSERT_NEAR(x, 10.5, 1e-4);
+  EXPECT_THROW(mul_mask_grid(*ops_, a, 0.5, 30.0, grid, {9}), std::logic_error);  // 3 blocks
+  EXPECT_THROW(fold_grid_rows(*ops_, m, 3), std::logic_error);
 }
 
 TEST_F(ProgramOps, RowSinksEqualTheWholeArrayKernels) {

@@ -78,9 +78,9 @@ def test_meancov_needs_a_second_pass_for_the_centred_data() -> None:
     assert e.passes == 2
     first, second = e.cpp.split('"compute pass 2/2"')
     assert "SumSink v0_sum" in first and "DotSink scatter_sum" in first.split("pass 2 of 2")[1]
-    assert 'const CtArray Xc = run_op("%Xc = ckks.sub", [&] { return sub(ops, v11, v9); });' in (
-        second
-    )
+    # Xc is formed per row and dropped after its last use (the broadcast into the scatter).
+    assert 'CtArray Xc = run_op("%Xc = ckks.sub", [&] { return sub(ops, v11, v9); });' in second
+    assert "Xc = CtArray{};  // its last use" in second
     # mu (from pass 1) is computed between the passes, once.
     between = first.split('"compute pass 1/2"')[1]
     assert 'const CtArray mu = run_op("%mu = ckks.mul_const", [&] { return mul_const(ops, v0, ' in (
