@@ -12,7 +12,9 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -69,6 +71,16 @@ class ServerOf : public ShardIndex {
 
   const Ops& ops() const { return ops_; }
   int threads() const { return default_threads(); }
+
+  // Where stream() spent its time (wall seconds, summed over passes): reading the uploads'
+  // rows and verifying their digests, and the rows' arithmetic (row bodies and the folds of
+  // the sinks). The two alternate, so they add up to the passes' time; `compute` reports them.
+  struct StreamTimes {
+    double read_seconds = 0.0;
+    double arithmetic_seconds = 0.0;
+    std::uint64_t read_bytes = 0;  // the sizes of the block files the passes read
+  };
+  const StreamTimes& stream_times() const { return times_; }
 
   // A whole input array (a global input, or a streamed one read in full).
   CtArray load(const std::string& id) const {
@@ -129,8 +141,13 @@ class ServerOf : public ShardIndex {
     // and folded in parallel; a block's checksum is verified when its last row has been read,
     // and the results are written only after every block has passed (compute's OutputSet).
     const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, threads()));
+    using Clock = std::chrono::steady_clock;
+    const auto since = [](Clock::time_point t) {
+      return std::chrono::duration<double>(Clock::now() - t).count();
+    };
     std::size_t row = 0;
     while (row < n) {
+      const auto read_start = Clock::now();
       std::size_t chunk_end = std::min(n, row + chunk);
       for (auto& c : cursors) {
         if (row >= c.end) {
@@ -139,6 +156,7 @@ class ServerOf : public ShardIndex {
           while (c.block < blocks.size() && blocks[c.block].end <= row) ++c.block;
           const Block& b = blocks.at(c.block);
           c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
+          times_.read_bytes += std::filesystem::file_size(b.path);
           if (c.reader->count() != (b.end - b.begin) * c.per_row) {
             throw std::runtime_error(b.path.string() + ": holds " +
                                      std::to_string(c.reader->count()) + " ciphertexts, rows " +
@@ -164,6 +182,8 @@ class ServerOf : public ShardIndex {
         }
         c.reader->next_batch(slots_out.data(), count, threads());
       }
+      times_.read_seconds += since(read_start);
+      const auto arithmetic_start = Clock::now();
       parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
         const std::size_t r = first + k;
         std::vector<CtArray> local;
@@ -180,12 +200,15 @@ class ServerOf : public ShardIndex {
         progress.advance();
       });
       fold_sinks(sinks);
+      times_.arithmetic_seconds += since(arithmetic_start);
       row = chunk_end;
     }
+    const auto finish_start = Clock::now();
     for (auto& c : cursors) {
       c.cts.clear();
       if (c.reader) c.reader->finish();
     }
+    times_.read_seconds += since(finish_start);
     progress.done();
   }
 
@@ -206,6 +229,7 @@ class ServerOf : public ShardIndex {
   const Ops& ops_;
   ContextPtr context_;
   std::vector<Result> results_;
+  mutable StreamTimes times_;  // stream() is const to the generated code; this is bookkeeping
 };
 
 }  // namespace hec::program
