@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from compiler.analysis.cost import FhewEstimate, fhew_compute_estimate
 from compiler.circuits.abc import optimize
 from compiler.circuits.fhew_model import FhewCost, FhewGateModel
 from compiler.circuits.metrics import Metrics, fhew_cover, measure
@@ -79,6 +81,19 @@ class FhewCompilation:
     @property
     def gate_text(self) -> str:
         return gate_program(self.mapped, self.cover)
+
+    def estimate(self, threads: int = 0) -> FhewEstimate:
+        """The compute role's estimated time at `threads` (0: this machine's cores) from the
+        cost profile's measured bootstrap (compiler/analysis/cost.py)."""
+        levels: dict[int, list[int]] = {}
+        for cell in self.cover.cells.values():
+            levels.setdefault(cell.level, []).append(cell.bootstraps)
+        return fhew_compute_estimate(
+            [levels[k] for k in sorted(levels)],
+            self.elements(self.sizes),
+            len(self.mapped.nodes),
+            threads or os.cpu_count() or 1,
+        )
 
     def elements(self, sizes: Mapping[str, int]) -> int:
         """How many times the per-element circuit runs at `sizes`."""
@@ -140,9 +155,13 @@ def _failure_log2(weight: float) -> float | None:
     return round(math.log2(p), 1) if p > 0 else None
 
 
-def fhew_report(comp: FhewCompilation) -> dict[str, Any]:
+def fhew_report(comp: FhewCompilation, threads: int = 0) -> dict[str, Any]:
     """What the program costs and reveals (JSON-ready): `counts.static` per element (the gate
-    program), `counts.executed` at the sizes (every element)."""
+    program), `counts.executed` at the sizes (every element), `estimate` the compute role's
+    time at `threads` (0: this machine's cores; None for the insecure toy parameters, which
+    the profile did not measure)."""
+    from driver.calibrate import profile_description
+
     m = comp.metrics
     elements = comp.elements(comp.sizes)
     linear = sum(1 for c in comp.cover.cells.values() if c.combination is not None)
@@ -194,6 +213,8 @@ def fhew_report(comp: FhewCompilation) -> dict[str, Any]:
             for c in comp.program.choices
         ],
         "abc": comp.abc,
+        "estimate": None if insecure else comp.estimate(threads).as_dict(),
+        "profile": profile_description(),
         "parties": {
             "coordinator": "keygen (secret and evaluation keys), decrypt",
             "data owner": "encrypt (FHEW encryption is secret-key: the owner holds the "
@@ -218,6 +239,13 @@ def render_fhew_text(report: Mapping[str, Any]) -> str:
         f"  worst cell: noise weight {p['max_noise_weight']}, failure 2^"
         f"{p['failure_log2_per_bootstrap']} per bootstrap",
     ]
+    est = report.get("estimate")
+    if est is not None:
+        lines.append(
+            f"  estimated compute: {est['compute_seconds']:.3g} s at {est['threads']} thread(s) "
+            f"({est['gate_seconds'] * 1e3:.3g} ms a bootstrap, cost profile "
+            f"{report['profile']['source']})"
+        )
     for op in report["operations"]:
         lines.append(f"  {op['at']}: {op['op']} on {op['width']} bits -> {op['generator']}")
     abc = report["abc"]

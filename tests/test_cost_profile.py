@@ -277,3 +277,39 @@ def test_hec_calibrate_without_the_timing_tools_says_how_to_build_them(tmp_path:
     assert "hec calibrate needs the runtime's timing tools" in done.stderr
     assert "cmake --preset bench" in done.stderr
     assert not (tmp_path / "p.json").exists()
+
+
+def test_the_fhew_estimate_follows_the_runtime_batches_and_the_profile() -> None:
+    """The gate program's estimate (compiler/analysis/cost.py) splits each level of a batch of
+    evaluations over the threads as eval_batch does, at the profile's one-thread bootstrap."""
+    from compiler.analysis.cost import fhew_compute_estimate
+
+    p = prof.parse(_doc(fhew_gate_seconds={"1": 0.01, "2": 0.006}), "fhew")
+    # Two levels: three one-bootstrap cells, then one MUX (two bootstraps).
+    one = fhew_compute_estimate([[1, 1, 1], [2]], elements=1, wires=10, threads=1, profile=p)
+    assert one.seconds == pytest.approx(5 * 0.01) and one.batches == 1
+    # Two threads, one evaluation: level 1 splits 1 | 1 1 (2 bootstraps), level 2 one MUX.
+    two = fhew_compute_estimate([[1, 1, 1], [2]], elements=1, wires=10, threads=2, profile=p)
+    assert two.seconds == pytest.approx((2 + 2) * 0.01)
+    # 130 evaluations: batches of 64, 64, 2; each level's ops halve over two threads.
+    many = fhew_compute_estimate([[1, 1], [2]], elements=130, wires=10, threads=2, profile=p)
+    assert many.batches == 3
+    assert many.seconds == pytest.approx((2 * (64 + 64) + (2 + 2)) * 0.01)
+    # A program too wide for 64 evaluations a batch: 2^17 wires hold one at a time.
+    wide = fhew_compute_estimate([[1]], elements=3, wires=1 << 17, threads=2, profile=p)
+    assert wide.batches == 3 and wide.seconds == pytest.approx(3 * 0.01)
+
+
+def test_the_fhew_report_estimates_compute_time_from_the_profile() -> None:
+    from driver.fhew import compile_fhew_file, fhew_report, render_fhew_text
+
+    add8 = ROOT / "examples" / "circuits" / "add8.hec"
+    comp = compile_fhew_file(add8, Options(sizes=Sizes.parse("N=8")))
+    prof.use(prof.parse(_doc(fhew_gate_seconds={"1": 0.02}), "fhew"))
+    report = fhew_report(comp, threads=1)
+    est = report["estimate"]
+    executed = report["counts"]["executed"]["bootstraps"]
+    assert est["threads"] == 1 and est["compute_seconds"] == pytest.approx(executed * 0.02)
+    assert "estimated compute: 2.4 s at 1 thread(s)" in render_fhew_text(report)
+    insecure = compile_fhew_file(add8, Options(sizes=Sizes.parse("N=8"), insecure=True))
+    assert fhew_report(insecure)["estimate"] is None

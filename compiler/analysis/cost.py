@@ -36,7 +36,7 @@ measurement: `bench/run gwas-chisq-schemes` checks its ratio against the runtime
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -436,3 +436,68 @@ def labhe_cost(plan: LabheProgram, linear: str, modulus_bits: int) -> Cost:
     )
     compute += upload * active().by_scheme("read_ns_per_byte", "ckks") * 1e-9
     return Cost("labhe", 0, 0, encrypt, compute, upload, result_bytes(plan, linear, modulus_bits))
+
+
+# --- FHEW gate programs ---------------------------------------------------------------------
+
+# Evaluations the compute role of the gate program tool runs as one batch per level, and the
+# wires a batch may hold (runtime/fhew/gate_tool.cpp: kBatchEvaluations, 2^17 ciphertexts).
+FHEW_BATCH_EVALUATIONS = 64
+FHEW_BATCH_WIRES = 1 << 17
+
+
+@dataclass(frozen=True)
+class FhewEstimate:
+    """The compute role's estimated seconds for a gate program: `seconds` at `threads`, from
+    one bootstrap's measured seconds on one core (`gate_seconds`)."""
+
+    seconds: float
+    threads: int
+    gate_seconds: float
+    batches: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "compute_seconds": self.seconds,
+            "threads": self.threads,
+            "gate_seconds": self.gate_seconds,
+            "batches": self.batches,
+        }
+
+
+def fhew_compute_estimate(
+    levels: Sequence[Sequence[int]],
+    elements: int,
+    wires: int,
+    threads: int,
+    profile: Profile | None = None,
+) -> FhewEstimate:
+    """Seconds of the compute role (runtime/fhew/gate_program.cpp, run_gate_program_batch) for
+    `elements` evaluations of a gate program whose bootstrap levels hold cells of the given
+    bootstrap counts (1 for a one-bootstrap cell, 2 for a MUX), as the runtime runs it: the
+    evaluations in batches of up to FHEW_BATCH_EVALUATIONS (fewer when the wires would exceed
+    FHEW_BATCH_WIRES), each level of a batch one `eval_batch` whose operations are cut into
+    `threads` contiguous parts of equal count, each part on one core at the profile's
+    one-thread bootstrap time. A level lasts as long as its slowest part."""
+    profile = profile or active()
+    gate = profile.tables["fhew_gate_seconds"]
+    one = gate[1] if 1 in gate else gate[min(gate, key=lambda k: int(k))]
+    threads = max(1, threads)
+    chunk = max(1, min(FHEW_BATCH_EVALUATIONS, FHEW_BATCH_WIRES // (wires + 1)))
+    full, rest = divmod(elements, chunk)
+
+    def batch_seconds(count: int) -> float:
+        total = 0.0
+        for level in levels:
+            ops = [b for _ in range(count) for b in level]
+            if not ops:
+                continue
+            parts = min(len(ops), threads)
+            slowest = max(
+                sum(ops[len(ops) * p // parts : len(ops) * (p + 1) // parts]) for p in range(parts)
+            )
+            total += slowest * one
+        return total
+
+    seconds = full * batch_seconds(chunk) + (batch_seconds(rest) if rest else 0.0)
+    return FhewEstimate(seconds, threads, one, full + (1 if rest else 0))
