@@ -20,7 +20,7 @@ from its file and verifies its digest (the signed SHA-256 hash list, docs/securi
 adding it; the reference folds ciphertexts it holds in memory. So the rows add ours split as the
 role reports it ("compute: arithmetic", the passes' folds, next to the reference's in-memory
 fold; "compute: read+verify", which the reference has no counterpart for). And the
-reference runs twice: as written (two moduli, a 50-bit scale at N = 1000: about 200x less precise
+reference runs twice: as written (two moduli, a 50-bit scale at N = 1000: over 100x less precise
 than ours) and at matched precision (`--scale-bits`: our program's scale, 57 bits, which takes
 three moduli in OpenFHE, as many limbs as ours), the second reference column.
 
