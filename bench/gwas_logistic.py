@@ -15,6 +15,15 @@ relinearization. Ours runs through the `encrypted` backend of gwas.backend as `h
 logistic` runs it (separate role processes exchanging checksummed ciphertext files, charged to
 ours); the reference keeps everything in one process's memory (its workers' partial sums aside).
 
+What the compute rows compare: ours is the compute role's wall time, which reads every upload
+from its file and verifies its digest (the signed SHA-256 hash list, docs/security.md) before
+adding it; the reference folds ciphertexts it holds in memory. So the rows add ours split as the
+role reports it ("compute: arithmetic", the passes' folds, next to the reference's in-memory
+fold; "compute: read+verify", which the reference has no counterpart for). And the
+reference runs twice: as written (two moduli, a 50-bit scale at N = 1000: over 100x less precise
+than ours) and at matched precision (`--scale-bits`: our program's scale, 57 bits, which takes
+three moduli in OpenFHE, as many limbs as ours), the second reference column.
+
 Options: --n 1000 --snps 4096 --threads 1,2 --repeats 3 --large 5000x16384 (`--large none`
 skips the hec-only row; it writes about 22 GiB of ciphertext files, deleted block by block;
 `--large-only` runs that row alone, at the largest of --threads).
@@ -25,10 +34,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +55,7 @@ from common import (
 )
 from scipy import stats
 
+from driver.roles import RoleOutput, RowProgress, Runner
 from gwas import DEFAULT_PRECISION_BITS
 from gwas.backend import Block, EncryptedBackend
 from gwas.demo_logistic import COVARIATES, simulate_logistic_cohort
@@ -60,6 +72,11 @@ from gwas.memory import PhaseMeter, peak_rss_bytes, reset_peak_rss
 
 BENCH = "gwas-logistic"
 PHASES = ("keygen", "encrypt", "compute", "decrypt")
+# The compute role's own split of its passes over the rows (its stderr: read_seconds=...).
+COMPUTE_SPLIT = {
+    "read_seconds": "compute: read+verify",
+    "arithmetic_seconds": "compute: arithmetic",
+}
 SHARED = frozenset({"r", "w", "V"})  # the owner inputs every SNP block shares
 
 
@@ -90,12 +107,35 @@ class Run:
     params: dict = field(default_factory=dict)
 
 
+class SplitBackend(EncryptedBackend):
+    """The encrypted backend, keeping the compute role's split of its time (summed over blocks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.split = dict.fromkeys(COMPUTE_SPLIT, 0.0)
+
+    def _runner(self, meter: PhaseMeter) -> Runner:
+        inner = super()._runner(meter)
+
+        def run(binary: Path, args: Sequence[str], on_progress: RowProgress | None) -> RoleOutput:
+            out = inner(binary, args, on_progress)
+            if args[0] == "compute":
+                for key in COMPUTE_SPLIT:
+                    found = re.search(rf"\b{key}=([0-9.]+)", out.stderr)
+                    if found is None:
+                        raise RuntimeError(f"the compute role printed no {key}=")
+                    self.split[key] += float(found.group(1))
+            return out
+
+        return run
+
+
 def run_ours(data: Cohort, threads: int, cache: Path) -> Run:
     """logistic.hec through the encrypted backend, the way `hec gwas logistic` runs it: keygen
     once, then per SNP block encrypt, compute, decrypt (r, w, V encrypted once)."""
     n, m = data.S.shape
     k = data.inputs["V"].shape[1]
-    backend = EncryptedBackend()
+    backend = SplitBackend()
     backend.threads = threads
     sizes = {"N": n, "M": m, "K": k}
     compiled = backend.compile(PROGRAM_LOGISTIC, sizes, DEFAULT_PRECISION_BITS, cache)
@@ -112,7 +152,13 @@ def run_ours(data: Cohort, threads: int, cache: Path) -> Run:
             revealed[name][..., block.start : block.stop] = value
     params = dict(compiled.report["params"], block_width=width, blocks=n_blocks)
     params["upload_bytes"] = backend.upload_bytes
-    return Run(dict(meter.seconds), dict(meter.peak_rss), revealed, params)
+    # The scale the owners encode at: that of the revealed sums of degree 1.
+    params["scale_bits"] = min(
+        float(o["scale_bits"]) for o in compiled.report["outputs"] if o["degree"] == 1
+    )
+    seconds = dict(meter.seconds)
+    seconds.update({COMPUTE_SPLIT[key]: value for key, value in backend.split.items()})
+    return Run(seconds, dict(meter.peak_rss), revealed, params)
 
 
 def parse_reference(stdout: str, out: Path) -> Run:
@@ -124,8 +170,13 @@ def parse_reference(stdout: str, out: Path) -> Run:
     return Run(facts["seconds"], facts["peak_rss"], revealed, params)
 
 
-def run_reference(python: str, data: Path, threads: int, workdir: Path) -> Run:
+def run_reference(
+    python: str, data: Path, threads: int, workdir: Path, scale_bits: int | None = None
+) -> Run:
+    """The OpenFHE reference on `data` with `threads` worker processes; `scale_bits`: at that
+    scale (matched precision) instead of its default two moduli."""
     out = workdir / f"ref-{threads}.npz"
+    scale = [] if scale_bits is None else ["--scale-bits", str(scale_bits)]
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",  # its parallelism is over individuals: --workers processes
@@ -134,7 +185,7 @@ def run_reference(python: str, data: Path, threads: int, workdir: Path) -> Run:
     }
     proc = subprocess.run(
         [python, str(ROOT / "bench" / "gwas_logistic_reference.py"), "--data", str(data),
-         "--out", str(out), "--workers", str(threads)],
+         "--out", str(out), "--workers", str(threads), *scale],
         env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return parse_reference(proc.stdout, out)
@@ -174,6 +225,17 @@ def median_run(runs: list[Run]) -> tuple[dict[str, float], dict[str, int]]:
     return seconds, peak
 
 
+def reference_note(ref: list[Run] | None, ref_note: str) -> str:
+    """What a reference column's cells say: its version and parameters, or why it is missing."""
+    if not ref:
+        return ref_note or "not measured"
+    p = ref[0].params
+    return (
+        f"openfhe {p.get('openfhe', '?')}: ring 2^{int(p['ring_dim']).bit_length() - 1}, "
+        f"moduli {p['moduli_bits']}, {p['workers']} worker process(es)"
+    )
+
+
 def comparison_rows(
     case: str,
     ours: list[Run],
@@ -181,37 +243,54 @@ def comparison_rows(
     ref: list[Run] | None,
     ref_acc: dict[str, float] | None,
     ref_note: str,
+    matched: tuple[list[Run] | None, dict[str, float] | None, str] | None = None,
 ) -> list[Row]:
-    """The rows of one size and thread count: each phase's median seconds, its peak resident
-    memory, and the accuracy of STAT (ours, and OpenFHE's as the row's reference, or its cells
-    saying why it is missing: `ref_note` from try_reference)."""
+    """The rows of one size and thread count: each phase's median seconds (and the compute
+    role's split of its time), its peak resident memory, and the accuracy of STAT (ours, and
+    OpenFHE's as the row's reference, or its cells saying why it is missing: `ref_note` from
+    try_reference). `matched`: the reference at our precision (runs, accuracy, note), a second
+    reference column."""
     version = openfhe_version()
-    if ref:
-        p = ref[0].params
-        note = (
-            f"openfhe {p.get('openfhe', '?')}: ring 2^{int(p['ring_dim']).bit_length() - 1}, "
-            f"moduli {p['moduli_bits']}, {p['workers']} worker process(es)"
-        )
-    else:
-        note = ref_note or "not measured"
     o_s, o_peak = median_run(ours) if ours else ({}, {})
-    r_s, r_peak = median_run(ref) if ref else ({}, {})
+    columns = [(ref, ref_acc, ref_note, "openfhe")]
+    if matched is not None:
+        columns.append((*matched, "openfhe-matched"))
+    cells = []
+    for runs, acc, why, name in columns:
+        seconds, peak = median_run(runs) if runs else ({}, {})
+        cells.append((name, reference_note(runs, why), why, seconds, peak, acc or {}))
     rows: list[Row] = []
 
-    def add(label: str, mine: float | None, theirs: float | None, unit: str) -> None:
-        refs = (Reference("openfhe", version, theirs, note if theirs is not None else ref_note),)
-        rows.append(Row(BENCH, f"{case} {label}", mine, theirs, unit, refs))
+    def add(
+        label: str, mine: float | None, theirs: list[float | None], unit: str, missing: str = ""
+    ) -> None:
+        refs = tuple(
+            Reference(name, version, value, note if value is not None else why or missing)
+            for (name, note, why, *_), value in zip(cells, theirs, strict=True)
+        )
+        rows.append(Row(BENCH, f"{case} {label}", mine, theirs[0], unit, refs))
 
     for phase in PHASES:
-        add(phase, o_s.get(phase), r_s.get(phase), "s")
+        add(phase, o_s.get(phase), [c[3].get(phase) for c in cells], "s")
+    # The compute role's split; the reference's compute is all arithmetic on ciphertexts it holds.
+    for label in COMPUTE_SPLIT.values():
+        values = [r.seconds[label] for r in ours if label in r.seconds]
+        mine = statistics.median(values) if values else None
+        arithmetic = label.endswith("arithmetic")
+        theirs = [c[3].get("compute") if arithmetic else None for c in cells]
+        add(label, mine, theirs, "s", "none: the reference holds its ciphertexts in memory")
     for phase in PHASES:
-        mine, theirs = o_peak.get(phase), r_peak.get(phase)
+        mine = o_peak.get(phase)
+        theirs = [c[4].get(phase) for c in cells]
         add(f"{phase} peak RSS", mine / 2**20 if mine else None,
-            theirs / 2**20 if theirs else None, "MiB")  # fmt: skip
-    o_acc, r_acc = ours_acc or {}, ref_acc or {}
-    add("STAT max abs. error", o_acc.get("stat_abs"), r_acc.get("stat_abs"), "abs")
-    add("STAT R^2 vs float64", o_acc.get("stat_r2"), r_acc.get("stat_r2"), "R^2")
-    add("sums max rel. error", o_acc.get("sums_rel"), r_acc.get("sums_rel"), "rel")
+            [t / 2**20 if t else None for t in theirs], "MiB")  # fmt: skip
+    o_acc = ours_acc or {}
+    for key, label, unit in (
+        ("stat_abs", "STAT max abs. error", "abs"),
+        ("stat_r2", "STAT R^2 vs float64", "R^2"),
+        ("sums_rel", "sums max rel. error", "rel"),
+    ):
+        add(label, o_acc.get(key), [c[5].get(key) for c in cells], unit)
     return rows
 
 
@@ -282,10 +361,19 @@ def main() -> int:
                     return [run_reference(py, npz, t, work) for _ in range(args.repeats)]
 
                 ref, note = try_reference("openfhe", measure)
+            matched = None
+            scale = p.get("scale_bits")
+            if python is not None and scale:
+
+                def measure_matched(py: str = python, t: int = t, b: int = int(scale)) -> list[Run]:
+                    return [run_reference(py, npz, t, work, b) for _ in range(args.repeats)]
+
+                m_ref, m_note = try_reference("openfhe", measure_matched)
+                matched = (m_ref, accuracy(m_ref[0].revealed, data) if m_ref else None, m_note)
             case = f"N={args.n} M={args.snps} K={k} t={t}"
             rows += comparison_rows(
                 case, ours, accuracy(ours[0].revealed, data),
-                ref, accuracy(ref[0].revealed, data) if ref else None, note,
+                ref, accuracy(ref[0].revealed, data) if ref else None, note, matched,
             )  # fmt: skip
         del data
         if large is not None:

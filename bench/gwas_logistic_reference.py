@@ -18,6 +18,11 @@ The algorithm, as logistic.hec's compiled program runs it:
   switching (no special primes: none is ever switched), HEStd_128_classic, the ring dimension
   OpenFHE chooses for that modulus (2^13). The scale is the largest that keeps the degree-2
   vs (|vs| <= N / 2) inside Q = 2^(60 + scale): scale bits = min(50, 59 - log2(N / 2)).
+- `--scale-bits B` instead: the scale 2^B (B = the scale hec's compiled program encodes at, for
+  a comparison at matched precision) and as many B-bit moduli after the 60-bit first one as keep
+  the degree-2 vs inside Q (OpenFHE's encoding scale is the scaling modulus's size, so a larger
+  scale takes more moduli: at B = 57 and N = 1000 three, as many limbs as hec's three 42-bit
+  primes).
 - the server streams: individuals in chunks of CHUNK (their ciphertexts folded into the
   accumulators as they arrive, memory bounded by a chunk), SNP blocks of `slots` inside a chunk.
 Encryption (the owners' encoding and encryption) and computation (the server's folding, the
@@ -51,10 +56,17 @@ def scale_bits(n: int) -> int:
     return min(MAX_SCALE_BITS, FIRST_MOD_BITS - 1 - math.ceil(math.log2(max(2.0, n / 2))))
 
 
-def make_context(n: int) -> fhe.CryptoContext:
+def matched_depth(n: int, scale: int) -> int:
+    """The number of `scale`-bit moduli after the first that keep the degree-2 vs (scale^2,
+    at most N / 2 in magnitude) below Q / 2."""
+    need = 2 * scale + math.ceil(math.log2(max(2.0, n / 2))) + 1
+    return max(1, math.ceil((need - FIRST_MOD_BITS) / scale))
+
+
+def make_context(scale: int, depth: int) -> fhe.CryptoContext:
     params = fhe.CCParamsCKKSRNS()
-    params.SetMultiplicativeDepth(1)
-    params.SetScalingModSize(scale_bits(n))
+    params.SetMultiplicativeDepth(depth)
+    params.SetScalingModSize(scale)
     params.SetFirstModSize(FIRST_MOD_BITS)
     params.SetScalingTechnique(fhe.ScalingTechnique.FIXEDMANUAL)
     params.SetKeySwitchTechnique(fhe.KeySwitchTechnique.BV)
@@ -130,14 +142,23 @@ def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int]:
 
 
 def run(
-    r: np.ndarray, w: np.ndarray, V: np.ndarray, S: np.ndarray, workers: int
+    r: np.ndarray,
+    w: np.ndarray,
+    V: np.ndarray,
+    S: np.ndarray,
+    workers: int,
+    scale: int | None = None,
 ) -> tuple[dict[str, np.ndarray], Phases, dict]:
     n, m = S.shape
     k = V.shape[1]
     ph = Phases()
+    if scale is None:
+        scale, depth = scale_bits(n), 1
+    else:
+        depth = matched_depth(n, scale)
 
     ph.start("keygen")
-    cc = make_context(n)
+    cc = make_context(scale, depth)
     keys = cc.KeyGen()
     ph.stop()
 
@@ -181,8 +202,9 @@ def run(
     info = {
         "ring_dim": cc.GetRingDimension(),
         "slots": slots,
-        "depth": 1,
-        "moduli_bits": [FIRST_MOD_BITS, scale_bits(n)],
+        "depth": depth,
+        "scale_bits": scale,
+        "moduli_bits": [FIRST_MOD_BITS] + [scale] * depth,
         "key_switching": "BV (no evaluation key generated: no relinearization)",
         "chunk": CHUNK,
         "workers": workers,
@@ -195,10 +217,14 @@ def main() -> None:
     parser.add_argument("--data", required=True, help=".npz with r, w (N), V (N x K), S (N x M)")
     parser.add_argument("--out", required=True, help=".npz for the decrypted score, sws, vs")
     parser.add_argument("--workers", type=int, default=1, help="processes over individuals")
+    parser.add_argument(
+        "--scale-bits", type=int, default=None,
+        help="encode at 2^B with B-bit moduli (default: the largest scale two moduli hold)",
+    )  # fmt: skip
     args = parser.parse_args()
     data = np.load(args.data)
     r, w, V, S = (np.asarray(data[key], dtype=np.float64) for key in ("r", "w", "V", "S"))
-    revealed, ph, info = run(r, w, V, S, args.workers)
+    revealed, ph, info = run(r, w, V, S, args.workers, args.scale_bits)
     np.savez(args.out, score=revealed["score"], sws=revealed["sws"], vs=revealed["vs"])
     version = importlib.metadata.version("openfhe")
     print(

@@ -268,12 +268,12 @@ def build_labhe(comp: LabheCompilation, outdir: str | Path, build: bool = True) 
 
 def _libs() -> str:
     done = subprocess.run(
-        ["pkg-config", "--libs", "libsodium", "gmp"],
+        ["pkg-config", "--libs", "libsodium", "libcrypto", "gmp"],
         capture_output=True,
         text=True,
         check=False,
     )
-    return done.stdout.strip() if done.returncode == 0 else "-lsodium -lgmp"
+    return done.stdout.strip() if done.returncode == 0 else "-lsodium -lcrypto -lgmp"
 
 
 def compile_labhe_cpp(

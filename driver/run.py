@@ -434,11 +434,11 @@ def _runtime_library() -> tuple[Path, Path]:
 
 
 def _system_libs() -> str:
-    """Linker flags of the Debian libraries the runtime uses (libsodium)."""
+    """Linker flags of the Debian libraries the runtime uses (libsodium, OpenSSL's libcrypto)."""
     import subprocess
 
     done = subprocess.run(
-        ["pkg-config", "--libs", "libsodium"],
+        ["pkg-config", "--libs", "libsodium", "libcrypto"],
         capture_output=True,
         text=True,
         check=False,

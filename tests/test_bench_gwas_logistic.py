@@ -134,3 +134,65 @@ def test_large_size_option() -> None:
     assert bench.parse_size("5000x16384") == (5000, 16384)
     with pytest.raises(ValueError):
         bench.parse_size("5000")
+
+
+def test_matched_reference_and_the_compute_split_are_rows(monkeypatch, capsys) -> None:
+    """Ours' compute split (read+verify, arithmetic) is a row each, and the reference runs a
+    second time at our scale (`--scale-bits`), in its own column."""
+    bench = load()
+    plain = fake_ours(bench, 2.0)
+
+    def ours(data, threads, cache):
+        run = plain(data, threads, cache)
+        run.params["scale_bits"] = 57.0
+        run.seconds.update({"compute: read+verify": 1.5, "compute: arithmetic": 0.5})
+        return run
+
+    calls: list[int | None] = []
+
+    def reference(python, data, threads, workdir, scale_bits=None):
+        calls.append(scale_bits)
+        compute = 1.0 if scale_bits is None else 2.5
+        moduli = [60, 50] if scale_bits is None else [60, scale_bits, scale_bits]
+        d = bench.cohort(60, 100, 22)
+        params = {"ring_dim": 8192, "moduli_bits": moduli, "workers": threads, "openfhe": "x"}
+        return bench.Run({**dict.fromkeys(bench.PHASES, 1.0), "compute": compute},
+                         dict.fromkeys(bench.PHASES, 2**20), exact_sums(d), params)  # fmt: skip
+
+    monkeypatch.setattr(bench, "reference_python", lambda: "/nonexistent/python3.10")
+    monkeypatch.setattr(bench, "run_reference", reference)
+    monkeypatch.setattr(bench, "run_ours", ours)
+    monkeypatch.setattr(sys, "argv", [*ARGS, "--large", "none"])
+    assert bench.main() == 0
+    rows = json_rows(capsys.readouterr().out)
+    assert calls == [None, None, 57, 57]  # --repeats 2 of each
+    compute = rows["N=60 M=100 K=4 t=1 compute"]
+    assert [r["value"] for r in compute["references"]] == [1.0, 2.5]
+    assert [r["name"] for r in compute["references"]] == ["openfhe", "openfhe-matched"]
+    assert "moduli [60, 57, 57]" in compute["references"][1]["note"]
+    assert compute["ratio"] == 2.0 and compute["ratio_fastest"] == 2.0
+    arithmetic = rows["N=60 M=100 K=4 t=1 compute: arithmetic"]
+    assert arithmetic["ours"] == 0.5 and arithmetic["ratio"] == 0.5
+    verify = rows["N=60 M=100 K=4 t=1 compute: read+verify"]
+    assert verify["ours"] == 1.5 and verify["reference"] is None
+    assert "holds its ciphertexts in memory" in verify["references"][0]["note"]
+
+
+def test_the_compute_roles_split_is_read_from_its_stderr(monkeypatch, tmp_path) -> None:
+    """SplitBackend adds up the compute role's read_seconds= and arithmetic_seconds= over the
+    blocks, and refuses a role that printed none (an old build)."""
+    bench = load()
+    from driver.roles import RoleOutput
+
+    line = "[compute] ... (read_seconds=1.250000 arithmetic_seconds=0.500000 read_bytes=9)\n"
+    outputs = iter([RoleOutput(line, "", 1), RoleOutput(line, "", 1), RoleOutput("", "", 1)])
+    monkeypatch.setattr(
+        bench.EncryptedBackend, "_runner", lambda self, meter: lambda *args: next(outputs)
+    )
+    backend = bench.SplitBackend()
+    run = backend._runner(bench.PhaseMeter())
+    run(tmp_path, ["compute"], None)
+    run(tmp_path, ["compute"], None)
+    assert backend.split == {"read_seconds": 2.5, "arithmetic_seconds": 1.0}
+    with pytest.raises(RuntimeError, match="printed no read_seconds="):
+        run(tmp_path, ["compute"], None)

@@ -40,9 +40,9 @@ inline std::string key_hex(const core::KeyId& id) { return hex(id.data(), id.siz
 
 // Throws naming the file when `meta` was made for another program (or compilation).
 void check_program(const ProgramSpec& spec, const MetaDoc& meta);
-// The BLAKE2b-256 trailer of a container file (its last 32 bytes, core/serialize.h), hex: what
-// an upload's signed metadata binds (the streaming reader verifies the trailer against the
-// content, so a signature over it covers every byte).
+// The digest trailer (chunked SHA-256) of a container file (its last 32 bytes,
+// core/serialize.h), hex: what an upload's signed metadata binds (the streaming reader verifies
+// the trailer against the content, so a signature over it covers every byte).
 std::string container_trailer_hex(const std::filesystem::path& path);
 // BLAKE2b-256 of a whole file, hex: what a result's signed metadata binds (results are small).
 std::string file_blake2b_hex(const std::filesystem::path& path);

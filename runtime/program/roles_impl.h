@@ -556,6 +556,16 @@ int compute(const ProgramSpec& spec, void (*fn)(ServerOf<S>&), const ParsedArgs&
     outputs.add(path.string() + ".meta");
   }
   outputs.finish();
+  const auto& times = server.stream_times();
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "[compute] passes over the rows: %.3f s reading %s of uploads and verifying their "
+                "digests, %.3f s of arithmetic (read_seconds=%.6f arithmetic_seconds=%.6f "
+                "read_bytes=%llu)\n",
+                times.read_seconds, format_bytes(times.read_bytes).c_str(),
+                times.arithmetic_seconds, times.read_seconds, times.arithmetic_seconds,
+                static_cast<unsigned long long>(times.read_bytes));
+  std::cerr << line;
   std::cerr << "[compute] peak resident set " << format_bytes(peak_rss_bytes())
             << " (peak_rss_bytes=" << peak_rss_bytes() << ")\n";
   return 0;

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -71,6 +73,16 @@ class ServerOf : public ShardIndex {
 
   const Ops& ops() const { return ops_; }
   int threads() const { return default_threads(); }
+
+  // Where stream() spent its time (wall seconds, summed over passes): reading the uploads'
+  // rows and verifying their digests, and the rows' arithmetic (row bodies and the folds of
+  // the sinks). The two alternate, so they add up to the passes' time; `compute` reports them.
+  struct StreamTimes {
+    double read_seconds = 0.0;
+    double arithmetic_seconds = 0.0;
+    std::uint64_t read_bytes = 0;  // the sizes of the block files the passes read
+  };
+  const StreamTimes& stream_times() const { return times_; }
 
   // A whole input array (a global input, or a streamed one read in full).
   CtArray load(const std::string& id) const {
@@ -165,6 +177,7 @@ class ServerOf : public ShardIndex {
       c.block = c.reader ? c.block + 1 : 0;
       const Block& b = blocks.at(c.block);
       c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
+      times_.read_bytes += std::filesystem::file_size(b.path);
       const std::size_t units = units_end(b) - b.begin / unit;
       if (c.reader->count() != units * c.per_row) {
         throw std::runtime_error(
@@ -208,8 +221,13 @@ class ServerOf : public ShardIndex {
     // same).
     const std::size_t per_thread = unit > 1 ? 1 : 4;
     const std::size_t chunk = per_thread * static_cast<std::size_t>(std::max(1, threads()));
+    using Clock = std::chrono::steady_clock;
+    const auto since = [](Clock::time_point t) {
+      return std::chrono::duration<double>(Clock::now() - t).count();
+    };
     std::size_t row = 0;
     while (row < n) {
+      const auto read_start = Clock::now();
       const std::size_t chunk_end = std::min(n, row + chunk);
       const std::size_t first = row;
       for (auto& c : cursors) {
@@ -225,6 +243,8 @@ class ServerOf : public ShardIndex {
         }
         read_units(c, slots_out.data(), chunk_end - first);
       }
+      times_.read_seconds += since(read_start);
+      const auto arithmetic_start = Clock::now();
       parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
         const std::size_t r = first + k;
         std::vector<CtArray> local;
@@ -241,12 +261,15 @@ class ServerOf : public ShardIndex {
         progress.advance(std::min(rows(), (r + 1) * unit) - r * unit);
       });
       fold_sinks(sinks);
+      times_.arithmetic_seconds += since(arithmetic_start);
       row = chunk_end;
     }
+    const auto finish_start = Clock::now();
     for (auto& c : cursors) {
       c.cts.clear();
       if (c.reader) c.reader->finish();
     }
+    times_.read_seconds += since(finish_start);
     progress.done();
   }
 
@@ -267,6 +290,7 @@ class ServerOf : public ShardIndex {
   const Ops& ops_;
   ContextPtr context_;
   std::vector<Result> results_;
+  mutable StreamTimes times_;  // stream() is const to the generated code; this is bookkeeping
 };
 
 }  // namespace hec::program

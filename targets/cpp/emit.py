@@ -27,8 +27,8 @@ express (a transpose of a streamed axis) are emitted without streaming (every in
 and the generated file says so.
 
 The Ninja file compiles with `-O2 -Wall -Wextra` against the runtime headers and the static
-runtime library and links OpenMP and libsodium. Files are rewritten only when their content
-changes, so Ninja rebuilds only what changed.
+runtime library and links OpenMP, libsodium and OpenSSL's libcrypto. Files are rewritten only
+when their content changes, so Ninja rebuilds only what changed.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from compiler.types import Domain, FiniteSet, Interval, domain_interval
 
 # Linker flags for the runtime's Debian libraries when pkg-config cannot say (driver/run.py
 # asks it).
-SYSTEM_LIBS = "-lsodium"
+SYSTEM_LIBS = "-lsodium -lcrypto"
 
 CPP_KEYWORDS = frozenset(
     [

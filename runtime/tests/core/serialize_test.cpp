@@ -3,7 +3,7 @@
 #include "core/serialize.h"
 
 #include <gtest/gtest.h>
-#include <sodium.h>
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,8 +103,17 @@ TEST_F(Serialize, OlderVersionIsNamedAsSuch) {
   EXPECT_NE(error.find("an older hec wrote it"), std::string::npos) << error;
 }
 
-// The trailer (format 4): BLAKE2b-256 of 0x01, the little-endian length and the BLAKE2b-256 of
-// each 1 MiB chunk of header and payload prefixed 0x00, written out here independently.
+// The trailer (format 5): SHA-256 of 0x01, the little-endian length and the SHA-256 of each
+// 1 MiB chunk of header and payload prefixed 0x00, written out here independently (OpenSSL's
+// one-shot EVP_Digest).
+std::array<std::uint8_t, 32> sha256(const std::vector<std::uint8_t>& bytes) {
+  std::array<std::uint8_t, 32> d{};
+  unsigned int size = 0;
+  EXPECT_EQ(EVP_Digest(bytes.data(), bytes.size(), d.data(), &size, EVP_sha256(), nullptr), 1);
+  EXPECT_EQ(size, 32u);
+  return d;
+}
+
 std::array<std::uint8_t, 32> reference_digest(const std::uint8_t* data, std::size_t size) {
   constexpr std::size_t chunk = std::size_t{1} << 20;
   std::vector<std::uint8_t> list = {0x01};
@@ -113,16 +122,21 @@ std::array<std::uint8_t, 32> reference_digest(const std::uint8_t* data, std::siz
   for (std::size_t at = 0; at < size; at += chunk) {
     std::vector<std::uint8_t> leaf = {0x00};
     leaf.insert(leaf.end(), data + at, data + std::min(size, at + chunk));
-    std::array<std::uint8_t, 32> d{};
-    crypto_generichash(d.data(), d.size(), leaf.data(), leaf.size(), nullptr, 0);
+    const auto d = sha256(leaf);
     list.insert(list.end(), d.begin(), d.end());
   }
-  std::array<std::uint8_t, 32> want{};
-  crypto_generichash(want.data(), want.size(), list.data(), list.size(), nullptr, 0);
-  return want;
+  return sha256(list);
 }
 
-TEST_F(Serialize, TrailerIsTheChunkedBlake2b256OfTheContent) {
+// A known answer: SHA-256 of "abc" (FIPS 180-2, appendix B.1), so that the reference above is
+// SHA-256 itself and not some other 32-byte hash.
+TEST(Sha256, KnownAnswer) {
+  const auto d = sha256({'a', 'b', 'c'});
+  EXPECT_EQ(to_hex(d.data(), d.size()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_F(Serialize, TrailerIsTheChunkedSha256OfTheContent) {
   const auto b = bytes();
   ASSERT_EQ(kChecksumSize, 32u);
   const auto want = reference_digest(b.data(), b.size() - 32);
