@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -83,9 +84,11 @@ def handling_signals() -> Iterator[None]:
         yield
         return
     previous = {s: signal.getsignal(s) for s in HANDLED}
+    previous_hook = sys.unraisablehook
     _pending.clear()
     for s in HANDLED:
         signal.signal(s, _raise)
+    sys.unraisablehook = _quiet_interruption
     try:
         yield
         check()  # a signal whose exception was swallowed still ends the run as interrupted
@@ -106,6 +109,17 @@ def handling_signals() -> Iterator[None]:
         _pending.clear()  # the interruption is the exception now unwinding
         for s, h in previous.items():
             signal.signal(s, h)
+        sys.unraisablehook = previous_hook
+
+
+def _quiet_interruption(unraisable: sys.UnraisableHookArgs) -> None:
+    """The handler's exception swallowed where Python cannot raise (an at-fork callback such
+    as logging's `_releaseLock` around a subprocess start, a destructor) is printed by Python
+    as "Exception ignored in ... Traceback"; the interruption is recorded (`_pending`) and
+    raised again by `check`, so it says nothing here. Anything else goes to Python's hook."""
+    if isinstance(unraisable.exc_value, Interrupted):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _child_setup() -> None:

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -220,3 +221,34 @@ def test_sigkilled_gwas_leaves_no_role_and_its_scratch_is_swept(
     assert left[0].stat().st_mode & 0o777 == 0o700
     assert sweep_stale("hec-gwas-", str(scratch)) == left
     assert list(scratch.iterdir()) == []
+
+
+def test_interruption_swallowed_in_an_at_fork_hook_prints_nothing() -> None:
+    """Regression (CI, stop 38: test_interrupted_gwas_leaves_nothing[compute] printed 8 lines):
+    SIGTERM arrived while logging's at-fork hook `_releaseLock` ran around a subprocess start;
+    the handler's `Interrupted` there cannot propagate, and Python printed it as "Exception
+    ignored in ... Traceback" before the run ended as interrupted. A destructor is such a place
+    too, deterministically: the interruption is recorded and raised by `check`, silently. In a
+    child Python (pytest replaces the hook that prints)."""
+    code = textwrap.dedent(
+        """
+        import os, signal, sys
+        from driver.interrupt import Interrupted, check, handling_signals
+
+        class SignalsWhenCollected:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        try:
+            with handling_signals():
+                SignalsWhenCollected()  # collected at once: the handler raises in __del__
+                check()
+        except Interrupted as e:
+            sys.exit(e.exit_code)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 128 + signal.SIGTERM, (done.returncode, done.stderr)
+    assert done.stderr == "", done.stderr
