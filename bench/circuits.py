@@ -44,10 +44,10 @@ from common import (
     openfhe_version,
     print_rows,
     reference_python,
-    reference_tool,
     tfhers_version,
     try_reference,
 )
+from fhew import run_tfhers
 
 EXAMPLES = ROOT / "examples" / "circuits"
 OPS = {
@@ -97,15 +97,6 @@ def run_ours(op: str, repeats: int, threads: int, seed: int) -> dict[str, Any]:
         os.environ.clear()
         os.environ.update(saved)
     return {"ms": statistics.median(ms), "bootstraps": bootstraps, "failure_log2": failure}
-
-
-def run_tfhers(repeats: int, threads: int) -> dict[str, Any]:
-    binary = reference_tool("tfhers")
-    env = {**os.environ, **_threads_env(threads), "RAYON_NUM_THREADS": str(threads)}
-    out = subprocess.run(
-        [binary, str(repeats)], check=True, capture_output=True, text=True, env=env
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run_openfhe(repeats: int) -> dict[str, Any]:

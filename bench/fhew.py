@@ -91,15 +91,15 @@ TFHERS_BOOLEAN = "DEFAULT_PARAMETERS: 132-bit security, per-gate failure <= 2^-6
 TFHERS_INTEGER = "default config: 128-bit, failure <= 2^-128 per bootstrap (tfhe-rs docs)"
 
 
-def run_tfhers(repeats: int) -> dict[str, Any]:
-    """tfhe-rs' medians: {op: {"wall_ms", "cpu_ms"}} for nand, and, xor, mux, uint8_*."""
+def run_tfhers(repeats: int, threads: int = 1) -> dict[str, Any]:
+    """tfhe-rs' medians: {op: {"wall_ms", "cpu_ms"}} for nand, and, xor, mux, uint8_*, at
+    `threads` (RAYON_NUM_THREADS)."""
     binary = reference_tool("tfhers")
+    t = str(threads)
+    env = {**os.environ, **SINGLE_THREAD, "RAYON_NUM_THREADS": t}
+    env.update(HEC_THREADS=t, OMP_NUM_THREADS=t)
     out = subprocess.run(
-        [binary, str(repeats)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **SINGLE_THREAD, "RAYON_NUM_THREADS": "1"},
+        [binary, str(repeats)], check=True, capture_output=True, text=True, env=env
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
