@@ -341,8 +341,9 @@ CompactCiphertext load_compact_ciphertext(const std::filesystem::path& path, con
 }
 
 std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,
-                                         const core::KeyId& key_id) {
-  CiphertextArrayReader r(path, ctx, key_id);
+                                         const core::KeyId& key_id,
+                                         const std::optional<core::Checksum>& content) {
+  CiphertextArrayReader r(path, ctx, key_id, content);
   std::vector<Ciphertext> out(r.count());
   for (auto& ct : out) r.next(ct);
   r.finish();
@@ -350,8 +351,10 @@ std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, cons
 }
 
 namespace {
-core::Expectation array_expectation(const Context& ctx, const core::KeyId& key_id) {
+core::Expectation array_expectation(const Context& ctx, const core::KeyId& key_id,
+                                    const std::optional<core::Checksum>& content) {
   core::Expectation e;
+  e.content = content;
   e.scheme = core::Scheme::kCkks;
   e.kind = ObjectKind::kCiphertextArray;
   e.params_digest = ctx.params().digest();
@@ -361,8 +364,9 @@ core::Expectation array_expectation(const Context& ctx, const core::KeyId& key_i
 }  // namespace
 
 CiphertextArrayReader::CiphertextArrayReader(const std::filesystem::path& path, const Context& ctx,
-                                             const core::KeyId& key_id)
-    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id)) {}
+                                             const core::KeyId& key_id,
+                                             const std::optional<core::Checksum>& content)
+    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id, content)) {}
 
 void CiphertextArrayReader::next(Ciphertext& ct) {
   const std::filesystem::path& path = reader_.path();

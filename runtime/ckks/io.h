@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "ckks/ciphertext.h"
@@ -39,8 +40,10 @@ Ciphertext load_ciphertext(const std::filesystem::path& path, const Context& ctx
 Plaintext load_plaintext(const std::filesystem::path& path, const Context& ctx);
 CompactCiphertext load_compact_ciphertext(const std::filesystem::path& path, const Context& ctx,
                                           const core::KeyId& key_id);
+// `content`: the digest a signed record binds the file to (core::Expectation::content).
 std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, const Context& ctx,
-                                         const core::KeyId& key_id);
+                                         const core::KeyId& key_id,
+                                         const std::optional<core::Checksum>& content = {});
 
 // A ciphertext array written one ciphertext at a time (the file of `save(path, ctx, cts)`),
 // so that a data owner never holds more than it is encrypting. `payload_bytes` is the sum of
@@ -62,11 +65,13 @@ class CiphertextArrayWriter {
 
 // A ciphertext array read one ciphertext at a time into the caller's ciphertext (whose
 // storage is reused). The checksum is verified by finish(), after the last ciphertext:
-// nothing computed from the ciphertexts may be released before it returns.
+// nothing computed from the ciphertexts may be released before it returns. With `content`,
+// finish() also requires the digest a signed record bound the file to.
 class CiphertextArrayReader {
  public:
   CiphertextArrayReader(const std::filesystem::path& path, const Context& ctx,
-                        const core::KeyId& key_id);
+                        const core::KeyId& key_id,
+                        const std::optional<core::Checksum>& content = {});
   std::size_t count() const { return reader_.header().degree; }
   void next(Ciphertext& ct);
   // The next `count` ciphertexts into *out[0..count), read by up to `threads` threads at

@@ -74,6 +74,27 @@ std::string to_hex(const std::uint8_t* data, std::size_t size) {
   return s;
 }
 
+Checksum checksum_from_hex(const std::string& hex, const std::string& source) {
+  Checksum out{};
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  bool ok = hex.size() == 2 * kChecksumSize;
+  for (std::size_t i = 0; ok && i < kChecksumSize; ++i) {
+    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    if (ok) out[i] = static_cast<std::uint8_t>(16 * hi + lo);
+  }
+  if (!ok) {
+    throw std::runtime_error(source + ": '" + hex.substr(0, 80) + "' is not a digest (" +
+                             std::to_string(2 * kChecksumSize) + " hex digits)");
+  }
+  return out;
+}
+
 KeyId new_key_id() {
   ensure_sodium();
   KeyId id;
@@ -165,6 +186,17 @@ void check_sum(const Checksum& computed, const std::uint8_t* stored, const std::
     throw std::runtime_error(source + ": checksum failure (stored " + to_hex(stored, 8) +
                              "..., computed " + to_hex(computed.data(), 8) +
                              "...): the file is corrupted");
+  }
+}
+
+// The digest a file's content gave against the one a signed record bound it to.
+void check_pinned(const Checksum& computed, const std::optional<Checksum>& pinned,
+                  const std::string& source) {
+  if (!kSkipChecksums && pinned && computed != *pinned) {
+    throw std::runtime_error(source + ": its content (digest " + to_hex(computed.data(), 8) +
+                             "...) is not the one its signed metadata binds (" +
+                             to_hex(pinned->data(), 8) +
+                             "...): the file was replaced after it was checked");
   }
 }
 
@@ -382,7 +414,9 @@ Object decode_object(const std::vector<std::uint8_t>& bytes, const Expectation& 
   const ObjectHeader& h = obj.header;
   check_size(h, bytes.size(), source);
   const std::size_t body = kHeaderSize + h.payload_length;
-  check_sum(checksum(bytes.data(), body), bytes.data() + body, source);
+  const Checksum sum = checksum(bytes.data(), body);
+  check_sum(sum, bytes.data() + body, source);
+  check_pinned(sum, expect.content, source);
   check_expectation(h, expect, source);
   obj.payload.assign(bytes.begin() + kHeaderSize, bytes.begin() + body);
   return obj;
@@ -622,6 +656,7 @@ ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect
     file_pos_ = kHeaderSize;
     check_size(header_, static_cast<std::uint64_t>(st.st_size), path_.string());
     check_expectation(header_, expect, path_.string());
+    content_ = expect.content;
     state_->hash.update(head, kHeaderSize);
     remaining_ = header_.payload_length;
     buffer_.resize(kReadAhead);
@@ -754,7 +789,9 @@ void ObjectReader::finish() {
   }
   std::uint8_t stored[kChecksumSize];
   read_raw(stored, kChecksumSize);
-  check_sum(state_->hash.digest(), stored, path_.string());
+  const Checksum sum = state_->hash.digest();
+  check_sum(sum, stored, path_.string());
+  check_pinned(sum, content_, path_.string());
 }
 
 }  // namespace hec::core

@@ -94,6 +94,9 @@ Digest blake2b_256(const std::uint8_t* data, std::size_t size);
 // The container digest of header and payload (the chunked SHA-256 above).
 using Checksum = std::array<std::uint8_t, kChecksumSize>;
 Checksum checksum(const std::uint8_t* data, std::size_t size);
+// A digest written as 64 hex digits (a .meta file's content_checksum), else an error naming
+// `source`.
+Checksum checksum_from_hex(const std::string& hex, const std::string& source);
 
 struct ObjectHeader {
   Scheme scheme = Scheme::kCkks;
@@ -112,6 +115,11 @@ struct Expectation {
   ObjectKind kind = ObjectKind::kCiphertext;
   std::optional<Digest> params_digest;
   std::optional<KeyId> key_id;
+  // The digest a signed record bound this file to (an upload's or a result's .meta,
+  // program/files.h): the digest the reader computes must equal it, not merely the file's own
+  // trailer. The signature is checked before the file is read, so without this a file swapped
+  // between that check and the read, carrying its own matching trailer, would pass.
+  std::optional<Checksum> content;
 };
 
 struct Object {
@@ -174,7 +182,8 @@ class ObjectWriter {
 
 // Streaming reader: checks the header against `expect` (and the file size against the
 // header) at construction; the payload is then read in order with get calls; finish() checks
-// that the payload was consumed exactly and verifies the checksum.
+// that the payload was consumed exactly and verifies the checksum (and, when the expectation
+// pins one, that it is the signed digest).
 class ObjectReader {
  public:
   ObjectReader(std::filesystem::path path, const Expectation& expect);
@@ -208,7 +217,8 @@ class ObjectReader {
   std::uint64_t remaining_ = 0;  // payload bytes not yet handed out
   std::vector<std::uint8_t> buffer_;
   std::size_t buf_pos_ = 0, buf_len_ = 0;
-  std::uint64_t file_pos_ = 0;  // file offset of the first byte not yet buffered
+  std::uint64_t file_pos_ = 0;       // file offset of the first byte not yet buffered
+  std::optional<Checksum> content_;  // Expectation::content
   State* state_ = nullptr;
 };
 

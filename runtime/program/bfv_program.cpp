@@ -446,8 +446,10 @@ core::ObjectHeader array_header(const bfv::BfvContext& ctx, const core::KeyId& k
   return h;
 }
 
-core::Expectation array_expectation(const bfv::BfvContext& ctx, const core::KeyId& key_id) {
+core::Expectation array_expectation(const bfv::BfvContext& ctx, const core::KeyId& key_id,
+                                    const std::optional<core::Checksum>& content = {}) {
   core::Expectation e;
+  e.content = content;
   e.scheme = core::Scheme::kBfv;
   e.kind = core::ObjectKind::kCiphertextArray;
   e.params_digest = bfv::params_digest(ctx);
@@ -495,8 +497,9 @@ void CiphertextArrayWriter::finish() {
 }
 
 CiphertextArrayReader::CiphertextArrayReader(const std::filesystem::path& path,
-                                             const bfv::BfvContext& ctx, const core::KeyId& key_id)
-    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id)) {
+                                             const bfv::BfvContext& ctx, const core::KeyId& key_id,
+                                             const std::optional<core::Checksum>& content)
+    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id, content)) {
   // The announced count must fit the payload (every record is at least two one-limb
   // polynomials): a damaged or hostile header must not make a reader allocate for it.
   const std::uint64_t smallest = 8 + 2 * ctx.ring_dim() * sizeof(std::uint64_t);
@@ -722,8 +725,9 @@ void BfvScheme::save_array(const std::filesystem::path& path, const Context& ctx
 }
 
 std::vector<BfvScheme::Ct> BfvScheme::load_array(const std::filesystem::path& path,
-                                                 const Context& ctx, const core::KeyId& key_id) {
-  CiphertextArrayReader reader(path, ctx, key_id);
+                                                 const Context& ctx, const core::KeyId& key_id,
+                                                 const std::optional<core::Checksum>& content) {
+  CiphertextArrayReader reader(path, ctx, key_id, content);
   std::vector<Ct> cts(reader.count());
   std::vector<Ct*> ptrs;
   for (auto& c : cts) ptrs.push_back(&c);

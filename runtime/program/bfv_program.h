@@ -182,7 +182,8 @@ class CiphertextArrayWriter {
 class CiphertextArrayReader {
  public:
   CiphertextArrayReader(const std::filesystem::path& path, const bfv::BfvContext& ctx,
-                        const core::KeyId& key_id);
+                        const core::KeyId& key_id,
+                        const std::optional<core::Checksum>& content = {});
   std::size_t count() const { return reader_.header().degree; }
   // The next `count` ciphertexts into *out[0..count); every residue is checked against its
   // prime (an error names the file and the index).
@@ -239,7 +240,8 @@ struct BfvScheme {
   static void save_array(const std::filesystem::path& path, const Context& ctx,
                          const core::KeyId& key_id, const std::vector<Ct>& cts);
   static std::vector<Ct> load_array(const std::filesystem::path& path, const Context& ctx,
-                                    const core::KeyId& key_id);
+                                    const core::KeyId& key_id,
+                                    const std::optional<core::Checksum>& content = {});
 
   struct EvalKeys {
     std::optional<bfv::RelinKey> relin;

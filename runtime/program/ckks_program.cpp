@@ -686,8 +686,9 @@ void CkksScheme::save_array(const std::filesystem::path& path, const Context& ct
 }
 
 std::vector<CkksScheme::Ct> CkksScheme::load_array(const std::filesystem::path& path,
-                                                   const Context& ctx, const core::KeyId& key_id) {
-  return ckks::load_ciphertexts(path, ctx, key_id);
+                                                   const Context& ctx, const core::KeyId& key_id,
+                                                   const std::optional<core::Checksum>& content) {
+  return ckks::load_ciphertexts(path, ctx, key_id, content);
 }
 
 CkksScheme::EvalKeys CkksScheme::load_eval_keys(const ProgramSpec& spec, const ContextPtr& ctx,

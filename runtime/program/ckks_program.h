@@ -218,7 +218,8 @@ struct CkksScheme {
   static void save_array(const std::filesystem::path& path, const Context& ctx,
                          const core::KeyId& key_id, const std::vector<Ct>& cts);
   static std::vector<Ct> load_array(const std::filesystem::path& path, const Context& ctx,
-                                    const core::KeyId& key_id);
+                                    const core::KeyId& key_id,
+                                    const std::optional<core::Checksum>& content = {});
 
   struct EvalKeys {
     std::optional<ckks::RelinKey> relin;

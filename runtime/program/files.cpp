@@ -2,8 +2,6 @@
 // read and write the same metadata).
 #include "program/files.h"
 
-#include <sodium.h>
-
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -35,25 +33,6 @@ std::string container_trailer_hex(const std::filesystem::path& path) {
   in.read(reinterpret_cast<char*>(sum), core::kChecksumSize);
   if (!in) throw std::runtime_error(path.string() + ": read failed");
   return hex(sum, core::kChecksumSize);
-}
-
-std::string file_blake2b_hex(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open (does it exist?)");
-  crypto_generichash_state state;
-  crypto_generichash_init(&state, nullptr, 0, 32);
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const auto n = in.gcount();
-    if (n > 0) {
-      crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(buffer.data()),
-                                static_cast<unsigned long long>(n));
-    }
-  }
-  std::uint8_t digest[32];
-  crypto_generichash_final(&state, digest, sizeof digest);
-  return hex(digest, sizeof digest);
 }
 
 Peek peek_container(const std::filesystem::path& path) {

@@ -42,10 +42,9 @@ inline std::string key_hex(const core::KeyId& id) { return hex(id.data(), id.siz
 void check_program(const ProgramSpec& spec, const MetaDoc& meta);
 // The digest trailer (chunked SHA-256) of a container file (its last 32 bytes,
 // core/serialize.h), hex: what an upload's signed metadata binds (the streaming reader verifies
-// the trailer against the content, so a signature over it covers every byte).
+// the trailer against the content, so a signature over it covers every byte). Uploads and
+// results alike; every read of such a file also requires this digest (core::Expectation::content).
 std::string container_trailer_hex(const std::filesystem::path& path);
-// BLAKE2b-256 of a whole file, hex: what a result's signed metadata binds (results are small).
-std::string file_blake2b_hex(const std::filesystem::path& path);
 
 // The header fields of a HEC1 container (core/serialize.h layout), read without the payload.
 struct Peek {

@@ -551,7 +551,7 @@ int compute(const ProgramSpec& spec, void (*fn)(ServerOf<S>&), const ParsedArgs&
     std::snprintf(factor, sizeof factor, "%.17g", r.factor);
     meta.push_back({"factor", factor});
     meta.push_back({"count", std::to_string(cts.size())});
-    meta.push_back({"content_blake2b", file_blake2b_hex(path)});
+    meta.push_back({"content_checksum", container_trailer_hex(path)});
     write_meta(path.string() + ".meta", meta, signer ? &*signer : nullptr, "server");
     outputs.add(path.string() + ".meta");
   }
@@ -657,7 +657,12 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
                                "', not '" + file + "' (swapped or renamed result files)");
     }
     manifest.check_signature(meta, "server");
-    if (meta.field("content_blake2b") != file_blake2b_hex(path)) {
+    // The digest the server's signature binds: checked against the file's trailer now (a
+    // replaced file is named before anything is read) and required again by the read itself
+    // (load_checked), so a file swapped in between cannot pass.
+    const core::Checksum content =
+        core::checksum_from_hex(meta.field("content_checksum"), meta.path.string());
+    if (meta.field("content_checksum") != container_trailer_hex(path)) {
       throw std::runtime_error(path.string() + ": its content is not the one its metadata (" +
                                meta.path.string() + ") describes: the file was replaced");
     }
@@ -670,7 +675,7 @@ int decrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     auto dims = resolve(o.dims, sizes);
     const auto arr = array_shape(o.layout, dims, S::slots(*ctx), o.packing.group, o.grid);
     auto load_checked = [&] {
-      auto cts = S::load_array(path, *ctx, sk_id);
+      auto cts = S::load_array(path, *ctx, sk_id, content);
       if (cts.size() != product(arr)) {
         throw std::runtime_error(path.string() + ": " + std::to_string(cts.size()) +
                                  " ciphertexts, the shape needs " + std::to_string(product(arr)));

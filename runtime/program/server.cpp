@@ -39,8 +39,10 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
                                ": an extra file: not a shard of any input of this program");
     }
   }
+  // Checks one upload against the manifest; returns its metadata and the digest its signed
+  // metadata binds (every later read of the file requires that digest: core::Expectation).
   auto check_file = [&](const std::filesystem::path& path, const InputSpec& in,
-                        const std::string& shard) {
+                        const std::string& shard, core::Checksum& content) {
     const MetaDoc meta = read_meta(path.string() + ".meta");
     check_program(spec_, meta);
     if (meta.field("key_id") != key_hex(key_id_)) {
@@ -78,6 +80,7 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
     }
     // The container's header first: a file of another format version is named as such.
     const Peek p = peek_container(path);
+    content = core::checksum_from_hex(meta.field("content_checksum"), meta.path.string());
     if (meta.field("content_checksum") != container_trailer_hex(path)) {
       throw std::runtime_error(path.string() + ": its content is not the one its metadata (" +
                                meta.path.string() +
@@ -109,7 +112,7 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
         }
         return std::string();
       };
-      for (const auto& b : blocks) {
+      for (auto& b : blocks) {
         if (b.begin != next) {
           throw std::runtime_error(
               "input '" + in.source + "': rows " + std::to_string(std::min(next, b.begin)) + ":" +
@@ -119,8 +122,8 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
               " (row blocks in " + dir_.string() + " must cover 0:N exactly once)");
         }
         next = b.end;
-        meta =
-            check_file(b.path, in, "rows " + std::to_string(b.begin) + " " + std::to_string(b.end));
+        meta = check_file(
+            b.path, in, "rows " + std::to_string(b.begin) + " " + std::to_string(b.end), b.content);
       }
       if (manifest.rows && next != *manifest.rows) {
         throw std::runtime_error(
@@ -144,7 +147,7 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
         throw std::runtime_error("missing input '" + in.source + "': no " + path.string() +
                                  " (run encrypt --input " + in.source + "=FILE.npy)");
       }
-      meta = check_file(path, in, "whole");
+      meta = check_file(path, in, "whole", whole_content_[in.id]);
     }
     const Sizes dims = parse_sizes_text(meta.field("sizes"));
     for (const auto& [k, v] : dims) {

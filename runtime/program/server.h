@@ -39,6 +39,7 @@ class ShardIndex {
   struct Block {
     std::filesystem::path path;
     std::size_t begin, end;
+    core::Checksum content{};  // the digest its signed .meta binds; every read requires it
   };
   ShardIndex(const ProgramSpec& spec, const Manifest& manifest, const std::filesystem::path& ct_dir,
              const core::KeyId& key_id);
@@ -57,6 +58,7 @@ class ShardIndex {
   core::KeyId key_id_;
   Sizes sizes_;
   std::map<std::string, std::vector<Block>> blocks_;
+  std::map<std::string, core::Checksum> whole_content_;  // a whole input's signed digest
 };
 
 template <class S>
@@ -91,8 +93,8 @@ class ServerOf : public ShardIndex {
                                    in.packing.group, in.grid);
     CtArray out;
     out.shape = shape;
-    auto append = [&](const std::filesystem::path& path) {
-      for (auto& c : S::load_array(path, *context_, key_id_)) {
+    auto append = [&](const std::filesystem::path& path, const core::Checksum& content) {
+      for (auto& c : S::load_array(path, *context_, key_id_, content)) {
         out.cts.push_back(std::make_shared<const Ct>(std::move(c)));
       }
     };
@@ -105,7 +107,7 @@ class ServerOf : public ShardIndex {
       std::size_t last_end = 0;
       for (const auto& b : blocks_.at(id)) {
         if (b.begin / unit < (last_end + unit - 1) / unit && !out.cts.empty()) {
-          auto cts = S::load_array(b.path, *context_, key_id_);
+          auto cts = S::load_array(b.path, *context_, key_id_, b.content);
           const std::size_t base = out.cts.size() - per_unit;
           for (std::size_t j = 0; j < per_unit && j < cts.size(); ++j) {
             Ct sum = *out.cts[base + j];
@@ -116,12 +118,12 @@ class ServerOf : public ShardIndex {
             out.cts.push_back(std::make_shared<const Ct>(std::move(cts[j])));
           }
         } else {
-          append(b.path);
+          append(b.path, b.content);
         }
         last_end = b.end;
       }
     } else {
-      append(dir_ / (id + ".cts"));
+      append(dir_ / (id + ".cts"), whole_content_.at(id));
     }
     if (out.cts.size() != product(shape)) {
       throw std::runtime_error("input '" + in.source + "': " + std::to_string(out.cts.size()) +
@@ -176,7 +178,7 @@ class ServerOf : public ShardIndex {
       const auto& blocks = blocks_.at(c.in->id);
       c.block = c.reader ? c.block + 1 : 0;
       const Block& b = blocks.at(c.block);
-      c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_);
+      c.reader = std::make_unique<typename S::ArrayReader>(b.path, *context_, key_id_, b.content);
       times_.read_bytes += std::filesystem::file_size(b.path);
       const std::size_t units = units_end(b) - b.begin / unit;
       if (c.reader->count() != units * c.per_row) {

@@ -20,13 +20,15 @@ N, M = 40, 10
 HALF = N // 2
 
 
-def role(binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def role(
+    binary: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(binary), *args],
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, "HEC_QUIET": "1"},
+        env={**os.environ, "HEC_QUIET": "1", **(env or {})},
     )
 
 
@@ -36,9 +38,9 @@ def ok(binary: Path, *args: str) -> str:
     return done.stderr
 
 
-def refused(binary: Path, *args: str) -> str:
+def refused(binary: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """The role must fail with exit 1 and a one-line message."""
-    done = role(binary, *args)
+    done = role(binary, *args, env=env)
     assert done.returncode == 1, (done.returncode, done.stderr)
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -199,29 +200,67 @@ def _uploads(chisq: Built, tmp_path: Path):
 
 
 def container_digest(body: bytes) -> bytes:
-    """The container trailer of format 4 (runtime/core/serialize.h), written out in Python:
-    BLAKE2b-256 of 0x01, the little-endian length and each 1 MiB chunk's BLAKE2b-256 of 0x00
-    and the chunk."""
+    """The container trailer of format 5 (runtime/core/serialize.h), written out in Python:
+    SHA-256 of 0x01, the little-endian length and each 1 MiB chunk's SHA-256 of 0x00 and the
+    chunk."""
     chunk = 1 << 20
     leaves = b"".join(
-        hashlib.blake2b(b"\x00" + body[at : at + chunk], digest_size=32).digest()
+        hashlib.sha256(b"\x00" + body[at : at + chunk]).digest()
         for at in range(0, len(body), chunk)
     )
-    return hashlib.blake2b(
-        b"\x01" + len(body).to_bytes(8, "little") + leaves, digest_size=32
-    ).digest()
+    return hashlib.sha256(b"\x01" + len(body).to_bytes(8, "little") + leaves).digest()
+
+
+def _swap_on_open(tmp_path: Path, target: Path, replacement: Path) -> dict[str, str]:
+    """The environment under which the role's first open(2) of `target` renames a copy of
+    `replacement` over it (swap_on_open.c): after the role's checks of the file's signed
+    metadata and trailer, before it reads the content."""
+    shim = tmp_path / "swap_on_open.so"
+    src = Path(__file__).with_name("swap_on_open.c")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(shim), str(src), "-ldl"],
+                   check=True)  # fmt: skip
+    spare = tmp_path / f"spare-{target.name}"
+    shutil.copy(replacement, spare)
+    return {"LD_PRELOAD": str(shim), "HEC_SWAP_TARGET": target.name, "HEC_SWAP_WITH": str(spare)}
+
+
+def test_upload_swapped_after_its_check_is_refused(chisq: Built, tmp_path: Path) -> None:
+    """Was: compute compared each upload's signed digest with the file's trailer when it
+    indexed the uploads, and later read the file checking it against its own trailer only: a
+    valid file (here owner B's block of the same input, the same size) swapped in between
+    computed with exit 0. The read itself now requires the signed digest."""
+    run, ct, _ = _uploads(chisq, tmp_path)
+    target, other = ct / f"S.rows-0-{HALF}.cts", ct / f"S.rows-{HALF}-{N}.cts"
+    env = _swap_on_open(tmp_path, target, other)
+    line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"), env=env)
+    assert target.name in line and "replaced after it was checked" in line, line
+    assert target.read_bytes() == other.read_bytes()  # the swap did happen
+    assert not (tmp_path / "res").exists()
+
+
+def test_result_swapped_after_its_check_is_refused(chisq: Built, tmp_path: Path) -> None:
+    """The same gap in decrypt (it checked a result's signed BLAKE2b, then read the file
+    again): another valid result swapped in between is refused by the read."""
+    run, res = _results(chisq, tmp_path)
+    a, b = sorted(res.glob("*.cts"))[:2]
+    assert a.stat().st_size == b.stat().st_size
+    env = _swap_on_open(tmp_path, a, b)
+    line = refused(chisq.binary, *run.decrypt_args(res, tmp_path / "dec"), env=env)
+    assert a.name in line and "replaced after it was checked" in line, line
+    assert not (tmp_path / "dec").exists()
 
 
 def test_modified_upload_is_refused_even_with_its_digest_recomputed(
     chisq: Built, tmp_path: Path
 ) -> None:
-    """An upload ends in the (chunked) BLAKE2b-256 digest of its content, which its owner's
+    """An upload ends in the (chunked) SHA-256 digest of its content, which its owner's
     signed metadata binds: a changed byte breaks the digest, and a digest recomputed over the
     changed content no longer matches the signed one (XXH3-128, the trailer before format 3,
     was not cryptographic, so a recomputed or colliding trailer bound nothing)."""
     run, ct, files = _uploads(chisq, tmp_path)
     target = files[0]
     data = bytearray(target.read_bytes())
+    assert container_digest(bytes(data[:-32])) == data[-32:]  # the helper is the format's digest
     data[100] ^= 1  # a payload byte (the header is 84 bytes)
     target.write_bytes(bytes(data))
     line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"))

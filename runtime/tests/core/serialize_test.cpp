@@ -327,6 +327,52 @@ TEST_F(Serialize, StreamedReaderFindsCorruptionAtFinish) {
   }
 }
 
+// A signed record binds a file to its digest (Expectation::content): another valid file,
+// consistent with its own trailer, is refused by the read itself, streamed or whole, while the
+// file the record names passes. (Was: the server compared the signed digest with the trailer
+// when it indexed the uploads and read them later against the trailer only, so a file swapped
+// in between passed.)
+TEST_F(Serialize, PinnedDigestRefusesAnotherValidFile) {
+  const Checksum pinned = checksum(bytes().data(), bytes().size() - kChecksumSize);
+  EXPECT_EQ(checksum_from_hex(to_hex(pinned.data(), pinned.size()), "meta"), pinned);
+  Expectation pinned_expect = expect;
+  pinned_expect.content = pinned;
+  EXPECT_EQ(read_object(path, pinned_expect).payload, payload);
+  {
+    ObjectReader r(path, pinned_expect);
+    std::vector<std::uint8_t> got(payload.size());
+    r.get(got.data(), got.size());
+    r.finish();
+  }
+  payload[0] ^= 1;  // another file with its own, correct trailer
+  write_object(path, header, payload);
+  EXPECT_NE(error_of(pinned_expect).find("replaced after it was checked"), std::string::npos);
+  EXPECT_EQ(read_object(path, expect).payload, payload);  // unpinned, it is a valid file
+  ObjectReader r(path, pinned_expect);
+  std::vector<std::uint8_t> got(payload.size());
+  r.get(got.data(), got.size());
+  try {
+    r.finish();
+    ADD_FAILURE() << "finish() did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not the one its signed metadata binds"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ChecksumHex, RefusesWhatIsNotADigest) {
+  const std::string bads[] = {"", "abc", std::string(63, 'a'), std::string(64, 'g')};
+  for (const std::string& bad : bads) {
+    try {
+      checksum_from_hex(bad, "x.meta");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("x.meta: "), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(Serialize, StreamedReaderChecksHeaderAndSizeFirst) {
   const auto p = streaming::big_payload();
   streaming::write_streamed(path, header, p);
