@@ -18,7 +18,7 @@ import pytest
 
 from compiler.analysis.sizes import Sizes
 from compiler.stat_numpy import run_client
-from driver.pipeline import Compilation, Options, compile_file
+from driver.pipeline import Compilation, Options, compile_file, report_of
 from dsl.reference import evaluate
 from hec.cli import main
 from targets.sim.simulator import simulate
@@ -206,6 +206,22 @@ def _lra_check(comp: Compilation, sizes: dict[str, int], data: dict[str, npt.NDA
     }
 
 
+def _revealed_within_bounds(
+    comp: Compilation, sizes: dict[str, int], data: dict[str, npt.NDArray[np.float64]], out: Path
+) -> dict[str, tuple[float, float]]:
+    """Every revealed value `hec run` wrote against the plaintext reference: (largest error,
+    the report's bound: `precision_bits` below the output's range bound, issue 19), which it
+    must not pass."""
+    want = evaluate(comp.checked, sizes, data).revealed
+    seen: dict[str, tuple[float, float]] = {}
+    for o in report_of(comp)["outputs"]:
+        got = np.load(out / f"{o['name']}.npy")
+        err = float(np.max(np.abs(got - want[o["name"]]))) if got.size else 0.0
+        bound = max(abs(o["range"][0]), abs(o["range"][1])) * 2.0 ** -o["precision_bits"]
+        seen[o["name"]] = (err, bound)
+    return seen
+
+
 def _lra_run(
     tmp_path: Path, sizes: dict[str, int], rows: str, *extra: str, seed: int = 2
 ) -> tuple[dict[str, npt.NDArray[np.float64]], Path]:
@@ -245,6 +261,8 @@ def test_lra_grid_encrypted_small_ring(tmp_path: Path) -> None:
     check = _lra_check(comp, sizes, data, np.load(out / "z.npy"))
     assert check["r2"] >= 0.9999, check
     assert check["rel_to_max"] <= 1e-2 and check["rel_to_sim"] <= 1e-2, check
+    for name, (err, bound) in _revealed_within_bounds(comp, sizes, data, out).items():
+        assert err <= bound, (name, err, bound)
 
 
 @pytest.mark.slow
@@ -258,9 +276,12 @@ def test_lra_grid_encrypted_at_the_acceptance_sizes(tmp_path: Path) -> None:
         LRA, Options(sizes=Sizes.parse("N=1000,M=1024,K=4"), grid_rows=0, flooding=False)
     )
     check = _lra_check(comp, sizes, data, np.load(out / "z.npy"))
-    print(check)
+    revealed = _revealed_within_bounds(comp, sizes, data, out)
+    print(check, revealed)
     assert check["r2"] >= 0.9999, check
     assert check["rel_to_sim"] <= 1e-2, check
+    for name, (err, bound) in revealed.items():
+        assert err <= bound, (name, err, bound)
 
 
 def test_revealed_row_values_are_collected_a_block_at_a_time(tmp_path: Path) -> None:
