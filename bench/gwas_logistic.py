@@ -19,10 +19,14 @@ What the compute rows compare: ours is the compute role's wall time, which reads
 from its file and verifies its digest (the signed SHA-256 hash list, docs/security.md) before
 adding it; the reference folds ciphertexts it holds in memory. So the rows add ours split as the
 role reports it ("compute: arithmetic", the passes' folds, next to the reference's in-memory
-fold; "compute: read+verify", which the reference has no counterpart for). And the
+fold; "compute: read+verify", which the in-memory reference has no counterpart for). And the
 reference runs twice: as written (two moduli, a 50-bit scale at N = 1000: over 100x less precise
 than ours) and at matched precision (`--scale-bits`: our program's scale, 57 bits, which takes
-three moduli in OpenFHE, as many limbs as ours), the second reference column.
+three moduli in OpenFHE, as many limbs as ours), the second reference column; and a third time
+(`openfhe-uploads`, its default parameters) with its server receiving what the owners send:
+every ciphertext serialized by its owner (OpenFHE's BINARY format, kept in memory: no file, no
+integrity check) and deserialized by the server before it is folded, inside the computation's
+time, whose rows then split into deserializing (next to our read+verify) and the rest.
 
 Options: --n 1000 --snps 4096 --threads 1,2 --repeats 3 --large 5000x16384 (`--large none`
 skips the hec-only row; it writes about 22 GiB of ciphertext files, deleted block by block;
@@ -78,6 +82,9 @@ COMPUTE_SPLIT = {
     "arithmetic_seconds": "compute: arithmetic",
 }
 SHARED = frozenset({"r", "w", "V"})  # the owner inputs every SNP block shares
+# The reference's compute split when its server deserializes uploads (`openfhe-uploads`).
+DESERIALIZE = "compute: deserialize"
+ARITHMETIC = "compute: arithmetic"
 
 
 @dataclass
@@ -167,16 +174,26 @@ def parse_reference(stdout: str, out: Path) -> Run:
     res = np.load(out)
     revealed = {name: np.asarray(res[name]) for name in ("score", "sws", "vs")}
     params = dict(facts["params"], openfhe=facts.get("openfhe", "?"))
-    return Run(facts["seconds"], facts["peak_rss"], revealed, params)
+    seconds = dict(facts["seconds"])
+    if params.get("uploads"):
+        seconds["compute: deserialize"] = float(params["deserialize_seconds"])
+    return Run(seconds, facts["peak_rss"], revealed, params)
 
 
 def run_reference(
-    python: str, data: Path, threads: int, workdir: Path, scale_bits: int | None = None
+    python: str,
+    data: Path,
+    threads: int,
+    workdir: Path,
+    scale_bits: int | None = None,
+    uploads: bool = False,
 ) -> Run:
     """The OpenFHE reference on `data` with `threads` worker processes; `scale_bits`: at that
-    scale (matched precision) instead of its default two moduli."""
+    scale (matched precision) instead of its default two moduli; `uploads`: its server
+    deserializes every upload before folding it."""
     out = workdir / f"ref-{threads}.npz"
     scale = [] if scale_bits is None else ["--scale-bits", str(scale_bits)]
+    scale += ["--uploads"] if uploads else []
     env = {
         **os.environ,
         "OMP_NUM_THREADS": "1",  # its parallelism is over individuals: --workers processes
@@ -233,6 +250,7 @@ def reference_note(ref: list[Run] | None, ref_note: str) -> str:
     return (
         f"openfhe {p.get('openfhe', '?')}: ring 2^{int(p['ring_dim']).bit_length() - 1}, "
         f"moduli {p['moduli_bits']}, {p['workers']} worker process(es)"
+        + (", the server deserializes every upload" if p.get("uploads") else "")
     )
 
 
@@ -244,20 +262,30 @@ def comparison_rows(
     ref_acc: dict[str, float] | None,
     ref_note: str,
     matched: tuple[list[Run] | None, dict[str, float] | None, str] | None = None,
+    uploads: tuple[list[Run] | None, dict[str, float] | None, str] | None = None,
 ) -> list[Row]:
     """The rows of one size and thread count: each phase's median seconds (and the compute
     role's split of its time), its peak resident memory, and the accuracy of STAT (ours, and
     OpenFHE's as the row's reference, or its cells saying why it is missing: `ref_note` from
     try_reference). `matched`: the reference at our precision (runs, accuracy, note), a second
-    reference column."""
+    reference column; `uploads`: the reference whose server deserializes every upload (its
+    parameters the default's), a third."""
     version = openfhe_version()
     o_s, o_peak = median_run(ours) if ours else ({}, {})
     columns = [(ref, ref_acc, ref_note, "openfhe")]
     if matched is not None:
         columns.append((*matched, "openfhe-matched"))
+    if uploads is not None:
+        columns.append((*uploads, "openfhe-uploads"))
     cells = []
     for runs, acc, why, name in columns:
         seconds, peak = median_run(runs) if runs else ({}, {})
+        if runs and all(DESERIALIZE in r.seconds for r in runs):
+            # the compute split, medians of each part (read+verify's counterpart: deserializing)
+            seconds[DESERIALIZE] = statistics.median(r.seconds[DESERIALIZE] for r in runs)
+            seconds[ARITHMETIC] = statistics.median(
+                r.seconds["compute"] - r.seconds[DESERIALIZE] for r in runs
+            )
         cells.append((name, reference_note(runs, why), why, seconds, peak, acc or {}))
     rows: list[Row] = []
 
@@ -272,12 +300,15 @@ def comparison_rows(
 
     for phase in PHASES:
         add(phase, o_s.get(phase), [c[3].get(phase) for c in cells], "s")
-    # The compute role's split; the reference's compute is all arithmetic on ciphertexts it holds.
+    # The compute role's split. A reference holding its ciphertexts in memory computes only;
+    # one that receives serialized uploads splits into deserializing and the rest.
     for label in COMPUTE_SPLIT.values():
         values = [r.seconds[label] for r in ours if label in r.seconds]
         mine = statistics.median(values) if values else None
-        arithmetic = label.endswith("arithmetic")
-        theirs = [c[3].get("compute") if arithmetic else None for c in cells]
+        if label.endswith("arithmetic"):
+            theirs = [c[3].get(ARITHMETIC, c[3].get("compute")) for c in cells]
+        else:
+            theirs = [c[3].get(DESERIALIZE) for c in cells]
         add(label, mine, theirs, "s", "none: the reference holds its ciphertexts in memory")
     for phase in PHASES:
         mine = o_peak.get(phase)
@@ -370,10 +401,20 @@ def main() -> int:
 
                 m_ref, m_note = try_reference("openfhe", measure_matched)
                 matched = (m_ref, accuracy(m_ref[0].revealed, data) if m_ref else None, m_note)
+            uploads = None
+            if python is not None:
+
+                def measure_uploads(py: str = python, t: int = t) -> list[Run]:
+                    return [
+                        run_reference(py, npz, t, work, uploads=True) for _ in range(args.repeats)
+                    ]
+
+                u_ref, u_note = try_reference("openfhe", measure_uploads)
+                uploads = (u_ref, accuracy(u_ref[0].revealed, data) if u_ref else None, u_note)
             case = f"N={args.n} M={args.snps} K={k} t={t}"
             rows += comparison_rows(
                 case, ours, accuracy(ours[0].revealed, data),
-                ref, accuracy(ref[0].revealed, data) if ref else None, note, matched,
+                ref, accuracy(ref[0].revealed, data) if ref else None, note, matched, uploads,
             )  # fmt: skip
         del data
         if large is not None:

@@ -23,6 +23,11 @@ The algorithm, as logistic.hec's compiled program runs it:
   the degree-2 vs inside Q (OpenFHE's encoding scale is the scaling modulus's size, so a larger
   scale takes more moduli: at B = 57 and N = 1000 three, as many limbs as hec's three 42-bit
   primes).
+- `--uploads`: the owners hand the server serialized ciphertexts (OpenFHE's BINARY format, in
+  memory: what it would receive in a file or over the network, without the file system and
+  without any integrity check) and the server deserializes each before folding it, inside the
+  computation's time (whose deserializing share the JSON gives as `deserialize_seconds`): the
+  server's work as hec's compute role does it, which reads every upload from its file.
 - the server streams: individuals in chunks of CHUNK (their ciphertexts folded into the
   accumulators as they arrive, memory bounded by a chunk), SNP blocks of `slots` inside a chunk.
 Encryption (the owners' encoding and encryption) and computation (the server's folding, the
@@ -88,10 +93,13 @@ def _accumulate(cc: fhe.CryptoContext, acc: list, index: int, ct: object) -> Non
         cc.EvalAddInPlace(acc[index], ct)  # type: ignore[attr-defined]
 
 
-def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int]:
+def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int, float]:
     """Data owners lo..hi-1 encrypt; the server folds their ciphertexts into partial sums.
     Returns the serialized partial sums (per SNP block: score, sws, vs_0..vs_K-1), the
-    encryption and computation seconds and the peak resident set of each."""
+    encryption and computation seconds and the peak resident set of each, and the seconds of
+    the computation spent deserializing uploads (with `uploads`: each owner serializes every
+    ciphertext it encrypts, OpenFHE's BINARY format, in memory, as it would send it, and the
+    server deserializes each before folding it; 0 otherwise)."""
     cc = _SHARED["cc"]
     pk = _SHARED["pk"]
     r, w, V, S = (_SHARED[k] for k in ("r", "w", "V", "S"))
@@ -102,11 +110,23 @@ def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int]:
     blocks = S.shape[1] // slots
     per_block = 2 + k
     acc: list = [None] * (blocks * per_block)
-    enc_s = comp_s = 0.0
+    enc_s = comp_s = load_s = 0.0
     enc_peak = comp_peak = 0
+    uploads = bool(_SHARED.get("uploads"))
 
     def encrypt(values: np.ndarray) -> object:
-        return cc.Encrypt(pk, cc.MakeCKKSPackedPlaintext(values.tolist()))  # type: ignore[attr-defined]
+        ct = cc.Encrypt(pk, cc.MakeCKKSPackedPlaintext(values.tolist()))  # type: ignore[attr-defined]
+        return fhe.Serialize(ct, fhe.BINARY) if uploads else ct
+
+    def receive(upload: object) -> object:
+        """The server's copy of an upload (deserialized when uploads are serialized)."""
+        nonlocal load_s
+        if not uploads:
+            return upload
+        t = time.perf_counter()
+        ct = fhe.DeserializeCiphertextString(upload, fhe.BINARY)
+        load_s += time.perf_counter() - t
+        return ct
 
     for a in range(lo, hi, CHUNK):
         b_ = min(a + CHUNK, hi)
@@ -124,9 +144,12 @@ def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int]:
             t1 = time.perf_counter()
             enc_peak = max(enc_peak, peak_rss())
             base = b * per_block
+            if b == 0:  # V arrives once per individual
+                v_ct = [[receive(c) for c in row] for row in v_ct]
             for (rs, wss, s), vi in zip(cts, v_ct, strict=True):
-                _accumulate(cc, acc, base, rs)
-                _accumulate(cc, acc, base + 1, wss)
+                _accumulate(cc, acc, base, receive(rs))
+                _accumulate(cc, acc, base + 1, receive(wss))
+                s = receive(s)
                 for j in range(k):
                     _accumulate(cc, acc, base + 2 + j, cc.EvalMultNoRelin(vi[j], s))  # type: ignore[attr-defined]
             del cts
@@ -138,7 +161,7 @@ def _worker(lo: int, hi: int) -> tuple[list[bytes], float, float, int, int]:
     t0 = time.perf_counter()
     blobs = [fhe.Serialize(ct, fhe.BINARY) for ct in acc]
     comp_s += time.perf_counter() - t0
-    return blobs, enc_s, comp_s, enc_peak, comp_peak
+    return blobs, enc_s, comp_s, enc_peak, comp_peak, load_s
 
 
 def run(
@@ -148,6 +171,7 @@ def run(
     S: np.ndarray,
     workers: int,
     scale: int | None = None,
+    uploads: bool = False,
 ) -> tuple[dict[str, np.ndarray], Phases, dict]:
     n, m = S.shape
     k = V.shape[1]
@@ -166,7 +190,7 @@ def run(
     blocks = math.ceil(m / slots)
     padded = np.zeros((n, blocks * slots))
     padded[:, :m] = S
-    _SHARED.update(cc=cc, pk=keys.publicKey, r=r, w=w, V=V, S=padded, slots=slots)
+    _SHARED.update(cc=cc, pk=keys.publicKey, r=r, w=w, V=V, S=padded, slots=slots, uploads=uploads)
     bounds = np.linspace(0, n, workers + 1).astype(int)
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(workers) as pool:
@@ -176,7 +200,8 @@ def run(
     # The phase time is the slowest worker's, the phase memory the sum of the workers'.
     ph.seconds["encrypt"] = max(res[1] for res in results)
     ph.peak["encrypt"] = sum(res[3] for res in results)
-    ph.seconds["compute"] = max(res[2] for res in results)
+    slowest = max(results, key=lambda res: res[2])
+    ph.seconds["compute"] = slowest[2]
     ph.peak["compute"] = sum(res[4] for res in results)
 
     ph.start("compute")
@@ -208,6 +233,9 @@ def run(
         "key_switching": "BV (no evaluation key generated: no relinearization)",
         "chunk": CHUNK,
         "workers": workers,
+        "uploads": uploads,
+        # the slowest worker's share of its computation spent deserializing uploads
+        "deserialize_seconds": slowest[5],
     }
     return {"score": score, "sws": sws, "vs": vs}, ph, info
 
@@ -221,10 +249,14 @@ def main() -> None:
         "--scale-bits", type=int, default=None,
         help="encode at 2^B with B-bit moduli (default: the largest scale two moduli hold)",
     )  # fmt: skip
+    parser.add_argument(
+        "--uploads", action="store_true",
+        help="owners serialize every ciphertext and the server deserializes it before use",
+    )  # fmt: skip
     args = parser.parse_args()
     data = np.load(args.data)
     r, w, V, S = (np.asarray(data[key], dtype=np.float64) for key in ("r", "w", "V", "S"))
-    revealed, ph, info = run(r, w, V, S, args.workers, args.scale_bits)
+    revealed, ph, info = run(r, w, V, S, args.workers, args.scale_bits, args.uploads)
     np.savez(args.out, score=revealed["score"], sws=revealed["sws"], vs=revealed["vs"])
     version = importlib.metadata.version("openfhe")
     print(

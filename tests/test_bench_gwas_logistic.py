@@ -82,7 +82,7 @@ def test_rows_say_openfhe_is_not_installed(monkeypatch, capsys) -> None:
 def test_rows_say_the_reference_failed_at_run_time(monkeypatch, capsys) -> None:
     bench = load()
 
-    def crash(*_args: object) -> object:
+    def crash(*_args: object, **_kwargs: object) -> object:
         raise subprocess.CalledProcessError(1, "python", stderr="Traceback\nRuntimeError: Decode")
 
     monkeypatch.setattr(bench, "reference_python", lambda: "/nonexistent/python3.10")
@@ -137,8 +137,10 @@ def test_large_size_option() -> None:
 
 
 def test_matched_reference_and_the_compute_split_are_rows(monkeypatch, capsys) -> None:
-    """Ours' compute split (read+verify, arithmetic) is a row each, and the reference runs a
-    second time at our scale (`--scale-bits`), in its own column."""
+    """Ours' compute split (read+verify, arithmetic) is a row each; the reference runs a
+    second time at our scale (`--scale-bits`), in its own column, and a third time with its
+    server deserializing the uploads (`--uploads`), whose deserializing is the read+verify
+    row's counterpart and the rest the arithmetic row's."""
     bench = load()
     plain = fake_ours(bench, 2.0)
 
@@ -148,16 +150,20 @@ def test_matched_reference_and_the_compute_split_are_rows(monkeypatch, capsys) -
         run.seconds.update({"compute: read+verify": 1.5, "compute: arithmetic": 0.5})
         return run
 
-    calls: list[int | None] = []
+    calls: list[tuple[int | None, bool]] = []
 
-    def reference(python, data, threads, workdir, scale_bits=None):
-        calls.append(scale_bits)
+    def reference(python, data, threads, workdir, scale_bits=None, uploads=False):
+        calls.append((scale_bits, uploads))
         compute = 1.0 if scale_bits is None else 2.5
+        compute += 3.0 if uploads else 0.0
         moduli = [60, 50] if scale_bits is None else [60, scale_bits, scale_bits]
         d = bench.cohort(60, 100, 22)
-        params = {"ring_dim": 8192, "moduli_bits": moduli, "workers": threads, "openfhe": "x"}
-        return bench.Run({**dict.fromkeys(bench.PHASES, 1.0), "compute": compute},
-                         dict.fromkeys(bench.PHASES, 2**20), exact_sums(d), params)  # fmt: skip
+        params = {"ring_dim": 8192, "moduli_bits": moduli, "workers": threads, "openfhe": "x",
+                  "uploads": uploads}  # fmt: skip
+        seconds = {**dict.fromkeys(bench.PHASES, 1.0), "compute": compute}
+        if uploads:
+            seconds[bench.DESERIALIZE] = 2.0
+        return bench.Run(seconds, dict.fromkeys(bench.PHASES, 2**20), exact_sums(d), params)
 
     monkeypatch.setattr(bench, "reference_python", lambda: "/nonexistent/python3.10")
     monkeypatch.setattr(bench, "run_reference", reference)
@@ -165,17 +171,22 @@ def test_matched_reference_and_the_compute_split_are_rows(monkeypatch, capsys) -
     monkeypatch.setattr(sys, "argv", [*ARGS, "--large", "none"])
     assert bench.main() == 0
     rows = json_rows(capsys.readouterr().out)
-    assert calls == [None, None, 57, 57]  # --repeats 2 of each
+    # --repeats 2 of each
+    assert calls == [(None, False)] * 2 + [(57, False)] * 2 + [(None, True)] * 2
     compute = rows["N=60 M=100 K=4 t=1 compute"]
-    assert [r["value"] for r in compute["references"]] == [1.0, 2.5]
-    assert [r["name"] for r in compute["references"]] == ["openfhe", "openfhe-matched"]
+    assert [r["value"] for r in compute["references"]] == [1.0, 2.5, 4.0]
+    names = [r["name"] for r in compute["references"]]
+    assert names == ["openfhe", "openfhe-matched", "openfhe-uploads"]
     assert "moduli [60, 57, 57]" in compute["references"][1]["note"]
+    assert "the server deserializes every upload" in compute["references"][2]["note"]
     assert compute["ratio"] == 2.0 and compute["ratio_fastest"] == 2.0
     arithmetic = rows["N=60 M=100 K=4 t=1 compute: arithmetic"]
     assert arithmetic["ours"] == 0.5 and arithmetic["ratio"] == 0.5
+    assert [r["value"] for r in arithmetic["references"]] == [1.0, 2.5, 2.0]
     verify = rows["N=60 M=100 K=4 t=1 compute: read+verify"]
     assert verify["ours"] == 1.5 and verify["reference"] is None
     assert "holds its ciphertexts in memory" in verify["references"][0]["note"]
+    assert verify["references"][2]["value"] == 2.0  # the deserializing
 
 
 def test_the_compute_roles_split_is_read_from_its_stderr(monkeypatch, tmp_path) -> None:
