@@ -189,12 +189,16 @@ class RoleSequence:
         return self.runner(self.binary, (*prefix, *args), on_progress)
 
     def keygen(
-        self, stream_rows: int | None = None, bindings: Mapping[str, str] | None = None
+        self,
+        stream_rows: int | None = None,
+        bindings: Mapping[str, str] | None = None,
+        sizes: Mapping[str, int] | None = None,
     ) -> RoleOutput:
         """The parties' signing keys (when signed), then keygen: one data owner holding every
         row (`stream_rows`: the stream dimension's size, None when the program streams
-        nothing), both parties' public signing keys, and the facts the run is bound to
-        (`--bind KEY=VALUE`, e.g. the SNP list's digest). A kept directory starts clean."""
+        nothing), both parties' public signing keys, the facts the run is bound to
+        (`--bind KEY=VALUE`, e.g. the SNP list's digest) and the sizes no upload carries
+        (`--size NAME=V`, driver.run.uncarried_sizes). A kept directory starts clean."""
         import shutil
 
         for d in (self.keys, self.parties):
@@ -209,6 +213,8 @@ class RoleSequence:
             args += ["--server-key", f"{self.server_sign}.pub"]
         for key, value in (bindings or {}).items():
             args += ["--bind", f"{key}={value}"]
+        for name, value in (sizes or {}).items():
+            args += ["--size", f"{name}={value}"]
         return self._run(*args)
 
     def encrypt(

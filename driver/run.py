@@ -507,6 +507,20 @@ def owner_inputs(program: he.ProgramRule) -> set[str]:
     return names
 
 
+def uncarried_sizes(
+    program: he.ProgramRule, checked: CheckedProgram, owned: set[str], sizes: Mapping[str, int]
+) -> dict[str, int]:
+    """The size parameters the compiled program reads (targets/cpp/emit.py `sizes_read`) that
+    no encrypted input's shape carries (e.g. M in `x / (M + 1)` when the only [M] input is one
+    the server never reads), with their values in `sizes`: keygen fixes them in the run
+    manifest (`--size NAME=V`), since the server binds every other size from its uploads."""
+    from targets.cpp.emit import sizes_read
+
+    carried = {d for name in owned for d in checked.bindings[name].ty.shape if isinstance(d, str)}
+    read = sizes_read(program)
+    return {p: int(sizes[p]) for p in checked.params if p in read - carried and p in sizes}
+
+
 def run_encrypted(
     path: str | Path,
     inputs: Mapping[str, Path],
@@ -531,7 +545,8 @@ def run_encrypted(
             stack.enter_context(scratch_directory("hec-run-")) if work is None else Path(str(work))
         )
         built = build_cpp(comp, path, base / "build")
-        owned = owner_inputs(comp.bfv_program if comp.scheme == "bfv" else comp.program)
+        program = comp.bfv_program if comp.scheme == "bfv" else comp.program
+        owned = owner_inputs(program)
         stream = built.emitted.stream_dim
         residues = _residue_moduli(comp)
         runs: list[tuple[dict[str, Array], RoleOutput]] = []
@@ -545,7 +560,10 @@ def run_encrypted(
                 shutil.rmtree(scratch_dir, ignore_errors=True)
             roles = RoleSequence(built.binary, root, residue=None if len(residues) == 1 else i)
             began = time.perf_counter()
-            roles.keygen(run_sizes[stream] if stream else None)
+            roles.keygen(
+                run_sizes[stream] if stream else None,
+                sizes=uncarried_sizes(program, checked, owned, run_sizes),
+            )
             roles.encrypt({k: v for k, v in inputs.items() if k in owned}, cts)
             compute = roles.compute(cts, res)
             # one party: the ciphertexts are deleted with the run, so nothing to flood against

@@ -208,14 +208,25 @@ class PartySizes:
 
 
 def individual_axes(program: ckks.ProgramOp) -> set[Dim]:
-    """The dimensions indexing individuals: the row axis of every secret input matrix."""
+    """The dimension indexing individuals, as a set of at most one: the axis the server streams
+    over (`streaming.choose_stream_dim`, the runtime's `stream_dim`: its uploads are files of
+    rows of it), else the row axis of the input matrices when they share one. One axis, so
+    that the upload is `upload_per_individual` times that size plus `upload_other`. (Was: the
+    row axis of every input matrix, so that a program with inputs [N, K] and [K, K] counted
+    both N and K as individuals, and the per-individual figure, multiplied by N x K, was twice
+    what the roles wrote: found by the slow tier's generated programs.)"""
+    from compiler.analysis.streaming import choose_stream_dim  # (it imports this module)
+
+    dim = choose_stream_dim(program)
+    if dim is not None:
+        return {dim}
     axes: set[Dim] = set()
     for op in program.block.ops:
         if isinstance(op, ckks.EncodeOp):
             dims = ckks.pt_type(op.result).dims
             if len(dims) >= 2:
                 axes.add(dims[0])
-    return axes
+    return axes if len(axes) == 1 else set()
 
 
 def party_sizes(

@@ -188,10 +188,11 @@ ParsedArgs CommandLine::parse(int argc, const char* const* argv) const {
 }
 
 std::pair<std::string, std::string> split_assignment(const std::string& option,
-                                                     const std::string& text) {
+                                                     const std::string& text,
+                                                     const std::string& form) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    throw UsageError(option + ": expected NAME=FILE, got '" + text + "'");
+    throw UsageError(option + ": expected " + form + ", got '" + text + "'");
   }
   return {text.substr(0, eq), text.substr(eq + 1)};
 }

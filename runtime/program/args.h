@@ -71,9 +71,11 @@ class CommandLine {
   std::vector<SubcommandSpec> subcommands_;
 };
 
-// "NAME=VALUE" -> {NAME, VALUE}; throws UsageError naming `option` unless both are non-empty.
+// "NAME=VALUE" -> {NAME, VALUE}; throws UsageError naming `option` and the expected `form`
+// unless both are non-empty.
 std::pair<std::string, std::string> split_assignment(const std::string& option,
-                                                     const std::string& text);
+                                                     const std::string& text,
+                                                     const std::string& form = "NAME=FILE");
 
 // A half-open row range "a:b" (0 <= a < b). Throws UsageError naming `option` otherwise.
 struct RowRange {

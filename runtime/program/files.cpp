@@ -99,6 +99,13 @@ std::vector<std::size_t> resolve(const std::vector<std::string>& dims, const Siz
   return out;
 }
 
+bool has_param(const ProgramSpec& spec, const std::string& name) {
+  for (const auto& [param, bound] : spec.params) {
+    if (param == name) return true;
+  }
+  return false;
+}
+
 std::size_t bound_of(const ProgramSpec& spec, const std::string& name) {
   for (const auto& [p, b] : spec.params) {
     if (p == name) return b;

@@ -56,6 +56,7 @@ Peek peek_container(const std::filesystem::path& path);
 std::size_t resolve_dim(const std::string& dim, const Sizes& sizes);
 std::vector<std::size_t> resolve(const std::vector<std::string>& dims, const Sizes& sizes);
 std::size_t bound_of(const ProgramSpec& spec, const std::string& name);
+bool has_param(const ProgramSpec& spec, const std::string& name);  // a size parameter?
 std::string sizes_text(const Sizes& sizes);
 Sizes parse_sizes_text(const std::string& text);
 

@@ -310,6 +310,11 @@ Manifest parse_manifest(const MetaDoc& doc) {
       m.owners.push_back(o);
     } else if (k.rfind("bind.", 0) == 0) {
       m.bindings[k.substr(5)] = v;
+    } else if (k.rfind("size.", 0) == 0) {
+      if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::runtime_error(doc.path.string() + ": bad " + k + " '" + v + "'");
+      }
+      m.sizes[k.substr(5)] = std::stoull(v);
     }
   }
   // The manifest is signed by the coordinator whose key it names: parties check that key

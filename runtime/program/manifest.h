@@ -107,6 +107,10 @@ struct Manifest {
   VerifyKey coordinator{};
   std::optional<VerifyKey> server;
   std::map<std::string, std::string> bindings;  // "bind.KEY VALUE" lines
+  // "size.NAME V" lines: size parameters keygen fixed (--size), for the sizes no upload
+  // carries (a parameter the server computes with, e.g. `x / (M + 1)`, whose only input the
+  // program does not read); an upload that carries one must agree.
+  std::map<std::string, std::size_t> sizes;
 
   const OwnerEntry* owner(const std::string& name) const;
   // Throws naming `doc`'s file unless it was made in this run (run id, program digest).

@@ -95,6 +95,9 @@ CommandLine command_line(const ProgramSpec& spec) {
             false, true},
            {"server-key", "FILE.pub", "the server's signing key (its results must be signed)"},
            {"bind", "KEY=VALUE", "a fact the run is bound to (e.g. a digest of the SNP list)",
+            false, true},
+           {"size", "NAME=V",
+            "fixes a size parameter in the run manifest (repeat; needed for one no upload carries)",
             false, true}},
           {}});
   cl.add({"signkey",

@@ -55,8 +55,8 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   for (const auto& item : args.all("owner")) {
     // NAME=A:B (its rows of the stream dimension) or NAME (a program that streams nothing).
     const bool has_rows = item.find('=') != std::string::npos;
-    const auto [name, range] =
-        has_rows ? split_assignment("--owner", item) : std::make_pair(item, std::string());
+    const auto [name, range] = has_rows ? split_assignment("--owner", item, "NAME=A:B")
+                                        : std::make_pair(item, std::string());
     if (name.empty() || name.find_first_of(" \n.") != std::string::npos) {
       throw UsageError("--owner '" + name + "': a name without spaces or dots");
     }
@@ -114,9 +114,28 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   }
   std::optional<VerifyKey> server;
   if (auto f = args.get("server-key")) server = load_verify_key(*f);
+  MetaLines fixed_sizes;
+  for (const auto& item : args.all("size")) {
+    const auto [name, value] = split_assignment("--size", item, "NAME=VALUE");
+    if (!has_param(spec, name)) {
+      throw UsageError("--size " + item + ": this program has no size parameter '" + name + "'");
+    }
+    if (value.empty() || value.size() > 18 ||
+        value.find_first_not_of("0123456789") != std::string::npos || std::stoull(value) == 0) {
+      throw UsageError("--size " + item + ": the size must be a positive integer");
+    }
+    if (std::stoull(value) > bound_of(spec, name)) {
+      throw UsageError("--size " + item + " exceeds the bound " + name +
+                       " <= " + std::to_string(bound_of(spec, name)));
+    }
+    for (const auto& [k, v] : fixed_sizes) {
+      if (k == "size." + name) throw UsageError("--size " + name + " is given twice");
+    }
+    fixed_sizes.push_back({"size." + name, std::to_string(std::stoull(value))});
+  }
   MetaLines bindings;
   for (const auto& item : args.all("bind")) {
-    auto [key, value] = split_assignment("--bind", item);
+    auto [key, value] = split_assignment("--bind", item, "KEY=VALUE");
     if (key.find_first_of(" \n") != std::string::npos || value.find('\n') != std::string::npos) {
       throw UsageError("--bind " + key + ": keys have no spaces, values no line breaks");
     }
@@ -169,6 +188,7 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
     man.push_back({"owner." + o.name, std::to_string(o.begin) + ":" + std::to_string(o.end) + " " +
                                           (o.key ? verify_key_hex(*o.key) : "-")});
   }
+  man.insert(man.end(), fixed_sizes.begin(), fixed_sizes.end());
   man.insert(man.end(), bindings.begin(), bindings.end());
   // One copy for the coordinator and the data owners (beside public), one in eval/ (what the
   // server is handed).

@@ -159,9 +159,27 @@ ShardIndex::ShardIndex(const ProgramSpec& spec, const Manifest& manifest,
       }
     }
   }
+  // Sizes the run manifest fixes (keygen --size): those no upload carries, and a check of
+  // those the uploads carry.
+  for (const auto& [name, value] : manifest.sizes) {
+    if (!has_param(spec_, name)) {
+      throw std::runtime_error(manifest.path.string() + ": fixes size " + name +
+                               ", which this program does not have");
+    }
+    auto [pos, inserted] = sizes_.emplace(name, value);
+    if (!inserted && pos->second != value) {
+      throw std::runtime_error("the uploads in " + dir_.string() + " have " + name + " = " +
+                               std::to_string(pos->second) + " but the run manifest " +
+                               manifest.path.string() + " fixes " + name + " = " +
+                               std::to_string(value));
+    }
+  }
   for (const auto& [name, bound] : spec_.params) {
     if (sizes_.count(name) == 0) {
-      throw std::runtime_error("size " + name + " is not given by any input in " + dir_.string());
+      throw std::runtime_error("size " + name + " is not given by any input in " + dir_.string() +
+                               " (no upload carries it: the coordinator fixes it with keygen "
+                               "--size " +
+                               name + "=V)");
     }
     if (sizes_[name] > bound) {
       throw std::runtime_error("size " + name + " = " + std::to_string(sizes_[name]) +

@@ -404,7 +404,7 @@ def _find_program(module_or_program: ModuleOp | _Program) -> _Program:
     return next(ckks_programs(module_or_program))
 
 
-def _sizes_read(program: _Program) -> set[str]:
+def sizes_read(program: _Program) -> set[str]:
     """The size parameters the program reads: axes of its values and sizes used as numbers."""
     used: set[str] = set()
     for op in program.block.ops:
@@ -423,7 +423,7 @@ def _sources_and_sizes(program: _Program, sched: _Schedule) -> tuple[list[str], 
     the rank of every owner input."""
     lines: list[str] = []
     add = lines.append
-    read = _sizes_read(program)  # a size no array and no number uses is not asked for
+    read = sizes_read(program)  # a size no array and no number uses is not asked for
     for p, bound in program.params().items():
         if p in read:
             add(f"  s.params.push_back({{{_cpp_string(p)}, {bound}}});")

@@ -45,8 +45,12 @@ def ok(binary: Path, *args: str) -> str:
     return done.stderr
 
 
-def all_roles(binary: Path, inputs: dict[str, Path], work: Path) -> Path:
-    ok(binary, "keygen", "--out", str(work / "keys"))
+def all_roles(
+    binary: Path, inputs: dict[str, Path], work: Path, sizes: dict[str, int] | None = None
+) -> Path:
+    """keygen (fixing `sizes`: those no upload carries), encrypt, compute, decrypt."""
+    fixed = [a for name, v in (sizes or {}).items() for a in ("--size", f"{name}={v}")]
+    ok(binary, "keygen", "--out", str(work / "keys"), *fixed)
     enc = [a for name, f in inputs.items() for a in ("--input", f"{name}={f}")]
     ok(binary, "encrypt", "--pk", str(work / "keys" / "public"), *enc, "--out", str(work / "ct"))
     ok(
