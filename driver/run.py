@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from compiler.analysis.actual_sizes import Promise
 from compiler.analysis.sizes import Sizes, parse_sizes
-from compiler.dialects import he
+from compiler.dialects import bfv, ckks, he
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver.interrupt import scratch_directory
@@ -508,7 +508,10 @@ def owner_inputs(program: he.ProgramRule) -> set[str]:
 
 
 def uncarried_sizes(
-    program: he.ProgramRule, checked: CheckedProgram, owned: set[str], sizes: Mapping[str, int]
+    program: ckks.ProgramOp | bfv.ProgramOp,
+    checked: CheckedProgram,
+    owned: set[str],
+    sizes: Mapping[str, int],
 ) -> dict[str, int]:
     """The size parameters the compiled program reads (targets/cpp/emit.py `sizes_read`) that
     no encrypted input's shape carries (e.g. M in `x / (M + 1)` when the only [M] input is one

@@ -26,15 +26,21 @@ reveal s = sum(x)
 """
 
 
-def test_an_input_the_server_never_reads_does_not_stop_hec_run(tmp_path: Path) -> None:
-    (tmp_path / "p.hec").write_text(PROGRAM)
+def _hec_run_s(tmp_path: Path, program: str) -> tuple[float, float]:
+    """`hec run` of `program` on x (7 values) and z (4): its s, and sum(x)."""
+    (tmp_path / "p.hec").write_text(program)
     x = np.linspace(0.0, 1.0, 7)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "z.npy", np.full(4, 0.5))
     args = ["run", str(tmp_path / "p.hec"), "--insecure", "--log-n", "12"]
     inputs = ["--input", f"x={tmp_path / 'x.npy'}", "--input", f"z={tmp_path / 'z.npy'}"]
     assert main([*args, *inputs, "--out", str(tmp_path / "out")]) == 0
-    assert abs(float(np.load(tmp_path / "out" / "s.npy")) - float(np.sum(x))) <= 1e-6
+    return float(np.load(tmp_path / "out" / "s.npy")), float(np.sum(x))
+
+
+def test_an_input_the_server_never_reads_does_not_stop_hec_run(tmp_path: Path) -> None:
+    s, sum_x = _hec_run_s(tmp_path, PROGRAM)
+    assert abs(s - sum_x) <= 1e-6
 
 
 USES_M = """param N <= 10
@@ -50,14 +56,8 @@ def test_a_size_only_an_unread_input_carries_is_fixed_by_keygen(tmp_path: Path) 
     the server needs M but no upload carries it, and compute failed "size M is not given by
     any input". `hec run` now has keygen fix it in the run manifest (`--size M=4`, from z's
     shape)."""
-    (tmp_path / "p.hec").write_text(USES_M)
-    x = np.linspace(0.0, 1.0, 7)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "z.npy", np.full(4, 0.5))
-    args = ["run", str(tmp_path / "p.hec"), "--insecure", "--log-n", "12"]
-    inputs = ["--input", f"x={tmp_path / 'x.npy'}", "--input", f"z={tmp_path / 'z.npy'}"]
-    assert main([*args, *inputs, "--out", str(tmp_path / "out")]) == 0
-    assert abs(float(np.load(tmp_path / "out" / "s.npy")) - float(np.sum(x)) / 5) <= 1e-6
+    s, sum_x = _hec_run_s(tmp_path, USES_M)
+    assert abs(s - sum_x / 5) <= 1e-6
 
 
 @pytest.fixture(scope="module")
