@@ -12,11 +12,15 @@ thread count: `cost.compute_seconds` (one core) and `sizes.server_memory.total`,
 profile given (default: the one `hec calibrate` stored, else the shipped default) and, for
 comparison, under the shipped default. Each row records the load average when it was measured.
 
+FHEW cases (add8, mul8: `hec run --scheme fhew` on random 8-bit inputs): the report's
+`estimate` at one thread against the median of the compute role's own seconds (wall, one
+thread); time only, the report has no FHEW memory estimate.
+
 Usage: bench/run calibration-check [--profile PATH] [--repeats 3] [--quick] [--only NAME]
   --quick: one chi-square size and one other example (a smoke run); --only: the cases of one
-  example (chisq, meancov, grs, meancov_int). The sizes keep each compute role to seconds:
-  meancov.hec uploads 6.4 MiB per individual at D = 16, grs.hec key-switches 17 times per
-  individual.
+  example (chisq, meancov, grs, meancov_int, add8, mul8). The sizes keep each compute role
+  to seconds: meancov.hec uploads 6.4 MiB per individual at D = 16, grs.hec key-switches 17
+  times per individual.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -47,6 +52,11 @@ CASES = [
     ("meancov", "examples/stats/meancov.hec", "ckks", {"N": 200, "D": 4}),
     ("grs", "examples/stats/grs.hec", "ckks", {"N": 128, "M": 64}),
     ("meancov_int", "examples/stats/meancov_int.hec", "bfv", {"N": 40, "D": 16}),
+    # FHEW gate programs: the report's `estimate` (compiler/analysis/cost.py
+    # fhew_compute_estimate, from the profile's one-bootstrap time) against the compute role's
+    # own seconds at one thread (wall: its gates run on that one core); no memory estimate.
+    ("add8", "examples/circuits/add8.hec", "fhew", {"N": 64}),
+    ("mul8", "examples/circuits/mul8.hec", "fhew", {"N": 8}),
 ]
 
 
@@ -57,9 +67,14 @@ def _options(scheme: str, sizes: dict[str, int]) -> Options:
 def estimates(
     source: Path, scheme: str, sizes: dict[str, int], profile: prof.Profile
 ) -> tuple[float, int]:
-    """The report's computation seconds and server peak bytes at one thread under `profile`."""
+    """The report's computation seconds and server peak bytes at one thread under `profile`
+    (FHEW: no memory estimate, 0)."""
     prof.use(profile)
     try:
+        if scheme == "fhew":
+            from driver.fhew import compile_fhew_file
+
+            return compile_fhew_file(source, _options(scheme, sizes)).estimate(1).seconds, 0
         comp = compile_file(source, _options(scheme, sizes))
         report = report_of(comp, threads=1)
         return float(report["cost"]["compute_seconds"]), int(
@@ -77,6 +92,8 @@ def measure(
     repeats: int,
     profile: prof.Profile,
 ) -> RoleRun:
+    if scheme == "fhew":
+        return measure_fhew(source, sizes, work, repeats)
     prof.use(profile)
     try:
         comp = compile_file(source, _options(scheme, sizes))
@@ -91,6 +108,30 @@ def measure(
         return run
     finally:
         prof.use(None)
+
+
+def measure_fhew(source: Path, sizes: dict[str, int], work: Path, repeats: int) -> RoleRun:
+    """`hec run --scheme fhew` of a circuit on random 8-bit inputs, REPEATS fresh runs at one
+    thread: the median of the compute role's own seconds (peak memory not measured: 0)."""
+    from driver.fhew import run_fhew
+
+    rng = np.random.default_rng(3)
+    seconds: list[float] = []
+    saved = dict(os.environ)
+    os.environ.update({"HEC_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    try:
+        for r in range(repeats):
+            inputs = {}
+            for name in ("a", "b"):
+                inputs[name] = work / f"{name}.npy"
+                np.save(inputs[name], rng.integers(0, 256, sizes["N"], dtype=np.uint8))
+            res = run_fhew(source, inputs, work / f"out{r}", _options("fhew", sizes),
+                           work=work / f"run{r}")  # fmt: skip
+            seconds.append(float(res.summary["compute"]["seconds"]))  # type: ignore[index]
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return RoleRun(encrypt_cpu=0.0, compute_cpu=statistics.median(seconds), compute_peak=0)
 
 
 def main() -> int:
@@ -124,7 +165,7 @@ def main() -> int:
             size_text = ",".join(f"{k}={v}" for k, v in sizes.items())
             case = f"{name} {scheme} {size_text}"
             t_ratio = est_s / run.compute_cpu
-            m_ratio = est_b / run.compute_peak
+            m_ratio = est_b / run.compute_peak if run.compute_peak else 1.0
             print(
                 f"{case:<28} {est_s:>8.3f} {run.compute_cpu:>8.3f} {t_ratio:>6.2f} "
                 f"{def_s / run.compute_cpu:>8.2f} {est_b / 2**20:>8.1f} "
@@ -138,15 +179,16 @@ def main() -> int:
                     "calibration-check", f"{case} compute time", est_s, run.compute_cpu, "s"
                 ).as_json()
             )
-            lines.append(
-                Row(
-                    "calibration-check",
-                    f"{case} peak memory",
-                    est_b / 2**20,
-                    run.compute_peak / 2**20,
-                    "MiB",
-                ).as_json()
-            )
+            if run.compute_peak:  # (FHEW cases: time only)
+                lines.append(
+                    Row(
+                        "calibration-check",
+                        f"{case} peak memory",
+                        est_b / 2**20,
+                        run.compute_peak / 2**20,
+                        "MiB",
+                    ).as_json()
+                )
             lines.append(
                 json.dumps(
                     {
