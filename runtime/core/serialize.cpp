@@ -76,19 +76,10 @@ std::string to_hex(const std::uint8_t* data, std::size_t size) {
 
 Checksum checksum_from_hex(const std::string& hex, const std::string& source) {
   Checksum out{};
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  bool ok = hex.size() == 2 * kChecksumSize;
-  for (std::size_t i = 0; ok && i < kChecksumSize; ++i) {
-    const int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
-    ok = hi >= 0 && lo >= 0;
-    if (ok) out[i] = static_cast<std::uint8_t>(16 * hi + lo);
-  }
-  if (!ok) {
+  std::size_t length = 0;
+  if (sodium_hex2bin(out.data(), out.size(), hex.data(), hex.size(), nullptr, &length, nullptr) !=
+          0 ||
+      length != out.size()) {
     throw std::runtime_error(source + ": '" + hex.substr(0, 80) + "' is not a digest (" +
                              std::to_string(2 * kChecksumSize) + " hex digits)");
   }

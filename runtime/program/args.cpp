@@ -197,6 +197,14 @@ std::pair<std::string, std::string> split_assignment(const std::string& option,
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+std::size_t parse_positive(const std::string& what, const std::string& text) {
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos || std::stoull(text) == 0) {
+    throw UsageError(what + " must be a positive integer, got '" + text + "'");
+  }
+  return std::stoull(text);
+}
+
 RowRange parse_row_range(const std::string& option, const std::string& text) {
   const auto colon = text.find(':');
   auto number = [&](const std::string& s) -> std::size_t {

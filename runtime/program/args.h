@@ -83,5 +83,8 @@ struct RowRange {
   std::size_t end = 0;
 };
 RowRange parse_row_range(const std::string& option, const std::string& text);
+// A positive integer (decimal digits only); else UsageError "`what` must be a positive
+// integer, got 'TEXT'".
+std::size_t parse_positive(const std::string& what, const std::string& text);
 
 }  // namespace hec::program

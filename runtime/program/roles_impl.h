@@ -46,12 +46,7 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
   // The run's parties and rows, checked before any key is made.
   std::vector<OwnerEntry> owners;
   std::optional<std::size_t> rows;
-  if (auto r = args.get("rows")) {
-    if (r->empty() || r->find_first_not_of("0123456789") != std::string::npos || *r == "0") {
-      throw UsageError("keygen: --rows must be a positive integer, got '" + *r + "'");
-    }
-    rows = std::stoull(*r);
-  }
+  if (auto r = args.get("rows")) rows = parse_positive("keygen: --rows", *r);
   for (const auto& item : args.all("owner")) {
     // NAME=A:B (its rows of the stream dimension) or NAME (a program that streams nothing).
     const bool has_rows = item.find('=') != std::string::npos;
@@ -120,18 +115,15 @@ int keygen(const ProgramSpec& spec, const ParsedArgs& args) {
     if (!has_param(spec, name)) {
       throw UsageError("--size " + item + ": this program has no size parameter '" + name + "'");
     }
-    if (value.empty() || value.size() > 18 ||
-        value.find_first_not_of("0123456789") != std::string::npos || std::stoull(value) == 0) {
-      throw UsageError("--size " + item + ": the size must be a positive integer");
-    }
-    if (std::stoull(value) > bound_of(spec, name)) {
+    const std::size_t size = parse_positive("--size " + name, value);
+    if (size > bound_of(spec, name)) {
       throw UsageError("--size " + item + " exceeds the bound " + name +
                        " <= " + std::to_string(bound_of(spec, name)));
     }
     for (const auto& [k, v] : fixed_sizes) {
       if (k == "size." + name) throw UsageError("--size " + name + " is given twice");
     }
-    fixed_sizes.push_back({"size." + name, std::to_string(std::stoull(value))});
+    fixed_sizes.push_back({"size." + name, std::to_string(size)});
   }
   MetaLines bindings;
   for (const auto& item : args.all("bind")) {
@@ -231,12 +223,7 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
   std::optional<RowRange> rows;
   if (auto r = args.get("rows")) rows = parse_row_range("--rows", *r);
   std::size_t block_rows = 0;
-  if (auto b = args.get("block-rows")) {
-    if (b->empty() || b->find_first_not_of("0123456789") != std::string::npos || *b == "0") {
-      throw UsageError("encrypt: --block-rows must be a positive integer, got '" + *b + "'");
-    }
-    block_rows = std::stoull(*b);
-  }
+  if (auto b = args.get("block-rows")) block_rows = parse_positive("encrypt: --block-rows", *b);
   // Who uploads: a data owner of the run's manifest, with its signing key when it has one.
   const Manifest manifest = role_manifest(spec, args, pk_path.parent_path() / "manifest");
   std::string owner = args.get("owner").value_or("");

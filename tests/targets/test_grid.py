@@ -42,6 +42,19 @@ HEADER = """param N <= 1000
 param M <= 1000
 input S: secret[N, M] in {0, 1, 2}
 """
+# Sums over the individuals of products, a constant-shifted value and per-SNP values broadcast
+# back to the rows (also run encrypted by tests/targets/cpp_target/test_cpp_grid.py).
+SUMS = (
+    HEADER
+    + """input y: secret[N] in {0, 1}
+c = sum(y - 0.5)
+n11 = y @ S
+v = sum(S * (y - 0.5), axis=0)
+reveal t = n11 * c
+reveal r = sum(S * n11, axis=0)
+reveal q = v * v
+"""
+)
 
 
 def test_a_product_over_the_grid_columns_is_a_located_error(tmp_path: Path) -> None:
@@ -103,18 +116,7 @@ def test_row_sums_and_broadcasts_in_the_simulator(tmp_path: Path, rows: int) -> 
     """Sums over the individuals of products, a constant-shifted value (its padding rows are
     masked) and per-SNP values broadcast back to the rows, at N not a multiple of R and M
     spanning several column blocks at the smallest ring."""
-    path = _program(
-        tmp_path,
-        HEADER
-        + """input y: secret[N] in {0, 1}
-c = sum(y - 0.5)
-n11 = y @ S
-v = sum(S * (y - 0.5), axis=0)
-reveal t = n11 * c
-reveal r = sum(S * n11, axis=0)
-reveal q = v * v
-""",
-    )
+    path = _program(tmp_path, SUMS)
     comp = compile_file(
         path, Options(sizes=Sizes.parse("N=77,M=300"), grid_rows=rows, flooding=False)
     )

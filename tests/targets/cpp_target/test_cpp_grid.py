@@ -24,20 +24,10 @@ from hec.cli import main
 from targets.sim.simulator import simulate
 from tests.conftest import ROOT
 from tests.dsl.test_reference import lra_data
+from tests.targets.test_grid import SUMS
 
 LRA = ROOT / "examples" / "gwas" / "lra.hec"
 
-PROGRAM = """param N <= 1000
-param M <= 1000
-input S: secret[N, M] in {0, 1, 2}
-input y: secret[N] in {0, 1}
-c = sum(y - 0.5)
-n11 = y @ S
-v = sum(S * (y - 0.5), axis=0)
-reveal t = n11 * c
-reveal r = sum(S * n11, axis=0)
-reveal q = v * v
-"""
 SIZES = {"N": 77, "M": 300}
 
 
@@ -63,6 +53,15 @@ def _rel(got: npt.ArrayLike, want: npt.ArrayLike) -> float:
     return float(np.max(np.abs(g - w)) / (np.max(np.abs(w)) or 1.0))
 
 
+def _hec_run(tmp_path: Path, path: Path, sizes: str, rows: str, *args: str) -> Path:
+    """`hec run PATH --size SIZES --grid-rows ROWS --no-flooding ARGS` into tmp_path/out
+    (built in tmp_path/build): the output directory."""
+    out = tmp_path / "out"
+    argv = ["run", str(path), "--size", sizes, "--grid-rows", rows, "--no-flooding", *args]
+    assert main([*argv, "--out", str(out), "--build-dir", str(tmp_path / "build")]) == 0
+    return out
+
+
 def _compile(path: Path, rows: int, sizes: str, **options: object) -> Compilation:
     return compile_file(
         path,
@@ -77,29 +76,10 @@ def test_grid_program_encrypted_agrees_with_simulator_and_reference(
     """N = 77 is not a multiple of R (the last block has padding rows: the masked constant of
     sum(y - 0.5) zeroes them); M = 300 spans several column blocks at R = 8 (C = 512)."""
     path = tmp_path / "p.hec"
-    path.write_text(PROGRAM)
+    path.write_text(SUMS)
     data = _data(3)
     args = _save(data, tmp_path / "in")
-    out = tmp_path / "out"
-    assert (
-        main(
-            [
-                "run",
-                str(path),
-                "--size",
-                "N=77,M=300",
-                "--grid-rows",
-                str(rows),
-                "--no-flooding",
-                *args,
-                "--out",
-                str(out),
-                "--build-dir",
-                str(tmp_path / "build"),
-            ]
-        )
-        == 0
-    )
+    out = _hec_run(tmp_path, path, "N=77,M=300", str(rows), *args)
     comp = _compile(path, rows, "N=77,M=300")
     reference = evaluate(comp.checked, SIZES, data).revealed
     simulated = simulate(comp.program, SIZES, data).outputs
@@ -121,7 +101,7 @@ def _roles(binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def grid8(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The program at R = 8, compiled and built (hec compile)."""
     d = tmp_path_factory.mktemp("grid8")
-    (d / "p.hec").write_text(PROGRAM)
+    (d / "p.hec").write_text(SUMS)
     assert (
         main(
             [
@@ -228,28 +208,7 @@ def _lra_run(
     data = lra_data(np.random.default_rng(seed), sizes["N"], sizes["M"], sizes["K"])
     args = _save(data, tmp_path / "in")
     text = ",".join(f"{k}={v}" for k, v in sizes.items())
-    out = tmp_path / "out"
-    assert (
-        main(
-            [
-                "run",
-                str(LRA),
-                "--size",
-                text,
-                "--grid-rows",
-                rows,
-                "--no-flooding",
-                *extra,
-                *args,
-                "--out",
-                str(out),
-                "--build-dir",
-                str(tmp_path / "build"),
-            ]
-        )
-        == 0
-    )
-    return data, out
+    return data, _hec_run(tmp_path, LRA, text, rows, *extra, *args)
 
 
 def test_lra_grid_encrypted_small_ring(tmp_path: Path) -> None:
@@ -294,10 +253,7 @@ def test_revealed_row_values_are_collected_a_block_at_a_time(tmp_path: Path) -> 
     )
     rng = np.random.default_rng(1)
     data = {"y": rng.integers(0, 2, size=37).astype(np.float64), "x": rng.uniform(-1, 1, 37)}
-    args = _save(data, tmp_path / "in")
-    out = tmp_path / "out"
-    argv = ["run", str(path), "--size", "N=37", "--grid-rows", "8", "--no-flooding", *args]
-    assert main([*argv, "--out", str(out), "--build-dir", str(tmp_path / "build")]) == 0
+    out = _hec_run(tmp_path, path, "N=37", "8", *_save(data, tmp_path / "in"))
     u = np.load(out / "u.npy")
     assert u.shape == (37,)
     assert _rel(u, data["y"] * data["x"] + 1) <= 1e-5

@@ -6,7 +6,6 @@ role, and the generated program asks only for the sizes its values and numbers u
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options
 from driver.run import Built, compile_cpp
 from hec.cli import main
+from tests.targets.cpp_target.test_cpp_encrypted import role
 
 PROGRAM = """param N <= 10
 param M <= 10
@@ -68,21 +68,15 @@ def uses_m(tmp_path_factory: pytest.TempPathFactory) -> Built:
                        flooding=False, insecure=True, log_n=12))  # fmt: skip
 
 
-def _roles(binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HEC_QUIET": "1"}
-    return subprocess.run([str(binary), *args], capture_output=True, text=True, env=env,
-                          check=False)  # fmt: skip
-
-
 def _run(built: Built, work: Path, *keygen: str) -> subprocess.CompletedProcess[str]:
     """keygen with `keygen` extra arguments, encrypt x (7 rows), compute: compute's result."""
-    done = _roles(built.binary, "keygen", "--out", str(work / "keys"), *keygen)
+    done = role(built.binary, "keygen", "--out", str(work / "keys"), *keygen)
     assert done.returncode == 0, done.stderr
     np.save(work / "x.npy", np.linspace(0.0, 1.0, 7))
-    done = _roles(built.binary, "encrypt", "--pk", str(work / "keys" / "public"),
+    done = role(built.binary, "encrypt", "--pk", str(work / "keys" / "public"),
                   "--input", f"x={work / 'x.npy'}", "--out", str(work / "ct"))  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return _roles(built.binary, "compute", "--eval", str(work / "keys" / "eval"),
+    return role(built.binary, "compute", "--eval", str(work / "keys" / "eval"),
                   "--in", str(work / "ct"), "--out", str(work / "res"))  # fmt: skip
 
 
@@ -114,6 +108,6 @@ def test_a_fixed_size_the_uploads_contradict_is_refused(uses_m: Built, tmp_path:
 def test_bad_keygen_sizes_are_usage_errors(
     uses_m: Built, tmp_path: Path, arg: str, says: str
 ) -> None:
-    done = _roles(uses_m.binary, "keygen", "--out", str(tmp_path / "keys"), "--size", arg)
+    done = role(uses_m.binary, "keygen", "--out", str(tmp_path / "keys"), "--size", arg)
     assert done.returncode == 2 and says in done.stderr, done.stderr
     assert not (tmp_path / "keys").exists()
