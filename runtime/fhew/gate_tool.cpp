@@ -326,7 +326,7 @@ std::size_t owner_evaluations(
   bool first = true;
   for (const auto& [name, v] : values) {
     const auto w = std::find_if(program.inputs.begin(), program.inputs.end(),
-                                [&](const auto& word) { return word.name == name; });
+                                [&key = name](const auto& word) { return word.name == key; });
     if (w == program.inputs.end()) {
       throw std::invalid_argument("--input " + name + ": the program has no such input");
     }
@@ -395,7 +395,7 @@ int role_compute(int argc, char** argv) {
   // and with one evaluation count; then interleaved into evaluation-major program order.
   for (const auto& [name, path] : a.files) {
     const bool known = std::any_of(program.inputs.begin(), program.inputs.end(),
-                                   [&](const auto& w) { return w.name == name; });
+                                   [&key = name](const auto& w) { return w.name == key; });
     if (!known) throw std::invalid_argument("--in " + name + ": the program has no such input");
   }
   std::vector<std::vector<hec::fhew::Ciphertext>> words;
