@@ -12,8 +12,11 @@ transpose of the streamed axis) is not streamed: every input is read whole.
 is the bytes the server holds at its peak under that schedule, as the runtime
 (runtime/program) allocates them: the evaluation keys, one accumulator per element of every
 sink (a dot's at degree 2), the rows of one chunk (CHUNK_ROWS_PER_THREAD rows per thread, every
-streamed input's ciphertexts of a row, and the row values the row bodies form), the global
-values live at once, and the process itself (RUNTIME_BASELINE: code, libraries, the
+streamed input's ciphertexts of a row, the row values the sinks hold for every row of the chunk
+until it is folded, and the other row values the row bodies form, one row per thread), the
+revealed values (held from when they are formed until the results are written: a per-row
+output for every row), the scratch of folding a dot (BFV: the HPS multiply's, per thread), the
+global values live at once, and the process itself (RUNTIME_BASELINE: code, libraries, the
 context's NTT tables). Without streaming it is every array held at once.
 """
 
@@ -183,10 +186,20 @@ class ServerMemory:
     chunk: int
     globals_peak: int
     baseline: int
+    outputs: int = 0  # the revealed values held until the results are written
+    scratch: int = 0  # folding the dots (per thread)
 
     @property
     def total(self) -> int:
-        return self.keys + self.accumulators + self.chunk + self.globals_peak + self.baseline
+        return (
+            self.keys
+            + self.accumulators
+            + self.chunk
+            + self.globals_peak
+            + self.baseline
+            + self.outputs
+            + self.scratch
+        )
 
 
 def server_memory(
@@ -196,9 +209,15 @@ def server_memory(
     ciphertext_bytes: Mapping[SSAValue, int],
     keys: int,
     threads: int,
+    dot_scratch: int = 0,
+    dot_slices: bool = False,
 ) -> ServerMemory:
     """`ciphertext_bytes[v]`: the bytes of ONE ciphertext of value v (scheme-specific: its
-    level's limbs, its degree); `keys`: the evaluation keys' bytes; `threads`: the server's."""
+    level's limbs, its degree); `keys`: the evaluation keys' bytes; `threads`: the server's.
+    `dot_scratch`: the bytes one thread holds while it folds a row of a dot (BFV: the HPS
+    multiply's scratch and the product; CKKS folds in place, 0); `dot_slices`: a dot with
+    fewer elements than threads splits each element's rows over the threads, each slice with
+    its own partial sum (BFV's DotSink)."""
     group = coeff_group(program) if isinstance(program, ckks.ProgramOp) else 1
     shapes = Shapes(sizes, slots, group)
     s = schedule(program)
@@ -215,11 +234,20 @@ def server_memory(
         return shapes.count(ty)
 
     streamed = s.stream_dim is not None and not s.fallback
-    accumulators = chunk = 0
+    accumulators = chunk = outputs = scratch = 0
+    n_threads = max(threads, 1)
     if streamed:
         for sink in s.sinks:
             result = sink.results[0]
             accumulators += count(result, False) * ciphertext_bytes[result]
+            if isinstance(sink, he.DotRule):
+                scratch = max(scratch, n_threads * dot_scratch)
+                elements = count(result, False)
+                if dot_slices and elements < n_threads:
+                    accumulators += elements * n_threads * ciphertext_bytes[result]
+        # A per-row output: every row's value, held until the results are written.
+        for d in s.collects:
+            outputs += count(d.operands[0], False) * ciphertext_bytes[d.operands[0]]
         rows = CHUNK_ROWS_PER_THREAD * max(threads, 1)
         grids = [he.grid_of(t.layout_name) for v in s.row if (t := _ct(v)) is not None]
         rows_per_block = max((g.rows for g in grids if g is not None), default=0)
@@ -233,18 +261,24 @@ def server_memory(
             for v in s.row
             if isinstance(v.owner, he.EncryptRule)
         )
-        # The row values the bodies form, one row per thread at a time.
-        formed = sum(
-            count(v, True) * ciphertext_bytes[v]
-            for v in s.row
-            if not isinstance(v.owner, he.EncryptRule | he.BroadcastRule)
+        # The row values the bodies form (a broadcast forms none: it shares its operand's
+        # ciphertexts). The sinks hold their operands for every row of the chunk until it is
+        # folded; the others live one row per thread at a time.
+        formed = {
+            v for v in s.row if not isinstance(v.owner, he.EncryptRule | he.BroadcastRule)
+        }
+        held = {_storage(o) for sink in s.sinks for o in sink.operands if o in s.row} & formed
+        chunk = (
+            rows * per_row
+            + rows * sum(count(v, True) * ciphertext_bytes[v] for v in held)
+            + n_threads * sum(count(v, True) * ciphertext_bytes[v] for v in formed - held)
         )
-        chunk = rows * per_row + max(threads, 1) * formed
     # Global values: the bytes of those alive at once, at their peak along program order.
     last_use: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
         for v in op.operands:
-            last_use[v] = i
+            # A revealed global is held (the server's results) until they are written.
+            last_use[v] = len(ops) if isinstance(op, he.DecryptRule) else i
     live: dict[SSAValue, int] = {}
     peak = 0
     for i, op in enumerate(ops):
@@ -259,4 +293,14 @@ def server_memory(
         peak = max(peak, sum(live.values()))
         for v in [v for v in live if last_use.get(v, -1) <= i]:
             del live[v]
-    return ServerMemory(streamed, keys, accumulators, chunk, peak, RUNTIME_BASELINE)
+    return ServerMemory(
+        streamed, keys, accumulators, chunk, peak, RUNTIME_BASELINE, outputs, scratch
+    )
+
+
+def _storage(v: SSAValue) -> SSAValue:
+    """The value whose ciphertexts `v` shares: a broadcast's operand (runtime/program's
+    broadcast copies pointers, not ciphertexts), followed back; else `v` itself."""
+    while isinstance(v.owner, he.BroadcastRule):
+        v = v.owner.operands[0]
+    return v

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   put(root / "bfv", "gk", 5, bfv::to_bytes(*bctx, bgen.make_galois_keys(steps)));
   {  // A ciphertext-array file of program/bfv_program.h (two ciphertexts).
     const fs::path tmp = root / "bfv" / "cts.tmp";
-    program::bfv_program::BfvScheme::save_array(tmp, *bctx, bct.key_id, {bct, bct});
+    program::bfv_program::BfvScheme::save_array(tmp, *bctx, bct.key_id, {&bct, &bct});
     put(root / "bfv", "cts", 6, slurp(tmp));
     fs::remove(tmp);
   }

@@ -323,7 +323,7 @@ void expect_type(const CtArray& a, const char* value, int level, int degree) {
 
 DotSink::DotSink(const Ops& ops, int threads)
     : ops_(ops),
-      slices_(static_cast<std::size_t>(std::max(1, threads))),
+      threads_(static_cast<std::size_t>(std::max(1, threads))),
       pending_(static_cast<std::size_t>(threads)) {}
 
 void DotSink::add(int thread, const CtArray& a, const CtArray& b) {
@@ -338,7 +338,11 @@ std::size_t DotSink::prepare() {
         shape_ = a.shape;
         acc_.resize(a.size());
         terms_.assign(a.size(), {});
-        partial_.resize(a.size() * slices_);
+        // Elements enough to keep every thread busy: each unit folds one element straight into
+        // its sum. Fewer: each element's rows are split over the threads (slices), whose
+        // partial sums complete() adds in (compiler/analysis/streaming.py counts the same).
+        slices_ = a.size() >= threads_ ? 1 : threads_;
+        if (slices_ > 1) partial_.resize(a.size() * slices_);
       } else if (a.shape != shape_) {
         throw std::logic_error("dot over rows: row shapes differ");
       }
@@ -350,7 +354,7 @@ std::size_t DotSink::prepare() {
 
 void DotSink::fold_unit(std::size_t unit) {
   const std::size_t i = unit / slices_, k = unit % slices_;
-  std::optional<Ct>& sum = partial_[unit];
+  std::optional<Ct>& sum = slices_ > 1 ? partial_[unit] : acc_[i];
   for (std::size_t r = k; r < terms_[i].size(); r += slices_) {
     Ct p = ops_.evaluator().multiply(*terms_[i][r].first, *terms_[i][r].second);
     if (sum) {
@@ -362,7 +366,7 @@ void DotSink::fold_unit(std::size_t unit) {
 }
 
 void DotSink::complete() {
-  for (std::size_t i = 0; i < acc_.size(); ++i) {
+  for (std::size_t i = 0; slices_ > 1 && i < acc_.size(); ++i) {
     for (std::size_t k = 0; k < slices_; ++k) {
       std::optional<Ct>& sum = partial_[i * slices_ + k];
       if (!sum) continue;
@@ -716,11 +720,11 @@ void BfvScheme::Encoder::encrypt_row(const RowToEncrypt& row, Ct* out) {
 }
 
 void BfvScheme::save_array(const std::filesystem::path& path, const Context& ctx,
-                           const core::KeyId& key_id, const std::vector<Ct>& cts) {
+                           const core::KeyId& key_id, const std::vector<const Ct*>& cts) {
   std::uint64_t bytes = 0;
-  for (const Ct& c : cts) bytes += CiphertextArrayWriter::record_bytes(c);
+  for (const Ct* c : cts) bytes += CiphertextArrayWriter::record_bytes(*c);
   CiphertextArrayWriter writer(path, ctx, key_id, cts.size(), bytes);
-  for (const Ct& c : cts) writer.append(c);
+  for (const Ct* c : cts) writer.append(*c);
   writer.finish();
 }
 

@@ -137,11 +137,12 @@ class DotSink : public RowSink {
 
  private:
   const Ops& ops_;
-  std::size_t slices_;
+  std::size_t threads_;
+  std::size_t slices_ = 1;  // set by the first row (prepare)
   std::vector<std::size_t> shape_;
   std::vector<std::vector<std::pair<CtArray, CtArray>>> pending_;    // [thread]: this chunk's rows
   std::vector<std::vector<std::pair<const Ct*, const Ct*>>> terms_;  // [element][row]
-  std::vector<std::optional<Ct>> partial_;                           // [element * slices + k]
+  std::vector<std::optional<Ct>> partial_;  // [element * slices + k] (slices > 1 only)
   std::vector<std::optional<Ct>> acc_;                               // [element]
 };
 
@@ -237,8 +238,10 @@ struct BfvScheme {
     std::vector<std::unique_ptr<bfv::Encryptor>> encryptors_;
   };
 
+  // Pointers, so that a result array is written from the ciphertexts the server holds, not
+  // from a copy of them.
   static void save_array(const std::filesystem::path& path, const Context& ctx,
-                         const core::KeyId& key_id, const std::vector<Ct>& cts);
+                         const core::KeyId& key_id, const std::vector<const Ct*>& cts);
   static std::vector<Ct> load_array(const std::filesystem::path& path, const Context& ctx,
                                     const core::KeyId& key_id,
                                     const std::optional<core::Checksum>& content = {});

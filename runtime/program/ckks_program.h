@@ -215,8 +215,10 @@ struct CkksScheme {
     ckks::Encoder encoder_;
   };
 
+  // Pointers, so that a result array is written from the ciphertexts the server holds, not
+  // from a copy of them.
   static void save_array(const std::filesystem::path& path, const Context& ctx,
-                         const core::KeyId& key_id, const std::vector<Ct>& cts);
+                         const core::KeyId& key_id, const std::vector<const Ct*>& cts);
   static std::vector<Ct> load_array(const std::filesystem::path& path, const Context& ctx,
                                     const core::KeyId& key_id,
                                     const std::optional<core::Checksum>& content = {});

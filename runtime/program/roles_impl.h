@@ -452,7 +452,9 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
       encrypt_row(0, cts.data());
       progress.advance();
       const auto path = out_dir / (in.id + ".cts");
-      S::save_array(path, *ctx, key_id, cts);
+      std::vector<const Ct*> ptrs;
+      for (const Ct& c : cts) ptrs.push_back(&c);
+      S::save_array(path, *ctx, key_id, ptrs);
       outputs.add(path);
       meta.push_back({"shard", "whole"});
       meta.push_back({"count", std::to_string(cts.size())});
@@ -545,8 +547,8 @@ int compute(const ProgramSpec& spec, void (*fn)(ServerOf<S>&), const ParsedArgs&
   outputs.create_dir(out_dir);
   for (const auto& r : server.results()) {
     const auto path = out_dir / (r.name + ".cts");
-    std::vector<Ct> cts;
-    for (const auto& c : r.value.cts) cts.push_back(*c);
+    std::vector<const Ct*> cts;
+    for (const auto& c : r.value.cts) cts.push_back(c.get());
     S::save_array(path, *ctx, key_id, cts);
     outputs.add(path);
     Meta meta = base_meta(spec, "result");

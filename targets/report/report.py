@@ -96,6 +96,8 @@ def _memory_dict(memory: ServerMemory, threads: int) -> dict[str, Any]:
         "accumulators": memory.accumulators,
         "chunk": memory.chunk,
         "globals": memory.globals_peak,
+        "outputs": memory.outputs,
+        "scratch": memory.scratch,
         "baseline": memory.baseline,
     }
 
@@ -363,9 +365,30 @@ def _bfv_memory(
     one_key = max(params.dnum, 1) * 2 * n * primes * 8
     relin = any(isinstance(o, bfv.RelinearizeOp) for o in program.block.ops)
     n_keys = len(list(program.rotation_keys() or ())) + int(relin)
-    memory = server_memory(program, sizes, params.slots, bytes_of, n_keys * one_key, threads)
+    memory = server_memory(
+        program,
+        sizes,
+        params.slots,
+        bytes_of,
+        n_keys * one_key,
+        threads,
+        dot_scratch=_bfv_dot_scratch(params),
+        dot_slices=True,
+    )
     memory = replace(memory, baseline=active().runtime_baseline_bytes)
     return _memory_dict(memory, threads)
+
+
+def _bfv_dot_scratch(params: bfv.Parameters) -> int:
+    """The bytes one thread holds while BFV's DotSink folds a row (runtime/bfv/multiply.cpp):
+    the HPS multiply's scratch (the four operand polynomials and the three of the tensor over
+    Q u P_mult, a coefficient copy over Q) and the degree-2 product over Q. P_mult has the
+    primes below 2^50 that cover log2(Q t N) + 3 bits (runtime/bfv/context.cpp)."""
+    n = 1 << params.log_n
+    k = len(params.moduli)
+    log_q = sum(math.log2(q) for q in params.moduli)
+    aux = math.ceil((log_q + params.log_t + params.log_n + 3.0) / 49.99)
+    return ((4 + 3) * (k + aux) + k + 3 * k) * n * 8
 
 
 def build_bfv_report(

@@ -251,7 +251,7 @@ TEST(BfvProgram, ArrayFileAnnouncingMoreCiphertextsThanItHoldsIsRefused) {
   bfv::Encryptor encryptor(ctx, gen.make_public_key());
   const Ct ct = encryptor.encrypt(bfv::Encoder(ctx).encode_scalar(5));
   const auto path = dir / "a.cts";
-  BfvScheme::save_array(path, *ctx, ct.key_id, {ct});
+  BfvScheme::save_array(path, *ctx, ct.key_id, {&ct});
   ASSERT_EQ(BfvScheme::load_array(path, *ctx, ct.key_id).size(), 1u);
   {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
