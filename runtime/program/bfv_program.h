@@ -143,7 +143,7 @@ class DotSink : public RowSink {
   std::vector<std::vector<std::pair<CtArray, CtArray>>> pending_;    // [thread]: this chunk's rows
   std::vector<std::vector<std::pair<const Ct*, const Ct*>>> terms_;  // [element][row]
   std::vector<std::optional<Ct>> partial_;  // [element * slices + k] (slices > 1 only)
-  std::vector<std::optional<Ct>> acc_;                               // [element]
+  std::vector<std::optional<Ct>> acc_;      // [element]
 };
 
 // sum over rows of a_row, elementwise.

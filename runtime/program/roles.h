@@ -24,7 +24,8 @@
 //   Encoder(ctx, pk_path, key_id)        encrypt_row(RowToEncrypt, Ct* out), record_bytes(in)
 //   ArrayWriter(path, ctx, key_id, count, payload_bytes), append(ct), finish()
 //   ArrayReader(path, ctx, key_id, content), count(), next_batch(out, count, threads), finish()
-//   save_array(path, ctx, key_id, ct pointers), load_array(path, ctx, key_id, content) -> vector<Ct>
+//   save_array(path, ctx, key_id, vector<const Ct*>),
+//   load_array(path, ctx, key_id, content) -> vector<Ct>
 //     (content: the digest the file's signed .meta binds, core::Expectation::content; every
 //     read of an upload or a result passes it, so what is read is what was checked)
 //   EvalKeys, load_eval_keys(spec, ctx, eval_dir, key_id), make_ops(ctx, keys) -> Ops
