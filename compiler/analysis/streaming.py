@@ -264,9 +264,7 @@ def server_memory(
         # The row values the bodies form (a broadcast forms none: it shares its operand's
         # ciphertexts). The sinks hold their operands for every row of the chunk until it is
         # folded; the others live one row per thread at a time.
-        formed = {
-            v for v in s.row if not isinstance(v.owner, he.EncryptRule | he.BroadcastRule)
-        }
+        formed = {v for v in s.row if not isinstance(v.owner, he.EncryptRule | he.BroadcastRule)}
         held = {_storage(o) for sink in s.sinks for o in sink.operands if o in s.row} & formed
         chunk = (
             rows * per_row
