@@ -29,7 +29,8 @@ A BFV program over k plaintext moduli (a CRT, passes/bfv_parameters.py) runs k r
 computations of the same shape: every time and byte count is k times one residue's.
 
 Bytes: what the owners upload, what the server reads, and what the coordinator downloads, from
-the ciphertext sizes ((degree + 1) n limbs 8-byte words). The estimate is a model, not a
+the ciphertext sizes as the files store them (CKKS: every limb at its prime's bit width,
+runtime/ckks/io.h; BFV: (degree + 1) n limbs 8-byte words). The estimate is a model, not a
 measurement: `bench/run gwas-chisq-schemes` checks its ratio against the runtimes.
 """
 
@@ -42,7 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from compiler.analysis.counts import Shapes, coeff_group, sum_slots_rotations
+from compiler.analysis.counts import (
+    Shapes,
+    ciphertext_file_bytes,
+    coeff_group,
+    sum_slots_rotations,
+)
 from compiler.analysis.profile import Profile, active
 from compiler.analysis.streaming import schedule
 from compiler.dialects import bfv, ckks, he
@@ -193,14 +199,15 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
         count = s.count(ty)
         c = 0.0  # seconds of this op's one execution, times its runs (runs_per_op)
         limbs = base + ty.level_value
-        words = (ty.degree_value + 1) * limbs * u.n * 8
+        # The bytes of one as the array files store it (packed residues, runtime/ckks/io.h).
+        stored = ciphertext_file_bytes(params, ty.level_value, ty.degree_value)
         match op:
             case ckks.EncryptOp():
                 encrypt += (
                     count * limbs * u.n * prof.by_scheme("encrypt_ns_per_word", "ckks") * 1e-9
                 )
-                upload += count * words
-                read += count * words * runs.get(op, 1)
+                upload += count * stored
+                read += count * stored * runs.get(op, 1)
             case ckks.MulOp() | ckks.DotOp():
                 k = s.count(ckks.ct_type(op.operands[0]))
                 c += tensor * k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(3 * limbs)
@@ -241,7 +248,7 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
         if d.input not in seen:
             seen.add(d.input)
             ty = ckks.ct_type(d.input)
-            download += s.count(ty) * (ty.degree_value + 1) * (base + ty.level_value) * u.n * 8
+            download += s.count(ty) * ciphertext_file_bytes(params, ty.level_value, ty.degree_value)
     compute += read * prof.by_scheme("read_ns_per_byte", "ckks") * 1e-9
     compute += prof.by_scheme("compute_fixed_seconds", "ckks")
     return Cost("ckks", params.log_n, base + len(params.moduli), encrypt, compute, upload, download)

@@ -188,9 +188,25 @@ def executed_counts(
     return dict(c)
 
 
+def packed_bits(q: int) -> int:
+    """The bits a residue modulo q takes in a ciphertext array file (runtime/math/pack.h):
+    the bit width of q - 1, or 64 above 56."""
+    bits = (q - 1).bit_length()
+    return 64 if bits > 56 else max(bits, 1)
+
+
 def ciphertext_bytes(params: ckks.Parameters, level: int, degree: int = 1) -> int:
+    """One ciphertext in memory: 64-bit words, (degree + 1) polynomials of its level's limbs."""
     primes = len(params.output_moduli) + level
     return (degree + 1) * (1 << params.log_n) * primes * 8
+
+
+def ciphertext_file_bytes(params: ckks.Parameters, level: int, degree: int = 1) -> int:
+    """One ciphertext as the array files store it (runtime/ckks/io.h: uploads, results): a
+    16-byte record head and every limb's residues at their modulus's bit width."""
+    primes = (params.output_moduli + params.moduli)[: len(params.output_moduli) + level]
+    n = 1 << params.log_n
+    return 16 + (degree + 1) * sum(n // 8 * packed_bits(q) for q in primes)
 
 
 def key_bytes(params: ckks.Parameters, key_level: int) -> int:
@@ -237,7 +253,7 @@ def party_sizes(
     per_person = other = 0
     for op in program.encrypts():
         ty = ckks.ct_type(op.result)
-        total = s.count(ty) * ciphertext_bytes(params, ty.level_value)
+        total = s.count(ty) * ciphertext_file_bytes(params, ty.level_value)
         if ty.dims and ty.dims[0] in people:
             per_person += total // s.dim(ty.dims[0])
         else:
@@ -267,5 +283,5 @@ def party_sizes(
             continue
         seen.add(d.input)
         ty = ckks.ct_type(d.input)
-        download += s.count(ty) * ciphertext_bytes(params, ty.level_value, ty.degree_value)
+        download += s.count(ty) * ciphertext_file_bytes(params, ty.level_value, ty.degree_value)
     return PartySizes(per_person, other, peak, download)

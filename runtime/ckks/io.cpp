@@ -9,6 +9,8 @@
 #include "core/bytes.h"
 #include "core/serialize.h"
 #include "core/wipe.h"
+#include "math/pack.h"
+#include "math/parallel.h"
 
 namespace hec::ckks {
 namespace {
@@ -170,21 +172,27 @@ void save(const std::filesystem::path& path, const Context& ctx,
           const std::vector<Ciphertext>& cts) {
   if (cts.empty()) throw std::invalid_argument("save: empty ciphertext array for " + path.string());
   std::uint64_t payload = 0;
-  for (const auto& ct : cts) payload += CiphertextArrayWriter::record_bytes(ct);
+  for (const auto& ct : cts) payload += CiphertextArrayWriter::record_bytes(ctx, ct);
   CiphertextArrayWriter w(path, ctx, cts[0].key_id, cts.size(), payload);
   for (const auto& ct : cts) w.append(ct);
   w.finish();
 }
 
-std::uint64_t CiphertextArrayWriter::record_bytes(const Ciphertext& ct) {
-  return 16 + 8 * static_cast<std::uint64_t>(ct.data.size());
+std::uint64_t CiphertextArrayWriter::record_bytes(const Context& ctx, Level level,
+                                                  std::size_t degree) {
+  std::uint64_t limbs = 0;
+  const auto& chain = ctx.params().chain();
+  for (std::size_t i = 0; i < ctx.params().limbs_at(level); ++i) {
+    limbs += math::packed_limb_bytes(ctx.n(), math::packed_bits(chain[i]));
+  }
+  return 16 + (degree + 1) * limbs;
 }
 
 CiphertextArrayWriter::CiphertextArrayWriter(const std::filesystem::path& path, const Context& ctx,
                                              const core::KeyId& key_id, std::size_t count,
                                              std::uint64_t payload_bytes)
-    : key_id_(key_id), count_(count), writer_(path, [&] {
-        ObjectHeader h = header_for(ctx, ObjectKind::kCiphertextArray, key_id);
+    : ctx_(ctx), key_id_(key_id), count_(count), writer_(path, [&] {
+        ObjectHeader h = header_for(ctx, ObjectKind::kPackedCiphertextArray, key_id);
         h.degree = static_cast<std::uint32_t>(count);
         h.payload_length = payload_bytes;
         return h;
@@ -198,7 +206,15 @@ void CiphertextArrayWriter::append(const Ciphertext& ct) {
   writer_.put_u32(static_cast<std::uint32_t>(ct.level.value));
   writer_.put_f64(ct.scale);
   writer_.put_u32(static_cast<std::uint32_t>(ct.degree));
-  writer_.put_u64s(ct.data.data(), ct.data.size());
+  const auto& chain = ctx_.params().chain();
+  for (std::size_t k = 0; k <= ct.degree; ++k) {
+    for (std::size_t i = 0; i < ct.limbs; ++i) {
+      const unsigned bits = math::packed_bits(chain[i]);
+      packed_.resize(math::packed_limb_bytes(ct.n, bits));
+      math::pack_residues(ct.limb(k, i), ct.n, bits, packed_.data());
+      writer_.put(packed_.data(), packed_.size());
+    }
+  }
   ++written_;
 }
 
@@ -356,7 +372,7 @@ core::Expectation array_expectation(const Context& ctx, const core::KeyId& key_i
   core::Expectation e;
   e.content = content;
   e.scheme = core::Scheme::kCkks;
-  e.kind = ObjectKind::kCiphertextArray;
+  e.kind = ObjectKind::kPackedCiphertextArray;
   e.params_digest = ctx.params().digest();
   e.key_id = key_id;
   return e;
@@ -366,7 +382,17 @@ core::Expectation array_expectation(const Context& ctx, const core::KeyId& key_i
 CiphertextArrayReader::CiphertextArrayReader(const std::filesystem::path& path, const Context& ctx,
                                              const core::KeyId& key_id,
                                              const std::optional<core::Checksum>& content)
-    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id, content)) {}
+    : ctx_(ctx), key_id_(key_id), reader_(path, array_expectation(ctx, key_id, content)) {
+  // Every record holds at least a degree-1 ciphertext at level 0: a count the payload cannot
+  // hold is refused before anything is sized by it.
+  const std::uint64_t smallest = CiphertextArrayWriter::record_bytes(ctx, Level(0), 1);
+  if (count() > reader_.header().payload_length / smallest) {
+    throw std::runtime_error(
+        path.string() + ": the header announces " + std::to_string(count()) +
+        " ciphertexts, but its payload of " + std::to_string(reader_.header().payload_length) +
+        " bytes holds at most " + std::to_string(reader_.header().payload_length / smallest));
+  }
+}
 
 void CiphertextArrayReader::next(Ciphertext& ct) {
   const std::filesystem::path& path = reader_.path();
@@ -381,9 +407,10 @@ void CiphertextArrayReader::next(Ciphertext& ct) {
   const Level lv = checked_level(ctx_, level, path);
   const std::size_t limbs = ctx_.params().limbs_at(lv);
   const std::size_t words = (degree + 1) * limbs * ctx_.n();
-  if (reader_.remaining() < 8 * static_cast<std::uint64_t>(words)) {
-    throw std::runtime_error(path.string() + ": ciphertext needs " + std::to_string(words) +
-                             " words but the payload has " + std::to_string(reader_.remaining()) +
+  const std::uint64_t packed = CiphertextArrayWriter::record_bytes(ctx_, lv, degree) - 16;
+  if (reader_.remaining() < packed) {
+    throw std::runtime_error(path.string() + ": ciphertext needs " + std::to_string(packed) +
+                             " bytes but the payload has " + std::to_string(reader_.remaining()) +
                              " bytes left");
   }
   // Reuses ct's storage when it has the same shape (no allocation, no page faults).
@@ -394,7 +421,8 @@ void CiphertextArrayReader::next(Ciphertext& ct) {
   ct.scale = scale;
   ct.key_id = key_id_;
   ct.data.resize(words);
-  reader_.get_u64s(ct.data.data(), words);
+  reader_.get(packed_tail(ct, packed), packed);
+  unpack(ct, packed, read_);
   if (read_ == 0) {
     first_.level = lv;
     first_.limbs = limbs;
@@ -415,6 +443,8 @@ void CiphertextArrayReader::next_batch(Ciphertext* const* out, std::size_t count
                              std::to_string(this->count()));
   }
   const std::size_t words = (first_.degree + 1) * first_.limbs * ctx_.n();
+  const std::uint64_t packed =
+      CiphertextArrayWriter::record_bytes(ctx_, first_.level, first_.degree) - 16;
   std::vector<std::array<std::uint8_t, 16>> heads(count - k);
   std::vector<core::ObjectReader::Piece> pieces;
   pieces.reserve(2 * (count - k));
@@ -428,7 +458,7 @@ void CiphertextArrayReader::next_batch(Ciphertext* const* out, std::size_t count
     ct.key_id = key_id_;
     ct.data.resize(words);
     pieces.push_back({heads[i - k].data(), 16});
-    pieces.push_back({ct.data.data(), 8 * words});
+    pieces.push_back({packed_tail(ct, packed), packed});
   }
   reader_.get_scattered(pieces, threads);
   for (std::size_t i = 0; i < heads.size(); ++i) {
@@ -445,7 +475,36 @@ void CiphertextArrayReader::next_batch(Ciphertext* const* out, std::size_t count
                                std::to_string(first_.scale) + " (an input array is uniform)");
     }
   }
+  // Then unpacked in place, ciphertext by ciphertext, by the same threads.
+  const auto unpack_one = [&](std::size_t i) { unpack(*out[k + i], packed, read_ + i); };
+  if (threads > 1) {
+    math::parallel_for(count - k, unpack_one);
+  } else {
+    for (std::size_t i = 0; i < count - k; ++i) unpack_one(i);
+  }
   read_ += count - k;
+}
+
+std::uint8_t* CiphertextArrayReader::packed_tail(Ciphertext& ct, std::uint64_t packed) {
+  return reinterpret_cast<std::uint8_t*>(ct.data.data()) + 8 * ct.data.size() - packed;
+}
+
+void CiphertextArrayReader::unpack(Ciphertext& ct, std::uint64_t packed, std::size_t index) const {
+  const auto& chain = ctx_.params().chain();
+  const std::uint8_t* in = packed_tail(ct, packed);
+  for (std::size_t k = 0; k <= ct.degree; ++k) {
+    for (std::size_t i = 0; i < ct.limbs; ++i) {
+      const unsigned bits = math::packed_bits(chain[i]);
+      const std::size_t bad = math::unpack_residues(in, ct.n, bits, chain[i], ct.limb(k, i));
+      if (bad != ct.n) {
+        throw std::runtime_error(reader_.path().string() + ": ciphertext " + std::to_string(index) +
+                                 ", polynomial " + std::to_string(k) + ", limb " +
+                                 std::to_string(i) + ": coefficient " + std::to_string(bad) +
+                                 " is not below its modulus " + std::to_string(chain[i]));
+      }
+      in += math::packed_limb_bytes(ct.n, bits);
+    }
+  }
 }
 
 void CiphertextArrayReader::finish() {

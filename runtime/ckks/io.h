@@ -49,15 +49,26 @@ std::vector<Ciphertext> load_ciphertexts(const std::filesystem::path& path, cons
 // so that a data owner never holds more than it is encrypting. `payload_bytes` is the sum of
 // record_bytes over the ciphertexts to come; finish() checks the count and renames the file
 // into place (destroyed earlier, it leaves nothing behind).
+//
+// A record (kind kPackedCiphertextArray): u32 level, f64 scale, u32 degree, then each
+// polynomial's limbs in order, limb i's n residues packed at math::packed_bits(q_i) bits
+// (math/pack.h): 16 + (degree + 1) * sum_i n * bits_i / 8 bytes. The reader checks every
+// residue against its modulus.
 class CiphertextArrayWriter {
  public:
   CiphertextArrayWriter(const std::filesystem::path& path, const Context& ctx,
                         const core::KeyId& key_id, std::size_t count, std::uint64_t payload_bytes);
-  static std::uint64_t record_bytes(const Ciphertext& ct);
+  // The bytes of one record at `level` and `degree` (level, scale, degree, packed limbs).
+  static std::uint64_t record_bytes(const Context& ctx, Level level, std::size_t degree);
+  static std::uint64_t record_bytes(const Context& ctx, const Ciphertext& ct) {
+    return record_bytes(ctx, ct.level, ct.degree);
+  }
   void append(const Ciphertext& ct);
   void finish();
 
  private:
+  const Context& ctx_;
+  std::vector<std::uint8_t> packed_;  // one limb, packed
   core::KeyId key_id_;
   std::size_t count_, written_ = 0;
   core::ObjectWriter writer_;
@@ -87,6 +98,10 @@ class CiphertextArrayReader {
     std::uint32_t degree = 0;
     double scale = 0;
   };
+  // The packed bytes of a record are read into the tail of the ciphertext's own storage and
+  // unpacked forward in place (math::unpack_residues), each residue checked.
+  static std::uint8_t* packed_tail(Ciphertext& ct, std::uint64_t packed);
+  void unpack(Ciphertext& ct, std::uint64_t packed, std::size_t index) const;
   const Context& ctx_;
   core::KeyId key_id_;
   std::size_t read_ = 0;

@@ -60,6 +60,8 @@ const char* object_kind_name(ObjectKind k) {
       return "ciphertext array";
     case ObjectKind::kCompactCiphertext:
       return "compact ciphertext";
+    case ObjectKind::kPackedCiphertextArray:
+      return "ciphertext array (packed residues)";
   }
   return "unknown kind";
 }

@@ -4,6 +4,7 @@ target_sources(hec_runtime PRIVATE
   math/cpu_features.cpp
   math/ntt.cpp
   math/ntt_avx512.cpp
+  math/pack.cpp
   math/parallel.cpp
   math/poly.cpp
   math/poly_avx512.cpp
@@ -25,6 +26,7 @@ if(HEC_BUILD_TESTS)
     tests/math/cpu_features_test.cpp
     tests/math/primes_test.cpp
     tests/math/ntt_test.cpp
+    tests/math/pack_test.cpp
     tests/math/rns_test.cpp
     tests/math/sampling_test.cpp
     tests/math/poly_test.cpp

@@ -603,9 +603,8 @@ CkksScheme::Encoder::Encoder(const ContextPtr& ctx, const std::filesystem::path&
       encoder_(ctx) {}
 
 std::uint64_t CkksScheme::Encoder::record_bytes(const InputSpec& in) const {
-  // level, scale, degree, then c_0 and c_1
-  return 16 +
-         2 * ctx_->params().limbs_at(ckks::Level(in.level)) * ctx_->n() * sizeof(std::uint64_t);
+  // level, scale, degree, then c_0 and c_1, packed (ckks/io.h)
+  return ckks::CiphertextArrayWriter::record_bytes(*ctx_, ckks::Level(in.level), 1);
 }
 
 void CkksScheme::Encoder::encrypt_row(const RowToEncrypt& row, Ct* out) {
@@ -684,7 +683,7 @@ void CkksScheme::save_array(const std::filesystem::path& path, const Context& ct
                             const core::KeyId&, const std::vector<const Ct*>& cts) {
   if (cts.empty()) throw std::invalid_argument("save: empty ciphertext array for " + path.string());
   std::uint64_t payload = 0;
-  for (const Ct* c : cts) payload += ckks::CiphertextArrayWriter::record_bytes(*c);
+  for (const Ct* c : cts) payload += ckks::CiphertextArrayWriter::record_bytes(ctx, *c);
   ckks::CiphertextArrayWriter writer(path, ctx, cts[0]->key_id, cts.size(), payload);
   for (const Ct* c : cts) writer.append(*c);
   writer.finish();

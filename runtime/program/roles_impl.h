@@ -784,8 +784,11 @@ int info(const ProgramSpec& spec, const ParsedArgs& args) {
     if (h.scale > 0) std::cout << " (2^" << std::log2(h.scale) << ")";
     std::cout << "\n";
   }
-  std::cout << (h.kind == core::ObjectKind::kCiphertextArray ? "count: " : "degree: ") << h.degree
-            << "\n"
+  std::cout << (h.kind == core::ObjectKind::kCiphertextArray ||
+                        h.kind == core::ObjectKind::kPackedCiphertextArray
+                    ? "count: "
+                    : "degree: ")
+            << h.degree << "\n"
             << "payload_bytes: " << h.payload_length << "\n"
             << "file_bytes: " << p.file_size << "\n";
   auto ctx = S::make_context(spec);

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.analysis.counts import ciphertext_bytes
+from compiler.analysis.counts import ciphertext_file_bytes
 from compiler.analysis.sizes import Sizes
 from compiler.dialects import ckks
 from compiler.errors import UserError
@@ -49,7 +49,7 @@ def test_a_secret_vector_uploads_ceil_n_over_slots_ciphertexts(
     assert ty.layout_name == ckks.PACKED and ty.dims == ("N",)
     count = math.ceil(n / params.slots)
     sizes = report_of(comp)["sizes"]
-    assert sizes["upload_other"] == count * ciphertext_bytes(params, ty.level_value)
+    assert sizes["upload_other"] == count * ciphertext_file_bytes(params, ty.level_value)
     assert sizes["upload_per_individual"] == 0
     # one mask per centred sum (m2, m3 share xc^2's operand chain or not: at least one)
     masks = [op for op in program.block.ops if isinstance(op, ckks.MulConstOp) and op.is_masked]

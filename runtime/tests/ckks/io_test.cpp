@@ -11,6 +11,7 @@
 #include "ckks/encoder.h"
 #include "ckks/encryptor.h"
 #include "ckks/evaluator.h"
+#include "math/pack.h"
 #include "test_util.h"
 
 namespace hec::ckks {
@@ -91,7 +92,7 @@ TEST_F(CkksIo, ArraysStreamInBatchesAndRefuseMixedShapes) {
   // Written one at a time; read back one, then three in parallel, then three more.
   {
     std::uint64_t bytes = 0;
-    for (const auto& c : cts) bytes += CiphertextArrayWriter::record_bytes(c);
+    for (const auto& c : cts) bytes += CiphertextArrayWriter::record_bytes(*ctx, c);
     CiphertextArrayWriter w(dir / "arr", *ctx, sk.key_id, cts.size(), bytes);
     for (const auto& c : cts) w.append(c);
     w.finish();
@@ -130,6 +131,39 @@ TEST_F(CkksIo, ArraysStreamInBatchesAndRefuseMixedShapes) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("mixed"), std::string::npos) << msg;
     EXPECT_NE(msg.find("ciphertext 3"), std::string::npos) << msg;
+  }
+}
+
+// Arrays store every limb at its modulus's bit width (math/pack.h): the file is the packed
+// size, and a coefficient that fits the width but is not below the modulus (a file written by
+// something else, with a valid digest) is refused naming the ciphertext, limb and coefficient.
+TEST_F(CkksIo, ArraysArePackedAndEveryResidueIsChecked) {
+  const auto ctx = make_context(testing::small_params(2, 2));
+  KeyGenerator gen(ctx);
+  const SecretKey sk = gen.secret_key();
+  const PublicKey pk = gen.public_key(sk);
+  Encoder enc(ctx);
+  Encryptor encryptor(ctx, pk);
+  const auto z = testing::random_slots(ctx->slots(), 1.0, 4);
+  std::vector<Ciphertext> cts(2, encryptor.encrypt(enc.encode(z, Level(2), 1e9)));
+  std::uint64_t packed = 0;
+  for (std::size_t i = 0; i < cts[0].limbs; ++i) {
+    packed += ctx->n() * math::packed_bits(ctx->params().chain()[i]) / 8;
+  }
+  save(dir / "arr", *ctx, cts);
+  EXPECT_EQ(fs::file_size(dir / "arr"),
+            core::kHeaderSize + 2 * (16 + 2 * packed) + core::kChecksumSize);
+  EXPECT_LT(2 * packed, 8 * cts[0].data.size());
+  EXPECT_EQ(load_ciphertexts(dir / "arr", *ctx, sk.key_id)[1].data, cts[1].data);
+  cts[1].limb(1, 1)[5] = ctx->params().chain()[1];  // fits the width, is not a residue
+  save(dir / "bad", *ctx, cts);
+  try {
+    (void)load_ciphertexts(dir / "bad", *ctx, sk.key_id);
+    ADD_FAILURE() << "a coefficient at the modulus was read";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("ciphertext 1, polynomial 1, limb 1: coefficient 5"), std::string::npos)
+        << msg;
   }
 }
 
