@@ -10,7 +10,9 @@ of NTT-friendly primes of those sizes. Single thread on both sides (HEC_THREADS=
 OMP_NUM_THREADS=1). Medians over repeats of the CPU time of the calling thread by default
 (this machine's 2 cores are shared: wall time mostly measures waiting for a core; `--wall`
 switches both sides to wall time). The OpenFHE times include Python call overhead (about a
-microsecond per call, small against every row but `add`).
+microsecond per call, small against every row but `add`). "add" adds into an existing
+ciphertext on every side (ours add_inplace, OpenFHE EvalAddInPlace, Lattigo Add into a
+preallocated output): an allocating add measures page faults as much as additions.
 
 Lattigo gets the same ring dimension, prime sizes and limbs; its hybrid key switching has
 ceil(limbs / special primes) digits, so it is given ceil(limbs / dnum) special primes of 60
