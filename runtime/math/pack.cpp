@@ -12,29 +12,48 @@ namespace {
 
 using u64 = std::uint64_t;
 
-// 64 residues of BITS bits <-> BITS 64-bit words. With BITS a constant the loops unroll into
-// shifts and ORs with fixed amounts.
+// 64 residues of BITS bits <-> BITS 64-bit words. BITS and every residue's position are
+// constants (a fold over the 64 positions), so each residue is two or three shifts and ORs
+// with fixed amounts and no loop.
+template <unsigned BITS, unsigned J>
+inline void put_one(const u64* in, u64* words) {
+  constexpr unsigned bit = J * BITS, w = bit / 64, s = bit % 64;
+  constexpr u64 mask = (u64{1} << BITS) - 1;
+  const u64 v = in[J] & mask;
+  words[w] |= v << s;
+  if constexpr (s + BITS > 64) words[w + 1] |= v >> (64 - s);
+}
+
+template <unsigned BITS, unsigned J>
+inline u64 get_one(const u64* words) {
+  constexpr unsigned bit = J * BITS, w = bit / 64, s = bit % 64;
+  constexpr u64 mask = (u64{1} << BITS) - 1;
+  if constexpr (s + BITS > 64) {
+    return ((words[w] >> s) | (words[w + 1] << (64 - s))) & mask;
+  } else {
+    return (words[w] >> s) & mask;
+  }
+}
+
+template <unsigned BITS, std::size_t... J>
+void pack64_at(const u64* in, u64* words, std::index_sequence<J...>) {
+  for (unsigned w = 0; w < BITS; ++w) words[w] = 0;
+  (put_one<BITS, static_cast<unsigned>(J)>(in, words), ...);
+}
+
+template <unsigned BITS, std::size_t... J>
+void unpack64_at(const u64* words, u64* out, std::index_sequence<J...>) {
+  ((out[J] = get_one<BITS, static_cast<unsigned>(J)>(words)), ...);
+}
+
 template <unsigned BITS>
 void pack64(const u64* in, u64* words) {
-  constexpr u64 mask = BITS == 64 ? ~u64{0} : (u64{1} << BITS) - 1;
-  for (unsigned w = 0; w < BITS; ++w) words[w] = 0;
-  for (unsigned j = 0; j < 64; ++j) {
-    const unsigned bit = j * BITS, w = bit / 64, s = bit % 64;
-    const u64 v = in[j] & mask;
-    words[w] |= v << s;
-    if (s + BITS > 64) words[w + 1] |= v >> (64 - s);
-  }
+  pack64_at<BITS>(in, words, std::make_index_sequence<64>{});
 }
 
 template <unsigned BITS>
 void unpack64(const u64* words, u64* out) {
-  constexpr u64 mask = (u64{1} << BITS) - 1;
-  for (unsigned j = 0; j < 64; ++j) {
-    const unsigned bit = j * BITS, w = bit / 64, s = bit % 64;
-    u64 v = words[w] >> s;
-    if (s + BITS > 64) v |= words[w + 1] << (64 - s);
-    out[j] = v & mask;
-  }
+  unpack64_at<BITS>(words, out, std::make_index_sequence<64>{});
 }
 
 using PackFn = void (*)(const u64*, u64*);
