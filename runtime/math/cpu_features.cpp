@@ -16,6 +16,8 @@ CpuFeatures detect() {
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
   f.avx512ifma = __builtin_cpu_supports("avx512ifma");
+  f.avx512bw = __builtin_cpu_supports("avx512bw");
+  f.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
   return f;
 }
 

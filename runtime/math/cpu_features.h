@@ -12,6 +12,8 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512vl = false;
   bool avx512ifma = false;
+  bool avx512bw = false;
+  bool avx512vbmi = false;  // byte permutes: the packed-residue unpacking (math/pack.h)
 };
 
 // What this CPU supports (detected once, cached).

@@ -1,5 +1,7 @@
 #include "math/pack.h"
 
+#include "math/cpu_features.h"
+
 #include <array>
 #include <bit>
 #include <cstring>
@@ -8,6 +10,11 @@
 #include <utility>
 
 namespace hec::math {
+namespace detail {
+std::size_t unpack_residues_avx512(const std::uint8_t* in, std::size_t n, unsigned bits,
+                                   std::uint64_t q, std::uint64_t* out);
+}  // namespace detail
+
 namespace {
 
 using u64 = std::uint64_t;
@@ -106,6 +113,10 @@ void pack_residues(const std::uint64_t* in, std::size_t n, unsigned bits, std::u
 std::size_t unpack_residues(const std::uint8_t* in, std::size_t n, unsigned bits, std::uint64_t q,
                             std::uint64_t* out) {
   check_shape(n, bits, "unpack_residues");
+  if (bits != 64 && active_kernel_path() == KernelPath::kAvx512Ifma && cpu_features().avx512bw &&
+      cpu_features().avx512vbmi) {
+    return detail::unpack_residues_avx512(in, n, bits, q, out);
+  }
   if (bits == 64) {
     std::memmove(out, in, n * 8);
   } else {

@@ -5,6 +5,7 @@ target_sources(hec_runtime PRIVATE
   math/ntt.cpp
   math/ntt_avx512.cpp
   math/pack.cpp
+  math/pack_avx512.cpp
   math/parallel.cpp
   math/poly.cpp
   math/poly_avx512.cpp
@@ -16,6 +17,8 @@ target_sources(hec_runtime PRIVATE
 # The IFMA kernels are compiled for AVX-512 and only entered after run-time detection.
 set_source_files_properties(math/ntt_avx512.cpp math/poly_avx512.cpp
   PROPERTIES COMPILE_OPTIONS "${HEC_AVX512_FLAGS}")
+set_source_files_properties(math/pack_avx512.cpp
+  PROPERTIES COMPILE_OPTIONS "${HEC_AVX512_FLAGS};-mavx512vbmi")
 # -ffp-contract=off: the exact base conversion's double arithmetic must round like the
 # portable code (no fused multiply-add), so both paths give identical results.
 set_source_files_properties(math/rns_avx512.cpp PROPERTIES

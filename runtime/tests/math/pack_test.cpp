@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "math/cpu_features.h"
+
 namespace hec::math {
 namespace {
 
@@ -22,26 +24,38 @@ TEST(PackResidues, WidthIsTheModulusBitsOr64AboveTheLimit) {
 }
 
 // Every width round-trips, out of place and in place (the packed bytes at the tail of the
-// words' own storage, as ckks/io.cpp reads them), and the packed size is n * bits / 8.
+// words' own storage, as ckks/io.cpp reads them), on the AVX-512 VBMI path where the CPU has
+// it and on the portable path.
 TEST(PackResidues, EveryWidthRoundTripsInPlaceAndOutOfPlace) {
   std::mt19937_64 rng(11);
   const std::size_t n = 256;
-  for (unsigned bits = 1; bits <= 64; ++bits) {
-    if (bits > kMaxPackedBits && bits != 64) continue;
-    const u64 q = bits == 64 ? ~u64{0} : (u64{1} << bits);
-    std::vector<u64> in(n);
-    for (auto& v : in) v = bits == 64 ? rng() % q : rng() & (q - 1);
-    std::vector<std::uint8_t> packed(packed_limb_bytes(n, bits));
-    pack_residues(in.data(), n, bits, packed.data());
-    std::vector<u64> out(n, 0);
-    EXPECT_EQ(unpack_residues(packed.data(), n, bits, q, out.data()), n) << bits;
-    EXPECT_EQ(out, in) << bits;
-    std::vector<u64> buf(n, 0xdeadbeef);
-    auto* tail = reinterpret_cast<std::uint8_t*>(buf.data()) + 8 * n - packed.size();
-    std::memcpy(tail, packed.data(), packed.size());
-    EXPECT_EQ(unpack_residues(tail, n, bits, q, buf.data()), n) << bits;
-    EXPECT_EQ(buf, in) << bits;
+  for (int path = 0; path < 2; ++path) {
+    force_portable_path(path == 1);
+    for (unsigned bits = 1; bits <= 64; ++bits) {
+      if (bits > kMaxPackedBits && bits != 64) continue;
+      const u64 q = bits == 64 ? ~u64{0} : (u64{1} << bits);
+      std::vector<u64> in(n);
+      for (auto& v : in) v = bits == 64 ? rng() % q : rng() & (q - 1);
+      std::vector<std::uint8_t> packed(packed_limb_bytes(n, bits));
+      pack_residues(in.data(), n, bits, packed.data());
+      std::vector<u64> out(n, 0);
+      EXPECT_EQ(unpack_residues(packed.data(), n, bits, q, out.data()), n) << bits;
+      EXPECT_EQ(out, in) << bits;
+      std::vector<u64> buf(n, 0xdeadbeef);
+      auto* tail = reinterpret_cast<std::uint8_t*>(buf.data()) + 8 * n - packed.size();
+      std::memcpy(tail, packed.data(), packed.size());
+      EXPECT_EQ(unpack_residues(tail, n, bits, q, buf.data()), n) << bits;
+      EXPECT_EQ(buf, in) << bits;
+      // A residue at the modulus, found on this path too.
+      if (bits > 1 && bits < 64) {
+        for (auto& v : in) v %= q - 1;
+      in[n - 3] = q - 1;
+        pack_residues(in.data(), n, bits, packed.data());
+        EXPECT_EQ(unpack_residues(packed.data(), n, bits, q - 1, out.data()), n - 3) << bits;
+      }
+    }
   }
+  force_portable_path(false);
 }
 
 // Limbs of different widths one after another, unpacked in place limb by limb from the tail
