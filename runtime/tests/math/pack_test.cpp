@@ -49,7 +49,7 @@ TEST(PackResidues, EveryWidthRoundTripsInPlaceAndOutOfPlace) {
       // A residue at the modulus, found on this path too.
       if (bits > 1 && bits < 64) {
         for (auto& v : in) v %= q - 1;
-      in[n - 3] = q - 1;
+        in[n - 3] = q - 1;
         pack_residues(in.data(), n, bits, packed.data());
         EXPECT_EQ(unpack_residues(packed.data(), n, bits, q - 1, out.data()), n - 3) << bits;
       }
