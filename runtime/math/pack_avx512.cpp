@@ -4,6 +4,7 @@
 // entered only after run-time detection (math/pack.cpp).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -22,15 +23,16 @@ std::size_t unpack_residues_avx512(const std::uint8_t* in, std::size_t n, unsign
   const __m512i sh = _mm512_load_si512(shift);
   const __m512i mask = _mm512_set1_epi64(static_cast<long long>((std::uint64_t{1} << bits) - 1));
   const __m512i modulus = _mm512_set1_epi64(static_cast<long long>(q));
-  // The bytes a block's permute reads: its w bytes and the windows' tails (zero beyond them).
-  const __mmask64 load = bits + 8 >= 64 ? ~__mmask64{0} : (__mmask64{1} << (bits + 8)) - 1;
+  // A block's permute reads its w bytes and the windows' tails (at most 8 more bytes), never
+  // past the limb's packed bytes (n * w / 8): the load is masked to what is left there.
+  const std::size_t total = n / 8 * bits;
   __mmask8 bad = 0;
   std::size_t first_bad = n;
   for (std::size_t k = 0; k < n / 8; ++k) {
     // Loaded whole before the store: the store may cover this block's own packed bytes, never
-    // a later block's (math/pack.h). The last block's tail bytes may lie past the packed limb
-    // (the next limb's, or past the buffer): masked to the block's w bytes there.
-    const __mmask64 m = k + 1 == n / 8 ? (__mmask64{1} << bits) - 1 : load;
+    // a later block's (math/pack.h).
+    const std::size_t len = std::min<std::size_t>(bits + 8, total - k * bits);
+    const __mmask64 m = len >= 64 ? ~__mmask64{0} : (__mmask64{1} << len) - 1;
     const __m512i bytes = _mm512_maskz_loadu_epi8(m, in + k * bits);
     __m512i v = _mm512_permutexvar_epi8(idx, bytes);
     v = _mm512_and_si512(_mm512_srlv_epi64(v, sh), mask);
