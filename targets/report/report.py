@@ -469,6 +469,11 @@ def _memory_text(m: Mapping[str, Any]) -> str:
         if m["streamed"]
         else f"holds every array at once: {_mib(m['globals'])}"
     )
+    if m.get("outputs"):
+        how += f", revealed values held until written {_mib(m['outputs'])}"
+    if m.get("scratch"):
+        how += f", multiply scratch {_mib(m['scratch'])}"
+
     return (
         f"server memory at {m['threads']} threads: {_mib(m['total'])} at its peak (the server "
         f"{how}, evaluation keys {_mib(m['keys'])}, runtime {_mib(m['baseline'])})"
