@@ -170,11 +170,18 @@ void save(const std::filesystem::path& path, const Context& ctx, const Plaintext
 
 void save(const std::filesystem::path& path, const Context& ctx,
           const std::vector<Ciphertext>& cts) {
+  std::vector<const Ciphertext*> ptrs;
+  for (const auto& ct : cts) ptrs.push_back(&ct);
+  save(path, ctx, ptrs);
+}
+
+void save(const std::filesystem::path& path, const Context& ctx,
+          const std::vector<const Ciphertext*>& cts) {
   if (cts.empty()) throw std::invalid_argument("save: empty ciphertext array for " + path.string());
   std::uint64_t payload = 0;
-  for (const auto& ct : cts) payload += CiphertextArrayWriter::record_bytes(ctx, ct);
-  CiphertextArrayWriter w(path, ctx, cts[0].key_id, cts.size(), payload);
-  for (const auto& ct : cts) w.append(ct);
+  for (const Ciphertext* ct : cts) payload += CiphertextArrayWriter::record_bytes(ctx, *ct);
+  CiphertextArrayWriter w(path, ctx, cts[0]->key_id, cts.size(), payload);
+  for (const Ciphertext* ct : cts) w.append(*ct);
   w.finish();
 }
 

@@ -25,6 +25,9 @@ void save(const std::filesystem::path& path, const Context& ctx, const Ciphertex
 void save(const std::filesystem::path& path, const Context& ctx, const Plaintext& pt);
 void save(const std::filesystem::path& path, const Context& ctx,
           const std::vector<Ciphertext>& cts);
+// The same file from pointers (the server writes its results without copying them).
+void save(const std::filesystem::path& path, const Context& ctx,
+          const std::vector<const Ciphertext*>& cts);
 // c_0 and the 32-byte seed of a (about half the size of the expanded ciphertext).
 void save(const std::filesystem::path& path, const Context& ctx, const CompactCiphertext& ct);
 

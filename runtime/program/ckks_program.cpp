@@ -681,12 +681,7 @@ void CkksScheme::Encoder::encrypt_row(const RowToEncrypt& row, Ct* out) {
 
 void CkksScheme::save_array(const std::filesystem::path& path, const Context& ctx,
                             const core::KeyId&, const std::vector<const Ct*>& cts) {
-  if (cts.empty()) throw std::invalid_argument("save: empty ciphertext array for " + path.string());
-  std::uint64_t payload = 0;
-  for (const Ct* c : cts) payload += ckks::CiphertextArrayWriter::record_bytes(ctx, *c);
-  ckks::CiphertextArrayWriter writer(path, ctx, cts[0]->key_id, cts.size(), payload);
-  for (const Ct* c : cts) writer.append(*c);
-  writer.finish();
+  ckks::save(path, ctx, cts);
 }
 
 std::vector<CkksScheme::Ct> CkksScheme::load_array(const std::filesystem::path& path,
