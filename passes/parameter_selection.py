@@ -28,9 +28,16 @@ from xdsl.passes import ModulePass
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import value_ranges
-from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
+from compiler.analysis.scales import (
+    ScalePlan,
+    apply_plan,
+    chain_needs,
+    primes_per_level,
+    top_level,
+)
 from compiler.analysis.security import (
     MAX_PRIME_BITS,
+    composite_primes,
     log2_product,
     max_log_qp,
     ntt_primes,
@@ -69,12 +76,19 @@ class ParameterSelectionPass(ModulePass):
             raise InternalError("parameter-selection runs after scale-management")
         levels = top_level(program)
         log_n = plan.log_n
-        rescale = ntt_primes(plan.rescale_bits, log_n, levels) if levels else []
+        group = primes_per_level(program)
+        if not levels:
+            rescale: list[int] = []
+        elif group > 1:
+            # composite scaling: each level's primes chosen to keep its exact scale nominal
+            rescale = composite_primes(plan.rescale_bits, log_n, levels, group, plan.input_scale)
+        else:
+            rescale = ntt_primes(plan.rescale_bits, log_n, levels)
         # Exact scales: rescale q_l divides by log2(q_l) exactly. They differ from the plan's
         # whole bits by fractions of a bit, so Q_0 is checked against the exact needs and
         # grown by a bit when a prime just below 2^b leaves it short.
         divisors = tuple(ckks.ScaleAttr.of({q: 1}) for q in rescale)
-        apply_plan(program, ScalePlan(plan.input_scale, divisors))
+        apply_plan(program, ScalePlan(plan.input_scale, divisors, group))
         ranges = value_ranges(program, program.params())
         need = chain_needs(program, divisors, ranges).output_bits
         out_bits = plan.output_bits

@@ -50,10 +50,17 @@ from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS
+from compiler.analysis.levels import make_composite
 from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import value_ranges
-from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
+from compiler.analysis.scales import (
+    ScalePlan,
+    apply_plan,
+    chain_needs,
+    make_drops_exact,
+    top_level,
+)
 from compiler.analysis.security import (
     HE_STANDARD_128,
     MAX_LOG_N,
@@ -196,7 +203,7 @@ class ScaleManagementPass(ModulePass):
         reach: dict[str, float] = {}
 
         def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
-            plan = ScalePlan(delta, tuple([r] * levels))
+            plan = ScalePlan(delta, tuple([r] * levels), group)
             if min(s.bits for s in plan.level_scales()) < MIN_SCALE_BITS + PRIME_MARGIN_BITS:
                 return None
             apply_plan(program, plan)
@@ -239,57 +246,95 @@ class ScaleManagementPass(ModulePass):
             precise.add((log_n, delta))
             return cand if fits else None
 
-        rs = [float(r) for r in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)] if levels else [0.0]
-        # Input scales up to a prime's size first; larger ones (the inputs' level then spans
-        # more than a prime's bits of scale) only when those reach no target at a ring size:
-        # noise flooding asks ~31.5 more bits than a 60-bit scale can give (issue 25).
-        narrow = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
-        wide = [float(d) for d in range(MIN_PRIME_BITS, MAX_INPUT_SCALE_BITS + 1)]
         smallest = MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N
         ring_sizes = [self.log_n] if self.log_n else list(range(smallest, MAX_LOG_N + 1))
-        best: Candidate | None = None
-        seen: dict[tuple[int, float, float], Candidate | None] = {}
 
-        def consider(log_n: int, delta: float, r: float) -> None:
-            nonlocal best
-            key = (log_n, delta, r)
-            if key not in seen:
-                seen[key] = evaluate(log_n, delta, r)
-            cand = seen[key]
-            if cand and (best is None or cand.cost() < best.cost()):
-                best = cand
+        def search() -> Candidate | None:
+            rs = [float(r) for r in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)] if levels else [0.0]
+            # Input scales up to a prime's size first; larger ones (the inputs' level then spans
+            # more than a prime's bits of scale) only when those reach no target at a ring size:
+            # noise flooding asks ~31.5 more bits than a 60-bit scale can give (issue 25).
+            narrow = [float(d) for d in range(MIN_PRIME_BITS, MAX_PRIME_BITS + 1)]
+            wide = [float(d) for d in range(MIN_PRIME_BITS, MAX_INPUT_SCALE_BITS + 1)]
+            best: Candidate | None = None
+            seen: dict[tuple[int, float, float], Candidate | None] = {}
 
-        for log_n in ring_sizes:
-            for deltas in (narrow, wide):
-                # Coarse grid, then the neighbourhood of the best coarse point.
-                for delta in deltas[::3]:
-                    for r in rs[::3]:
-                        consider(log_n, delta, r)
-                if best is None:
-                    # The coarse grid can step over a narrow feasible window (at N = 2000 the
-                    # complex-packed chi-square meets 40 bits within the bound only at Delta
-                    # 54-56 with some r). Precision grows with Delta and so do the modulus
-                    # bits: scan every (Delta, r) between the smallest coarse Delta that was
-                    # precise enough and the largest that fit the bound, give or take a
-                    # coarse step.
-                    lo = min((d for n, d in precise if n == log_n), default=None)
-                    hi = max((d for n, d in secure if n == log_n), default=None)
-                    if lo is not None and hi is not None and lo - 3 <= hi + 3:
-                        for delta in (d for d in deltas if lo - 3 <= d <= hi + 3):
-                            for r in rs:
-                                consider(log_n, delta, r)
-                if best is not None:
-                    centre = best
-                    for delta in deltas:
-                        if abs(delta - centre.input_scale) > 3:
-                            continue
-                        for r in rs:
-                            if levels and abs(r - centre.rescale_bits) > 3:
-                                continue
+            def consider(log_n: int, delta: float, r: float) -> None:
+                nonlocal best
+                key = (log_n, delta, r)
+                if key not in seen:
+                    seen[key] = evaluate(log_n, delta, r)
+                cand = seen[key]
+                if cand and (best is None or cand.cost() < best.cost()):
+                    best = cand
+
+            if group > 1:
+                # Composite scaling: a scale is stable only where Delta = g·r (S^2 / 2^(g·r) =
+                # S); elsewhere it doubles its distance from that every level. So Delta
+                # follows r: every other r first, then the neighbourhood of the best.
+                def near(r: float, spread: int) -> list[float]:
+                    lo, hi = group * r - spread, group * r + spread
+                    return [d for d in wide if lo <= d <= hi]
+
+                for log_n in ring_sizes:
+                    for r in rs[::2]:
+                        for delta in near(r, 1):
                             consider(log_n, delta, r)
+                    if best is not None:
+                        centre = best
+                        for r in rs:
+                            if abs(r - centre.rescale_bits) <= 2:
+                                for delta in near(r, 2):
+                                    consider(log_n, delta, r)
+                        break
+                return best
+
+            for log_n in ring_sizes:
+                for deltas in (narrow, wide):
+                    # Coarse grid, then the neighbourhood of the best coarse point.
+                    for delta in deltas[::3]:
+                        for r in rs[::3]:
+                            consider(log_n, delta, r)
+                    if best is None:
+                        # The coarse grid can step over a narrow feasible window (at N = 2000 the
+                        # complex-packed chi-square meets 40 bits within the bound only at Delta
+                        # 54-56 with some r). Precision grows with Delta and so do the modulus
+                        # bits: scan every (Delta, r) between the smallest coarse Delta that was
+                        # precise enough and the largest that fit the bound, give or take a
+                        # coarse step.
+                        lo = min((d for n, d in precise if n == log_n), default=None)
+                        hi = max((d for n, d in secure if n == log_n), default=None)
+                        if lo is not None and hi is not None and lo - 3 <= hi + 3:
+                            for delta in (d for d in deltas if lo - 3 <= d <= hi + 3):
+                                for r in rs:
+                                    consider(log_n, delta, r)
+                    if best is not None:
+                        centre = best
+                        for delta in deltas:
+                            if abs(delta - centre.input_scale) > 3:
+                                continue
+                            for r in rs:
+                                if levels and abs(r - centre.rescale_bits) > 3:
+                                    continue
+                                consider(log_n, delta, r)
+                        break
+                if best is not None:
                     break
-            if best is not None:
-                break
+            return best
+
+        group = 1
+        best = search()
+        if best is None and levels:
+            # Composite scaling: no plan with one prime per level (every scale stays near
+            # one prime, <= 2^60, and flooding or a high target asks for more): let each
+            # multiplicative level span two primes (compiler/analysis/levels.py).
+            group = 2
+            levels = make_composite(program, group)
+            make_drops_exact(program, group)
+            ranges = value_ranges(program, bounds)
+            precise.clear()
+            secure.clear()
+            best = search()
         if best is None and self.flooding_bits > 0:
             short = [
                 (name, bits - self.flooding_bits, targets.get(name, self.precision_bits))
@@ -307,7 +352,7 @@ class ScaleManagementPass(ModulePass):
                     f"results, {DEFAULT_STATISTICAL_BITS}-bit statistical security) costs "
                     f"{self.flooding_bits:.1f} bits (within 128-bit security, ring dimensions "
                     f"2^{ring_sizes[0]}..2^{ring_sizes[-1]}, input scales up to "
-                    f"2^{MAX_INPUT_SCALE_BITS})",
+                    f"2^{MAX_INPUT_SCALE_BITS}, one or two primes per level)",
                     hint="lower --precision-bits (or that output's --precision), or, when one "
                     "party holds the key and every ciphertext, compile with --no-flooding and "
                     "decrypt with --no-flooding",
@@ -321,7 +366,9 @@ class ScaleManagementPass(ModulePass):
                 hint="lower --precision-bits, tighten the input domains or size bounds, "
                 "or split the computation",
             )
-        apply_plan(program, ScalePlan(best.input_scale, tuple([best.rescale_bits] * levels)))
+        apply_plan(
+            program, ScalePlan(best.input_scale, tuple([best.rescale_bits] * levels), group)
+        )
         program.set_plan(
             ckks.PlanAttr.get(
                 best.log_n,

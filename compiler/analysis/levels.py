@@ -103,3 +103,43 @@ def backward_levels(program: ckks.ProgramOp) -> int:
                 level[v] = max(level.get(v, 0), want)
     _apply(program, level)
     return max(level.values(), default=0)
+
+
+# Nominal prime size for retyping a composite program before the scale search.
+NOMINAL_BITS = 40.0
+
+
+def make_composite(program: ckks.ProgramOp, group: int) -> int:
+    """Composite scaling: every rescale becomes `group` rescales in a row (each drops one
+    prime), so a multiplicative level spans `group` primes and its scale may be as large as
+    their product, beyond the 60 bits one prime holds (the precision that noise flooding asks
+    for at depth: docs/precision.md, "Composite scaling"). Levels are counted again from the
+    outputs, the key level is recorded, and the program is marked (`primes_per_level`); scales
+    are left for `compiler.analysis.scales.apply_plan` with a plan of the same group. Returns
+    the top level L (a multiple of `group`)."""
+    if group < 1 or program.primes_per_level_value() != 1:
+        raise ValueError(f"make_composite: group {group} on a program of group "
+                         f"{program.primes_per_level_value()}")
+    for op in list(program.block.ops):
+        if not isinstance(op, ckks.RescaleOp):
+            continue
+        last: SSAValue = op.result
+        users = [use for use in op.result.uses]
+        for _ in range(group - 1):
+            extra = ckks.RescaleOp(last, op.divisor)
+            last = insert_after_value(last, extra)
+        for use in users:
+            use.operation.operands[use.index] = last
+    from compiler.analysis.scales import ScalePlan, apply_plan
+
+    top = backward_levels(program)
+    # Retype at nominal scales (a level-assignment's types stay stale where scales disagreed).
+    apply_plan(program, ScalePlan(2.0 * NOMINAL_BITS * group / 2, (NOMINAL_BITS,) * top, group))
+    switched = [
+        ckks.ct_type(o.operands[0]).level_value
+        for o in program.block.ops
+        if isinstance(o, ckks.KEY_SWITCH_OPS)
+    ]
+    program.set_key_level(max(switched) if switched else None)
+    program.set_primes_per_level(group)
+    return top

@@ -33,20 +33,84 @@ from compiler.types import Interval
 class ScalePlan:
     input_scale: float  # log2 Delta, a whole number of bits
     divisors: tuple[ckks.ScaleAttr | float, ...]  # q_l for l = 1..L (nominal: log2 q_l bits)
+    # Primes per multiplicative level (composite scaling, `make_composite`): a product at
+    # level g·m is rescaled g times, by q_(g·m), ..., q_(g·m-g+1), so S_(g·(m-1)) =
+    # S_(g·m)^2 / (q_(g·m) ··· q_(g·m-g+1)); the levels in between hold only the product on
+    # its way down. 1: one prime per level.
+    group: int = 1
 
     @property
     def primes(self) -> tuple[ckks.ScaleAttr, ...]:
         return tuple(ckks.ScaleAttr.coerce(d) for d in self.divisors)
 
     def level_scales(self) -> list[ckks.ScaleAttr]:
-        """S_0..S_L, exact."""
+        """S_0..S_L, exact. Under composite scaling (group g > 1) the scale of a level between
+        two multiplicative levels is that of a product partly rescaled (no value is encoded
+        there)."""
         top = len(self.divisors)
+        g = self.group
+        if top % g:
+            raise InternalError(f"{top} levels are not whole groups of {g} primes")
         primes = self.primes
         scales = [ckks.ScaleAttr.one()] * (top + 1)
         scales[top] = ckks.ScaleAttr.pow2(self.input_scale)
-        for level in range(top, 0, -1):
-            scales[level - 1] = scales[level].power(2).over(primes[level - 1])
+        for level in range(top, 0, -g):
+            scale = scales[level].power(2)
+            for j in range(1, g + 1):
+                scale = scale.over(primes[level - j])
+                scales[level - j] = scale
         return scales
+
+
+def is_adjust(op: Operation) -> bool:
+    """A scale-exact level drop's multiply (make_drops_exact): mul_const by 1, marked."""
+    return isinstance(op, ckks.MulConstOp) and "adjust" in op.attributes
+
+
+def make_drops_exact(program: ckks.ProgramOp, group: int) -> None:
+    """Under composite scaling, every `level_down` from level a to b becomes a drop to b + g
+    (when a > b + g), a multiply by the constant 1 encoded at S_b·q_(b+1)···q_(b+g) / S
+    (S the operand's scale), and g rescales: the value arrives at level b with exactly the
+    level's scale S_b. A plain level_down keeps the scale of the level it came from, and the
+    ratio to S_b, a product of prime ratios, is 1 + 2^-15 or so for the 30-bit primes of a
+    composite chain: an addition meeting it would be aligned by an integer lift accurate to
+    that ratio only (15 bits). The constant here is encoded at about 2^(2r) and rounds by
+    2^-(2r) of the value. Costs one plaintext-constant multiply and g rescales per drop."""
+    from xdsl.dialects.builtin import UnitAttr
+
+    one: SSAValue | None = None
+    for op in list(program.block.ops):
+        if not isinstance(op, ckks.LevelDownOp):
+            continue
+        src = op.input
+        have = ckks.ct_type(src).level_value
+        to = op.to_level
+        if one is None:
+            one = _one(program)
+        block = op.parent_block()
+        assert block is not None
+        x = src
+        if have > to + group:
+            drop = ckks.LevelDownOp(src, to + group)
+            block.insert_op_before(drop, op)
+            x = drop.result
+        mul = ckks.MulConstOp(x, one, ckks.ScaleAttr.one())
+        mul.attributes["adjust"] = UnitAttr()
+        block.insert_op_before(mul, op)
+        last = mul.results[0]
+        for _ in range(group):
+            resc = ckks.RescaleOp(last, ckks.ScaleAttr.one())
+            block.insert_op_before(resc, op)
+            last = resc.result
+        op.result.replace_all_uses_with(last)
+        op.detach()
+        op.erase()
+
+
+def primes_per_level(program: ckks.ProgramOp) -> int:
+    """The primes each multiplicative level of `program` spans (composite scaling: the
+    program's `primes_per_level` attribute; 1 without it)."""
+    return program.primes_per_level_value()
 
 
 def top_level(program: ckks.ProgramOp) -> int:
@@ -204,6 +268,22 @@ def _apply_once(
         if isinstance(op, ckks.RescaleOp):
             level = ckks.ct_type(op.input).level_value
             op.divisor = primes[level - 1]
+        elif isinstance(op, ckks.MulConstOp) and is_adjust(op):
+            # A level drop by rescales (make_drops_exact): the constant 1 at the scale that
+            # brings the operand's scale, divided by the primes dropped, exactly to S_to.
+            level = ckks.ct_type(op.input).level_value
+            dropped = primes[level - plan.group : level]
+            # The operand is S_a^e at its source level a (e = 2: a product awaiting its
+            # rescale); it must arrive as S_b^e.
+            src = op.input
+            if isinstance(src.owner, ckks.LevelDownOp):
+                src = src.owner.input
+            have = scales[ckks.ct_type(src).level_value]
+            e = max(1, round(_scale_of(op.input).bits / max(have.bits, 1.0)))
+            target = scales[level - plan.group].power(e)
+            for q in dropped:
+                target = target.times(q)
+            op.const_scale = target.over(_scale_of(op.input))
         elif isinstance(op, ckks.MulConstOp) and not op.is_integer:
             level = ckks.ct_type(op.input).level_value
             op.const_scale = scales[level]
@@ -237,6 +317,8 @@ def _foldable_const(v: SSAValue, consumer: Operation) -> list[Operation] | None:
         if users != {chain[0] if chain else consumer}:
             return None
         chain.insert(0, owner)
+        if is_adjust(owner):
+            return None  # its scale is fixed by the level drop it makes exact
         if isinstance(owner, ckks.MulConstOp) and not owner.is_integer and not is_lift(owner):
             # A mask's const_scale stays its level's nominal scale: a smaller one would round
             # the 0/1 vector coarsely (its error is a fresh encoding's over const_scale).

@@ -16,6 +16,7 @@ taken as the one of that form closest to the wanted size (deterministic Miller-R
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from pathlib import Path
@@ -121,6 +122,39 @@ def ntt_primes(bits: float, log_n: int, count: int, avoid: set[int] | None = Non
         if down < step and up > 4 * target:
             raise ValueError(f"no NTT-friendly primes near 2^{bits} for n = 2^{log_n}")
     return found
+
+
+def composite_primes(
+    bits: float, log_n: int, levels: int, group: int, input_scale: float
+) -> list[int]:
+    """Rescale primes q_1..q_levels for composite scaling (`group` primes per multiplicative
+    level, each near 2^bits): at every level, from the top down, the group whose product
+    brings the exact scale S^2 / (q ··· q') closest to its nominal value. NTT-friendly primes
+    of 30-40 bits lie 2^-10 to 2^-20 of their size apart, and a scale's relative deviation
+    doubles at every squaring, so primes merely alternating around 2^bits (ntt_primes) let
+    the exact scales of a deep chain drift by whole bits; choosing each group against the
+    scale it must restore keeps them within a tiny fraction of a bit of nominal.
+    Returned in chain order: q_levels is dropped first."""
+    if levels % group:
+        raise ValueError(f"{levels} levels are not whole groups of {group}")
+    pool = ntt_primes(bits, log_n, 48 * group)
+    exact = input_scale  # log2 of the exact scale at the current level
+    nominal = input_scale
+    chosen: list[int] = []  # top first
+    for _ in range(levels // group):
+        nominal = 2.0 * nominal - group * bits
+        want = 2.0 * exact - nominal  # log2 of the product that restores the nominal scale
+        best: tuple[float, tuple[int, ...]] | None = None
+        for combo in itertools.combinations(pool, group):
+            miss = abs(log2_product(combo) - want)
+            if best is None or miss < best[0]:
+                best = (miss, combo)
+        assert best is not None
+        for q in best[1]:
+            pool.remove(q)
+        chosen.extend(best[1])
+        exact = 2.0 * exact - log2_product(best[1])
+    return chosen[::-1]
 
 
 def log2_product(values: list[int] | tuple[int, ...]) -> float:

@@ -1118,7 +1118,8 @@ class ProgramOp(he.ProgramRule):
     """A whole CKKS program: params, encodes/encryptions, the server computation, decrypts.
         What the passes decide about the whole program are typed attributes: `key_level` (the
         highest level of a key switch, level-assignment), `plan` (`#ckks.plan`,
-        scale-management), `parameters` (`#ckks.parameters`, parameter-selection) and
+        scale-management), `primes_per_level` (composite scaling, scale-management),
+        `parameters` (`#ckks.parameters`, parameter-selection) and
         `rotation_keys` (rotation-keys), and `error_failure_log2` (the probability, as a power of
     two, with which each output's error bound may fail: scale-management, from
     `--error-confidence`); the emitter and the report read them from here."""
@@ -1130,9 +1131,21 @@ class ProgramOp(he.ProgramRule):
     chain = opt_attr_def(ParametersAttr, attr_name="parameters")
     rotations = opt_attr_def(DenseArrayBase, attr_name="rotation_keys")
     failure_log2 = opt_attr_def(FloatAttr, attr_name="error_failure_log2")
+    # Composite scaling (scale-management): every multiplicative level spans this many
+    # primes, each product rescaled once per prime; absent: one prime per level.
+    group = opt_attr_def(IntegerAttr, attr_name="primes_per_level")
 
     def key_level_value(self) -> int | None:
         return None if self.key_level is None else self.key_level.value.data
+
+    def primes_per_level_value(self) -> int:
+        return 1 if self.group is None else self.group.value.data
+
+    def set_primes_per_level(self, group: int) -> None:
+        if group == 1:
+            self.attributes.pop("primes_per_level", None)
+        else:
+            self.attributes["primes_per_level"] = IntegerAttr(group, i64)
 
     def set_key_level(self, level: int | None) -> None:
         if level is None:

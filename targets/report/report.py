@@ -39,6 +39,7 @@ from compiler.analysis.noise import NoiseModel, error_failure_log2, output_preci
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.profile import active
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
+from compiler.analysis.scales import primes_per_level
 from compiler.analysis.rotations import SumPlan, plan_seconds, tree
 from compiler.analysis.streaming import ServerMemory, server_memory
 from compiler.dialects import bfv, ckks, he
@@ -155,6 +156,7 @@ def build_report(
     depth = ckks_depth(program)
     products = ciphertext_products(program)
     rescales = _rescales_on_path(program)
+    group = primes_per_level(program)
     outputs = []
     public = public_values(program, bounds)
     for d in program.decrypts():
@@ -184,7 +186,8 @@ def build_report(
                 "layout": ty.layout_name,
                 "depth": depth[d.sym_value],
                 "multiplications": products[d.sym_value],
-                "levels": rescales.get(d.input, 0),
+                # multiplicative levels: composite scaling drops `group` primes per level
+                "levels": rescales.get(d.input, 0) // group,
                 "level": ty.level_value,
                 "degree": ty.degree_value,
                 "scale_bits": round(ty.scale_bits, 3),
@@ -251,6 +254,7 @@ def build_report(
             "special_moduli_bits": _bits(params.special_moduli),
             "primes": len(params.output_moduli) + len(params.moduli),
             "chain_levels": top + 1,
+            "primes_per_level": primes_per_level(program),
             "dnum": params.dnum,
             "log_qp": round(params.log_qp, 2),
             "security_bits": params.security_bits,
@@ -675,6 +679,12 @@ def render_text(report: Mapping[str, Any]) -> str:
         f"{p['rescale_moduli_bits']}), special {p['special_moduli_bits']}, dnum {p['dnum']}, "
         f"log2 QP = {p['log_qp']}: {sec} (HE Standard, ternary secret)"
     )
+    if p.get("primes_per_level", 1) > 1:
+        lines.append(
+            f"composite scaling: {p['primes_per_level']} rescale primes per level (one prime's "
+            "scale cannot hold the precision asked for: docs/precision.md), so a level's scale "
+            "spans that many primes' bits; the levels below count levels, not primes"
+        )
     lines.append("outputs:")
     for o in report["outputs"]:
         factor = ", times a public factor after decryption" if o["public_factor"] else ""
