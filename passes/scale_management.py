@@ -366,9 +366,7 @@ class ScaleManagementPass(ModulePass):
                 hint="lower --precision-bits, tighten the input domains or size bounds, "
                 "or split the computation",
             )
-        apply_plan(
-            program, ScalePlan(best.input_scale, tuple([best.rescale_bits] * levels), group)
-        )
+        apply_plan(program, ScalePlan(best.input_scale, tuple([best.rescale_bits] * levels), group))
         program.set_plan(
             ckks.PlanAttr.get(
                 best.log_n,

@@ -118,13 +118,15 @@ def make_composite(program: ckks.ProgramOp, group: int) -> int:
     are left for `compiler.analysis.scales.apply_plan` with a plan of the same group. Returns
     the top level L (a multiple of `group`)."""
     if group < 1 or program.primes_per_level_value() != 1:
-        raise ValueError(f"make_composite: group {group} on a program of group "
-                         f"{program.primes_per_level_value()}")
+        raise ValueError(
+            f"make_composite: group {group} on a program of group "
+            f"{program.primes_per_level_value()}"
+        )
     for op in list(program.block.ops):
         if not isinstance(op, ckks.RescaleOp):
             continue
         last: SSAValue = op.result
-        users = [use for use in op.result.uses]
+        users = list(op.result.uses)
         for _ in range(group - 1):
             extra = ckks.RescaleOp(last, op.divisor)
             last = insert_after_value(last, extra)

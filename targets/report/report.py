@@ -39,8 +39,8 @@ from compiler.analysis.noise import NoiseModel, error_failure_log2, output_preci
 from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.profile import active
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
-from compiler.analysis.scales import primes_per_level
 from compiler.analysis.rotations import SumPlan, plan_seconds, tree
+from compiler.analysis.scales import primes_per_level
 from compiler.analysis.streaming import ServerMemory, server_memory
 from compiler.dialects import bfv, ckks, he
 from compiler.errors import InternalError

@@ -24,9 +24,8 @@ LRA = ROOT / "examples" / "gwas" / "lra.hec"
 SIZES = {"N": 120, "M": 16, "K": 3}
 
 
-# Compiled single-party (flooding=False): at depth 13 no CKKS parameters within 128-bit
-# security keep 19 bits after decrypt's 31.5-bit noise flooding (rescales are one prime of at
-# most 60 bits); a shared-results LRA waits for packing along N (issue 21), which lowers it.
+# Compiled single-party (flooding=False), as hec run does: one prime per level. With decrypt's
+# noise flooding budgeted lra needs composite scaling (tests/targets/test_composite_scaling.py).
 @pytest.fixture(scope="module")
 def lra() -> Compilation:
     text = ",".join(f"{k}={v}" for k, v in SIZES.items())

@@ -7,8 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from compiler.analysis.minors import adj_depth, det_depth
+from compiler.analysis.sizes import Sizes
+from driver.pipeline import Options, compile_file, report_of
 from hec.cli import main
+from tests.targets.test_small_matrix import well_conditioned
 
 PROGRAM = """param K <= 6
 input A: secret[K, K] in [-1.0, 1.0]
@@ -34,3 +39,30 @@ def test_hec_run_det_adj_inv_encrypted(tmp_path: Path) -> None:
     want = np.linalg.inv(a)
     assert np.max(np.abs(inv - want)) <= 1e-4 * np.max(np.abs(want))
     assert '"backend": "encrypted"' in (out / "summary.json").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6])
+def test_det_adj_inv_encrypted_for_every_small_k(tmp_path: Path, k: int) -> None:
+    """Issue 21's acceptance: det, adj and the client's inverse of a secret K x K matrix,
+    K = 2..6, encrypted by `hec run` on random well-conditioned matrices: numpy's values within
+    the error bound the report states, at the depth the stated formula gives."""
+    (tmp_path / "det.hec").write_text(PROGRAM)
+    a = well_conditioned(k, seed=10 + k)
+    np.save(tmp_path / "A.npy", a)
+    options = Options(sizes=Sizes.parse(f"K={k}"), flooding=False)  # hec run's compile
+    report = report_of(compile_file(tmp_path / "det.hec", options))
+    outputs = {o["name"]: o for o in report["outputs"]}
+    assert outputs["d"]["depth"] == det_depth(k) and outputs["B"]["depth"] == adj_depth(k)
+    args = ["run", str(tmp_path / "det.hec"), "--input", f"A={tmp_path / 'A.npy'}"]
+    assert main([*args, "--no-flooding", "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out"
+    det = np.linalg.det(a)
+    want = {"d": det, "B": det * np.linalg.inv(a)}
+    for name, value in want.items():
+        err = float(np.max(np.abs(np.load(out / f"{name}.npy") - value)))
+        print(f"K={k} {name}: |error| {err:.3g} <= {outputs[name]['error_bound']:.3g}")
+        assert err <= outputs[name]["error_bound"], (name, err)
+    inv = np.load(out / "Ainv.npy")
+    rel = float(np.max(np.abs(inv - np.linalg.inv(a))) / np.max(np.abs(np.linalg.inv(a))))
+    assert rel <= 1e-6, rel
