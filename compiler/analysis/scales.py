@@ -283,7 +283,12 @@ def _apply_once(
             target = scales[level - plan.group].power(e)
             for q in dropped:
                 target = target.times(q)
-            op.const_scale = target.over(_scale_of(op.input))
+            # A constant below 1 cannot be encoded: where the operand's scale is more than
+            # the primes above S_b^e (a scale growing level by level, which the search
+            # weighs and the precision check rejects), the drop keeps the rest, like a plain
+            # level_down, and an addition it meets is aligned as before.
+            ratio = target.over(_scale_of(op.input))
+            op.const_scale = ratio if ratio.bits >= 0.0 else ckks.ScaleAttr.one()
         elif isinstance(op, ckks.MulConstOp) and not op.is_integer:
             level = ckks.ct_type(op.input).level_value
             op.const_scale = scales[level]

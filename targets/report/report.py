@@ -681,9 +681,9 @@ def render_text(report: Mapping[str, Any]) -> str:
     )
     if p.get("primes_per_level", 1) > 1:
         lines.append(
-            f"composite scaling: {p['primes_per_level']} rescale primes per level (one prime's "
-            "scale cannot hold the precision asked for: docs/precision.md), so a level's scale "
-            "spans that many primes' bits; the levels below count levels, not primes"
+            f"composite scaling: {p['primes_per_level']} rescale primes per level "
+            "(docs/precision.md): a level's scale spans that many primes' bits, more than one "
+            "prime holds; the levels below count levels, not primes"
         )
     lines.append("outputs:")
     for o in report["outputs"]:

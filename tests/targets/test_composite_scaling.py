@@ -17,6 +17,7 @@ import pytest
 from compiler.analysis.scales import ScalePlan, primes_per_level
 from compiler.analysis.security import composite_primes, ntt_primes
 from compiler.analysis.sizes import Sizes
+from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver.pipeline import Compilation, Options, compile_file, report_of
 from driver.run import run_encrypted
@@ -134,3 +135,22 @@ def test_lra_report_at_the_acceptance_sizes_with_flooding() -> None:
             assert out["levels"] <= 12 and out["flooded_precision_bits"] >= 19.0, out
         rotations.append(report["counts"]["executed"]["rotate"])
     assert rotations[0] == rotations[1]
+
+
+def test_a_composite_search_over_growing_scales_fails_located(tmp_path: Path) -> None:
+    """Found by the property test: during the composite search, a plan whose scales grow
+    level by level asked a scale-exact drop for a constant below 1 (`const_scale must be >=
+    1`, a traceback); the drop now keeps the excess and the search ends in the located
+    refusal."""
+    source = tmp_path / "grow.hec"
+    source.write_text(
+        "param N <= 64\n"
+        "input s1: secret[N] in [-100000000000.0, 100000000000.0]\n"
+        "t0 = (((s1 * s1) + (64 * s1)) * -poly(s1, [0.1, 0.001, 0.0001]))\n"
+        "reveal r0 = (0.005 + 100.0 * t0 + 0.02 * t0^2 + 0.1 * t0^3 + 0.0005 * t0^4"
+        " + 0.02 * t0^5 + -1.5 * t0^6)\n"
+    )
+    with pytest.raises(UserError) as info:
+        compile_file(source, Options())
+    assert info.value.location is not None
+    assert "precision promise" in str(info.value)
