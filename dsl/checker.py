@@ -1053,8 +1053,7 @@ class Checker:
             raise self.error(
                 e.args[1].span,
                 f"the number of steps of inv_approx() must be a constant whole number in "
-                f"1..{MAX_STEPS}"
-                + (f", got {t.const:g}" if t.const is not None else ""),
+                f"1..{MAX_STEPS}" + (f", got {t.const:g}" if t.const is not None else ""),
                 "each step costs two levels (depth 2 steps + 1); the residual I - A X shrinks "
                 "as (1 - s_min^2 / c)^(2^steps): docs/language.md, 'inv_approx'",
             )

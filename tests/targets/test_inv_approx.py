@@ -170,7 +170,9 @@ def test_use_inside_further_encrypted_computation(tmp_path: Path, steps: int) ->
     assert np.linalg.norm(want - exact) <= residual * np.linalg.norm(exact) * (1 + 1e-9)
     for noisy in (False, True):
         got = simulate(comp.program, {"K": k}, {"H": h, "b": b}, noisy=noisy, seed=5).outputs["y"]
-        bound = report_of(comp)["outputs"][0]["error_bound"] if noisy else 1e-9 * np.max(np.abs(want))
+        bound = (
+            report_of(comp)["outputs"][0]["error_bound"] if noisy else 1e-9 * np.max(np.abs(want))
+        )
         assert np.max(np.abs(got - want)) <= bound, noisy
 
 
