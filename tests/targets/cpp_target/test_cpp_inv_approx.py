@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file, report_of
@@ -20,7 +19,6 @@ reveal X = inv_approx(A, 4)
 """
 
 
-@pytest.mark.slow
 def test_hec_run_inv_approx_encrypted(tmp_path: Path) -> None:
     (tmp_path / "ia.hec").write_text(PROGRAM)
     k = 3
