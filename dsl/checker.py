@@ -17,6 +17,9 @@ reported together as one `ProgramErrors`):
 - `inv(A)` of a secret matrix is only the whole expression of `reveal B = inv(A)`: the server
   reveals `B_adj = adj(A)` and `B_det = det(A)` and the client divides (`inverse_parts`);
   anywhere else the inverse would feed encrypted computation, which needs a division;
+- `inv_approx(A, steps)` takes a bounded real k x k matrix (k small) and a constant number of
+  Newton-Schulz steps in 1..16; its result is an ordinary matrix, bounded by the iteration's
+  proven range (compiler/analysis/newton_schulz.py);
 - integer and Boolean values (`input a: secret[N] u8`, docs/language.md) wrap around at their
   width and combine elementwise with values of the same type (equal shapes or a scalar) or with
   whole-number constants that fit it; mixing them with real values needs an explicit
@@ -31,6 +34,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from compiler.analysis.newton_schulz import MAX_STEPS, NewtonSchulz
 from compiler.analysis.polynomial import MAX_DEGREE
 from compiler.errors import UserError
 from compiler.types import (
@@ -97,11 +101,21 @@ INT_OPERATORS = {"%", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
 RESERVED = {"param", "input", "secret", "public", "in", "reveal", "client"} | set(INT_TYPES)
 FUNCTIONS = (
-    {"sum", "mean", "poly", "det", "adj", "inv", "eye", "row", "col"}
+    {"sum", "mean", "poly", "det", "adj", "inv", "inv_approx", "eye", "row", "col"}
     | PUBLIC_FUNCTIONS
     | INT_FUNCTIONS
 )
-_ARITY = {"poly": 2, "min": 2, "max": 2, "rotl": 2, "rotr": 2, "select": 3}
+_ARITY = {"poly": 2, "inv_approx": 2, "min": 2, "max": 2, "rotl": 2, "rotr": 2, "select": 3}
+
+
+def newton_schulz(e: ast.Call, params: dict[str, int]) -> NewtonSchulz:
+    """The iteration of a checked `inv_approx(A, steps)` call: A's dimension bound, the
+    magnitude of A's range as the checker knows it, and the steps (what the lowering and the
+    plaintext reference both compute with, so that they agree)."""
+    a, steps = e.args[0].ty, e.args[1].ty
+    assert a is not None and steps is not None and steps.const is not None, "a checked call"
+    mag = max(abs(a.interval.lo), abs(a.interval.hi))
+    return NewtonSchulz(dim_bound(a.shape[0], params), mag, int(steps.const))
 
 
 def inverse_parts(name: str) -> tuple[str, str]:
@@ -896,6 +910,8 @@ class Checker:
             return self.small_matrix(e, x)
         if e.func == "inv":
             return self.inverse(e, x)
+        if e.func == "inv_approx":
+            return self.inv_approx(e, x)
         if e.func in ("row", "col"):
             if len(x.shape) != 1:
                 raise self.error(
@@ -916,6 +932,9 @@ class Checker:
             "det": "det(A) for a k x k matrix, k <= 6",
             "adj": "adj(A) for a k x k matrix, k <= 6",
             "inv": "inv(A) for a k x k matrix; on a secret A only as `reveal B = inv(A)`",
+            "inv_approx": "inv_approx(A, steps): the Newton-Schulz approximate inverse of a "
+            f"k x k matrix, k <= {MAX_SMALL_MATRIX}, after a constant number of steps in "
+            f"1..{MAX_STEPS}",
             "eye": "eye(K) is the K x K identity, K a size parameter with bound <= 6 or a "
             "whole number <= 6",
             "row": "row(v) is v as a 1 x n matrix",
@@ -1007,6 +1026,56 @@ class Checker:
             )
         self.small_matrix(e, x)
         return ValueType(x.shape, True, True, UNBOUNDED)
+
+    def inv_approx(self, e: ast.Call, x: ValueType) -> ValueType:
+        """`inv_approx(A, steps)`: A a bounded real k x k matrix, k small, steps a constant
+        in 1..MAX_STEPS; the result is bounded by X_steps' proven range (newton_schulz.py)."""
+        arg = e.args[0]
+        if len(x.shape) != 2 or x.shape[0] != x.shape[1]:
+            raise self.error(
+                arg.span,
+                f"inv_approx() needs a square k x k matrix, got {_describe(x)}",
+                self._usage("inv_approx"),
+            )
+        k = x.shape[0]
+        bound = dim_bound(k, self.params)
+        if bound > MAX_SMALL_MATRIX:
+            raise self.error(
+                arg.span,
+                f"inv_approx() needs k <= {MAX_SMALL_MATRIX}, but the matrix is {k} x {k}"
+                + (f" with {k} <= {bound}" if isinstance(k, str) else ""),
+                "the iteration multiplies k x k matrices kept one ciphertext per entry; use it "
+                "on small (covariate) matrices",
+            )
+        t = self.expr(e.args[1])
+        steps = None if t.const is None else _whole(t.const)
+        if steps is None or not 1 <= steps <= MAX_STEPS:
+            raise self.error(
+                e.args[1].span,
+                f"the number of steps of inv_approx() must be a constant whole number in "
+                f"1..{MAX_STEPS}" + (f", got {t.const:g}" if t.const is not None else ""),
+                "each step costs two levels (depth 2 steps + 1); the residual I - A X shrinks "
+                "as (1 - s_min^2 / c)^(2^steps): docs/language.md, 'inv_approx'",
+            )
+        if not x.bounded or not x.interval.is_finite:
+            raise self.error(
+                arg.span,
+                "inv_approx() needs a matrix with a bounded range (its initial scale 1/c comes "
+                "from it), but this one is unbounded"
+                + (f": {x.unbounded_why}" if x.unbounded_why else ""),
+                "give the inputs it is computed from a domain (`in [-1.0, 1.0]`)",
+            )
+        mag = max(abs(x.interval.lo), abs(x.interval.hi))
+        if mag == 0.0:
+            raise self.error(
+                arg.span,
+                "inv_approx() of a matrix whose range is [0, 0]: it is the zero matrix, which "
+                "has no inverse",
+                "give the matrix a domain other than {0}",
+            )
+        iteration = NewtonSchulz(bound, mag, steps)
+        interval = _safe(lambda: iteration.x_range(steps))
+        return ValueType(x.shape, x.secret, True, interval, None, "")
 
     def index(self, e: ast.Index) -> ValueType:
         """`x[i, a:b, :]`: constant indices and slices of small axes (bound <= 6; any axis

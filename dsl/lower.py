@@ -2,7 +2,10 @@
 
 One stat op per language operation; implicit broadcasts of the language become explicit
 `stat.broadcast` ops (rules in `dsl/shapes.py`); compile-time scalar constants fold to one
-`stat.constant`; let-bound names become SSA name hints (`%n11`). The result is a
+`stat.constant`; let-bound names become SSA name hints (`%n11`). `inv_approx(A, steps)` is
+unrolled into its Newton-Schulz steps (transpose, products, `2 * eye(k) - ...`), the ops
+whose results the iteration provably bounds carrying a `proven_range`
+(compiler/analysis/newton_schulz.py). The result is a
 `builtin.module` holding one `stat.program`, verified before it is returned. `print_ir` and
 `parse_ir` (from `compiler/ir_text.py`) are re-exported for the CLI and tests.
 """
@@ -15,12 +18,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from compiler.analysis.newton_schulz import COMPLEMENT_RANGE, PRODUCT_RANGE
+from compiler.analysis.ranges import set_proven_range
 from compiler.dialects import stat
 from compiler.errors import UserError
 from compiler.ir_text import ir_context, parse_ir, print_ir
 from compiler.types import Shape
 from dsl import ast
-from dsl.checker import CheckedProgram, ValueType, inverse_parts
+from dsl.checker import CheckedProgram, ValueType, inverse_parts, newton_schulz
 from dsl.shapes import broadcast_plan
 
 _BINARY: dict[str, type[stat.AddOp | stat.SubOp | stat.MulOp | stat.DivOp]] = {
@@ -220,9 +225,39 @@ class _Lowering:
             case _:
                 raise AssertionError(f"cannot lower {e!r}")
 
+    def constant(self, value: float) -> SSAValue:
+        if value not in self.constants:
+            self.constants[value] = self.emit(stat.ConstantOp(value))
+        return self.constants[value]
+
+    def inv_approx(self, e: ast.Call) -> SSAValue:
+        """X_0 = A^T * (1/c), X_{i+1} = X_i @ (2 eye(k) - A @ X_i): stat ops that exist, each
+        product and complement carrying the range the iteration proves for it."""
+        iteration = newton_schulz(e, self.checked.params)
+        a = self.expr(e.args[0])
+        shape = _ty(e).shape
+        k = shape[0]
+        scaled = self.broadcast(self.constant(1.0 / iteration.scale), shape, ())
+        first = stat.MulOp(self.emit(stat.TransposeOp(a)), scaled)
+        set_proven_range(first, iteration.x_range(0))
+        x = self.emit(first)
+        two = stat.MulOp(self.broadcast(self.constant(2.0), shape, ()), self.emit(stat.EyeOp(k)))
+        two_eye = self.emit(two)
+        for i in range(iteration.steps):
+            product = stat.MatmulOp(a, x)
+            set_proven_range(product, PRODUCT_RANGE)
+            complement = stat.SubOp(two_eye, self.emit(product))
+            set_proven_range(complement, COMPLEMENT_RANGE)
+            step = stat.MatmulOp(x, self.emit(complement))
+            set_proven_range(step, iteration.x_range(i + 1))
+            x = self.emit(step)
+        return x
+
     def call(self, e: ast.Call) -> SSAValue:
         if e.func == "eye":
             return self.emit(stat.EyeOp(_ty(e).shape[0]))
+        if e.func == "inv_approx":
+            return self.inv_approx(e)
         x = self.expr(e.args[0])
         arg_shape = _ty(e.args[0]).shape
         match e.func:

@@ -24,7 +24,7 @@ from compiler.errors import UserError
 from compiler.stat_numpy import adj_cofactor
 from compiler.types import FiniteSet, Interval, Shape
 from dsl import ast
-from dsl.checker import BOOL, CheckedProgram, IntType, inverse_parts
+from dsl.checker import BOOL, CheckedProgram, IntType, inverse_parts, newton_schulz
 from dsl.shapes import broadcast_plan
 
 Array = npt.NDArray[np.float64]
@@ -248,6 +248,8 @@ class _Evaluator:
                 return _adj(x)
             case "inv":
                 return np.asarray(np.linalg.inv(x), dtype=np.float64)
+            case "inv_approx":  # the Newton-Schulz steps the compiled program computes
+                return newton_schulz(e, self.checked.params).evaluate(x)
             case "row":
                 return x.reshape(1, -1)
             case "col":

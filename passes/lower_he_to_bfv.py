@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from compiler.analysis.ranges import public_values
+from compiler.analysis.ranges import PROVEN_RANGE, public_values
 from compiler.dialects import bfv, he
 from compiler.errors import InternalError, UserError, op_location
 from compiler.types import Domain, FiniteSet, format_domain
@@ -162,6 +162,8 @@ class _ToBfv:
             else:
                 new = self.convert(op)
             new.location = op.location  # the source construct, for located errors
+            if PROVEN_RANGE in op.attributes:  # a theorem about the value (analysis/ranges.py)
+                new.attributes[PROVEN_RANGE] = op.attributes[PROVEN_RANGE]
             self.out.block.add_op(new)
             for old, result in zip(op.results, new.results, strict=True):
                 result.name_hint = old.name_hint

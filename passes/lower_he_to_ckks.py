@@ -19,6 +19,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import make_lift
+from compiler.analysis.ranges import PROVEN_RANGE
 from compiler.dialects import ckks, he
 from compiler.errors import InternalError
 
@@ -119,6 +120,8 @@ class _ToCkks:
             new = self.convert(op)
             assert new is not None
             new.location = op.location  # the source construct, for located errors
+            if PROVEN_RANGE in op.attributes:  # a theorem about the value (analysis/ranges.py)
+                new.attributes[PROVEN_RANGE] = op.attributes[PROVEN_RANGE]
             self.emit(new)
             for old, result in zip(op.results, new.results, strict=True):
                 result.name_hint = old.name_hint

@@ -38,6 +38,7 @@ from compiler.analysis.counts import Shapes, sum_slots_rotations
 from compiler.analysis.depth import stat_depth
 from compiler.analysis.minors import adj_plan, det_plan
 from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
+from compiler.analysis.ranges import proven_range, set_proven_range, within_proven
 from compiler.analysis.security import smallest_secure_log_n
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
@@ -459,6 +460,11 @@ class _Lowering:
                 )
             if result.name_hint is None and v.name_hint is not None:
                 result.name_hint = v.name_hint
+            proven = proven_range(v.owner) if isinstance(v.owner, Operation) else None
+            if proven is not None and layout == REPLICATED and isinstance(result.owner, Operation):
+                # Every ciphertext of a replicated array holds one element of v in every slot
+                # (no padding), so the theorem about v's elements holds for all its slots.
+                set_proven_range(result.owner, within_proven(result.owner, proven))
             self.memo[key] = result
         return self.memo[key]
 

@@ -41,6 +41,7 @@ from compiler.analysis.matrix_chain import (
     plan_cost,
     source_tree,
 )
+from compiler.analysis.ranges import proven_range, set_proven_range
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import stat
 from compiler.errors import InternalError, op_location
@@ -347,6 +348,10 @@ class MatrixChainOrderingPass(ModulePass):
                 result = _build(plan, chain.leaves, root)
                 if root.result.name_hint is not None:
                     result.name_hint = root.result.name_hint
+                proven = proven_range(root)
+                if proven is not None and isinstance(result.owner, stat.MatmulOp):
+                    # The same value in another order: the theorem about it still holds.
+                    set_proven_range(result.owner, proven)
                 root.result.replace_all_uses_with(result)
                 for old in chain.inner:  # root first: each is unused once its user is gone
                     old.detach()

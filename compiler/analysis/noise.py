@@ -112,8 +112,11 @@ class Error:
         """|error| <= this with probability >= 1 - failure (module docstring): a third of
         the failure each to the key's slot value, the sub-Gaussian classes given the key, and
         class W."""
-        key_ratio = key_slot_ratio(failure / 3.0)
-        proxy = sum(_times(v, key_ratio**j) for j, v in enumerate(self.classes))
+        log_ratio = math.log(key_slot_ratio(failure / 3.0))
+        # Var_j · ratio^j in logarithms: deep products (Newton-Schulz steps square the class
+        # of their second-order terms) reach classes j in the hundreds, whose ratio^j alone
+        # overflows a double while Var_j has long underflowed.
+        proxy = sum(math.exp(math.log(v) + j * log_ratio) for j, v in enumerate(self.classes) if v)
         t_g = math.sqrt(2.0 * proxy * math.log(6.0 / failure)) if proxy else 0.0
         terms = max(1, math.floor(self.w / self.w_max)) if self.w_max else 1
         t_w = (

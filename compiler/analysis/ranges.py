@@ -6,6 +6,12 @@ bfv program (what is executed, including the scheme's own ops). A sum of K terms
 [lo, hi] lies in [K·lo, K·hi] (with K from 1 to its bound); sizes are taken at their bounds,
 which callers may tighten with the sizes of one run (`--size N=5000`). Public scalars also
 carry whether they are integers: multiplying by an integer costs no level.
+
+An op may carry a **proven range** (`proven_range = array<f64: lo, hi>`): a theorem about
+its result that interval arithmetic cannot see, such as the bounds of the Newton-Schulz
+iteration (compiler/analysis/newton_schulz.py). The frontend attaches it at the stat level,
+the lowerings carry it to the he, ckks and bfv ops that compute the value, and every analysis
+here intersects its own result with it.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import DenseArrayBase, f64
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.forms import MAX_SPLIT_SYMBOLS, SPLITS, Form, Symbols, intersect
@@ -28,6 +35,31 @@ class PublicValue:
 
     interval: Interval
     integer: bool
+
+
+# The attribute holding an op's proven range (see the module docstring).
+PROVEN_RANGE = "proven_range"
+
+
+def proven_range(op: Operation) -> Interval | None:
+    """The proven range of `op`'s result, or None."""
+    attr = op.attributes.get(PROVEN_RANGE)
+    if not isinstance(attr, DenseArrayBase):
+        return None
+    lo, hi = attr.get_values()
+    return Interval(float(lo), float(hi))
+
+
+def set_proven_range(op: Operation, interval: Interval) -> None:
+    """Record that `op`'s result provably lies in `interval` (a theorem, not an estimate:
+    every range analysis trusts it)."""
+    op.attributes[PROVEN_RANGE] = DenseArrayBase.from_list(f64, [interval.lo, interval.hi])
+
+
+def within_proven(op: Operation, r: Interval) -> Interval:
+    """`r` intersected with `op`'s proven range, if it has one."""
+    proven = proven_range(op)
+    return r if proven is None else intersect(r, proven)
 
 
 def _size_interval(bound: int) -> Interval:
@@ -114,7 +146,7 @@ def stat_ranges(program: stat.ProgramOp, bounds: Mapping[str, int]) -> dict[SSAV
                 r = Interval(-bound, bound)
             case _:
                 raise UserError(f"range analysis does not handle {op.name}", op_location(op))
-        out[op.results[0]] = r
+        out[op.results[0]] = within_proven(op, r)
     return out
 
 
@@ -336,7 +368,13 @@ class RelationalRanges:
         branch and bound applies it once per box)."""
         found = self._rules.get(op)
         if found is None:
-            found = self._rules[op] = self._make_rule(op)
+            rule = self._make_rule(op)
+            proven = proven_range(op)
+            if proven is not None:
+                # A theorem about the result: every box's interval arithmetic is cut to it.
+                found = self._rules[op] = lambda g: intersect(rule(g), proven)
+            else:
+                found = self._rules[op] = rule
         return found
 
     def _make_rule(self, op: Operation) -> Callable[[Mapping[SSAValue, Interval]], Interval]:
