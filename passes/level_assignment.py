@@ -18,9 +18,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
-from compiler.analysis.levels import backward_levels
+from compiler.analysis.levels import backward_levels, record_key_level
 from compiler.analysis.scales import apply_plan
-from compiler.dialects import ckks
 from passes.rescale_placement import nominal_plan
 
 
@@ -42,9 +41,4 @@ class LevelAssignmentPass(ModulePass):
         for program in ckks_programs(op):
             top = backward_levels(program)
             apply_plan(program, nominal_plan(top))
-            levels = [
-                ckks.ct_type(o.operands[0]).level_value
-                for o in program.block.ops
-                if isinstance(o, ckks.KEY_SWITCH_OPS)
-            ]
-            program.set_key_level(max(levels) if levels else None)
+            record_key_level(program)

@@ -28,13 +28,7 @@ from xdsl.passes import ModulePass
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import value_ranges
-from compiler.analysis.scales import (
-    ScalePlan,
-    apply_plan,
-    chain_needs,
-    primes_per_level,
-    top_level,
-)
+from compiler.analysis.scales import ScalePlan, apply_plan, chain_needs, top_level
 from compiler.analysis.security import (
     MAX_PRIME_BITS,
     composite_primes,
@@ -76,7 +70,7 @@ class ParameterSelectionPass(ModulePass):
             raise InternalError("parameter-selection runs after scale-management")
         levels = top_level(program)
         log_n = plan.log_n
-        group = primes_per_level(program)
+        group = program.primes_per_level_value()
         if not levels:
             rescale: list[int] = []
         elif group > 1:

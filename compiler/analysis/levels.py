@@ -105,6 +105,17 @@ def backward_levels(program: ckks.ProgramOp) -> int:
     return max(level.values(), default=0)
 
 
+def record_key_level(program: ckks.ProgramOp) -> None:
+    """Record the highest level at which `program` switches keys (None when it does not): the
+    evaluation keys are generated only up to it."""
+    levels = [
+        ckks.ct_type(o.operands[0]).level_value
+        for o in program.block.ops
+        if isinstance(o, ckks.KEY_SWITCH_OPS)
+    ]
+    program.set_key_level(max(levels) if levels else None)
+
+
 # Nominal prime size for retyping a composite program before the scale search.
 NOMINAL_BITS = 40.0
 
@@ -136,12 +147,7 @@ def make_composite(program: ckks.ProgramOp, group: int) -> int:
 
     top = backward_levels(program)
     # Retype at nominal scales (a level-assignment's types stay stale where scales disagreed).
-    apply_plan(program, ScalePlan(2.0 * NOMINAL_BITS * group / 2, (NOMINAL_BITS,) * top, group))
-    switched = [
-        ckks.ct_type(o.operands[0]).level_value
-        for o in program.block.ops
-        if isinstance(o, ckks.KEY_SWITCH_OPS)
-    ]
-    program.set_key_level(max(switched) if switched else None)
+    apply_plan(program, ScalePlan(NOMINAL_BITS * group, (NOMINAL_BITS,) * top, group))
+    record_key_level(program)
     program.set_primes_per_level(group)
     return top

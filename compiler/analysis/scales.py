@@ -107,12 +107,6 @@ def make_drops_exact(program: ckks.ProgramOp, group: int) -> None:
         op.erase()
 
 
-def primes_per_level(program: ckks.ProgramOp) -> int:
-    """The primes each multiplicative level of `program` spans (composite scaling: the
-    program's `primes_per_level` attribute; 1 without it)."""
-    return program.primes_per_level_value()
-
-
 def top_level(program: ckks.ProgramOp) -> int:
     levels = [
         ty.level_value

@@ -40,7 +40,6 @@ from compiler.analysis.packed import FAILURE_LOG2
 from compiler.analysis.profile import active
 from compiler.analysis.ranges import magnitude, public_values, range_of, value_ranges
 from compiler.analysis.rotations import SumPlan, plan_seconds, tree
-from compiler.analysis.scales import primes_per_level
 from compiler.analysis.streaming import ServerMemory, server_memory
 from compiler.dialects import bfv, ckks, he
 from compiler.errors import InternalError
@@ -156,7 +155,7 @@ def build_report(
     depth = ckks_depth(program)
     products = ciphertext_products(program)
     rescales = _rescales_on_path(program)
-    group = primes_per_level(program)
+    group = program.primes_per_level_value()
     outputs = []
     public = public_values(program, bounds)
     for d in program.decrypts():
@@ -254,7 +253,7 @@ def build_report(
             "special_moduli_bits": _bits(params.special_moduli),
             "primes": len(params.output_moduli) + len(params.moduli),
             "chain_levels": top + 1,
-            "primes_per_level": primes_per_level(program),
+            "primes_per_level": group,
             "dnum": params.dnum,
             "log_qp": round(params.log_qp, 2),
             "security_bits": params.security_bits,

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.analysis.scales import ScalePlan, primes_per_level
+from compiler.analysis.scales import ScalePlan
 from compiler.analysis.security import composite_primes, ntt_primes
 from compiler.analysis.sizes import Sizes
 from compiler.errors import UserError
@@ -76,7 +76,7 @@ def lra_flooded() -> Compilation:
 
 
 def test_lra_with_flooding_compiles_by_composite_scaling(lra_flooded: Compilation) -> None:
-    assert primes_per_level(lra_flooded.program) == 2
+    assert lra_flooded.program.primes_per_level_value() == 2
     report = report_of(lra_flooded)
     assert report["params"]["primes_per_level"] == 2
     assert report["params"]["security_bits"] == 128 and not report["params"]["insecure"]
@@ -103,7 +103,7 @@ def test_a_composite_program_runs_encrypted_within_its_bound(tmp_path: Path) -> 
     source.write_text(DEEP)
     options = Options(sizes=Sizes.parse("N=16"), precision_bits=50.0, flooding=False)
     comp = compile_file(source, options)
-    assert primes_per_level(comp.program) == 2
+    assert comp.program.primes_per_level_value() == 2
     report = report_of(comp)
     rng = np.random.default_rng(1)
     x, y = rng.uniform(-1.0, 1.0, 16), rng.uniform(0.0, 2.0, 16)
