@@ -69,6 +69,10 @@ class LazyRelinearizationPass(ModulePass):
             if isinstance(op, he.RotateOp | he.SumSlotsOp):
                 if he.ct_type(op.input).degree_value > 1:
                     relin(op, 0)
+            elif isinstance(op, he.DiagMatvecOp):  # rotates both operands' products
+                for i, v in enumerate((op.lhs, op.rhs)):
+                    if he.ct_type(v).degree_value > 1:
+                        relin(op, i)
             elif isinstance(op, he.MulOp | he.DotOp):
                 while True:
                     a, b = he.ct_type(op.lhs), he.ct_type(op.rhs)

@@ -86,6 +86,8 @@ class _ToCkks:
                 return ckks.MulOp(self.v(op.lhs), self.v(op.rhs))
             case he.DotOp():
                 return ckks.DotOp(self.v(op.lhs), self.v(op.rhs), op.axis_value)
+            case he.DiagMatvecOp():
+                return ckks.DiagMatvecOp(self.v(op.lhs), self.v(op.rhs))
             case he.NegateOp():
                 return ckks.NegateOp(self.v(op.input))
             case he.MulConstOp():

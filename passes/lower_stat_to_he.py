@@ -30,12 +30,13 @@ import math
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from compiler.analysis.counts import Shapes, sum_slots_rotations
 from compiler.analysis.depth import stat_depth
+from compiler.analysis.diagonal import cyclic_value, diagonal_input
 from compiler.analysis.minors import adj_plan, det_plan
 from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
 from compiler.analysis.ranges import proven_range, set_proven_range, within_proven
@@ -375,7 +376,7 @@ class _Lowering:
                 self.block.add_op(he.DecryptOp(reveal.sym_value, x, None, k, scalar))
                 continue
             value, factor = self.split_public_factor(reveal.input)
-            x = self.lower(value, self.default_layout(reveal.input))
+            x = self.lower(value, self.reveal_layout(value))
             self.block.add_op(he.DecryptOp(reveal.sym_value, x, factor))
         return self.out
 
@@ -802,6 +803,8 @@ class _Lowering:
             left = self.lower(op.lhs, REPLICATED)
             right = self.bcast(self.lower(op.rhs, REPLICATED), (n, k), (1,), REPLICATED)
             return self.emit(he.DotOp(left, right, 1))
+        if lt.rank == 2 and rt.rank == 1 and layout != REPLICATED and diagonal_input(op.lhs):
+            return self.diag_matvec(op, layout)
         if lt.rank == 2 and rt.rank == 1:  # [N, K] @ [K] -> [N]
             if layout == PACKED or k not in self.columns:
                 raise self.error(
@@ -830,6 +833,55 @@ class _Lowering:
         return self.emit(
             he.DotOp(self.lower(op.lhs, REPLICATED), self.lower(op.rhs, REPLICATED), 0)
         )
+
+    def dim_size(self, d: Dim) -> int:
+        """The compile-time size of `d`: the literal, the given size, else the bound."""
+        if isinstance(d, int):
+            return d
+        bound = self.src.params().get(d)
+        given = self.sizes.get(d)
+        if given is None and bound is None:
+            raise self.error(f"the size of {d} is not known at compile time")
+        return min(x for x in (given, bound) if x is not None)
+
+    def cyclic_layout(self, d: Dim) -> str:
+        """`cyclic<Q>` for a vector along `d` (Q: its size rounded up to a power of two)."""
+        return he.cyclic_text(1 << max(self.dim_size(d) - 1, 0).bit_length())
+
+    def diag_matvec(self, op: stat.MatmulOp, layout: str) -> SSAValue:
+        """[A, K] @ [K] by the diagonal method (docs/layout.md, "Diagonal layout"): the matrix
+        encrypted by its owner as its generalized diagonals, the vector cyclic, the result
+        cyclic; min(P, Q) products and a baby-step giant-step of rotations, one level."""
+        a, k = stat.tensor_type(op.lhs).dims
+        diag = he.diagonal_layout(self.dim_size(a), self.dim_size(k))
+        out = he.cyclic_text(diag.rows)
+        if layout != out:
+            raise self.error(
+                f"the matrix-vector product gives a cyclic vector ({out}: the diagonal method), "
+                f"but a {layout} one is needed here; this layout conversion is not supported yet",
+                hint="reveal the product, add or multiply it elementwise, or multiply it by "
+                "another input matrix; a slot sum or inner product with it needs a conversion",
+            )
+        m = self.lower(op.lhs, diag.text)
+        v = self.relin_if_needed(self.lower(op.rhs, he.cyclic_text(diag.cols)))
+        return self.emit(he.DiagMatvecOp(m, v))
+
+    def reveal_layout(self, v: SSAValue) -> str:
+        """The layout a revealed value is computed in: the matrix-chain pass's choice for a
+        chain (attribute `layout` on its root product), cyclic for a vector the diagonal
+        method computes, else the default."""
+        default = self.default_layout(v)
+        if self.grid or stat.tensor_type(v).rank != 1:
+            return default
+        chosen = v.owner.attributes.get("layout") if isinstance(v.owner, Operation) else None
+        choice = chosen.data if isinstance(chosen, StringAttr) else None
+        if choice is None and _has_diag_product(v) and cyclic_value(v):
+            choice = "cyclic"
+        if choice == "cyclic":
+            return self.cyclic_layout(stat.tensor_type(v).dims[0])
+        if choice in (PACKED, REPLICATED):
+            return choice
+        return default
 
     def lower_matmul_grid(self, op: stat.MatmulOp) -> SSAValue:
         """A matrix product under the grid layout (docs/layout.md). Over the individuals (the
@@ -936,6 +988,17 @@ class _Lowering:
                 "needed; this layout conversion is not supported yet"
             )
         return x
+
+
+def _has_diag_product(v: SSAValue) -> bool:
+    """Whether the cyclic-computable `v` contains a matrix-vector product (which only the
+    diagonal method computes into a slot layout)."""
+    op = v.owner
+    if isinstance(op, stat.MatmulOp):
+        return True
+    if isinstance(op, Operation) and not isinstance(op, stat.InputOp | stat.OwnerComputeOp):
+        return any(_has_diag_product(x) for x in op.operands if stat.tensor_type(x).rank == 1)
+    return False
 
 
 def grid_row_dims(program: stat.ProgramOp) -> set[Dim]:

@@ -20,13 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from compiler.analysis.depth import stat_depths
+from compiler.analysis.diagonal import cyclic_value, diagonal_input
 from compiler.analysis.matrix_chain import (
     CIPHERTEXT,
+    CYCLIC,
     DEFAULT_SLOTS,
     LAYOUTS,
     PACKED,
@@ -36,9 +38,11 @@ from compiler.analysis.matrix_chain import (
     Factor,
     Model,
     Node,
+    Plan,
     Tree,
     best_order,
     plan_cost,
+    select,
     source_tree,
 )
 from compiler.analysis.ranges import proven_range, set_proven_range
@@ -259,36 +263,68 @@ def _decide(
                 packable=packable,
                 replicable=replicable,
                 degree=_degree(leaf),
+                diagonal=diagonal_input(leaf) and not _known_public(leaf),
+                cyclic=cyclic_value(leaf) and not _known_public(leaf),
             )
         )
     names = [f.name for f in factors]
     layout = _default_layout(chain.root.result, model.columns)
-    source = source_tree(chain.shape, layout)
-    source_cost = plan_cost(model, factors, source)
-    best = best_order(model, factors, layout)
+    # A revealed vector is decrypted from any of these (the coordinator reads its elements);
+    # a vector used further is needed in the layout its user asks for.
+    revealed = all(isinstance(u, stat.RevealOp) for u in _uses(chain.root.result))
+    roots = [layout]
+    if revealed and stat.tensor_type(chain.root.result).rank == 1:
+        roots = [PACKED, CYCLIC, REPLICATED]
+    source, source_cost = _cheapest(
+        [
+            (
+                source_tree(chain.shape, lay),
+                plan_cost(model, factors, source_tree(chain.shape, lay)),
+            )
+            for lay in roots
+        ]
+    )
+    candidates = [best_order(model, factors, lay) for lay in roots]
+    best, _ = _cheapest([(p.tree, p.cost) for p in candidates if p is not None])
+    best_cost = None if best is None else plan_cost(model, factors, best)
     plan: Node | None = None
-    if best is not None and (source_cost is None or best.cost < source_cost):
+    if (
+        best is not None
+        and best_cost is not None
+        and (source_cost is None or best_cost < source_cost)
+    ):
         # The result may be needed in another layout too: keep the source order unless the
         # new one can be produced wherever the source order could.
-        usable = all(
-            plan_cost(model, factors, _relayout(best.tree, lay)) is not None
+        usable = revealed or all(
+            plan_cost(model, factors, _relayout(best, lay)) is not None
             for lay in LAYOUTS
             if plan_cost(model, factors, source_tree(chain.shape, lay)) is not None
         )
         if usable:
-            plan = best.tree
+            plan = best
     loc = op_location(chain.root)
+    assert source is not None
     decision = ChainDecision(
         location=f"{loc.line}:{loc.column}" if loc else "?",
         factors=tuple(names),
-        layout=layout,
+        layout=(plan or source).layout,
         source=source.text(names),
         source_cost=source_cost,
         chosen=(plan or source).text(names),
-        chosen_cost=best.cost if plan is not None and best is not None else source_cost,
+        chosen_cost=best_cost if plan is not None else source_cost,
         slots=model.slots,
     )
     return decision, plan
+
+
+def _cheapest(plans: list[tuple[Node, ChainCost | None]]) -> tuple[Node | None, ChainCost | None]:
+    """The cheapest of some plans by the chain model's selection (`select`), or the first
+    plan with None when none can be lowered."""
+    priced = [Plan(node, cost) for node, cost in plans if cost is not None]
+    if not priced:
+        return (plans[0][0] if plans else None), None
+    best = select(priced)
+    return best.tree, best.cost
 
 
 def _relayout(node: Node, layout: str) -> Node:
@@ -341,11 +377,15 @@ class MatrixChainOrderingPass(ModulePass):
             model = _model(program, sizes, slots)
             depths = stat_depths(program)
             for chain in chains(program):
-                _, plan = _decide(program, chain, model, depths)
-                if plan is None:
-                    continue
+                decision, plan = _decide(program, chain, model, depths)
                 root = chain.root
+                if plan is None:
+                    root.attributes["layout"] = StringAttr(decision.layout)
+                    continue
                 result = _build(plan, chain.leaves, root)
+                assert isinstance(result.owner, stat.MatmulOp)
+                # The root's layout, as priced: the lowering computes a revealed vector in it.
+                result.owner.attributes["layout"] = StringAttr(decision.layout)
                 if root.result.name_hint is not None:
                     result.name_hint = root.result.name_hint
                 proven = proven_range(root)

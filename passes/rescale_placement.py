@@ -36,7 +36,7 @@ def exponent_of(op: ckks.CkksOp, e: dict[SSAValue, int]) -> int:
     match op:
         case ckks.EncodeOp():
             return 1
-        case ckks.MulOp() | ckks.DotOp():
+        case ckks.MulOp() | ckks.DotOp() | ckks.DiagMatvecOp():
             return e[op.lhs] + e[op.rhs]
         case ckks.MulPlainOp():
             return e[op.input] + 1
@@ -79,9 +79,9 @@ class RescalePlacementPass(ModulePass):
         for op in list(program.block.ops):
             if not isinstance(op, ckks.CkksOp):
                 continue
-            is_product = isinstance(op, ckks.MulOp | ckks.DotOp | ckks.MulPlainOp) or (
-                isinstance(op, ckks.MulConstOp) and not op.is_integer
-            )
+            is_product = isinstance(
+                op, ckks.MulOp | ckks.DotOp | ckks.MulPlainOp | ckks.DiagMatvecOp
+            ) or (isinstance(op, ckks.MulConstOp) and not op.is_integer)
             if is_product:
                 for i, v in enumerate(op.operands):
                     if isinstance(v.type, ckks.CtType) and e[v] >= 2:

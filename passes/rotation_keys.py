@@ -72,6 +72,10 @@ class RotationKeysPass(ModulePass):
                 if isinstance(o, ckks.SumSlotsOp) and o.axis_value is not None:
                     # A grid row sum: the strides C, 2C, ..., (R/2) C (docs/layout.md).
                     offsets.update(row_sum_offsets(o, params.slots))
+                if isinstance(o, ckks.DiagMatvecOp):
+                    # The baby steps, giant steps and fold of the diagonal method.
+                    babies, giants = o.diagonal.rotations()
+                    offsets.update(babies + giants)
                 if isinstance(o, ckks.RotateOp):
                     offsets.add(o.offset_value % params.slots)
                     group = groups.setdefault(o.input, len(groups))

@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64
 from xdsl.passes import ModulePass
 
 from compiler.analysis.ckks_util import ckks_programs
+from compiler.analysis.diagonal import slots_needed
 from compiler.analysis.flooding import DEFAULT_STATISTICAL_BITS
 from compiler.analysis.levels import make_composite
 from compiler.analysis.noise import NoiseModel, output_precision
@@ -247,6 +248,8 @@ class ScaleManagementPass(ModulePass):
             return cand if fits else None
 
         smallest = MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N
+        # A diagonal or cyclic array keeps one period in a ciphertext (docs/layout.md).
+        smallest = max(smallest, slots_needed(program).bit_length())
         ring_sizes = [self.log_n] if self.log_n else list(range(smallest, MAX_LOG_N + 1))
 
         def search() -> Candidate | None:

@@ -47,7 +47,12 @@ def ct_uses(value: SSAValue) -> list[tuple[Operation, int]]:
     return [(use.operation, use.index) for use in value.uses]
 
 
-MUL_OPS: tuple[type[Operation], ...] = (ckks.MulOp, ckks.DotOp, ckks.MulPlainOp)
+MUL_OPS: tuple[type[Operation], ...] = (
+    ckks.MulOp,
+    ckks.DotOp,
+    ckks.MulPlainOp,
+    ckks.DiagMatvecOp,
+)
 
 
 def make_lift(x: SSAValue, one: SSAValue, ratio: ckks.ScaleAttr) -> ckks.MulConstOp:
@@ -69,9 +74,10 @@ def sum_slots_offsets(slots: int) -> list[int]:
 
 
 def needs_relin_key(program: ckks.ProgramOp) -> bool:
-    """A relinearization, or an unpack of a degree > 1 value (relinearized first)."""
+    """A relinearization, an unpack of a degree > 1 value (relinearized first), or a
+    diagonal matrix-vector product (it relinearizes each giant group)."""
     return any(
-        isinstance(op, ckks.RelinearizeOp)
+        isinstance(op, ckks.RelinearizeOp | ckks.DiagMatvecOp)
         or (isinstance(op, ckks.UnpackComplexOp) and ckks.ct_type(op.input).degree_value > 1)
         for op in program.block.ops
     )

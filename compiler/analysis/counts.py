@@ -62,6 +62,8 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
                 rotations = sum_slots_rotations(op, steps if slots else None)
                 c["rotate"] += rotations
                 c["key_switch"] += rotations
+            case ckks.DiagMatvecOp():
+                _diag_matvec(c, op.diagonal)
             case ckks.RescaleOp():
                 c["rescale"] += 1
             case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():
@@ -108,6 +110,11 @@ class Shapes:
         grid = he.grid_of(ty.layout_name)
         if grid is not None:
             return grid_count(grid, dims, self.slots)
+        diagonal = he.diagonal_of(ty.layout_name)
+        if diagonal is not None:
+            return diagonal.count
+        if he.cyclic_of(ty.layout_name) is not None:
+            return 1
         if ty.layout_name == ckks.PACKED:
             return math.prod(dims[:-1]) * -(-dims[-1] // self.slots)
         if ty.layout_name == ckks.COMPLEX:
@@ -171,6 +178,8 @@ def executed_counts(
             case ckks.RotateOp():
                 c["rotate"] += out
                 c["key_switch"] += out
+            case ckks.DiagMatvecOp():
+                _diag_matvec(c, op.diagonal)
             case ckks.SumSlotsOp():
                 blocks = s.count(ckks.ct_type(op.input))
                 rotations = sum_slots_rotations(op, steps)
@@ -186,6 +195,17 @@ def executed_counts(
             case _:
                 pass
     return dict(c)
+
+
+def _diag_matvec(c: Counter[str], d: he.Diagonal) -> None:
+    """One diagonal matrix-vector product (he.DiagMatvecRule): D products, G relinearizations,
+    the baby-step, giant-step and fold rotations, and the additions that sum them."""
+    babies, giants = d.rotations()
+    c["ct_mul"] += d.count
+    c["relin"] += d.giants
+    c["rotate"] += len(babies) + len(giants)
+    c["key_switch"] += len(babies) + len(giants) + d.giants
+    c["add"] += (d.count - d.giants) + (d.giants - 1) + len(d.fold)
 
 
 def packed_bits(q: int) -> int:

@@ -88,7 +88,7 @@ def ckks_depth(program: ckks.ProgramOp) -> dict[str, int]:
         base = max(
             (depth.get(v, 0) for v in op.operands if isinstance(v.type, ckks.CtType)), default=0
         )
-        product = isinstance(op, ckks.MulOp | ckks.DotOp | ckks.MulPlainOp) or (
+        product = isinstance(op, ckks.MulOp | ckks.DotOp | ckks.MulPlainOp | ckks.DiagMatvecOp) or (
             isinstance(op, ckks.MulConstOp) and not op.is_integer and "align" not in op.attributes
         )
         depth[op.results[0]] = base + int(product)
@@ -110,7 +110,7 @@ def ciphertext_products(program: he.ProgramRule) -> dict[str, int]:
             if not isinstance(owner, Operation) or owner in seen:
                 continue
             seen.add(owner)
-            if isinstance(owner, he.MulRule | he.DotRule):
+            if isinstance(owner, he.MulRule | he.DotRule | he.DiagMatvecRule):
                 count += 1
             stack.extend(v for v in owner.operands if isinstance(v.type, he.CiphertextType))
         out[d.sym_value] = count

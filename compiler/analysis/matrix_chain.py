@@ -8,9 +8,14 @@ cannot be lowered at all. The cost of one product is priced here by the rules of
 
 - [K] @ [K, M] (vector-matrix): the vector replicated, the matrix in the result's layout, one
   fused dot over K: K products per result ciphertext; no rotation.
-- [N, K] @ [K] (matrix-vector): only into a replicated result and with K a packed (column)
-  dimension: N * ceil(K / slots) products, each row relinearized and summed over the slots
-  (log2(slots) rotations per row, the rotate-and-add tree of `sum_slots`).
+- [N, K] @ [K] (matrix-vector) into a replicated result, with K a packed (column) dimension:
+  N * ceil(K / slots) products, each row relinearized and summed over the slots (log2(slots)
+  rotations per row, the rotate-and-add tree of `sum_slots`).
+- [N, K] @ [K] into a cyclic result (the diagonal method, Halevi-Shoup with baby-step
+  giant-step): the matrix a factor its owner encrypts in the diagonal layout (an input), the
+  vector cyclic; D = min(P, Q) products (P, Q: N and K rounded up to powers of two) and
+  (b - 1) + (G - 1) + G key switches (+ log2(Q / P) when P < Q), one level; needs
+  max(P, Q) <= slots (`compiler.dialects.he.Diagonal`).
 - [A, K] @ [K, B] (matrix-matrix): the left factor replicated and transposed (a relabelling),
   the right one in the result's layout, one dot over K: K * A * count(B) products.
 - [K] @ [K] (inner product): packed when K is a column dimension (one product per block and a
@@ -47,11 +52,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from compiler.dialects.he import Diagonal, diagonal_layout
 from compiler.types import Dim
 
 PACKED = "packed"
 REPLICATED = "replicated"
-LAYOUTS = (PACKED, REPLICATED)
+# The Halevi-Shoup pair (compiler/dialects/he.py: Diagonal, cyclic_of): a matrix as its
+# generalized diagonals, a vector repeated with its power-of-two period.
+DIAGONAL = "diagonal"
+CYCLIC = "cyclic"
+LAYOUTS = (PACKED, REPLICATED, CYCLIC, DIAGONAL)
 # The slot count the order is chosen for when the ring is not fixed yet (the pass runs before
 # parameter selection): n = 2^13, the ring of the GWAS programs at their usual sizes.
 DEFAULT_SLOTS = 1 << 12
@@ -127,6 +137,11 @@ class Factor:
     packable: bool = True
     replicable: bool = True
     degree: int = 1
+    # Whether its owner can encrypt it in the diagonal layout (a secret input matrix) or the
+    # cyclic one (a vector the lowering can produce cyclic: inputs and elementwise functions
+    # of them).
+    diagonal: bool = False
+    cyclic: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,6 +165,10 @@ class Model:
         if not dims:
             return 1
         sizes = [self.dim(d) for d in dims]
+        if layout == CYCLIC:
+            return 1
+        if layout == DIAGONAL:
+            return _diagonal(sizes[0], sizes[1]).count
         if layout == PACKED:
             return math.prod(sizes[:-1]) * -(-sizes[-1] // self.slots)
         return math.prod(sizes)
@@ -198,6 +217,25 @@ class _Product:
     shape: _Shape
 
 
+def _pow2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def _diagonal(rows: int, cols: int) -> Diagonal:
+    return diagonal_layout(rows, cols)
+
+
+def fits_cyclic(model: Model, dims: Sequence[Dim]) -> bool:
+    """Whether a vector of `dims` fits the cyclic layout at the model's slots."""
+    return len(dims) == 1 and _pow2(model.dim(dims[0])) <= model.slots
+
+
+def fits_diagonal(model: Model, dims: Sequence[Dim]) -> bool:
+    if len(dims) != 2:
+        return False
+    return _diagonal(model.dim(dims[0]), model.dim(dims[1])).period <= model.slots
+
+
 def product(model: Model, a: _Shape, b: _Shape, layout: str) -> _Product | None:
     """How `a @ b` is lowered into `layout` and what it costs by itself, or None when the
     lowering cannot produce it (module docstring)."""
@@ -206,6 +244,18 @@ def product(model: Model, a: _Shape, b: _Shape, layout: str) -> _Product | None:
         layout = REPLICATED
     if not model.plaintext_operands and PLAINTEXT in (a.kind, b.kind):
         return None
+    if layout == DIAGONAL:
+        return None  # only an input is diagonal (its owner encrypts the diagonals)
+    if layout == CYCLIC:
+        if (len(a.dims), len(b.dims)) != (2, 1) or PLAINTEXT in (a.kind, b.kind):
+            return None
+        if not fits_diagonal(model, a.dims):
+            return None
+        d = _diagonal(model.dim(a.dims[0]), model.dim(a.dims[1]))
+        # The vector is rotated: a product is relinearized first.
+        relin = 1 if b.degree > 1 else 0
+        cost = ChainCost(depth=1, key_switches=d.key_switches() + relin, ct_mults=d.count)
+        return _Product(DIAGONAL, CYCLIC, cost, _Shape(dims, CIPHERTEXT, 1))
     k = a.dims[-1]
     cts = a.kind == b.kind == CIPHERTEXT
     plain = a.kind == b.kind == PLAINTEXT
@@ -258,6 +308,12 @@ def product(model: Model, a: _Shape, b: _Shape, layout: str) -> _Product | None:
 
 def leaf_cost(model: Model, f: Factor, layout: str) -> ChainCost | None:
     """A factor in `layout`: the bytes of its ciphertexts (None when it cannot be lowered so)."""
+    if layout == DIAGONAL and not (
+        f.diagonal and f.kind == CIPHERTEXT and not f.transposed and fits_diagonal(model, f.dims)
+    ):
+        return None
+    if layout == CYCLIC and not (f.cyclic and f.kind == CIPHERTEXT and fits_cyclic(model, f.dims)):
+        return None
     if layout == PACKED and (f.transposed or not f.packable or not f.dims):
         return None
     if layout == REPLICATED and not f.replicable:

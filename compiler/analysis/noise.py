@@ -253,6 +253,21 @@ def value_errors(
             case ckks.DotOp():
                 k = dim_bound(ckks.ct_type(op.lhs).dims[op.axis_value], dict(bounds))
                 e = prod(op.lhs, op.rhs).summed(k)
+            case ckks.DiagMatvecOp():
+                # Each output slot sums Q terms d_i[j] * rot(v, i)[j] (P < Q: D terms, then
+                # the fold adds Q / P partial sums), padding included. The vector's rotations
+                # add a key switch at its scale to its error; the G relinearizations and
+                # G - 1 giant rotations add key switches at the product's scale, which the
+                # fold sums again, and each fold step adds its own.
+                d = op.diagonal
+                ea, ma = err[op.lhs], magnitude(range_of(rng, op.lhs))
+                mb = magnitude(range_of(rng, op.rhs))
+                eb = err[op.rhs] + model.key_switch_terms().per_scale(scale_bits(op.rhs))
+                term = ea.scaled(mb + eb.d) + eb.scaled(ma + ea.d) + ea.times_error(eb)
+                spread = max(1, d.cols // d.rows)
+                switches = (2 * d.giants - 1) * spread + len(d.fold)
+                ks = model.key_switch_terms().per_scale(scale_bits(out))
+                e = term.summed(d.cols) + ks.summed(switches)
             case ckks.ReduceOp():
                 k = dim_bound(ckks.ct_type(op.input).dims[op.axis_value], dict(bounds))
                 e = err[op.input].summed(k)

@@ -422,6 +422,11 @@ class RelationalRanges:
                 if lhs is rhs:
                     return lambda g: g[lhs].power(2).scaled_sum(k)
                 return lambda g: (g[lhs] * g[rhs]).scaled_sum(k)
+            case he.DiagMatvecRule():
+                # A sum of products over K (the padding slots hold 0).
+                lhs, rhs = op.lhs, op.rhs
+                k = _dim(he.any_ct(op.lhs).dims[1], self.bounds)
+                return lambda g: (g[lhs] * g[rhs]).scaled_sum(k).union(Interval.point(0.0))
             case he.ReduceRule():
                 x = op.input
                 k = _dim(he.any_ct(op.input).dims[op.axis_value], self.bounds)
@@ -528,6 +533,7 @@ class _Overlay(dict[SSAValue, Interval]):
 # Ops whose result element reads other elements (or other positions) of its operand.
 _MOVES_ELEMENTS = (
     he.DotRule,
+    he.DiagMatvecRule,
     he.ReduceRule,
     he.SumSlotsRule,
     he.RotateRule,

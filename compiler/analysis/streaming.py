@@ -62,6 +62,8 @@ def rowable(ty: he.CiphertextType, dim: str) -> bool:
     """A ciphertext array whose leading axis is `dim` and is an array axis (not the slots)."""
     if not ty.dims or ty.dims[0] != dim:
         return False
+    if he.diagonal_of(ty.layout_name) is not None or he.cyclic_of(ty.layout_name) is not None:
+        return False  # a diagonal's or cyclic vector's slots mix the rows
     return not (ty.layout_name in SLOT_LAYOUTS and len(ty.dims) == 1)
 
 

@@ -115,6 +115,8 @@ def _verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
     grid = he.grid_of(layout)
     if grid is not None:
         grid.check(len(dims))
+    elif he.diagonal_of(layout) is not None or he.cyclic_of(layout) is not None:
+        he.verify_shape(dims, layout)
     elif layout not in LAYOUTS:
         raise VerifyException(f"layout must be one of {LAYOUTS} or a grid, got {layout!r}")
     if len(dims) > 3:
@@ -699,6 +701,20 @@ class DotOp(he.DotRule, CkksOp):
 
 
 @irdl_op_definition
+class DiagMatvecOp(he.DiagMatvecRule, CkksOp):
+    """The diagonal (Halevi-Shoup, baby-step giant-step) matrix-vector product: the products
+    are summed before any rescale, so the scale is the product of the operands' scales."""
+
+    name = "ckks.diag_matvec"
+
+    def infer(self) -> CtType:
+        a, b = ct_type(self.lhs), ct_type(self.rhs)
+        _named_level_down(self.name, a, b)
+        t = he.DiagMatvecRule.infer(self)
+        return _scaled(t, a.scale.times(b.scale))
+
+
+@irdl_op_definition
 class BroadcastOp(he.BroadcastRule, CkksOp):
     """Array-level broadcast (no HE work: ciphertexts are reused). Operand axis i becomes result
     axis dims[i]. A replicated array may become packed when the packed (last) result axis is
@@ -1226,6 +1242,7 @@ Ckks = Dialect(
         SumSlotsOp,
         ReduceOp,
         DotOp,
+        DiagMatvecOp,
         BroadcastOp,
         UnpackComplexOp,
         TransposeOp,
@@ -1243,6 +1260,7 @@ KEY_SWITCH_OPS: tuple[type[Operation], ...] = (
     RotateOp,
     SumSlotsOp,
     UnpackComplexOp,
+    DiagMatvecOp,
 )
 # Everything that is not a ciphertext computation: public scalars and declarations.
 PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SourceOp, SizeOp, ConstantOp, PublicArithOp)

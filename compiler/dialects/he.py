@@ -151,6 +151,118 @@ def layout_text(rows: int, roles: Sequence[str]) -> str:
 _GRID = re.compile(r"grid<(\d+), \[([a-z, ]*)\]>")
 
 
+@dataclass(frozen=True)
+class Diagonal:
+    """The diagonal layout `diagonal<P, Q, b>` of a matrix [A, K] for the Halevi-Shoup
+    matrix-vector product (docs/layout.md, "Diagonal layout"). P and Q are A and K rounded up
+    to powers of two (the matrix zero-padded to P x Q); L = max(P, Q) is the period and
+    D = min(P, Q) the number of ciphertexts (generalized diagonals); b (a power of two dividing
+    D) the baby step. Ciphertext i, in giant group g = i div b, holds at slot s, with
+    j = (s - g b) mod L, the entry M[j mod P, (j + i) mod Q] (0 in the padding): diagonal i
+    pre-rotated by -g b (the data owner's side of baby-step giant-step), repeated every L
+    slots. Needs L <= slots."""
+
+    rows: int  # P
+    cols: int  # Q
+    baby: int  # b
+
+    @property
+    def text(self) -> str:
+        return f"diagonal<{self.rows}, {self.cols}, {self.baby}>"
+
+    @property
+    def count(self) -> int:
+        """D: the ciphertexts (generalized diagonals)."""
+        return min(self.rows, self.cols)
+
+    @property
+    def period(self) -> int:
+        """L: the slots one copy of the diagonals takes."""
+        return max(self.rows, self.cols)
+
+    @property
+    def giants(self) -> int:
+        return self.count // self.baby
+
+    @property
+    def fold(self) -> tuple[int, ...]:
+        """The rotate-and-add strides after the products when the matrix is wide (P < Q): the
+        partial sums of each row lie P slots apart."""
+        out: list[int] = []
+        stride = self.rows
+        while stride < self.cols:
+            out.append(stride)
+            stride *= 2
+        return tuple(out)
+
+    def rotations(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(baby-step offsets 1..b-1 of the vector, hoisted; giant-step and fold offsets)."""
+        babies = tuple(range(1, self.baby))
+        giants = tuple(g * self.baby for g in range(1, self.giants)) + self.fold
+        return babies, giants
+
+    def key_switches(self) -> int:
+        """Rotations plus one relinearization per giant group."""
+        babies, giants = self.rotations()
+        return len(babies) + len(giants) + self.giants
+
+    def place(self, row: int, col: int) -> tuple[int, int]:
+        """(ciphertext, first slot) of entry (row, col): the slot's copies follow every L
+        slots."""
+        p, q, b = self.rows, self.cols, self.baby
+        for j in range(row, self.period, p):
+            i = (col - j) % q
+            if i < self.count:
+                return i, (j + (i // b) * b) % self.period
+        raise AssertionError("every entry has one place")
+
+    def check(self, rank: int) -> None:
+        def pow2(x: int) -> bool:
+            return x >= 1 and not x & (x - 1)
+
+        if rank != 2:
+            raise VerifyException(f"{self.text}: the diagonal layout is for matrices (rank 2)")
+        if not (pow2(self.rows) and pow2(self.cols) and pow2(self.baby)):
+            raise VerifyException(f"{self.text}: P, Q and b must be powers of two")
+        if self.count % self.baby:
+            raise VerifyException(f"{self.text}: the baby step must divide min(P, Q)")
+
+
+def best_baby(count: int) -> int:
+    """The baby step b (a power of two dividing `count`) with the fewest key switches,
+    (b - 1) + (count/b - 1) rotations and count/b relinearizations; the larger b on a tie
+    (baby-step rotations share one hoisted decomposition)."""
+    options = [1 << k for k in range(count.bit_length()) if count % (1 << k) == 0]
+    return min(options, key=lambda b: ((b - 1) + 2 * (count // b) - 1, -b))
+
+
+def diagonal_layout(rows: int, cols: int) -> Diagonal:
+    """The diagonal layout of an A x K matrix (A, K its compile-time sizes)."""
+    p, q = 1 << max(rows - 1, 0).bit_length(), 1 << max(cols - 1, 0).bit_length()
+    return Diagonal(p, q, best_baby(min(p, q)))
+
+
+_DIAGONAL = re.compile(r"diagonal<(\d+), (\d+), (\d+)>")
+_CYCLIC = re.compile(r"cyclic<(\d+)>")
+
+
+def diagonal_of(layout: str) -> Diagonal | None:
+    m = _DIAGONAL.fullmatch(layout)
+    return None if m is None else Diagonal(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+def cyclic_of(layout: str) -> int | None:
+    """The period Q of `cyclic<Q>`: a vector [K] (K <= Q, Q a power of two) in one ciphertext,
+    slot s holding element s mod Q (0 where s mod Q >= K): the operand and result layout of the
+    diagonal matrix-vector product. Needs Q <= slots."""
+    m = _CYCLIC.fullmatch(layout)
+    return None if m is None else int(m.group(1))
+
+
+def cyclic_text(period: int) -> str:
+    return f"cyclic<{period}>"
+
+
 def grid_of(layout: str) -> Grid | None:
     """The grid of a layout name, None for the corner layouts (packed, replicated, coeff)."""
     m = _GRID.fullmatch(layout)
@@ -161,7 +273,23 @@ def grid_of(layout: str) -> Grid | None:
 
 
 def parse_layout(parser: AttrParser, corners: Sequence[str]) -> str:
-    """A layout keyword of `corners`, or `grid<R, [role, ...]>`."""
+    """A layout keyword of `corners`, `grid<R, [role, ...]>`, `diagonal<P, Q, b>` or
+    `cyclic<Q>`."""
+
+    def integer() -> int:
+        return parser.parse_integer(allow_negative=False, allow_boolean=False)
+
+    if parser.parse_optional_keyword("diagonal") is not None:
+        with parser.in_angle_brackets():
+            p = integer()
+            parser.parse_punctuation(",")
+            q = integer()
+            parser.parse_punctuation(",")
+            b = integer()
+        return Diagonal(p, q, b).text
+    if parser.parse_optional_keyword("cyclic") is not None:
+        with parser.in_angle_brackets():
+            return cyclic_text(integer())
     if parser.parse_optional_keyword("grid") is None:
         return parser.parse_keyword_in(corners)
     with parser.in_angle_brackets():
@@ -191,6 +319,12 @@ def verify_shape(dims: tuple[Dim, ...], layout: str) -> None:
     grid = grid_of(layout)
     if grid is not None:
         grid.check(len(dims))
+    diagonal = diagonal_of(layout)
+    if diagonal is not None:
+        diagonal.check(len(dims))
+    period = cyclic_of(layout)
+    if period is not None and (len(dims) != 1 or period < 1 or period & (period - 1)):
+        raise VerifyException(f"{layout}: a cyclic array is a vector, Q a power of two")
     for d in dims:
         if isinstance(d, int) and d < 1:
             raise VerifyException(f"array dimensions must be >= 1, got {d}")
@@ -658,7 +792,8 @@ class RotateRule(Unary, ABC):
 
     def infer(self) -> CiphertextType:
         src = any_ct(self.input)
-        if src.layout_name != PACKED and grid_of(src.layout_name) is None:
+        slotted = src.layout_name == PACKED or cyclic_of(src.layout_name) is not None
+        if not slotted and grid_of(src.layout_name) is None:
             raise VerifyException("rotate acts on packed arrays (replicated slots are equal)")
         if src.degree_value != 1:
             raise VerifyException("rotate needs a relinearized (degree 1) ciphertext")
@@ -759,6 +894,55 @@ class DotRule(HeOp, ABC):
         return a.with_(dims=dims, layout=layout, degree=a.degree_value + b.degree_value)
 
 
+class DiagMatvecRule(HeOp, ABC):
+    """The Halevi-Shoup matrix-vector product with baby-step giant-step (docs/layout.md,
+    "Diagonal layout"): `lhs` an [A, K] matrix in `diagonal<P, Q, b>`, `rhs` a [K] vector in
+    `cyclic<Q>`, the result [A] in `cyclic<P>`, relinearized (degree 1). With D = min(P, Q)
+    and G = D / b: the vector is rotated by 1 .. b-1 (one hoisted decomposition); each giant
+    group g sums D_(g b + k) * rot(v, k) over k (b ciphertext products), is relinearized and
+    rotated by g b; the groups are added; a wide matrix (P < Q) then folds its partial sums
+    with the strides P, 2P, .., Q/2. Key switches: (b - 1) + G + (G - 1) + log2(Q / P);
+    multiplicative depth 1."""
+
+    lhs = operand_def(CiphertextType)
+    rhs = operand_def(CiphertextType)
+    result = result_def(CiphertextType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[any_ct(lhs)])
+        _initial_type(self)
+
+    @property
+    def diagonal(self) -> Diagonal:
+        d = diagonal_of(any_ct(self.lhs).layout_name)
+        assert d is not None
+        return d
+
+    def infer(self) -> CiphertextType:
+        a, v = any_ct(self.lhs), any_ct(self.rhs)
+        d = diagonal_of(a.layout_name)
+        if d is None or len(a.dims) != 2:
+            raise VerifyException(f"{self.name}: the matrix must be in a diagonal layout")
+        if cyclic_of(v.layout_name) != d.cols or len(v.dims) != 1:
+            raise VerifyException(
+                f"{self.name}: the vector must be cyclic<{d.cols}>, not {v.layout_name}"
+            )
+        if v.dims[0] != a.dims[1]:
+            raise VerifyException(f"{self.name}: {format_shape(a.dims)} @ {format_shape(v.dims)}")
+        if a.level_value != v.level_value:
+            raise VerifyException(
+                f"{self.name}: operands are at levels {a.level_value} and {v.level_value}; "
+                "bring them to one level first"
+            )
+        if a.degree_value != 1 or v.degree_value != 1:
+            raise VerifyException(f"{self.name} rotates: it needs degree-1 operands")
+        return a.with_(dims=a.dims[:1], layout=cyclic_text(d.rows), degree=1)
+
+
 class BroadcastRule(Unary, ABC):
     """Array-level broadcast (ciphertexts are reused): operand axis i becomes result axis
     dims[i]. A replicated array may become packed along a new or stretched last axis."""
@@ -797,7 +981,15 @@ class BroadcastRule(Unary, ABC):
                 raise VerifyException(f"operand axis {i} cannot broadcast to result axis {d}")
         last = len(shape) - 1
         out_grid = grid_of(layout)
-        if out_grid is not None or grid_of(src.layout_name) is not None:
+        if cyclic_of(layout) is not None or cyclic_of(src.layout_name) is not None:
+            same = src.layout_name == layout and src.dims == tuple(shape)
+            if not same and (src.layout_name != REPLICATED or src.dims):
+                raise VerifyException(
+                    f"only a replicated scalar broadcasts to {layout} (from {src.layout_name})"
+                )
+        elif diagonal_of(layout) is not None or diagonal_of(src.layout_name) is not None:
+            raise VerifyException("a diagonal array does not broadcast")
+        elif out_grid is not None or grid_of(src.layout_name) is not None:
             _check_grid_broadcast(src, shape, dims, layout)
         elif src.layout_name in SLOT_LAYOUTS:
             if (
@@ -1409,6 +1601,11 @@ class DotOp(DotRule):
 
 
 @irdl_op_definition
+class DiagMatvecOp(DiagMatvecRule):
+    name = "he.diag_matvec"
+
+
+@irdl_op_definition
 class BroadcastOp(BroadcastRule):
     name = "he.broadcast"
 
@@ -1446,6 +1643,7 @@ He = Dialect(
         SumSlotsOp,
         ReduceOp,
         DotOp,
+        DiagMatvecOp,
         BroadcastOp,
         TransposeOp,
         GatherOp,
@@ -1469,6 +1667,6 @@ class Kind:
 
 def kind_of(op: Operation) -> Kind:
     return Kind(
-        key_switch=isinstance(op, RelinearizeRule | RotateRule | SumSlotsRule),
-        multiplies=isinstance(op, MulRule | DotRule),
+        key_switch=isinstance(op, RelinearizeRule | RotateRule | SumSlotsRule | DiagMatvecRule),
+        multiplies=isinstance(op, MulRule | DotRule | DiagMatvecRule),
     )

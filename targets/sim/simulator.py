@@ -173,12 +173,71 @@ class _Sim:
         ]
         return y[(*index, row_i % rows, col_i % cols)].copy()
 
+    def to_diagonal(self, x: Array, d: he.Diagonal) -> Slots:
+        """Matrix `x` as its generalized diagonals, pre-rotated per giant group and repeated
+        every L slots (he.Diagonal): [D, slots]."""
+        if d.period > self.slots or x.shape[0] > d.rows or x.shape[1] > d.cols:
+            raise InternalError(f"{d.text} does not hold a {list(x.shape)} matrix in {self.slots}")
+        padded = np.zeros((d.rows, d.cols))
+        padded[: x.shape[0], : x.shape[1]] = x
+        i = np.arange(d.count)[:, None]
+        j = np.arange(d.period)[None, :]
+        diagonals = padded[j % d.rows, (j + i) % d.cols]  # [D, L], diagonal i at slot j
+        out = np.empty_like(diagonals)
+        for g in range(d.giants):
+            rows = slice(g * d.baby, (g + 1) * d.baby)
+            out[rows] = np.roll(diagonals[rows], g * d.baby, axis=-1)  # slot j -> j + g b
+        return np.tile(out, self.slots // d.period)
+
+    def to_cyclic(self, x: Array, period: int) -> Slots:
+        """Vector `x` repeated every `period` slots, zero between its end and the period."""
+        if period > self.slots or x.shape[0] > period:
+            raise InternalError(f"cyclic<{period}> does not hold {x.shape[0]} in {self.slots}")
+        base = np.zeros(period)
+        base[: x.shape[0]] = x
+        return np.tile(base, self.slots // period).reshape((1, self.slots))
+
+    def diag_matvec(self, op: ckks.DiagMatvecOp) -> Slots:
+        """The Halevi-Shoup product with baby-step giant-step, as the runtime does it
+        (he.DiagMatvecRule), a key-switch error for every rotation and relinearization."""
+        d = op.diagonal
+        m, v = self.values[op.lhs], self.values[op.rhs]
+        v_bits = ckks.ct_type(op.rhs).scale_bits
+        bits = ckks.ct_type(op.result).scale_bits
+        babies = [v] + [
+            np.roll(v, -k, axis=-1) + self.noise(v.shape, self.model.key_switch(), v_bits)
+            for k in range(1, d.baby)
+        ]
+        total: Slots | None = None
+        for g in range(d.giants):
+            acc = np.sum([m[g * d.baby + k] * babies[k][0] for k in range(d.baby)], axis=0)
+            acc = acc + self.noise_like(acc, self.model.key_switch(), bits)  # relinearize
+            if g:
+                acc = np.roll(acc, -g * d.baby) + self.noise_like(
+                    acc, self.model.key_switch(), bits
+                )
+            total = acc if total is None else total + acc
+        assert total is not None
+        for stride in d.fold:
+            total = (
+                total
+                + np.roll(total, -stride)
+                + self.noise_like(total, self.model.key_switch(), bits)
+            )
+        return np.asarray(total).reshape((1, self.slots))
+
     def to_layout(self, logical: Array, ty: ckks.CtType | ckks.PtType) -> Slots:
         dims = tuple(self.dim(d) for d in ty.dims)
         x = np.asarray(logical, dtype=np.float64).reshape(dims)
         grid = he.grid_of(ty.layout_name)
         if grid is not None:
             return self.to_grid(x, grid)
+        diagonal = he.diagonal_of(ty.layout_name)
+        if diagonal is not None:
+            return self.to_diagonal(x, diagonal)
+        period = he.cyclic_of(ty.layout_name)
+        if period is not None:
+            return self.to_cyclic(x, period)
         if ty.layout_name == ckks.REPLICATED:
             return x.reshape((*dims, 1))
         width = dims[-1]
@@ -197,6 +256,10 @@ class _Sim:
         grid = he.grid_of(ty.layout_name)
         if grid is not None:
             return self.from_grid(x, grid, dims)
+        if he.cyclic_of(ty.layout_name) is not None:
+            return np.real(np.asarray(x).reshape(-1)[: dims[0]]).copy()
+        if he.diagonal_of(ty.layout_name) is not None:
+            raise InternalError("a diagonal array is not decrypted")
         if ty.layout_name == ckks.REPLICATED:
             return np.real(np.broadcast_to(x, (*dims, 1))[..., 0]).copy()
         width = dims[-1]
@@ -469,6 +532,12 @@ class _Sim:
                 a = m(op.input)
                 self.key_switch(op, a, "Evaluator::rotate", degree_one=True)
                 return a
+            case ckks.DiagMatvecOp():
+                a, b = m(op.lhs), m(op.rhs)
+                self.same_level(op, a, b, "diag_matvec")
+                self.key_switch(op, a, "diag_matvec", degree_one=True)
+                self.key_switch(op, b, "diag_matvec", degree_one=True)
+                return _Meta(a.level, a.scale * b.scale, 1)
             case ckks.UnpackComplexOp():
                 a = m(op.input)
                 self.key_switch(op, a, "unpack_complex (conjugation)", degree_one=False)
@@ -545,6 +614,8 @@ class _Sim:
                 return np.sum(a * b, axis=op.axis_value)
             case ckks.ReduceOp():
                 return np.sum(g(op.input), axis=op.axis_value)
+            case ckks.DiagMatvecOp():
+                return self.diag_matvec(op)
             case ckks.SumSlotsOp():
                 return self.sum_slots(op)
             case ckks.RotateOp():
@@ -661,6 +732,10 @@ class _Sim:
                 target[d] = x.shape[i]
             return np.broadcast_to(x.reshape((*target, x.shape[-1])), (*arr, x.shape[-1]))
         # Array axes of the result (the packed axis becomes its block axis), then the slots.
+        if he.cyclic_of(res.layout_name) is not None:
+            if src.layout_name == res.layout_name:
+                return x
+            return np.broadcast_to(x.reshape((1, x.shape[-1])), (1, self.slots))
         if res.layout_name == ckks.PACKED:
             arr = [*res_dims[:-1], self.blocks(res_dims[-1])]
         elif res.layout_name == ckks.COMPLEX:
