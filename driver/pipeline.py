@@ -588,6 +588,9 @@ def report_of(comp: Compilation, threads: int = 0) -> dict[str, Any]:
         report["matrix_chains"] = [d.as_dict() for d in decisions]
     if comp.grids:
         report["grid"] = grid_report(comp)
+    layouts = diagonal_report(comp)
+    if layouts:
+        report["diagonal"] = layouts
     if comp.alternatives:
         report["schemes"] = {
             name: (c.as_dict() if isinstance(c, Cost) else {"unavailable": c})
@@ -615,6 +618,59 @@ def grid_report(comp: Compilation) -> dict[str, Any]:
             layouts[d.sym_value] = ckks.ct_type(d.input).layout_name
         out["layouts"] = layouts
     return out
+
+
+def diagonal_report(comp: Compilation) -> dict[str, Any] | None:
+    """The diagonal method's products (docs/layout.md, "Diagonal layout"), when the program
+    has any: each product's layouts, baby and giant steps, key switches and products, next to
+    the method it was chosen over (row-wise products summed over the slots into a replicated
+    result: a relinearization and a log2(slots) rotation tree per row), and the layout of every
+    encrypted input and revealed value."""
+    program = next(ckks_programs(comp.module), None)
+    if program is None:
+        return None
+    ops = [op for op in program.block.ops if isinstance(op, ckks.DiagMatvecOp)]
+    params = program.parameters()
+    if not ops or params is None:
+        return None
+    sizes = sizes_for_run(comp)
+
+    def size(d: object) -> int:
+        return d if isinstance(d, int) else int(sizes[str(d)])
+
+    steps = params.slots.bit_length() - 1
+    products: list[dict[str, Any]] = []
+    for op in ops:
+        d = op.diagonal
+        rows, cols = (size(x) for x in ckks.ct_type(op.lhs).dims)
+        babies, giants = d.rotations()
+        loc = op_location(op)
+        products.append(
+            {
+                "location": f"{loc.line}:{loc.column}" if loc else "?",
+                "shape": [rows, cols],
+                "matrix_layout": d.text,
+                "vector_layout": ckks.ct_type(op.rhs).layout_name,
+                "result_layout": ckks.ct_type(op.result).layout_name,
+                "baby_step": d.baby,
+                "giant_steps": d.giants,
+                "rotations": len(babies) + len(giants),
+                "key_switches": d.key_switches(),
+                "ct_mults": d.count,
+                "rejected": {
+                    "method": "row-wise slot sums (a replicated result)",
+                    "key_switches": rows * (1 + steps),
+                    "rotations": rows * steps,
+                    "ct_mults": rows * -(-cols // params.slots),
+                },
+            }
+        )
+    layouts: dict[str, str] = {}
+    for e in program.encrypts():
+        layouts[e.source().sym_value] = ckks.ct_type(e.result).layout_name
+    for dec in program.decrypts():
+        layouts[dec.sym_value] = ckks.ct_type(dec.input).layout_name
+    return {"products": products, "layouts": layouts, "slots": params.slots}
 
 
 def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]) -> list[float]:

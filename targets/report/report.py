@@ -644,6 +644,30 @@ def _render_grid(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _render_diagonal(report: Mapping[str, Any]) -> list[str]:
+    """The diagonal method's matrix-vector products (driver/pipeline.py: diagonal_report)."""
+    d = report.get("diagonal")
+    if not d:
+        return []
+    lines = [f"matrix-vector products by the diagonal method (Halevi-Shoup, {d['slots']} slots):"]
+    for p in d["products"]:
+        r = p["rejected"]
+        rows, cols = p["shape"]
+        lines.append(
+            f"  line {p['location']} [{rows} x {cols}] @ [{cols}]: {p['matrix_layout']} x "
+            f"{p['vector_layout']} -> {p['result_layout']}; baby step {p['baby_step']}, "
+            f"{p['giant_steps']} giant steps: key switches {p['key_switches']} (rotations "
+            f"{p['rotations']}), ct mults {p['ct_mults']}"
+        )
+        lines.append(
+            f"    rejected {r['method']}: key switches {r['key_switches']} (rotations "
+            f"{r['rotations']}), ct mults {r['ct_mults']}"
+        )
+    for name, layout in d["layouts"].items():
+        lines.append(f"  {name:<12} {layout}")
+    return lines
+
+
 def _render_chains(report: Mapping[str, Any]) -> list[str]:
     """Matrix-chain ordering (passes/matrix_chain_ordering.py): per chain the order chosen
     and the order written, each with its HE cost (compiler/analysis/matrix_chain.py)."""
@@ -760,6 +784,7 @@ def render_text(report: Mapping[str, Any]) -> str:
             )
             lines.append(f"  {o['array']}: {', '.join(o['computes'])} ({how})")
     lines += _render_grid(report)
+    lines += _render_diagonal(report)
     lines += _render_chains(report)
     lines += render_cost(report)
     if "heir_comparison" in report:

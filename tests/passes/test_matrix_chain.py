@@ -53,6 +53,8 @@ def _random_chain(rng: random.Random) -> tuple[Model, list[Factor]]:
                 transposed=len(dims) == 2 and rng.random() < 0.2,
                 packable=rng.random() < 0.9,
                 degree=rng.choice([1, 1, 2]),
+                diagonal=len(dims) == 2 and rng.random() < 0.5,
+                cyclic=len(dims) == 1 and rng.random() < 0.7,
             )
         )
     columns = frozenset(d for d in names if rng.random() < 0.5)
