@@ -630,8 +630,9 @@ def diagonal_report(comp: Compilation) -> dict[str, Any] | None:
     if program is None:
         return None
     ops = [op for op in program.block.ops if isinstance(op, ckks.DiagMatvecOp)]
+    converts = [op for op in program.block.ops if isinstance(op, ckks.ConvertOp)]
     params = program.parameters()
-    if not ops or params is None:
+    if not (ops or converts) or params is None:
         return None
     sizes = sizes_for_run(comp)
 
@@ -665,12 +666,33 @@ def diagonal_report(comp: Compilation) -> dict[str, Any] | None:
                 },
             }
         )
+    conversions: list[dict[str, Any]] = []
+    for op in converts:
+        loc = op_location(op)
+        rotations = len(op.replications(params.slots))
+        conversions.append(
+            {
+                "location": f"{loc.line}:{loc.column}" if loc else "?",
+                "from": ckks.ct_type(op.input).layout_name,
+                "to": op.to_layout,
+                # cyclic -> packed: the mask before it (a plaintext product and a level);
+                # packed -> cyclic: the rotate-and-adds (and a mask first when the padding
+                # may not be zero).
+                "rotations": rotations,
+                "levels": 0 if rotations else 1,
+            }
+        )
     layouts: dict[str, str] = {}
     for e in program.encrypts():
         layouts[e.source().sym_value] = ckks.ct_type(e.result).layout_name
     for dec in program.decrypts():
         layouts[dec.sym_value] = ckks.ct_type(dec.input).layout_name
-    return {"products": products, "layouts": layouts, "slots": params.slots}
+    return {
+        "products": products,
+        "conversions": conversions,
+        "layouts": layouts,
+        "slots": params.slots,
+    }
 
 
 def _relative_errors(got: npt.NDArray[np.float64], want: npt.NDArray[np.float64]) -> list[float]:

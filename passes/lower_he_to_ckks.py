@@ -88,6 +88,8 @@ class _ToCkks:
                 return ckks.DotOp(self.v(op.lhs), self.v(op.rhs), op.axis_value)
             case he.DiagMatvecOp():
                 return ckks.DiagMatvecOp(self.v(op.lhs), self.v(op.rhs))
+            case he.ConvertOp():
+                return ckks.ConvertOp(self.v(op.input), op.to_layout)
             case he.NegateOp():
                 return ckks.NegateOp(self.v(op.input))
             case he.MulConstOp():

@@ -855,16 +855,34 @@ class _Lowering:
         a, k = stat.tensor_type(op.lhs).dims
         diag = he.diagonal_layout(self.dim_size(a), self.dim_size(k))
         out = he.cyclic_text(diag.rows)
-        if layout != out:
+        if layout not in (out, PACKED):
             raise self.error(
                 f"the matrix-vector product gives a cyclic vector ({out}: the diagonal method), "
-                f"but a {layout} one is needed here; this layout conversion is not supported yet",
-                hint="reveal the product, add or multiply it elementwise, or multiply it by "
-                "another input matrix; a slot sum or inner product with it needs a conversion",
+                f"but a {layout} one is needed here; this layout conversion is not supported yet"
             )
         m = self.lower(op.lhs, diag.text)
-        v = self.relin_if_needed(self.lower(op.rhs, he.cyclic_text(diag.cols)))
-        return self.emit(he.DiagMatvecOp(m, v))
+        v = self.relin_if_needed(self.cyclic(op.rhs, he.cyclic_text(diag.cols)))
+        result = self.emit(he.DiagMatvecOp(m, v))
+        if layout == PACKED:
+            # Conversion cyclic -> packed: the mask zeroes the padding and later periods (one
+            # plaintext product, one level), then the vector is packed as it stands.
+            one = self._pub_op(he.ConstantOp(1.0), True)
+            masked = self.emit(he.MulConstOp(result, one, True, masked=True))
+            result = self.emit(he.ConvertOp(masked, PACKED))
+            self.dirty[result] = False
+        return result
+
+    def cyclic(self, v: SSAValue, layout: str) -> SSAValue:
+        """Vector `v` in the cyclic `layout`: computed so when it can be (inputs, elementwise
+        functions of them, diagonal products), else computed packed (its padding masked when
+        it may not be zero) and converted: log2(slots / Q) rotate-and-adds."""
+        if cyclic_value(v):
+            return self.lower(v, layout)
+        x = self.relin_if_needed(self.lower(v, PACKED))
+        if self.padding_may_be_nonzero(x):
+            one = self._pub_op(he.ConstantOp(1.0), True)
+            x = self.emit(he.MulConstOp(x, one, True, masked=True))
+        return self.emit(he.ConvertOp(x, layout))
 
     def reveal_layout(self, v: SSAValue) -> str:
         """The layout a revealed value is computed in: the matrix-chain pass's choice for a

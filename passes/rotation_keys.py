@@ -76,6 +76,8 @@ class RotationKeysPass(ModulePass):
                     # The baby steps, giant steps and fold of the diagonal method.
                     babies, giants = o.diagonal.rotations()
                     offsets.update(babies + giants)
+                if isinstance(o, ckks.ConvertOp):  # packed -> cyclic: x += rot(x, -Q 2^t)
+                    offsets.update(o.replications(params.slots))
                 if isinstance(o, ckks.RotateOp):
                     offsets.add(o.offset_value % params.slots)
                     group = groups.setdefault(o.input, len(groups))

@@ -72,7 +72,7 @@ from compiler.analysis.security import (
 )
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import ckks
-from compiler.errors import UserError
+from compiler.errors import UserError, op_location
 
 # The smallest scale any value may have (below it, rounding swamps the value).
 MIN_SCALE_BITS = 8.0
@@ -249,7 +249,25 @@ class ScaleManagementPass(ModulePass):
 
         smallest = MIN_LOG_N if self.insecure else MIN_SECURE_LOG_N
         # A diagonal or cyclic array keeps one period in a ciphertext (docs/layout.md).
-        smallest = max(smallest, slots_needed(program).bit_length())
+        need = slots_needed(program)
+        smallest = max(smallest, need.bit_length())
+        if self.log_n and self.log_n < need.bit_length():
+            where = next(
+                (
+                    op
+                    for op in program.block.ops
+                    if isinstance(op, ckks.DiagMatvecOp | ckks.ConvertOp | ckks.EncodeOp)
+                    and slots_needed(op) == need  # the op whose period is the largest
+                ),
+                None,
+            )
+            raise UserError(
+                f"--log-n {self.log_n} gives {1 << (self.log_n - 1)} slots, but a diagonal "
+                f"or cyclic array (the diagonal matrix-vector product) needs {need} slots "
+                "for one period of its values",
+                op_location(where) if where is not None else None,
+                hint=f"use --log-n {need.bit_length()} or more, or leave --log-n out",
+            )
         ring_sizes = [self.log_n] if self.log_n else list(range(smallest, MAX_LOG_N + 1))
 
         def search() -> Candidate | None:

@@ -64,6 +64,11 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
                 c["key_switch"] += rotations
             case ckks.DiagMatvecOp():
                 _diag_matvec(c, op.diagonal)
+            case ckks.ConvertOp():
+                rotations = len(op.replications(slots)) if slots else 1
+                c["rotate"] += rotations
+                c["key_switch"] += rotations
+                c["add"] += rotations
             case ckks.RescaleOp():
                 c["rescale"] += 1
             case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():
@@ -180,6 +185,11 @@ def executed_counts(
                 c["key_switch"] += out
             case ckks.DiagMatvecOp():
                 _diag_matvec(c, op.diagonal)
+            case ckks.ConvertOp():
+                rotations = len(op.replications(slots))
+                c["rotate"] += rotations
+                c["key_switch"] += rotations
+                c["add"] += rotations
             case ckks.SumSlotsOp():
                 blocks = s.count(ckks.ct_type(op.input))
                 rotations = sum_slots_rotations(op, steps)

@@ -268,6 +268,22 @@ def value_errors(
                 switches = (2 * d.giants - 1) * spread + len(d.fold)
                 ks = model.key_switch_terms().per_scale(scale_bits(out))
                 e = term.summed(d.cols) + ks.summed(switches)
+            case ckks.ConvertOp():
+                # packed -> cyclic<Q>: every slot sums the slots / Q positions j + t Q (one
+                # element, the rest zero padding: their random errors only), and the key
+                # switches add (slots / Q - 1) of their errors; cyclic -> packed relabels.
+                period = he.cyclic_of(op.to_layout)
+                src = err[op.input]
+                if period is None:
+                    e = src
+                else:
+                    copies = max(1, (int(model.n) // 2) // period)
+                    spread = Error(
+                        tuple(copies * v for v in src.classes), copies * src.w, src.d,
+                        src.w_max,
+                    )  # fmt: skip
+                    ks = model.key_switch_terms().per_scale(scale_bits(out))
+                    e = spread + ks.summed(copies - 1)
             case ckks.ReduceOp():
                 k = dim_bound(ckks.ct_type(op.input).dims[op.axis_value], dict(bounds))
                 e = err[op.input].summed(k)

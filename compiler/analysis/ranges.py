@@ -451,6 +451,7 @@ class RelationalRanges:
                 | he.BroadcastRule()
                 | he.TransposeRule()
                 | he.GatherRule()
+                | he.ConvertRule()
             ):
                 x = op.operands[0]
                 return lambda g: g[x]
@@ -506,6 +507,7 @@ class RelationalRanges:
                 | he.LevelDownRule()
                 | ckks.LevelDownOp()
                 | ckks.UnpackComplexOp()
+                | he.ConvertRule()
             ):
                 return f[op.operands[0]]
             case _:
@@ -534,6 +536,7 @@ class _Overlay(dict[SSAValue, Interval]):
 _MOVES_ELEMENTS = (
     he.DotRule,
     he.DiagMatvecRule,
+    he.ConvertRule,
     he.ReduceRule,
     he.SumSlotsRule,
     he.RotateRule,

@@ -715,6 +715,26 @@ class DiagMatvecOp(he.DiagMatvecRule, CkksOp):
 
 
 @irdl_op_definition
+class ConvertOp(he.ConvertRule, CkksOp):
+    """A vector's layout conversion (he.ConvertRule): cyclic -> packed relabels a masked
+    vector; packed -> cyclic rotates and adds log2(slots / Q) times (scale and level kept)."""
+
+    name = "ckks.convert"
+
+    def replications(self, slots: int) -> tuple[int, ...]:
+        """packed -> cyclic<Q>: the rotation offsets (slots - Q 2^t: a rotation by -Q 2^t)."""
+        period = he.cyclic_of(self.to_layout)
+        if period is None:
+            return ()
+        out: list[int] = []
+        step = period
+        while step < slots:
+            out.append(slots - step)
+            step *= 2
+        return tuple(out)
+
+
+@irdl_op_definition
 class BroadcastOp(he.BroadcastRule, CkksOp):
     """Array-level broadcast (no HE work: ciphertexts are reused). Operand axis i becomes result
     axis dims[i]. A replicated array may become packed when the packed (last) result axis is
@@ -834,7 +854,11 @@ class MulConstOp(he.WithPublic, CkksOp):
         src = ct_type(self.input)
         if self.const_scale_bits < 0:
             raise VerifyException("const_scale must be >= 1")
-        slot_array = src.layout_name == PACKED or he.grid_of(src.layout_name) is not None
+        slot_array = (
+            src.layout_name == PACKED
+            or he.grid_of(src.layout_name) is not None
+            or he.cyclic_of(src.layout_name) is not None
+        )
         if self.is_masked and (self.const_scale.is_one or not slot_array):
             raise VerifyException(
                 "a masked constant is a plaintext vector: const_scale > 1 and a packed or grid "
@@ -1243,6 +1267,7 @@ Ckks = Dialect(
         ReduceOp,
         DotOp,
         DiagMatvecOp,
+        ConvertOp,
         BroadcastOp,
         UnpackComplexOp,
         TransposeOp,
@@ -1261,6 +1286,7 @@ KEY_SWITCH_OPS: tuple[type[Operation], ...] = (
     SumSlotsOp,
     UnpackComplexOp,
     DiagMatvecOp,
+    ConvertOp,
 )
 # Everything that is not a ciphertext computation: public scalars and declarations.
 PUBLIC_OPS: tuple[type[Operation], ...] = (ParamOp, SourceOp, SizeOp, ConstantOp, PublicArithOp)

@@ -943,6 +943,53 @@ class DiagMatvecRule(HeOp, ABC):
         return a.with_(dims=a.dims[:1], layout=cyclic_text(d.rows), degree=1)
 
 
+_KEEPS_ZEROS = ("rescale", "level_down", "mod_switch", "relinearize", "negate")
+
+
+class ConvertRule(Unary, ABC):
+    """A layout conversion of a vector [K] (docs/layout.md, "Conversions"):
+
+    - `cyclic<Q>` -> `packed`: a relabelling (no HE work) of a cyclic vector whose padding
+      and later periods are zero, i.e. the result of a masked `mul_const` (its valid slots are
+      0 .. K-1): that is a packed vector of one block. The mask is the conversion's cost
+      (a plaintext product and, under CKKS, a level).
+    - `packed` -> `cyclic<Q>`: one packed ciphertext (K <= slots) with zero padding, repeated
+      every Q slots by log2(slots / Q) rotate-and-adds (x += rot(x, -Q 2^t)): key switches, no
+      level."""
+
+    to = prop_def(StringAttr)
+
+    def __init__(self, operand: SSAValue, to: str):
+        super().__init__(operand, {"to": StringAttr(to)})
+
+    @property
+    def to_layout(self) -> str:
+        return self.to.data
+
+    def infer(self) -> CiphertextType:
+        src = any_ct(self.input)
+        to = self.to_layout
+        if len(src.dims) != 1:
+            raise VerifyException(f"{self.name} converts vectors")
+        if cyclic_of(src.layout_name) is not None and to == PACKED:
+            owner = self.input.owner
+            # Rescales, level drops, relinearizations and negations between the mask and the
+            # relabelling keep the zeros (in any scheme dialect: the op names say it).
+            while isinstance(owner, Operation) and owner.name.split(".")[-1] in _KEEPS_ZEROS:
+                owner = owner.operands[0].owner
+            if not (isinstance(owner, WithPublic) and getattr(owner, "is_masked", False)):
+                raise VerifyException(
+                    f"{self.name}: a cyclic vector becomes packed only once masked "
+                    "(a masked mul_const zeroes its padding and later periods)"
+                )
+            return src.with_(layout=PACKED)
+        if src.layout_name == PACKED and cyclic_of(to) is not None:
+            if src.degree_value != 1:
+                raise VerifyException(f"{self.name} rotates: it needs a degree-1 ciphertext")
+            return src.with_(layout=to)
+        raise VerifyException(f"{self.name}: no conversion from {src.layout_name} to {to}")
+
+
 class BroadcastRule(Unary, ABC):
     """Array-level broadcast (ciphertexts are reused): operand axis i becomes result axis
     dims[i]. A replicated array may become packed along a new or stretched last axis."""
@@ -1152,7 +1199,8 @@ class MulConstRule(WithPublic, ABC):
 
     def infer(self) -> CiphertextType:
         src = any_ct(self.input)
-        if self.is_masked and src.layout_name != PACKED and grid_of(src.layout_name) is None:
+        slotted = src.layout_name == PACKED or cyclic_of(src.layout_name) is not None
+        if self.is_masked and not slotted and grid_of(src.layout_name) is None:
             raise VerifyException(f"{self.name}: a masked constant needs a packed array")
         return src
 
@@ -1606,6 +1654,11 @@ class DiagMatvecOp(DiagMatvecRule):
 
 
 @irdl_op_definition
+class ConvertOp(ConvertRule):
+    name = "he.convert"
+
+
+@irdl_op_definition
 class BroadcastOp(BroadcastRule):
     name = "he.broadcast"
 
@@ -1644,6 +1697,7 @@ He = Dialect(
         ReduceOp,
         DotOp,
         DiagMatvecOp,
+        ConvertOp,
         BroadcastOp,
         TransposeOp,
         GatherOp,
@@ -1667,6 +1721,8 @@ class Kind:
 
 def kind_of(op: Operation) -> Kind:
     return Kind(
-        key_switch=isinstance(op, RelinearizeRule | RotateRule | SumSlotsRule | DiagMatvecRule),
+        key_switch=isinstance(
+            op, RelinearizeRule | RotateRule | SumSlotsRule | DiagMatvecRule | ConvertRule
+        ),
         multiplies=isinstance(op, MulRule | DotRule | DiagMatvecRule),
     )

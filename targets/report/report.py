@@ -663,6 +663,13 @@ def _render_diagonal(report: Mapping[str, Any]) -> list[str]:
             f"    rejected {r['method']}: key switches {r['key_switches']} (rotations "
             f"{r['rotations']}), ct mults {r['ct_mults']}"
         )
+    for c in d.get("conversions", []):
+        cost = (
+            f"{c['rotations']} rotate-and-adds"
+            if c["rotations"]
+            else "a mask (one plaintext product, one level)"
+        )
+        lines.append(f"  line {c['location']} conversion {c['from']} -> {c['to']}: {cost}")
     for name, layout in d["layouts"].items():
         lines.append(f"  {name:<12} {layout}")
     return lines

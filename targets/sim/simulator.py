@@ -226,6 +226,20 @@ class _Sim:
             )
         return np.asarray(total).reshape((1, self.slots))
 
+    def convert(self, op: ckks.ConvertOp) -> Slots:
+        """he.ConvertRule as the runtime does it: a relabelling of a masked cyclic vector, or
+        the rotate-and-add replication of a zero-padded packed one."""
+        x = np.asarray(self.values[op.input])
+        src = ckks.ct_type(op.input)
+        if not self.noisy:
+            width = self.dim(src.dims[0])
+            if np.any(np.abs(x.reshape(-1)[width:]) > 1e-9):
+                raise InternalError(f"{op.name}: the padding slots of the operand are not zero")
+        bits = ckks.ct_type(op.result).scale_bits
+        for offset in op.replications(self.slots):
+            x = x + np.roll(x, -offset, axis=-1) + self.noise_like(x, self.model.key_switch(), bits)
+        return x.reshape((1, self.slots))
+
     def to_layout(self, logical: Array, ty: ckks.CtType | ckks.PtType) -> Slots:
         dims = tuple(self.dim(d) for d in ty.dims)
         x = np.asarray(logical, dtype=np.float64).reshape(dims)
@@ -616,6 +630,8 @@ class _Sim:
                 return np.sum(g(op.input), axis=op.axis_value)
             case ckks.DiagMatvecOp():
                 return self.diag_matvec(op)
+            case ckks.ConvertOp():
+                return self.convert(op)
             case ckks.SumSlotsOp():
                 return self.sum_slots(op)
             case ckks.RotateOp():

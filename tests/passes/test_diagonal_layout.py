@@ -94,14 +94,32 @@ def test_simulator_agrees_with_the_reference(name: str, sizes: str) -> None:
         assert row["max_rel_error"] < bound, row
 
 
-def test_a_slot_sum_of_a_cyclic_result_is_refused_where_it_is_written() -> None:
+@pytest.mark.parametrize("name,sizes", [("slot_sum.hec", "C=12"), ("conversions.hec", "N=20,C=12")])
+def test_conversions_agree_with_the_reference(name: str, sizes: str) -> None:
+    """cyclic -> packed (a mask) before a slot sum or an inner product with a packed vector;
+    packed -> cyclic (rotate-and-adds) for a computed packed vector the product needs."""
+    comp = compile_file(HERE / name, Options(sizes=Sizes.parse(sizes), flooding=False))
+    check = simulate_against_reference(comp, seed=2, noisy=True)
+    for row in check["rows"]:
+        bound = 1e-9 if row["mode"] == "exact" else 1e-3
+        assert row["max_rel_error"] < bound, row
+    report = report_of(comp)
+    conversions = report["diagonal"]["conversions"]  # type: ignore[index]
+    kinds = {(c["from"], c["to"]) for c in conversions}
+    assert ("cyclic<16>", "packed") in kinds
+    text = render_text(report)
+    assert "conversion cyclic<16> -> packed: a mask (one plaintext product, one level)" in text
+    if name == "conversions.hec":
+        slots = report["diagonal"]["slots"]  # type: ignore[index]
+        (back,) = [c for c in conversions if c["from"] == "packed"]
+        assert back["to"] == "cyclic<16>" and 2 ** back["rotations"] == slots // 16
+
+
+def test_a_ring_too_small_for_a_period_is_refused_with_its_location() -> None:
     with pytest.raises(UserError) as err:
-        compile_file(HERE / "slot_sum.hec", Options(sizes=Sizes.parse("C=8")))
-    assert err.value.location is not None and (
-        err.value.location.line,
-        err.value.location.column,
-    ) == (6, 16)
-    assert "cyclic vector" in str(err.value) and "not supported" in str(err.value)
+        compile_file(HERE / "large.hec", Options(sizes=Sizes.parse("C=3000"), log_n=12))
+    assert "needs 4096 slots" in str(err.value) and "--log-n 13" in (err.value.hint or "")
+    assert err.value.location is not None and err.value.location.line == 3
 
 
 def test_individuals_rows_are_never_diagonal() -> None:
