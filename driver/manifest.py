@@ -30,10 +30,20 @@ class Layout(Enum):
     REPLICATED = ckks.REPLICATED  # one value in every slot
     COEFF = ckks.COEFF  # packed counts: `group` columns per coefficient
     GRID = "grid"  # rows x columns (docs/layout.md): the type's layout text gives R and roles
+    # The diagonal matrix-vector product's operands (docs/layout.md, "Diagonal layout"): a
+    # matrix as its generalized diagonals, a vector repeated with a period; both whole arrays.
+    DIAGONAL = "diagonal"
+    CYCLIC = "cyclic"
 
     @staticmethod
     def of(name: str) -> Layout:
-        return Layout.GRID if he.grid_of(name) is not None else Layout(name)
+        if he.grid_of(name) is not None:
+            return Layout.GRID
+        if he.diagonal_of(name) is not None:
+            return Layout.DIAGONAL
+        if he.cyclic_of(name) is not None:
+            return Layout.CYCLIC
+        return Layout(name)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 #include "program/arrays.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "program/spec.h"
 
@@ -172,10 +174,70 @@ GridPlace grid_place(const GridLayout& grid, const std::vector<std::size_t>& dim
   return {ct, row * grid.columns(slots) + col};
 }
 
+DiagonalPlace diagonal_place(const DiagonalLayout& diagonal, std::size_t row, std::size_t col) {
+  const std::size_t p = diagonal.rows, q = diagonal.cols, b = diagonal.baby;
+  const std::size_t period = diagonal.period();
+  // The slot j < L of diagonal i holding M[row, col]: j = row mod P and j + i = col mod Q.
+  // Tall (P >= Q): j = row, i = (col - row) mod Q. Wide (P < Q, P divides Q): j runs over
+  // row, row + P, ..., and i = (col - j) mod Q < P picks i = (col - row) mod P, j = col - i.
+  std::size_t i = 0, j = 0;
+  if (p >= q) {
+    j = row;
+    i = (col + q - row % q) % q;
+  } else {
+    i = (col + p - row % p) % p;
+    j = (col + q - i) % q;
+  }
+  return {i, (j + (i / b) * b) % period};
+}
+
+std::vector<std::vector<double>> diagonal_slots(const DiagonalLayout& diagonal, std::size_t a,
+                                                std::size_t k, const double* values,
+                                                std::size_t slots) {
+  const std::size_t period = diagonal.period();
+  if (a > diagonal.rows || k > diagonal.cols || period > slots || slots % period != 0 ||
+      diagonal.baby == 0 || diagonal.count() % diagonal.baby != 0) {
+    throw std::invalid_argument(
+        "diagonal layout <" + std::to_string(diagonal.rows) + ", " + std::to_string(diagonal.cols) +
+        ", " + std::to_string(diagonal.baby) + "> cannot hold a [" + std::to_string(a) + ", " +
+        std::to_string(k) + "] matrix in " + std::to_string(slots) + " slots");
+  }
+  std::vector<std::vector<double>> out(diagonal.count(), std::vector<double>(slots, 0.0));
+  for (std::size_t r = 0; r < a; ++r) {
+    for (std::size_t c = 0; c < k; ++c) {
+      const DiagonalPlace at = diagonal_place(diagonal, r, c);
+      std::vector<double>& v = out[at.ct];
+      for (std::size_t s = at.slot; s < slots; s += period) v[s] = values[r * k + c];
+    }
+  }
+  return out;
+}
+
+std::vector<double> cyclic_slots(std::size_t period, std::size_t k, const double* values,
+                                 std::size_t slots) {
+  if (period == 0 || k > period || period > slots || slots % period != 0) {
+    throw std::invalid_argument("cyclic layout <" + std::to_string(period) +
+                                "> cannot hold a vector of " + std::to_string(k) + " in " +
+                                std::to_string(slots) + " slots");
+  }
+  std::vector<double> out(slots, 0.0);
+  for (std::size_t s = 0; s < slots; s += period) std::copy_n(values, k, out.begin() + s);
+  return out;
+}
+
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
-                                     std::size_t slots, std::size_t group, const GridLayout& grid) {
+                                     std::size_t slots, std::size_t group, const GridLayout& grid,
+                                     const DiagonalLayout& diagonal) {
   if (layout == Layout::kReplicated) return dims;
   if (layout == Layout::kGrid) return grid_shape(grid, dims, slots);
+  if (layout == Layout::kDiagonal) {
+    if (dims.size() != 2) throw std::logic_error("a diagonal array is a matrix (two axes)");
+    return {diagonal.count()};
+  }
+  if (layout == Layout::kCyclic) {
+    if (dims.size() != 1) throw std::logic_error("a cyclic array is a vector (one axis)");
+    return {1};
+  }
   if (dims.empty()) throw std::logic_error("a packed array needs at least one axis");
   std::vector<std::size_t> out(dims.begin(), dims.end() - 1);
   if (layout == Layout::kCoeff) {
@@ -200,6 +262,10 @@ const char* layout_name(Layout layout) {
       return "replicated";
     case Layout::kGrid:
       return "grid";
+    case Layout::kDiagonal:
+      return "diagonal";
+    case Layout::kCyclic:
+      return "cyclic";
   }
   return "?";
 }

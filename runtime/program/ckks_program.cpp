@@ -385,6 +385,56 @@ CtArray sum_grid_rows(const Ops& ops, const CtArray& a, std::size_t axis, std::s
   return fold_grid_rows(ops, reduce(ops, a, axis), rows);
 }
 
+CtArray diag_matvec(const Ops& ops, const CtArray& m, const CtArray& v,
+                    const DiagonalLayout& diagonal) {
+  const std::size_t count = diagonal.count(), baby = diagonal.baby, slots = ops.slots();
+  const std::size_t period = diagonal.period();
+  if (baby == 0 || count % baby != 0 || period > slots || slots % period != 0) {
+    throw std::logic_error("diag_matvec: diagonal<" + std::to_string(diagonal.rows) + ", " +
+                           std::to_string(diagonal.cols) + ", " + std::to_string(baby) +
+                           "> is not a layout of " + std::to_string(slots) + " slots");
+  }
+  if (m.shape != std::vector<std::size_t>{count} || v.shape != std::vector<std::size_t>{1}) {
+    throw std::logic_error("diag_matvec: a matrix of " + std::to_string(count) +
+                           " diagonals and a vector of one ciphertext expected, got " +
+                           format_shape(m.shape) + " and " + format_shape(v.shape));
+  }
+  const auto& ev = ops.evaluator();
+  const Ct& x = v.at(0);
+  // Baby steps: rot(v, k) for k = 0 .. b-1 from one digit decomposition of v (0: a copy).
+  std::vector<Ct> babies;
+  if (baby > 1) {
+    std::vector<int> steps(baby);
+    for (std::size_t k = 0; k < baby; ++k) steps[k] = static_cast<int>(k);
+    babies = ev.rotate_hoisted(x, steps, ops.galois_keys());
+  } else {
+    babies.push_back(x);
+  }
+  // Giant groups: the b products summed at degree 2 (fused), relinearized once, rotated by g b
+  // into place (the owner pre-rotated the group's diagonals by -g b).
+  const std::size_t giants = count / baby;
+  std::vector<Ct> groups(giants);
+  parallel_rows(giants, default_threads(), [&](std::size_t g, int) {
+    ckks::DotAccumulator acc(ops.context(), x.level);
+    for (std::size_t k = 0; k < baby; ++k) acc.add_product(m.at(g * baby + k), babies[k]);
+    Ct y = acc.finish();
+    ev.relinearize_inplace(y, ops.relin_key());
+    if (g > 0) ev.rotate_inplace(y, static_cast<int>(g * baby), ops.galois_keys());
+    groups[g] = std::move(y);
+  });
+  Ct total = std::move(groups[0]);
+  for (std::size_t g = 1; g < giants; ++g) ev.add_inplace(total, groups[g]);
+  // A wide matrix (P < Q): row r's partial sums lie at the slots r + t P, t < Q / P.
+  for (std::size_t stride = diagonal.rows; stride < diagonal.cols; stride <<= 1) {
+    Ct rotated = total;
+    ev.rotate_inplace(rotated, static_cast<int>(stride), ops.galois_keys());
+    ev.add_inplace(total, rotated);
+  }
+  std::vector<Ct> out;
+  out.push_back(std::move(total));
+  return make_array({1}, std::move(out));
+}
+
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis) {
   const AxisSplit s = split_axis(a.shape, axis);
   std::vector<Ct> out(s.outer * s.inner);
@@ -620,6 +670,22 @@ void CkksScheme::Encoder::encrypt_row(const RowToEncrypt& row, Ct* out) {
     return;
   }
   const double* x = row.values;
+  if (in.layout == Layout::kDiagonal || in.layout == Layout::kCyclic) {
+    // Whole arrays only (never streamed): each element at its slot(s), spec.h.
+    const auto cts =
+        in.layout == Layout::kDiagonal
+            ? diagonal_slots(in.diagonal, row.local.at(0), row.local.at(1), x, slots)
+            : std::vector<std::vector<double>>{cyclic_slots(in.period, row.local.at(0), x, slots)};
+    if (cts.size() != per_row) {
+      throw std::logic_error("input '" + in.id + "': " + std::to_string(cts.size()) +
+                             " ciphertexts for an array of " + std::to_string(per_row));
+    }
+    for (std::size_t i = 0; i < per_row; ++i) {
+      out[i] = encryptor_.encrypt(encoder_.encode(std::span<const double>(cts[i]), level, scale,
+                                                  nullptr, encoder_.fresh_noise_tolerance()));
+    }
+    return;
+  }
   if (in.layout == Layout::kGrid) {
     // Each element at its ciphertext and slot (spec.h), copied to every replica: every grid
     // row when no axis is on the rows, every column when none is on the columns.
@@ -727,6 +793,10 @@ std::vector<double> CkksScheme::Decoder::decrypt_output(
     if (o.packing.digits.at(static_cast<std::size_t>(o.digit)).per_row) dims.clear();
     return values;
   }
+  if (o.layout == Layout::kDiagonal) {
+    throw std::logic_error("output '" + o.name + "': a diagonal array is not decrypted");
+  }
+  // kCyclic: one ciphertext, elements 0..K-1 in slots 0..K-1: read as a packed block below.
   const auto cts = load();
   values.assign(product(dims), 0.0);
   const std::size_t slots = ctx_->slots();

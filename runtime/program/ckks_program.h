@@ -7,8 +7,9 @@
 // includes them, so a generated CKKS program includes only this one.
 //
 // Layouts (spec.h): packed, replicated, complex (column block 2j in the real parts, 2j + 1 in
-// the imaginary parts), coeff (coeff_layout.h's packed counts) and grid (R rows x C columns of
-// slots; a streamed grid input is encrypted and read a block of R rows at a time).
+// the imaginary parts), coeff (coeff_layout.h's packed counts), grid (R rows x C columns of
+// slots; a streamed grid input is encrypted and read a block of R rows at a time), and the
+// diagonal and cyclic layouts of diag_matvec (whole arrays only).
 #pragma once
 
 #include <cstddef>
@@ -118,6 +119,17 @@ CtArray fold_grid_rows(const Ops& ops, const CtArray& a, std::size_t rows);
 // The sum over the row axis `axis` of a kGrid array (he.sum_slots with an axis): the row blocks
 // along that array axis added (reduce), then fold_grid_rows.
 CtArray sum_grid_rows(const Ops& ops, const CtArray& a, std::size_t axis, std::size_t rows);
+// The diagonal (Halevi-Shoup) matrix-vector product with baby-step giant-step (spec.h's
+// kDiagonal and kCyclic; compiler/dialects/he.py, DiagMatvecRule): `m` the D ciphertexts of a
+// kDiagonal matrix, `v` a kCyclic vector of period Q (one ciphertext), both degree 1 at one
+// level; returns the kCyclic product of period P (one ciphertext, degree 1, scale the product
+// of the scales, not rescaled). v is rotated by 1 .. b-1 (one hoisted digit decomposition);
+// giant group g sums m[g b + k] (x) rot(v, k) over k < b at degree 2 (fused, no temporary
+// per product), is relinearized and rotated by g b; the groups are added; a wide matrix
+// (P < Q) then folds with the strides P, 2P, .., Q/2. Rotations turn slots left
+// (rotate(): slot j takes slot j + s). Key switches: (b - 1) + G + (G - 1) + log2(Q / P).
+CtArray diag_matvec(const Ops& ops, const CtArray& m, const CtArray& v,
+                    const DiagonalLayout& diagonal);
 // Binary-tree sum along an array axis.
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis);
 // Fused sum_i a_i (x) b_i along an array axis.

@@ -341,6 +341,25 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     }
   }
 
+  // A diagonal matrix (or a cyclic vector) is one owner's, encrypted whole: each of its
+  // ciphertexts mixes every row (spec.h), so no owner can encrypt a range of its rows.
+  if (args.get("rows")) {
+    for (const auto& in : spec.inputs) {
+      if (in.layout != Layout::kDiagonal && in.layout != Layout::kCyclic) continue;
+      const std::vector<std::string> needed =
+          in.sources.empty() ? std::vector<std::string>{in.source} : in.sources;
+      for (const auto& name : needed) {
+        if (!arrays.count(name)) continue;
+        const bool matrix = in.layout == Layout::kDiagonal;
+        throw UsageError(
+            "encrypt: input '" + name + "' is encrypted whole in the " + layout_name(in.layout) +
+            " layout of the diagonal matrix-vector product (" +
+            (matrix ? "every ciphertext mixes all of its rows" : "one ciphertext holds all of it") +
+            "), so --rows cannot split it: encrypt it without --rows");
+      }
+    }
+  }
+
   OutputSet outputs;
   outputs.create_dir(out_dir);
   const int threads = default_threads();
@@ -376,7 +395,8 @@ int encrypt(const ProgramSpec& spec, const ParsedArgs& args) {
     const std::size_t unit_rows = in.streamed && in.layout == Layout::kGrid ? in.grid.rows : 1;
     std::vector<std::size_t> unit_local = local;
     if (unit_rows > 1) unit_local.insert(unit_local.begin(), unit_rows);
-    const auto local_arr = array_shape(in.layout, unit_local, slots, in.packing.group, in.grid);
+    const auto local_arr =
+        array_shape(in.layout, unit_local, slots, in.packing.group, in.grid, in.diagonal);
     const std::size_t per_row = product(local_arr);
     // The owner's first row may lie inside a block (another owner holds the rows before it):
     // `lead` rows of its first block are not its own and stay zero.

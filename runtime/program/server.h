@@ -90,7 +90,7 @@ class ServerOf : public ShardIndex {
   CtArray load(const std::string& id) const {
     const InputSpec& in = input(id);
     const auto shape = array_shape(in.layout, resolve(in.dims, sizes_), S::slots(*context_),
-                                   in.packing.group, in.grid);
+                                   in.packing.group, in.grid, in.diagonal);
     CtArray out;
     out.shape = shape;
     auto append = [&](const std::filesystem::path& path, const core::Checksum& content) {
@@ -163,7 +163,7 @@ class ServerOf : public ShardIndex {
       Cursor c;
       c.in = &input(id);
       const auto full = array_shape(c.in->layout, resolve(c.in->dims, sizes_), S::slots(*context_),
-                                    c.in->packing.group, c.in->grid);
+                                    c.in->packing.group, c.in->grid, c.in->diagonal);
       c.row_shape.assign(full.begin() + 1, full.end());
       c.per_row = product(c.row_shape);
       cursors.push_back(std::move(c));

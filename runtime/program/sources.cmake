@@ -20,6 +20,7 @@ if(HEC_BUILD_TESTS)
     tests/program/args_test.cpp
     tests/program/bfv_program_test.cpp
     tests/program/ckks_program_test.cpp
+    tests/program/diagonal_test.cpp
     tests/program/npy_test.cpp
     tests/program/output_test.cpp
     tests/program/progress_test.cpp

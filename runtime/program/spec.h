@@ -15,6 +15,17 @@
 // i div R, a `col` axis index j in column j mod C of block j div C, an `unrolled` axis has one
 // ciphertext per index, and a direction no axis uses holds replicas. The array of ciphertexts
 // keeps the axes in order, each row or column axis replaced by its block count.
+//
+// kDiagonal and kCyclic (CKKS only; docs/layout.md, "Diagonal layout") are the operand and
+// result layouts of the Halevi-Shoup matrix-vector product (diag_matvec). A kDiagonal matrix
+// [A, K] (DiagonalLayout: P >= A and Q >= K powers of two, L = max(P, Q) the period,
+// D = min(P, Q) the ciphertexts, b the baby step dividing D) is D ciphertexts: ciphertext i, in
+// giant group g = i div b, holds at slot s, with j = (s - g b) mod L, the entry
+// M[j mod P, (j + i) mod Q] (0 where the row is >= A or the column >= K): generalized
+// diagonal i pre-rotated by -g b, repeated every L slots. A kCyclic vector [K] (period Q >= K,
+// a power of two) is one ciphertext whose slot s holds v[s mod Q] when s mod Q < K, else 0 (a
+// computed cyclic value may hold anything there; decryption reads slots 0..K-1 only). Both
+// need their period <= slots, are encrypted whole by one owner and never streamed.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +39,7 @@ namespace hec::program {
 
 using Sizes = std::map<std::string, std::size_t>;
 
-enum class Layout { kPacked, kReplicated, kComplex, kCoeff, kGrid };
+enum class Layout { kPacked, kReplicated, kComplex, kCoeff, kGrid, kDiagonal, kCyclic };
 
 // The axis roles and rows of a kGrid array (compiler/dialects/he.py: Grid). At most one row and
 // one column axis; rows is a power of two dividing the slot count.
@@ -41,6 +52,16 @@ struct GridLayout {
   int axis(GridRole role) const;
   // The layout of the array without its first axis (a streamed block's row-local arrays).
   GridLayout without_first() const;
+};
+
+// The shape of a kDiagonal matrix (compiler/dialects/he.py: Diagonal): P = rows, Q = cols
+// (powers of two, the matrix zero-padded to P x Q) and the baby step b (a power of two
+// dividing D = min(P, Q)).
+struct DiagonalLayout {
+  std::size_t rows = 1, cols = 1, baby = 1;
+  std::size_t count() const { return rows < cols ? rows : cols; }   // D: the ciphertexts
+  std::size_t period() const { return rows < cols ? cols : rows; }  // L: slots of one copy
+  std::size_t giants() const { return count() / baby; }             // G = D / b
 };
 
 // A value domain declared in the source program (`in {0, 1, 2}`, `in [-4.0, 4.0]`).
@@ -96,7 +117,9 @@ struct InputSpec {
   std::vector<std::string> sources = {};
   OwnerFn value = nullptr;
   CoeffPacking packing = {};
-  GridLayout grid = {};  // kGrid: rows and axis roles
+  GridLayout grid = {};          // kGrid: rows and axis roles
+  DiagonalLayout diagonal = {};  // kDiagonal: P, Q and the baby step
+  std::size_t period = 0;        // kCyclic: the period Q
 };
 
 // A lower bound of an output's range bound, valid at every sizes >= `corner` (each named
@@ -138,7 +161,8 @@ struct OutputSpec {
   std::string result = {};
   int digit = -1;
   CoeffPacking packing = {};
-  GridLayout grid = {};  // kGrid: rows and axis roles
+  GridLayout grid = {};    // kGrid: rows and axis roles
+  std::size_t period = 0;  // kCyclic: the period
 };
 
 struct ProgramSpec {
@@ -171,10 +195,12 @@ struct ProgramSpec {
 };
 
 // Ciphertext-array shape of a logical shape under a layout (`slots` per ciphertext).
-// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext; kGrid: `grid`.
+// kCoeff: `group` columns per coefficient, 2 slots coefficients per ciphertext; kGrid: `grid`;
+// kDiagonal: [D] (`diagonal`); kCyclic: [1].
 std::vector<std::size_t> array_shape(Layout layout, const std::vector<std::size_t>& dims,
                                      std::size_t slots, std::size_t group = 1,
-                                     const GridLayout& grid = {});
+                                     const GridLayout& grid = {},
+                                     const DiagonalLayout& diagonal = {});
 
 // Where element `index` (C order over the logical `dims`) of a kGrid array lies: the
 // ciphertext (C order over array_shape) and its slot (the first replica when a direction holds
@@ -185,7 +211,27 @@ struct GridPlace {
 GridPlace grid_place(const GridLayout& grid, const std::vector<std::size_t>& dims,
                      std::size_t slots, std::size_t index);
 
-// The layout's name in metadata files ("packed", "replicated", "complex", "coeff", "grid").
+// Where entry (row, col) of a kDiagonal matrix lies: its ciphertext i and its first slot (the
+// copies follow every period() slots). row < P, col < Q.
+struct DiagonalPlace {
+  std::size_t ct, slot;
+};
+DiagonalPlace diagonal_place(const DiagonalLayout& diagonal, std::size_t row, std::size_t col);
+
+// The slots of a kDiagonal matrix [a, k] (`values` in C order): D vectors of `slots` values,
+// each entry at its place and every period() slots after it, 0 in the padding. Throws
+// std::invalid_argument when the matrix exceeds P x Q or the period exceeds the slots.
+std::vector<std::vector<double>> diagonal_slots(const DiagonalLayout& diagonal, std::size_t a,
+                                                std::size_t k, const double* values,
+                                                std::size_t slots);
+// The slots of a kCyclic vector of `k` values with period `period`: v[s mod period] where
+// s mod period < k, else 0. Throws std::invalid_argument when k > period or the period does
+// not divide the slots.
+std::vector<double> cyclic_slots(std::size_t period, std::size_t k, const double* values,
+                                 std::size_t slots);
+
+// The layout's name in metadata files ("packed", "replicated", "complex", "coeff", "grid",
+// "diagonal", "cyclic").
 const char* layout_name(Layout layout);
 
 }  // namespace hec::program

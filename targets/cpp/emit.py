@@ -214,6 +214,14 @@ def _layout_enum(ty: he.CiphertextType | he.PlaintextType, scheme: str = "ckks")
                 hint="compile with --grid-rows 1",
             )
         return "Layout::kGrid"
+    diagonal = he.diagonal_of(ty.layout_name) is not None
+    if diagonal or he.cyclic_of(ty.layout_name) is not None:
+        if scheme != "ckks":
+            raise UserError(
+                f"the C++ target runs the diagonal product's layouts ({ty.layout_name}) under "
+                "CKKS only"
+            )
+        return "Layout::kDiagonal" if diagonal else "Layout::kCyclic"
     return {
         ckks.PACKED: "Layout::kPacked",
         ckks.REPLICATED: "Layout::kReplicated",
@@ -235,10 +243,26 @@ def _grid_literal(grid: he.Grid) -> str:
     return f"GridLayout{{{grid.rows}, {{{roles}}}}}"
 
 
+def _diagonal_literal(diagonal: he.Diagonal) -> str:
+    """`DiagonalLayout{P, Q, b}` (runtime/program/spec.h)."""
+    return f"DiagonalLayout{{{diagonal.rows}, {diagonal.cols}, {diagonal.baby}}}"
+
+
 def _grid_line(kind: str, ty: he.CiphertextType | he.PlaintextType) -> list[str]:
-    """The description line giving an input's or output's grid (none for the other layouts)."""
+    """The description line giving an input's or output's grid, diagonal or cyclic period (none
+    for the other layouts)."""
     grid = he.grid_of(ty.layout_name)
-    return [] if grid is None else [f"  s.{kind}.back().grid = {_grid_literal(grid)};"]
+    if grid is not None:
+        return [f"  s.{kind}.back().grid = {_grid_literal(grid)};"]
+    diagonal = he.diagonal_of(ty.layout_name)
+    if diagonal is not None:
+        if kind != "inputs":
+            raise InternalError(f"a diagonal array ({ty.layout_name}) is not decrypted")
+        return [f"  s.{kind}.back().diagonal = {_diagonal_literal(diagonal)};"]
+    period = he.cyclic_of(ty.layout_name)
+    if period is not None:
+        return [f"  s.{kind}.back().period = {period};"]
+    return []
 
 
 def _stream_block(program: _Program, sched: _Schedule) -> int:
@@ -1240,6 +1264,11 @@ class _CkksWriter(_ComputeWriter):
                 return f"level_down(ops, {n(op.input)}, {op.to_level})"
             case ckks.RotateOp():
                 return f"rotate(ops, {n(op.input)}, {op.offset_value})"
+            case ckks.DiagMatvecOp():
+                # Both operands are whole arrays (never streamed: analysis/streaming.py).
+                return (
+                    f"diag_matvec(ops, {n(op.lhs)}, {n(op.rhs)}, {_diagonal_literal(op.diagonal)})"
+                )
             case ckks.SumSlotsOp() if op.axis_value is not None:
                 grid = he.grid_of(ckks.ct_type(op.input).layout_name)
                 if grid is None or op.radix_values is not None:  # rotation_keys: not staged
