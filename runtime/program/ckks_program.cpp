@@ -381,6 +381,24 @@ CtArray fold_grid_rows(const Ops& ops, const CtArray& a, std::size_t rows) {
   });
 }
 
+CtArray replicate_period(const Ops& ops, const CtArray& a, std::size_t period) {
+  const std::size_t slots = ops.slots();
+  if (period == 0 || (period & (period - 1)) != 0 || slots % period != 0 || a.size() != 1) {
+    throw std::logic_error("replicate_period: one ciphertext and a period of " +
+                           std::to_string(period) + " dividing " + std::to_string(slots) +
+                           " slots (a power of two) are needed");
+  }
+  return map1<Ct>(a, [&](const Ct& x) {
+    Ct acc = x;
+    for (std::size_t step = period; step < slots; step <<= 1) {
+      Ct rotated = acc;
+      ops.evaluator().rotate_inplace(rotated, static_cast<int>(slots - step), ops.galois_keys());
+      ops.evaluator().add_inplace(acc, rotated);
+    }
+    return acc;
+  });
+}
+
 CtArray sum_grid_rows(const Ops& ops, const CtArray& a, std::size_t axis, std::size_t rows) {
   return fold_grid_rows(ops, reduce(ops, a, axis), rows);
 }

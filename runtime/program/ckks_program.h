@@ -130,6 +130,10 @@ CtArray sum_grid_rows(const Ops& ops, const CtArray& a, std::size_t axis, std::s
 // (rotate(): slot j takes slot j + s). Key switches: (b - 1) + G + (G - 1) + log2(Q / P).
 CtArray diag_matvec(const Ops& ops, const CtArray& m, const CtArray& v,
                     const DiagonalLayout& diagonal);
+// The packed -> cyclic conversion (he.ConvertRule): one packed ciphertext whose slots from
+// `period` on are zero repeated every `period` slots by log2(slots / period) rotate-and-adds
+// x += rot(x, -period 2^t) (rotations by slots - period 2^t). One key switch per step.
+CtArray replicate_period(const Ops& ops, const CtArray& a, std::size_t period);
 // Binary-tree sum along an array axis.
 CtArray reduce(const Ops& ops, const CtArray& a, std::size_t axis);
 // Fused sum_i a_i (x) b_i along an array axis.

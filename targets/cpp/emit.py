@@ -1269,6 +1269,11 @@ class _CkksWriter(_ComputeWriter):
                 return (
                     f"diag_matvec(ops, {n(op.lhs)}, {n(op.rhs)}, {_diagonal_literal(op.diagonal)})"
                 )
+            case ckks.ConvertOp():
+                period = he.cyclic_of(op.to_layout)
+                if period is None:  # cyclic -> packed: the masked vector as it stands
+                    return n(op.input)
+                return f"replicate_period(ops, {n(op.input)}, {period})"
             case ckks.SumSlotsOp() if op.axis_value is not None:
                 grid = he.grid_of(ckks.ct_type(op.input).layout_name)
                 if grid is None or op.radix_values is not None:  # rotation_keys: not staged

@@ -175,3 +175,36 @@ def test_rows_of_a_diagonal_matrix_refused(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "'A'" in done.stderr and "diagonal" in done.stderr and "--rows" in done.stderr
     assert not out.exists()
+
+
+CONVERSIONS = """\
+param N <= 64
+param C <= 64
+input S: secret[N, C] in {0, 1, 2}
+input A: secret[C, C] in [-1.0, 1.0]
+input u: secret[C] in [-1.0, 1.0]
+t = A @ sum(S, axis=0)
+reveal s = sum(t)
+reveal q = u @ t
+"""
+
+
+def test_both_conversions_encrypted(tmp_path: Path) -> None:
+    """packed -> cyclic (`replicate_period`: the column sums of S repeated every 8 slots) before
+    the product, cyclic -> packed (a mask) after it, for a slot sum and an inner product."""
+    source = tmp_path / "prog.hec"
+    source.write_text(CONVERSIONS)
+    comp = compile_file(source, Options(sizes=Sizes.parse("N=10,C=6")))
+    converts = [op for op in comp.program.walk() if isinstance(op, ckks.ConvertOp)]
+    assert sorted(op.to_layout for op in converts) == ["cyclic<8>", "packed"]
+    rng = np.random.default_rng(5)
+    arrays = {
+        "S": rng.integers(0, 3, (10, 6)).astype(np.float64),
+        "A": rng.uniform(-1, 1, (6, 6)),
+        "u": rng.uniform(-1, 1, 6),
+    }
+    paths = _save(tmp_path / "in", arrays)
+    result = run_encrypted(source, paths, tmp_path / "out")
+    t = arrays["A"] @ arrays["S"].sum(axis=0)
+    assert rel_error(result.revealed["s"], t.sum()) <= 1e-3
+    assert rel_error(result.revealed["q"], arrays["u"] @ t) <= 1e-3
