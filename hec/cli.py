@@ -310,8 +310,9 @@ def _compile_arguments(parser: argparse.ArgumentParser) -> None:
         type=grid_rows,
         default=None,
         metavar="R|auto",
-        help="rows R of the grid layout (docs/layout.md): 1 (default) the packed and replicated "
-        "layouts, auto chosen by the cost model (every command, encrypted runs included)",
+        help="rows R of the grid layout (docs/layout.md): auto (default) chosen by the cost "
+        "model, 1 the packed and replicated layouts; the same for every command, encrypted "
+        "runs included",
     )
     parser.add_argument(
         "--key-memory",
@@ -527,11 +528,11 @@ def _options_of(args: argparse.Namespace) -> Options:
     """The command's options, built once: the sizes parsed here into their typed value."""
     from driver.pipeline import Options
 
-    # The packed and replicated layouts unless the grid is asked for, the same default for
-    # every command: what the report and the simulator describe is what the C++ target runs.
+    # The cost model's choice unless R is given, the same default for every command: what
+    # the report and the simulator describe is what the C++ target runs.
     rows = getattr(args, "grid_rows", None)
     if rows is None:
-        rows = 1
+        rows = 0
     return Options(
         grid_rows=rows,
         sizes=Sizes.parse(args.size),

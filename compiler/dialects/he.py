@@ -894,7 +894,7 @@ class DotRule(HeOp, ABC):
         return a.with_(dims=dims, layout=layout, degree=a.degree_value + b.degree_value)
 
 
-class DiagMatvecRule(HeOp, ABC):
+class DiagMatvecRule(Binary, ABC):
     """The Halevi-Shoup matrix-vector product with baby-step giant-step (docs/layout.md,
     "Diagonal layout"): `lhs` an [A, K] matrix in `diagonal<P, Q, b>`, `rhs` a [K] vector in
     `cyclic<Q>`, the result [A] in `cyclic<P>`, relinearized (degree 1). With D = min(P, Q)
@@ -903,18 +903,6 @@ class DiagMatvecRule(HeOp, ABC):
     rotated by g b; the groups are added; a wide matrix (P < Q) then folds its partial sums
     with the strides P, 2P, .., Q/2. Key switches: (b - 1) + G + (G - 1) + log2(Q / P);
     multiplicative depth 1."""
-
-    lhs = operand_def(CiphertextType)
-    rhs = operand_def(CiphertextType)
-    result = result_def(CiphertextType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[any_ct(lhs)])
-        _initial_type(self)
 
     @property
     def diagonal(self) -> Diagonal:
