@@ -1010,12 +1010,19 @@ class _Lowering:
 
 def _has_diag_product(v: SSAValue) -> bool:
     """Whether the cyclic-computable `v` contains a matrix-vector product (which only the
-    diagonal method computes into a slot layout)."""
-    op = v.owner
-    if isinstance(op, stat.MatmulOp):
-        return True
-    if isinstance(op, Operation) and not isinstance(op, stat.InputOp | stat.OwnerComputeOp):
-        return any(_has_diag_product(x) for x in op.operands if stat.tensor_type(x).rank == 1)
+    diagonal method computes into a slot layout); each value visited once."""
+    seen: set[SSAValue] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        op = x.owner
+        if isinstance(op, stat.MatmulOp):
+            return True
+        if isinstance(op, Operation) and not isinstance(op, stat.InputOp | stat.OwnerComputeOp):
+            stack.extend(y for y in op.operands if stat.tensor_type(y).rank == 1)
     return False
 
 

@@ -42,32 +42,37 @@ def diagonal_input(v: SSAValue) -> bool:
     return stat.tensor_type(v).dims[0] not in individual_dims(program)
 
 
-def cyclic_value(v: SSAValue) -> bool:
-    """A rank-1 value the lowering can produce in the cyclic layout."""
-    ty = stat.tensor_type(v)
-    if ty.rank != 1:
-        return False
+def cyclic_value(v: SSAValue, memo: dict[SSAValue, bool] | None = None) -> bool:
+    """A rank-1 value the lowering can produce in the cyclic layout (each value judged once:
+    a chain of squarings shares its operands)."""
+    memo = {} if memo is None else memo
+    if v in memo:
+        return memo[v]
     op = v.owner
-    match op:
-        case stat.InputOp() | stat.OwnerComputeOp():
-            return True
-        case stat.BroadcastOp():
-            # A scalar in every slot (padding included: the cyclic padding is don't-care).
-            return stat.tensor_type(op.input).rank == 0
-        case stat.AddOp() | stat.SubOp() | stat.MulOp():
-            return all(cyclic_value(x) for x in (op.lhs, op.rhs))
-        case stat.DivOp():
-            return stat.tensor_type(op.rhs).rank == 0 and cyclic_value(op.lhs)
-        case stat.NegOp() | stat.PowOp() | stat.PolyOp():
-            return cyclic_value(op.input)
-        case stat.MatmulOp():
-            return (
-                stat.tensor_type(op.lhs).rank == 2
-                and diagonal_input(op.lhs)
-                and cyclic_value(op.rhs)
-            )
-        case _:
-            return False
+    found = False
+    if stat.tensor_type(v).rank == 1:
+        match op:
+            case stat.InputOp() | stat.OwnerComputeOp():
+                found = True
+            case stat.BroadcastOp():
+                # A scalar in every slot (padding included: the cyclic padding is don't-care).
+                found = stat.tensor_type(op.input).rank == 0
+            case stat.AddOp() | stat.SubOp() | stat.MulOp():
+                found = all(cyclic_value(x, memo) for x in (op.lhs, op.rhs))
+            case stat.DivOp():
+                found = stat.tensor_type(op.rhs).rank == 0 and cyclic_value(op.lhs, memo)
+            case stat.NegOp() | stat.PowOp() | stat.PolyOp():
+                found = cyclic_value(op.input, memo)
+            case stat.MatmulOp():
+                found = (
+                    stat.tensor_type(op.lhs).rank == 2
+                    and diagonal_input(op.lhs)
+                    and cyclic_value(op.rhs, memo)
+                )
+            case _:
+                found = False
+    memo[v] = found
+    return found
 
 
 def slots_needed(program: Operation) -> int:

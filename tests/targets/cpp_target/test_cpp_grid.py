@@ -230,10 +230,14 @@ def test_lra_grid_encrypted_at_the_acceptance_sizes(tmp_path: Path) -> None:
     the cost model chooses (128-bit parameters, n = 2^16): z agrees with the plaintext reference
     (R^2 >= 0.9999) and with the simulator."""
     sizes = {"N": 1000, "M": 1024, "K": 4}
-    data, out = _lra_run(tmp_path, sizes, "auto", seed=5)
-    comp = compile_file(
-        LRA, Options(sizes=Sizes.parse("N=1000,M=1024,K=4"), grid_rows=0, flooding=False)
-    )
+    # The command as a user types it: the grid rows are the cost model's by default, and the
+    # parameters keep the flooding budget (hec run decrypts without flooding).
+    data = lra_data(np.random.default_rng(5), sizes["N"], sizes["M"], sizes["K"])
+    out = tmp_path / "out"
+    argv = ["run", str(LRA), "--size", "N=1000,M=1024,K=4", *_save(data, tmp_path / "in")]
+    assert main([*argv, "--out", str(out), "--build-dir", str(tmp_path / "build")]) == 0
+    comp = compile_file(LRA, Options(sizes=Sizes.parse("N=1000,M=1024,K=4"), grid_rows=0))
+    assert comp.grids and comp.grids[0].rows > 1  # the grid: 1.91 MiB per individual
     check = _lra_check(comp, sizes, data, np.load(out / "z.npy"))
     revealed = _revealed_within_bounds(comp, sizes, data, out)
     print(check, revealed)
