@@ -140,6 +140,14 @@ class _ToBfv:
                 return bfv.GatherOp(
                     self.v(op.input), op.index_values, op.negate_flags, op.shape_tuple
                 )
+            case he.DiagMatvecOp() | he.ConvertOp():
+                raise UserError(
+                    "--scheme bfv: a matrix-vector product into a slot layout is computed by "
+                    "the diagonal method (docs/layout.md), which the BFV target does not have "
+                    "yet (its slots are two rows of n/2, rotated within each row)",
+                    op_location(op),
+                    hint="compile for CKKS: --scheme ckks (or auto)",
+                )
             case _:
                 raise InternalError(f"lower-he-to-bfv: no bfv form for {op.name}")
 

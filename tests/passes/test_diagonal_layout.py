@@ -143,3 +143,14 @@ def test_the_verifier_refuses_a_packed_vector_and_a_diagonal_broadcast() -> None
         b.infer()
     with pytest.raises(VerifyException, match="baby step must divide"):
         he.verify_shape(("C", "C"), "diagonal<8, 4, 8>")
+
+
+def test_bfv_refuses_the_diagonal_method_where_it_is_written() -> None:
+    """Regression: --scheme bfv and auto crashed ("no bfv form for he.diag_matvec")."""
+    with pytest.raises(UserError) as err:
+        compile_file(HERE / "integer.hec", Options(sizes=Sizes.parse("C=8"), scheme="bfv"))
+    assert "diagonal method" in str(err.value) and "--scheme ckks" in (err.value.hint or "")
+    assert err.value.location is not None and err.value.location.line == 6
+    auto = compile_file(HERE / "integer.hec", Options(sizes=Sizes.parse("C=8"), scheme="auto"))
+    refused = auto.alternatives["bfv"]
+    assert isinstance(refused, str) and "diagonal method" in refused
