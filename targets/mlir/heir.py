@@ -42,7 +42,7 @@ from xdsl.ir import Operation, SSAValue
 from compiler.analysis.ckks_util import ckks_programs
 from compiler.analysis.counts import coeff_group, executed_counts
 from compiler.dialects import ckks
-from compiler.errors import InternalError, UserError
+from compiler.errors import InternalError, UserError, op_location
 from targets.mlir import tools
 from targets.mlir.upstream import bind_sizes, lower_to_upstream
 
@@ -464,6 +464,12 @@ def _lower(ex: _Export, op: Operation) -> None:
         case ckks.UnpackComplexOp():
             ex.ct(ckks.ct_type(op.input))
             raise InternalError("unreachable: complex arrays are refused above")
+        case ckks.DiagMatvecOp() | ckks.ConvertOp():
+            raise UserError(
+                f"{op.name} (the diagonal matrix-vector product and its layout conversions, "
+                "docs/layout.md) is not exported to HEIR yet",
+                op_location(op),
+            )
         case _:
             raise InternalError(f"no HEIR export for {op.name}")
     ex.names[result] = name

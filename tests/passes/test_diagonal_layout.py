@@ -154,3 +154,19 @@ def test_bfv_refuses_the_diagonal_method_where_it_is_written() -> None:
     auto = compile_file(HERE / "integer.hec", Options(sizes=Sizes.parse("C=8"), scheme="auto"))
     refused = auto.alternatives["bfv"]
     assert isinstance(refused, str) and "diagonal method" in refused
+
+
+def test_mlir_opt_verifies_the_diagonal_program_and_it_round_trips() -> None:
+    """The ckks layer with diag_matvec, convert and the diagonal and cyclic layouts, in MLIR's
+    own tools (the generated IRDL definitions) and back."""
+    from compiler.ir_text import print_ir
+    from targets.mlir.form import from_mlir, to_mlir
+    from tests.mlir.common import mlir_opt
+
+    for name, sizes in (("abv.hec", "C=8"), ("conversions.hec", "N=10,C=6")):
+        comp = compile_file(HERE / name, Options(sizes=Sizes.parse(sizes), flooding=False))
+        text = to_mlir(comp.module)
+        result = mlir_opt(text)
+        assert result.returncode == 0, result.stderr
+        assert from_mlir(result.stdout, "mlir-opt").is_structurally_equivalent(comp.module)
+        assert print_ir(from_mlir(text, "form")) == print_ir(comp.module)

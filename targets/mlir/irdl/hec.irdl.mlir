@@ -863,6 +863,33 @@ irdl.dialect @ckks {
     irdl.results(%8)
     irdl.attributes {"axis" = %9}
   }
+  // ckks.diag_matvec
+  irdl.operation @diag_matvec {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
+  }
+  // ckks.convert
+  irdl.operation @convert {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"to" = %6}
+  }
   // ckks.broadcast
   //   optional, not checked by IRDL 19: real_factor
   irdl.operation @broadcast {
@@ -1155,6 +1182,33 @@ irdl.dialect @he {
     irdl.operands(%2, %5)
     irdl.results(%8)
     irdl.attributes {"axis" = %9}
+  }
+  // he.diag_matvec
+  irdl.operation @diag_matvec {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base @ckks::@tensor
+    %7 = irdl.base @he::@tensor
+    %8 = irdl.any_of(%6, %7)
+    irdl.operands(%2, %5)
+    irdl.results(%8)
+  }
+  // he.convert
+  irdl.operation @convert {
+    %0 = irdl.base @ckks::@tensor
+    %1 = irdl.base @he::@tensor
+    %2 = irdl.any_of(%0, %1)
+    %3 = irdl.base @ckks::@tensor
+    %4 = irdl.base @he::@tensor
+    %5 = irdl.any_of(%3, %4)
+    %6 = irdl.base "#builtin.string"
+    irdl.operands(%2)
+    irdl.results(%5)
+    irdl.attributes {"to" = %6}
   }
   // he.broadcast
   irdl.operation @broadcast {
