@@ -213,6 +213,18 @@ def ckks_cost(program: ckks.ProgramOp, sizes: Mapping[str, int]) -> Cost:
                 c += tensor * k * u.pointwise(4 * limbs) + (k - count) * u.pointwise(3 * limbs)
             case ckks.RelinearizeOp() | ckks.RotateOp() | ckks.UnpackComplexOp():
                 c += count * u.key_switch(limbs, special, params.dnum)
+            case ckks.DiagMatvecOp():
+                # D tensor products summed at degree 2, then (b - 1) hoisted baby rotations
+                # (one decomposition: counted as key switches, an upper bound), G
+                # relinearizations, G - 1 giant rotations and the fold, each with its add.
+                d = op.diagonal
+                switches = d.key_switches()
+                c += tensor * d.count * u.pointwise(4 * limbs)
+                c += (d.count - 1) * u.pointwise(3 * limbs)
+                c += switches * (u.key_switch(limbs, special, params.dnum) + u.pointwise(2 * limbs))
+            case ckks.ConvertOp():
+                steps = len(op.replications(params.slots))
+                c += steps * (u.key_switch(limbs, special, params.dnum) + u.pointwise(2 * limbs))
             case ckks.SumSlotsOp() if op.radix_values is not None:
                 # Staged and doubly hoisted (compiler/analysis/rotations.py).
                 c += count * sum(
