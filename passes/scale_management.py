@@ -56,6 +56,7 @@ from compiler.analysis.noise import NoiseModel, output_precision
 from compiler.analysis.packed import is_coefficient_program
 from compiler.analysis.ranges import value_ranges
 from compiler.analysis.scales import (
+    ChainNeeds,
     ScalePlan,
     apply_plan,
     chain_needs,
@@ -203,11 +204,25 @@ class ScaleManagementPass(ModulePass):
         # The most bits (before flooding) each output reached under any secure plan tried.
         reach: dict[str, float] = {}
 
-        def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
+        # What a plan asks of the chain does not depend on the ring dimension: each (Delta, r)
+        # is applied to the program once per group (apply_plan rewrites every type, the bulk of
+        # an evaluation), not once per ring size tried. `applied` is the plan the IR carries.
+        scaled: dict[tuple[int, float, float], ChainNeeds | None] = {}
+        applied: list[tuple[int, float, float]] = []
+
+        def scale(delta: float, r: float) -> ChainNeeds | None:
+            key = (group, delta, r)
+            if key in scaled:
+                if scaled[key] is not None and applied[-1:] != [key]:
+                    apply_plan(program, ScalePlan(delta, tuple([r] * levels), group))
+                    applied[:] = [key]
+                return scaled[key]
+            scaled[key] = None
             plan = ScalePlan(delta, tuple([r] * levels), group)
             if min(s.bits for s in plan.level_scales()) < MIN_SCALE_BITS + PRIME_MARGIN_BITS:
                 return None
             apply_plan(program, plan)
+            applied[:] = [key]
             needs = chain_needs(program, plan.divisors, ranges)
             if (
                 needs.min_scale < MIN_SCALE_BITS + PRIME_MARGIN_BITS
@@ -217,6 +232,13 @@ class ScaleManagementPass(ModulePass):
                 # Rounding swamps a value, a scale beyond what the runtime's double holds (the
                 # slow property tier found 2^1076: tiny values raised to high powers), or an
                 # unbounded range.
+                return None
+            scaled[key] = needs
+            return needs
+
+        def evaluate(log_n: int, delta: float, r: float) -> Candidate | None:
+            needs = scale(delta, r)
+            if needs is None:
                 return None
             out_bits = max(MIN_PRIME_BITS, math.ceil(needs.output_bits))
             dnum = math.ceil(out_bits / MAX_PRIME_BITS) + levels

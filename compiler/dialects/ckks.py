@@ -213,11 +213,73 @@ class ScaleAttr(ParametrizedAttribute):
     def is_one(self) -> bool:
         return not self.bases.data
 
+    @property
+    def size_bits(self) -> int:
+        """About the bits of the integers `fraction` forms (numerator and denominator): an
+        exponent doubles at every level (S_(l-1) = S_l^2 / q_l), so a scale near 2^76 at
+        depth 17 under composite scaling is 2^2490368 over primes to powers near 2^16."""
+        return sum(abs(e) * b.bit_length() for b, e in self.factors.items())
+
+    def bracket(self, precision: int) -> tuple[Fraction, Fraction]:
+        """lo <= s <= hi, rationals of about `precision`-bit integers (times a power of two),
+        hi / lo - 1 below about 2·(sum of |exponents|)·2^-precision: each power is formed by
+        squaring with its mantissa truncated down (lo) or up (hi) to `precision` bits, so the
+        bracket holds however large the exponents are, at a cost that grows with their log."""
+        num = ((1, 0), (1, 0))  # (mantissa, exponent of 2) of the lower and the upper bound
+        den = ((1, 0), (1, 0))
+        for b, e in self.factors.items():
+            lo, hi = _pow_bracket(b, abs(e), precision)
+            if e > 0:
+                num = (_mul(num[0], lo, precision, up=False), _mul(num[1], hi, precision, up=True))
+            else:
+                den = (_mul(den[0], lo, precision, up=False), _mul(den[1], hi, precision, up=True))
+        return _ratio(num[0], den[1]), _ratio(num[1], den[0])
+
+    def _encoded(self, c: float) -> tuple[int, Fraction, Fraction, Fraction] | None:
+        """(round(c·s), lo, hi, c) with lo <= s <= hi when round(c·s) is the same integer over
+        the whole bracket; None when it is not even at the highest precision tried."""
+        exact_c = Fraction(c)
+        magnitude = max(0, math.ceil(self.bits + math.log2(abs(c)))) if c else 0
+        exponents = sum(abs(e) for e in self.factors.values())
+        precision = magnitude + exponents.bit_length() + _GUARD_BITS
+        for _ in range(_BRACKET_TRIES):
+            lo, hi = self.bracket(precision)
+            a, b = sorted((exact_c * lo, exact_c * hi))
+            n = round(a)
+            if round(b) == n:  # round is monotone: every c·s in [a, b] rounds to n
+                return n, lo, hi, exact_c
+            precision *= 2
+        return None
+
     def rounding_error(self, c: float) -> float:
         """|round(c·s)/s - c|: the error of the constant c encoded as an integer at this scale
-        (0 when c·s is an integer), computed exactly (no float overflow at any depth)."""
-        exact = Fraction(c) * self.fraction
-        return float(abs(Fraction(round(exact)) - exact) / self.fraction)
+        (0 when c·s is an integer), computed exactly (no float overflow at any depth) when
+        the exact integers are small (`EXACT_SCALE_BITS`), else bounded above on a bracket of s
+        within ~2^-96 of c·s's units: the bound exceeds the exact error by about that."""
+        if self.size_bits <= EXACT_SCALE_BITS:
+            exact = Fraction(c) * self.fraction
+            return float(abs(Fraction(round(exact)) - exact) / self.fraction)
+        if c == 0.0:
+            return 0.0
+        encoded = self._encoded(c)
+        if encoded is None:
+            return float(Fraction(1, 2) / self.bracket(_GUARD_BITS)[0])  # |round(x) - x| <= 1/2
+        n, lo, hi, exact_c = encoded
+        # |n - c·s| is convex in s, so its largest value on [lo, hi] is at an end; 1/s <= 1/lo.
+        worst = max(abs(n - exact_c * lo), abs(n - exact_c * hi))
+        return float(min(worst, Fraction(1, 2)) / lo)
+
+    def rounded(self, c: float) -> float:
+        """round(c·s)/s: the constant c as the runtime encodes it (exact integers when small,
+        else the rounding decided on a bracket of s, as `rounding_error`)."""
+        if self.size_bits <= EXACT_SCALE_BITS:
+            exact = Fraction(c) * self.fraction
+            return float(Fraction(round(exact)) / self.fraction)
+        encoded = self._encoded(c) if c != 0.0 else None
+        if encoded is None:
+            return c
+        n, lo, hi, _ = encoded
+        return float(n / ((lo + hi) / 2))
 
     def verify(self) -> None:
         bases = [b.data for b in self.bases.data]
@@ -235,6 +297,47 @@ class ScaleAttr(ParametrizedAttribute):
             factors = _parse_factors(parser)
         scale = ScaleAttr.of(factors)
         return [scale.bases, scale.exponents]
+
+
+# Scales whose exact integers (`ScaleAttr.size_bits`) stay below this are computed on with
+# Fractions; larger ones (Fraction's gcd on million-bit integers took 14 s per constant at
+# depth 17 and did not finish at depth 25) on a bracket (`ScaleAttr.bracket`).
+EXACT_SCALE_BITS = 1 << 14
+# Bits of a bracket beyond c·s's units and the truncations' growth; doubled when a rounding
+# is still undecided (c·s within the bracket's width of a half-integer), up to 4 times.
+_GUARD_BITS = 96
+_BRACKET_TRIES = 4
+
+
+def _truncate(m: int, k: int, precision: int, up: bool) -> tuple[int, int]:
+    """m·2^k with m cut to `precision` bits, rounded down or up (m > 0)."""
+    shift = m.bit_length() - precision
+    if shift <= 0:
+        return m, k
+    return (-((-m) >> shift) if up else m >> shift), k + shift
+
+
+def _mul(a: tuple[int, int], b: tuple[int, int], precision: int, up: bool) -> tuple[int, int]:
+    return _truncate(a[0] * b[0], a[1] + b[1], precision, up)
+
+
+def _pow_bracket(b: int, e: int, precision: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Lower and upper bounds of b^e (e >= 0), each as (mantissa, exponent of 2)."""
+    lo = hi = (1, 0)
+    base_lo, base_hi = _truncate(b, 0, precision, up=False), _truncate(b, 0, precision, up=True)
+    while e:
+        if e & 1:
+            lo, hi = _mul(lo, base_lo, precision, False), _mul(hi, base_hi, precision, True)
+        e >>= 1
+        if e:
+            base_lo = _mul(base_lo, base_lo, precision, False)
+            base_hi = _mul(base_hi, base_hi, precision, True)
+    return lo, hi
+
+
+def _ratio(num: tuple[int, int], den: tuple[int, int]) -> Fraction:
+    k = num[1] - den[1]
+    return Fraction(num[0] << max(k, 0), den[0] << max(-k, 0))
 
 
 def _factors_text(scale: ScaleAttr) -> str:

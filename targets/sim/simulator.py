@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -305,11 +304,11 @@ class _Sim:
         return e
 
     def round_const(self, c: float, scale: ckks.ScaleAttr) -> float:
-        """c as the runtime encodes it, round(c·scale)/scale, computed on the exact scale."""
+        """c as the runtime encodes it, round(c·scale)/scale, computed on the exact scale
+        (`ckks.ScaleAttr.rounded`)."""
         if not self.noisy:
             return c
-        exact = Fraction(c) * scale.fraction
-        return float(Fraction(round(exact)) / scale.fraction)
+        return scale.rounded(c)
 
     def grid_valid(
         self, grid: he.Grid, dims: tuple[int, ...], columns: bool = True

@@ -174,6 +174,35 @@ def test_rounding_error_of_a_constant_is_exact_beyond_the_float_range() -> None:
     assert 0.0 < odd.rounding_error(1.0 / 3.0) <= 0.5 / odd.fraction
 
 
+def test_rounding_on_a_deep_composite_scale_is_bracketed_not_formed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (issue 21): under composite scaling an exponent doubles at every level, so at
+    depth 25 a scale near 2^48 is 2^503316036 over primes to powers near 2^23; forming those
+    integers (Fraction's gcd) did not finish. Beyond `EXACT_SCALE_BITS` the rounding is
+    decided on a bracket of the scale: an upper bound within ~2^-96 of the exact error."""
+    from compiler.dialects import ckks
+
+    e = 2**23
+    deep = ScaleAttr.of(
+        {2: round(e * math.log2(Q1) + (e - 1) * math.log2(Q2)) + 48, Q1: -e, Q2: 1 - e}
+    )
+    assert deep.size_bits > 10**9 and 0 < deep.bits < 100
+    lo, hi = deep.bracket(160)
+    assert lo <= hi and float(hi / lo - 1) < 2.0**-120
+    err = deep.rounding_error(1.0)
+    assert 0.0 < err <= 0.5 * 2.0**-deep.bits * (1 + 1e-9)
+    assert abs(deep.rounded(1.0) - 1.0) <= err + 2.0**-52
+    # Where the exact integers are affordable, the bracket gives the same floats.
+    cases = [
+        (ScaleAttr.of({2: 40 + 30 * 65, Q1: -64, Q2: -1}), c)
+        for c in (1.0, 1.0 / 3.0, -0.027777777777777776, 1e6)
+    ]
+    want = [(s.rounding_error(c), s.rounded(c)) for s, c in cases]
+    monkeypatch.setattr(ckks, "EXACT_SCALE_BITS", 0)
+    assert [(s.rounding_error(c), s.rounded(c)) for s, c in cases] == want
+
+
 def test_adding_values_whose_scales_differ_by_a_prime_ratio_is_rejected() -> None:
     lhs = f"!ckks.tensor<[N, M], packed, ct<0, {30 - math.log2(Q1)!r} exact<2:30, {Q1}:-1>, 1>>"
     rhs = f"!ckks.tensor<[N, M], packed, ct<0, {30 - math.log2(Q2)!r} exact<2:30, {Q2}:-1>, 1>>"
