@@ -137,6 +137,34 @@ def test_lra_report_at_the_acceptance_sizes_with_flooding() -> None:
     assert rotations[0] == rotations[1]
 
 
+@pytest.mark.slow
+def test_lra_grid_rotations_per_snp_block_do_not_depend_on_n() -> None:
+    """Issue 21 with the command's default (`--grid-rows auto`): the program compiled for
+    N = 5000 (the grid the cost model picks) executes the same rotations per SNP block at
+    N = 1000 as at N = 5000 (a compiled program serves every N up to its bound), and each grid
+    shape weighed costs the same rotations at both sizes (the choice of R differs: a larger N
+    favours more rows per ciphertext)."""
+    from compiler.analysis.counts import executed_counts
+
+    comp = compile_file(LRA, Options(sizes=Sizes.parse("N=5000,M=16384,K=4"), grid_rows=0))
+    assert comp.grids and comp.grids[0].rows > 1
+    params = comp.program.parameters()
+    assert params is not None and params.security_bits == 128
+    per_block = [
+        executed_counts(comp.program, {"N": n, "M": 16384, "K": 4}, params.slots)["rotate"]
+        for n in (1000, 5000)
+    ]
+    assert per_block[0] == per_block[1] > 0
+    small = compile_file(LRA, Options(sizes=Sizes.parse("N=1000,M=16384,K=4"), grid_rows=0))
+    by_rows = [
+        {r: c.rotations for r, c in g.grids[0].candidates if not isinstance(c, str)}
+        for g in (small, comp)
+    ]
+    shared = set(by_rows[0]) & set(by_rows[1])
+    assert len(shared) >= 8
+    assert all(by_rows[0][r] == by_rows[1][r] for r in shared)
+
+
 def test_a_composite_search_over_growing_scales_fails_located(tmp_path: Path) -> None:
     """Found by the property test: during the composite search, a plan whose scales grow
     level by level asked a scale-exact drop for a constant below 1 (`const_scale must be >=
