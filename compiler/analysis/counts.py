@@ -269,9 +269,11 @@ def individual_axes(program: ckks.ProgramOp) -> set[Dim]:
     axes: set[Dim] = set()
     for op in program.block.ops:
         if isinstance(op, ckks.EncodeOp):
-            dims = ckks.pt_type(op.result).dims
-            if len(dims) >= 2:
-                axes.add(dims[0])
+            ty = ckks.pt_type(op.result)
+            # A diagonal matrix is one owner's whole (its rows are not individuals:
+            # compiler/analysis/diagonal.py), as are its products' cyclic vectors.
+            if len(ty.dims) >= 2 and he.diagonal_of(ty.layout_name) is None:
+                axes.add(ty.dims[0])
     return axes if len(axes) == 1 else set()
 
 

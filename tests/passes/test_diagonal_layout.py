@@ -74,6 +74,11 @@ def test_a_b_v_at_64_has_fewer_key_switches_than_the_source_order() -> None:
     assert "diagonal<64, 64, 16> x cyclic<64> -> cyclic<64>; baby step 16" in text
     keys = report["keys"]["rotations"]  # type: ignore[index]
     assert keys == [*range(1, 16), 16, 32, 48]
+    # A and B are one owner's whole matrices, not rows of individuals (regression: C was
+    # taken for the individuals, "one value per individual" and a per-individual upload).
+    assert report["sizes"]["upload_per_individual"] == 0  # type: ignore[index]
+    (reveal,) = report["reveals"]  # type: ignore[misc]
+    assert reveal["per_individual"] is False
 
 
 @pytest.mark.parametrize(
