@@ -611,13 +611,18 @@ def grid_report(comp: Compilation) -> dict[str, Any]:
     if program is not None and params is not None:
         out["columns"] = params.slots // choice.rows
         out["slots"] = params.slots
-        layouts: dict[str, str] = {}
-        for e in program.encrypts():
-            layouts[e.source().sym_value] = ckks.ct_type(e.result).layout_name
-        for d in program.decrypts():
-            layouts[d.sym_value] = ckks.ct_type(d.input).layout_name
-        out["layouts"] = layouts
+        out["layouts"] = _layouts(program)
     return out
+
+
+def _layouts(program: ckks.ProgramOp) -> dict[str, str]:
+    """The layout of every encrypted input and revealed value, by name."""
+    layouts: dict[str, str] = {}
+    for e in program.encrypts():
+        layouts[e.source().sym_value] = ckks.ct_type(e.result).layout_name
+    for d in program.decrypts():
+        layouts[d.sym_value] = ckks.ct_type(d.input).layout_name
+    return layouts
 
 
 def diagonal_report(comp: Compilation) -> dict[str, Any] | None:
@@ -682,15 +687,10 @@ def diagonal_report(comp: Compilation) -> dict[str, Any] | None:
                 "levels": 0 if rotations else 1,
             }
         )
-    layouts: dict[str, str] = {}
-    for e in program.encrypts():
-        layouts[e.source().sym_value] = ckks.ct_type(e.result).layout_name
-    for dec in program.decrypts():
-        layouts[dec.sym_value] = ckks.ct_type(dec.input).layout_name
     return {
         "products": products,
         "conversions": conversions,
-        "layouts": layouts,
+        "layouts": _layouts(program),
         "slots": params.slots,
     }
 

@@ -284,13 +284,18 @@ class _Lowering:
         self.dirty[v] = dirty
         return dirty
 
+    def mask(self, x: SSAValue) -> SSAValue:
+        """x times 1 on its valid slots and 0 elsewhere (a masked constant: one plaintext
+        product and, under CKKS, one level)."""
+        one = self._pub_op(he.ConstantOp(1.0), True)
+        return self.emit(he.MulConstOp(self.relin_if_needed(x), one, True, masked=True))
+
     def sum_slots(self, x: SSAValue) -> SSAValue:
         """`he.sum_slots` of packed `x`, whose padding slots must be zero (they are summed):
         when they may not be, x is first multiplied by 1 on its valid slots and 0 on the
         padding (a masked constant: one plaintext product and, under CKKS, one level)."""
         if self.padding_may_be_nonzero(x):
-            one = self._pub_op(he.ConstantOp(1.0), True)
-            x = self.emit(he.MulConstOp(self.relin_if_needed(x), one, True, masked=True))
+            x = self.mask(x)
             self.dirty[x] = False
         return self.emit(he.SumSlotsOp(self.relin_if_needed(x)))
 
@@ -335,8 +340,7 @@ class _Lowering:
         added, then log2 R strided rotations); padding rows that may not be zero are first
         multiplied by 0 (a masked constant 1: one plaintext product, one level under CKKS)."""
         if self.rows_dirty(x):
-            one = self._pub_op(he.ConstantOp(1.0), True)
-            x = self.emit(he.MulConstOp(self.relin_if_needed(x), one, True, masked=True))
+            x = self.mask(x)
         return self.emit(he.SumSlotsOp(self.relin_if_needed(x), axis))
 
     def bcast(self, x: SSAValue, shape: tuple[Dim, ...], dims: tuple[int, ...], layout: str):
@@ -846,7 +850,7 @@ class _Lowering:
 
     def cyclic_layout(self, d: Dim) -> str:
         """`cyclic<Q>` for a vector along `d` (Q: its size rounded up to a power of two)."""
-        return he.cyclic_text(1 << max(self.dim_size(d) - 1, 0).bit_length())
+        return he.cyclic_text(he.pow2_at_least(self.dim_size(d)))
 
     def diag_matvec(self, op: stat.MatmulOp, layout: str) -> SSAValue:
         """[A, K] @ [K] by the diagonal method (docs/layout.md, "Diagonal layout"): the matrix
@@ -866,9 +870,7 @@ class _Lowering:
         if layout == PACKED:
             # Conversion cyclic -> packed: the mask zeroes the padding and later periods (one
             # plaintext product, one level), then the vector is packed as it stands.
-            one = self._pub_op(he.ConstantOp(1.0), True)
-            masked = self.emit(he.MulConstOp(result, one, True, masked=True))
-            result = self.emit(he.ConvertOp(masked, PACKED))
+            result = self.emit(he.ConvertOp(self.mask(result), PACKED))
             self.dirty[result] = False
         return result
 
@@ -880,8 +882,7 @@ class _Lowering:
             return self.lower(v, layout)
         x = self.relin_if_needed(self.lower(v, PACKED))
         if self.padding_may_be_nonzero(x):
-            one = self._pub_op(he.ConstantOp(1.0), True)
-            x = self.emit(he.MulConstOp(x, one, True, masked=True))
+            x = self.mask(x)
         return self.emit(he.ConvertOp(x, layout))
 
     def reveal_layout(self, v: SSAValue) -> str:

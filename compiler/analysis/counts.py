@@ -65,10 +65,7 @@ def static_counts(program: ckks.ProgramOp, slots: int | None = None) -> dict[str
             case ckks.DiagMatvecOp():
                 _diag_matvec(c, op.diagonal)
             case ckks.ConvertOp():
-                rotations = len(op.replications(slots)) if slots else 1
-                c["rotate"] += rotations
-                c["key_switch"] += rotations
-                c["add"] += rotations
+                _rotate_adds(c, len(op.replications(slots)) if slots else 1)
             case ckks.RescaleOp():
                 c["rescale"] += 1
             case ckks.AddOp() | ckks.SubOp() | ckks.AddConstOp() | ckks.AddPlainOp():
@@ -186,10 +183,7 @@ def executed_counts(
             case ckks.DiagMatvecOp():
                 _diag_matvec(c, op.diagonal)
             case ckks.ConvertOp():
-                rotations = len(op.replications(slots))
-                c["rotate"] += rotations
-                c["key_switch"] += rotations
-                c["add"] += rotations
+                _rotate_adds(c, len(op.replications(slots)))
             case ckks.SumSlotsOp():
                 blocks = s.count(ckks.ct_type(op.input))
                 rotations = sum_slots_rotations(op, steps)
@@ -205,6 +199,13 @@ def executed_counts(
             case _:
                 pass
     return dict(c)
+
+
+def _rotate_adds(c: Counter[str], steps: int) -> None:
+    """`steps` rotate-and-adds of one ciphertext (a packed -> cyclic conversion)."""
+    c["rotate"] += steps
+    c["key_switch"] += steps
+    c["add"] += steps
 
 
 def _diag_matvec(c: Counter[str], d: he.Diagonal) -> None:

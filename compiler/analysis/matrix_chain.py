@@ -52,7 +52,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from compiler.dialects.he import Diagonal, diagonal_layout
+from compiler.dialects.he import diagonal_layout, pow2_at_least
 from compiler.types import Dim
 
 PACKED = "packed"
@@ -168,7 +168,7 @@ class Model:
         if layout == CYCLIC:
             return 1
         if layout == DIAGONAL:
-            return _diagonal(sizes[0], sizes[1]).count
+            return diagonal_layout(sizes[0], sizes[1]).count
         if layout == PACKED:
             return math.prod(sizes[:-1]) * -(-sizes[-1] // self.slots)
         return math.prod(sizes)
@@ -217,23 +217,15 @@ class _Product:
     shape: _Shape
 
 
-def _pow2(n: int) -> int:
-    return 1 << max(n - 1, 0).bit_length()
-
-
-def _diagonal(rows: int, cols: int) -> Diagonal:
-    return diagonal_layout(rows, cols)
-
-
 def fits_cyclic(model: Model, dims: Sequence[Dim]) -> bool:
     """Whether a vector of `dims` fits the cyclic layout at the model's slots."""
-    return len(dims) == 1 and _pow2(model.dim(dims[0])) <= model.slots
+    return len(dims) == 1 and pow2_at_least(model.dim(dims[0])) <= model.slots
 
 
-def fits_diagonal(model: Model, dims: Sequence[Dim]) -> bool:
+def fitsdiagonal_layout(model: Model, dims: Sequence[Dim]) -> bool:
     if len(dims) != 2:
         return False
-    return _diagonal(model.dim(dims[0]), model.dim(dims[1])).period <= model.slots
+    return diagonal_layout(model.dim(dims[0]), model.dim(dims[1])).period <= model.slots
 
 
 def product(model: Model, a: _Shape, b: _Shape, layout: str) -> _Product | None:
@@ -249,9 +241,9 @@ def product(model: Model, a: _Shape, b: _Shape, layout: str) -> _Product | None:
     if layout == CYCLIC:
         if (len(a.dims), len(b.dims)) != (2, 1) or PLAINTEXT in (a.kind, b.kind):
             return None
-        if not fits_diagonal(model, a.dims):
+        if not fitsdiagonal_layout(model, a.dims):
             return None
-        d = _diagonal(model.dim(a.dims[0]), model.dim(a.dims[1]))
+        d = diagonal_layout(model.dim(a.dims[0]), model.dim(a.dims[1]))
         # The vector is rotated: a product is relinearized first.
         relin = 1 if b.degree > 1 else 0
         cost = ChainCost(depth=1, key_switches=d.key_switches() + relin, ct_mults=d.count)
@@ -309,7 +301,10 @@ def product(model: Model, a: _Shape, b: _Shape, layout: str) -> _Product | None:
 def leaf_cost(model: Model, f: Factor, layout: str) -> ChainCost | None:
     """A factor in `layout`: the bytes of its ciphertexts (None when it cannot be lowered so)."""
     if layout == DIAGONAL and not (
-        f.diagonal and f.kind == CIPHERTEXT and not f.transposed and fits_diagonal(model, f.dims)
+        f.diagonal
+        and f.kind == CIPHERTEXT
+        and not f.transposed
+        and fitsdiagonal_layout(model, f.dims)
     ):
         return None
     if layout == CYCLIC and not (f.cyclic and f.kind == CIPHERTEXT and fits_cyclic(model, f.dims)):

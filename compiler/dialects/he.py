@@ -236,9 +236,14 @@ def best_baby(count: int) -> int:
     return min(options, key=lambda b: ((b - 1) + 2 * (count // b) - 1, -b))
 
 
+def pow2_at_least(n: int) -> int:
+    """The least power of two >= n (1 for n <= 1): a diagonal's P and Q, a cyclic period."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
 def diagonal_layout(rows: int, cols: int) -> Diagonal:
     """The diagonal layout of an A x K matrix (A, K its compile-time sizes)."""
-    p, q = 1 << max(rows - 1, 0).bit_length(), 1 << max(cols - 1, 0).bit_length()
+    p, q = pow2_at_least(rows), pow2_at_least(cols)
     return Diagonal(p, q, best_baby(min(p, q)))
 
 
