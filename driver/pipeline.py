@@ -476,7 +476,7 @@ def _run_passes_once(
                 f"{checked.params[name]}",
                 hint=f"raise the bound in the program (param {name} <= ...) or use a smaller size",
             )
-    module = lower(checked)
+    module = lower(checked, scheme=options.scheme)
     stat_module = module.clone()
     comp = Compilation(checked, stat_module, module, sizes, options)
     src = stat_module.body.block.first_op

@@ -40,6 +40,7 @@ from driver.interrupt import scratch_directory
 from driver.pipeline import Compilation, Options, compile_file, run_pipeline
 from driver.roles import RoleOutput, RoleSequence
 from dsl import ast
+from dsl.bitslice import assemble_outputs, is_integer_program, plane_source, split_inputs
 from dsl.checker import CheckedProgram, check
 from dsl.parser import parse_file
 
@@ -363,7 +364,12 @@ def run_sim(
     if comp.scheme == "bfv":
         from targets.sim.bfv_sim import simulate_bfv
 
-        outputs = simulate_bfv(comp.bfv_program, run_sizes, arrays).outputs
+        if is_integer_program(checked):  # bit slices: planes in, integers out
+            slices = split_inputs(checked, arrays)
+            revealed = simulate_bfv(comp.bfv_program, run_sizes, slices).outputs
+            outputs = assemble_outputs(checked, revealed)
+        else:
+            outputs = simulate_bfv(comp.bfv_program, run_sizes, arrays).outputs
     else:
         outputs = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed).outputs
     client = run_client(
@@ -519,7 +525,8 @@ def uncarried_sizes(
     manifest (`--size NAME=V`), since the server binds every other size from its uploads."""
     from targets.cpp.emit import sizes_read
 
-    carried = {d for name in owned for d in checked.bindings[name].ty.shape if isinstance(d, str)}
+    shapes = [checked.bindings[plane_source(name)].ty.shape for name in owned]
+    carried = {d for shape in shapes for d in shape if isinstance(d, str)}
     read = sizes_read(program)
     return {p: int(sizes[p]) for p in checked.params if p in read - carried and p in sizes}
 
@@ -549,6 +556,15 @@ def run_encrypted(
         )
         built = build_cpp(comp, path, base / "build")
         program = comp.bfv_program if comp.scheme == "bfv" else comp.program
+        sliced = comp.scheme == "bfv" and is_integer_program(checked)
+        if sliced:  # bit slices: each integer input's planes, written for the owners
+            planes = base / "planes"
+            planes.mkdir(parents=True, exist_ok=True)
+            inputs = dict(inputs)
+            for name, plane in split_inputs(checked, arrays).items():
+                if name not in arrays:
+                    np.save(planes / f"{name}.npy", plane)
+                    inputs[name] = planes / f"{name}.npy"
         owned = owner_inputs(program)
         stream = built.emitted.stream_dim
         residues = _residue_moduli(comp)
@@ -573,6 +589,8 @@ def run_encrypted(
             runs.append((roles.decrypt(res, dec, flooding=False), compute))
             timings.append(time.perf_counter() - began)
         revealed = _reconstruct(comp, [r for r, _ in runs])
+        if sliced:
+            revealed = assemble_outputs(checked, revealed)
         compute = max((c for _, c in runs), key=lambda c: c.peak_rss_bytes)
         client = run_client(
             comp.stat_program,

@@ -305,17 +305,24 @@ def refuse_integers(checked: CheckedProgram) -> None:
         if t is not None:
             raise UserError(
                 f"'{name}' is a {t.name} value: integer and Boolean programs compile to Boolean "
-                "circuits, for --scheme fhew (the ckks, bfv and labhe targets compute on real "
-                "values and integer domains)",
+                "circuits for --scheme fhew or to bit slices for --scheme bfv (the ckks and "
+                "labhe targets compute on real values and integer domains)",
                 checked.source.location(binding.span),
-                hint="hec report FILE --scheme fhew, hec run FILE --scheme fhew ...; "
+                hint="hec report FILE --scheme fhew (or bfv), hec run FILE --scheme fhew ...; "
                 "docs/language.md, 'Integers and Booleans'",
             )
 
 
-def lower(checked: CheckedProgram, name: str | None = None) -> ModuleOp:
-    """Lower a checked program to a verified module holding one `stat.program` (real values
-    only: `refuse_integers`)."""
+def lower(checked: CheckedProgram, name: str | None = None, scheme: str = "") -> ModuleOp:
+    """Lower a checked program to a verified module holding one `stat.program`: real values,
+    or for `scheme` "bfv" an integer program's bit slices (dsl/bitslice.py); other schemes
+    refuse integers (`refuse_integers`)."""
+    if scheme == "bfv":
+        from dsl.bitslice import is_integer_program, lower_bitslice
+
+        if is_integer_program(checked):
+            with ast.recursion_room():
+                return lower_bitslice(checked, name or program_name(checked.source.filename))[0]
     refuse_integers(checked)
     with ast.recursion_room():
         return _Lowering(checked).run(name or program_name(checked.source.filename))

@@ -39,7 +39,12 @@ from compiler.analysis.depth import stat_depth
 from compiler.analysis.diagonal import cyclic_value, diagonal_input
 from compiler.analysis.minors import adj_plan, det_plan
 from compiler.analysis.polynomial import Leaf, Plan, plan_polynomial, power_chain
-from compiler.analysis.ranges import proven_range, set_proven_range, within_proven
+from compiler.analysis.ranges import (
+    proven_every_slot,
+    proven_range,
+    set_proven_range,
+    within_proven,
+)
 from compiler.analysis.security import smallest_secure_log_n
 from compiler.analysis.sizes import parse_sizes
 from compiler.dialects import he, stat
@@ -466,10 +471,17 @@ class _Lowering:
             if result.name_hint is None and v.name_hint is not None:
                 result.name_hint = v.name_hint
             proven = proven_range(v.owner) if isinstance(v.owner, Operation) else None
-            if proven is not None and layout == REPLICATED and isinstance(result.owner, Operation):
+            owner = v.owner
+            every = isinstance(owner, Operation) and proven_every_slot(owner)
+            if (
+                proven is not None
+                and (layout == REPLICATED or every)
+                and isinstance(result.owner, Operation)
+            ):
                 # Every ciphertext of a replicated array holds one element of v in every slot
-                # (no padding), so the theorem about v's elements holds for all its slots.
-                set_proven_range(result.owner, within_proven(result.owner, proven))
+                # (no padding), so the theorem about v's elements holds for all its slots; a
+                # range proven for every slot (bit slices) holds in any layout's element slots.
+                set_proven_range(result.owner, within_proven(result.owner, proven), every)
             self.memo[key] = result
         return self.memo[key]
 

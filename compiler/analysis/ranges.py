@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, f64
+from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, f64
 from xdsl.ir import Operation, SSAValue
 
 from compiler.analysis.forms import MAX_SPLIT_SYMBOLS, SPLITS, Form, Symbols, intersect
@@ -50,10 +50,21 @@ def proven_range(op: Operation) -> Interval | None:
     return Interval(float(lo), float(hi))
 
 
-def set_proven_range(op: Operation, interval: Interval) -> None:
+# Marks a proven range that holds in every slot an element occupies, whatever the layout (a
+# BFV bit slice's bit is a bit in every slot): the HE lowering carries it to packed arrays too.
+EVERY_SLOT = "proven_every_slot"
+
+
+def set_proven_range(op: Operation, interval: Interval, every_slot: bool = False) -> None:
     """Record that `op`'s result provably lies in `interval` (a theorem, not an estimate:
-    every range analysis trusts it)."""
+    every range analysis trusts it); `every_slot`: in every element's slot of any layout."""
     op.attributes[PROVEN_RANGE] = DenseArrayBase.from_list(f64, [interval.lo, interval.hi])
+    if every_slot:
+        op.attributes[EVERY_SLOT] = UnitAttr()
+
+
+def proven_every_slot(op: Operation) -> bool:
+    return EVERY_SLOT in op.attributes
 
 
 def within_proven(op: Operation, r: Interval) -> Interval:

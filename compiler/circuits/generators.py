@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from compiler.circuits.netlist import FALSE, TRUE, Circuit, Lit, Word, negate
 from compiler.errors import UserError
 
 MAX_WIDTH = 4096
+T = TypeVar("T")
 
 ADDERS = ("ripple", "cla", "sklansky", "kogge-stone", "brent-kung")
 PREFIX = ("sklansky", "kogge-stone", "brent-kung")
@@ -439,17 +441,18 @@ def popcount(c: Circuit, a: Word, adder: str = "ripple") -> Word:
 SHIFTS = ("shl", "lshr", "ashr", "rotl", "rotr")
 
 
-def shift(a: Word, kind: str, amount: int) -> Word:
-    """Shift or rotation by a constant: wires only, no gates."""
+def shift(a: list[T], kind: str, amount: int, zero: T) -> list[T]:
+    """Shift or rotation by a constant: wires only, no gates (`zero`: the fill bit, FALSE in a
+    Boolean circuit, the constant 0 in an arithmetic one)."""
     n = len(a)
     if isinstance(amount, bool) or not isinstance(amount, int) or not 0 <= amount < n:
         raise UserError(
             f"shift amount {amount!r} is out of range for a {n}-bit word; it must be in [0, {n})"
         )
     if kind == "shl":
-        return [FALSE] * amount + a[: n - amount]
+        return [zero] * amount + a[: n - amount]
     if kind == "lshr":
-        return a[amount:] + [FALSE] * amount
+        return a[amount:] + [zero] * amount
     if kind == "ashr":
         return a[amount:] + [a[-1]] * amount
     if kind == "rotl":
@@ -577,7 +580,7 @@ def build_shift(width: int, kind: str, amount: int) -> Circuit:
     check_width(width)
     c = Circuit()
     a = c.input("a", width)
-    c.output("c", shift(a, kind, amount))
+    c.output("c", shift(a, kind, amount, FALSE))
     return c
 
 
