@@ -37,6 +37,7 @@ from compiler.stat_numpy import run_client
 from driver import MAX_PRECISION_BITS
 from driver.manifest import Manifest, manifest_of
 from dsl.ast import span_at
+from dsl.bitslice import is_integer_program
 from dsl.checker import CheckedProgram, check
 from dsl.lower import lower
 from dsl.parser import parse_file
@@ -591,6 +592,10 @@ def report_of(comp: Compilation, threads: int = 0) -> dict[str, Any]:
     layouts = diagonal_report(comp)
     if layouts:
         report["diagonal"] = layouts
+    if comp.scheme == BFV.name and is_integer_program(comp.checked):
+        from driver.bitslices import bitslice_report
+
+        report["bitslice"] = bitslice_report(comp)
     if comp.alternatives:
         report["schemes"] = {
             name: (c.as_dict() if isinstance(c, Cost) else {"unavailable": c})

@@ -43,6 +43,7 @@ from dsl import ast
 from dsl.bitslice import assemble_outputs, is_integer_program, plane_source, split_inputs
 from dsl.checker import CheckedProgram, check
 from dsl.parser import parse_file
+from dsl.reference import run_client_block
 
 if TYPE_CHECKING:
     from targets.cpp.emit import Emitted
@@ -340,6 +341,21 @@ def _summary(
     return summary
 
 
+def _client(
+    comp: Compilation,
+    sizes: Mapping[str, int],
+    revealed: Mapping[str, Array],
+    arrays: Mapping[str, Array],
+) -> dict[str, Array]:
+    """The client block on the revealed values and the public inputs: the compiled stat
+    program's client region, or for bit slices (whose revealed values are integers the
+    driver assembles) the program's own client block by the reference evaluator."""
+    public = public_only(comp.checked, arrays)
+    if comp.scheme == "bfv" and is_integer_program(comp.checked):
+        return run_client_block(comp.checked, sizes, revealed, public)
+    return run_client(comp.stat_program, sizes, for_client(revealed), public_inputs=public)
+
+
 def run_sim(
     path: str | Path,
     inputs: Mapping[str, Path],
@@ -372,12 +388,7 @@ def run_sim(
             outputs = simulate_bfv(comp.bfv_program, run_sizes, arrays).outputs
     else:
         outputs = simulate(comp.program, run_sizes, arrays, noisy=noisy, seed=seed).outputs
-    client = run_client(
-        comp.stat_program,
-        run_sizes,
-        for_client(outputs),
-        public_inputs=public_only(checked, arrays),
-    )
+    client = _client(comp, run_sizes, outputs, arrays)
     backend = "simulator-noisy" if noisy else "simulator-exact"
     summary = _summary(comp, path, backend, run_sizes, outputs, client)
     if summary["insecure"]:
@@ -592,12 +603,7 @@ def run_encrypted(
         if sliced:
             revealed = assemble_outputs(checked, revealed)
         compute = max((c for _, c in runs), key=lambda c: c.peak_rss_bytes)
-        client = run_client(
-            comp.stat_program,
-            run_sizes,
-            for_client(revealed),
-            public_inputs=public_only(checked, arrays),
-        )
+        client = _client(comp, run_sizes, revealed, arrays)
         summary = _summary(comp, path, "encrypted", run_sizes, revealed, client)
         peak = [ln for ln in compute.stderr.splitlines() if "peak_rss_bytes=" in ln]
         summary["binary"] = str(built.binary) if work is not None else None

@@ -30,7 +30,6 @@ from compiler.analysis.ranges import set_proven_range
 from compiler.circuits import arith
 from compiler.circuits.arith import Affine, ArithCircuit
 from compiler.dialects import stat
-from compiler.errors import UserError
 from compiler.types import FiniteSet, Interval, Shape
 from dsl import ast
 from dsl.checker import CheckedProgram, IntType
@@ -69,6 +68,7 @@ class BitSlices:
     choices: list[Any] = field(default_factory=list)
     depth: int = 0
     products: int = 0
+    circuit: ArithCircuit = field(default_factory=ArithCircuit)
 
 
 class _SliceLowering(IntegerLowering[Affine]):
@@ -85,6 +85,15 @@ class _SliceLowering(IntegerLowering[Affine]):
         return self.c.input(name, t.width, signed=t.signed)
 
     def output(self, name: str, word: list[Affine], t: IntType, shape: Shape) -> None:
+        arrays = [s for _, s in self.inputs.values() if s]
+        if arrays and tuple(shape) != tuple(arrays[0]):
+            assert self.span is not None
+            raise self.error(
+                self.span,
+                f"'{name}' is a scalar computed from scalars only; BFV bit slices reveal one "
+                "value per element of the program's arrays",
+                "compute it from an array input, or use --scheme fhew",
+            )
         self.c.output(name, word)
 
     def const_word(self, value: int, width: int) -> list[Affine]:
@@ -253,13 +262,7 @@ class _Emitter:
                 assert node.lhs is not None and node.rhs is not None
                 lhs, rhs = self.affine(node.lhs), self.affine(node.rhs)
                 self.values[n] = self.emit(stat.MulOp(lhs, rhs), (node.lo, node.hi))
-        for name, (t, shape) in lw.outputs.items():
-            if tuple(shape) != tuple(self.shape):
-                raise UserError(
-                    f"'{name}' is a scalar computed from scalars only; BFV bit slices reveal "
-                    "one value per element of the program's arrays",
-                    hint="compute it from an array input, or use --scheme fhew",
-                )
+        for name, (t, _) in lw.outputs.items():
             for out, v in self.revealed(name, c.outputs[name], t).items():
                 reveal = stat.RevealOp(out, v)
                 reveal.result.name_hint = f"{out}_revealed"
@@ -275,7 +278,7 @@ def lower_bitslice(checked: CheckedProgram, name: str) -> tuple[ModuleOp, BitSli
     with ast.recursion_room():
         lw.walk()
     module = _Emitter(lw, name).run()
-    info = BitSlices(lw.inputs, lw.outputs, lw.choices, lw.c.depth(), lw.c.products())
+    info = BitSlices(lw.inputs, lw.outputs, lw.choices, lw.c.depth(), lw.c.products(), lw.c)
     return module, info
 
 
@@ -312,7 +315,7 @@ def assemble_outputs(
         dtype = (
             np.dtype(np.bool_)
             if t.width == 1
-            else np.dtype(f"{'i' if t.signed else 'u'}int{t.width}")
+            else np.dtype(f"{'' if t.signed else 'u'}int{t.width}")
         )
         if name in revealed:
             value = np.asarray(revealed[name])

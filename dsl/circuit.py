@@ -79,6 +79,7 @@ class IntegerLowering(Generic[Bit]):
         self.choices: list[OpChoice] = []
         self.inputs: dict[str, tuple[IntType, Shape]] = {}
         self.outputs: dict[str, tuple[IntType, Shape]] = {}
+        self.span: ast.Span | None = None  # the statement being lowered, where it matters
 
     def error(self, span: ast.Span, message: str, hint: str = "") -> UserError:
         return UserError(message, self.checked.source.location(span), hint)
@@ -181,6 +182,7 @@ class IntegerLowering(Generic[Bit]):
                             "integer and Boolean values",
                             "compute it in the client block from revealed integers: real(x)",
                         )
+                    self.span = stmt.span
                     self.output(stmt.name, self.words[stmt.name], ty.int_type, ty.shape)
                     self.outputs[stmt.name] = (ty.int_type, ty.shape)
                 case ast.ParamDecl() | ast.ClientBlock():

@@ -95,6 +95,25 @@ def ckks_depth(program: ckks.ProgramOp) -> dict[str, int]:
     return {d.sym_value: depth.get(d.input, 0) for d in program.decrypts()}
 
 
+def product_depth(program: he.ProgramRule) -> dict[str, int]:
+    """Ciphertext-ciphertext multiplicative depth (`mul`, `dot`) of every decrypted value, by
+    name (he or bfv: products by plaintexts and constants are not counted, as BFV's noise
+    barely grows by them)."""
+    depth: dict[SSAValue, int] = {}
+    for op in program.block.ops:
+        if not op.results:
+            continue
+        base = max((depth.get(v, 0) for v in op.operands), default=0)
+        cts = [v for v in op.operands if isinstance(v.type, he.CiphertextType)]
+        product = isinstance(op, he.MulRule | he.DotRule) and len(cts) == 2
+        depth[op.results[0]] = base + int(product)
+    return {
+        d.sym_value: depth.get(d.input, 0)
+        for d in program.block.ops
+        if isinstance(d, he.DecryptRule)
+    }
+
+
 def ciphertext_products(program: he.ProgramRule) -> dict[str, int]:
     """Ciphertext-ciphertext products (`mul`, `dot`) each decrypted value is computed with:
     the non-scalar multiplications of Paterson and Stockmeyer, by name (ckks, he or bfv)."""

@@ -526,11 +526,43 @@ def render_bfv_text(report: Mapping[str, Any]) -> str:
     )
     lines.append(_memory_text(report["sizes"]["server_memory"]))
     lines += render_cost(report)
+    lines += _render_bitslice(report)
     lines.append("passes:")
     for ps in report["passes"]:
         changes = ", ".join(f"{k} {a}->{b}" for k, (a, b) in ps["changed"].items())
         lines.append(f"  {ps['name']:<22} {changes or 'no change'}")
     return "\n".join(lines) + "\n"
+
+
+def _render_bitslice(report: Mapping[str, Any]) -> list[str]:
+    """An integer program's BFV bit slices (driver/bitslices.py)."""
+    b = report.get("bitslice")
+    if not b:
+        return []
+    lines = [
+        f"bit slices (one bit of {b['slots']} elements per ciphertext; {b['elements']} elements, "
+        f"{b['batches']} batch{'es' if b['batches'] > 1 else ''}):",
+        f"  circuit: depth {b['circuit_depth']}, {b['circuit_products']} products; compiled "
+        f"program: depth {b['compiled_depth']}, {b['compiled_products']} ciphertext products",
+    ]
+    for op in b["operations"]:
+        seed = f" (seed's GF(2) construction: depth {op['seed_depth']})" if op["seed_depth"] else ""
+        lines.append(
+            f"  line {op['line']}:{op['column']} {op['op']} of {op['width']} bits: "
+            f"{op['generator']}, depth {op['depth']}, {op['products']} products{seed}"
+        )
+    lines.append(
+        f"  estimated time (one core): {b['compute_seconds']:.3g} s, "
+        f"{b['seconds_per_element'] * 1e3:.3g} ms per element, "
+        f"{b['seconds_per_slot_full_batch'] * 1e3:.3g} ms per slot of a full batch; the seed's "
+        "HElib times: " + ", ".join(f"{k} {v}" for k, v in b["seed_times"].items())
+    )
+    f = b["fhew"]
+    if "unavailable" in f:
+        lines.append(f"  fhew: cannot run this program ({f['unavailable']})")
+    else:
+        lines.append(f"  bfv or fhew: {f['faster']} is faster: {f['reason']}")
+    return lines
 
 
 def render_cost(report: Mapping[str, Any]) -> list[str]:
