@@ -5,6 +5,7 @@ the same program faster at this many elements (issue 23)."""
 
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -13,11 +14,13 @@ from compiler.analysis.depth import ciphertext_products, product_depth
 from compiler.circuits import arith
 from compiler.circuits.generators import seed_multiplier_depth_bound
 from compiler.errors import UserError
+from dsl import ast
 from dsl.bitslice import lower_bitslice
 from dsl.lower import program_name
 
 if TYPE_CHECKING:
-    from driver.pipeline import Compilation
+    from driver.pipeline import Compilation, Options
+    from dsl.checker import CheckedProgram
 
 # The seed's HElib timings (H. Chen's slides, single thread), as the issue quotes them.
 SEED_TIMES = {"16-bit CLA addition": "2.53 s", "16-bit multiplication": "21-46 s"}
@@ -41,12 +44,7 @@ def bitslice_report(comp: Compilation) -> dict[str, Any]:
     params = program.parameters()
     assert params is not None
     slots = params.slots
-    sizes = dict(comp.sizes)
-    elements = 1
-    for _, shape in info.inputs.values():
-        if shape:
-            elements = math.prod(int(sizes.get(d, 1)) if isinstance(d, str) else d for d in shape)
-            break
+    elements = elements_of(comp)
     ops = []
     for ch in info.choices:
         choice = arith.choose(ch.op, ch.width)
@@ -80,18 +78,34 @@ def bitslice_report(comp: Compilation) -> dict[str, Any]:
         "seconds_per_slot_full_batch": cost.compute_s / (batches * slots),
         "seed_times": SEED_TIMES,
     }
-    out["fhew"] = _fhew_comparison(comp, cost.compute_s, batches, elements)
+    out["fhew"] = fhew_comparison(comp)
     return out
 
 
-def _fhew_comparison(
-    comp: Compilation, bfv_seconds: float, batches: int, elements: int
-) -> dict[str, Any]:
+def elements_of(comp: Compilation) -> int:
+    """Elements the program runs on at the compiled sizes (the arrays' common shape)."""
+    from driver.pipeline import sizes_for_run
+
+    sizes = sizes_for_run(comp)
+    for stmt in comp.checked.program.statements:
+        shape = comp.checked.bindings[stmt.name].ty.shape if isinstance(stmt, ast.InputDecl) else ()
+        if shape:
+            return math.prod(int(sizes.get(d, 1)) if isinstance(d, str) else d for d in shape)
+    return 1
+
+
+def fhew_comparison(comp: Compilation) -> dict[str, Any]:
     """The same program on FHEW at this many elements, one thread like the BFV estimate, and
     the element count where the two cross (BFV's time grows by batches of `slots`, FHEW's with
-    every element)."""
+    every element): the cost model's choice between them, and why."""
     from driver.fhew import compile_fhew
+    from driver.pipeline import cost_of
 
+    bfv_seconds = cost_of(comp).compute_s
+    elements = elements_of(comp)
+    params = comp.bfv_program.parameters()
+    assert params is not None
+    batches = max(1, math.ceil(elements / params.slots))
     try:
         fhew = compile_fhew(comp.checked, replace(comp.options, scheme="fhew"))
     except UserError as e:
@@ -103,9 +117,13 @@ def _fhew_comparison(
     choice = "bfv" if bfv_seconds < fhew_seconds else "fhew"
     reason = (
         f"at {elements} elements BFV bit slices take {bfv_seconds:.3g} s ({batches} batch"
-        f"{'es' if batches > 1 else ''} of {comp.bfv_program.parameters().slots} slots) and "  # type: ignore[union-attr]
-        f"FHEW {fhew_seconds:.3g} s ({per_element:.3g} s per element); BFV is faster from "
-        f"about {crossover} elements on"
+        f"{'es' if batches > 1 else ''} of {params.slots} slots) and "
+        f"FHEW {fhew_seconds:.3g} s ({per_element:.3g} s per element); "
+        + (
+            "BFV is faster even for one element"
+            if crossover is not None and crossover <= 1
+            else f"BFV is faster from about {crossover} elements on"
+        )
     )
     return {
         "seconds": fhew_seconds,
@@ -116,4 +134,19 @@ def _fhew_comparison(
     }
 
 
-__all__ = ["bitslice_report", "seed_depth"]
+def choose_integer_scheme(checked: CheckedProgram, options: Options) -> tuple[str, str]:
+    """`--scheme auto` on an integer program: "bfv" (bit slices) or "fhew" by the cost model's
+    server time at the options' sizes, and why."""
+    from driver.pipeline import run_pipeline
+
+    try:
+        comp = run_pipeline(checked, replace(options, scheme="bfv"), out=io.StringIO())
+    except UserError as e:
+        return "fhew", f"BFV bit slices cannot run it: {e.message}"
+    f = fhew_comparison(comp)
+    if "unavailable" in f:
+        return "bfv", f"FHEW cannot run it: {f['unavailable']}"
+    return str(f["faster"]), str(f["reason"])
+
+
+__all__ = ["bitslice_report", "choose_integer_scheme", "fhew_comparison", "seed_depth"]

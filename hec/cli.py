@@ -11,7 +11,7 @@ import argparse
 import platform
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from compiler.analysis.sizes import Sizes
@@ -399,6 +399,28 @@ def _compile(args: argparse.Namespace):
     return compile_file(args.file, _options_of(args), out=sys.stderr if args.json else sys.stdout)
 
 
+def _resolve_integer_auto(args: argparse.Namespace, sizes: dict[str, int] | None = None) -> None:
+    """--scheme auto on an integer or Boolean program: FHEW or BFV bit slices, whichever the
+    cost model estimates faster at the sizes (`sizes`, else --size, else the declared bounds);
+    the choice and its reason go to stderr, and the command goes on as for that scheme."""
+    if getattr(args, "scheme", None) != "auto":
+        return
+    from driver.bitslices import choose_integer_scheme
+    from dsl.bitslice import is_integer_program
+    from dsl.checker import check
+    from dsl.parser import parse_file
+
+    checked = check(parse_file(args.file))
+    if not is_integer_program(checked):
+        return
+    options = _options_of(args)
+    if sizes is not None:
+        options = replace(options, sizes=Sizes.of(sizes))
+    scheme, reason = choose_integer_scheme(checked, options)
+    print(f"--scheme auto chose {scheme}: {reason}", file=sys.stderr)
+    args.scheme = scheme
+
+
 def _labhe_chosen(args: argparse.Namespace) -> bool:
     """--scheme labhe, or --scheme auto when the cost model prefers labeled HE to ckks and bfv
     (compiled at the sizes given, declared bounds elsewhere)."""
@@ -422,6 +444,7 @@ def _report_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _report_run(args: argparse.Namespace) -> int:
+    _resolve_integer_auto(args)
     import json
 
     from driver.labhe import compile_labhe_file, labhe_report, render_labhe_text
@@ -476,6 +499,7 @@ def _simulate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _simulate_run(args: argparse.Namespace) -> int:
+    _resolve_integer_auto(args)
     import json
 
     from driver.pipeline import simulate_against_reference
@@ -566,6 +590,7 @@ def _cpp_compile_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cpp_compile_run(args: argparse.Namespace) -> int:
+    _resolve_integer_auto(args)
     from driver.run import compile_cpp
 
     if args.scheme == "fhew":
@@ -629,6 +654,13 @@ def _run_run(args: argparse.Namespace) -> int:
     from driver.run import parse_inputs, run_encrypted, run_sim
 
     inputs = parse_inputs(args.input)
+    if getattr(args, "scheme", None) == "auto":  # at the data's sizes
+        from driver.run import infer_sizes, load_npy
+        from dsl.checker import check
+        from dsl.parser import parse_file
+
+        arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+        _resolve_integer_auto(args, infer_sizes(check(parse_file(args.file)), arrays))
     owners: dict[str, int] = {}
     for item in args.owner:
         name, _, who = item.partition("=")

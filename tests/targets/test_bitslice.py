@@ -192,3 +192,18 @@ def test_ckks_still_refuses_integers_naming_both_targets(tmp_path: Path) -> None
     src = program(tmp_path, "param N <= 4\ninput a: secret[N] u8\nreveal c = a + 1\n")
     with pytest.raises(UserError, match="bit slices for --scheme bfv"):
         compile_file(src, Options(scheme="ckks"))
+
+
+def hec_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hec", *args], capture_output=True, text=True)
+
+
+def test_scheme_auto_chooses_fhew_or_bit_slices_by_the_batch_size_and_says_why() -> None:
+    one = hec_cli("report", str(CIRCUITS / "nand_adder.hec"), "--scheme", "auto", "--size", "N=1")
+    assert one.returncode == 0, one.stderr
+    assert "--scheme auto chose fhew" in one.stderr and "BFV is faster from about" in one.stderr
+    assert "(fhew, std128-ginx" in one.stdout
+    many = hec_cli("report", str(CIRCUITS / "add8.hec"), "--scheme", "auto", "--size", "N=4096")
+    assert many.returncode == 0, many.stderr
+    assert "--scheme auto chose bfv: at 4096 elements" in many.stderr
+    assert "scheme bfv (exact)" in many.stdout and "bit slices (one bit of" in many.stdout
