@@ -581,6 +581,7 @@ def run_encrypted(
         residues = _residue_moduli(comp)
         runs: list[tuple[dict[str, Array], RoleOutput]] = []
         timings: list[float] = []
+        compute_seconds: list[float] = []  # the server role's wall time, per residue run
         for i in range(len(residues)):
             # One residue computation per plaintext modulus (a CRT over several: each its own
             # keys, ciphertexts and results under base/r<i>); one modulus: base itself.
@@ -595,7 +596,9 @@ def run_encrypted(
                 sizes=uncarried_sizes(program, checked, owned, run_sizes),
             )
             roles.encrypt({k: v for k, v in inputs.items() if k in owned}, cts)
+            started = time.perf_counter()
             compute = roles.compute(cts, res)
+            compute_seconds.append(time.perf_counter() - started)
             # one party: the ciphertexts are deleted with the run, so nothing to flood against
             runs.append((roles.decrypt(res, dec, flooding=False), compute))
             timings.append(time.perf_counter() - began)
@@ -609,6 +612,7 @@ def run_encrypted(
         summary["binary"] = str(built.binary) if work is not None else None
         if len(residues) > 1:
             summary["residue_seconds"] = [round(x, 3) for x in timings]
+        summary["compute_seconds"] = round(sum(compute_seconds), 3)
         summary["compute_peak_rss_bytes"] = (
             int(peak[-1].split("peak_rss_bytes=")[1].rstrip(")")) if peak else None
         )
