@@ -749,13 +749,24 @@ def _simulate_bfv_against_reference(
 ) -> SimulationCheck:
     """BFV is exact: every revealed value and client result must equal the reference's."""
     inputs = random_inputs(comp.bfv_program, sizes, seed=seed)
-    reference = evaluate(comp.checked, sizes, inputs)
     result = simulate_bfv(comp.bfv_program, sizes, inputs)
-    outputs = {  # the client block computes in float64 (exact integers beyond int64: objects)
-        k: np.asarray(v, dtype=np.float64) if v.dtype == object else v
-        for k, v in result.outputs.items()
-    }
-    client = run_client(comp.stat_program, sizes, outputs)
+    if is_integer_program(comp.checked):  # bit slices: the planes are random bits
+        from dsl.bitslice import assemble_outputs, join_inputs
+        from dsl.reference import run_client_block
+
+        integers = join_inputs(comp.checked, inputs)
+        reference = evaluate(comp.checked, sizes, integers)
+        revealed = assemble_outputs(comp.checked, result.outputs)
+        public = {k: v for k, v in integers.items() if not comp.checked.bindings[k].ty.secret}
+        result.outputs = {k: np.asarray(v, dtype=np.float64) for k, v in revealed.items()}
+        client = run_client_block(comp.checked, sizes, revealed, public)
+    else:
+        reference = evaluate(comp.checked, sizes, inputs)
+        outputs = {  # the client block computes in float64 (exact integers beyond int64: objects)
+            k: np.asarray(v, dtype=np.float64) if v.dtype == object else v
+            for k, v in result.outputs.items()
+        }
+        client = run_client(comp.stat_program, sizes, outputs)
     rows: list[ErrorRow] = []
     for values, wanted in ((result.outputs, reference.revealed), (client, reference.client)):
         for name, want in wanted.items():

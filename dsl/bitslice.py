@@ -301,6 +301,32 @@ def split_inputs(
     return out
 
 
+def join_inputs(
+    checked: CheckedProgram, planes: Mapping[str, npt.ArrayLike]
+) -> dict[str, npt.NDArray[np.int64]]:
+    """The integer inputs whose planes `planes` holds (the inverse of `split_inputs`; signed
+    types in two's complement); other inputs as they are."""
+    out: dict[str, npt.NDArray[np.int64]] = {}
+    for name, value in planes.items():
+        base = plane_source(name)
+        t = checked.bindings[base].ty.int_type if base in checked.bindings else None
+        if t is None or base == name:
+            out[name] = np.asarray(value)
+            continue
+        if base in out:
+            continue
+        bits = [np.asarray(planes[plane_name(base, i)]).astype(np.int64) for i in range(t.width)]
+        acc = np.zeros_like(bits[0], dtype=np.uint64)
+        for i, b in enumerate(bits):
+            acc |= b.astype(np.uint64) << np.uint64(i)
+        if t.signed and t.width < 64:
+            signed = acc.astype(np.int64)
+            out[base] = np.where(signed >= 1 << (t.width - 1), signed - (1 << t.width), signed)
+        else:
+            out[base] = acc.view(np.int64) if t.signed else acc.astype(np.int64)
+    return out
+
+
 def assemble_outputs(
     checked: CheckedProgram, revealed: Mapping[str, npt.ArrayLike]
 ) -> dict[str, npt.NDArray[Any]]:
@@ -338,6 +364,7 @@ __all__ = [
     "BitSlices",
     "assemble_outputs",
     "is_integer_program",
+    "join_inputs",
     "lower_bitslice",
     "plane_name",
     "plane_source",

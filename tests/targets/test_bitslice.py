@@ -207,3 +207,17 @@ def test_scheme_auto_chooses_fhew_or_bit_slices_by_the_batch_size_and_says_why()
     assert many.returncode == 0, many.stderr
     assert "--scheme auto chose bfv: at 4096 elements" in many.stderr
     assert "scheme bfv (exact)" in many.stdout and "bit slices (one bit of" in many.stdout
+
+
+def test_hec_simulate_checks_bit_slices_against_the_reference(tmp_path: Path) -> None:
+    from driver.pipeline import simulate_against_reference
+
+    src = program(
+        tmp_path,
+        "param N <= 64\ninput s: secret[N] i8\ninput u: secret[N] u8\n"
+        "reveal d = s * i8(u)\nreveal w = u32(u) + 70000\nreveal m = max(s, i8(u))\n",
+    )
+    comp = compile_file(src, Options(scheme="bfv", sizes=Sizes.parse("N=64")))
+    rows = simulate_against_reference(comp, seed=4)["rows"]
+    assert sorted(r["name"] for r in rows) == ["d", "m", "w"]
+    assert all(r["max_rel_error"] == 0.0 for r in rows)
