@@ -69,6 +69,8 @@ class BitSlices:
     depth: int = 0
     products: int = 0
     circuit: ArithCircuit = field(default_factory=ArithCircuit)
+    # Revealed words (or chunks) that are constants, by name: not revealed (nothing to decrypt).
+    constants: dict[str, int] = field(default_factory=dict)
 
 
 class _SliceLowering(IntegerLowering[Affine]):
@@ -166,7 +168,10 @@ class _Emitter:
         self.block = self.program.block
         self.values: dict[int, SSAValue] = {}
         self.affines: dict[object, SSAValue] = {}
-        self.constants: dict[int, SSAValue] = {}
+        self.constants_ssa: dict[int, SSAValue] = {}
+        # Revealed words (or 16-bit chunks) that are constants: not revealed, filled in by
+        # assemble_outputs.
+        self.constants: dict[str, int] = {}
         shapes = [s for _, s in lowering.inputs.values() if s]
         self.shape: Shape = shapes[0] if shapes else ()
 
@@ -177,12 +182,12 @@ class _Emitter:
         return op.results[0]
 
     def const(self, value: int) -> SSAValue:
-        if value not in self.constants:
+        if value not in self.constants_ssa:
             v = self.emit(stat.ConstantOp(float(value)))
             if self.shape:
                 v = self.emit(stat.BroadcastOp(v, self.shape, ()))
-            self.constants[value] = v
-        return self.constants[value]
+            self.constants_ssa[value] = v
+        return self.constants_ssa[value]
 
     def affine(self, x: Affine) -> SSAValue:
         if x.key in self.affines:
@@ -220,6 +225,12 @@ class _Emitter:
         for k in range(0, len(word), CHUNK_BITS):
             part = word[k : k + CHUNK_BITS]
             name_k = name if len(word) <= CHUNK_BITS else chunk_name(name, k // CHUNK_BITS)
+            if all(x.is_const() for x in part):  # no ciphertext: assemble_outputs fills it
+                value = sum(x.const << i for i, x in enumerate(part))
+                if signed and value >= 1 << (len(part) - 1):
+                    value -= 1 << len(part)
+                self.constants[name_k] = value
+                continue
             acc: SSAValue | None = None
             for i, x in enumerate(part):
                 if x.is_zero():
@@ -233,8 +244,14 @@ class _Emitter:
                     acc = self.emit(stat.SubOp(acc, v))
                 else:
                     acc = self.emit(stat.AddOp(acc, v))
-            if acc is None:
-                acc = self.const(0)
+            assert acc is not None
+            if not stat.tensor_type(acc).is_secret:
+                assert self.lw.span is not None
+                raise self.lw.error(
+                    self.lw.span,
+                    f"'{name}' depends on no secret input: there is nothing to decrypt",
+                    "reveal values computed from secret inputs",
+                )
             top = len(part) - 1
             lo, hi = (-(1 << top), (1 << top) - 1) if signed else (0, (1 << len(part)) - 1)
             owner = acc.owner
@@ -277,8 +294,10 @@ def lower_bitslice(checked: CheckedProgram, name: str) -> tuple[ModuleOp, BitSli
     lw = _SliceLowering(checked)
     with ast.recursion_room():
         lw.walk()
-    module = _Emitter(lw, name).run()
+    emitter = _Emitter(lw, name)
+    module = emitter.run()
     info = BitSlices(lw.inputs, lw.outputs, lw.choices, lw.c.depth(), lw.c.products(), lw.c)
+    info.constants = emitter.constants
     return module, info
 
 
@@ -330,10 +349,15 @@ def join_inputs(
 def assemble_outputs(
     checked: CheckedProgram, revealed: Mapping[str, npt.ArrayLike]
 ) -> dict[str, npt.NDArray[Any]]:
-    """Revealed integers as the program's outputs: chunks put together, each output in its
-    type's numpy dtype (uint8 .. int64, bool)."""
+    """Revealed integers as the program's outputs: chunks put together (a constant word or
+    chunk, which the program does not reveal, filled in), each output in its type's numpy
+    dtype (uint8 .. int64, bool)."""
     out: dict[str, npt.NDArray[Any]] = {}
     done: set[str] = set()
+    constants = lower_bitslice(checked, "constants")[1].constants
+    if constants:
+        shape = np.asarray(next(iter(revealed.values()))).shape if revealed else ()
+        revealed = {**{k: np.full(shape, v) for k, v in constants.items()}, **revealed}
     for name, binding in checked.bindings.items():
         t = binding.ty.int_type
         if t is None:

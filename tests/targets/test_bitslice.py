@@ -180,6 +180,16 @@ REFUSALS = [
 ]
 
 
+REFUSALS.append(
+    (
+        "param N <= 4\ninput a: secret[N] u8\ninput k: public[N] u8\nreveal d = a + 1\n"
+        "reveal c = k + 1\n",
+        5,
+        "'c' depends on no secret input",
+    )
+)
+
+
 @pytest.mark.parametrize(("text", "line", "message"), REFUSALS)
 def test_bit_slice_refusals_are_located(tmp_path: Path, text: str, line: int, message: str) -> None:
     with pytest.raises(UserError, match=re.escape(message)) as info:
