@@ -4,8 +4,13 @@ FHEW gate programs (docs/circuits.md).
 Beside the CKKS pipeline (driver/pipeline.py), as the labeled-HE driver is: the checked program
 is lowered to one Boolean circuit per element (dsl/circuit.py, generators chosen per operation
 for the fewest bootstraps), cleaned, optimized by ABC and kept only when ABC's `cec` proves it
-equivalent and it is cheaper (compiler/circuits/abc.py), covered by one-bootstrap cells
+equivalent and it is cheaper (compiler/circuits/abc.py), held as a `bool` dialect module (one
+`bool.circuit` with the program's word names and element types, compiler/dialects/boolean.py),
+and the netlist read back from that module is covered by one-bootstrap cells
 (compiler/circuits/metrics.fhew_cover) and written as a gate program (targets/fhew/gates.py).
+The dialect comes after ABC because ABC reads and writes netlists (AIGER); what the module
+holds is exactly the circuit the gate program computes (`hec compile` writes it as
+NAME.bool.mlir, in the MLIR form that `mlir-opt-19` verifies against the IRDL definitions).
 
 `hec run --scheme fhew` runs the gate program once per element, with the roles of the runtime's
 `hec_fhew_gates` each in its own process and its own directory:
@@ -35,9 +40,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from xdsl.dialects.builtin import ModuleOp
 
 from compiler.analysis.cost import FhewEstimate, fhew_compute_estimate
 from compiler.circuits.abc import optimize
+from compiler.circuits.bool_conversion import bool_to_circuit, circuit_to_bool
 from compiler.circuits.fhew_model import FhewCost, FhewGateModel
 from compiler.circuits.metrics import Metrics, fhew_cover, measure
 from compiler.circuits.netlist import Circuit
@@ -52,6 +59,7 @@ from dsl.lower import program_name
 from dsl.parser import parse_file
 from dsl.reference import int_input, run_client_block
 from targets.fhew.gates import gate_program
+from targets.mlir.form import to_mlir
 
 # The runtime's parameter sets (runtime/fhew/README.md): 128-bit GINX, or the insecure test set.
 SECURE_PARAMS = "std128-ginx"
@@ -66,11 +74,12 @@ class FhewCompilation:
     program: CircuitProgram
     sizes: dict[str, int]
     options: Options
-    circuit: Circuit  # the circuit the gate program computes (ABC's when kept)
+    circuit: Circuit  # the circuit the gate program computes (ABC's when kept), read from `ir`
     mapped: Circuit  # `circuit` as the cover maps it (the gate program's wires)
     cover: FhewCost
     metrics: Metrics
     abc: dict[str, Json]
+    ir: ModuleOp  # `circuit` in the bool dialect (one verified bool.circuit)
 
     @property
     def name(self) -> str:
@@ -83,6 +92,11 @@ class FhewCompilation:
     @property
     def gate_text(self) -> str:
         return gate_program(self.mapped, self.cover)
+
+    @property
+    def bool_text(self) -> str:
+        """`ir` in the MLIR form (generic ops; targets/mlir/form.py), NAME.bool.mlir."""
+        return to_mlir(self.ir)
 
     def estimate(self, threads: int = 0) -> FhewEstimate:
         """The compute role's estimated time at `threads` (0: this machine's cores) from the
@@ -140,9 +154,18 @@ def compile_fhew(checked: CheckedProgram, options: Options) -> FhewCompilation:
             "bootstraps_before": optimized.before.bootstraps,
             "bootstraps_after_abc": optimized.after_abc.bootstraps,
         }
+    ir = circuit_to_bool(
+        circuit,
+        program.name,
+        {name: t.name for name, (t, _) in program.inputs.items()},
+        {name: t.name for name, (t, _) in program.outputs.items()},
+    )
+    # From here on the circuit is the dialect's: the cover maps the netlist read back from it
+    # (the same nodes in the same order: bool_conversion's round trip is exact).
+    circuit = bool_to_circuit(ir)
     mapped, cover = fhew_cover(circuit)
     return FhewCompilation(
-        checked, program, sizes, options, circuit, mapped, cover, measure(circuit), abc
+        checked, program, sizes, options, circuit, mapped, cover, measure(circuit), abc, ir
     )
 
 

@@ -603,10 +603,12 @@ def _cpp_compile_run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         target = out / f"{comp.name}.gates"
         target.write_text(comp.gate_text)
+        circuit = out / f"{comp.name}.bool.mlir"
+        circuit.write_text(comp.bool_text)
         print(
             f"program {comp.name}: FHEW gate program {target} ({comp.cover.bootstraps} "
-            f"bootstraps in {comp.cover.levels} levels per element); run it with "
-            "hec run --scheme fhew"
+            f"bootstraps in {comp.cover.levels} levels per element), its circuit in the bool "
+            f"dialect {circuit}; run it with hec run --scheme fhew"
         )
         return 0
     if _labhe_chosen(args):

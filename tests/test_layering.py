@@ -83,13 +83,15 @@ def test_detects_an_upward_import(tmp_path: Path) -> None:
     assert "hec" not in ALLOWED["gwas"] and "gwas" not in ALLOWED["driver"]
 
 
-# The compiler's layers (issue 18): stat -> the HE layer -> {ckks, bfv}. A module of a layer
-# imports nothing of a layer beside or above it.
+# The compiler's layers (issue 18): stat -> the HE layer -> {ckks, bfv}; the bool dialect of
+# integer programs' circuits (issue 23) beside them. A module of a layer imports nothing of a
+# layer beside or above it.
 DIALECTS = {
     "stat": "compiler.dialects.stat",
     "he": "compiler.dialects.he",
     "ckks": "compiler.dialects.ckks",
     "bfv": "compiler.dialects.bfv",
+    "bool": "compiler.dialects.boolean",
 }
 LAYER_OF = {
     # the dialects themselves
@@ -97,6 +99,8 @@ LAYER_OF = {
     "compiler/dialects/he.py": "he",
     "compiler/dialects/ckks.py": "ckks",
     "compiler/dialects/bfv.py": "bfv",
+    "compiler/dialects/boolean.py": "bool",
+    "compiler/circuits/bool_conversion.py": "bool",
     # passes on stat and on the HE layer: no scheme
     "passes/range_analysis.py": "stat",
     "passes/owner_side.py": "stat",
@@ -120,6 +124,7 @@ MAY_IMPORT = {
     "he": {"stat", "he"},
     "ckks": {"stat", "he", "ckks"},
     "bfv": {"stat", "he", "bfv"},
+    "bool": {"bool"},
 }
 SCHEME_MODULES = {"compiler.analysis.ckks_util": "ckks"}
 
@@ -129,7 +134,8 @@ def _dialect_imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "compiler.dialects":
-            found.update(alias.name for alias in node.names if alias.name in DIALECTS)
+            by_module = {module.rsplit(".", 1)[1]: layer for layer, module in DIALECTS.items()}
+            found.update(by_module[a.name] for a in node.names if a.name in by_module)
         elif isinstance(node, ast.ImportFrom) and node.module:
             for layer, module in DIALECTS.items():
                 if node.module == module:
@@ -151,3 +157,5 @@ def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("from compiler.dialects import ckks, he\nfrom compiler.dialects.bfv import X\n")
     assert _dialect_imports(bad) == {"ckks", "he", "bfv"}
+    bad.write_text("from compiler.dialects import boolean, stat\n")
+    assert _dialect_imports(bad) == {"bool", "stat"}

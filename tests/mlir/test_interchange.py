@@ -1,5 +1,6 @@
 """hec's IR in MLIR's own tools: IRDL definitions generated from the xDSL dialects, every
-example's stat and ckks layers parsed and verified by `mlir-opt-19 --irdl-file`, the round
+example's stat and ckks layers (an integer program's bool circuit) parsed and verified by
+`mlir-opt-19 --irdl-file`, the round
 trip hec -> MLIR text -> hec (also through mlir-opt's own printing), and the importer's
 located errors. The `test_regression_*` cases are the facts issue 27 started from."""
 
@@ -12,9 +13,12 @@ import pytest
 
 from compiler.errors import UserError
 from compiler.ir_text import print_ir
+from driver.fhew import compile_fhew_file
+from driver.pipeline import Options
 from targets.mlir import irdl
 from targets.mlir.form import from_mlir, to_mlir
 from tests.mlir.common import (
+    CIRCUITS,
     EXAMPLES,
     HERE,
     NAMES,
@@ -85,6 +89,20 @@ def test_mlir_opt_verifies_the_layer(path: Path, layer: str) -> None:
     generic = mlir_opt(text, "--mlir-print-op-generic")
     assert generic.returncode == 0, generic.stderr
     assert from_mlir(generic.stdout, "mlir-opt").is_structurally_equivalent(module)
+
+
+@pytest.mark.parametrize("path", CIRCUITS, ids=[p.name for p in CIRCUITS])
+def test_mlir_opt_verifies_the_bool_circuit(path: Path) -> None:
+    """An integer program's IR is its circuit in the bool dialect (the one its FHEW gate program
+    computes): mlir-opt verifies it, and hec -> MLIR form -> hec is the identity, also through
+    mlir-opt's own printing."""
+    module = compile_fhew_file(path, Options()).ir
+    text = to_mlir(module)
+    result = mlir_opt(text)
+    assert result.returncode == 0, result.stderr
+    assert from_mlir(result.stdout, "mlir-opt").is_structurally_equivalent(module)
+    back = from_mlir(text, "form")
+    assert to_mlir(back) == text and print_ir(back) == print_ir(module)
 
 
 @pytest.mark.parametrize(("path", "layer"), CASES)

@@ -3,7 +3,10 @@ reference (dsl/reference.py, integer arithmetic), the compiled circuit in the ne
 (exhaustively over 8-bit inputs), and encrypted runs through the runtime's four roles (random
 inputs; the fast tier on the runtime's insecure small-n test set, the 128-bit set in the slow
 tier). Every compiled circuit passed ABC's `cec` against the generated one (compile_fhew), and
-the lowering of `a + b` / `a * b` is equivalent to the chooser's generator."""
+the lowering of `a + b` / `a * b` is equivalent to the chooser's generator. The bitonic sort of
+eight values (sort8.hec) is checked against numpy's sort on random and adversarial tuples, and
+the circuit `hec compile` writes in the bool dialect (NAME.bool.mlir) against its gate program
+and in `mlir-opt-19` with hec's IRDL definitions."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ import pytest
 
 from compiler.circuits import generators as gen
 from compiler.circuits.abc import check_equivalent
+from compiler.circuits.bool_conversion import bool_to_circuit
+from compiler.dialects import boolean
 from compiler.errors import UserError
 from driver.environment import runtime_build_dir
 from driver.fhew import compile_fhew, fhew_report, run_fhew
@@ -26,6 +31,8 @@ from driver.pipeline import Options
 from dsl.checker import ProgramErrors, check
 from dsl.parser import parse_file, parse_program
 from dsl.reference import evaluate
+from targets.mlir.form import from_mlir
+from tests.mlir.common import mlir_opt
 
 ROOT = Path(__file__).resolve().parents[2]
 CIRCUITS = ROOT / "examples" / "circuits"
@@ -268,6 +275,12 @@ def test_encrypted_runs_match_the_reference(name: str, tmp_path: Path) -> None:
     encrypted_run(CIRCUITS / name, tmp_path, insecure=True, count=8, seed=len(name))
 
 
+@pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
+def test_encrypted_sort8_matches_the_reference(tmp_path: Path) -> None:
+    """One element (1152 bootstraps; about 3 s on the small-n set)."""
+    encrypted_run(CIRCUITS / "sort8.hec", tmp_path, insecure=True, count=1, seed=8)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
 @pytest.mark.parametrize("name", ["add8.hec", "millionaires.hec", "hamming.hec"])
@@ -281,6 +294,122 @@ def test_compile_writes_the_gate_program(tmp_path: Path) -> None:
     assert "15 bootstraps in 8 levels per element" in done.stdout
     text = (tmp_path / "add8.gates").read_text()
     assert text.startswith("hec-fhew-gates 1\n") and text.count("\nlinear ") == 15
+    assert str(tmp_path / "add8.bool.mlir") in done.stdout
+
+
+def run_gate_text(text: str, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A gate program (targets/fhew/gates.py) evaluated in plaintext, one bit array per wire:
+    `linear` by its phase (2 * sum m_i x_i + c) mod 8 < 4, `mux` by selection; an oracle
+    written from the format alone."""
+    lines = text.splitlines()
+    assert lines[0] == "hec-fhew-gates 1" and lines[-1] == "end"
+    count = len(next(iter(values.values())))
+    wire: dict[int, np.ndarray] = {0: np.zeros(count, dtype=np.int64)}
+
+    def lit(x: int) -> np.ndarray:
+        return wire[x >> 1] ^ (x & 1)
+
+    outputs: dict[str, np.ndarray] = {}
+    for line in lines[2:-1]:
+        kind, *rest = line.split()
+        if kind == "input":
+            for i, w in enumerate(rest[1:]):
+                wire[int(w)] = (values[rest[0]].astype(np.int64) >> i) & 1
+        elif kind == "linear":
+            root, k = int(rest[0]), int(rest[1])
+            leaves = [int(x) for x in rest[2 : 2 + k]]
+            multipliers = [int(x) for x in rest[2 + k : 2 + 2 * k]]
+            phase = 2 * sum(m * wire[leaf] for m, leaf in zip(multipliers, leaves, strict=True))
+            wire[root] = np.asarray((phase + int(rest[2 + 2 * k])) % 8 < 4, dtype=np.int64)
+        elif kind == "mux":
+            root, sel, t, f = (int(x) for x in rest)
+            wire[root] = np.asarray(np.where(lit(sel) == 1, lit(t), lit(f)), dtype=np.int64)
+        else:
+            assert kind == "output", line
+            word = np.zeros(count, dtype=np.int64)
+            for i, b in enumerate(rest[1:]):
+                word |= lit(int(b)) << i
+            outputs[rest[0]] = word
+    return outputs
+
+
+def test_compile_writes_the_bool_circuit_of_the_gate_program(tmp_path: Path) -> None:
+    """add8.bool.mlir, parsed back, is one bool.circuit with add8's words that computes what
+    add8.gates computes on every input pair; mlir-opt-19 verifies it with hec's IRDL dialects
+    and what it prints reads back to the same module."""
+    done = run_hec("compile", str(CIRCUITS / "add8.hec"), "--scheme", "fhew", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "add8.bool.mlir").read_text()
+    assert text.startswith('"builtin.module"() ({') and 'hec.op = "bool.circuit"' in text
+    module = from_mlir(text, "add8.bool.mlir")
+    (circuit_op,) = boolean.circuits(module)
+    assert circuit_op.sym_name.data == "add8"
+    words = [(w.sym_value, w.int_type_value) for w in circuit_op.inputs() + circuit_op.outputs()]
+    assert words == [("a", "u8"), ("b", "u8"), ("c", "u8")]
+    circuit = bool_to_circuit(module)
+    rows = np.array(list(itertools.product(range(256), repeat=2)), dtype=np.uint64)
+    values = {"a": rows[:, 0], "b": rows[:, 1]}
+    gates = run_gate_text((tmp_path / "add8.gates").read_text(), values)
+    assert [int(v) for v in circuit.simulate(values)["c"]] == [int(v) for v in gates["c"]]
+    assert [int(v) for v in gates["c"]] == [int(v) for v in (rows[:, 0] + rows[:, 1]) % 256]
+    verified = mlir_opt(text)
+    assert verified.returncode == 0, verified.stderr
+    assert from_mlir(verified.stdout, "mlir-opt").is_structurally_equivalent(module)
+
+
+def test_mlir_opt_refuses_a_mux_of_two_operands() -> None:
+    """The IRDL definitions carry the operand counts: mlir-opt-19 itself refuses a bool.mux of
+    two operands, and hec's importer refuses it at its line."""
+    text = (
+        '"builtin.module"() ({\n'
+        '  "func.func"() <{sym_name = "bad", function_type = () -> ()}> ({\n'
+        '    %0, %1 = "bool.input"() {int_type = "u2", sym = "a"} : () -> (i1, i1)\n'
+        '    %2 = "bool.mux"(%0, %1) : (i1, i1) -> i1\n'
+        '    "bool.output"(%2) {int_type = "bool", sym = "c"} : (i1) -> ()\n'
+        '    "func.return"() : () -> ()\n'
+        '  }) {hec.op = "bool.circuit"} : () -> ()\n'
+        "}) : () -> ()\n"
+    )
+    refused = mlir_opt(text)
+    assert refused.returncode != 0 and "bool.mux" in refused.stderr, refused.stderr
+    with pytest.raises(UserError, match="Expected 3 operands, but got 2") as info:
+        from_mlir(text, "bad.mlir")
+    assert info.value.location is not None and info.value.location.line == 4
+
+
+def sort8_rows(rng: np.random.Generator) -> np.ndarray:
+    """Rows of eight u8 values: 20,000 random ones, then the adversarial ones: all equal
+    (0, 1, 127, 128, 255), sorted and reverse-sorted runs, many duplicates (values from three,
+    or from {0, 255}), every row over {0, 255} (by the 0-1 principle a comparator network that
+    sorts all 256 of them sorts every input) and every permutation of eight distinct values
+    from 0 to 255."""
+    random = rng.integers(0, 256, size=(20_000, 8))
+    equal = np.repeat(np.array([[0], [1], [127], [128], [255]]), 8, axis=1)
+    runs = np.array([np.arange(8), np.arange(8) * 36, np.arange(248, 256), [0] * 4 + [255] * 4])
+    sorted_rows = np.concatenate([runs, runs[:, ::-1]])
+    few = rng.choice([0, 128, 255], size=(2000, 8))
+    binary = np.array(list(itertools.product([0, 255], repeat=8)))
+    distinct = np.array(list(itertools.permutations([0, 1, 2, 127, 128, 253, 254, 255])))
+    return np.concatenate([random, equal, sorted_rows, few, binary, distinct]).astype(np.int64)
+
+
+def test_sort8_sorts_random_and_adversarial_tuples() -> None:
+    comp = compiled(CIRCUITS / "sort8.hec")
+    assert comp.cover.bootstraps == 1152 and comp.cover.levels == 54
+    rows = sort8_rows(np.random.default_rng(8))
+    want = np.sort(rows, axis=1)
+    got = comp.circuit.simulate({f"v{i}": rows[:, i].astype(np.uint64) for i in range(8)})
+    for i in range(8):
+        assert np.array_equal(got[f"s{i}"].astype(np.int64), want[:, i]), f"s{i}"
+    # the reference evaluator agrees on the first 4,096 random rows and the adversarial ones
+    bound = comp.checked.params["N"]
+    for start in (0, 20_000, 20_000 + bound):
+        chunk = rows[start : start + bound]
+        reference = evaluate(
+            comp.checked, {"N": len(chunk)}, {f"v{i}": chunk[:, i] for i in range(8)}
+        )
+        for i in range(8):
+            assert [int(v) for v in reference.revealed[f"s{i}"]] == list(want[start:, i][:bound])
 
 
 def test_a_missing_runtime_tool_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

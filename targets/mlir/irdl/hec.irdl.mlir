@@ -555,6 +555,125 @@ irdl.dialect @bfv {
   }
 }
 
+irdl.dialect @bool {
+  // bool.circuit: carried by an upstream container (targets/mlir/form.py)
+  // bool.input
+  irdl.operation @input {
+    %0 = irdl.is i1
+    %1 = irdl.base "#builtin.string"
+    %2 = irdl.base "#builtin.string"
+    irdl.results(variadic %0)
+    irdl.attributes {"sym" = %1, "int_type" = %2}
+  }
+  // bool.output
+  irdl.operation @output {
+    %0 = irdl.is i1
+    %1 = irdl.base "#builtin.string"
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(variadic %0)
+    irdl.attributes {"sym" = %1, "int_type" = %2}
+  }
+  // bool.constant
+  irdl.operation @constant {
+    %0 = irdl.is i1
+    %1 = irdl.base "#builtin.integer"
+    irdl.results(%0)
+    irdl.attributes {"value" = %1}
+  }
+  // bool.not
+  irdl.operation @not {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    irdl.operands(%0)
+    irdl.results(%1)
+  }
+  // bool.and
+  irdl.operation @and {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bool.or
+  irdl.operation @or {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bool.xor
+  irdl.operation @xor {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bool.nand
+  irdl.operation @nand {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bool.nor
+  irdl.operation @nor {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bool.xnor
+  irdl.operation @xnor {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    irdl.operands(%0, %1)
+    irdl.results(%2)
+  }
+  // bool.mux
+  irdl.operation @mux {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    %3 = irdl.is i1
+    irdl.operands(%0, %1, %2)
+    irdl.results(%3)
+  }
+  // bool.maj
+  irdl.operation @maj {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.is i1
+    %3 = irdl.is i1
+    irdl.operands(%0, %1, %2)
+    irdl.results(%3)
+  }
+  // bool.threshold
+  irdl.operation @threshold {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(variadic %0)
+    irdl.results(%1)
+    irdl.attributes {"k" = %2}
+  }
+  // bool.linear
+  irdl.operation @linear {
+    %0 = irdl.is i1
+    %1 = irdl.is i1
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(variadic %0)
+    irdl.results(%1)
+    irdl.attributes {"multipliers" = %2, "constant" = %3}
+  }
+}
+
 irdl.dialect @ckks {
   // ckks.tensor<shape, layout, level, scale, degree>
   irdl.type @tensor {
