@@ -66,8 +66,10 @@ def parse_inputs(items: Sequence[str]) -> dict[str, Path]:
     return out
 
 
-def load_npy(name: str, path: Path) -> Array:
-    """Read one input array; errors name the input and the file."""
+def load_npy(name: str, path: Path, keep_integers: bool = False) -> Array:
+    """Read one input array; errors name the input and the file. Float64 (what the real-valued
+    targets compute on) unless `keep_integers` and the file holds integers (an integer
+    program's values beyond 2^53 stay exact)."""
     if not path.is_file():
         raise UserError(f"input '{name}': file {path} does not exist")
     try:
@@ -76,6 +78,8 @@ def load_npy(name: str, path: Path) -> Array:
         raise UserError(f"input '{name}': {path} is not a readable .npy file ({err})") from err
     if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
         raise UserError(f"input '{name}': {path} must hold a numeric array")
+    if keep_integers and value.dtype.kind in "biu":
+        return value
     return np.asarray(value, dtype=np.float64)
 
 
@@ -209,9 +213,11 @@ def write_outputs(
     revealed: Mapping[str, Array],
     client: Mapping[str, Array],
     summary: dict[str, Json],
+    keep_dtypes: bool = False,
 ) -> dict[str, Json]:
     """Write every array and summary.json atomically; on failure remove what was written.
-    Returns the summary as written (with the file lists)."""
+    Returns the summary as written (with the file lists). Arrays are float64, or with
+    `keep_dtypes` (an integer program's outputs: uint8, int16, bool, ...) their own dtype."""
     created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -220,7 +226,9 @@ def write_outputs(
         exact: dict[str, Json] = {}
         for name, value in [*revealed.items(), *client.items()]:
             target = outdir / f"{name}.npy"
-            _atomic_write(target, lambda f, v=value: np.save(f, np.asarray(v, dtype=np.float64)))
+            keep = keep_dtypes and np.asarray(value).dtype.kind in "biu"
+            as_saved = np.asarray(value) if keep else np.asarray(value, dtype=np.float64)
+            _atomic_write(target, lambda f, v=as_saved: np.save(f, v))
             written.append(target)
             files[name] = target.name
             if name in revealed and needs_exact_text(value):
@@ -369,7 +377,8 @@ def run_sim(
     from targets.sim.simulator import simulate
 
     checked = check(parse_file(str(path)))
-    arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+    exact = is_integer_program(checked)
+    arrays = {name: load_npy(name, p, keep_integers=exact) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
     # One party sees everything (nothing is decrypted for anyone else): no flooding to budget.
@@ -394,7 +403,7 @@ def run_sim(
     if summary["insecure"]:
         summary["warning"] = "INSECURE parameters (compiled with --insecure)"
     out = Path(outdir)
-    summary = write_outputs(out, outputs, client, summary)
+    summary = write_outputs(out, outputs, client, summary, keep_dtypes=exact)
     return RunResult(out, dict(outputs), client, summary)
 
 
@@ -553,7 +562,8 @@ def run_encrypted(
     encrypt, compute and decrypt in order in a scratch directory (`work`, kept when given),
     apply the client block, write the outputs."""
     checked = check(parse_file(str(path)))
-    arrays = {name: load_npy(name, p) for name, p in inputs.items()}
+    exact = is_integer_program(checked)
+    arrays = {name: load_npy(name, p, keep_integers=exact) for name, p in inputs.items()}
     run_sizes = infer_sizes(checked, arrays)
     check_domains(checked, arrays)
     # Single-party: decrypt runs with --no-flooding below, so the targets hold without it.
@@ -619,5 +629,5 @@ def run_encrypted(
         if summary["insecure"]:
             summary["warning"] = "INSECURE parameters (compiled with --insecure)"
         out = Path(outdir)
-        summary = write_outputs(out, revealed, client, summary)
+        summary = write_outputs(out, revealed, client, summary, keep_dtypes=exact)
         return RunResult(out, revealed, client, summary)

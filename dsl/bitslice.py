@@ -307,16 +307,23 @@ def lower_bitslice(checked: CheckedProgram, name: str) -> tuple[ModuleOp, BitSli
 def split_inputs(
     checked: CheckedProgram, arrays: Mapping[str, npt.ArrayLike]
 ) -> dict[str, npt.NDArray[np.int64]]:
-    """The bit planes of every integer input array (two's complement for signed types)."""
+    """The bit planes of every integer input array (two's complement for signed types); a
+    value that is not a whole number within the input's type is refused, naming the input, the
+    value and its index."""
+    from dsl.reference import int_input
+
     out: dict[str, npt.NDArray[np.int64]] = {}
     for name, value in arrays.items():
         t = checked.bindings[name].ty.int_type if name in checked.bindings else None
         if t is None:
             out[name] = np.asarray(value)
             continue
-        raw = np.asarray(value).astype(np.int64) & ((1 << t.width) - 1 if t.width < 64 else -1)
+        a = np.asarray(value)
+        ints = int_input(name, a, a.shape, t)
+        mask = (1 << t.width) - 1
+        raw = np.array([int(v) & mask for v in ints.flat], dtype=np.uint64).reshape(a.shape)
         for i in range(t.width):
-            out[plane_name(name, i)] = (raw >> i) & 1
+            out[plane_name(name, i)] = ((raw >> np.uint64(i)) & np.uint64(1)).astype(np.int64)
     return out
 
 

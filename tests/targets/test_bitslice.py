@@ -231,3 +231,27 @@ def test_hec_simulate_checks_bit_slices_against_the_reference(tmp_path: Path) ->
     rows = simulate_against_reference(comp, seed=4)["rows"]
     assert sorted(r["name"] for r in rows) == ["d", "m", "w"]
     assert all(r["max_rel_error"] == 0.0 for r in rows)
+
+
+def test_values_outside_the_type_are_refused_naming_the_sample(tmp_path: Path) -> None:
+    a = np.array([1, 2, 300, 4])
+    paths = write_inputs(tmp_path, {"a": a, "b": np.ones(4, dtype=np.uint8)})
+    with pytest.raises(UserError, match=r"input 'a' has value 300 at \(2,\), outside"):
+        run_sim(CIRCUITS / "add8.hec", paths, tmp_path / "out", options=Options(scheme="bfv"))
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_64_bit_words_beyond_float64_stay_exact(tmp_path: Path) -> None:
+    src = program(
+        tmp_path,
+        "param N <= 16\ninput a: secret[N] u64\ninput b: secret[N] u64\nreveal c = a + b\n",
+    )
+    a = np.array([2**64 - 1, 2**53 + 1, 12345678901234567891, 0], dtype=np.uint64)
+    b = np.array([2, 2**60 + 3, 2**63 + 7, 2**64 - 1], dtype=np.uint64)
+    result = run_sim(
+        src, write_inputs(tmp_path, {"a": a, "b": b}), tmp_path / "o", options=Options(scheme="bfv")
+    )
+    assert result.revealed["c"].dtype == np.uint64
+    assert np.array_equal(result.revealed["c"], a + b)  # wraps modulo 2^64
+    on_disk = np.load(tmp_path / "o" / "c.npy")
+    assert on_disk.dtype == np.uint64 and np.array_equal(on_disk, a + b)
