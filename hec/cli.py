@@ -268,14 +268,21 @@ def _ir_module(args: argparse.Namespace):
     from dsl.lower import lower
     from dsl.parser import parse_file
 
+    from dsl.bitslice import is_integer_program
+
+    checked = check(parse_file(args.file))
+    # An integer program's stat form is its BFV bit slices (docs/circuits.md); its FHEW circuit
+    # is NAME.bool.mlir of `hec compile --scheme fhew`.
+    scheme = "bfv" if is_integer_program(checked) else "ckks"
     if (args.layer == "stat" or args.upstream) and not args.heir:
-        return lower(check(parse_file(args.file)))
+        return lower(checked, scheme=scheme)
     # HEIR has no conjugation: the HEIR export is compiled without complex packing.
     options = Options(
         sizes=Sizes.parse(args.size),
         insecure=args.insecure,
         complex_packing=not args.heir,
         flooding=not args.no_flooding,
+        scheme=scheme,
     )
     return compile_file(args.file, options, out=sys.stderr).module
 

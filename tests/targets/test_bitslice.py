@@ -255,3 +255,14 @@ def test_64_bit_words_beyond_float64_stay_exact(tmp_path: Path) -> None:
     assert np.array_equal(result.revealed["c"], a + b)  # wraps modulo 2^64
     on_disk = np.load(tmp_path / "o" / "c.npy")
     assert on_disk.dtype == np.uint64 and np.array_equal(on_disk, a + b)
+
+
+@pytest.mark.parametrize("layer", ["stat", "scheme"])
+def test_bit_slice_ir_is_verified_by_mlir_opt(layer: str) -> None:
+    from tests.mlir.common import mlir_opt
+
+    text = hec_cli("ir", str(CIRCUITS / "add8.hec"), "--layer", layer, "--generic")
+    assert text.returncode == 0, text.stderr
+    assert ("stat.mul" if layer == "stat" else "bfv.mul") in text.stdout
+    checked = mlir_opt(text.stdout)
+    assert checked.returncode == 0, checked.stderr
