@@ -1005,32 +1005,53 @@ class _ComputeWriter(ABC):
         row_ops = [op for op in ops if op.results and op.results[0] in s.row]
         emitted_globals: set[Operation] = set()
 
+        def is_global(op: Operation) -> bool:
+            """Whether global_ops writes `op` (in program order, stage by stage)."""
+            if op in s.sinks or op in s.collects or isinstance(op, _PARAM | _ENCODE | _DECRYPT):
+                return False
+            if not op.results or op.results[0] in s.row:
+                return False
+            return not isinstance(op.results[0].type, _PUBLIC_TYPES)
+
+        # A global array whose every user is a global op is released after the last of them
+        # (the one written last: highest stage, then program order), so the server holds only
+        # the live arrays, not every intermediate one (a bit-slice multiplier forms thousands).
+        order = {op: i for i, op in enumerate(ops)}
+        release_after: dict[Operation, list[SSAValue]] = {}
+        for op in ops:
+            if not is_global(op):
+                continue
+            res = op.results[0]
+            users = [u.operation for u in res.uses]
+            if not users or not all(u in order and is_global(u) for u in users):
+                continue
+            last = max(users, key=lambda u: (s.stage.get(u.results[0], 0), order[u]))
+            release_after.setdefault(last, []).append(res)
+        released = {v for vs in release_after.values() for v in vs}
+
         def global_ops(stage: int) -> list[str]:
             lines: list[str] = []
             for op in ops:
-                if op in emitted_globals or op in s.sinks or op in s.collects:
-                    continue
-                if isinstance(op, _PARAM | _ENCODE | _DECRYPT):
-                    continue
-                if not op.results or op.results[0] in s.row:
-                    continue
-                if isinstance(op.results[0].type, _PUBLIC_TYPES):
+                if op in emitted_globals or not is_global(op):
                     continue
                 if s.stage.get(op.results[0], 0) != stage:
                     continue
                 emitted_globals.add(op)
+                const = "" if op.results[0] in released else "const "
                 lines.append(self.comment(op, ind))
                 if isinstance(op, _ENCRYPT):
                     src = op.source().sym_value
                     lines.append(f"{ind}// input '{src}', read from the ciphertext directory")
                     lines.append(
-                        f"{ind}const CtArray {self.n(op.result)} = "
+                        f"{ind}{const}CtArray {self.n(op.result)} = "
                         f"server.load({_cpp_string(self.n(op.result))});"
                     )
                 else:
                     value = self.named(op, self.expression(op, False))
-                    lines.append(f"{ind}const CtArray {self.n(op.results[0])} = {value};")
+                    lines.append(f"{ind}{const}CtArray {self.n(op.results[0])} = {value};")
                 lines.append(self.check(op.results[0], ind))
+                for v in dict.fromkeys(release_after.get(op, [])):
+                    lines.append(f"{ind}{self.n(v)} = CtArray{{}};  // its last use")
             return lines
 
         for stage in range(s.passes + 1):
