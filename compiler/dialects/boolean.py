@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -54,14 +54,15 @@ from xdsl.irdl import (
     lazy_traits_def,
     operand_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import HasParent, NoTerminator, Pure
+from xdsl.traits import HasParent, Pure
 from xdsl.utils.exceptions import VerifyException
+
+from compiler.dialects.region_op import NamedRegionOp
 
 _INT_TYPE = re.compile(r"(bool|[ui]([1-9][0-9]*))\Z")
 
@@ -372,32 +373,10 @@ GATE_OPS: tuple[type[IRDLOperation], ...] = (
 
 
 @irdl_op_definition
-class CircuitOp(IRDLOperation):
+class CircuitOp(NamedRegionOp):
     """One per-element Boolean circuit; see the module docstring."""
 
     name = "bool.circuit"
-
-    sym_name = prop_def(StringAttr)
-    body = region_def()
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym_name $body attr-dict"
-    traits = traits_def(NoTerminator())
-
-    def __init__(self, sym_name: str, body: Region | None = None):
-        super().__init__(
-            properties={"sym_name": StringAttr(sym_name)}, regions=[body or Region(Block())]
-        )
-
-    @property
-    def block(self) -> Block:
-        # An empty region prints as `{}` and parses back without a block: add it on demand.
-        if not self.body.blocks:
-            self.body.add_block(Block())
-        return self.body.blocks[0]
-
-    def _ops(self) -> list[Operation]:
-        return list(self.body.blocks[0].ops) if self.body.blocks else []
 
     def inputs(self) -> list[InputOp]:
         return [op for op in self._ops() if isinstance(op, InputOp)]

@@ -51,11 +51,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import (
     Attribute,
-    Block,
     Dialect,
     Operation,
     ParametrizedAttribute,
-    Region,
     SSAValue,
     TypeAttribute,
 )
@@ -68,15 +66,15 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import NoTerminator, Pure
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from compiler.dialects.region_op import NamedRegionOp
 from compiler.dialects.stat import IntervalAttr, SetAttr, domain_attr
 from compiler.owner_expr import parse
 from compiler.types import Dim, Domain, format_shape
@@ -1488,26 +1486,8 @@ class SourceRule(Named, ABC):
         return self.domain.to_domain()
 
 
-class ProgramRule(IRDLOperation, ABC):
+class ProgramRule(NamedRegionOp, ABC):
     """A whole program: params, encodes/encryptions, the server computation, decrypts."""
-
-    sym_name = prop_def(StringAttr)
-    body = region_def()
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym_name $body attr-dict"
-    traits = traits_def(NoTerminator())
-
-    def __init__(self, sym_name: str, body: Region | None = None):
-        super().__init__(
-            properties={"sym_name": StringAttr(sym_name)}, regions=[body or Region(Block())]
-        )
-
-    @property
-    def block(self) -> Block:
-        if not self.body.blocks:
-            self.body.add_block(Block())
-        return self.body.blocks[0]
 
     def ops(self) -> Iterator[Operation]:
         return iter(list(self.block.ops))

@@ -110,6 +110,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, NoTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from compiler.dialects.region_op import NamedRegionOp, SingleBlock
 from compiler.types import Dim, Domain, FiniteSet, Interval, format_shape
 
 # det/adj are expanded at compile time for the size of k (compiler/analysis/minors.py: a
@@ -1051,7 +1052,7 @@ class OutputOp(_Named):
 
 
 @irdl_op_definition
-class ClientOp(IRDLOperation):
+class ClientOp(SingleBlock, IRDLOperation):
     """The client block: public post-processing of revealed values by the coordinator."""
 
     name = "stat.client"
@@ -1064,16 +1065,6 @@ class ClientOp(IRDLOperation):
 
     def __init__(self, body: Region | None = None):
         super().__init__(regions=[body or Region(Block())])
-
-    @property
-    def block(self) -> Block:
-        # An empty region prints as `{}` and parses back without a block: add it on demand.
-        if not self.body.blocks:
-            self.body.add_block(Block())
-        return self.body.blocks[0]
-
-    def _ops(self) -> list[Operation]:
-        return list(self.body.blocks[0].ops) if self.body.blocks else []
 
     def outputs(self) -> list[OutputOp]:
         return [op for op in self._ops() if isinstance(op, OutputOp)]
@@ -1094,32 +1085,10 @@ class ClientOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ProgramOp(IRDLOperation):
+class ProgramOp(NamedRegionOp):
     """A whole hec program; see the module docstring for the order of its ops."""
 
     name = "stat.program"
-
-    sym_name = prop_def(StringAttr)
-    body = region_def()
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$sym_name $body attr-dict"
-    traits = traits_def(NoTerminator())
-
-    def __init__(self, sym_name: str, body: Region | None = None):
-        super().__init__(
-            properties={"sym_name": StringAttr(sym_name)}, regions=[body or Region(Block())]
-        )
-
-    @property
-    def block(self) -> Block:
-        # An empty region prints as `{}` and parses back without a block: add it on demand.
-        if not self.body.blocks:
-            self.body.add_block(Block())
-        return self.body.blocks[0]
-
-    def _ops(self) -> list[Operation]:
-        return list(self.body.blocks[0].ops) if self.body.blocks else []
 
     def params(self) -> dict[str, int]:
         return {op.sym_value: op.bound_value for op in self._ops() if isinstance(op, ParamOp)}

@@ -36,7 +36,9 @@ def every_input(checked, info, rng) -> dict[str, np.ndarray]:
         rows = np.array(list(itertools.product(*[range(t.lo, t.hi + 1) for t in types.values()])))
         return {name: rows[:, i].astype(np.int64) for i, name in enumerate(types)}
     return {
-        name: rng.integers(t.lo, t.hi, size=4096, endpoint=True, dtype=np.int64)
+        name: rng.integers(
+            t.lo, t.hi, size=4096, endpoint=True, dtype=np.uint64 if t.lo == 0 else np.int64
+        )
         for name, t in types.items()
     }
 
