@@ -107,9 +107,12 @@ def test_hec_ir_generic_flag() -> None:
     assert '"stat.matmul"(' in result.stdout
 
 
-def test_hec_ir_refuses_an_integer_program_where_its_integers_are_defined() -> None:
+def test_hec_ir_prints_an_integer_programs_bit_slices_and_ckks_refuses_it_located() -> None:
     path = ROOT / "examples" / "circuits" / "add8.hec"
     result = run_hec("ir", str(path))
-    assert result.returncode != 0
-    assert f"{path}:6:1: error: 'a' is a u8 value" in result.stderr, result.stderr
-    assert "--scheme fhew" in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert 'stat.input "a__b7"' in result.stdout and 'stat.reveal "c"' in result.stdout
+    refused = run_hec("report", str(path), "--scheme", "ckks")
+    assert refused.returncode != 0
+    assert f"{path}:6:1: error: 'a' is a u8 value" in refused.stderr, refused.stderr
+    assert "--scheme fhew" in refused.stderr and "--scheme bfv" in refused.stderr
