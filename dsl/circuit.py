@@ -16,6 +16,7 @@ with its source position and the chooser's reason, for the report.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Generic, TypeVar
@@ -66,7 +67,7 @@ def _ty(e: ast.Expr) -> ValueType:
     return e.ty
 
 
-class IntegerLowering(Generic[Bit]):
+class IntegerLowering(ABC, Generic[Bit]):
     """The walk over a checked integer program shared by the Boolean circuit (FHEW, below) and
     the arithmetic bit slices (BFV, dsl/bitslice.py): what differs is how a word is made and
     how each operation is built on words, the methods a target defines."""
@@ -85,56 +86,56 @@ class IntegerLowering(Generic[Bit]):
         return UserError(message, self.checked.source.location(span), hint)
 
     # ---- what a target defines ------------------------------------------------------------
-    def input(self, name: str, t: IntType, shape: Shape, secret: bool) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def input(self, name: str, t: IntType, shape: Shape, secret: bool) -> list[Bit]: ...
 
-    def output(self, name: str, word: list[Bit], t: IntType, shape: Shape) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def output(self, name: str, word: list[Bit], t: IntType, shape: Shape) -> None: ...
 
-    def const_word(self, value: int, width: int) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def const_word(self, value: int, width: int) -> list[Bit]: ...
 
-    def zero(self) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def zero(self) -> Bit: ...
 
-    def not_(self, x: Bit) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def not_(self, x: Bit) -> Bit: ...
 
-    def and_(self, x: Bit, y: Bit) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def and_(self, x: Bit, y: Bit) -> Bit: ...
 
-    def or_(self, x: Bit, y: Bit) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def or_(self, x: Bit, y: Bit) -> Bit: ...
 
-    def xor(self, x: Bit, y: Bit) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def xor(self, x: Bit, y: Bit) -> Bit: ...
 
-    def or_all(self, x: list[Bit]) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def or_all(self, x: list[Bit]) -> Bit: ...
 
-    def add(self, e: ast.Expr, a: list[Bit], b: list[Bit]) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def add(self, e: ast.Expr, a: list[Bit], b: list[Bit]) -> list[Bit]: ...
 
-    def subtract(self, e: ast.Expr, a: list[Bit], b: list[Bit]) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def subtract(self, e: ast.Expr, a: list[Bit], b: list[Bit]) -> list[Bit]: ...
 
-    def multiply(self, e: ast.Expr, a: list[Bit], b: list[Bit]) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def multiply(self, e: ast.Expr, a: list[Bit], b: list[Bit]) -> list[Bit]: ...
 
-    def divide(self, e: ast.Binary, a: list[Bit], b: list[Bit]) -> dict[str, list[Bit]]:
-        raise NotImplementedError
+    @abstractmethod
+    def divide(self, e: ast.Binary, a: list[Bit], b: list[Bit]) -> dict[str, list[Bit]]: ...
 
-    def less_word(self, e: ast.Expr, a: list[Bit], b: list[Bit], signed: bool) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def less_word(self, e: ast.Expr, a: list[Bit], b: list[Bit], signed: bool) -> Bit: ...
 
-    def equal(self, a: list[Bit], b: list[Bit]) -> Bit:
-        raise NotImplementedError
+    @abstractmethod
+    def equal(self, a: list[Bit], b: list[Bit]) -> Bit: ...
 
-    def select(self, s: Bit, a: list[Bit], b: list[Bit]) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def select(self, s: Bit, a: list[Bit], b: list[Bit]) -> list[Bit]: ...
 
-    def popcount(self, x: list[Bit]) -> list[Bit]:
-        raise NotImplementedError
+    @abstractmethod
+    def popcount(self, x: list[Bit]) -> list[Bit]: ...
 
     def record(self, e: ast.Expr, op: str, width: int, generator: str, reason: str) -> None:
         self.choices.append(OpChoice(op, width, e.span.line, e.span.column, generator, reason))
