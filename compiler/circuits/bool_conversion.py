@@ -25,7 +25,7 @@ from typing import Protocol
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from compiler.circuits.fhew_model import FhewCost
+from compiler.circuits.fhew_model import FhewCost, cover_cells
 from compiler.circuits.netlist import FALSE, TRUE, Circuit, Kind, Lit, negate, node_of
 from compiler.dialects import boolean
 from compiler.errors import UserError
@@ -147,19 +147,13 @@ def cover_to_bool(
     """The cells of `cover`, a cover of `mapped` (metrics.fhew_cover), as one `bool.circuit` of
     `bool.linear` and `bool.mux` ops (module docstring)."""
     writer = _Writer(mapped, name, input_types or {})
-    for root in sorted(cover.cells):
-        cell = cover.cells[root]
-        comb = cell.combination
-        if comb is None:
-            node = mapped.nodes[root]
-            if node.kind is not Kind.MUX:
-                raise ValueError(f"cell {root} has no combination and is not a MUX")
-            op: Operation = boolean.MuxOp(*(writer.value(x) for x in node.fanins))
+    for cell in cover_cells(mapped, cover):
+        if cell.mux is not None:
+            op: Operation = boolean.MuxOp(*(writer.value(x) for x in cell.mux))
         else:
-            k = len(cell.leaves)
             leaves = [writer.value(2 * leaf) for leaf in cell.leaves]
-            op = boolean.LinearOp(leaves, comb.multipliers[:k], comb.constant)
-        writer.node_value[root] = writer.add(op).results[0]
+            op = boolean.LinearOp(leaves, list(cell.multipliers), cell.constant)
+        writer.node_value[cell.root] = writer.add(op).results[0]
     return writer.outputs(output_types or {})
 
 

@@ -374,3 +374,37 @@ def evaluate_cover(
                 words[j] |= (value[node_of(b)][j] ^ (b & 1)) << i
         out[name] = words
     return out
+
+
+@dataclass(frozen=True)
+class CoverCell:
+    """One cell of a cover, as a gate program and the bool dialect write it: a MUX of three
+    fanin literals (`mux`), or a one-bootstrap linear gate of its leaves."""
+
+    root: int
+    mux: tuple[int, ...] | None
+    leaves: tuple[int, ...] = ()
+    multipliers: tuple[int, ...] = ()
+    constant: int = 0
+
+
+def cover_cells(mapped: Circuit, cost: FhewCost) -> list[CoverCell]:
+    """The cells of `cost`, a cover of `mapped`, in root order (ValueError on a malformed one:
+    no combination and not a MUX, or a multiplier of a missing leaf)."""
+    out = []
+    for root in sorted(cost.cells):
+        cell = cost.cells[root]
+        comb = cell.combination
+        if comb is None:
+            node = mapped.nodes[root]
+            if node.kind is not Kind.MUX:
+                raise ValueError(f"cell {root} has no combination and is not a MUX")
+            out.append(CoverCell(root, tuple(node.fanins)))
+            continue
+        k = len(cell.leaves)
+        if any(m != 0 for m in comb.multipliers[k:]):
+            raise ValueError(f"cell {root}: a multiplier of a missing leaf is not 0")
+        out.append(
+            CoverCell(root, None, tuple(cell.leaves), tuple(comb.multipliers[:k]), comb.constant)
+        )
+    return out

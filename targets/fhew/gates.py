@@ -17,8 +17,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from compiler.circuits.fhew_model import FhewCost
-from compiler.circuits.netlist import Circuit, Kind, node_of
+from compiler.circuits.fhew_model import FhewCost, cover_cells
+from compiler.circuits.netlist import Circuit, node_of
 from compiler.errors import UserError
 
 VERSION = 1
@@ -39,27 +39,19 @@ def gate_program(mapped: Circuit, cost: FhewCost) -> str:
     for name, bits in mapped.inputs.items():
         _check_name("input", name)
         lines.append(" ".join(["input", name, *(str(node_of(b)) for b in bits)]))
-    for root in sorted(cost.cells):
-        cell = cost.cells[root]
-        comb = cell.combination
-        if comb is None:
-            node = mapped.nodes[root]
-            if node.kind is not Kind.MUX:
-                raise ValueError(f"cell {root} has no combination and is not a MUX")
-            lines.append(" ".join(["mux", str(root), *(str(x) for x in node.fanins)]))
+    for cell in cover_cells(mapped, cost):
+        if cell.mux is not None:
+            lines.append(" ".join(["mux", str(cell.root), *(str(x) for x in cell.mux)]))
             continue
-        k = len(cell.leaves)
-        if any(m != 0 for m in comb.multipliers[k:]):
-            raise ValueError(f"cell {root}: a multiplier of a missing leaf is not 0")
         lines.append(
             " ".join(
                 [
                     "linear",
-                    str(root),
-                    str(k),
+                    str(cell.root),
+                    str(len(cell.leaves)),
                     *(str(leaf) for leaf in cell.leaves),
-                    *(str(m) for m in comb.multipliers[:k]),
-                    str(comb.constant),
+                    *(str(m) for m in cell.multipliers),
+                    str(cell.constant),
                 ]
             )
         )
