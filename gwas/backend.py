@@ -214,15 +214,18 @@ def compile_options(
     precision_bits: float,
     log_n: int,
     error_confidence: float = DEFAULT_FAILURE_LOG2,
+    flooding: bool = False,
 ) -> Options:
     # hec gwas decrypts with --no-flooding (one party, or only rounded counts leave): the
-    # precision targets hold without the flooding budget. `error_confidence`: log2 of each
+    # precision targets hold without the flooding budget. `flooding`: the program's values are
+    # decrypted with noise flooding (a multi-site study publishes what it computes from them:
+    # docs/security.md), so the targets hold after it. `error_confidence`: log2 of each
     # revealed value's error-bound failure probability (--error-confidence).
     return Options(
         sizes=Sizes.of(sizes),
         precision_bits=precision_bits,
         log_n=log_n,
-        flooding=False,
+        flooding=flooding,
         error_confidence=error_confidence,
     )
 
@@ -233,6 +236,7 @@ def _cache_key(
     precision_bits: float,
     log_n: int,
     error_confidence: float,
+    flooding: bool = False,
 ) -> str:
     h = hashlib.sha256()
     h.update(source_text)
@@ -244,6 +248,7 @@ def _cache_key(
         "hec": __version__,
         "compiler": compiler_digest(),
         "format": CACHE_FORMAT,
+        **({"flooding": True} if flooding else {}),
     }
     h.update(json.dumps(meta, sort_keys=True).encode())
     return h.hexdigest()[:32]
@@ -302,16 +307,18 @@ def compile_cached(
     cache_dir: Path | None = None,
     log_n: int = 0,
     error_confidence: float = DEFAULT_FAILURE_LOG2,
+    flooding: bool = False,
 ) -> CompiledProgram:
     """Compile `source` for `sizes`, or load the result of an earlier identical compilation.
     `log_n` forces the ring dimension (0: the compiler's choice); `error_confidence` is log2
-    of each revealed value's error-bound failure probability. The entry is built under a
+    of each revealed value's error-bound failure probability; `flooding`: the precision
+    targets hold after decryption's noise flooding. The entry is built under a
     lock (concurrent cold runs compile once), installed by an atomic rename, and verified by
     its recorded SHA-256 digests when loaded: a damaged entry is rebuilt."""
     text = source.read_bytes()
     digest = hashlib.sha256(text).hexdigest()
-    key = _cache_key(text, sizes, precision_bits, log_n, error_confidence)
-    options = compile_options(sizes, precision_bits, log_n, error_confidence)
+    key = _cache_key(text, sizes, precision_bits, log_n, error_confidence, flooding)
+    options = compile_options(sizes, precision_bits, log_n, error_confidence, flooding)
     root = cache_dir or default_cache_dir()
     entry = root / key
     with cache_lock(root, key):
@@ -380,6 +387,8 @@ class Backend(ABC):
         self.seed = 0
         # log2 of each revealed value's error-bound failure probability (--error-confidence).
         self.error_confidence = DEFAULT_FAILURE_LOG2
+        # Compile for decryption with noise flooding (a multi-site study's published values).
+        self.flooding = False
         # Facts the run's manifest is bound to (keygen --bind), e.g. the SNP list's digest.
         self.bindings: dict[str, str] = {}
 
@@ -392,7 +401,12 @@ class Backend(ABC):
     ) -> CompiledProgram:
         """Compile (or load from the cache) what this backend runs."""
         return compile_cached(
-            source, sizes, precision_bits, cache_dir, error_confidence=self.error_confidence
+            source,
+            sizes,
+            precision_bits,
+            cache_dir,
+            error_confidence=self.error_confidence,
+            flooding=self.flooding,
         )
 
     @abstractmethod
@@ -552,7 +566,7 @@ class EncryptedBackend(Backend):
         # The program runs under exactly the parameters the compiler chose (the runtime takes
         # parameter sets without special primes when no key is switched).
         compiled = compile_cached(
-            source, sizes, precision_bits, cache_dir, 0, self.error_confidence
+            source, sizes, precision_bits, cache_dir, 0, self.error_confidence, self.flooding
         )
         root = cache_dir or default_cache_dir()
         entry = root / compiled.cache_key

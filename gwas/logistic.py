@@ -45,13 +45,14 @@ import math
 import platform
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from compiler.dialects import stat
 from compiler.errors import UserError
 from compiler.stat_numpy import run_client
 from driver import __version__
@@ -75,13 +76,15 @@ from gwas.chisq import (
 )
 from gwas.filters import FilterLog, quality_control, select
 from gwas.memory import PhaseMeter
-from gwas.plink import Fileset, _open_text, sample_phenotypes
+from gwas.plink import Fileset, Variant, _open_text, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.progress import Progress
 from gwas.qc import run_qc
 
 Array = npt.NDArray[np.float64]
 PROGRAM_LOGISTIC = Path(__file__).resolve().parent / "programs" / "logistic.hec"
+# One Newton round of the covariate-only fit pooled over sites (gwas/multisite_logistic.py).
+PROGRAM_FIT = Path(__file__).resolve().parent / "programs" / "logistic_fit.hec"
 MAX_K = 6  # logistic.hec's `param K <= 6`, the intercept included
 MISSING_CODES = ("-9", "NA", "na", "nan", "NaN", ".")  # PLINK 1.9's missing covariate values
 NEWTON_TOLERANCE = 1e-10
@@ -336,11 +339,11 @@ class LogisticResult:
     check: dict[str, float] = field(default_factory=dict)
 
 
-def write_assoc_logistic(path: Path, fileset: Fileset, a1: Sequence[str], nmiss: int,
+def write_assoc_logistic(path: Path, variants: Sequence[Variant], a1: Sequence[str], nmiss: int,
                          cols: dict[str, Array]) -> None:  # fmt: skip
     """PLINK 1.9's .assoc.logistic with --hide-covar: one ADD row per SNP, 4 significant
     digits as PLINK prints them (OR from the one-step BETA)."""
-    snp_w = snp_column_width([v.snp for v in fileset.variants])
+    snp_w = snp_column_width([v.snp for v in variants])
 
     def num(x: float) -> str:
         return "NA" if not math.isfinite(x) else f"{x:.4g}"
@@ -351,12 +354,98 @@ def write_assoc_logistic(path: Path, fileset: Fileset, a1: Sequence[str], nmiss:
             f"{'OR':>10} {'STAT':>12} {'P':>12} \n"
         )
         odds = np.exp(cols["BETA"])
-        for j, v in enumerate(fileset.variants):
+        for j, v in enumerate(variants):
             fh.write(
                 f"{v.chrom:>4} {v.snp:>{snp_w}} {v.bp:>10} {a1[j]:>4} {'ADD':>10} {nmiss:>8} "
                 f"{num(float(odds[j])):>10} {num(float(cols['STAT'][j])):>12} "
                 f"{num(float(cols['P'][j])):>12}\n"
             )
+
+
+def statistic_columns(
+    program: stat.ProgramOp,
+    sizes: Mapping[str, int],
+    revealed: Mapping[str, Array],
+    h_inv: Array,
+    monomorphic: npt.NDArray[np.bool_],
+) -> dict[str, Array]:
+    """logistic.hec's client block on the decrypted score, S'WS and X'WS with the covariate
+    fit's inverse(X'WX): BETA, STAT and P, NA (NaN) where the SNP is monomorphic or its
+    information vanishes (a linear function of the covariates), as PLINK prints them."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        client = run_client(program, sizes, revealed, {"Hinv": h_inv})
+    ok = client["info"] > DEGENERATE_INFORMATION * np.maximum(revealed["sws"], 1e-300)
+    ok &= ~monomorphic
+    return {
+        "BETA": np.where(ok, client["beta"], np.nan),
+        "STAT": np.where(ok, client["z"], np.nan),
+        "P": np.where(ok, client["pval"], np.nan),
+    }
+
+
+def method_lines(fit: str) -> list[str]:
+    """The .log's accuracy section: the method (`fit`: how the covariate model converged)."""
+    return [
+        "accuracy:",
+        "  method: semi-parallel logistic regression (Sikorska et al. 2013; the LRA of Blatt",
+        "  et al., PNAS 2020): the covariate-only model fitted once by Newton's method to",
+        f"  {fit}, then one Newton step for each SNP's effect",
+        "  from that fit: BETA = score / information, STAT = score / sqrt(information), the",
+        "  covariates projected out with inverse(X'WX). PLINK --logistic instead fits every",
+        "  SNP's full model to convergence; the two agree closely for the small effects of",
+        "  a GWAS (measured R^2 of STAT >= 0.9999 on simulated cohorts with confounding",
+        "  covariates) and differ most for large effects, where the one step falls short.",
+        "  OR = exp(BETA).",
+    ]
+
+
+def result_lines(lam: float, p: Array, variants: Sequence[Variant]) -> list[str]:
+    hits = top_hits(p, [v.snp for v in variants])
+    return [
+        f"genomic inflation lambda (from STAT^2): {lam:.6f}",
+        "top hits: " + ", ".join(f"{name} (P {pv:.3g})" for name, pv in hits),
+    ]
+
+
+def write_outputs(
+    out: Path,
+    variants: Sequence[Variant],
+    a1: Sequence[str],
+    nmiss: int,
+    cols: dict[str, Array],
+    plots: bool,
+    title: str,
+    log_lines: Callable[[list[Path]], list[str]],
+    highlight: Sequence[int] = (),
+) -> tuple[list[Path], str]:
+    """PREFIX.assoc.logistic, the plots (`plots`) and PREFIX.log (`log_lines`, given the files
+    written), each under a temporary name, all renamed only when every one succeeded.
+    Returns the files and the log's text."""
+    finals = {
+        "logistic": out.with_name(out.name + ".assoc.logistic"),
+        "manhattan": out.with_name(out.name + ".manhattan.png"),
+        "qq": out.with_name(out.name + ".qq.png"),
+        "log": out.with_name(out.name + ".log"),
+    }
+    temps = {key: _temp_path(v) for key, v in finals.items()}
+    try:
+        write_assoc_logistic(temps["logistic"], variants, a1, nmiss, cols)
+        if plots:
+            manhattan_plot(temps["manhattan"], [v.chrom for v in variants],
+                           [int(v.bp) for v in variants], cols["P"], title, highlight,
+                           names=[v.snp for v in variants])  # fmt: skip
+            qq_plot(temps["qq"], cols["STAT"] ** 2, cols["P"], title)
+        shown = [key for key in finals if plots or key not in ("manhattan", "qq")]
+        log_text = "\n".join(log_lines([finals[key] for key in shown])) + "\n"
+        temps["log"].write_text(log_text)
+        produced = [key for key in finals if temps[key].exists()]
+        for key in produced:
+            temps[key].replace(finals[key])
+    except BaseException:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    return [finals[key] for key in produced], log_text
 
 
 def run_logistic(options: LogisticOptions) -> LogisticResult:
@@ -490,49 +579,23 @@ def _run_logistic(
 
     progress.start("client")
     with meter.phase("client"):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            client = run_client(compiled.stat_program, sizes, revealed, {"Hinv": fit.h_inv})
-        info = client["info"]
-        ok = info > DEGENERATE_INFORMATION * np.maximum(revealed["sws"], 1e-300)
-        ok &= ~sc.counts.monomorphic
-        cols = {
-            "BETA": np.where(ok, client["beta"], np.nan),
-            "STAT": np.where(ok, client["z"], np.nan),
-            "P": np.where(ok, client["pval"], np.nan),
-        }
+        cols = statistic_columns(compiled.stat_program, sizes, revealed, fit.h_inv,
+                                 sc.counts.monomorphic)  # fmt: skip
         check: dict[str, float] = {}
         if options.check_plaintext:
             check = _check_plaintext(fileset, included, sc.swap, x, y, cols)
     progress.finish("client")
 
-    snp_names = [v.snp for v in bim]
-    finals = {
-        "logistic": out.with_name(out.name + ".assoc.logistic"),
-        "manhattan": out.with_name(out.name + ".manhattan.png"),
-        "qq": out.with_name(out.name + ".qq.png"),
-        "log": out.with_name(out.name + ".log"),
-    }
-    temps = {key: _temp_path(v) for key, v in finals.items()}
     lam = genomic_inflation(cols["STAT"] ** 2)
     kind = "encrypted" if backend.encrypts else "SIMULATION of encryption"
-    try:
-        progress.start("write")
-        with meter.phase("write"):
-            write_assoc_logistic(temps["logistic"], fileset, a1, n_inc, cols)
-            if opts.plots:
-                title = (
-                    f"{out.name}: logistic regression with {k - 1} covariates (semi-parallel, "
-                    f"PLINK --logistic), {kind}; N = {n_inc}, M = {m} SNPs, λ = {lam:.3f}"
-                )
-                manhattan_plot(temps["manhattan"], [v.chrom for v in bim],
-                               [int(v.bp) for v in bim], cols["P"], title, opts.highlight,
-                               names=snp_names)  # fmt: skip
-                qq_plot(temps["qq"], cols["STAT"] ** 2, cols["P"], title)
-        progress.finish("write")
+    title = (
+        f"{out.name}: logistic regression with {k - 1} covariates (semi-parallel, "
+        f"PLINK --logistic), {kind}; N = {n_inc}, M = {m} SNPs, λ = {lam:.3f}"
+    )
+
+    def log_lines(written: list[Path]) -> list[str]:
         rep = compiled.report
-        hits = top_hits(cols["P"], snp_names)
-        shown = [key for key in finals if opts.plots or key not in ("manhattan", "qq")]
-        lines = [
+        return [
             f"hec {__version__} gwas logistic  (Python {platform.python_version()})",
             f"command: {opts.command_line or ' '.join(shlex.quote(a) for a in sys.argv)}",
             f"started: {started.isoformat(timespec='seconds')}",
@@ -553,36 +616,23 @@ def _run_logistic(
             "covariate-only logistic fit (coefficients and X'WX, which the coordinator uses) "
             "and each individual's r = y - p, w = p (1 - p), w x",
             "",
-            "accuracy:",
-            "  method: semi-parallel logistic regression (Sikorska et al. 2013; the LRA of Blatt",
-            "  et al., PNAS 2020): the covariate-only model fitted once by Newton's method to",
-            f"  convergence ({fit.iterations} steps), then one Newton step for each SNP's effect",
-            "  from that fit: BETA = score / information, STAT = score / sqrt(information), the",
-            "  covariates projected out with inverse(X'WX). PLINK --logistic instead fits every",
-            "  SNP's full model to convergence; the two agree closely for the small effects of",
-            "  a GWAS (measured R^2 of STAT >= 0.9999 on simulated cohorts with confounding",
-            "  covariates) and differ most for large effects, where the one step falls short.",
-            "  OR = exp(BETA).",
+            *method_lines(f"convergence ({fit.iterations} steps)"),
             *_check_lines(check, options.check_plaintext),
             "",
-            f"genomic inflation lambda (from STAT^2): {lam:.6f}",
-            "top hits: " + ", ".join(f"{name} (P {pv:.3g})" for name, pv in hits),
+            *result_lines(lam, cols["P"], bim),
             "phases:",
             *(f"  {name:<10} {secs:10.3f} s" for name, secs in meter.seconds.items()),
             "written:",
-            *(f"  {path}" for key, path in finals.items() if key in shown),
+            *(f"  {path}" for path in written),
         ]
-        log_text = "\n".join(lines) + "\n"
-        temps["log"].write_text(log_text)
-        produced = [key for key in finals if temps[key].exists()]
-        for key in produced:
-            temps[key].replace(finals[key])
-    except BaseException:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
-        raise
+
+    progress.start("write")
+    with meter.phase("write"):
+        files, log_text = write_outputs(out, bim, a1, n_inc, cols, opts.plots, title, log_lines,
+                                        opts.highlight)  # fmt: skip
+    progress.finish("write")
     return LogisticResult(
-        cols["BETA"], cols["STAT"], cols["P"], a1, [finals[key] for key in produced], log_text,
+        cols["BETA"], cols["STAT"], cols["P"], a1, files, log_text,
         n_inc, n_cases, cov.names, lam, backend.encrypts, fit, check,
     )  # fmt: skip
 

@@ -34,6 +34,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from driver.roles import RoleSequence
 from gwas import DEFAULT_PRECISION_BITS
 from gwas.adjust import adjust, write_adjusted
 from gwas.assoc import rows_from_arrays, write_assoc
-from gwas.backend import EncryptedBackend, compact_integers
+from gwas.backend import CompiledProgram, EncryptedBackend, compact_integers
 from gwas.chisq import (
     PROGRAM_ALLELES,
     ROUNDING_ERROR_LIMIT,
@@ -67,6 +68,7 @@ from gwas.filters import (
     quality_control,
     select,
 )
+from gwas.logistic import PROGRAM_FIT, PROGRAM_LOGISTIC
 from gwas.plink import MISSING_INT8, Fileset, Variant, read_bim, sample_phenotypes
 from gwas.plots import genomic_inflation, manhattan_plot, qq_plot, top_hits
 from gwas.qc import PROGRAM_QC, counts_from_reveals, hwe_sample
@@ -76,10 +78,31 @@ STUDY_FILE = "study.json"
 SITE_FILE = "site.json"
 COMPLEMENT = {"A": "T", "T": "A", "C": "G", "G": "C"}
 STRAND_CHOICES = ("keep", "drop")
+ROUNDS_DIR = "rounds"  # logistic: the covariate fit's published rounds (round-T.json)
+TESTS = ("chisq", "logistic")
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def key_digest(keys: Path) -> str:
+    """SHA-256 of a key directory's public key (`public`: a file or a directory of files)."""
+    public = keys / "public"
+    if public.is_file():
+        return _sha256(public)
+    h = hashlib.sha256()
+    for f in sorted(public.rglob("*")):
+        if f.is_file():
+            h.update(f.relative_to(public).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Written under a temporary name, then renamed: never half a file under the real name."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(value, indent=1) + "\n")
+    tmp.replace(path)
 
 
 @dataclass
@@ -90,14 +113,46 @@ class Study:
     precision_bits: float
     shared_sha256: str
     qc: bool = False  # sites also upload the inputs of gwas/programs/qc.hec
+    test: str = "chisq"  # or "logistic" (gwas/multisite_logistic.py)
+    covariates: list[str] = field(default_factory=list)  # logistic: the covariates' names
+    covar_ranges: list[tuple[float, float]] = field(default_factory=list)  # ... declared ranges
+    keys_sha256: dict[str, str] = field(default_factory=dict)  # key directory -> public key
 
     @property
     def n_rows(self) -> int:
         return max(end for _, end in self.sites.values())
 
     @property
+    def k(self) -> int:
+        """Coefficients of the covariate model: the covariates and the intercept."""
+        return len(self.covariates) + 1
+
+    @property
     def sizes(self) -> dict[str, int]:
         return {"N": self.n_rows, "M": len(self.shared)}
+
+    def sizes_for(self, program: Path) -> dict[str, int]:
+        """The size binding of one of the study's programs (the logistic ones also take K)."""
+        if program == PROGRAM_FIT:
+            return {"N": self.n_rows, "K": self.k}
+        if program == PROGRAM_LOGISTIC:
+            return {**self.sizes, "K": self.k}
+        return self.sizes
+
+    def programs(self) -> list[tuple[Path, str]]:
+        """The study's programs and the directory of each one's keys."""
+        if self.test == "logistic":
+            return [(PROGRAM_LOGISTIC, "keys"), (PROGRAM_FIT, "fit-keys"), (PROGRAM_QC, "qc-keys")]
+        return [(PROGRAM_ALLELES, "keys"), *([(PROGRAM_QC, "qc-keys")] if self.qc else [])]
+
+    def rounds(self) -> list[dict[str, Any]]:
+        """The covariate fit's published rounds (logistic), in order: round T's theta, and
+        whether it is the converged fit (`final`)."""
+        found = sorted(
+            (int(f.stem.removeprefix("round-")), f)
+            for f in (self.directory / ROUNDS_DIR).glob("round-*.json")
+        )
+        return [json.loads(f.read_text()) for _, f in found]
 
 
 def load_study(directory: Path) -> Study:
@@ -118,6 +173,10 @@ def load_study(directory: Path) -> Study:
         float(meta["precision_bits"]),
         meta["shared_sha256"],
         bool(meta.get("qc", False)),
+        meta.get("test", "chisq"),
+        list(meta.get("covariates", [])),
+        [(float(a), float(b)) for a, b in meta.get("covar_ranges", [])],
+        dict(meta.get("keys_sha256", {})),
     )
 
 
@@ -129,12 +188,42 @@ def _roles(backend: EncryptedBackend, study_dir: Path, keys: str = "keys") -> Ro
     return RoleSequence(backend.binary, study_dir, signed=False, keys=study_dir / keys)
 
 
+def _backend(study: Study, program: Path) -> EncryptedBackend:
+    backend = EncryptedBackend()
+    # A logistic study publishes what it computes from the fit's and the per-SNP sums (theta,
+    # the statistics): they are decrypted with noise flooding, and compiled for it. Counts,
+    # which leave rounded to integers, are not (docs/security.md, "noise flooding").
+    backend.flooding = program in (PROGRAM_FIT, PROGRAM_LOGISTIC)
+    return backend
+
+
 def _compile(
     study: Study, cache_dir: Path | None, program: Path = PROGRAM_ALLELES
 ) -> EncryptedBackend:
-    backend = EncryptedBackend()
-    backend.compile(program, study.sizes, study.precision_bits, cache_dir)
+    backend = _backend(study, program)
+    backend.compile(program, study.sizes_for(program), study.precision_bits, cache_dir)
     return backend
+
+
+def compiled(study: Study, cache_dir: Path | None, program: Path) -> CompiledProgram:
+    """The study's compiled program (its report: the promised errors of the revealed values)."""
+    return _backend(study, program).compile(
+        program, study.sizes_for(program), study.precision_bits, cache_dir
+    )
+
+
+def check_keys(study: Study, site: str, keys: str) -> str:
+    """The digest of the public key a site encrypts with; an error when it is not the key
+    `hec site setup` made (the site holds another study's keys, or old ones)."""
+    got = key_digest(study.directory / keys)
+    want = study.keys_sha256.get(keys)
+    if want is not None and got != want:
+        raise UserError(
+            f"site {site}: {study.directory / keys / 'public'} is not the public key of this "
+            f"study (sha256 {got[:12]}..., `hec site setup` made {want[:12]}...)",
+            hint="copy the study's keys again from the coordinator",
+        )
+    return got
 
 
 def setup(
@@ -144,10 +233,18 @@ def setup(
     precision_bits: float = DEFAULT_PRECISION_BITS,
     cache_dir: Path | None = None,
     qc: bool = False,
+    test: str = "chisq",
+    covariates: Sequence[str] = (),
+    covar_ranges: Sequence[tuple[float, float]] = (),
 ) -> Study:
     """Step (1). `sites`: NAME=ROWS, the largest number of samples each site holds (after its
     sample filters). `qc`: the sites also upload the counts --geno, --hwe, --maf need
-    (gwas/programs/qc.hec, its own keys in `qc-keys`), and A1 follows PLINK's founders rule."""
+    (gwas/programs/qc.hec, its own keys in `qc-keys`), and A1 follows PLINK's founders rule.
+    `test` logistic: the covariates' names and declared ranges (checked by the caller,
+    gwas/multisite_logistic.py), three programs' keys (`keys`: logistic.hec, `fit-keys`:
+    logistic_fit.hec, `qc-keys`: qc.hec, always: A1 follows PLINK's founders rule)."""
+    if test not in TESTS:
+        raise UserError(f"--test {test}: choose {' or '.join(TESTS)}")
     variants = read_bim(shared)
     names = [v.snp for v in variants]
     if len(set(names)) != len(names):
@@ -169,22 +266,26 @@ def setup(
         raise UserError(f"{directory}: exists and is not empty (a study directory is made once)")
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copy(shared, directory / "shared.bim")
-    meta = {
-        "program": PROGRAM_ALLELES.name,
-        "program_sha256": _sha256(PROGRAM_ALLELES),
+    program = PROGRAM_LOGISTIC if test == "logistic" else PROGRAM_ALLELES
+    meta: dict[str, Any] = {
+        "test": test,
+        "program": program.name,
+        "program_sha256": _sha256(program),
         "precision_bits": precision_bits,
         "sites": {k: list(v) for k, v in ranges.items()},
         "shared_sha256": _sha256(directory / "shared.bim"),
-        "qc": qc,
+        "qc": qc or test == "logistic",
     }
-    (directory / STUDY_FILE).write_text(json.dumps(meta, indent=1) + "\n")
+    if test == "logistic":
+        meta["covariates"] = list(covariates)
+        meta["covar_ranges"] = [list(r) for r in covar_ranges]
+    write_json(directory / STUDY_FILE, meta)
     study = load_study(directory)
-    backend = _compile(study, cache_dir)
-    _roles(backend, directory).keygen()
-    if qc:
-        qc_backend = _compile(study, cache_dir, PROGRAM_QC)
-        _roles(qc_backend, directory, "qc-keys").keygen()
-    return study
+    for prog, keys in study.programs():
+        _roles(_compile(study, cache_dir, prog), directory, keys).keygen()
+    meta["keys_sha256"] = {keys: key_digest(directory / keys) for _, keys in study.programs()}
+    write_json(directory / STUDY_FILE, meta)
+    return load_study(directory)
 
 
 @dataclass
@@ -261,6 +362,15 @@ def align(site: str, fileset: Fileset, shared: list[Variant], strand_ambiguous: 
     return Alignment(columns, swap, drop, counts)
 
 
+def check_site(study: Study, site: str, out: Path) -> None:
+    if site not in study.sites:
+        raise UserError(
+            f"site {site} is not in the study {study.directory} (sites: {', '.join(study.sites)})"
+        )
+    if out.exists():
+        raise UserError(f"{out}: exists (an upload directory is written once)")
+
+
 def prepare(
     study_dir: Path,
     site: str,
@@ -271,12 +381,9 @@ def prepare(
 ) -> dict[str, Any]:
     """Step (2): one site's upload directory (ciphertexts of its rows and site.json)."""
     study = load_study(study_dir)
-    if site not in study.sites:
-        raise UserError(
-            f"site {site} is not in the study {study_dir} (sites: {', '.join(study.sites)})"
-        )
-    if out.exists():
-        raise UserError(f"{out}: exists (an upload directory is written once)")
+    check_site(study, site, out)
+    if study.test != "chisq":
+        raise InternalError("a logistic study's sites prepare with gwas/multisite_logistic.py")
     begin, end = study.sites[site]
     fileset = open_input(opts)
     log = FilterLog()
@@ -346,6 +453,8 @@ def prepare(
         shutil.rmtree(plain)
         summary = {
             "site": site,
+            "kind": "snps",
+            "keys_sha256": {keys: check_keys(study, site, keys) for _, keys in study.programs()},
             "rows": [begin, end],
             "samples": n_all,
             "samples_analysed": n,
@@ -364,10 +473,11 @@ def prepare(
     return summary
 
 
-def compute(study_dir: Path, uploads: list[Path], out: Path, cache_dir: Path | None) -> None:
-    """Step (3): the server role on every site's upload."""
-    study = load_study(study_dir)
+def read_uploads(study: Study, uploads: list[Path]) -> dict[str, dict[str, Any]]:
+    """Every site's upload exactly once, for this study's SNP list, rows and keys, all of one
+    kind (the per-SNP inputs, or one round of the covariate fit: the same round)."""
     seen: dict[str, Path] = {}
+    metas: dict[str, dict[str, Any]] = {}
     for up in uploads:
         meta_path = up / SITE_FILE
         if not meta_path.is_file():
@@ -381,29 +491,95 @@ def compute(study_dir: Path, uploads: list[Path], out: Path, cache_dir: Path | N
         if tuple(meta["rows"]) != study.sites.get(site):
             raise UserError(f"site {site}: {up} holds rows {meta['rows']}, the study has "
                             f"{study.sites.get(site)}")  # fmt: skip
+        for keys, digest in meta.get("keys_sha256", {}).items():
+            want = study.keys_sha256.get(keys)
+            if want is not None and digest != want:
+                raise UserError(
+                    f"site {site}: {up} was encrypted with another public key than this "
+                    f"study's {keys} (sha256 {digest[:12]}..., the study's {want[:12]}...)",
+                    hint="the site copies the study's keys again and encrypts again",
+                )
+        meta["upload"] = str(up)
+        meta.setdefault("kind", "snps")
         seen[site] = up
+        metas[site] = meta
     missing = [s for s in study.sites if s not in seen]
     if missing:
         raise UserError(
             f"no upload from site(s) {', '.join(missing)}; the pooled test needs every site"
         )
+    first = next(iter(metas.values()))
+    for site, meta in metas.items():
+        if (meta["kind"], meta.get("round")) != (first["kind"], first.get("round")):
+            raise UserError(
+                f"site {site}: {meta['upload']} is {_kind(meta)}, site {first['site']}'s "
+                f"{first['upload']} is {_kind(first)}; one computation takes one kind"
+            )
+    return metas
+
+
+def _kind(meta: dict[str, Any]) -> str:
+    if meta["kind"] == "fit":
+        return f"the covariate fit's round {meta['round']}"
+    return "the per-SNP inputs" + (f" at round {meta['round']}" if "round" in meta else "")
+
+
+def compute(study_dir: Path, uploads: list[Path], out: Path, cache_dir: Path | None) -> None:
+    """Step (3): the server role on every site's upload (a logistic study: also on every
+    site's upload of one round of the covariate fit, gwas/multisite_logistic.py)."""
+    study = load_study(study_dir)
+    metas = read_uploads(study, uploads)
+    kind = next(iter(metas.values()))["kind"]
+    if study.test == "chisq" and kind != "snps":
+        raise UserError(f"{study_dir}: a chi-square study has no covariate fit")
+    if study.test == "logistic":
+        rounds = study.rounds()
+        current = rounds[-1]
+        for site, meta in metas.items():
+            if meta.get("round") != current["round"]:
+                raise UserError(
+                    f"site {site}: {meta['upload']} was made at round {meta.get('round')}'s "
+                    f"theta, the study's current round is {current['round']}",
+                    hint="the site runs `hec site "
+                    + ("prepare" if current["final"] else "fit")
+                    + "` again with the current round",
+                )
+        if kind == "fit" and current["final"]:
+            raise UserError(f"the covariate fit converged at round {current['round']}: "
+                            "the sites now run `hec site prepare`")  # fmt: skip
+        if kind == "snps" and not current["final"]:
+            raise UserError(f"site {next(iter(metas))}: per-SNP inputs before the covariate "
+                            "fit converged")  # fmt: skip
     if out.exists():
         raise UserError(f"{out}: exists")
-    runs = [(PROGRAM_ALLELES, "ciphertexts", "keys", out)]
-    if study.qc:
-        runs.append((PROGRAM_QC, "qc-ciphertexts", "qc-keys", out / "qc"))
-    for program, ct_name, keys, target in runs:
-        backend = _compile(study, cache_dir, program)
-        with tempfile.TemporaryDirectory(prefix="hec-site-") as tmp:
-            pooled = Path(tmp) / "in"
-            pooled.mkdir()
-            for up in uploads:
-                if not (up / ct_name).is_dir():
-                    raise UserError(f"{up}: no {ct_name} (the study asks for QC counts)")
-                for f in (up / ct_name).iterdir():
-                    (pooled / f.name).symlink_to(f.resolve())
-            _roles(backend, study_dir, keys).compute(pooled, target)
-    (out / "sites.json").write_text(json.dumps({s: str(p) for s, p in seen.items()}) + "\n")
+    if kind == "fit":
+        runs = [(PROGRAM_FIT, "ciphertexts", "fit-keys", out)]
+    else:
+        runs = [(study.programs()[0][0], "ciphertexts", "keys", out)]
+        if study.qc:
+            runs.append((PROGRAM_QC, "qc-ciphertexts", "qc-keys", out / "qc"))
+    tmp_out = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for program, ct_name, keys, target in runs:
+            backend = _compile(study, cache_dir, program)
+            target = tmp_out / target.relative_to(out)
+            with tempfile.TemporaryDirectory(prefix="hec-site-") as tmp:
+                pooled = Path(tmp) / "in"
+                pooled.mkdir()
+                for up in uploads:
+                    if not (up / ct_name).is_dir():
+                        raise UserError(f"{up}: no {ct_name} (the study asks for QC counts)")
+                    for f in (up / ct_name).iterdir():
+                        (pooled / f.name).symlink_to(f.resolve())
+                _roles(backend, study_dir, keys).compute(pooled, target)
+        (tmp_out / "sites.json").write_text(
+            json.dumps({s: m["upload"] for s, m in metas.items()}) + "\n"
+        )
+        (tmp_out / "uploads.json").write_text(json.dumps(metas, indent=1) + "\n")
+        tmp_out.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp_out, ignore_errors=True)
+        raise
 
 
 def finish(
@@ -436,6 +612,8 @@ def _finish(
     started: datetime.datetime, qc: Selection,
 ) -> tuple[Array, Array, Array]:  # fmt: skip
     study = load_study(study_dir)
+    if study.test != "chisq":
+        raise InternalError("a logistic study finishes with gwas/multisite_logistic.py")
     wants_qc = qc.geno is not None or qc.maf is not None or qc.hwe is not None
     if wants_qc and not study.qc:
         raise UserError(
