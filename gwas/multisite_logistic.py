@@ -612,10 +612,9 @@ def _finish(
                 if v
             ),
             "",
-            *method_lines(
-                f"convergence over the sites ({fit['round'] + 1} rounds; the "
-                "covariates' residual gradient projected out of each score)"
-            ),
+            *method_lines(f"convergence over the sites ({fit['round'] + 1} rounds)"),
+            "  Each score has the covariates' residual gradient at the final theta (pooled,",
+            "  decrypted) projected out: S'r - (X'WS)' inverse(X'WX) X'r, the efficient score.",
             "",
             *result_lines(lam, cols["P"], variants),
             "written:",

@@ -1205,7 +1205,36 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
         help="sites also upload the counts --geno/--hwe/--maf need (examples/gwas/qc.hec); A1 "
         "then follows PLINK's founders rule",
     )  # fmt: skip
+    st.add_argument(
+        "--test", choices=("chisq", "logistic"), default="chisq",
+        help="chisq (default): the allelic chi-square of hec gwas chisq; logistic: hec gwas "
+        "logistic with covariates, the covariate fit pooled over the sites in rounds",
+    )  # fmt: skip
+    st.add_argument(
+        "--covar-name", metavar="A,B,...",
+        help="--test logistic: the covariates (header names of every site's --covar file)",
+    )  # fmt: skip
+    st.add_argument(
+        "--covar-range", action="append", default=[], metavar="NAME=LO:HI",
+        help="--test logistic: a covariate's declared range, mapped onto [-1, 1] at every site "
+        "(repeat per covariate; a value outside is refused)",
+    )  # fmt: skip
     st.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    fit = sub.add_parser(
+        "fit", help="a site (logistic): one round of the covariate fit at the current theta"
+    )
+    fit.add_argument("--study", required=True, metavar="DIR", help="the study directory")
+    fit.add_argument("--site", required=True, metavar="NAME", help="this site's name")
+    _gwas_data_arguments(fit, covar_help="this site's covariate file (FID IID, header naming "
+                         "the study's covariates)")  # fmt: skip
+    fit.add_argument("--out", required=True, metavar="DIR", help="upload directory to write")
+    fit.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
+    sp = sub.add_parser(
+        "step", help="coordinator (logistic): decrypt a round's pooled sums, publish the next theta"
+    )
+    sp.add_argument("--study", required=True, metavar="DIR")
+    sp.add_argument("--results", required=True, metavar="DIR", help="the round's server results")
+    sp.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
     pr = sub.add_parser("prepare", help="a site: align to the shared list, encrypt, one upload")
     pr.add_argument("--study", required=True, metavar="DIR", help="the study directory")
     pr.add_argument("--site", required=True, metavar="NAME", help="this site's name")
@@ -1238,20 +1267,54 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
 def _site_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gwas import multisite
+    from gwas import multisite, multisite_logistic
 
     cache = Path(args.cache_dir) if args.cache_dir else None
-    if args.step == "setup":
+    if args.step in ("prepare", "fit"):
+        args.no_progress, args.no_plots, args.backend = True, True, "encrypted"
+        args.precision_bits, args.threads, args.seed = 40.0, 0, 0
+        args.error_confidence = DEFAULT_ERROR_CONFIDENCE  # the study's program: the default
+    logistic = args.step != "setup" and multisite.load_study(Path(args.study)).test == "logistic"
+    if args.step == "setup" and args.test == "logistic":
+        names = [n for n in (args.covar_name or "").split(",") if n]
+        study = multisite_logistic.setup(Path(args.study), Path(args.snps), args.site, names,
+                                         args.covar_range, cache_dir=cache)  # fmt: skip
+        print(f"study {args.study}: logistic, {len(study.shared)} shared SNPs, covariates "
+              f"{', '.join(study.covariates)} (K = {study.k}), sites "
+              + ", ".join(f"{k} rows {a}:{b}" for k, (a, b) in study.sites.items()))  # fmt: skip
+        print(f"  give {args.study}/{{keys,fit-keys,qc-keys}}/public and {args.study}/rounds to "
+              "the sites, the eval keys to the server; round 0 is open")  # fmt: skip
+    elif args.step == "setup":
+        if args.covar_name or args.covar_range:
+            raise UserError("--covar-name and --covar-range belong to --test logistic")
         study = multisite.setup(
             Path(args.study), Path(args.snps), args.site, cache_dir=cache, qc=args.qc
         )
         print(f"study {args.study}: {len(study.shared)} shared SNPs, sites "
               + ", ".join(f"{k} rows {a}:{b}" for k, (a, b) in study.sites.items()))  # fmt: skip
         print(f"  give {args.study}/keys/public to the sites, {args.study}/keys/eval to the server")
+    elif args.step == "fit":
+        summary = multisite_logistic.fit_round(Path(args.study), args.site, _gwas_options(args),
+                                               Path(args.out), cache)  # fmt: skip
+        print(f"site {args.site}: round {summary['round']}, {summary['samples_analysed']} "
+              f"samples encrypted into {args.out}")  # fmt: skip
+    elif args.step == "step":
+        published = multisite_logistic.step(Path(args.study), Path(args.results), cache)
+        if published["final"]:
+            print(f"coordinator: the covariate fit converged (largest step "
+                  f"{published['last_step']:.3g} <= {published['tolerance']:.3g}); round "
+                  f"{published['round']} is final: the sites run `hec site prepare`")  # fmt: skip
+        else:
+            print(f"coordinator: round {published['round']} published (largest step "
+                  f"{published['last_step']:.3g}); the sites run `hec site fit`")  # fmt: skip
+    elif args.step == "prepare" and logistic:
+        summary = multisite_logistic.prepare(
+            Path(args.study), args.site, _gwas_options(args), Path(args.out),
+            args.strand_ambiguous, cache,
+        )  # fmt: skip
+        print(f"site {args.site}: {summary['samples_analysed']} samples encrypted into {args.out}"
+              f"; alignment {summary['alignment']}")  # fmt: skip
     elif args.step == "prepare":
-        args.no_progress, args.no_plots, args.backend = True, True, "encrypted"
-        args.precision_bits, args.threads, args.seed = 40.0, 0, 0
-        args.error_confidence = DEFAULT_ERROR_CONFIDENCE  # the study's program: the default
         summary = multisite.prepare(
             Path(args.study), args.site, _gwas_options(args), Path(args.out),
             args.strand_ambiguous, cache,
@@ -1265,6 +1328,14 @@ def _site_run(args: argparse.Namespace) -> int:
         from gwas.filters import Selection
 
         qc = Selection(geno=args.geno, maf=args.maf, hwe=args.hwe)
+        if logistic:
+            if args.adjust or args.ci is not None or args.counts:
+                raise UserError("--adjust, --ci and --counts belong to the chi-square test (a "
+                                "logistic study writes PREFIX.assoc.logistic)")  # fmt: skip
+            multisite_logistic.finish(Path(args.study), Path(args.results), Path(args.out),
+                                      not args.no_plots, cache, qc)  # fmt: skip
+            print(f"coordinator: wrote {args.out}.assoc.logistic and {args.out}.log")
+            return 0
         multisite.finish(Path(args.study), Path(args.results), Path(args.out), args.adjust,
                          args.ci, args.counts, not args.no_plots, cache, qc)  # fmt: skip
         print(f"coordinator: wrote {args.out}.assoc and {args.out}.log")
