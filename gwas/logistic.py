@@ -35,6 +35,10 @@ same algorithm in float64.
 Missing genotype calls and haploid calls (X in males, Y, MT) are refused with a message: PLINK
 refits the covariate model per SNP over the called individuals, which this one-fit method
 cannot do.
+
+Several sites that may not pool their rows: gwas/multisite_logistic.py (`hec site setup --test
+logistic`), the covariate-only fit federated in Newton rounds, then the same program, client
+block and writer (`statistic_columns`, `write_outputs`) as here.
 """
 
 from __future__ import annotations

@@ -1306,7 +1306,8 @@ def _site_run(args: argparse.Namespace) -> int:
                   f"{published['round']} is final: the sites run `hec site prepare`")  # fmt: skip
         else:
             print(f"coordinator: round {published['round']} published (largest step "
-                  f"{published['last_step']:.3g}); the sites run `hec site fit`")  # fmt: skip
+                  f"{published['last_step']:.3g} > tolerance {published['tolerance']:.3g}); "
+                  "the sites run `hec site fit`")  # fmt: skip
     elif args.step == "prepare" and logistic:
         summary = multisite_logistic.prepare(
             Path(args.study), args.site, _gwas_options(args), Path(args.out),
