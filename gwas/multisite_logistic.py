@@ -27,9 +27,10 @@ Steps (docs/multisite.md walks through three sites on one machine):
 
 What each party learns: a site, the published theta of every round (the pooled fit's
 coefficients); the server, ciphertexts and each site's row and sample counts; the coordinator,
-per round the pooled gradient (K values) and information (K x K: at round 0, theta = 0, they
-give the pooled sample and case counts and the covariates' pooled means and cross products),
-per SNP the pooled score, S'WS and X'WS (as in one-machine mode) and the pooled QC counts.
+each site's analysed sample count (to check that it does not change between rounds), per round
+the pooled gradient (K values) and information (K x K: at round 0, theta = 0, they give the
+pooled sample and case counts and the covariates' pooled sums and cross products), per SNP the
+pooled score, S'WS and X'WS (as in one-machine mode) and the pooled QC counts.
 No site's own sums. A covariate's declared range is the study protocol's, not a site's data.
 """
 
@@ -334,6 +335,78 @@ def _results_meta(results: Path, kind: str) -> dict[str, dict[str, Any]]:
     return metas
 
 
+@dataclass
+class NewtonStep:
+    step: Array  # inverse(X'WX) X'(y - p)
+    largest: float  # its largest component
+    tolerance: float  # the largest a final step may be
+    final: bool
+
+
+def newton_step(
+    round_: int,
+    theta: Array,
+    grad: Array,
+    info: Array,
+    errors: tuple[float, float],
+    covariates: Sequence[str],
+) -> NewtonStep:
+    """The coordinator's Newton step from round `round_`'s decrypted pooled gradient and
+    information, whose promised absolute errors are `errors` (gradient, information). Final
+    when the step is at most max(NEWTON_TOLERANCE, NOISE_MARGIN x its own error bound)."""
+    info = (info + info.T) / 2.0
+    if round_ == 0:  # theta = 0: p = 1/2, w = 1/4, so the intercept's sums count the samples
+        n, cases = 4.0 * info[0, 0], grad[0] + 2.0 * info[0, 0]
+        if round(cases) <= 0 or round(cases) >= round(n):
+            raise UserError(
+                f"the pooled analysed samples are {round(cases)} cases and "
+                f"{round(n - cases)} controls; the case/control test needs both"
+            )
+    try:
+        h_inv = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        h_inv = np.full_like(info, np.nan)
+    if not np.all(np.isfinite(h_inv)) or np.linalg.cond(info) > 1e12:
+        raise UserError(
+            f"round {round_}: the pooled information X'WX is singular: a covariate is constant "
+            f"or the covariates {', '.join(covariates)} are linearly dependent (with the "
+            "intercept) over all sites, or the fitted probabilities reached 0 and 1",
+            hint="set the study up again without the covariate (--covar-name)",
+        )
+    step = h_inv @ grad
+    # The step's error bound: the decrypted sums carry at most err_g (gradient) and err_h
+    # (information) each; to first order the step then errs by |H^-1| (err_g + err_h |step|_1).
+    err_g, err_h = errors
+    bound = np.abs(h_inv) @ np.full(len(grad), err_g + err_h * np.sum(np.abs(step)))
+    tolerance = max(NEWTON_TOLERANCE, NOISE_MARGIN * float(np.max(bound)))
+    largest = float(np.max(np.abs(step)))
+    final = largest <= tolerance
+    if not final and (round_ + 1 >= NEWTON_ITERATIONS or not np.all(np.isfinite(theta + step))):
+        raise UserError(
+            f"the pooled covariate-only logistic model does not converge in {round_ + 1} Newton "
+            "rounds (a covariate separates cases from controls)",
+            hint="set the study up again without the covariate that predicts the phenotype",
+        )
+    return NewtonStep(step, largest, tolerance, final)
+
+
+def _coordinator_record(study: Study, round_: int) -> dict[str, Any]:
+    return json.loads((study.directory / COORDINATOR_DIR / f"round-{round_}.json").read_text())
+
+
+def same_samples(before: dict[str, int], now: dict[str, int], then: str, later: str) -> None:
+    """Every site analyses the same samples in every round and in its per-SNP upload (its
+    count, which the uploads' summaries carry, must not change)."""
+    for site, n in now.items():
+        if before.get(site) != n:
+            raise UserError(
+                f"site {site}: {n} analysed samples in {later}, {before.get(site)} in {then}; "
+                "a site analyses the same samples in every round and in `hec site prepare`",
+                hint="the site gives the same phenotype, sample filters and --mind to every "
+                "`hec site fit` and `hec site prepare`",
+            )
+
+
 def step(study_dir: Path, results: Path, cache_dir: Path | None = None) -> dict[str, Any]:
     """Step (2c): decrypt the pooled gradient and information of the current round, take the
     Newton step, publish the next round (or mark the fit final). Returns the published round."""
@@ -350,48 +423,27 @@ def step(study_dir: Path, results: Path, cache_dir: Path | None = None) -> dict[
             f"{results}: the sums of round {got}, the study's current round is {t} (run out "
             "of order: every round is computed and stepped once, in turn)"
         )
+    samples = {site: int(meta["samples_analysed"]) for site, meta in metas.items()}
+    if t > 0:
+        before = _coordinator_record(study, t - 1)["samples"]
+        same_samples(before, samples, f"round {t - 1}", f"round {t}")
     backend = _compile(study, cache_dir, PROGRAM_FIT)
     # Flooded (the default): the new theta, computed from these values, is published.
     with tempfile.TemporaryDirectory(prefix="hec-step-") as tmp:
         revealed = _roles(backend, study_dir, "fit-keys").decrypt(results, Path(tmp) / "dec")
     grad = revealed["grad"].astype(np.float64).reshape(study.k)
     info = revealed["info"].astype(np.float64).reshape(study.k, study.k)
-    info = (info + info.T) / 2.0
+    info = (info + info.T) / 2.0  # X'WX is symmetric; its decrypted entries differ by noise
     theta = np.array(current["theta"])
-    if t == 0:  # theta = 0: p = 1/2, w = 1/4, so the intercept's sums count the samples
-        n, cases = 4.0 * info[0, 0], grad[0] + 2.0 * info[0, 0]
-        if round(cases) <= 0 or round(cases) >= round(n):
-            raise UserError(
-                f"the pooled analysed samples are {round(cases)} cases and "
-                f"{round(n - cases)} controls; the case/control test needs both"
-            )
-    try:
-        h_inv = np.linalg.inv(info)
-    except np.linalg.LinAlgError:
-        h_inv = np.full_like(info, np.nan)
-    if not np.all(np.isfinite(h_inv)) or np.linalg.cond(info) > 1e12:
-        raise UserError(
-            f"round {t}: the pooled information X'WX is singular: a covariate is constant or "
-            f"the covariates {', '.join(study.covariates)} are linearly dependent (with the "
-            "intercept) over all sites, or the fitted probabilities reached 0 and 1",
-            hint="set the study up again without the covariate (--covar-name)",
-        )
-    new_step = h_inv @ grad
-    # The step's error bound: the decrypted sums carry at most err_g (gradient) and err_h
-    # (information) each; to first order the step then errs by |H^-1| (err_g + err_h |step|_1).
     fit_program = compiled(study, cache_dir, PROGRAM_FIT)
-    err_g = fit_program.revealed_abs_error("grad")
-    err_h = fit_program.revealed_abs_error("info")
-    bound = np.abs(h_inv) @ np.full(study.k, err_g + err_h * np.sum(np.abs(new_step)))
-    tolerance = max(NEWTON_TOLERANCE, NOISE_MARGIN * float(np.max(bound)))
-    largest = float(np.max(np.abs(new_step)))
-    final = largest <= tolerance
-    if not final and (t + 1 >= NEWTON_ITERATIONS or not np.all(np.isfinite(theta + new_step))):
-        raise UserError(
-            f"the pooled covariate-only logistic model does not converge in {t + 1} Newton "
-            "rounds (a covariate separates cases from controls)",
-            hint="set the study up again without the covariate that predicts the phenotype",
-        )
+    errors = (fit_program.revealed_abs_error("grad"), fit_program.revealed_abs_error("info"))
+    newton = newton_step(t, theta, grad, info, errors, study.covariates)
+    new_step, largest, tolerance, final = (
+        newton.step,
+        newton.largest,
+        newton.tolerance,
+        newton.final,
+    )
     record = {
         "round": t,
         "theta": [float(v) for v in theta],
@@ -400,6 +452,7 @@ def step(study_dir: Path, results: Path, cache_dir: Path | None = None) -> dict[
         "step": [float(v) for v in new_step],
         "tolerance": tolerance,
         "results": str(results),
+        "samples": samples,
     }
     write_json(study.directory / COORDINATOR_DIR / f"round-{t}.json", record)
     if final:  # theta_T is the fit: the sites' r, w, V and X'WX are all at theta_T
@@ -521,8 +574,9 @@ def _finish(
     if got != final["round"]:
         raise UserError(f"{results}: the sites' inputs at round {got}'s theta, the final round "
                         f"is {final['round']}")  # fmt: skip
-    fit = json.loads((study.directory / COORDINATOR_DIR / f"round-{final['fit_round']}.json")
-                     .read_text())  # fmt: skip
+    fit = _coordinator_record(study, int(final["fit_round"]))
+    samples = {site: int(meta["samples_analysed"]) for site, meta in metas.items()}
+    same_samples(fit["samples"], samples, "the covariate fit", "the per-SNP upload")
     grad, info = np.array(fit["grad"]), np.array(fit["info"])
     h_inv = np.linalg.inv(info)
     backend = _compile(study, cache_dir, PROGRAM_LOGISTIC)

@@ -266,6 +266,38 @@ def test_a_missing_genotype_call_names_the_site_and_snp(walked: Path, tmp_path: 
     assert not (tmp_path / "up").exists()
 
 
+def test_finish_refuses_a_site_whose_samples_changed(walked: Path, tmp_path: Path) -> None:
+    shutil.copytree(walked / "results", tmp_path / "results")
+    meta = json.loads((tmp_path / "results" / "uploads.json").read_text())
+    meta["B"]["samples_analysed"] -= 1
+    (tmp_path / "results" / "uploads.json").write_text(json.dumps(meta))
+    with pytest.raises(UserError, match=r"site B: 99 analysed samples in the per-SNP upload, "
+                       r"100 in the covariate fit"):  # fmt: skip
+        multisite_logistic.finish(walked / "study", tmp_path / "results", tmp_path / "g")
+    assert not (tmp_path / "g.assoc.logistic").exists()
+
+
+def test_newton_step_tolerance_and_refusals() -> None:
+    """The coordinator's step on plaintext sums: a step below max(1e-10, 4 x its error bound)
+    is final; a singular information, one class only, and no convergence in 50 rounds are
+    refused with the round."""
+    info = np.array([[50.0, 5.0], [5.0, 20.0]])
+    theta = np.zeros(2)
+    small = np.array([1e-6, -1e-6])
+    assert not multisite_logistic.newton_step(3, theta, small, info, (0.0, 0.0), ["pc"]).final
+    noisy = multisite_logistic.newton_step(3, theta, small, info, (1e-6, 1e-6), ["pc"])
+    assert noisy.final and noisy.tolerance > 1e-10
+    with pytest.raises(UserError, match=r"round 3: the pooled information X'WX is singular"):
+        multisite_logistic.newton_step(3, theta, small, np.ones((2, 2)), (0.0, 0.0), ["pc"])
+    with pytest.raises(UserError, match=r"300 cases and 0 controls; the case/control test needs"):
+        at_zero = np.array([[75.0, 0.0], [0.0, 20.0]])  # n = 4 x 75, cases = 150 + 150
+        multisite_logistic.newton_step(0, theta, np.array([150.0, 0.0]), at_zero, (0.0, 0.0),
+                                       ["pc"])  # fmt: skip
+    with pytest.raises(UserError, match=r"does not converge in 50 Newton rounds \(a covariate "
+                       r"separates cases from controls\)"):  # fmt: skip
+        multisite_logistic.newton_step(49, theta, np.array([1.0, 1.0]), info, (0.0, 0.0), ["pc"])
+
+
 @pytest.mark.parametrize(
     ("names", "ranges", "message"),
     [
