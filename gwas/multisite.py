@@ -25,6 +25,11 @@ Parties and steps (docs/multisite.md walks through three sites on one machine):
 What leaves a site: ciphertexts, its row count and the alignment summary (how many SNPs were
 swapped, flipped or dropped). What the coordinator learns: the pooled allele counts of each
 SNP's table (n11, c1, r1, d), as in the one-machine run.
+
+A study set up with `--test logistic` runs `hec gwas logistic` over the sites instead
+(gwas/multisite_logistic.py: the covariate fit's rounds, the sites' per-SNP inputs and the
+coordinator's finish); the study directory, the alignment and the server's `compute` (which
+takes either kind of upload: per-SNP inputs, or one round of the fit) are this module's.
 """
 
 from __future__ import annotations
@@ -552,6 +557,8 @@ def compute(study_dir: Path, uploads: list[Path], out: Path, cache_dir: Path | N
                             "fit converged")  # fmt: skip
     if out.exists():
         raise UserError(f"{out}: exists")
+    if not out.parent.is_dir():
+        raise UserError(f"--out {out}: directory {out.parent} does not exist")
     if kind == "fit":
         runs = [(PROGRAM_FIT, "ciphertexts", "fit-keys", out)]
     else:

@@ -264,11 +264,10 @@ def _ir_sizes(args: argparse.Namespace) -> dict[str, int]:
 
 def _ir_module(args: argparse.Namespace):
     from driver.pipeline import Options, compile_file
+    from dsl.bitslice import is_integer_program
     from dsl.checker import check
     from dsl.lower import lower
     from dsl.parser import parse_file
-
-    from dsl.bitslice import is_integer_program
 
     checked = check(parse_file(args.file))
     # An integer program's stat form is its BFV bit slices (docs/circuits.md); its FHEW circuit
@@ -1238,7 +1237,9 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
     pr = sub.add_parser("prepare", help="a site: align to the shared list, encrypt, one upload")
     pr.add_argument("--study", required=True, metavar="DIR", help="the study directory")
     pr.add_argument("--site", required=True, metavar="NAME", help="this site's name")
-    _gwas_data_arguments(pr)
+    covar_help = ("a logistic study: this site's covariate file (FID IID, header naming the "
+                  "study's covariates); a chi-square study ignores it")  # fmt: skip
+    _gwas_data_arguments(pr, covar_help=covar_help)
     pr.add_argument(
         "--strand-ambiguous", choices=("keep", "drop"), default="keep",
         help="A/T and C/G SNPs: keep as written (default) or drop at this site",
@@ -1412,7 +1413,8 @@ COMMANDS += [
     ),
     Command(
         "site",
-        "multi-site GWAS: setup (coordinator), prepare (each site), compute (server), finish",
+        "multi-site GWAS: setup (coordinator), prepare (each site), compute (server), finish; "
+        "a logistic study first fits its covariates in rounds: fit (each site), compute, step",
         _site_arguments,
         _site_run,
     ),
