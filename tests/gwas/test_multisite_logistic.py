@@ -336,3 +336,100 @@ def test_cli_refuses_chisq_options_on_a_logistic_study(
                  str(walked / "results"), "--out", str(tmp_path / "g"), "--adjust"])  # fmt: skip
     assert code == 1
     assert "--adjust, --ci and --counts belong to the chi-square test" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def chisq_study(walked: Path, program_cache: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A chi-square study of the same SNP list and rows."""
+    d = tmp_path_factory.mktemp("chisq-study")
+    multisite.setup(d / "study", walked / "pooled.bim", ["A=110", "B=110", "C=110"],
+                    cache_dir=program_cache)  # fmt: skip
+    return d / "study"
+
+
+def test_logistic_steps_on_a_chisq_study(chisq_study: Path, walked: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"a chisq study \(set up without --test logistic\)"):
+        multisite_logistic.fit_round(chisq_study, "A", _opts(walked, "A"), tmp_path / "up")
+    uploads = [walked / f"fit-{s}-0" for s in "ABC"]
+    with pytest.raises(UserError, match=r"a chi-square study has no covariate fit"):
+        multisite.compute(chisq_study, uploads, tmp_path / "res", None)
+
+
+def test_setup_refuses_an_unknown_test(walked: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"--test linear: choose chisq or logistic"):
+        multisite.setup(tmp_path / "s", walked / "pooled.bim", ["A=10"], test="linear")
+    assert not (tmp_path / "s").exists()
+
+
+def test_compute_refuses_forged_rounds(walked: Path, tmp_path: Path) -> None:
+    final = multisite.load_study(walked / "study").rounds()[-1]["round"]
+    (tmp_path / "f").mkdir()
+    fits = []
+    for s in "ABC":
+        dst = tmp_path / "f" / f"fit-{s}"
+        shutil.copytree(walked / f"fit-{s}-0", dst)
+        meta = json.loads((dst / "site.json").read_text())
+        (dst / "site.json").write_text(json.dumps({**meta, "round": final}))
+        fits.append(dst)
+    with pytest.raises(UserError, match=rf"the covariate fit converged at round {final}"):
+        multisite.compute(walked / "study", fits, tmp_path / "res", None)
+    with pytest.raises(UserError, match=r"--out .*: directory .*nowhere does not exist"):
+        multisite.compute(walked / "study", [walked / f"upload-{s}" for s in "ABC"],
+                          tmp_path / "nowhere" / "res", None)  # fmt: skip
+
+
+def test_per_snp_inputs_before_the_fit_converged(
+    open_study: Path, walked: Path, tmp_path: Path
+) -> None:
+    ups = []
+    for s in "ABC":
+        dst = tmp_path / f"upload-{s}"
+        shutil.copytree(walked / f"upload-{s}", dst)
+        meta = json.loads((dst / "site.json").read_text())
+        meta["round"] = 1
+        meta["keys_sha256"] = {}
+        (dst / "site.json").write_text(json.dumps(meta))
+        ups.append(dst)
+    with pytest.raises(UserError, match=r"site A: per-SNP inputs before the covariate fit "
+                       r"converged"):  # fmt: skip
+        multisite.compute(open_study / "study", ups, tmp_path / "res", None)
+
+
+def test_finish_before_the_fit_converged_and_on_stale_inputs(
+    open_study: Path, walked: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(UserError, match=r"the covariate fit has not converged \(round 1 is open"):
+        multisite_logistic.finish(open_study / "study", walked / "results", tmp_path / "g")
+    shutil.copytree(walked / "results", tmp_path / "results")
+    meta = json.loads((tmp_path / "results" / "uploads.json").read_text())
+    for site in meta.values():
+        site["round"] = 2
+    (tmp_path / "results" / "uploads.json").write_text(json.dumps(meta))
+    with pytest.raises(UserError, match=r"results: the sites' inputs at round 2's theta, the "
+                       r"final round is \d+"):  # fmt: skip
+        multisite_logistic.finish(walked / "study", tmp_path / "results", tmp_path / "g")
+    with pytest.raises(UserError, match=r"not the server's results \(no uploads.json"):
+        multisite_logistic.step(open_study / "study", walked / "upload-A")
+
+
+def test_site_errors_before_encrypting(open_study: Path, walked: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"site A: 300 samples, more than the 110 rows"):
+        multisite_logistic.fit_round(open_study / "study", "A",
+                                     _opts(walked, "A", walked / "pooled.covar",
+                                           walked / "pooled"), tmp_path / "up")  # fmt: skip
+    opts = _opts(walked, "A")
+    opts.selection.maf = 0.05
+    with pytest.raises(UserError, match=r"site A: --geno, --maf and --hwe need the pooled"):
+        multisite_logistic.fit_round(open_study / "study", "A", opts, tmp_path / "up")
+    assert not (tmp_path / "up").exists()
+
+
+def test_cli_refuses_covariates_on_a_chisq_setup(
+    walked: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hec.cli import main
+
+    code = main(["site", "setup", "--study", str(tmp_path / "s"), "--snps",
+                 str(walked / "pooled.bim"), "--site", "A=10", "--covar-name", "pc"])  # fmt: skip
+    assert code == 1
+    assert "--covar-name and --covar-range belong to --test logistic" in capsys.readouterr().err
