@@ -311,6 +311,7 @@ def test_newton_step_tolerance_and_refusals() -> None:
     ("names", "ranges", "message"),
     [
         ([], [], r"needs --covar-name"),
+        (["pc", "pc"], ["pc=-5:5"], r"--covar-name pc,pc: a name appears twice"),
         (["pc", "age"], ["pc=-5:5"], r"no --covar-range for age"),
         (["pc"], ["pc=5"], r"--covar-range 'pc=5': expected NAME=LO:HI"),
         (["pc"], ["pc=5:-5"], r"--covar-range 'pc=5:-5': LO must be below HI"),
