@@ -415,61 +415,73 @@ def prepare(
             "for this site",
             hint="the coordinator sets each site's rows with `hec site setup --site NAME=ROWS`",
         )
-    m = len(study.shared)
     male = np.array([s.is_male for s in fileset.samples])
     ploidies = [ploidy(s.chrom) for s in study.shared]
-    raw = fileset.read_block(0, fileset.n_variants)[:, alignment.columns]
-    # The site's calls in the shared coding: a swapped SNP counts the other allele.
-    g = np.where(alignment.swap & (raw != MISSING_INT8), 2 - raw, raw).astype(np.int8)
-    g[:, alignment.drop] = MISSING_INT8
+    g = aligned_calls(fileset, alignment)
     a1, alleles = allele_coding(g, ploidies, male)
     # Samples without a phenotype enter the QC counts only: no allele in the test's table.
     a1[~included] = 0.0
     alleles[~included] = 0.0
-    rows = end - begin
-    y = np.zeros(rows)
-    y[:n_all] = np.where(included, y_all, 0.0)
-    S_full = np.zeros((rows, m))
-    A_full = np.zeros((rows, m))
-    S_full[:n_all] = a1
-    A_full[:n_all] = alleles
-    backend = _compile(study, cache_dir)
+    inputs = {"y": np.where(included, y_all, 0.0), "S": a1, "A": alleles}
+    encrypt = [(PROGRAM_ALLELES, "keys", "ciphertexts", inputs)]
+    if study.qc:
+        founders = np.array([s.is_founder for s in fileset.samples])
+        qc_in = qc_inputs(g, ploidies, male, founders, hwe_sample(fileset, y_all, True))
+        encrypt.append((PROGRAM_QC, "qc-keys", "qc-ciphertexts", qc_in))
+    summary = {
+        "kind": "snps",
+        "samples": n_all,
+        "samples_analysed": n,
+        "padding_rows": end - begin - n_all,
+        "alignment": alignment.counts,
+        "filters": log.lines,
+        "input": f"{fileset.kind} {fileset.prefix}",
+    }
+    return write_upload(study, site, out, summary, encrypt, cache_dir)
+
+
+def aligned_calls(fileset: Fileset, alignment: Alignment) -> npt.NDArray[np.int8]:
+    """The site's calls of the shared SNPs in the shared coding (samples x shared SNPs): a
+    swapped SNP counts the other allele, a dropped one is missing."""
+    raw = fileset.read_block(0, fileset.n_variants)[:, alignment.columns]
+    g = np.where(alignment.swap & (raw != MISSING_INT8), 2 - raw, raw).astype(np.int8)
+    g[:, alignment.drop] = MISSING_INT8
+    return g
+
+
+def write_upload(
+    study: Study,
+    site: str,
+    out: Path,
+    summary: dict[str, Any],
+    encrypt: list[tuple[Path, str, str, dict[str, Array]]],
+    cache_dir: Path | None,
+) -> dict[str, Any]:
+    """A site's upload directory: for each (program, key directory, ciphertext directory,
+    inputs), the inputs (the site's samples first, zero rows up to its row count: they add
+    nothing to any sum) encrypted with the key directory's public key for the site's rows;
+    then site.json (`summary`, the site, its rows, the shared list's and the keys' digests).
+    Written in a temporary directory next to `out`, renamed to `out` when complete."""
+    begin, end = study.sites[site]
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         plain = tmp / "plain"
         plain.mkdir()
-        files: dict[str, Path] = {}
-        for name, value in (("y", y), ("S", S_full), ("A", A_full)):
-            files[name] = plain / f"{name}.npy"
-            np.save(files[name], compact_integers(value))
-        _roles(backend, study_dir).encrypt(files, tmp / "ciphertexts", rows=(begin, end))
-        if study.qc:
-            founders = np.array([s.is_founder for s in fileset.samples])
-            qc_in = qc_inputs(g, ploidies, male, founders, hwe_sample(fileset, y_all, True))
-            qc_files: dict[str, Path] = {}
-            for name, value in qc_in.items():
-                full = np.zeros((rows, *value.shape[1:]))
-                full[:n_all] = value
-                qc_files[name] = plain / f"qc-{name}.npy"
-                np.save(qc_files[name], compact_integers(full))
-            qc_backend = _compile(study, cache_dir, PROGRAM_QC)
-            qc_roles = _roles(qc_backend, study_dir, "qc-keys")
-            qc_roles.encrypt(qc_files, tmp / "qc-ciphertexts", rows=(begin, end))
+        digests = {}
+        for program, keys, ct_name, inputs in encrypt:
+            digests[keys] = check_keys(study, site, keys)
+            files: dict[str, Path] = {}
+            for name, value in inputs.items():
+                full = np.zeros((end - begin, *value.shape[1:]))
+                full[: len(value)] = value
+                files[name] = plain / f"{ct_name}-{name}.npy"
+                np.save(files[name], compact_integers(full))
+            roles = _roles(_compile(study, cache_dir, program), study.directory, keys)
+            roles.encrypt(files, tmp / ct_name, rows=(begin, end))
         shutil.rmtree(plain)
-        summary = {
-            "site": site,
-            "kind": "snps",
-            "keys_sha256": {keys: check_keys(study, site, keys) for _, keys in study.programs()},
-            "rows": [begin, end],
-            "samples": n_all,
-            "samples_analysed": n,
-            "padding_rows": rows - n_all,
-            "shared_sha256": study.shared_sha256,
-            "alignment": alignment.counts,
-            "filters": log.lines,
-            "input": f"{fileset.kind} {fileset.prefix}",
-            "made": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        }
+        made = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        summary = {"site": site, **summary, "keys_sha256": digests, "rows": [begin, end],
+                   "shared_sha256": study.shared_sha256, "made": made}  # fmt: skip
         (tmp / SITE_FILE).write_text(json.dumps(summary, indent=1) + "\n")
         tmp.rename(out)
     except BaseException:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,19 +76,19 @@ from gwas.logistic import (
 )
 from gwas.multisite import (
     ROUNDS_DIR,
-    SITE_FILE,
     Study,
     _compile,
     _roles,
     align,
-    check_keys,
+    aligned_calls,
     check_site,
     compiled,
     load_study,
     write_json,
+    write_upload,
 )
 from gwas.multisite import setup as setup_study
-from gwas.plink import MISSING_INT8, Fileset, sample_phenotypes
+from gwas.plink import Fileset, sample_phenotypes
 from gwas.plots import genomic_inflation
 from gwas.qc import PROGRAM_QC, counts_from_reveals, hwe_sample
 
@@ -251,50 +250,6 @@ def _owner_rows(rows: SiteRows, theta: Array) -> dict[str, Array]:
     return {"r": rows.y - p, "w": w, "V": rows.x * w[:, None]}
 
 
-def _padded(value: Array, rows: int) -> Array:
-    """The site's rows of an input: its analysed samples first, zero rows after (they add
-    nothing to any sum)."""
-    full = np.zeros((rows, *value.shape[1:]))
-    full[: len(value)] = value
-    return full
-
-
-def _upload(
-    study: Study,
-    site: str,
-    out: Path,
-    summary: dict[str, Any],
-    encrypt: list[tuple[Path, str, str, dict[str, Array]]],
-    cache_dir: Path | None,
-) -> dict[str, Any]:
-    """Encrypt (program, key directory, ciphertext directory, inputs) for the site's rows into
-    a temporary directory next to `out`, with site.json, then rename it to `out`."""
-    begin, end = study.sites[site]
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        plain = tmp / "plain"
-        plain.mkdir()
-        digests = {}
-        for program, keys, ct_name, inputs in encrypt:
-            digests[keys] = check_keys(study, site, keys)
-            files: dict[str, Path] = {}
-            for name, value in inputs.items():
-                files[name] = plain / f"{ct_name}-{name}.npy"
-                np.save(files[name], _padded(value, end - begin))
-            roles = _roles(_compile(study, cache_dir, program), study.directory, keys)
-            roles.encrypt(files, tmp / ct_name, rows=(begin, end))
-        shutil.rmtree(plain)
-        made = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-        summary = {"site": site, **summary, "keys_sha256": digests, "rows": [begin, end],
-                   "shared_sha256": study.shared_sha256, "made": made}  # fmt: skip
-        (tmp / SITE_FILE).write_text(json.dumps(summary, indent=1) + "\n")
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return summary
-
-
 def fit_round(
     study_dir: Path, site: str, opts: ChisqOptions, out: Path, cache_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -318,8 +273,8 @@ def fit_round(
         "filters": rows.log.lines,
         "input": f"{rows.fileset.kind} {rows.fileset.prefix}",
     }
-    return _upload(study, site, out, summary, [(PROGRAM_FIT, "fit-keys", "ciphertexts", inputs)],
-                   cache_dir)  # fmt: skip
+    encrypt = [(PROGRAM_FIT, "fit-keys", "ciphertexts", inputs)]
+    return write_upload(study, site, out, summary, encrypt, cache_dir)
 
 
 def _results_meta(results: Path, kind: str) -> dict[str, dict[str, Any]]:
@@ -488,9 +443,7 @@ def prepare(
     alignment = align(site, fileset, study.shared, strand_ambiguous)
     male = np.array([s.is_male for s in fileset.samples])
     ploidies = [ploidy(s.chrom) for s in study.shared]
-    raw = fileset.read_block(0, fileset.n_variants)[:, alignment.columns]
-    g = np.where(alignment.swap & (raw != MISSING_INT8), 2 - raw, raw).astype(np.int8)
-    g[:, alignment.drop] = MISSING_INT8
+    g = aligned_calls(fileset, alignment)
     a1, alleles = allele_coding(g, ploidies, male)
     called = alleles[rows.included]
     for value, why in ((0, "missing genotype calls"), (1, "haploid calls (X, Y, MT)")):
@@ -520,7 +473,7 @@ def prepare(
         "filters": rows.log.lines,
         "input": f"{fileset.kind} {fileset.prefix}",
     }
-    return _upload(
+    return write_upload(
         study, site, out, summary,
         [(PROGRAM_LOGISTIC, "keys", "ciphertexts", inputs),
          (PROGRAM_QC, "qc-keys", "qc-ciphertexts", qc_in)],
