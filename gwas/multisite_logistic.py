@@ -163,6 +163,12 @@ def load_logistic(study_dir: Path) -> Study:
     if study.test != "logistic":
         raise UserError(f"{study_dir}: a {study.test} study (set up without --test logistic): "
                         "it has no covariate fit")  # fmt: skip
+    if not study.rounds():
+        raise UserError(
+            f"{study_dir}: no round of the covariate fit in {study_dir / ROUNDS_DIR} (its "
+            "setup did not finish)",
+            hint="the coordinator sets the study up again with `hec site setup --test logistic`",
+        )
     return study
 
 

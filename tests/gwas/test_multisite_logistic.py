@@ -434,3 +434,11 @@ def test_cli_refuses_covariates_on_a_chisq_setup(
                  str(walked / "pooled.bim"), "--site", "A=10", "--covar-name", "pc"])  # fmt: skip
     assert code == 1
     assert "--covar-name and --covar-range belong to --test logistic" in capsys.readouterr().err
+
+
+def test_a_study_whose_setup_did_not_finish(walked: Path, tmp_path: Path) -> None:
+    shutil.copytree(walked / "study", tmp_path / "study")
+    shutil.rmtree(tmp_path / "study" / "rounds")
+    with pytest.raises(UserError, match=r"study: no round of the covariate fit in .*rounds \(its "
+                       r"setup did not finish\)"):  # fmt: skip
+        multisite_logistic.fit_round(tmp_path / "study", "A", _opts(walked, "A"), tmp_path / "u")
