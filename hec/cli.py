@@ -1251,7 +1251,9 @@ def _site_arguments(parser: argparse.ArgumentParser) -> None:
     cp.add_argument("--upload", action="append", default=[], metavar="DIR", help="repeat per site")
     cp.add_argument("--out", required=True, metavar="DIR", help="encrypted results directory")
     cp.add_argument("--cache-dir", default=None, help="compiled-program cache directory")
-    fi = sub.add_parser("finish", help="coordinator: decrypt the pooled tables, write .assoc")
+    fi = sub.add_parser(
+        "finish", help="coordinator: decrypt the pooled sums, write .assoc (.assoc.logistic)"
+    )
     fi.add_argument("--study", required=True, metavar="DIR")
     fi.add_argument("--results", required=True, metavar="DIR")
     fi.add_argument("--out", required=True, metavar="PREFIX", help="output prefix")
