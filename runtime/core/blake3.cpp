@@ -41,6 +41,20 @@ inline void g(std::uint32_t* v, int a, int b, int c, int d, std::uint32_t x, std
   v[b] = rotr(v[b] ^ v[c], 7);
 }
 
+// One round: columns, then diagonals, with round R's message schedule (compile-time indices).
+template <int R>
+inline void round(std::uint32_t* v, const std::uint32_t m[16]) {
+  constexpr auto s = kSchedule[R];
+  g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
+  g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
+  g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
+  g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
+  g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
+  g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
+  g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
+  g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
+}
+
 // The compression function (section 2.2) up to its feed-forward: v holds the 16 state words
 // after 7 rounds; the chaining value is v[i] ^ v[i + 8] for i < 8.
 inline void compress_rounds(const std::uint32_t cv[8], const std::uint32_t m[16],
@@ -52,18 +66,13 @@ inline void compress_rounds(const std::uint32_t cv[8], const std::uint32_t m[16]
   v[13] = static_cast<std::uint32_t>(counter >> 32);
   v[14] = block_len;
   v[15] = flags;
-  for (int r = 0; r < kRounds; ++r) {
-    const auto& s = kSchedule[r];
-    // Columns, then diagonals.
-    g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
-    g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
-    g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
-    g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
-    g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
-    g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
-    g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
-    g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
-  }
+  round<0>(v, m);
+  round<1>(v, m);
+  round<2>(v, m);
+  round<3>(v, m);
+  round<4>(v, m);
+  round<5>(v, m);
+  round<6>(v, m);
 }
 
 // cv <- the first 8 words of the compression of block m under cv.

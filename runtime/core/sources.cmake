@@ -19,3 +19,7 @@ if(HEC_BUILD_TESTS)
     tests/core/wipe_test.cpp
   )
 endif()
+if(HEC_BUILD_BENCHMARKS)
+  add_executable(hec_bench_digest bench/digest_bench.cpp)
+  target_link_libraries(hec_bench_digest PRIVATE hec_runtime benchmark::benchmark)
+endif()
