@@ -193,13 +193,16 @@ TEST(Blake3, ParallelUpdateEqualsSerial) {
   }
 }
 
+// math::force_portable_path (and HEC_FORCE_PORTABLE=1 at start-up) selects the portable kernel.
 TEST(Blake3, ForcedPortable) {
+  const bool was_forced = math::portable_path_forced();
   math::force_portable_path(true);
   EXPECT_EQ(blake3_active_kernel(), Blake3Kernel::kPortable);
   math::force_portable_path(false);
   EXPECT_EQ(blake3_active_kernel(), blake3_kernel_available(Blake3Kernel::kAvx512)
                                         ? Blake3Kernel::kAvx512
                                         : Blake3Kernel::kPortable);
+  math::force_portable_path(was_forced);
 }
 
 }  // namespace
