@@ -16,7 +16,7 @@ logistic` runs it (separate role processes exchanging checksummed ciphertext fil
 ours); the reference keeps everything in one process's memory (its workers' partial sums aside).
 
 What the compute rows compare: ours is the compute role's wall time, which reads every upload
-from its file and verifies its digest (the signed SHA-256 hash list, docs/security.md) before
+from its file and verifies its digest (the signed BLAKE3-256, docs/security.md) before
 adding it; the reference folds ciphertexts it holds in memory. So the rows add ours split as the
 role reports it ("compute: arithmetic", the passes' folds, next to the reference's in-memory
 fold; "compute: read+verify", which the in-memory reference has no counterpart for). And the

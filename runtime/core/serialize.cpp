@@ -2,7 +2,6 @@
 #include "core/serialize.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/blake3.h"
 #include "core/bytes.h"
 
 namespace hec::core {
@@ -143,7 +143,7 @@ ObjectHeader parse_header(const std::uint8_t* bytes, std::size_t size, const std
                                 : ": a newer hec wrote it";
     throw std::runtime_error(source + ": unsupported format version " + std::to_string(version) +
                              " (this build reads version " + std::to_string(kFormatVersion) +
-                             ", whose files end in a chunked SHA-256 digest)" + why);
+                             ", whose files end in a BLAKE3-256 digest)" + why);
   }
   ObjectHeader h;
   h.scheme = static_cast<Scheme>(r.get_u8());
@@ -218,176 +218,31 @@ void check_expectation(const ObjectHeader& h, const Expectation& expect,
   }
 }
 
-// SHA-256 (OpenSSL's EVP interface, which uses the SHA extensions where the CPU has them):
-// one hash context, reusable after final().
-class Sha256 {
+// The container digest (format 6): BLAKE3-256 of the stream, header and payload
+// (core/blake3.h). BLAKE3 is a tree hash, so the large reads of a streaming reader hash whole
+// 1 MiB subtrees on several threads (update_parallel) and the result is the same as one pass.
+class ContainerDigest {
  public:
-  Sha256() : ctx_(EVP_MD_CTX_new()) {
-    if (ctx_ == nullptr) throw std::runtime_error("OpenSSL: cannot allocate a digest context");
-    init();
-  }
-  ~Sha256() { EVP_MD_CTX_free(ctx_); }
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
+  void update(const void* data, std::size_t size) { hash_.update(data, size); }
 
-  void init() {
-    if (EVP_DigestInit_ex2(ctx_, md(), nullptr) != 1) {
-      throw std::runtime_error("OpenSSL: SHA-256 initialisation failed");
-    }
-  }
-  void update(const void* data, std::size_t size) {
-    if (size > 0 && EVP_DigestUpdate(ctx_, data, size) != 1) {
-      throw std::runtime_error("OpenSSL: SHA-256 update failed");
-    }
-  }
-  void final(std::uint8_t* out) {
-    unsigned int length = 0;
-    if (EVP_DigestFinal_ex(ctx_, out, &length) != 1 || length != kChecksumSize) {
-      throw std::runtime_error("OpenSSL: SHA-256 finalisation failed");
-    }
-  }
-
- private:
-  // Fetched once: the implicit fetch of EVP_sha256() repeats a provider lookup per init.
-  static const EVP_MD* md() {
-    static EVP_MD* const fetched = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
-    if (fetched == nullptr) throw std::runtime_error("OpenSSL: SHA-256 is not available");
-    return fetched;
-  }
-  EVP_MD_CTX* ctx_;
-};
-
-// The container digest (format 5), a hash list that threads can compute in parallel: the
-// stream (header and payload) is cut into chunks of kDigestChunk bytes, each chunk hashed as
-// SHA-256(0x00 || chunk), and the digest is SHA-256(0x01 || le64(length) || the chunk
-// digests in order). The prefixes keep chunk and list hashes apart and the length fixes the
-// chunking, so the digest is as collision and second-preimage resistant as SHA-256 itself.
-// Format 3 hashed the stream in one pass: one core verified every upload the server read
-// (measured at stop 36: the chi-square compute at N = 5000, M = 16384 went from 0.7 s to 3.2 s,
-// all of it BLAKE2b on one core). Format 4 was this list over BLAKE2b-256 (libsodium); SHA-256
-// with the CPU's SHA extensions hashes 1.66x the bytes per CPU second on the development machine
-// (1.16 against 0.70 GB/s, 1 MiB chunks), and the digest was three quarters of the server's
-// time in `hec gwas logistic` (issue 22: 2.75 GB of uploads at N = 1000).
-constexpr std::size_t kDigestChunk = std::size_t{1} << 20;
-
-class ChunkedDigest {
- public:
-  ChunkedDigest() { start(); }
-
-  void update(const void* data, std::size_t size) {
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    while (size > 0) {
-      const std::size_t take = std::min(size, kDigestChunk - in_chunk_);
-      chunk_.update(p, take);
-      in_chunk_ += take;
-      total_ += take;
-      p += take;
-      size -= take;
-      if (in_chunk_ == kDigestChunk) {
-        end();
-        start();
-      }
-    }
-  }
-
-  // The pieces in order, the whole chunks among them hashed by up to `threads` threads.
+  // The pieces in order, whole aligned 1 MiB subtrees among them hashed by up to `threads`
+  // threads.
   void update_parallel(const std::vector<ObjectReader::Piece>& pieces, int threads) {
-    struct Segment {
-      const std::uint8_t* data;
-      std::size_t size;
-    };
-    std::vector<Segment> rest;
-    rest.reserve(pieces.size());
-    for (const auto& piece : pieces) {
-      const auto* p = static_cast<const std::uint8_t*>(piece.data);
-      std::size_t size = piece.size;
-      if (in_chunk_ > 0 && rest.empty()) {  // the open chunk is finished serially first
-        const std::size_t take = std::min(size, kDigestChunk - in_chunk_);
-        update(p, take);
-        p += take;
-        size -= take;
-      }
-      if (size > 0) rest.push_back({p, size});
-    }
-    // Whole chunks: lists of segments of exactly kDigestChunk bytes each.
-    std::vector<std::vector<Segment>> jobs;
-    std::vector<Segment> current;
-    std::size_t filled = 0;  // `current` is the open chunk's segments, the tail at the end
-    for (Segment seg : rest) {
-      while (seg.size > 0) {
-        const std::size_t take = std::min(seg.size, kDigestChunk - filled);
-        current.push_back({seg.data, take});
-        filled += take;
-        seg.data += take;
-        seg.size -= take;
-        if (filled == kDigestChunk) {
-          jobs.push_back(std::move(current));
-          current.clear();
-          filled = 0;
-        }
-      }
-    }
-    const std::size_t first = digests_.size();
-    digests_.resize(first + jobs.size());
-    // No exception may leave the parallel region: the first is kept and rethrown after it.
-    std::exception_ptr error;
-    std::mutex error_lock;
-#pragma omp parallel for schedule(static) num_threads(std::max(1, threads)) if (threads > 1)
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-      try {
-        Sha256 leaf_hash;
-        const unsigned char leaf = 0x00;
-        leaf_hash.update(&leaf, 1);
-        for (const Segment& seg : jobs[j]) leaf_hash.update(seg.data, seg.size);
-        leaf_hash.final(digests_[first + j].data());
-      } catch (...) {
-        const std::lock_guard<std::mutex> guard(error_lock);
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
-    total_ += jobs.size() * kDigestChunk;
-    for (const Segment& seg : current) update(seg.data, seg.size);
+    std::vector<Blake3::Span> spans;
+    spans.reserve(pieces.size());
+    for (const auto& piece : pieces) spans.push_back({piece.data, piece.size});
+    hash_.update_parallel(spans, threads);
   }
 
-  Checksum digest() {
-    if (in_chunk_ > 0) end();
-    Sha256 list;
-    std::uint8_t head[9] = {0x01};
-    for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(total_ >> (8 * i));
-    list.update(head, sizeof head);
-    for (const Checksum& d : digests_) list.update(d.data(), d.size());
-    Checksum c;
-    list.final(c.data());
-    return c;
-  }
+  Checksum digest() const { return hash_.finalize(); }
 
  private:
-  void start() {
-    chunk_.init();
-    const unsigned char leaf = 0x00;
-    chunk_.update(&leaf, 1);
-    in_chunk_ = 0;
-  }
-  void end() {
-    Checksum d;
-    chunk_.final(d.data());
-    digests_.push_back(d);
-  }
-
-  Sha256 chunk_;
-  std::size_t in_chunk_ = 0;
-  std::uint64_t total_ = 0;
-  std::vector<Checksum> digests_;
+  Blake3 hash_;
 };
 
 }  // namespace
 
-Checksum checksum(const std::uint8_t* data, std::size_t size) {
-  ChunkedDigest h;
-  h.update(data, size);
-  return h.digest();
-}
+Checksum checksum(const std::uint8_t* data, std::size_t size) { return blake3_256(data, size); }
 
 std::vector<std::uint8_t> encode_object(ObjectHeader header,
                                         const std::vector<std::uint8_t>& payload) {
@@ -534,7 +389,7 @@ void write_all(int fd, const std::uint8_t* p, std::size_t size, const std::files
 }  // namespace
 
 struct ObjectWriter::State {
-  ChunkedDigest hash;
+  ContainerDigest hash;
 };
 
 ObjectWriter::ObjectWriter(std::filesystem::path path, const ObjectHeader& header)
@@ -623,7 +478,7 @@ void ObjectWriter::finish() {
 }
 
 struct ObjectReader::State {
-  ChunkedDigest hash;
+  ContainerDigest hash;
 };
 
 ObjectReader::ObjectReader(std::filesystem::path path, const Expectation& expect)

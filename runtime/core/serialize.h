@@ -14,19 +14,27 @@
 //   72     4     degree (ciphertext degree; count for arrays; 0 where it does not apply)
 //   76     8     payload length in bytes
 //   84     ...   payload
-//   end    32    digest of header and payload: SHA-256 (OpenSSL) of 0x01, the length and the
-//                SHA-256 of each 1 MiB chunk (prefixed 0x00)
+//   end    32    digest of header and payload: BLAKE3-256 (core/blake3.h) of the bytes before it
 //
 // The digest detects damaged and truncated files. By itself it is not an authenticator (a
 // party that can replace a file can recompute it), but it is collision and second-preimage
 // resistant, so a signature over it (program/files.h: an upload's signed metadata, a result's
-// signed metadata) binds the whole content (issue 25). Version 5 hashes 1 MiB chunks with
-// SHA-256, which the CPU's SHA extensions run 1.66x faster than libsodium's BLAKE2b-256 (issue
-// 22: the digest was most of the server's time); version 4 was the same list over BLAKE2b-256,
-// version 3 one BLAKE2b-256 pass over the stream, which one core had to do for every upload
-// the server read. Version 2 ended in an XXH3-128
-// checksum, which is not cryptographic: a signature over it bound nothing a determined party
-// could not forge; its files are refused with the version named.
+// signed metadata) binds the whole content (issue 25).
+//
+// History of the digest, each change made because verifying it was most of the server's time
+// (issue 22: the server reads every upload, 1.80 GB at N = 1000 in `hec gwas logistic`):
+// - version 6: BLAKE3-256 of the whole stream. A tree hash, so a reader's large reads are
+//   hashed on several threads (whole 1 MiB subtrees) with the same result as one pass, and
+//   its 16-lane AVX-512 kernel hashes several times the bytes per core of SHA-256 on the CPU's
+//   SHA extensions (docs/bench.md, `bench/run digest`).
+// - version 5: SHA-256 (OpenSSL, SHA extensions) of 0x01, the length and the SHA-256 of each
+//   1 MiB chunk (prefixed 0x00): a hash list for threads, 1.66x the bytes per CPU second of
+//   BLAKE2b, and still about 2 GB/s a core.
+// - version 4: the same hash list over BLAKE2b-256 (libsodium).
+// - version 3: one BLAKE2b-256 pass over the stream, which one core had to do for every upload.
+// - version 2: an XXH3-128 checksum, which is not cryptographic: a signature over it bound
+//   nothing a determined party could not forge.
+// Files of every older version are refused with their version named.
 //
 // Readers check, in this order, and throw std::runtime_error naming the file and the values:
 // magic, version, size (truncation), checksum, scheme, kind, parameter digest, key id.
@@ -53,7 +61,7 @@
 namespace hec::core {
 
 inline constexpr char kMagic[4] = {'H', 'E', 'C', '1'};
-inline constexpr std::uint32_t kFormatVersion = 5;
+inline constexpr std::uint32_t kFormatVersion = 6;
 inline constexpr std::size_t kHeaderSize = 84;
 inline constexpr std::size_t kChecksumSize = 32;
 // Fuzzing builds (runtime/fuzz, the libFuzzer convention's macro) skip checksum verification so
@@ -94,7 +102,7 @@ KeyId new_key_id();
 // BLAKE2b-256 of a byte string (libsodium crypto_generichash).
 Digest blake2b_256(const std::uint8_t* data, std::size_t size);
 
-// The container digest of header and payload (the chunked SHA-256 above).
+// The container digest of header and payload (BLAKE3-256, above).
 using Checksum = std::array<std::uint8_t, kChecksumSize>;
 Checksum checksum(const std::uint8_t* data, std::size_t size);
 // A digest written as 64 hex digits (a .meta file's content_checksum), else an error naming

@@ -52,6 +52,8 @@ KernelPath active_kernel_path() {
 
 void force_portable_path(bool force) { forced_portable().store(force, std::memory_order_relaxed); }
 
+bool portable_path_forced() { return forced_portable().load(std::memory_order_relaxed); }
+
 const char* kernel_path_name(KernelPath path) {
   return path == KernelPath::kAvx512Ifma ? "avx512-ifma" : "portable";
 }

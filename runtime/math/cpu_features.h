@@ -29,6 +29,10 @@ KernelPath active_kernel_path();
 // environment variable HEC_FORCE_PORTABLE=1 at start-up.
 void force_portable_path(bool force);
 
+// True while the portable path is forced (by force_portable_path or HEC_FORCE_PORTABLE); the
+// kernels that need less than IFMA (core/blake3.h: AVX-512F) check this and their own features.
+bool portable_path_forced();
+
 const char* kernel_path_name(KernelPath path);
 
 }  // namespace hec::math

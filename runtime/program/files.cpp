@@ -62,7 +62,7 @@ Peek peek_container(const std::filesystem::path& path) {
     throw std::runtime_error(
         path.string() + ": unsupported format version " + std::to_string(version) +
         " (this program reads version " + std::to_string(core::kFormatVersion) +
-        ", whose files end in a chunked SHA-256 digest)" +
+        ", whose files end in a BLAKE3-256 digest)" +
         (version < core::kFormatVersion ? ": an older hec wrote it; make it again with this build"
                                         : ": a newer hec wrote it"));
   }

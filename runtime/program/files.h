@@ -40,7 +40,7 @@ inline std::string key_hex(const core::KeyId& id) { return hex(id.data(), id.siz
 
 // Throws naming the file when `meta` was made for another program (or compilation).
 void check_program(const ProgramSpec& spec, const MetaDoc& meta);
-// The digest trailer (chunked SHA-256) of a container file (its last 32 bytes,
+// The digest trailer (BLAKE3-256) of a container file (its last 32 bytes,
 // core/serialize.h), hex: what an upload's signed metadata binds (the streaming reader verifies
 // the trailer against the content, so a signature over it covers every byte). Uploads and
 // results alike; every read of such a file also requires this digest (core::Expectation::content).

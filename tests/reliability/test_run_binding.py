@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import blake3
 import numpy as np
 from reliability_common import HALF, N, new_run, ok, reference, refused, role
 
@@ -200,9 +201,14 @@ def _uploads(chisq: Built, tmp_path: Path):
 
 
 def container_digest(body: bytes) -> bytes:
-    """The container trailer of format 5 (runtime/core/serialize.h), written out in Python:
-    SHA-256 of 0x01, the little-endian length and each 1 MiB chunk's SHA-256 of 0x00 and the
-    chunk."""
+    """The container trailer of format 6 (runtime/core/serialize.h): BLAKE3-256 of header and
+    payload, by the BLAKE3 team's own binding (the `blake3` package)."""
+    return blake3.blake3(body).digest()
+
+
+def format5_digest(body: bytes) -> bytes:
+    """The trailer of format 5, for files of that version: SHA-256 of 0x01, the little-endian
+    length and each 1 MiB chunk's SHA-256 of 0x00 and the chunk."""
     chunk = 1 << 20
     leaves = b"".join(
         hashlib.sha256(b"\x00" + body[at : at + chunk]).digest()
@@ -253,7 +259,7 @@ def test_result_swapped_after_its_check_is_refused(chisq: Built, tmp_path: Path)
 def test_modified_upload_is_refused_even_with_its_digest_recomputed(
     chisq: Built, tmp_path: Path
 ) -> None:
-    """An upload ends in the (chunked) SHA-256 digest of its content, which its owner's
+    """An upload ends in the BLAKE3-256 digest of its content, which its owner's
     signed metadata binds: a changed byte breaks the digest, and a digest recomputed over the
     changed content no longer matches the signed one (XXH3-128, the trailer before format 3,
     was not cryptographic, so a recomputed or colliding trailer bound nothing)."""
@@ -282,3 +288,16 @@ def test_upload_of_an_older_format_is_refused_by_its_version(chisq: Built, tmp_p
     target.write_bytes(bytes(data))
     line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"))
     assert "unsupported format version 2" in line and "an older hec wrote it" in line, line
+
+
+def test_upload_of_format_5_is_refused_by_its_version(chisq: Built, tmp_path: Path) -> None:
+    """A container of format version 5 (the chunked SHA-256 trailer, before BLAKE3) is refused
+    naming its version and this build's, even with a trailer that is right for version 5."""
+    run, ct, files = _uploads(chisq, tmp_path)
+    target = files[0]
+    data = bytearray(target.read_bytes()[:-32])
+    data[4:8] = (5).to_bytes(4, "little")
+    target.write_bytes(bytes(data) + format5_digest(bytes(data)))
+    line = refused(chisq.binary, *run.compute_args(ct, tmp_path / "res"))
+    assert "unsupported format version 5" in line and "reads version 6" in line, line
+    assert "an older hec wrote it" in line, line

@@ -3,13 +3,14 @@
 #include "core/serialize.h"
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
+
+#include "core/blake3.h"
 
 namespace hec::core {
 namespace {
@@ -103,40 +104,26 @@ TEST_F(Serialize, OlderVersionIsNamedAsSuch) {
   EXPECT_NE(error.find("an older hec wrote it"), std::string::npos) << error;
 }
 
-// The trailer (format 5): SHA-256 of 0x01, the little-endian length and the SHA-256 of each
-// 1 MiB chunk of header and payload prefixed 0x00, written out here independently (OpenSSL's
-// one-shot EVP_Digest).
-std::array<std::uint8_t, 32> sha256(const std::vector<std::uint8_t>& bytes) {
-  std::array<std::uint8_t, 32> d{};
-  unsigned int size = 0;
-  EXPECT_EQ(EVP_Digest(bytes.data(), bytes.size(), d.data(), &size, EVP_sha256(), nullptr), 1);
-  EXPECT_EQ(size, 32u);
-  return d;
+// Format 5 ended in a chunked SHA-256 digest; this build reads format 6 (BLAKE3) only.
+TEST_F(Serialize, Version5IsRefusedByVersion) {
+  auto b = bytes();
+  b[4] = 5;
+  overwrite(b);
+  const std::string error = error_of(expect);
+  EXPECT_NE(error.find("unsupported format version 5 (this build reads version 6, whose files "
+                       "end in a BLAKE3-256 digest)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("an older hec wrote it"), std::string::npos) << error;
 }
 
+// The trailer (format 6) is BLAKE3-256 of header and payload (core/blake3.h, whose own tests
+// check it against the BLAKE3 team's implementation).
 std::array<std::uint8_t, 32> reference_digest(const std::uint8_t* data, std::size_t size) {
-  constexpr std::size_t chunk = std::size_t{1} << 20;
-  std::vector<std::uint8_t> list = {0x01};
-  for (int i = 0; i < 8; ++i)
-    list.push_back(static_cast<std::uint8_t>(std::uint64_t{size} >> (8 * i)));
-  for (std::size_t at = 0; at < size; at += chunk) {
-    std::vector<std::uint8_t> leaf = {0x00};
-    leaf.insert(leaf.end(), data + at, data + std::min(size, at + chunk));
-    const auto d = sha256(leaf);
-    list.insert(list.end(), d.begin(), d.end());
-  }
-  return sha256(list);
+  return blake3_256(data, size, Blake3Kernel::kPortable);
 }
 
-// A known answer: SHA-256 of "abc" (FIPS 180-2, appendix B.1), so that the reference above is
-// SHA-256 itself and not some other 32-byte hash.
-TEST(Sha256, KnownAnswer) {
-  const auto d = sha256({'a', 'b', 'c'});
-  EXPECT_EQ(to_hex(d.data(), d.size()),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
-TEST_F(Serialize, TrailerIsTheChunkedSha256OfTheContent) {
+TEST_F(Serialize, TrailerIsTheBlake3OfTheContent) {
   const auto b = bytes();
   ASSERT_EQ(kChecksumSize, 32u);
   const auto want = reference_digest(b.data(), b.size() - 32);
@@ -266,9 +253,10 @@ TEST_F(Serialize, StreamedFileIsTheSameContainer) {
   EXPECT_EQ(got, p);
 }
 
-// A file of several chunks: the writer's serial digest is the reference's, and the reader's
-// scattered reads (pieces across chunk boundaries, two threads hashing whole chunks) verify it.
-TEST_F(Serialize, ScatteredReadsVerifyTheChunkedDigestOnThreads) {
+// A file of several 1 MiB subtrees: the writer's serial digest is the reference's, and the
+// reader's scattered reads (pieces across subtree boundaries, two threads hashing whole
+// subtrees) verify it.
+TEST_F(Serialize, ScatteredReadsVerifyTheDigestOnThreads) {
   const auto p = streaming::big_payload();
   streaming::write_streamed(path, header, p);
   const auto b = bytes();
@@ -278,7 +266,7 @@ TEST_F(Serialize, ScatteredReadsVerifyTheChunkedDigestOnThreads) {
     ObjectReader r(path, expect);
     std::vector<std::uint8_t> got(p.size());
     std::size_t at = 0;
-    r.get(got.data(), 10);  // through the buffer: a chunk opened serially
+    r.get(got.data(), 10);  // through the buffer: a subtree opened serially
     at = 10;
     for (const std::size_t piece : {std::size_t{700000}, std::size_t{1} << 20, std::size_t{3}}) {
       std::vector<ObjectReader::Piece> pieces;
@@ -293,7 +281,7 @@ TEST_F(Serialize, ScatteredReadsVerifyTheChunkedDigestOnThreads) {
     r.finish();
     EXPECT_EQ(got, p) << threads;
   }
-  // One changed byte in the middle chunk is found by the threaded reader too.
+  // One changed byte in the middle subtree is found by the threaded reader too.
   auto bad = b;
   bad[kHeaderSize + 1500000] ^= 1;
   overwrite(bad);
