@@ -357,15 +357,33 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
     }
   });
   // The last step of limb i of half h: z = the result's limb (+ add0), then out = perm(z)
-  // from a per-thread buffer (or z written straight to out without a permutation).
-  const auto finish_limb = [&](std::size_t h, std::size_t i, const auto& result_at) {
+  // from a per-thread buffer (or z written straight to out without a permutation). `limb`:
+  // the result's limb as an array the call may overwrite (AVX-512 path), or null.
+  const auto finish_limb = [&](std::size_t h, std::size_t i, const auto& result_at,
+                               u64* limb = nullptr) {
     u64* out = (h == 0 ? out0 : out1) + i * n;
     const u64 q = moduli_[i].value();
+    const u64* add = h == 0 && output.add0 != nullptr ? output.add0 + i * n : nullptr;
+    if (limb != nullptr) {
+      if (accumulate) {
+        math::detail::add_avx512(out, limb, n, q);
+      } else if (output.perm == nullptr) {
+        if (add != nullptr) {
+          math::detail::add_avx512(out, limb, add, n, q);
+        } else {
+          std::copy(limb, limb + n, out);
+        }
+      } else {
+        if (add != nullptr) math::detail::add_avx512(limb, add, n, q);
+        const std::uint32_t* p = output.perm;
+        for (std::size_t t = 0; t < n; ++t) out[t] = limb[p[t]];
+      }
+      return;
+    }
     if (accumulate) {
       for (std::size_t t = 0; t < n; ++t) out[t] = math::add_mod(out[t], result_at(t), q);
       return;
     }
-    const u64* add = h == 0 && output.add0 != nullptr ? output.add0 + i * n : nullptr;
     u64* z = output.perm != nullptr ? scratch(tl_limb, n) : out;
     if (add != nullptr) {
       for (std::size_t t = 0; t < n; ++t) z[t] = math::add_mod(result_at(t), add[t], q);
@@ -404,6 +422,7 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
     }
     ks.mod_down->convert_exact(p_part, out, n);
   });
+  const bool vector = use_avx512();
   math::parallel_for(2 * limbs, [&](std::size_t idx) {
     const std::size_t h = idx / limbs, i = idx % limbs;
     u64* cv = conv + (h * limbs + i) * n;
@@ -411,6 +430,13 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
     const u64* a = (h == 0 ? acc0 : acc1) + i * n;
     const u64 q = moduli_[i].value();
     const u64 w = ks.p_inv[i], ws = ks.p_inv_shoup[i];
+    if (vector) {
+      // The same steps on whole limbs in the AVX-512 kernels (bit-identical results): cv <-
+      // (a - cv) / P in place, then the addend, the permutation or the sum into out.
+      math::detail::sub_scale_avx512(cv, a, n, w, ws, q);
+      finish_limb(h, i, [cv](std::size_t t) { return cv[t]; }, cv);
+      return;
+    }
     finish_limb(h, i, [=](std::size_t t) {
       const u64 d = a[t] >= cv[t] ? a[t] - cv[t] : a[t] + q - cv[t];
       return math::mul_shoup(d, w, ws, q);
