@@ -29,6 +29,14 @@ inline void centred_lift(const u64* x, std::size_t n, u64 p, const math::Modulus
   const u64 q = m.value();
   const u64 p_mod_q = p >= q ? math::barrett_reduce_128(p, m) : p;
   const bool small = p <= 2 * q;
+  if (use_avx512() && (small || p / q < (u64{1} << 51))) {
+    if (small) {
+      math::detail::centre_reduce_avx512(out, x, n, q, p_mod_q, p / 2);
+    } else {
+      math::detail::centre_reduce_wide_avx512(out, x, n, q, p_mod_q, p / 2);
+    }
+    return;
+  }
   for (std::size_t t = 0; t < n; ++t) {
     const u64 r = reduce_below(x[t], m, small);
     out[t] = x[t] > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
@@ -434,7 +442,8 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
       // The same steps on whole limbs in the AVX-512 kernels (bit-identical results): cv <-
       // (a - cv) / P in place, then the addend, the permutation or the sum into out.
       math::detail::sub_scale_avx512(cv, a, n, w, ws, q);
-      finish_limb(h, i, [cv](std::size_t t) { return cv[t]; }, cv);
+      finish_limb(
+          h, i, [cv](std::size_t t) { return cv[t]; }, cv);
       return;
     }
     finish_limb(h, i, [=](std::size_t t) {
