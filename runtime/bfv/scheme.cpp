@@ -11,7 +11,9 @@
 #include "bfv/hps.h"
 #include "bfv/keyswitch.h"
 #include "core/wipe.h"
+#include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 
 namespace hec::bfv {
 
@@ -407,6 +409,10 @@ PlaintextNtt Evaluator::prepare_plain(const Plaintext& pt) const {
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) const {
+  multiply_plain(a, pt, a);
+}
+
+void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciphertext& out) const {
   check_ct("multiply_plain", a);
   if (pt.poly.context() != ctx_->key_context() || pt.poly.num_limbs() != ctx_->q_size() ||
       pt.poly.form() != PolyForm::kEvaluation) {
@@ -416,14 +422,35 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) co
   if (pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
     throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
   }
+  if (&out != &a) {
+    bool same_shape = out.polys.size() == a.polys.size();
+    for (std::size_t k = 0; same_shape && k < a.polys.size(); ++k) {
+      same_shape = out.polys[k].context() == a.polys[k].context() &&
+                   out.polys[k].num_limbs() == a.polys[k].num_limbs();
+    }
+    if (!same_shape) {
+      out.polys.clear();
+      for (const auto& p : a.polys) {
+        out.polys.emplace_back(p.context(), p.num_limbs(), PolyForm::kEvaluation);
+      }
+    }
+    for (auto& p : out.polys) p.set_form(PolyForm::kEvaluation);
+    out.key_id = a.key_id;
+  }
   const std::size_t n = ctx_->ring_dim();
+  const bool vector = math::active_kernel_path() == math::KernelPath::kAvx512Ifma;
   math::parallel_for(a.polys[0].num_limbs(), [&](std::size_t i) {
     const u64 q = pt.poly.modulus(i).value();
     const u64* w = pt.poly.limb(i);
     const u64* ws = pt.shoup.data() + i * n;
-    for (auto& p : a.polys) {
-      u64* x = p.limb(i);
-      for (std::size_t c = 0; c < n; ++c) x[c] = math::mul_shoup(x[c], w[c], ws[c], q);
+    for (std::size_t k = 0; k < a.polys.size(); ++k) {
+      const u64* x = a.polys[k].limb(i);
+      u64* z = out.polys[k].limb(i);
+      if (vector && q < (u64{1} << 61)) {
+        math::detail::multiply_shoup_avx512(z, x, w, ws, n, q);
+        continue;
+      }
+      for (std::size_t c = 0; c < n; ++c) z[c] = math::mul_shoup(x[c], w[c], ws[c], q);
     }
   });
 }

@@ -86,6 +86,8 @@ class Evaluator {
   PlaintextNtt prepare_plain(const Plaintext& pt) const;
   void multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) const;
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const;
+  // out = a * pt, written into out (its storage reused when it has a's shape; out may be a).
+  void multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciphertext& out) const;
 
   // HPS multiply (README §Multiply): size-2 operands at the top level (the full Q; the HPS
   // tables exist for it only: multiply before mod switching), size-3 result.
