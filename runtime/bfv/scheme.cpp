@@ -3,6 +3,7 @@
 // is in multiply.cpp).
 #include "bfv/scheme.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -456,7 +457,35 @@ void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciph
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const {
+  // A constant polynomial (encode_scalar, a replicated value) is a scalar per limb: no NTT of
+  // the plaintext and no per-coefficient Shoup table.
+  const bool constant = !pt.coeffs.empty() && std::all_of(pt.coeffs.begin() + 1, pt.coeffs.end(),
+                                                          [](u64 c) { return c == 0; });
+  if (constant && pt.coeffs.size() == ctx_->ring_dim()) {
+    check_plain("multiply_plain", *ctx_, pt);
+    multiply_scalar_inplace(a, pt.coeffs[0]);
+    return;
+  }
   multiply_plain_inplace(a, prepare_plain(pt));
+}
+
+void Evaluator::multiply_scalar_inplace(Ciphertext& a, u64 value) const {
+  check_ct("multiply_scalar", a);
+  const u64 t = ctx_->plain_modulus();
+  if (value >= t) {
+    throw std::invalid_argument("multiply_scalar: " + std::to_string(value) +
+                                " is not below the plaintext modulus " + std::to_string(t));
+  }
+  // The centred representative of value mod t, lifted to each q_i.
+  const bool negative = value > t / 2;
+  const u64 magnitude = negative ? t - value : value;
+  std::vector<u64> scalars(a.limbs());
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    const u64 q = a.polys[0].modulus(i).value();
+    const u64 r = magnitude % q;
+    scalars[i] = negative && r != 0 ? q - r : r;
+  }
+  for (auto& p : a.polys) math::multiply_scalar_inplace(p, scalars);
 }
 
 void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,

@@ -169,6 +169,15 @@ void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shou
   }
 }
 
+void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q) {
+  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i p = mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, x + c), wv, wpv, qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(p, qv));
+  }
+}
+
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
   for (std::size_t c = 0; c < n; c += 8) {

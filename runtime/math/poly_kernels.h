@@ -30,6 +30,9 @@ void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64
 // as BFV's multiply by a plaintext). z may alias x.
 void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
                            u64 q);
+// x = x * w mod q for x in [0, q), a scalar w < q < 2^61, w_shoup = floor(w 2^64 / q)
+// (AVX-512F/DQ, emulated 64-bit Shoup product).
+void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q);
 // x = (y - x) * w mod q for x, y in [0, q), w < q < 2^61, w_shoup = floor(w * 2^64 / q)
 // (AVX-512F/DQ, emulated 64-bit Shoup product: the CKKS rescale's last step).
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q);

@@ -138,6 +138,21 @@ TEST_P(BfvOps, EveryOperationMatchesPlaintextArithmetic) {
                              in_place.polys[k].data()));
     }
   }
+  // A scalar (the constant plaintext polynomial) multiplies limb by limb; its words equal the
+  // prepared plaintext product's, for a small value, a negative one (above t/2) and zero.
+  for (const u64 v : {u64{7}, t - 3, u64{0}, t / 2, t / 2 + 1}) {
+    Ciphertext by_scalar = cx, by_plain = cx;
+    ev.multiply_scalar_inplace(by_scalar, v);
+    ev.multiply_plain_inplace(by_plain, ev.prepare_plain(encoder.encode_scalar(v)));
+    for (std::size_t k = 0; k < by_plain.size(); ++k) {
+      EXPECT_TRUE(
+          std::equal(by_plain.polys[k].data(),
+                     by_plain.polys[k].data() + by_plain.limbs() * by_plain.polys[k].ring_dim(),
+                     by_scalar.polys[k].data()))
+          << "value " << v;
+    }
+  }
+  EXPECT_THROW(ev.multiply_scalar_inplace(s, t), std::invalid_argument);
   s = cx;
   ev.multiply_plain_inplace(s, encoder.encode_scalar(7));
   expect(
