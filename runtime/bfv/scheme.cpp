@@ -3,6 +3,7 @@
 // is in multiply.cpp).
 #include "bfv/scheme.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -11,7 +12,9 @@
 #include "bfv/hps.h"
 #include "bfv/keyswitch.h"
 #include "core/wipe.h"
+#include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 
 namespace hec::bfv {
 
@@ -407,6 +410,10 @@ PlaintextNtt Evaluator::prepare_plain(const Plaintext& pt) const {
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) const {
+  multiply_plain(a, pt, a);
+}
+
+void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciphertext& out) const {
   check_ct("multiply_plain", a);
   if (pt.poly.context() != ctx_->key_context() || pt.poly.num_limbs() != ctx_->q_size() ||
       pt.poly.form() != PolyForm::kEvaluation) {
@@ -416,20 +423,69 @@ void Evaluator::multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) co
   if (pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
     throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
   }
+  if (&out != &a) {
+    bool same_shape = out.polys.size() == a.polys.size();
+    for (std::size_t k = 0; same_shape && k < a.polys.size(); ++k) {
+      same_shape = out.polys[k].context() == a.polys[k].context() &&
+                   out.polys[k].num_limbs() == a.polys[k].num_limbs();
+    }
+    if (!same_shape) {
+      out.polys.clear();
+      for (const auto& p : a.polys) {
+        out.polys.emplace_back(p.context(), p.num_limbs(), PolyForm::kEvaluation);
+      }
+    }
+    for (auto& p : out.polys) p.set_form(PolyForm::kEvaluation);
+    out.key_id = a.key_id;
+  }
   const std::size_t n = ctx_->ring_dim();
+  const bool vector = math::active_kernel_path() == math::KernelPath::kAvx512Ifma;
   math::parallel_for(a.polys[0].num_limbs(), [&](std::size_t i) {
     const u64 q = pt.poly.modulus(i).value();
     const u64* w = pt.poly.limb(i);
     const u64* ws = pt.shoup.data() + i * n;
-    for (auto& p : a.polys) {
-      u64* x = p.limb(i);
-      for (std::size_t c = 0; c < n; ++c) x[c] = math::mul_shoup(x[c], w[c], ws[c], q);
+    for (std::size_t k = 0; k < a.polys.size(); ++k) {
+      const u64* x = a.polys[k].limb(i);
+      u64* z = out.polys[k].limb(i);
+      if (vector && q < (u64{1} << 61)) {
+        math::detail::multiply_shoup_avx512(z, x, w, ws, n, q);
+        continue;
+      }
+      for (std::size_t c = 0; c < n; ++c) z[c] = math::mul_shoup(x[c], w[c], ws[c], q);
     }
   });
 }
 
 void Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const {
+  // A constant polynomial (encode_scalar, a replicated value) is a scalar per limb: no NTT of
+  // the plaintext and no per-coefficient Shoup table.
+  const bool constant = !pt.coeffs.empty() && std::all_of(pt.coeffs.begin() + 1, pt.coeffs.end(),
+                                                          [](u64 c) { return c == 0; });
+  if (constant && pt.coeffs.size() == ctx_->ring_dim()) {
+    check_plain("multiply_plain", *ctx_, pt);
+    multiply_scalar_inplace(a, pt.coeffs[0]);
+    return;
+  }
   multiply_plain_inplace(a, prepare_plain(pt));
+}
+
+void Evaluator::multiply_scalar_inplace(Ciphertext& a, u64 value) const {
+  check_ct("multiply_scalar", a);
+  const u64 t = ctx_->plain_modulus();
+  if (value >= t) {
+    throw std::invalid_argument("multiply_scalar: " + std::to_string(value) +
+                                " is not below the plaintext modulus " + std::to_string(t));
+  }
+  // The centred representative of value mod t, lifted to each q_i.
+  const bool negative = value > t / 2;
+  const u64 magnitude = negative ? t - value : value;
+  std::vector<u64> scalars(a.limbs());
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    const u64 q = a.polys[0].modulus(i).value();
+    const u64 r = magnitude % q;
+    scalars[i] = negative && r != 0 ? q - r : r;
+  }
+  for (auto& p : a.polys) math::multiply_scalar_inplace(p, scalars);
 }
 
 void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,

@@ -86,6 +86,12 @@ class Evaluator {
   PlaintextNtt prepare_plain(const Plaintext& pt) const;
   void multiply_plain_inplace(Ciphertext& a, const PlaintextNtt& pt) const;
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& pt) const;
+  // a * value for an integer value mod t (the constant plaintext polynomial: every slot of a
+  // batched plaintext): each limb times the centred lift of value, no NTT and no table.
+  // Bit-identical to multiply_plain_inplace with encode_scalar(value).
+  void multiply_scalar_inplace(Ciphertext& a, u64 value) const;
+  // out = a * pt, written into out (its storage reused when it has a's shape; out may be a).
+  void multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciphertext& out) const;
 
   // HPS multiply (README §Multiply): size-2 operands at the top level (the full Q; the HPS
   // tables exist for it only: multiply before mod switching), size-3 result.

@@ -29,6 +29,8 @@ class Context {
   std::uint64_t galois_element(int steps) const;
   // The Galois element of complex conjugation: 2N - 1.
   std::uint64_t conjugation_element() const { return 2 * n() - 1; }
+  // g^-1 mod 2N for an odd element g (the group of units mod 2N has order N: g^(N-1)).
+  std::uint64_t inverse_galois_element(std::uint64_t g) const;
 
   // Zero-valued objects with the right shape (used by the evaluator and by readers).
   Ciphertext make_ciphertext(Level level, std::size_t degree, double scale) const;

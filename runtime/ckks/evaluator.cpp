@@ -14,6 +14,20 @@
 namespace hec::ckks {
 namespace {
 
+// A ciphertext of a's ring, level, scale and key with the given degree, its words left
+// uninitialized for an operation that writes every one (no zero fill, no first-touch pass).
+Ciphertext unfilled_like(const Ciphertext& a, std::size_t degree) {
+  Ciphertext r;
+  r.n = a.n;
+  r.limbs = a.limbs;
+  r.degree = degree;
+  r.level = a.level;
+  r.scale = a.scale;
+  r.key_id = a.key_id;
+  r.data.resize((degree + 1) * a.limbs * a.n);
+  return r;
+}
+
 std::string level_str(Level l) { return std::to_string(l.value); }
 
 void check_shape(const Context& ctx, const Ciphertext& a, const char* where) {
@@ -111,14 +125,7 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
   // One pass: out = a + b (no copy of a first).
   check_pair(*context_, a, b, "Evaluator::add");
   check_same_scale(a.scale, b.scale, "Evaluator::add");
-  Ciphertext r;
-  r.n = a.n;
-  r.limbs = a.limbs;
-  r.degree = a.degree;
-  r.level = a.level;
-  r.scale = a.scale;
-  r.key_id = a.key_id;
-  r.data.resize(a.data.size());
+  Ciphertext r = unfilled_like(a, a.degree);
   const Context::Impl& impl = context_->impl();
   for (std::size_t k = 0; k < a.size(); ++k) {
     for (std::size_t i = 0; i < a.limbs; ++i) {
@@ -476,16 +483,11 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const Galoi
   const std::size_t n = a.n;
   const std::size_t words = a.limbs * n;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
-  const std::unique_ptr<u64[]> c0(new u64[words]);  // every word written below
-  for (std::size_t i = 0; i < a.limbs; ++i) {
-    const u64* src = a.limb(0, i);
-    u64* dst = c0.get() + i * n;
-    for (std::size_t t = 0; t < n; ++t) dst[t] = src[perm[t]];
-  }
-  detail::key_product_mod_down(*context_, ext, key, &perm, a.poly(0), a.poly(1));
-  for (std::size_t i = 0; i < a.limbs; ++i) {
-    detail::add_limb(a.limb(0, i), c0.get() + i * n, n, impl.moduli[i].value());
-  }
+  // The key is stored as key o perm^-1 (keys.h): switch the unpermuted c_1, then perm(c_0 +
+  // r_0) and perm(r_1) limb by limb.
+  const std::unique_ptr<u64[]> c0(new u64[words]);
+  std::copy(a.poly(0), a.poly(0) + words, c0.get());
+  detail::galois_key_switch(*context_, ext, key, perm, c0.get(), a.poly(0), a.poly(1));
 }
 
 void Evaluator::rotate_inplace(Ciphertext& a, int steps, const GaloisKeys& keys) const {
@@ -511,7 +513,6 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
     elements.push_back(g);
   }
   const Context::Impl& impl = context_->impl();
-  const std::size_t n = a.n;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
   std::vector<Ciphertext> out;
   out.reserve(steps.size());
@@ -520,19 +521,11 @@ std::vector<Ciphertext> Evaluator::rotate_hoisted(const Ciphertext& a,
       out.push_back(a);
       continue;
     }
-    const std::vector<std::uint32_t>& perm = impl.galois_permutation(g);
-    Ciphertext r = context_->make_ciphertext(a.level, 1, a.scale);
-    r.key_id = a.key_id;
-    detail::key_product_mod_down(*context_, ext, keys.keys.at(g), &perm, r.poly(0), r.poly(1));
-    for (std::size_t i = 0; i < a.limbs; ++i) {
-      const u64* src = a.limb(0, i);
-      u64* dst = r.limb(0, i);
-      const u64 q = impl.moduli[i].value();
-      for (std::size_t t = 0; t < n; ++t) {
-        const u64 s = dst[t] + src[perm[t]];
-        dst[t] = s >= q ? s - q : s;
-      }
-    }
+    // Stored keys are key o perm^-1 (keys.h): the product of the unpermuted digits, then
+    // perm(c_0 + r_0), perm(r_1).
+    Ciphertext r = unfilled_like(a, 1);  // every word written by the key switch
+    detail::galois_key_switch(*context_, ext, keys.keys.at(g), impl.galois_permutation(g),
+                              a.poly(0), r.poly(0), r.poly(1));
     out.push_back(std::move(r));
   }
   return out;
@@ -566,9 +559,8 @@ Ciphertext Evaluator::rotate_sum_hoisted(const Ciphertext& a, const std::vector<
     term_keys.push_back(&galois_key(keys, g, a, "Evaluator::rotate_sum_hoisted"));
     perms.push_back(&impl.galois_permutation(g));
   }
-  Ciphertext r = context_->make_ciphertext(a.level, 1, a.scale);
-  r.key_id = a.key_id;
   if (term_keys.empty()) return a;
+  Ciphertext r = unfilled_like(a, 1);  // every word written by the key products
   // Step (2): one ModUp, the key products summed, one ModDown.
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
   detail::key_products_mod_down(*context_, ext, term_keys, perms, r.poly(0), r.poly(1));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ckks/context_impl.h"
 #include "core/bytes.h"
 #include "core/serialize.h"
 #include "core/wipe.h"
@@ -144,7 +145,10 @@ void save(const std::filesystem::path& path, const Context& ctx, const GaloisKey
   ByteWriter w;
   for (const auto& [g, k] : gk.keys) {
     w.put_u64(g);
-    put_switch_key(w, k);
+    // Files keep the plain layout; memory holds key o perm^-1 (keys.h).
+    KeySwitchKey plain = k;
+    detail::permute_galois_key(plain, ctx.impl().galois_permutation(g), ctx.n());
+    put_switch_key(w, plain);
   }
   core::write_object(path, h, w.take());
 }
@@ -291,7 +295,10 @@ GaloisKeys load_galois_keys(const std::filesystem::path& path, const Context& ct
       throw std::runtime_error(path.string() + ": Galois element " + std::to_string(g) +
                                " is not an odd number below 2N");
     }
-    gk.keys.emplace(g, get_switch_key(r, ctx, gk.level, key_id, path));
+    KeySwitchKey key = get_switch_key(r, ctx, gk.level, key_id, path);
+    detail::permute_galois_key(key, ctx.impl().galois_permutation(ctx.inverse_galois_element(g)),
+                               ctx.n());
+    gk.keys.emplace(g, std::move(key));
   }
   r.expect_end();
   return gk;

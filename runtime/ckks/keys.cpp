@@ -123,10 +123,30 @@ GaloisKeys KeyGenerator::galois_keys(const SecretKey& sk, const std::vector<int>
       u64* dst = rotated.data() + c * n;
       for (std::size_t t = 0; t < n; ++t) dst[t] = src[perm[t]];
     }
-    keys.keys.emplace(g, switch_key(sk, rotated, level));
+    KeySwitchKey key = switch_key(sk, rotated, level);
+    // The in-memory form (keys.h): key'[perm[t]] = key[t], i.e. key' = key o perm^-1, and
+    // perm^-1 is the permutation of g^-1 mod 2N.
+    detail::permute_galois_key(key, impl.galois_permutation(context_->inverse_galois_element(g)),
+                               n);
+    keys.keys.emplace(g, std::move(key));
   }
   return keys;
 }
+
+namespace detail {
+
+void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by, std::size_t n) {
+  std::vector<u64> tmp(n);
+  for (std::vector<u64>& digit : key.digits) {
+    for (std::size_t off = 0; off + n <= digit.size(); off += n) {
+      u64* limb = digit.data() + off;
+      for (std::size_t t = 0; t < n; ++t) tmp[t] = limb[by[t]];
+      std::copy(tmp.begin(), tmp.end(), limb);
+    }
+  }
+}
+
+}  // namespace detail
 
 KeySwitchKey trim(const KeySwitchKey& key, const Parameters& params, Level level) {
   if (level.value > key.level.value || level.value < 0) {

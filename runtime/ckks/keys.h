@@ -57,12 +57,23 @@ struct RelinKey {
 };
 
 // Galois keys by Galois element (5^k mod 2N for a rotation by k, 2N - 1 for conjugation).
+// In memory every limb of a Galois key is stored permuted by the inverse of the element's
+// NTT-domain permutation p (key'[p[t]] = key[t]): the automorphism then moves from the
+// digits of the key product (one gather a digit and prime) to its result (two gathers a
+// prime): sum_j p(ext_j) key_j = p(sum_j ext_j key'_j), and the exact ModDown commutes with
+// p. Files keep the plain layout: io.cpp permutes on save and load (permute_galois_key).
+
 struct GaloisKeys {
   std::map<std::uint64_t, KeySwitchKey> keys;
   Level level{0};
   core::KeyId key_id{};
   bool has(std::uint64_t galois_element) const { return keys.count(galois_element) != 0; }
 };
+
+namespace detail {
+// Every limb (N words) of every digit of `key`, in place: key[t] <- key[by[t]].
+void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by, std::size_t n);
+}  // namespace detail
 
 class KeyGenerator {
  public:

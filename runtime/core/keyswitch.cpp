@@ -29,6 +29,14 @@ inline void centred_lift(const u64* x, std::size_t n, u64 p, const math::Modulus
   const u64 q = m.value();
   const u64 p_mod_q = p >= q ? math::barrett_reduce_128(p, m) : p;
   const bool small = p <= 2 * q;
+  if (use_avx512() && (small || p / q < (u64{1} << 51))) {
+    if (small) {
+      math::detail::centre_reduce_avx512(out, x, n, q, p_mod_q, p / 2);
+    } else {
+      math::detail::centre_reduce_wide_avx512(out, x, n, q, p_mod_q, p / 2);
+    }
+    return;
+  }
   for (std::size_t t = 0; t < n; ++t) {
     const u64 r = reduce_below(x[t], m, small);
     out[t] = x[t] > p / 2 ? (r >= p_mod_q ? r - p_mod_q : r + q - p_mod_q) : r;
@@ -41,7 +49,7 @@ u64* scratch(std::vector<u64>& buffer, std::size_t words) {
   if (buffer.size() < words) buffer.resize(words);
   return buffer.data();
 }
-thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm, tl_term;
+thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm, tl_term, tl_limb;
 
 }  // namespace
 
@@ -233,6 +241,21 @@ void HybridKeySwitch::key_product_mod_down(const ModUpDigits& ext, const KeyView
 void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
                                             const std::vector<KeyTerm>& terms, u64* out0, u64* out1,
                                             bool accumulate) const {
+  key_products(ext, terms, out0, out1, accumulate, Output{});
+}
+
+void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
+                                            const std::vector<KeyTerm>& terms, u64* out0, u64* out1,
+                                            const Output& output) const {
+  key_products(ext, terms, out0, out1, false, output);
+}
+
+void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<KeyTerm>& terms,
+                                   u64* out0, u64* out1, bool accumulate,
+                                   const Output& output) const {
+  if (accumulate && (output.perm != nullptr || output.add0 != nullptr)) {
+    throw std::invalid_argument("key switching: an output permutation or addend with accumulate");
+  }
   const std::size_t limbs = ext.limbs;
   const Level& ks = level(limbs);
   const std::size_t n = n_;
@@ -256,15 +279,21 @@ void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
   // the whole sum).
   u64* const acc0 = scratch(tl_acc, 2 * total * n);
   u64* const acc1 = acc0 + total * n;
-  u64* const term_acc = terms.size() > 1 ? scratch(tl_term, 2 * total * n) : nullptr;
+  bool product_perm = false;
+  for (const KeyTerm& term : terms) product_perm |= term.perm != nullptr && term.perm_on_product;
+  u64* const term_acc =
+      terms.size() > 1 || product_perm ? scratch(tl_term, 2 * total * n) : nullptr;
   math::parallel_for(total, [&](std::size_t k) {
     const math::Modulus& m = moduli_[ctx_index(k)];
     for (std::size_t g = 0; g < terms.size(); ++g) {
       const KeyView& key = *terms[g].key;
-      const std::vector<std::uint32_t>* perm = terms[g].perm;
+      const std::uint32_t* after =
+          terms[g].perm_on_product && terms[g].perm != nullptr ? terms[g].perm->data() : nullptr;
+      const std::vector<std::uint32_t>* perm = after ? nullptr : terms[g].perm;
       const std::size_t kk = k < limbs ? k : key.key_limbs + (k - limbs);
-      u64* d0 = (g == 0 ? acc0 : term_acc) + k * n;
-      u64* d1 = (g == 0 ? acc1 : term_acc + total * n) + k * n;
+      const bool direct = g == 0 && after == nullptr;
+      u64* d0 = (direct ? acc0 : term_acc) + k * n;
+      u64* d1 = (direct ? acc1 : term_acc + total * n) + k * n;
       if (use_avx512()) {
         std::vector<const u64*> xs(digits), bs(digits), as(digits);
         u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
@@ -314,10 +343,20 @@ void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
           }
         }
       }
-      if (g > 0) {
-        u64* a0 = acc0 + k * n;
-        u64* a1 = acc1 + k * n;
-        const u64 q = m.value();
+      u64* a0 = acc0 + k * n;
+      u64* a1 = acc1 + k * n;
+      const u64 q = m.value();
+      if (after != nullptr && g == 0) {
+        for (std::size_t t = 0; t < n; ++t) {
+          a0[t] = d0[after[t]];
+          a1[t] = d1[after[t]];
+        }
+      } else if (after != nullptr) {
+        for (std::size_t t = 0; t < n; ++t) {
+          a0[t] = math::add_mod(a0[t], d0[after[t]], q);
+          a1[t] = math::add_mod(a1[t], d1[after[t]], q);
+        }
+      } else if (g > 0) {
         for (std::size_t t = 0; t < n; ++t) {
           a0[t] = math::add_mod(a0[t], d0[t], q);
           a1[t] = math::add_mod(a1[t], d1[t], q);
@@ -325,18 +364,51 @@ void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
       }
     }
   });
+  // The last step of limb i of half h: z = the result's limb (+ add0), then out = perm(z)
+  // from a per-thread buffer (or z written straight to out without a permutation). `limb`:
+  // the result's limb as an array the call may overwrite (AVX-512 path), or null.
+  const auto finish_limb = [&](std::size_t h, std::size_t i, const auto& result_at,
+                               u64* limb = nullptr) {
+    u64* out = (h == 0 ? out0 : out1) + i * n;
+    const u64 q = moduli_[i].value();
+    const u64* add = h == 0 && output.add0 != nullptr ? output.add0 + i * n : nullptr;
+    if (limb != nullptr) {
+      if (accumulate) {
+        math::detail::add_avx512(out, limb, n, q);
+      } else if (output.perm == nullptr) {
+        if (add != nullptr) {
+          math::detail::add_avx512(out, limb, add, n, q);
+        } else {
+          std::copy(limb, limb + n, out);
+        }
+      } else {
+        if (add != nullptr) math::detail::add_avx512(limb, add, n, q);
+        const std::uint32_t* p = output.perm;
+        for (std::size_t t = 0; t < n; ++t) out[t] = limb[p[t]];
+      }
+      return;
+    }
+    if (accumulate) {
+      for (std::size_t t = 0; t < n; ++t) out[t] = math::add_mod(out[t], result_at(t), q);
+      return;
+    }
+    u64* z = output.perm != nullptr ? scratch(tl_limb, n) : out;
+    if (add != nullptr) {
+      for (std::size_t t = 0; t < n; ++t) z[t] = math::add_mod(result_at(t), add[t], q);
+    } else {
+      for (std::size_t t = 0; t < n; ++t) z[t] = result_at(t);
+    }
+    if (output.perm != nullptr) {
+      const std::uint32_t* p = output.perm;
+      for (std::size_t t = 0; t < n; ++t) out[t] = z[p[t]];
+    }
+  };
   if (special == 0) {
     // No special primes: the key product is the result.
     math::parallel_for(2 * limbs, [&](std::size_t idx) {
       const std::size_t h = idx / limbs, i = idx % limbs;
       const u64* a = (h == 0 ? acc0 : acc1) + i * n;
-      u64* out = (h == 0 ? out0 : out1) + i * n;
-      if (!accumulate) {
-        std::copy(a, a + n, out);
-        return;
-      }
-      const u64 q = moduli_[i].value();
-      for (std::size_t t = 0; t < n; ++t) out[t] = math::add_mod(out[t], a[t], q);
+      finish_limb(h, i, [a](std::size_t t) { return a[t]; });
     });
     return;
   }
@@ -358,25 +430,26 @@ void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
     }
     ks.mod_down->convert_exact(p_part, out, n);
   });
+  const bool vector = use_avx512();
   math::parallel_for(2 * limbs, [&](std::size_t idx) {
     const std::size_t h = idx / limbs, i = idx % limbs;
     u64* cv = conv + (h * limbs + i) * n;
     math::ntt_forward_inplace(cv, *ntt_[i]);
     const u64* a = (h == 0 ? acc0 : acc1) + i * n;
-    u64* out = (h == 0 ? out0 : out1) + i * n;
     const u64 q = moduli_[i].value();
     const u64 w = ks.p_inv[i], ws = ks.p_inv_shoup[i];
-    if (accumulate) {
-      for (std::size_t t = 0; t < n; ++t) {
-        const u64 d = a[t] >= cv[t] ? a[t] - cv[t] : a[t] + q - cv[t];
-        out[t] = math::add_mod(out[t], math::mul_shoup(d, w, ws, q), q);
-      }
+    if (vector) {
+      // The same steps on whole limbs in the AVX-512 kernels (bit-identical results): cv <-
+      // (a - cv) / P in place, then the addend, the permutation or the sum into out.
+      math::detail::sub_scale_avx512(cv, a, n, w, ws, q);
+      finish_limb(
+          h, i, [cv](std::size_t t) { return cv[t]; }, cv);
       return;
     }
-    for (std::size_t t = 0; t < n; ++t) {
+    finish_limb(h, i, [=](std::size_t t) {
       const u64 d = a[t] >= cv[t] ? a[t] - cv[t] : a[t] + q - cv[t];
-      out[t] = math::mul_shoup(d, w, ws, q);
-    }
+      return math::mul_shoup(d, w, ws, q);
+    });
   });
 }
 

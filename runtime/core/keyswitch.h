@@ -114,12 +114,30 @@ class HybridKeySwitch {
   // over Q_l P and ONE ModDown divides the sum by P, so out = round(sum_g perm_g(ext).key_g /
   // P): each further term costs the key product only, and the rounding error stays at most
   // 1/2 per coefficient. The terms' keys need the limbs and digits key_product_mod_down needs.
+  // perm_on_product: the key is stored permuted by the inverse of perm (key'[perm[t]] =
+  // key[t] in every limb), so the term is perm(ext . key') = perm(ext) . key: the product is
+  // formed on the unpermuted digits and permuted once (2 limb gathers a prime instead of one
+  // per digit). CKKS keeps its Galois keys in this form in memory (ckks/keys.h).
   struct KeyTerm {
     const KeyView* key;
     const std::vector<std::uint32_t>* perm;  // null: no permutation
+    bool perm_on_product = false;
   };
   void key_products_mod_down(const ModUpDigits& ext, const std::vector<KeyTerm>& terms, u64* out0,
                              u64* out1, bool accumulate = false) const;
+
+  // Step (2) with the result transformed on its way out (not with accumulate): out0 =
+  // perm(r0 + add0), out1 = perm(r1) for the key switch (r0, r1) of ext under `terms`, perm an
+  // NTT-domain permutation (out[t] = x[perm[t]]) or null, add0 |Q_l| limbs or null. Each limb
+  // is finished in a per-thread buffer and gathered from it while it is in cache: a Galois
+  // automorphism whose key is stored permuted (KeyTerm::perm_on_product) costs no pass of its
+  // own.
+  struct Output {
+    const std::uint32_t* perm = nullptr;
+    const u64* add0 = nullptr;
+  };
+  void key_products_mod_down(const ModUpDigits& ext, const std::vector<KeyTerm>& terms, u64* out0,
+                             u64* out1, const Output& output) const;
 
   // Key generation, digit j of a key at key_limbs: writes b and a ((key_limbs + S) * N words
   // each). s: the secret in NTT form over all K + S primes; s_prime: the source secret in NTT
@@ -131,6 +149,8 @@ class HybridKeySwitch {
  private:
   struct Level;
   const Level& level(std::size_t limbs) const;
+  void key_products(const ModUpDigits& ext, const std::vector<KeyTerm>& terms, u64* out0, u64* out1,
+                    bool accumulate, const Output& output) const;
   std::size_t n_, chain_size_;
   std::vector<math::Modulus> moduli_;
   std::vector<const math::NttTables*> ntt_;

@@ -14,7 +14,9 @@
 #include <string>
 
 #include "fhew/kernels.h"
+#include "math/cpu_features.h"
 #include "math/parallel.h"
+#include "math/poly_kernels.h"
 #include "math/primes.h"
 
 namespace hec::fhew {
@@ -319,6 +321,11 @@ void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t
   // Step (4).
   math::ntt_inverse_inplace(pa, ring.ntt());
   math::ntt_inverse_inplace(pb, ring.ntt());
+  if (math::active_kernel_path() == math::KernelPath::kAvx512Ifma) {
+    math::detail::add_avx512(ws.acc_a.data(), pa, n, q);
+    math::detail::add_avx512(ws.acc_b.data(), pb, n, q);
+    return;
+  }
   for (std::size_t j = 0; j < n; ++j) {
     ws.acc_a[j] = math::add_mod(ws.acc_a[j], pa[j], q);
     ws.acc_b[j] = math::add_mod(ws.acc_b[j], pb[j], q);

@@ -183,6 +183,10 @@ void multiply_scalar_inplace(RnsPoly& a, std::span<const u64> scalars) {
         const u64 q = a.modulus(i).value();
         const u64 s = scalars[i], ss = shoup_precompute(s, q);
         u64* x = a.limb(i);
+        if (active_kernel_path() == KernelPath::kAvx512Ifma && q < (u64{1} << 61)) {
+          detail::multiply_scalar_avx512(x, n, s, ss, q);
+          return;
+        }
         for (std::size_t c = 0; c < n; ++c) x[c] = mul_shoup(x[c], s, ss, q);
       },
       n);

@@ -137,6 +137,47 @@ void centre_reduce_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mo
   }
 }
 
+void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q,
+                               u64 half) {
+  const __m512i qv = set1(q), pv = set1(p_mod_q), hv = set1(half);
+  const __m512d q_inv = _mm512_set1_pd(1.0 / static_cast<double>(q));
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i xv = _mm512_maskz_loadu_epi64(m, x + c);
+    // floor(x / q) estimated in double precision: x / q < 2^51, so the estimate is within 1
+    // of the quotient and x - t q lies in (-q, 2q) (as unsigned: two min-based corrections).
+    const __m512i t = _mm512_cvttpd_epu64(_mm512_mul_pd(_mm512_cvtepu64_pd(xv), q_inv));
+    __m512i r = _mm512_sub_epi64(xv, _mm512_mullo_epi64(t, qv));
+    r = _mm512_min_epu64(r, _mm512_add_epi64(r, qv));
+    r = _mm512_min_epu64(r, _mm512_sub_epi64(r, qv));
+    const __m512i d = _mm512_sub_epi64(r, pv);
+    const __m512i neg = _mm512_min_epu64(d, _mm512_add_epi64(d, qv));  // r - p mod q
+    const __mmask8 above = _mm512_cmpgt_epu64_mask(xv, hv);
+    _mm512_mask_storeu_epi64(out + c, m, _mm512_mask_blend_epi64(above, r, neg));
+  }
+}
+
+void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
+                           u64 q) {
+  const __m512i qv = set1(q);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i p = mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, x + c),
+                                              _mm512_maskz_loadu_epi64(m, w + c),
+                                              _mm512_maskz_loadu_epi64(m, w_shoup + c), qv);
+    _mm512_mask_storeu_epi64(z + c, m, reduce_once(p, qv));
+  }
+}
+
+void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q) {
+  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    const __m512i p = mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, x + c), wv, wpv, qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(p, qv));
+  }
+}
+
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
   for (std::size_t c = 0; c < n; c += 8) {

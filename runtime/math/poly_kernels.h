@@ -21,6 +21,18 @@ void add_avx512(u64* z, const u64* x, const u64* y, std::size_t n, u64 q);
 // floor(p / 2); for x in [0, p), p <= 2q, q < 2^61, p_mod_q = p mod q (AVX-512F; the CKKS
 // rescale's first step).
 void centre_reduce_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q, u64 half);
+// The same for any p and q < 2^61 with p / q < 2^51 (a 60-bit special prime lifted to a
+// chain prime: key switching's ModDown with one special prime), by a double-precision
+// quotient estimate and two corrections (AVX-512F/DQ).
+void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q, u64 half);
+// z = x * w mod q per coefficient, w_shoup[c] = floor(w[c] 2^64 / q), x and w in [0, q),
+// q < 2^61 (AVX-512F/DQ, emulated 64-bit Shoup product: products by a prepared operand, such
+// as BFV's multiply by a plaintext). z may alias x.
+void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
+                           u64 q);
+// x = x * w mod q for x in [0, q), a scalar w < q < 2^61, w_shoup = floor(w 2^64 / q)
+// (AVX-512F/DQ, emulated 64-bit Shoup product).
+void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q);
 // x = (y - x) * w mod q for x, y in [0, q), w < q < 2^61, w_shoup = floor(w * 2^64 / q)
 // (AVX-512F/DQ, emulated 64-bit Shoup product: the CKKS rescale's last step).
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q);

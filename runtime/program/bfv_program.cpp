@@ -173,12 +173,10 @@ CtArray add_plain(const Ops& ops, const CtArray& a, const PtArray& p) {
 }
 
 CtArray mul_const(const Ops& ops, const CtArray& a, std::int64_t c) {
-  const bfv::Encoder encoder(ops.context());
-  const bfv::PlaintextNtt k = ops.evaluator().prepare_plain(
-      encoder.encode_scalar(residue(c, ops.context()->plain_modulus())));
+  const u64 k = residue(c, ops.context()->plain_modulus());
   return map1<Ct>(a, [&](const Ct& x) {
     Ct y = x;
-    ops.evaluator().multiply_plain_inplace(y, k);
+    ops.evaluator().multiply_scalar_inplace(y, k);
     return y;
   });
 }

@@ -117,6 +117,42 @@ TEST_P(BfvOps, EveryOperationMatchesPlaintextArithmetic) {
   ev.multiply_plain_inplace(s, pz);
   expect(
       s, [&](std::size_t i) { return mulmod(x[i], z[i], t); }, "multiply_plain");
+  {
+    // Out of place into a fresh output, then into the same output again (storage reused):
+    // the words equal the in-place product's.
+    const PlaintextNtt prepared = ev.prepare_plain(pz);
+    Ciphertext out;
+    ev.multiply_plain(cx, prepared, out);
+    expect(
+        out, [&](std::size_t i) { return mulmod(x[i], z[i], t); }, "multiply_plain into out");
+    const u64* storage = out.polys[0].data();
+    ev.multiply_plain(cy, prepared, out);
+    EXPECT_EQ(out.polys[0].data(), storage);
+    expect(
+        out, [&](std::size_t i) { return mulmod(y[i], z[i], t); }, "multiply_plain reused out");
+    Ciphertext in_place = cy;
+    ev.multiply_plain_inplace(in_place, prepared);
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      EXPECT_TRUE(std::equal(out.polys[k].data(),
+                             out.polys[k].data() + out.limbs() * out.polys[k].ring_dim(),
+                             in_place.polys[k].data()));
+    }
+  }
+  // A scalar (the constant plaintext polynomial) multiplies limb by limb; its words equal the
+  // prepared plaintext product's, for a small value, a negative one (above t/2) and zero.
+  for (const u64 v : {u64{7}, t - 3, u64{0}, t / 2, t / 2 + 1}) {
+    Ciphertext by_scalar = cx, by_plain = cx;
+    ev.multiply_scalar_inplace(by_scalar, v);
+    ev.multiply_plain_inplace(by_plain, ev.prepare_plain(encoder.encode_scalar(v)));
+    for (std::size_t k = 0; k < by_plain.size(); ++k) {
+      EXPECT_TRUE(
+          std::equal(by_plain.polys[k].data(),
+                     by_plain.polys[k].data() + by_plain.limbs() * by_plain.polys[k].ring_dim(),
+                     by_scalar.polys[k].data()))
+          << "value " << v;
+    }
+  }
+  EXPECT_THROW(ev.multiply_scalar_inplace(s, t), std::invalid_argument);
   s = cx;
   ev.multiply_plain_inplace(s, encoder.encode_scalar(7));
   expect(

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include "ckks/context_impl.h"
 #include "ckks/encoder.h"
 #include "ckks/encryptor.h"
 #include "ckks/keys.h"
+#include "ckks/keyswitch.h"
 #include "math/cpu_features.h"
 #include "test_util.h"
 
@@ -285,6 +287,47 @@ TEST_P(CkksFixture, HoistedRotationsEqualSeparateRotations) {
       want[i] = x[(i + static_cast<std::size_t>(s % static_cast<int>(slots) + slots)) % slots];
     }
     EXPECT_LT(max_error(decrypt(hoisted[k]), want), 1e-5) << "step " << s;
+  }
+}
+
+// Galois keys are kept permuted in memory (keys.h) so the automorphism moves from every digit
+// of the key product to its result. The exact ModDown commutes with it, so a rotation is bit
+// for bit the textbook one: the plain key (the file layout), perm applied to each digit of
+// ModUp(c_1), ModDown, plus perm(c_0).
+TEST_P(CkksFixture, RotationWithStoredPermutedKeysIsBitExactTextbookRotation) {
+  KeyGenerator gen(ctx);
+  const std::vector<int> steps = {1, 3, -2};
+  const GaloisKeys gk = gen.galois_keys(sk, steps, /*conjugation=*/true);
+  const Ciphertext c = encrypt(random_slots(ctx->slots(), 2.0, 25));
+  const Context::Impl& impl = ctx->impl();
+  const std::size_t n = ctx->n(), words = c.limbs * n;
+  std::vector<std::uint64_t> elements;
+  for (int s : steps) elements.push_back(ctx->galois_element(s));
+  elements.push_back(ctx->conjugation_element());
+  for (std::size_t e = 0; e < elements.size(); ++e) {
+    const std::uint64_t g = elements[e];
+    const std::vector<std::uint32_t>& perm = impl.galois_permutation(g);
+    KeySwitchKey plain = gk.keys.at(g);
+    detail::permute_galois_key(plain, perm, n);  // back to the file layout
+    Ciphertext want = c;
+    const detail::ModUpDigits ext = detail::mod_up(*ctx, c.poly(1), c.level);
+    detail::key_product_mod_down(*ctx, ext, plain, &perm, want.poly(0), want.poly(1));
+    for (std::size_t i = 0; i < c.limbs; ++i) {
+      const std::uint64_t q = impl.moduli[i].value();
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::uint64_t v = want.limb(0, i)[t] + c.limb(0, i)[perm[t]];
+        want.limb(0, i)[t] = v >= q ? v - q : v;
+      }
+    }
+    Ciphertext got = c;
+    eval->apply_galois_inplace(got, g, gk);
+    EXPECT_TRUE(std::equal(got.data.begin(), got.data.begin() + 2 * words, want.data.begin()))
+        << "element " << g;
+    if (e < steps.size()) {
+      const Ciphertext hoisted = eval->rotate_hoisted(c, {steps[e]}, gk)[0];
+      EXPECT_TRUE(std::equal(hoisted.data.begin(), hoisted.data.end(), want.data.begin()))
+          << "hoisted, element " << g;
+    }
   }
 }
 

@@ -242,11 +242,11 @@ TEST(RnsPoly, WideMultiplyAccumulateMatchesScalar) {
 }
 
 // The wide-modulus AVX-512 kernels (3-operand add, rescale's subtract-and-scale) against the
-// scalar formulas, for 50- to 61-bit primes and lengths that are not multiples of 8.
+// scalar formulas, for 30- to 61-bit primes and lengths that are not multiples of 8.
 TEST(RnsPoly, WideModulusAvx512KernelsMatchScalar) {
   if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   std::mt19937_64 rng(23);
-  for (int bits : {50, 51, 55, 60, 61}) {
+  for (int bits : {30, 35, 50, 51, 55, 60, 61}) {
     const u64 q = ntt_primes(bits, 1, 1024)[0];
     // Streaming-store path of the 3-operand add from 2^16 words on, at every misalignment.
     for (std::size_t offset = 0; offset < 8; offset += 3) {
@@ -287,6 +287,24 @@ TEST(RnsPoly, WideModulusAvx512KernelsMatchScalar) {
           const u64 r = xp[t] % q, pm = p % q;
           const u64 want = xp[t] > p / 2 ? (r + q - pm) % q : r;
           ASSERT_EQ(centred[t], want) << "bits=" << bits << " p=" << p << " t=" << t;
+        }
+      }
+      // A wider p (60-bit special primes lifted to smaller chain primes, p / q < 2^51).
+      for (const int pbits : {bits, 60, 61}) {
+        const u64 p = ntt_primes(pbits, 1, 1024)[0];
+        if (p / q >= (u64{1} << 51)) continue;
+        std::vector<u64> xp(n), centred(n);
+        for (std::size_t t = 0; t < n; ++t) xp[t] = rng() % p;
+        xp[0] = p - 1;
+        if (n > 1) xp[1] = p / 2;
+        if (n > 2) xp[2] = p / 2 + 1;
+        if (n > 3) xp[3] = q * (p / q);  // a multiple of q, and one below it
+        if (n > 4) xp[4] = q * (p / q) - 1;
+        detail::centre_reduce_wide_avx512(centred.data(), xp.data(), n, q, p % q, p / 2);
+        for (std::size_t t = 0; t < n; ++t) {
+          const u64 r = xp[t] % q, pm = p % q;
+          const u64 want = xp[t] > p / 2 ? (r + q - pm) % q : r;
+          ASSERT_EQ(centred[t], want) << "wide, bits=" << bits << " p=" << p << " t=" << t;
         }
       }
       for (std::size_t t = 0; t < n; ++t) {
