@@ -376,6 +376,42 @@ def check_site(study: Study, site: str, out: Path) -> None:
         raise UserError(f"{out}: exists (an upload directory is written once)")
 
 
+@dataclass
+class SiteSamples:
+    opened: Fileset  # the site's files as read (a covariate file is matched against these)
+    fileset: Fileset  # after the site's sample filters and --mind
+    pheno: npt.NDArray[np.float64]  # the phenotype of fileset's samples (NaN: none)
+    log: FilterLog
+
+
+def site_samples(study: Study, site: str, opts: ChisqOptions, finish_hint: str) -> SiteSamples:
+    """A site's samples as every study test reads them: its files and phenotype, its sample
+    filters and --mind (the SNP filters need the pooled counts: refused, `finish_hint` says
+    where they go), and no more samples than the study's rows for the site."""
+    opened = open_input(opts)
+    log = FilterLog()
+    y_file = sample_phenotypes(opened, pheno_spec(opts), binary=True)
+    fileset = select(opened, opts.selection, log)
+    assert fileset.sample_rows is not None
+    y_all = y_file[fileset.sample_rows]
+    if opts.selection.geno is not None or opts.selection.maf is not None or opts.selection.hwe:
+        raise UserError(
+            f"site {site}: --geno, --maf and --hwe need the pooled counts; a site applies "
+            "--mind and the sample filters only",
+            hint=finish_hint,
+        )
+    qc = quality_control(fileset, y_all, True, opts.selection, log)
+    begin, end = study.sites[site]
+    if qc.fileset.n_samples > end - begin:
+        raise UserError(
+            f"site {site}: {qc.fileset.n_samples} samples, more than the {end - begin} rows the "
+            "study set up for this site",
+            hint="the coordinator sets each site's rows with `hec site setup --site NAME=ROWS`",
+        )
+    assert qc.fileset.sample_rows is not None
+    return SiteSamples(opened, qc.fileset, qc.pheno, log)
+
+
 def prepare(
     study_dir: Path,
     site: str,
@@ -390,31 +426,17 @@ def prepare(
     if study.test != "chisq":
         raise InternalError("a logistic study's sites prepare with gwas/multisite_logistic.py")
     begin, end = study.sites[site]
-    fileset = open_input(opts)
-    log = FilterLog()
-    spec = pheno_spec(opts)
-    y_file = sample_phenotypes(fileset, spec, binary=True)
-    fileset = select(fileset, opts.selection, log)
-    assert fileset.sample_rows is not None
-    y_all = y_file[fileset.sample_rows]
-    if opts.selection.geno is not None or opts.selection.maf is not None or opts.selection.hwe:
-        raise UserError(
-            f"site {site}: --geno, --maf and --hwe need the pooled counts; a site applies "
-            "--mind and the sample filters only",
-            hint="the coordinator gives them to `hec site finish` (study set up with --qc)",
-        )
-    qc = quality_control(fileset, y_all, True, opts.selection, log)
-    fileset, y_all = qc.fileset, qc.pheno
+    samples = site_samples(
+        study,
+        site,
+        opts,
+        "the coordinator gives them to `hec site finish` (study set up with --qc)",
+    )
+    fileset, y_all, log = samples.fileset, samples.pheno, samples.log
     alignment = align(site, fileset, study.shared, strand_ambiguous)
     included = ~np.isnan(y_all)
     n_all = fileset.n_samples
     n = int(included.sum())
-    if n_all > end - begin:
-        raise UserError(
-            f"site {site}: {n_all} samples, more than the {end - begin} rows the study set up "
-            "for this site",
-            hint="the coordinator sets each site's rows with `hec site setup --site NAME=ROWS`",
-        )
     male = np.array([s.is_male for s in fileset.samples])
     ploidies = [ploidy(s.chrom) for s in study.shared]
     g = aligned_calls(fileset, alignment)

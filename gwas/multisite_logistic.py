@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from compiler.errors import UserError
 from gwas import DEFAULT_PRECISION_BITS
-from gwas.chisq import ChisqOptions, open_input, pheno_spec, write_failure_log
+from gwas.chisq import ChisqOptions, write_failure_log
 from gwas.chromosomes import ploidy
 from gwas.filters import (
     FilterLog,
@@ -58,8 +58,6 @@ from gwas.filters import (
     allele_coding,
     qc_from_counts,
     qc_inputs,
-    quality_control,
-    select,
 )
 from gwas.logistic import (
     MAX_K,
@@ -84,11 +82,12 @@ from gwas.multisite import (
     check_site,
     compiled,
     load_study,
+    site_samples,
     write_json,
     write_upload,
 )
 from gwas.multisite import setup as setup_study
-from gwas.plink import Fileset, sample_phenotypes
+from gwas.plink import Fileset
 from gwas.plots import genomic_inflation
 from gwas.qc import PROGRAM_QC, counts_from_reveals, hwe_sample
 
@@ -196,29 +195,10 @@ def site_rows(study: Study, site: str, opts: ChisqOptions) -> SiteRows:
     if opts.covar is None:
         raise UserError(f"site {site}: a logistic study needs --covar FILE (FID IID and the "
                         f"covariates {', '.join(study.covariates)} by header name)")  # fmt: skip
-    fileset = open_input(opts)
-    log = FilterLog()
-    y_file = sample_phenotypes(fileset, pheno_spec(opts), binary=True)
-    cov = read_covariates(Path(opts.covar), fileset, study.covariates)
-    fileset = select(fileset, opts.selection, log)
+    samples = site_samples(study, site, opts, "the coordinator gives them to `hec site finish`")
+    cov = read_covariates(Path(opts.covar), samples.opened, study.covariates)
+    fileset, y_all, log = samples.fileset, samples.pheno, samples.log
     assert fileset.sample_rows is not None
-    y_all = y_file[fileset.sample_rows]
-    if opts.selection.geno is not None or opts.selection.maf is not None or opts.selection.hwe:
-        raise UserError(
-            f"site {site}: --geno, --maf and --hwe need the pooled counts; a site applies "
-            "--mind and the sample filters only",
-            hint="the coordinator gives them to `hec site finish`",
-        )
-    qc = quality_control(fileset, y_all, True, opts.selection, log)
-    fileset, y_all = qc.fileset, qc.pheno
-    assert fileset.sample_rows is not None
-    begin, end = study.sites[site]
-    if fileset.n_samples > end - begin:
-        raise UserError(
-            f"site {site}: {fileset.n_samples} samples, more than the {end - begin} rows the "
-            "study set up for this site",
-            hint="the coordinator sets each site's rows with `hec site setup --site NAME=ROWS`",
-        )
     included = ~np.isnan(y_all)
     rows = np.asarray(fileset.sample_rows)[included]
     check_complete(cov, fileset, rows)

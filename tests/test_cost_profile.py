@@ -60,7 +60,7 @@ def test_the_default_profile_holds_the_hand_measured_constants() -> None:
     assert d.by_log_n("pointwise_ns_per_coefficient", 17) == 0.45
     assert d.by_scheme("encrypt_ns_per_word", "bfv") == 119.0
     assert d.by_scheme("read_ns_per_byte", "ckks") == 0.47
-    assert d.runtime_baseline_bytes == 10 << 20
+    assert d.runtime_baseline_bytes == 6553600  # 6.25 MiB
 
 
 def test_without_a_user_profile_the_default_is_used() -> None:
@@ -216,7 +216,7 @@ def test_the_report_names_its_profile_and_uses_its_baseline(tmp_path: Path) -> N
     comp = compile_file(CHISQ, Options(sizes=Sizes.parse("N=300,M=2048"), flooding=False))
     default = report_of(comp)
     assert default["profile"]["source"] == "default"
-    path = _write(tmp_path / "p.json", _doc(runtime_baseline_bytes=(10 << 20) + 4096))
+    path = _write(tmp_path / "p.json", _doc(runtime_baseline_bytes=prof.default().runtime_baseline_bytes + 4096))
     prof.use(prof.resolve(str(path)))
     measured = report_of(comp)
     assert measured["profile"]["source"] == str(path)
