@@ -69,7 +69,9 @@ def run_case(name: str, threads: int, seed: int) -> tuple[float, int, int]:
             want = reference(a, b)
         if not np.array_equal(result.revealed["c"].astype(want.dtype), want):
             raise SystemExit(f"bench/bitslice: {name} decrypted wrong values")
-        return float(result.summary["compute_seconds"]), slots, int(depth)
+        seconds = result.summary["compute_seconds"]
+        assert isinstance(seconds, (int, float))
+        return float(seconds), slots, int(depth)
 
 
 def main() -> int:

@@ -216,7 +216,10 @@ def test_the_report_names_its_profile_and_uses_its_baseline(tmp_path: Path) -> N
     comp = compile_file(CHISQ, Options(sizes=Sizes.parse("N=300,M=2048"), flooding=False))
     default = report_of(comp)
     assert default["profile"]["source"] == "default"
-    path = _write(tmp_path / "p.json", _doc(runtime_baseline_bytes=prof.default().runtime_baseline_bytes + 4096))
+    path = _write(
+        tmp_path / "p.json",
+        _doc(runtime_baseline_bytes=prof.default().runtime_baseline_bytes + 4096),
+    )
     prof.use(prof.resolve(str(path)))
     measured = report_of(comp)
     assert measured["profile"]["source"] == str(path)

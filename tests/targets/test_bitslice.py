@@ -131,7 +131,8 @@ def test_report_depth_of_addition(tmp_path: Path, width: int, depth: int) -> Non
     assert b["compiled_depth"] == b["circuit_depth"] <= depth
     assert b["operations"][0]["seed_depth"] == {16: 7, 64: 11}[width]
     # The proven ranges keep the plaintext modulus the smallest batching prime above 2^17.
-    assert comp.bfv_program.parameters().plain_moduli[0] < 1 << 20
+    params = comp.bfv_program.parameters()
+    assert params is not None and params.plain_moduli[0] < 1 << 20
     assert b["fhew"]["faster"] == "bfv" and b["seconds_per_slot_full_batch"] > 0
 
 
