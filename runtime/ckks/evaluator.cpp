@@ -478,16 +478,13 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const Galoi
   }
   if (g == 1) return;
   const KeySwitchKey& key = galois_key(keys, g, a, "Evaluator::rotate");
-  const Context::Impl& impl = context_->impl();
-  const std::vector<std::uint32_t>& perm = impl.galois_permutation(g);
-  const std::size_t n = a.n;
-  const std::size_t words = a.limbs * n;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
   // The key is stored as key o perm^-1 (keys.h): switch the unpermuted c_1, then perm(c_0 +
-  // r_0) and perm(r_1) limb by limb.
-  const std::unique_ptr<u64[]> c0(new u64[words]);
-  std::copy(a.poly(0), a.poly(0) + words, c0.get());
-  detail::galois_key_switch(*context_, ext, key, perm, c0.get(), a.poly(0), a.poly(1));
+  // r_0) and perm(r_1) limb by limb into a fresh result (c_0 is read while it is written).
+  Ciphertext r = unfilled_like(a, 1);
+  detail::galois_key_switch(*context_, ext, key, context_->impl().galois_permutation(g),
+                            a.poly(0), r.poly(0), r.poly(1));
+  a.data = std::move(r.data);
 }
 
 void Evaluator::rotate_inplace(Ciphertext& a, int steps, const GaloisKeys& keys) const {
