@@ -482,8 +482,8 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const Galoi
   // The key is stored as key o perm^-1 (keys.h): switch the unpermuted c_1, then perm(c_0 +
   // r_0) and perm(r_1) limb by limb into a fresh result (c_0 is read while it is written).
   Ciphertext r = unfilled_like(a, 1);
-  detail::galois_key_switch(*context_, ext, key, context_->impl().galois_permutation(g),
-                            a.poly(0), r.poly(0), r.poly(1));
+  detail::galois_key_switch(*context_, ext, key, context_->impl().galois_permutation(g), a.poly(0),
+                            r.poly(0), r.poly(1));
   a.data = std::move(r.data);
 }
 
