@@ -459,11 +459,7 @@ void CiphertextArrayReader::next_batch(Ciphertext* const* out, std::size_t count
   const std::size_t words = (first_.degree + 1) * first_.limbs * ctx_.n();
   const std::uint64_t packed =
       CiphertextArrayWriter::record_bytes(ctx_, first_.level, first_.degree) - 16;
-  std::vector<std::array<std::uint8_t, 16>> heads(count - k);
-  std::vector<core::ObjectReader::Piece> pieces;
-  pieces.reserve(2 * (count - k));
-  for (std::size_t i = k; i < count; ++i) {
-    Ciphertext& ct = *out[i];
+  const auto shape = [&](Ciphertext& ct) {
     ct.n = ctx_.n();
     ct.limbs = first_.limbs;
     ct.degree = first_.degree;
@@ -471,31 +467,51 @@ void CiphertextArrayReader::next_batch(Ciphertext* const* out, std::size_t count
     ct.scale = first_.scale;
     ct.key_id = key_id_;
     ct.data.resize(words);
-    pieces.push_back({heads[i - k].data(), 16});
-    pieces.push_back({packed_tail(ct, packed), packed});
-  }
-  reader_.get_scattered(pieces, threads);
-  for (std::size_t i = 0; i < heads.size(); ++i) {
-    ByteReader r(heads[i].data(), 16, path.string());
+  };
+  const auto check_head = [&](const std::uint8_t* head, std::size_t index) {
+    ByteReader r(head, 16, path.string());
     const std::int32_t level = static_cast<std::int32_t>(r.get_u32());
     const double scale = r.get_f64();
     const std::uint32_t degree = r.get_u32();
     if (level != first_.level.value || degree != first_.degree || scale != first_.scale) {
-      throw std::runtime_error(path.string() + ": ciphertext " + std::to_string(read_ + i) +
+      throw std::runtime_error(path.string() + ": ciphertext " + std::to_string(index) +
                                " has level " + std::to_string(level) + ", degree " +
                                std::to_string(degree) + " and scale " + std::to_string(scale) +
                                ", the first has level " + std::to_string(first_.level.value) +
                                ", degree " + std::to_string(first_.degree) + " and scale " +
                                std::to_string(first_.scale) + " (an input array is uniform)");
     }
+  };
+  if (threads <= 1) {
+    // One thread: each record read, hashed and unpacked while it is still in cache (one pass
+    // over memory instead of three: read+verify is bound by memory bandwidth).
+    std::array<std::uint8_t, 16> head{};
+    std::vector<core::ObjectReader::Piece> pieces(2);
+    for (std::size_t i = k; i < count; ++i) {
+      Ciphertext& ct = *out[i];
+      shape(ct);
+      pieces[0] = {head.data(), 16};
+      pieces[1] = {packed_tail(ct, packed), packed};
+      reader_.get_scattered(pieces, 1);
+      check_head(head.data(), read_);
+      unpack(ct, packed, read_);
+      ++read_;
+    }
+    return;
   }
+  std::vector<std::array<std::uint8_t, 16>> heads(count - k);
+  std::vector<core::ObjectReader::Piece> pieces;
+  pieces.reserve(2 * (count - k));
+  for (std::size_t i = k; i < count; ++i) {
+    Ciphertext& ct = *out[i];
+    shape(ct);
+    pieces.push_back({heads[i - k].data(), 16});
+    pieces.push_back({packed_tail(ct, packed), packed});
+  }
+  reader_.get_scattered(pieces, threads);
+  for (std::size_t i = 0; i < heads.size(); ++i) check_head(heads[i].data(), read_ + i);
   // Then unpacked in place, ciphertext by ciphertext, by the same threads.
-  const auto unpack_one = [&](std::size_t i) { unpack(*out[k + i], packed, read_ + i); };
-  if (threads > 1) {
-    math::parallel_for(count - k, unpack_one);
-  } else {
-    for (std::size_t i = 0; i < count - k; ++i) unpack_one(i);
-  }
+  math::parallel_for(count - k, [&](std::size_t i) { unpack(*out[k + i], packed, read_ + i); });
   read_ += count - k;
 }
 

@@ -90,7 +90,9 @@ class CiphertextArrayReader {
   void next(Ciphertext& ct);
   // The next `count` ciphertexts into *out[0..count), read by up to `threads` threads at
   // once. Every one must have the level, degree and scale of the array's first (as every
-  // input array has); a different one is an error naming the file and the index.
+  // input array has); a different one is an error naming the file and the index. One thread
+  // reads, hashes and unpacks each ciphertext in turn (in cache); more read all, hash all,
+  // then unpack all, each step spread over the threads.
   void next_batch(Ciphertext* const* out, std::size_t count, int threads);
   void finish();
 
