@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/keyswitch.h"
+#include "math/poly.h"
 
 namespace hec::bfv {
 
@@ -47,8 +48,52 @@ RnsPoly& ensure_shape(RnsPoly& p, const std::shared_ptr<const math::RnsContext>&
 
 }  // namespace
 
+namespace {
+
+// The shared part of key_switch and key_switch_add_coefficients: checks, then ModUp and the
+// key product with ModDown under `output`.
+void run_key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
+                    const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate,
+                    const core::HybridKeySwitch::Output& output);
+
+}  // namespace
+
 void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
                 const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate) {
+  run_key_switch(ctx, d, d_eval, key, out0, out1, accumulate, {});
+}
+
+void key_switch_add_coefficients(const BfvContext& ctx, const RnsPoly& d, const KeySwitchKey& key,
+                                 RnsPoly& out0, RnsPoly& out1) {
+  const auto& kc = ctx.key_context();
+  const std::size_t limbs = d.num_limbs();
+  for (const RnsPoly* c : {&out0, &out1}) {
+    if (c->context() != kc || c->num_limbs() != limbs || c->form() != PolyForm::kCoefficient) {
+      throw std::invalid_argument(
+          "key_switch_add_coefficients: addends must be coefficient-form over Q_l (" +
+          std::to_string(limbs) + " limbs)");
+    }
+  }
+  if (ctx.p_ks_size() == 0) {
+    // No ModDown to ride along: transform, then accumulate.
+    math::to_ntt_inplace(out0);
+    math::to_ntt_inplace(out1);
+    run_key_switch(ctx, d, nullptr, key, out0, out1, true, {});
+    return;
+  }
+  core::HybridKeySwitch::Output output;
+  output.coef_add[0] = out0.data();
+  output.coef_add[1] = out1.data();
+  out0.set_form(PolyForm::kEvaluation);
+  out1.set_form(PolyForm::kEvaluation);
+  run_key_switch(ctx, d, nullptr, key, out0, out1, false, output);
+}
+
+namespace {
+
+void run_key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
+                    const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate,
+                    const core::HybridKeySwitch::Output& output) {
   const std::size_t k = ctx.q_size(), s = ctx.p_ks_size(), limbs = d.num_limbs();
   const auto& kc = ctx.key_context();
   if (d.form() != PolyForm::kCoefficient || limbs < 1 || limbs > k || d.context() != kc) {
@@ -88,7 +133,14 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
     ensure_shape(out0, kc, limbs);
     ensure_shape(out1, kc, limbs);
   }
-  ks.key_product_mod_down(ext, view, nullptr, out0.data(), out1.data(), accumulate);
+  const core::HybridKeySwitch::KeyTerm term{&view, nullptr};
+  if (accumulate) {
+    ks.key_products_mod_down(ext, {term}, out0.data(), out1.data(), true);
+  } else {
+    ks.key_products_mod_down(ext, {term}, out0.data(), out1.data(), output);
+  }
 }
+
+}  // namespace
 
 }  // namespace hec::bfv

@@ -31,4 +31,12 @@ void key_switch(const BfvContext& ctx, const math::RnsPoly& d, const math::RnsPo
                 const KeySwitchKey& key, math::RnsPoly& out0, math::RnsPoly& out1,
                 bool accumulate = false);
 
+// The same with addends in coefficient form: on entry out_0 and out_1 hold polynomials c_0,
+// c_1 in coefficient form over Q_l (the HPS multiply's outputs); on return they hold NTT(c_h)
+// plus the key switch, in evaluation form. With special primes the addends go through the
+// ModDown's own NTT (core Output::coef_add: 2 |Q_l| forward NTTs fewer than transforming them
+// first); the result is the same residues either way.
+void key_switch_add_coefficients(const BfvContext& ctx, const math::RnsPoly& d,
+                                 const KeySwitchKey& key, math::RnsPoly& out0, math::RnsPoly& out1);
+
 }  // namespace hec::bfv

@@ -178,6 +178,18 @@ void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   }
 }
 
+void multiply_sub_scalar_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
+  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    // y w in [0, q) after one correction; x - y w + q in [1, 2q), reduced once.
+    const __m512i p =
+        reduce_once(mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, y + c), wv, wpv, qv), qv);
+    const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, x + c), p), qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(d, qv));
+  }
+}
+
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
   for (std::size_t c = 0; c < n; c += 8) {
