@@ -89,6 +89,18 @@ void key_switch_add_coefficients(const BfvContext& ctx, const RnsPoly& d, const 
   run_key_switch(ctx, d, nullptr, key, out0, out1, false, output);
 }
 
+void key_switch_add(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
+                    const KeySwitchKey& key, const RnsPoly& add0, RnsPoly& out0, RnsPoly& out1) {
+  if (add0.context() != ctx.key_context() || add0.num_limbs() != d.num_limbs() ||
+      add0.form() != PolyForm::kEvaluation || &add0 == &out0 || &add0 == &out1) {
+    throw std::invalid_argument("key_switch_add: the addend must be evaluation-form over Q_l (" +
+                                std::to_string(d.num_limbs()) + " limbs) and not an output");
+  }
+  core::HybridKeySwitch::Output output;
+  output.add0 = add0.data();
+  run_key_switch(ctx, d, d_eval, key, out0, out1, false, output);
+}
+
 namespace {
 
 void run_key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,

@@ -39,4 +39,12 @@ void key_switch(const BfvContext& ctx, const math::RnsPoly& d, const math::RnsPo
 void key_switch_add_coefficients(const BfvContext& ctx, const math::RnsPoly& d,
                                  const KeySwitchKey& key, math::RnsPoly& out0, math::RnsPoly& out1);
 
+// out_0 = add0 + (key switch)_0, out_1 = (key switch)_1 in evaluation form over Q_l, without
+// zero-filling out_1 or reading it back (a rotation: add0 = sigma(c_0)); the addend is added
+// as each limb of the ModDown is finished. d, d_eval as for key_switch; add0 (evaluation form,
+// |Q_l| limbs) must not alias the outputs.
+void key_switch_add(const BfvContext& ctx, const math::RnsPoly& d, const math::RnsPoly* d_eval,
+                    const KeySwitchKey& key, const math::RnsPoly& add0, math::RnsPoly& out0,
+                    math::RnsPoly& out1);
+
 }  // namespace hec::bfv

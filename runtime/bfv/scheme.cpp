@@ -502,20 +502,19 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,
                                 std::to_string(galois_element));
   }
   const auto& perm = ctx_->galois_permutation(galois_element);
-  // Scratch reused across calls on this thread; the permuted c_0 is swapped into place.
+  // Scratch reused across calls on this thread.
   thread_local RnsPoly c0, c1, c1_coeff;
   permute_into(a.polys[0], perm, c0);
   permute_into(a.polys[1], perm, c1);
-  std::swap(a.polys[0], c0);
   if (c1_coeff.context() != c1.context() || c1_coeff.num_limbs() != c1.num_limbs()) {
     c1_coeff = RnsPoly(c1.context(), c1.num_limbs(), PolyForm::kEvaluation);
   }
   c1_coeff.set_form(PolyForm::kEvaluation);
   std::memcpy(c1_coeff.data(), c1.data(), c1.num_limbs() * c1.ring_dim() * sizeof(u64));
   math::from_ntt_inplace(c1_coeff);
-  // c_0 <- sigma(c_0) + ks_0, c_1 <- ks_1.
-  a.polys[1].set_zero();
-  key_switch(*ctx_, c1_coeff, &c1, it->second, a.polys[0], a.polys[1], true);
+  // c_0 <- sigma(c_0) + ks_0, c_1 <- ks_1, written limb by limb as the ModDown finishes them
+  // (no zero-filled c_1 read back, no separate pass adding sigma(c_0)).
+  key_switch_add(*ctx_, c1_coeff, &c1, it->second, c0, a.polys[0], a.polys[1]);
 }
 
 void Evaluator::rotate_rows_inplace(Ciphertext& a, long long steps, const GaloisKeys& gk) const {
