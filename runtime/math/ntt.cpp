@@ -74,7 +74,7 @@ NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
   if (avx512_capable_) {
     IfmaTables& t = ifma_;
     // Shoup constants of the vector kernels: beta = 2^52 (IFMA) below 2^50, else 2^64 (the
-    // full-width tables above are used directly, only the lane tables are built).
+    // full-width tables above are used directly).
     auto shoup_v = [&](u64 w) { return ifma_capable_ ? shoup52(w, q) : shoup_precompute(w, q); };
     if (ifma_capable_) {
       t.fwd_shoup52.resize(n_);
@@ -84,26 +84,6 @@ NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
         t.inv_shoup52[i] = shoup52(inv_[i], q);
       }
     }
-    // Lane-expanded twiddles for the layers with distance t = 4 and t = 2: the 16-element
-    // block b has 8 butterflies, lane l uses the twiddle of group 8b/t + l/t. The forward
-    // layer with distance t has m = N/(2t) groups starting at table index m; the inverse
-    // layer with distance t has h = N/(2t) groups starting at index h.
-    auto expand = [&](std::size_t dist, const AlignedU64Vector& table, AlignedU64Vector& out,
-                      AlignedU64Vector& out_shoup) {
-      const std::size_t first = n_ / (2 * dist);
-      out.resize(n_ / 2);
-      out_shoup.resize(n_ / 2);
-      for (std::size_t k = 0; k < n_ / 2; ++k) {
-        const std::size_t block = k / 8, lane = k % 8;
-        const u64 w = table[first + 8 * block / dist + lane / dist];
-        out[k] = w;
-        out_shoup[k] = shoup_v(w);
-      }
-    };
-    expand(4, fwd_, t.fwd_t4, t.fwd_t4_shoup52);
-    expand(2, fwd_, t.fwd_t2, t.fwd_t2_shoup52);
-    expand(4, inv_, t.inv_t4, t.inv_t4_shoup52);
-    expand(2, inv_, t.inv_t2, t.inv_t2_shoup52);
     t.n_inv_shoup52 = shoup_v(n_inv_);
     t.last_twiddle_scaled_shoup52 = shoup_v(last_scaled_);
   }

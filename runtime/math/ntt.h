@@ -60,10 +60,9 @@ class NttTables {
   // members hold Shoup constants with beta = 2^52 when ifma_capable(), else with beta = 2^64
   // (and fwd_shoup52 / inv_shoup52 stay empty: the kernels read forward_twiddles_shoup()).
   struct IfmaTables {
+    // (The layers with t = 4 and 2 expand their lane twiddles from the full tables in
+    // registers: no lane-expanded copies, which doubled the bytes a transform streams.)
     AlignedU64Vector fwd_shoup52, inv_shoup52;
-    // Per-lane twiddles for the layers with butterfly distance t = 4 and t = 2 (N/2 each).
-    AlignedU64Vector fwd_t4, fwd_t4_shoup52, fwd_t2, fwd_t2_shoup52;
-    AlignedU64Vector inv_t4, inv_t4_shoup52, inv_t2, inv_t2_shoup52;
     u64 n_inv_shoup52 = 0, last_twiddle_scaled_shoup52 = 0;
   };
   const IfmaTables& ifma() const { return ifma_; }
