@@ -39,20 +39,11 @@ inline __m512i mul_shoup52_lazy(__m512i y, __m512i w, __m512i wp, const Consts& 
 }
 
 // y * w mod q in [0, 2q) for y < 2^63, w < q < 2^61, wp = floor(w * 2^64 / q): Shoup with
-// beta = 2^64 and a quotient estimate that skips the low 32x32 partial product and the middle
-// column's carries, hence one vpmuludq and six other instructions fewer than
-// mulhi64_avx512. The middle column is below 3 * 2^32, so the estimate is the exact
-// floor(y wp / 2^64) minus 0, 1 or 2, and y w - estimate * q lies in [0, 2q + 2q) (the exact
-// quotient leaves [0, 2q)) below 2^63: one conditional subtraction of 2q restores [0, 2q).
-// The butterflies' ranges, and every output, are unchanged.
+// beta = 2^64 and the cheaper quotient estimate of mulhi64_approx_avx512 (one vpmuludq and
+// six other instructions fewer), whose result in [0, 4q) one conditional subtraction of 2q
+// brings back to [0, 2q). The butterflies' ranges, and every output, are unchanged.
 inline __m512i mul_shoup64_ntt(__m512i y, __m512i w, __m512i wp, const Consts& c) {
-  const __m512i y_hi = _mm512_srli_epi64(y, 32), wp_hi = _mm512_srli_epi64(wp, 32);
-  const __m512i lohi = _mm512_mul_epu32(y, wp_hi);
-  const __m512i hilo = _mm512_mul_epu32(y_hi, wp);
-  const __m512i hihi = _mm512_mul_epu32(y_hi, wp_hi);
-  const __m512i quotient = _mm512_add_epi64(
-      hihi, _mm512_add_epi64(_mm512_srli_epi64(lohi, 32), _mm512_srli_epi64(hilo, 32)));
-  const __m512i r = _mm512_sub_epi64(_mm512_mullo_epi64(y, w), _mm512_mullo_epi64(quotient, c.q));
+  const __m512i r = mul_shoup64_lazy4_avx512(y, w, wp, c.q);
   return _mm512_min_epu64(r, _mm512_sub_epi64(r, c.two_q));
 }
 
