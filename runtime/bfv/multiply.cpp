@@ -300,7 +300,8 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   const std::size_t inputs = square ? 2 : 4;
   const RnsPoly* in[4] = {&a.polys[0], &a.polys[1], &b.polys[0], &b.polys[1]};
   // Scratch reused across calls on this thread (no page faults or zeroing per multiply):
-  // ext[p]: Q limbs (evaluation form, copied), then P_mult limbs; prod: the tensor.
+  // ext[p]: P_mult limbs at rows k.. (rows 0..k-1 unused: the tensor reads the
+  // operands' own Q limbs); prod: the tensor.
   thread_local MultiplyScratch scratch;
   scratch.reserve(total * n, k * n);
   auto& ext = scratch.ext;
@@ -312,7 +313,6 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   };
   auto& coeff = scratch.coeff;
   for (std::size_t p = 0; p < inputs; ++p) {
-    std::memcpy(ext[p].data(), in[p]->data(), k * n * sizeof(u64));
     // Step (1): coefficient form over Q.
     std::memcpy(coeff.data(), in[p]->data(), k * n * sizeof(u64));
     math::parallel_for(
@@ -323,11 +323,16 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
       math::ntt_forward_inplace(ext[p].data() + (k + j) * n, ctx_->p_mult_ntt(j));
     });
   }
-  // Step (3): tensor product in evaluation form over Q u P_mult.
-  const u64* a0 = ext[0].data();
-  const u64* a1 = ext[1].data();
-  const u64* b0 = square ? a0 : ext[2].data();
-  const u64* b1 = square ? a1 : ext[3].data();
+  // Step (3): tensor product in evaluation form over Q u P_mult. The Q limbs are read from the
+  // operands themselves (evaluation form already; copying them into ext cost 4k limb copies),
+  // the P_mult limbs from ext.
+  const auto operand = [&](std::size_t p) {
+    if (square) p %= 2;
+    return [&, p](std::size_t i) -> const u64* {
+      return i < k ? in[p]->data() + i * n : ext[p].data() + i * n;
+    };
+  };
+  const auto a0_at = operand(0), a1_at = operand(1), b0_at = operand(2), b1_at = operand(3);
   auto& prod = scratch.prod;
   const bool vector = math::active_kernel_path() == math::KernelPath::kAvx512Ifma;
   math::parallel_for(total, [&](std::size_t i) {
@@ -337,14 +342,14 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
     u64* t0 = prod[0].data() + off;
     u64* t1 = prod[1].data() + off;
     u64* t2 = prod[2].data() + off;
+    const u64* x0 = a0_at(i);
+    const u64* x1 = a1_at(i);
+    const u64* y0 = b0_at(i);
+    const u64* y1 = b1_at(i);
     if (vector) {
       // The same fully reduced products eight coefficients at a time (IFMA below 2^50, 52-bit
       // columns for the 60-bit Q primes): bit-identical to the scalar loop, which was a tenth
       // of the multiply's time.
-      const u64* x0 = a0 + off;
-      const u64* x1 = a1 + off;
-      const u64* y0 = b0 + off;
-      const u64* y1 = b1 + off;
       const u64* cross_x[2] = {x0, x1};
       const u64* cross_y[2] = {y1, y0};
       const auto products = q < (u64{1} << math::kIfmaMaxModulusBits)
@@ -355,10 +360,9 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
       products(t2, &x1, &y1, 1, n, q);
     } else {
       for (std::size_t c = 0; c < n; ++c) {
-        const u64 x0 = a0[off + c], x1 = a1[off + c], y0 = b0[off + c], y1 = b1[off + c];
-        t0[c] = math::mul_mod(x0, y0, m);
-        t2[c] = math::mul_mod(x1, y1, m);
-        const u128 cross = static_cast<u128>(x0) * y1 + static_cast<u128>(x1) * y0;
+        t0[c] = math::mul_mod(x0[c], y0[c], m);
+        t2[c] = math::mul_mod(x1[c], y1[c], m);
+        const u128 cross = static_cast<u128>(x0[c]) * y1[c] + static_cast<u128>(x1[c]) * y0[c];
         t1[c] = math::barrett_reduce_128(cross, m);
       }
     }
@@ -372,7 +376,12 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   for (std::size_t j = 0; j < 3; ++j) {
     u64* pj = prod[j].data() + k * n;
     hps_scale_round_to_p_mult(*ctx_, prod[j].data(), pj, pj);
-    *outs[j] = RnsPoly(kc, k, PolyForm::kCoefficient);
+    // Reallocated (and zero-filled) only when the output has another shape: multiply_relin's
+    // c2 is per-thread scratch.
+    if (outs[j]->context() != kc || outs[j]->num_limbs() != k) {
+      *outs[j] = RnsPoly(kc, k, PolyForm::kCoefficient);
+    }
+    outs[j]->set_form(PolyForm::kCoefficient);
     hps_convert_p_mult_to_q(*ctx_, pj, outs[j]->data());
   }
   // Step (7): y0, y1 to evaluation form (multiply_relin leaves it to the ModDown's NTT).
@@ -398,7 +407,7 @@ Ciphertext Evaluator::multiply_relin(const Ciphertext& a, const Ciphertext& b,
   }
   Ciphertext out;
   out.polys.resize(2);
-  RnsPoly c2;
+  thread_local RnsPoly c2;  // scratch reused across calls (no allocation, zero-fill, faults)
   // c0 and c1 stay in coefficient form: their forward NTT is folded into the relinearization's
   // ModDown, which transforms a correction limb by limb anyway (2k NTTs of 60-bit limbs fewer;
   // the same residues as step (7) followed by adding the key switch).
