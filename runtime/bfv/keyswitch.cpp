@@ -1,6 +1,7 @@
 // BFV binding of core/keyswitch (see keyswitch.h).
 #include "bfv/keyswitch.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -99,6 +100,43 @@ void key_switch_add(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_ev
   core::HybridKeySwitch::Output output;
   output.add0 = add0.data();
   run_key_switch(ctx, d, d_eval, key, out0, out1, false, output);
+}
+
+void key_switch_galois(const BfvContext& ctx, const RnsPoly& d, const RnsPoly& d_eval,
+                       const KeySwitchKey& key, const std::vector<std::uint32_t>& perm,
+                       const RnsPoly& c0, RnsPoly& out0, RnsPoly& out1) {
+  if (c0.context() != ctx.key_context() || c0.num_limbs() != d.num_limbs() ||
+      c0.form() != PolyForm::kEvaluation || perm.size() != ctx.ring_dim()) {
+    throw std::invalid_argument("key_switch_galois: c_0 must be evaluation-form over Q_l (" +
+                                std::to_string(d.num_limbs()) +
+                                " limbs) and the permutation have N entries");
+  }
+  core::HybridKeySwitch::Output output;
+  output.perm = perm.data();
+  output.add0 = c0.data();
+  run_key_switch(ctx, d, &d_eval, key, out0, out1, false, output);
+}
+
+void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by) {
+  for (auto* polys : {&key.b, &key.a}) {
+    for (RnsPoly& poly : *polys) {
+      const std::size_t n = poly.ring_dim();
+      std::vector<u64> tmp(n);
+      for (std::size_t i = 0; i < poly.num_limbs(); ++i) {
+        u64* limb = poly.limb(i);
+        for (std::size_t t = 0; t < n; ++t) tmp[t] = limb[by[t]];
+        std::copy(tmp.begin(), tmp.end(), limb);
+      }
+    }
+  }
+}
+
+u64 inverse_galois_element(u64 g, std::size_t n) {
+  // Newton's iteration x <- x (2 - g x) doubles the correct low bits of g^-1 mod 2^64 (g odd;
+  // x = g is right mod 8); 2N divides 2^64.
+  u64 x = g;
+  for (int i = 0; i < 5; ++i) x *= 2 - g * x;
+  return x & (2 * n - 1);
 }
 
 namespace {

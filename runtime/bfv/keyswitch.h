@@ -10,6 +10,9 @@
 // §Bounds.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "bfv/ciphertext.h"
 #include "bfv/context.h"
 #include "math/sampling.h"
@@ -46,5 +49,19 @@ void key_switch_add_coefficients(const BfvContext& ctx, const math::RnsPoly& d,
 void key_switch_add(const BfvContext& ctx, const math::RnsPoly& d, const math::RnsPoly* d_eval,
                     const KeySwitchKey& key, const math::RnsPoly& add0, math::RnsPoly& out0,
                     math::RnsPoly& out1);
+
+// A Galois automorphism's key switch with the key in its in-memory layout (ciphertext.h
+// GaloisKeys): out_0 = p(c_0 + ks_0), out_1 = p(ks_1) for the key switch ks of d (the
+// UNPERMUTED c_1: coefficient form, d_eval its evaluation form) under the permuted key, p the
+// element's NTT-domain permutation (out[t] = x[p[t]]). This is the textbook p(c_0) +
+// ks(p(c_1)). c0 and d_eval may be out0 and out1 (each limb is read before it is written).
+void key_switch_galois(const BfvContext& ctx, const math::RnsPoly& d, const math::RnsPoly& d_eval,
+                       const KeySwitchKey& key, const std::vector<std::uint32_t>& perm,
+                       const math::RnsPoly& c0, math::RnsPoly& out0, math::RnsPoly& out1);
+
+// key[t] <- key[by[t]] in every limb of every digit (in place).
+void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by);
+// g^-1 mod 2N for an odd Galois element g.
+u64 inverse_galois_element(u64 g, std::size_t n);
 
 }  // namespace hec::bfv

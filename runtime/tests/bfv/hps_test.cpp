@@ -11,8 +11,10 @@
 
 #include "bfv/encoder.h"
 #include "bfv/hps.h"
+#include "bfv/keyswitch.h"
 #include "bfv/scheme.h"
 #include "math/cpu_features.h"
+#include "math/poly.h"
 #include "math/primes.h"
 #include "math/sampling.h"
 
@@ -121,6 +123,54 @@ TEST(BfvHps, MultiplyAndRotationAreBitIdenticalOnBothKernelPaths) {
     for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] * y[i] % 65537;
     EXPECT_EQ(encoder.decode_batch(dec.decrypt(results[1][1])), want);
   }
+}
+
+// A rotation with the Galois key in its in-memory layout (permuted, ciphertext.h) equals the
+// textbook one bit for bit: permute c_0 and c_1, key-switch the permuted c_1 with the key in
+// the plain (serialized) layout, add. Both kernel paths, two levels of key switching.
+TEST(BfvHps, RotationWithPermutedKeysEqualsTheTextbookRotation) {
+  for (const bool portable : {true, false}) {
+    if (!portable && !math::cpu_has_avx512_ifma()) continue;
+    math::force_portable_path(portable);
+    const auto ctx = BfvContext::create(BfvParams::generate(11, 65537, 4, 60, 2, true, true));
+    KeyGenerator keygen(ctx, seed(40));
+    Encoder encoder(ctx);
+    Encryptor enc(ctx, keygen.secret_key());
+    Evaluator ev(ctx);
+    const std::vector<long long> steps = {1, 5};
+    const GaloisKeys gk = keygen.make_galois_keys(steps, true);
+    math::Prng prng(seed(41));
+    std::vector<u64> x(ctx->ring_dim());
+    for (auto& v : x) v = prng.uniform_below(65537);
+    const Ciphertext a = enc.encrypt(encoder.encode_batch(x));
+    for (const auto& [g, key] : gk.keys) {
+      Ciphertext got = a;
+      ev.apply_galois_inplace(got, g, gk);
+      KeySwitchKey plain = key;
+      permute_galois_key(plain, ctx->galois_permutation(g));
+      const auto& perm = ctx->galois_permutation(g);
+      const std::size_t n = ctx->ring_dim(), limbs = a.limbs();
+      Ciphertext want = a;
+      for (std::size_t p = 0; p < 2; ++p) {
+        for (std::size_t i = 0; i < limbs; ++i) {
+          for (std::size_t t = 0; t < n; ++t) {
+            want.polys[p].limb(i)[t] = a.polys[p].limb(i)[perm[t]];
+          }
+        }
+      }
+      math::RnsPoly c1_coeff = want.polys[1];
+      math::from_ntt_inplace(c1_coeff);
+      const math::RnsPoly c1 = want.polys[1];
+      want.polys[1].set_zero();
+      key_switch(*ctx, c1_coeff, &c1, plain, want.polys[0], want.polys[1], true);
+      for (std::size_t p = 0; p < 2; ++p) {
+        EXPECT_TRUE(
+            std::equal(got.polys[p].data(), got.polys[p].data() + limbs * n, want.polys[p].data()))
+            << "element " << g << ", polynomial " << p << ", portable " << portable;
+      }
+    }
+  }
+  math::force_portable_path(false);
 }
 
 // round(t x / Q) mod t for x = Delta m + e with small centred e, composed independently.
