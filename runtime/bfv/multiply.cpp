@@ -313,10 +313,10 @@ void Evaluator::multiply_core(const Ciphertext& a, const Ciphertext& b, RnsPoly&
   };
   auto& coeff = scratch.coeff;
   for (std::size_t p = 0; p < inputs; ++p) {
-    // Step (1): coefficient form over Q.
-    std::memcpy(coeff.data(), in[p]->data(), k * n * sizeof(u64));
-    math::parallel_for(
-        k, [&](std::size_t i) { math::ntt_inverse_inplace(coeff.data() + i * n, kc->ntt(i)); });
+    // Step (1): coefficient form over Q, transformed out of place (no copy of the operand).
+    math::parallel_for(k, [&](std::size_t i) {
+      math::ntt_inverse(in[p]->data() + i * n, coeff.data() + i * n, kc->ntt(i));
+    });
     // Step (2): exact extension to P_mult, forward NTT there.
     hps_extend_q_to_p_mult(*ctx_, coeff.data(), ext[p].data() + k * n);
     math::parallel_for(l, [&](std::size_t j) {
@@ -426,8 +426,10 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& rk) const {
   if (rk.key_id != a.key_id) {
     throw std::invalid_argument("relinearize: relinearization key was made for another key id");
   }
-  RnsPoly c2_coeff = a.polys[2];
-  math::from_ntt_inplace(c2_coeff);
+  RnsPoly c2_coeff(a.polys[2].context(), a.polys[2].num_limbs(), PolyForm::kCoefficient);
+  math::parallel_for(c2_coeff.num_limbs(), [&](std::size_t i) {
+    math::ntt_inverse(a.polys[2].limb(i), c2_coeff.limb(i), a.polys[2].context()->ntt(i));
+  });
   key_switch(*ctx_, c2_coeff, &a.polys[2], rk.key, a.polys[0], a.polys[1], true);
   a.polys.pop_back();
 }

@@ -495,14 +495,18 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,
   // c_1 in coefficient form, unpermuted (scratch reused across calls on this thread): the key
   // is stored permuted, so the automorphism is applied once, to the key switch's result, as
   // each limb is finished (ciphertext.h GaloisKeys).
-  thread_local RnsPoly c1_coeff;
+  thread_local RnsPoly scratch;
+  // This thread's scratch, named before the parallel loop (inside it, a thread_local name
+  // would be each worker's own instance).
+  RnsPoly& c1_coeff = scratch;
   const RnsPoly& c1 = a.polys[1];
   if (c1_coeff.context() != c1.context() || c1_coeff.num_limbs() != c1.num_limbs()) {
     c1_coeff = RnsPoly(c1.context(), c1.num_limbs(), PolyForm::kEvaluation);
   }
-  c1_coeff.set_form(PolyForm::kEvaluation);
-  std::memcpy(c1_coeff.data(), c1.data(), c1.num_limbs() * c1.ring_dim() * sizeof(u64));
-  math::from_ntt_inplace(c1_coeff);
+  c1_coeff.set_form(PolyForm::kCoefficient);
+  math::parallel_for(c1.num_limbs(), [&](std::size_t i) {
+    math::ntt_inverse(c1.limb(i), c1_coeff.limb(i), c1.context()->ntt(i));
+  });
   // c_0 <- p(c_0 + ks_0), c_1 <- p(ks_1) = sigma(c_0) + ks(sigma(c_1)), ks(sigma(c_1)).
   key_switch_galois(*ctx_, c1_coeff, c1, it->second, perm, a.polys[0], a.polys[0], a.polys[1]);
 }

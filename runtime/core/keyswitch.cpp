@@ -179,9 +179,8 @@ ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::si
   const u64* coef = c_coef;
   if (coef == nullptr) {
     u64* tmp = scratch(tl_coef, limbs * n);
-    std::copy(c_ntt, c_ntt + limbs * n, tmp);
-    math::parallel_for(limbs,
-                       [&](std::size_t i) { math::ntt_inverse_inplace(tmp + i * n, *ntt_[i]); });
+    math::parallel_for(
+        limbs, [&](std::size_t i) { math::ntt_inverse(c_ntt + i * n, tmp + i * n, *ntt_[i]); });
     coef = tmp;
   }
   ModUpDigits out;

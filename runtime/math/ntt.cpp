@@ -2,6 +2,8 @@
 // dispatch to the AVX-512 IFMA kernels (ntt_avx512.cpp). See ntt.h for the algorithms.
 #include "math/ntt.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 #include <string>
 
@@ -212,6 +214,16 @@ void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables) {
   } else {
     detail::ntt_inverse_lazy_portable(a, tables);
   }
+}
+
+void ntt_inverse(const u64* in, u64* out, const NttTables& tables) {
+  check_input_range("ntt_inverse", in, tables, 2);
+  if (use_ifma(tables)) {
+    detail::ntt_inverse_ifma(in, out, tables);
+    return;
+  }
+  if (in != out) std::copy(in, in + tables.ring_dim(), out);
+  ntt_inverse_inplace(out, tables);
 }
 
 void ntt_inverse_inplace(u64* a, const NttTables& tables) {

@@ -96,6 +96,11 @@ void ntt_forward_lazy_inplace(u64* a, const NttTables& tables);
 // bit-reversed order, output in [0, q) in natural order.
 void ntt_inverse_inplace(u64* a, const NttTables& tables);
 
+// out = the inverse NTT of in (as ntt_inverse_inplace; in is left unchanged, in == out is
+// allowed): the AVX-512 kernels read in during their first pass, which saves a copy
+// of the input where callers keep the evaluation form.
+void ntt_inverse(const u64* in, u64* out, const NttTables& tables);
+
 // Inverse NTT without the final correction. Input in [0, 2q), output in [0, 2q).
 void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables);
 

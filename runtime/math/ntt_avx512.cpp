@@ -184,16 +184,17 @@ void forward_small_layers_fused(u64* a, std::size_t n, const u64* w, const u64* 
 
 // Inverse layers t = 1, 2, 4 (the inverse layer with distance t has its N/(2t) twiddles
 // from table index N/(2t), as the forward one).
+// Reads the blocks from src (== a in place) and writes them to a.
 template <bool Wide>
-void inverse_small_layers_fused(u64* a, std::size_t n, const u64* w, const u64* wp,
+void inverse_small_layers_fused(const u64* src, u64* a, std::size_t n, const u64* w, const u64* wp,
                                 const Consts& c) {
   const FusedShuffle& f = fused_inverse_shuffle();
   const u64 *w4 = w + n / 8, *wp4 = wp + n / 8, *w2 = w + n / 4, *wp2 = wp + n / 4;
   const u64 *w1 = w + n / 2, *wp1 = wp + n / 2;
   for (std::size_t b = 0; b < n / 16; ++b) {
     u64* p = a + 16 * b;
-    __m512i x = _mm512_loadu_si512(p);
-    __m512i y = _mm512_loadu_si512(p + 8);
+    __m512i x = _mm512_loadu_si512(src + 16 * b);
+    __m512i y = _mm512_loadu_si512(src + 16 * b + 8);
     for (int s = 0; s < 3; ++s) {
       const __m512i xs = _mm512_permutex2var_epi64(x, f.into_x[s], y);
       const __m512i ys = _mm512_permutex2var_epi64(x, f.into_y[s], y);
@@ -242,13 +243,13 @@ void forward_avx512(u64* a, const NttTables& tables) {
 }
 
 template <bool Wide, bool final_reduce>
-void inverse_avx512(u64* a, const NttTables& tables) {
+void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
   const std::size_t n = tables.ring_dim();
   const Consts c(tables.modulus().value());
   const u64* w = tables.inverse_twiddles();
   const NttTables::IfmaTables& it = tables.ifma();
   const u64* wp = Wide ? tables.inverse_twiddles_shoup() : it.inv_shoup52.data();
-  inverse_small_layers_fused<Wide>(a, n, w, wp, c);
+  inverse_small_layers_fused<Wide>(src, a, n, w, wp, c);
   // Layers with 8 <= t <= N/4: h = N/(2t) groups, twiddle index h + i.
   for (std::size_t t = 8; t <= n / 4; t <<= 1) {
     const std::size_t h = n / (2 * t);
@@ -304,12 +305,16 @@ void ntt_forward_ifma(u64* a, const NttTables& tables) {
                         : forward_avx512<true, true>(a, tables);
 }
 void ntt_inverse_lazy_ifma(u64* a, const NttTables& tables) {
-  tables.ifma_capable() ? inverse_avx512<false, false>(a, tables)
-                        : inverse_avx512<true, false>(a, tables);
+  tables.ifma_capable() ? inverse_avx512<false, false>(a, a, tables)
+                        : inverse_avx512<true, false>(a, a, tables);
 }
 void ntt_inverse_ifma(u64* a, const NttTables& tables) {
-  tables.ifma_capable() ? inverse_avx512<false, true>(a, tables)
-                        : inverse_avx512<true, true>(a, tables);
+  tables.ifma_capable() ? inverse_avx512<false, true>(a, a, tables)
+                        : inverse_avx512<true, true>(a, a, tables);
+}
+void ntt_inverse_ifma(const u64* in, u64* out, const NttTables& tables) {
+  tables.ifma_capable() ? inverse_avx512<false, true>(in, out, tables)
+                        : inverse_avx512<true, true>(in, out, tables);
 }
 
 }  // namespace hec::math::detail
