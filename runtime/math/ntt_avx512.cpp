@@ -221,7 +221,9 @@ void forward_avx512(u64* a, const NttTables& tables) {
   const u64* w = tables.forward_twiddles();
   const NttTables::IfmaTables& it = tables.ifma();
   const u64* wp = Wide ? tables.forward_twiddles_shoup() : it.fwd_shoup52.data();
-  // Layers with t >= 8: group i has twiddle index m + i and spans [2it, 2it + 2t).
+  // Layers with t >= 8: group i has twiddle index m + i and spans [2it, 2it + 2t). The inner
+  // loops are unrolled by 4: one butterfly's chain (the emulated 64-bit products take about
+  // 30 cycles) left the core waiting; measured ~10% faster forward at N = 2^14, 60 bits.
   std::size_t t = n;
   for (std::size_t m = 1; t > 8; m <<= 1) {
     t >>= 1;
@@ -230,6 +232,7 @@ void forward_avx512(u64* a, const NttTables& tables) {
       const __m512i wpi = _mm512_set1_epi64(static_cast<long long>(wp[m + i]));
       u64* x = a + 2 * i * t;
       u64* y = x + t;
+#pragma GCC unroll 4
       for (std::size_t j = 0; j < t; j += 8) {
         __m512i xv = _mm512_loadu_si512(x + j);
         __m512i yv = _mm512_loadu_si512(y + j);
@@ -250,7 +253,7 @@ void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
   const NttTables::IfmaTables& it = tables.ifma();
   const u64* wp = Wide ? tables.inverse_twiddles_shoup() : it.inv_shoup52.data();
   inverse_small_layers_fused<Wide>(src, a, n, w, wp, c);
-  // Layers with 8 <= t <= N/4: h = N/(2t) groups, twiddle index h + i.
+  // Layers with 8 <= t <= N/4: h = N/(2t) groups, twiddle index h + i (unrolled as above).
   for (std::size_t t = 8; t <= n / 4; t <<= 1) {
     const std::size_t h = n / (2 * t);
     for (std::size_t i = 0; i < h; ++i) {
@@ -258,6 +261,7 @@ void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
       const __m512i wpi = _mm512_set1_epi64(static_cast<long long>(wp[h + i]));
       u64* x = a + 2 * i * t;
       u64* y = x + t;
+#pragma GCC unroll 4
       for (std::size_t j = 0; j < t; j += 8) {
         __m512i xv = _mm512_loadu_si512(x + j);
         __m512i yv = _mm512_loadu_si512(y + j);
