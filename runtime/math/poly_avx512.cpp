@@ -311,7 +311,33 @@ void multiply_accumulate_columns(u64* z, const u64* const* xs, const u64* const*
                                  std::size_t terms, std::size_t n, u64 q, const u64* addend) {
   const Columns52 reducer(Columns52::scalars(q));
   const __m512i mask52 = set1((u64{1} << 52) - 1), qv = set1(q);
-  for (std::size_t c = 0; c < n; c += 8) {
+  std::size_t c0 = 0;
+  if (terms <= kColumnTerms && addend == nullptr) {
+    // Two vectors a pass while whole pairs remain: their column sums and reductions are
+    // independent chains (the reduction's emulated 64-bit product is a long one), so the core
+    // overlaps them. Same operations per vector, same results.
+    for (; c0 + 16 <= n; c0 += 16) {
+      __m512i col1[2], col52[2], col104[2];
+      for (int u = 0; u < 2; ++u) {
+        col1[u] = _mm512_setzero_si512();
+        col52[u] = col1[u];
+        col104[u] = col1[u];
+      }
+      for (std::size_t k = 0; k < terms; ++k) {
+        for (int u = 0; u < 2; ++u) {
+          accumulate_product<Wide>(col1[u], col52[u], col104[u],
+                                   _mm512_loadu_si512(xs[k] + c0 + 8 * u),
+                                   _mm512_loadu_si512(ys[k] + c0 + 8 * u), mask52);
+        }
+      }
+      for (int u = 0; u < 2; ++u) {
+        const __m512i part =
+            Wide ? reducer.reduce(col1[u], col52[u], col104[u]) : reducer.reduce(col1[u], col52[u]);
+        _mm512_storeu_si512(z + c0 + 8 * u, reduce_once(part, qv));
+      }
+    }
+  }
+  for (std::size_t c = c0; c < n; c += 8) {
     const __mmask8 m = tail_mask(n - c);
     __m512i total = _mm512_setzero_si512();
     for (std::size_t k0 = 0; k0 < terms; k0 += kColumnTerms) {
