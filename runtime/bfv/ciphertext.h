@@ -75,6 +75,11 @@ struct RelinKey {
   KeyId key_id{};
 };
 
+// In memory every limb of a Galois key is stored permuted by the inverse of its element's
+// NTT-domain permutation p (key'[p[t]] = key[t]; keyswitch.h permute_galois_key): a rotation
+// then switches the unpermuted c_1 and applies p once to the result, limb by limb in cache
+// (sum_j p(ext_j) key_j = p(sum_j ext_j key'_j), and the exact ModDown commutes with p),
+// instead of a pass permuting c_0 and c_1 first. Serialized keys keep the plain layout.
 struct GaloisKeys {
   std::map<u64, KeySwitchKey> keys;  // Galois element g -> key for s' = s(X^g)
   KeyId key_id{};

@@ -34,6 +34,9 @@ void hps_convert_p_mult_to_q(const BfvContext& ctx, const u64* x_p, u64* out_q);
 // restructured for the hot paths of multiply and key switching: coefficient blocks that stay
 // in L1, no allocation per call, and the exact correction -v Q mod p_j looked up from a table
 // indexed by v in [0, k]. Inputs in [0, q_i), outputs in [0, p_j); in and out must not overlap.
+// On the AVX-512 kernel path the conversion runs in math::BaseConverter's vector kernels
+// (52-bit IFMA columns, any moduli below 2^61): the same v (the same double operations in the
+// same order) and fully reduced outputs, so the results are bit-identical to this portable loop.
 class BlockedBaseConverter {
  public:
   BlockedBaseConverter(const math::RnsBase& from, const math::RnsBase& to);
@@ -47,6 +50,7 @@ class BlockedBaseConverter {
   std::vector<double> inv_q_;
   std::vector<u64> q_hat_mod_p_;  // [j * k + i] = (Q / q_i) mod p_j
   std::vector<u64> neg_vq_;       // [j * (k + 1) + v] = -v Q mod p_j
+  math::BaseConverter vector_;    // the AVX-512 kernels' tables
   void run(const u64* in, u64* out, std::size_t n, bool exact) const;
 };
 

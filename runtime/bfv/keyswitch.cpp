@@ -1,10 +1,12 @@
 // BFV binding of core/keyswitch (see keyswitch.h).
 #include "bfv/keyswitch.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "core/keyswitch.h"
+#include "math/poly.h"
 
 namespace hec::bfv {
 
@@ -47,8 +49,101 @@ RnsPoly& ensure_shape(RnsPoly& p, const std::shared_ptr<const math::RnsContext>&
 
 }  // namespace
 
+namespace {
+
+// The shared part of key_switch and key_switch_add_coefficients: checks, then ModUp and the
+// key product with ModDown under `output`.
+void run_key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
+                    const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate,
+                    const core::HybridKeySwitch::Output& output);
+
+}  // namespace
+
 void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
                 const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate) {
+  run_key_switch(ctx, d, d_eval, key, out0, out1, accumulate, {});
+}
+
+void key_switch_add_coefficients(const BfvContext& ctx, const RnsPoly& d, const KeySwitchKey& key,
+                                 RnsPoly& out0, RnsPoly& out1) {
+  const auto& kc = ctx.key_context();
+  const std::size_t limbs = d.num_limbs();
+  for (const RnsPoly* c : {&out0, &out1}) {
+    if (c->context() != kc || c->num_limbs() != limbs || c->form() != PolyForm::kCoefficient) {
+      throw std::invalid_argument(
+          "key_switch_add_coefficients: addends must be coefficient-form over Q_l (" +
+          std::to_string(limbs) + " limbs)");
+    }
+  }
+  if (ctx.p_ks_size() == 0) {
+    // No ModDown to ride along: transform, then accumulate.
+    math::to_ntt_inplace(out0);
+    math::to_ntt_inplace(out1);
+    run_key_switch(ctx, d, nullptr, key, out0, out1, true, {});
+    return;
+  }
+  core::HybridKeySwitch::Output output;
+  output.coef_add[0] = out0.data();
+  output.coef_add[1] = out1.data();
+  out0.set_form(PolyForm::kEvaluation);
+  out1.set_form(PolyForm::kEvaluation);
+  run_key_switch(ctx, d, nullptr, key, out0, out1, false, output);
+}
+
+void key_switch_add(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
+                    const KeySwitchKey& key, const RnsPoly& add0, RnsPoly& out0, RnsPoly& out1) {
+  if (add0.context() != ctx.key_context() || add0.num_limbs() != d.num_limbs() ||
+      add0.form() != PolyForm::kEvaluation || &add0 == &out0 || &add0 == &out1) {
+    throw std::invalid_argument("key_switch_add: the addend must be evaluation-form over Q_l (" +
+                                std::to_string(d.num_limbs()) + " limbs) and not an output");
+  }
+  core::HybridKeySwitch::Output output;
+  output.add0 = add0.data();
+  run_key_switch(ctx, d, d_eval, key, out0, out1, false, output);
+}
+
+void key_switch_galois(const BfvContext& ctx, const RnsPoly& d, const RnsPoly& d_eval,
+                       const KeySwitchKey& key, const std::vector<std::uint32_t>& perm,
+                       const RnsPoly& c0, RnsPoly& out0, RnsPoly& out1) {
+  if (c0.context() != ctx.key_context() || c0.num_limbs() != d.num_limbs() ||
+      c0.form() != PolyForm::kEvaluation || perm.size() != ctx.ring_dim()) {
+    throw std::invalid_argument("key_switch_galois: c_0 must be evaluation-form over Q_l (" +
+                                std::to_string(d.num_limbs()) +
+                                " limbs) and the permutation have N entries");
+  }
+  core::HybridKeySwitch::Output output;
+  output.perm = perm.data();
+  output.add0 = c0.data();
+  run_key_switch(ctx, d, &d_eval, key, out0, out1, false, output);
+}
+
+void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by) {
+  for (auto* polys : {&key.b, &key.a}) {
+    for (RnsPoly& poly : *polys) {
+      const std::size_t n = poly.ring_dim();
+      std::vector<u64> tmp(n);
+      for (std::size_t i = 0; i < poly.num_limbs(); ++i) {
+        u64* limb = poly.limb(i);
+        for (std::size_t t = 0; t < n; ++t) tmp[t] = limb[by[t]];
+        std::copy(tmp.begin(), tmp.end(), limb);
+      }
+    }
+  }
+}
+
+u64 inverse_galois_element(u64 g, std::size_t n) {
+  // Newton's iteration x <- x (2 - g x) doubles the correct low bits of g^-1 mod 2^64 (g odd;
+  // x = g is right mod 8); 2N divides 2^64.
+  u64 x = g;
+  for (int i = 0; i < 5; ++i) x *= 2 - g * x;
+  return x & (2 * n - 1);
+}
+
+namespace {
+
+void run_key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
+                    const KeySwitchKey& key, RnsPoly& out0, RnsPoly& out1, bool accumulate,
+                    const core::HybridKeySwitch::Output& output) {
   const std::size_t k = ctx.q_size(), s = ctx.p_ks_size(), limbs = d.num_limbs();
   const auto& kc = ctx.key_context();
   if (d.form() != PolyForm::kCoefficient || limbs < 1 || limbs > k || d.context() != kc) {
@@ -88,7 +183,14 @@ void key_switch(const BfvContext& ctx, const RnsPoly& d, const RnsPoly* d_eval,
     ensure_shape(out0, kc, limbs);
     ensure_shape(out1, kc, limbs);
   }
-  ks.key_product_mod_down(ext, view, nullptr, out0.data(), out1.data(), accumulate);
+  const core::HybridKeySwitch::KeyTerm term{&view, nullptr};
+  if (accumulate) {
+    ks.key_products_mod_down(ext, {term}, out0.data(), out1.data(), true);
+  } else {
+    ks.key_products_mod_down(ext, {term}, out0.data(), out1.data(), output);
+  }
 }
+
+}  // namespace
 
 }  // namespace hec::bfv

@@ -70,20 +70,6 @@ void check_plain(const char* op, const BfvContext& ctx, const Plaintext& pt) {
   }
 }
 
-// out = in permuted (evaluation form); out is reallocated only if its shape differs.
-void permute_into(const RnsPoly& in, const std::vector<std::uint32_t>& perm, RnsPoly& out) {
-  if (out.context() != in.context() || out.num_limbs() != in.num_limbs()) {
-    out = RnsPoly(in.context(), in.num_limbs(), PolyForm::kEvaluation);
-  }
-  out.set_form(PolyForm::kEvaluation);
-  const std::size_t n = in.ring_dim();
-  math::parallel_for(in.num_limbs(), [&](std::size_t i) {
-    const u64* src = in.limb(i);
-    u64* dst = out.limb(i);
-    for (std::size_t j = 0; j < n; ++j) dst[j] = src[perm[j]];
-  });
-}
-
 RnsPoly apply_permutation(const RnsPoly& in, const std::vector<std::uint32_t>& perm) {
   RnsPoly out(in.context(), in.num_limbs(), PolyForm::kEvaluation);
   const std::size_t n = in.ring_dim();
@@ -164,7 +150,11 @@ GaloisKeys KeyGenerator::make_galois_keys(std::span<const long long> row_steps, 
   for (u64 g : elements) {
     if (g == 1 || gk.has(g)) continue;
     const RnsPoly s_g = apply_permutation(sk_.s, ctx_->galois_permutation(g));
-    gk.keys.emplace(g, make_key_switch_key(*ctx_, sk_, s_g, prng_));
+    KeySwitchKey key = make_key_switch_key(*ctx_, sk_, s_g, prng_);
+    // The in-memory layout (ciphertext.h): key'[p[t]] = key[t], i.e. key' = key o p^-1, and
+    // p^-1 is the permutation of g^-1 mod 2N.
+    permute_galois_key(key, ctx_->galois_permutation(inverse_galois_element(g, ctx_->ring_dim())));
+    gk.keys.emplace(g, std::move(key));
   }
   return gk;
 }
@@ -502,20 +492,23 @@ void Evaluator::apply_galois_inplace(Ciphertext& a, u64 galois_element,
                                 std::to_string(galois_element));
   }
   const auto& perm = ctx_->galois_permutation(galois_element);
-  // Scratch reused across calls on this thread; the permuted c_0 is swapped into place.
-  thread_local RnsPoly c0, c1, c1_coeff;
-  permute_into(a.polys[0], perm, c0);
-  permute_into(a.polys[1], perm, c1);
-  std::swap(a.polys[0], c0);
+  // c_1 in coefficient form, unpermuted (scratch reused across calls on this thread): the key
+  // is stored permuted, so the automorphism is applied once, to the key switch's result, as
+  // each limb is finished (ciphertext.h GaloisKeys).
+  thread_local RnsPoly scratch;
+  // This thread's scratch, named before the parallel loop (inside it, a thread_local name
+  // would be each worker's own instance).
+  RnsPoly& c1_coeff = scratch;
+  const RnsPoly& c1 = a.polys[1];
   if (c1_coeff.context() != c1.context() || c1_coeff.num_limbs() != c1.num_limbs()) {
     c1_coeff = RnsPoly(c1.context(), c1.num_limbs(), PolyForm::kEvaluation);
   }
-  c1_coeff.set_form(PolyForm::kEvaluation);
-  std::memcpy(c1_coeff.data(), c1.data(), c1.num_limbs() * c1.ring_dim() * sizeof(u64));
-  math::from_ntt_inplace(c1_coeff);
-  // c_0 <- sigma(c_0) + ks_0, c_1 <- ks_1.
-  a.polys[1].set_zero();
-  key_switch(*ctx_, c1_coeff, &c1, it->second, a.polys[0], a.polys[1], true);
+  c1_coeff.set_form(PolyForm::kCoefficient);
+  math::parallel_for(c1.num_limbs(), [&](std::size_t i) {
+    math::ntt_inverse(c1.limb(i), c1_coeff.limb(i), c1.context()->ntt(i));
+  });
+  // c_0 <- p(c_0 + ks_0), c_1 <- p(ks_1) = sigma(c_0) + ks(sigma(c_1)), ks(sigma(c_1)).
+  key_switch_galois(*ctx_, c1_coeff, c1, it->second, perm, a.polys[0], a.polys[0], a.polys[1]);
 }
 
 void Evaluator::rotate_rows_inplace(Ciphertext& a, long long steps, const GaloisKeys& gk) const {

@@ -127,9 +127,10 @@ class Evaluator {
   void check_same_level(const char* op, const Ciphertext& a, const Ciphertext& b) const;
   // c0 += sign * Delta * m (evaluation form).
   void add_scaled_plain(Ciphertext& a, const Plaintext& pt, bool subtract) const;
-  // Steps (1)-(6) of the multiply: c0, c1 in evaluation form, c2 in coefficient form.
+  // Steps (1)-(6) of the multiply, and step (7) when ntt_c01: c0, c1 in evaluation form (in
+  // coefficient form without step (7)), c2 in coefficient form.
   void multiply_core(const Ciphertext& a, const Ciphertext& b, math::RnsPoly& c0, math::RnsPoly& c1,
-                     math::RnsPoly& c2_coeff) const;
+                     math::RnsPoly& c2_coeff, bool ntt_c01 = true) const;
   std::shared_ptr<const BfvContext> ctx_;
 };
 

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "bfv/keyswitch.h"
 #include "core/bytes.h"
 #include "core/serialize.h"
 
@@ -238,7 +239,10 @@ std::vector<std::uint8_t> to_bytes(const BfvContext& ctx, const GaloisKeys& gk) 
   w.put_u32(static_cast<std::uint32_t>(gk.keys.size()));
   for (const auto& [g, key] : gk.keys) {
     w.put_u64(g);
-    put_ks_key(w, key);
+    // Files keep the plain layout; memory holds key o p^-1 (ciphertext.h GaloisKeys).
+    KeySwitchKey plain = key;
+    permute_galois_key(plain, ctx.galois_permutation(g));
+    put_ks_key(w, plain);
   }
   return core::encode_object(
       header(ctx, ObjectKind::kGaloisKeys, gk.key_id, static_cast<std::uint32_t>(gk.keys.size())),
@@ -258,7 +262,9 @@ GaloisKeys galois_keys_from_bytes(const std::shared_ptr<const BfvContext>& ctx,
       throw std::runtime_error(source + ": Galois element " + std::to_string(g) +
                                " is not odd and below 2N = " + std::to_string(2 * ctx->ring_dim()));
     }
-    gk.keys.emplace(g, get_ks_key(r, *ctx, source));
+    KeySwitchKey key = get_ks_key(r, *ctx, source);
+    permute_galois_key(key, ctx->galois_permutation(inverse_galois_element(g, ctx->ring_dim())));
+    gk.keys.emplace(g, std::move(key));
   }
   r.expect_end();
   gk.key_id = obj.header.key_id;

@@ -2,12 +2,16 @@
 target_sources(hec_runtime PRIVATE
   bfv/context.cpp
   bfv/encoder.cpp
+  bfv/hps_avx512.cpp
   bfv/keyswitch.cpp
   bfv/multiply.cpp
   bfv/noise.cpp
   bfv/scheme.cpp
   bfv/serialize.cpp
 )
+# -ffp-contract=off: the kernel's double sums must round like the portable loop's.
+set_source_files_properties(bfv/hps_avx512.cpp PROPERTIES
+  COMPILE_OPTIONS "${HEC_AVX512_FLAGS};-ffp-contract=off")
 if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/bfv/bfv_test.cpp

@@ -179,9 +179,8 @@ ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::si
   const u64* coef = c_coef;
   if (coef == nullptr) {
     u64* tmp = scratch(tl_coef, limbs * n);
-    std::copy(c_ntt, c_ntt + limbs * n, tmp);
-    math::parallel_for(limbs,
-                       [&](std::size_t i) { math::ntt_inverse_inplace(tmp + i * n, *ntt_[i]); });
+    math::parallel_for(
+        limbs, [&](std::size_t i) { math::ntt_inverse(c_ntt + i * n, tmp + i * n, *ntt_[i]); });
     coef = tmp;
   }
   ModUpDigits out;
@@ -253,8 +252,13 @@ void HybridKeySwitch::key_products_mod_down(const ModUpDigits& ext,
 void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<KeyTerm>& terms,
                                    u64* out0, u64* out1, bool accumulate,
                                    const Output& output) const {
-  if (accumulate && (output.perm != nullptr || output.add0 != nullptr)) {
+  const bool coef_add = output.coef_add[0] != nullptr || output.coef_add[1] != nullptr;
+  if (accumulate && (output.perm != nullptr || output.add0 != nullptr || coef_add)) {
     throw std::invalid_argument("key switching: an output permutation or addend with accumulate");
+  }
+  if (coef_add && (output.perm != nullptr || output.add0 != nullptr || special_size() == 0)) {
+    throw std::invalid_argument(
+        "key switching: coefficient-form addends need special primes, no permutation, no add0");
   }
   const std::size_t limbs = ext.limbs;
   const Level& ks = level(limbs);
@@ -434,9 +438,22 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
   math::parallel_for(2 * limbs, [&](std::size_t idx) {
     const std::size_t h = idx / limbs, i = idx % limbs;
     u64* cv = conv + (h * limbs + i) * n;
+    const u64 q = moduli_[i].value();
+    if (const u64* c = output.coef_add[h]; c != nullptr) {
+      // cv <- conv - P c (coefficient form), so the NTT and (acc - cv) / P below give
+      // r + NTT(c): one transform for both.
+      c += i * n;
+      const u64 f = p_mod_q_[i], fs = math::shoup_precompute(f, q);
+      if (use_avx512()) {
+        math::detail::multiply_sub_scalar_avx512(cv, c, n, f, fs, q);
+      } else {
+        for (std::size_t t = 0; t < n; ++t) {
+          cv[t] = math::sub_mod(cv[t], math::mul_shoup(c[t], f, fs, q), q);
+        }
+      }
+    }
     math::ntt_forward_inplace(cv, *ntt_[i]);
     const u64* a = (h == 0 ? acc0 : acc1) + i * n;
-    const u64 q = moduli_[i].value();
     const u64 w = ks.p_inv[i], ws = ks.p_inv_shoup[i];
     if (vector) {
       // The same steps on whole limbs in the AVX-512 kernels (bit-identical results): cv <-

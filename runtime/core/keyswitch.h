@@ -132,9 +132,17 @@ class HybridKeySwitch {
   // is finished in a per-thread buffer and gathered from it while it is in cache: a Galois
   // automorphism whose key is stored permuted (KeyTerm::perm_on_product) costs no pass of its
   // own.
+  //
+  // coef_add (with special primes, without perm and add0): coefficient-form addends of out0
+  // and out1 (|Q_l| limbs each, may alias out0 / out1), so out_h = r_h + NTT(coef_add[h]).
+  // The ModDown's correction is NTT'd anyway, so the addend rides along: per limb,
+  // NTT(conv - P c) then (acc - .) / P = r + NTT(c), the same residues as adding NTT(c)
+  // afterwards, and the caller saves the forward NTT of its addends (BFV's multiply +
+  // relinearize: the HPS outputs c_0, c_1 come out in coefficient form).
   struct Output {
     const std::uint32_t* perm = nullptr;
     const u64* add0 = nullptr;
+    const u64* coef_add[2] = {nullptr, nullptr};
   };
   void key_products_mod_down(const ModUpDigits& ext, const std::vector<KeyTerm>& terms, u64* out0,
                              u64* out1, const Output& output) const;

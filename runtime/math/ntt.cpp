@@ -2,6 +2,8 @@
 // dispatch to the AVX-512 IFMA kernels (ntt_avx512.cpp). See ntt.h for the algorithms.
 #include "math/ntt.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 #include <string>
 
@@ -74,7 +76,7 @@ NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
   if (avx512_capable_) {
     IfmaTables& t = ifma_;
     // Shoup constants of the vector kernels: beta = 2^52 (IFMA) below 2^50, else 2^64 (the
-    // full-width tables above are used directly, only the lane tables are built).
+    // full-width tables above are used directly).
     auto shoup_v = [&](u64 w) { return ifma_capable_ ? shoup52(w, q) : shoup_precompute(w, q); };
     if (ifma_capable_) {
       t.fwd_shoup52.resize(n_);
@@ -84,26 +86,6 @@ NttTables::NttTables(std::size_t ring_dim, const Modulus& modulus)
         t.inv_shoup52[i] = shoup52(inv_[i], q);
       }
     }
-    // Lane-expanded twiddles for the layers with distance t = 4 and t = 2: the 16-element
-    // block b has 8 butterflies, lane l uses the twiddle of group 8b/t + l/t. The forward
-    // layer with distance t has m = N/(2t) groups starting at table index m; the inverse
-    // layer with distance t has h = N/(2t) groups starting at index h.
-    auto expand = [&](std::size_t dist, const AlignedU64Vector& table, AlignedU64Vector& out,
-                      AlignedU64Vector& out_shoup) {
-      const std::size_t first = n_ / (2 * dist);
-      out.resize(n_ / 2);
-      out_shoup.resize(n_ / 2);
-      for (std::size_t k = 0; k < n_ / 2; ++k) {
-        const std::size_t block = k / 8, lane = k % 8;
-        const u64 w = table[first + 8 * block / dist + lane / dist];
-        out[k] = w;
-        out_shoup[k] = shoup_v(w);
-      }
-    };
-    expand(4, fwd_, t.fwd_t4, t.fwd_t4_shoup52);
-    expand(2, fwd_, t.fwd_t2, t.fwd_t2_shoup52);
-    expand(4, inv_, t.inv_t4, t.inv_t4_shoup52);
-    expand(2, inv_, t.inv_t2, t.inv_t2_shoup52);
     t.n_inv_shoup52 = shoup_v(n_inv_);
     t.last_twiddle_scaled_shoup52 = shoup_v(last_scaled_);
   }
@@ -232,6 +214,16 @@ void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables) {
   } else {
     detail::ntt_inverse_lazy_portable(a, tables);
   }
+}
+
+void ntt_inverse(const u64* in, u64* out, const NttTables& tables) {
+  check_input_range("ntt_inverse", in, tables, 2);
+  if (use_ifma(tables)) {
+    detail::ntt_inverse_ifma(in, out, tables);
+    return;
+  }
+  if (in != out) std::copy(in, in + tables.ring_dim(), out);
+  ntt_inverse_inplace(out, tables);
 }
 
 void ntt_inverse_inplace(u64* a, const NttTables& tables) {

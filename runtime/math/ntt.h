@@ -60,10 +60,9 @@ class NttTables {
   // members hold Shoup constants with beta = 2^52 when ifma_capable(), else with beta = 2^64
   // (and fwd_shoup52 / inv_shoup52 stay empty: the kernels read forward_twiddles_shoup()).
   struct IfmaTables {
+    // (The layers with t = 4 and 2 expand their lane twiddles from the full tables in
+    // registers: no lane-expanded copies, which doubled the bytes a transform streams.)
     AlignedU64Vector fwd_shoup52, inv_shoup52;
-    // Per-lane twiddles for the layers with butterfly distance t = 4 and t = 2 (N/2 each).
-    AlignedU64Vector fwd_t4, fwd_t4_shoup52, fwd_t2, fwd_t2_shoup52;
-    AlignedU64Vector inv_t4, inv_t4_shoup52, inv_t2, inv_t2_shoup52;
     u64 n_inv_shoup52 = 0, last_twiddle_scaled_shoup52 = 0;
   };
   const IfmaTables& ifma() const { return ifma_; }
@@ -96,6 +95,11 @@ void ntt_forward_lazy_inplace(u64* a, const NttTables& tables);
 // Inverse negacyclic NTT in place, including the 1/N scaling. Input in [0, 2q) in
 // bit-reversed order, output in [0, q) in natural order.
 void ntt_inverse_inplace(u64* a, const NttTables& tables);
+
+// out = the inverse NTT of in (as ntt_inverse_inplace; in is left unchanged, in == out is
+// allowed): the AVX-512 kernels read in during their first pass, which saves a copy
+// of the input where callers keep the evaluation form.
+void ntt_inverse(const u64* in, u64* out, const NttTables& tables);
 
 // Inverse NTT without the final correction. Input in [0, 2q), output in [0, 2q).
 void ntt_inverse_lazy_inplace(u64* a, const NttTables& tables);

@@ -15,5 +15,7 @@ void ntt_forward_lazy_ifma(u64* a, const NttTables& tables);
 void ntt_forward_ifma(u64* a, const NttTables& tables);
 void ntt_inverse_lazy_ifma(u64* a, const NttTables& tables);
 void ntt_inverse_ifma(u64* a, const NttTables& tables);
+// out = inverse(in), fully reduced, reading in during the first pass (in == out allowed).
+void ntt_inverse_ifma(const u64* in, u64* out, const NttTables& tables);
 
 }  // namespace hec::math::detail

@@ -178,6 +178,18 @@ void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   }
 }
 
+void multiply_sub_scalar_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
+  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const __mmask8 m = tail_mask(n - c);
+    // y w in [0, q) after one correction; x - y w + q in [1, 2q), reduced once.
+    const __m512i p =
+        reduce_once(mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, y + c), wv, wpv, qv), qv);
+    const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(_mm512_maskz_loadu_epi64(m, x + c), p), qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(d, qv));
+  }
+}
+
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q) {
   const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
   for (std::size_t c = 0; c < n; c += 8) {
@@ -299,7 +311,33 @@ void multiply_accumulate_columns(u64* z, const u64* const* xs, const u64* const*
                                  std::size_t terms, std::size_t n, u64 q, const u64* addend) {
   const Columns52 reducer(Columns52::scalars(q));
   const __m512i mask52 = set1((u64{1} << 52) - 1), qv = set1(q);
-  for (std::size_t c = 0; c < n; c += 8) {
+  std::size_t c0 = 0;
+  if (terms <= kColumnTerms && addend == nullptr) {
+    // Two vectors a pass while whole pairs remain: their column sums and reductions are
+    // independent chains (the reduction's emulated 64-bit product is a long one), so the core
+    // overlaps them. Same operations per vector, same results.
+    for (; c0 + 16 <= n; c0 += 16) {
+      __m512i col1[2], col52[2], col104[2];
+      for (int u = 0; u < 2; ++u) {
+        col1[u] = _mm512_setzero_si512();
+        col52[u] = col1[u];
+        col104[u] = col1[u];
+      }
+      for (std::size_t k = 0; k < terms; ++k) {
+        for (int u = 0; u < 2; ++u) {
+          accumulate_product<Wide>(col1[u], col52[u], col104[u],
+                                   _mm512_loadu_si512(xs[k] + c0 + 8 * u),
+                                   _mm512_loadu_si512(ys[k] + c0 + 8 * u), mask52);
+        }
+      }
+      for (int u = 0; u < 2; ++u) {
+        const __m512i part =
+            Wide ? reducer.reduce(col1[u], col52[u], col104[u]) : reducer.reduce(col1[u], col52[u]);
+        _mm512_storeu_si512(z + c0 + 8 * u, reduce_once(part, qv));
+      }
+    }
+  }
+  for (std::size_t c = c0; c < n; c += 8) {
     const __mmask8 m = tail_mask(n - c);
     __m512i total = _mm512_setzero_si512();
     for (std::size_t k0 = 0; k0 < terms; k0 += kColumnTerms) {

@@ -33,6 +33,10 @@ void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shou
 // x = x * w mod q for x in [0, q), a scalar w < q < 2^61, w_shoup = floor(w 2^64 / q)
 // (AVX-512F/DQ, emulated 64-bit Shoup product).
 void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q);
+// x = x - y * w mod q for x, y in [0, q), w < q < 2^61, w_shoup = floor(w * 2^64 / q)
+// (AVX-512F/DQ, emulated 64-bit Shoup product: BFV's relinearization folds the multiply's
+// coefficient-form outputs into the ModDown this way).
+void multiply_sub_scalar_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q);
 // x = (y - x) * w mod q for x, y in [0, q), w < q < 2^61, w_shoup = floor(w * 2^64 / q)
 // (AVX-512F/DQ, emulated 64-bit Shoup product: the CKKS rescale's last step).
 void sub_scale_avx512(u64* x, const u64* y, std::size_t n, u64 w, u64 w_shoup, u64 q);

@@ -230,6 +230,11 @@ BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to) : from_(fro
       const u64 neg_q = q_mod_p_[j] == 0 ? 0 : p - q_mod_p_[j];
       t->neg_q_lo.push_back(neg_q & kMask52);
       t->neg_q_hi.push_back(neg_q >> 52);
+      if (k < 8) {
+        for (std::size_t v = 0; v < 8; ++v) {
+          t->neg_vq.push_back(v <= k ? static_cast<u64>(static_cast<u128>(v) * neg_q % p) : 0);
+        }
+      }
       const u64 r52 = static_cast<u64>((u128{1} << 52) % p);
       const u64 r104 = static_cast<u64>((static_cast<u128>(r52) << 52) % p);
       t->to_p.push_back(p);

@@ -151,6 +151,8 @@ void convert_target_wide(const WideConvertTables& t, bool exact, std::size_t j, 
   const __mmask8 tail = static_cast<__mmask8>(len % 8 == 0 ? 0xFF : (1u << (len % 8)) - 1);
   const u64* y_lo = tl_wide.y_lo.data();
   const u64* y_hi = tl_wide.y_hi.data();
+  const __m512i neg_vq =
+      t.neg_vq.empty() ? _mm512_setzero_si512() : _mm512_loadu_si512(t.neg_vq.data() + 8 * j);
   for (std::size_t vec = 0; vec < vectors; ++vec) {
     __m512i col1 = _mm512_setzero_si512(), col52 = col1, col104 = col1;
     for (std::size_t i = 0; i < k; ++i) {
@@ -164,7 +166,12 @@ void convert_target_wide(const WideConvertTables& t, bool exact, std::size_t j, 
         accumulate_term<PWide>(col1, col52, col104, a, nullptr, h4);
       }
     }
-    if (exact) {
+    if (exact && !t.neg_vq.empty()) {
+      // - v Q mod p looked up per lane (v <= k < 8): a value below p < 2^61 added to the low
+      // column, which stays below 2^62.
+      col1 = _mm512_add_epi64(
+          col1, _mm512_permutexvar_epi64(_mm512_load_si512(tl_wide.v + 8 * vec), neg_vq));
+    } else if (exact) {
       // - v Q = v ((-Q) mod p) with v <= k < 2^7: one more term without a high part.
       const u64 h4[4] = {t.neg_q_lo[j], t.neg_q_hi[j], 0, 0};
       accumulate_term<PWide>(col1, col52, col104, _mm512_load_si512(tl_wide.v + 8 * vec), nullptr,

@@ -42,6 +42,10 @@ struct WideConvertTables {
   // per target limb j: (-Q) mod p_j split at 2^52 (the exact form's correction -v Q), and the
   // scalars of the final column reduction.
   std::vector<u64> neg_q_lo, neg_q_hi;
+  // per target limb j, when k < 8: [j * 8 + v] = -v Q mod p_j for v in [0, k] (zero above):
+  // the exact form's correction picked per lane by one vpermq instead of two or four IFMA
+  // products of v.
+  std::vector<u64> neg_vq;
   std::vector<u64> to_p, r52, r52_shoup, r104, r104_shoup, one_shoup;
 };
 

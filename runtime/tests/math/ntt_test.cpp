@@ -112,6 +112,24 @@ TEST_P(NttPathTest, InverseOfForwardIsIdentityAtEverySize) {
   }
 }
 
+// ntt_inverse(in, out) equals the in-place transform and leaves in unchanged; in == out too.
+TEST_P(NttPathTest, OutOfPlaceInverseEqualsInPlace) {
+  std::mt19937_64 rng(17);
+  for (std::size_t n : {16u, 4096u}) {
+    for (int bits : {40, 60}) {
+      const Modulus m(ntt_primes(bits, 1, n)[0]);
+      const NttTables tables(n, m);
+      const std::vector<u64> in = random_vector(n, 2 * m.value(), rng);  // [0, 2q)
+      std::vector<u64> want = in, got(n), copy = in;
+      ntt_inverse_inplace(want.data(), tables);
+      ntt_inverse(in.data(), got.data(), tables);
+      EXPECT_EQ(got, want) << "N=" << n << " bits=" << bits;
+      ntt_inverse(copy.data(), copy.data(), tables);
+      EXPECT_EQ(copy, want) << "aliased, N=" << n << " bits=" << bits;
+    }
+  }
+}
+
 TEST_P(NttPathTest, LazyOutputsStayInDocumentedRanges) {
   std::mt19937_64 rng(13);
   for (std::size_t n : {16u, 4096u}) {
