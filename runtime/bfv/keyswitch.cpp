@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/keyswitch.h"
+#include "math/galois.h"
 #include "math/poly.h"
 
 namespace hec::bfv {
@@ -120,23 +121,10 @@ void key_switch_galois(const BfvContext& ctx, const RnsPoly& d, const RnsPoly& d
 void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by) {
   for (auto* polys : {&key.b, &key.a}) {
     for (RnsPoly& poly : *polys) {
-      const std::size_t n = poly.ring_dim();
-      std::vector<u64> tmp(n);
-      for (std::size_t i = 0; i < poly.num_limbs(); ++i) {
-        u64* limb = poly.limb(i);
-        for (std::size_t t = 0; t < n; ++t) tmp[t] = limb[by[t]];
-        std::copy(tmp.begin(), tmp.end(), limb);
-      }
+      math::permute_limbs_inplace(poly.data(), poly.num_limbs() * poly.ring_dim(), poly.ring_dim(),
+                                  by);
     }
   }
-}
-
-u64 inverse_galois_element(u64 g, std::size_t n) {
-  // Newton's iteration x <- x (2 - g x) doubles the correct low bits of g^-1 mod 2^64 (g odd;
-  // x = g is right mod 8); 2N divides 2^64.
-  u64 x = g;
-  for (int i = 0; i < 5; ++i) x *= 2 - g * x;
-  return x & (2 * n - 1);
 }
 
 namespace {

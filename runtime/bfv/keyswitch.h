@@ -61,7 +61,5 @@ void key_switch_galois(const BfvContext& ctx, const math::RnsPoly& d, const math
 
 // key[t] <- key[by[t]] in every limb of every digit (in place).
 void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by);
-// g^-1 mod 2N for an odd Galois element g.
-u64 inverse_galois_element(u64 g, std::size_t n);
 
 }  // namespace hec::bfv

@@ -13,6 +13,7 @@
 #include "bfv/keyswitch.h"
 #include "core/wipe.h"
 #include "math/cpu_features.h"
+#include "math/galois.h"
 #include "math/parallel.h"
 #include "math/poly_kernels.h"
 
@@ -153,7 +154,8 @@ GaloisKeys KeyGenerator::make_galois_keys(std::span<const long long> row_steps, 
     KeySwitchKey key = make_key_switch_key(*ctx_, sk_, s_g, prng_);
     // The in-memory layout (ciphertext.h): key'[p[t]] = key[t], i.e. key' = key o p^-1, and
     // p^-1 is the permutation of g^-1 mod 2N.
-    permute_galois_key(key, ctx_->galois_permutation(inverse_galois_element(g, ctx_->ring_dim())));
+    permute_galois_key(key,
+                       ctx_->galois_permutation(math::inverse_galois_element(g, ctx_->ring_dim())));
     gk.keys.emplace(g, std::move(key));
   }
   return gk;

@@ -7,6 +7,7 @@
 #include "bfv/keyswitch.h"
 #include "core/bytes.h"
 #include "core/serialize.h"
+#include "math/galois.h"
 
 namespace hec::bfv {
 
@@ -263,7 +264,8 @@ GaloisKeys galois_keys_from_bytes(const std::shared_ptr<const BfvContext>& ctx,
                                " is not odd and below 2N = " + std::to_string(2 * ctx->ring_dim()));
     }
     KeySwitchKey key = get_ks_key(r, *ctx, source);
-    permute_galois_key(key, ctx->galois_permutation(inverse_galois_element(g, ctx->ring_dim())));
+    permute_galois_key(key,
+                       ctx->galois_permutation(math::inverse_galois_element(g, ctx->ring_dim())));
     gk.keys.emplace(g, std::move(key));
   }
   r.expect_end();

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "ckks/context_impl.h"
+#include "math/galois.h"
 #include "math/sampling.h"
 
 namespace hec::ckks {
@@ -84,17 +85,7 @@ std::uint64_t Context::galois_element(int steps) const {
 }
 
 std::uint64_t Context::inverse_galois_element(std::uint64_t g) const {
-  const std::uint64_t two_n = 2 * n();
-  if (g % 2 == 0 || g >= two_n) {
-    throw std::invalid_argument("inverse_galois_element: " + std::to_string(g) +
-                                " is not an odd number below 2N = " + std::to_string(two_n));
-  }
-  std::uint64_t result = 1, base = g;
-  for (std::uint64_t e = n() - 1; e != 0; e >>= 1) {
-    if (e & 1) result = result * base % two_n;
-    base = base * base % two_n;
-  }
-  return result;
+  return math::inverse_galois_element(g, n());
 }
 
 Ciphertext Context::make_ciphertext(Level level, std::size_t degree, double scale) const {

@@ -6,6 +6,7 @@
 #include "ckks/context_impl.h"
 #include "ckks/poly_ops.h"
 #include "core/wipe.h"
+#include "math/galois.h"
 #include "math/sampling.h"
 
 namespace hec::ckks {
@@ -136,14 +137,8 @@ GaloisKeys KeyGenerator::galois_keys(const SecretKey& sk, const std::vector<int>
 namespace detail {
 
 void permute_galois_key(KeySwitchKey& key, const std::vector<std::uint32_t>& by, std::size_t n) {
-  std::vector<u64> tmp(n);
-  for (std::vector<u64>& digit : key.digits) {
-    for (std::size_t off = 0; off + n <= digit.size(); off += n) {
-      u64* limb = digit.data() + off;
-      for (std::size_t t = 0; t < n; ++t) tmp[t] = limb[by[t]];
-      std::copy(tmp.begin(), tmp.end(), limb);
-    }
-  }
+  for (std::vector<u64>& digit : key.digits)
+    math::permute_limbs_inplace(digit.data(), digit.size(), n, by);
 }
 
 }  // namespace detail

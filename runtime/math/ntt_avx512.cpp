@@ -148,6 +148,13 @@ inline __m512i lanes_t2(const u64* first) {
       _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(first))));
 }
 
+// Moves the lanes of a 16-element block (x, y) into the next fused layer's arrangement.
+inline void shuffle_lanes(__m512i& x, __m512i& y, __m512i to_x, __m512i to_y) {
+  const __m512i xs = _mm512_permutex2var_epi64(x, to_x, y);
+  y = _mm512_permutex2var_epi64(x, to_y, y);
+  x = xs;
+}
+
 // Forward layers t = 4, 2, 1; w, wp: the full twiddle table and its Shoup constants.
 template <bool Wide, bool final_reduce>
 void forward_small_layers_fused(u64* a, std::size_t n, const u64* w, const u64* wp,
@@ -160,10 +167,7 @@ void forward_small_layers_fused(u64* a, std::size_t n, const u64* w, const u64* 
     __m512i x = _mm512_loadu_si512(p);
     __m512i y = _mm512_loadu_si512(p + 8);
     for (int s = 0; s < 3; ++s) {
-      const __m512i xs = _mm512_permutex2var_epi64(x, f.into_x[s], y);
-      const __m512i ys = _mm512_permutex2var_epi64(x, f.into_y[s], y);
-      x = xs;
-      y = ys;
+      shuffle_lanes(x, y, f.into_x[s], f.into_y[s]);
       if (s == 0) {
         forward_butterfly<Wide>(x, y, lanes_t4(w4 + 2 * b), lanes_t4(wp4 + 2 * b), c);
       } else if (s == 1) {
@@ -196,10 +200,7 @@ void inverse_small_layers_fused(const u64* src, u64* a, std::size_t n, const u64
     __m512i x = _mm512_loadu_si512(src + 16 * b);
     __m512i y = _mm512_loadu_si512(src + 16 * b + 8);
     for (int s = 0; s < 3; ++s) {
-      const __m512i xs = _mm512_permutex2var_epi64(x, f.into_x[s], y);
-      const __m512i ys = _mm512_permutex2var_epi64(x, f.into_y[s], y);
-      x = xs;
-      y = ys;
+      shuffle_lanes(x, y, f.into_x[s], f.into_y[s]);
       if (s == 0) {
         inverse_butterfly<Wide>(x, y, _mm512_loadu_si512(w1 + 8 * b),
                                 _mm512_loadu_si512(wp1 + 8 * b), c);
