@@ -117,20 +117,26 @@ TEST_F(CkksIo, ArraysStreamInBatchesAndRefuseMixedShapes) {
     f.seekp(static_cast<std::streamoff>(core::kHeaderSize + 16 + 8 * 1000));
     f.put('\x5a');
   }
-  CiphertextArrayReader bad(dir / "arr", *ctx, sk.key_id);
-  bad.next_batch(ptrs.data(), 7, 2);
-  EXPECT_THROW(bad.finish(), std::runtime_error);
+  // (Both batch paths: one thread reads, hashes and unpacks record by record; more threads
+  // read the batch, hash it, then unpack it.)
+  for (const int threads : {1, 2}) {
+    CiphertextArrayReader bad(dir / "arr", *ctx, sk.key_id);
+    bad.next_batch(ptrs.data(), 7, threads);
+    EXPECT_THROW(bad.finish(), std::runtime_error) << threads << " threads";
+  }
   // An array whose ciphertexts differ in scale cannot be batch-read.
   cts[3].scale *= 2;
   save(dir / "mixed", *ctx, cts);
-  CiphertextArrayReader mixed(dir / "mixed", *ctx, sk.key_id);
-  try {
-    mixed.next_batch(ptrs.data(), 7, 2);
-    ADD_FAILURE() << "a mixed array was batch-read";
-  } catch (const std::runtime_error& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("mixed"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("ciphertext 3"), std::string::npos) << msg;
+  for (const int threads : {1, 2}) {
+    CiphertextArrayReader mixed(dir / "mixed", *ctx, sk.key_id);
+    try {
+      mixed.next_batch(ptrs.data(), 7, threads);
+      ADD_FAILURE() << "a mixed array was batch-read, " << threads << " threads";
+    } catch (const std::runtime_error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("mixed"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("ciphertext 3"), std::string::npos) << msg;
+    }
   }
 }
 
