@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.circuits.fhew_model import FhewCost, FhewGateModel, fhew_cost
+from compiler.circuits.fhew_model import VARS, FhewCost, FhewGateModel, fhew_cost
 from compiler.circuits.netlist import FALSE, TRUE, Circuit, Kind, Lit, Node, node_of
 
 
@@ -110,10 +110,11 @@ def regroup_xors(c: Circuit) -> Circuit:
 
 def expand_muxes_read_by_majorities(c: Circuit) -> Circuit:
     """A copy of `c` in which every MUX read by a majority is built as (s & t) | (~s & f)
-    instead. A MUX output carries two blind-rotation errors and the FHEW model does not admit a
-    one-bootstrap majority reading it (fhew_model.py); three 2-input cells for the MUX (one
-    more than the runtime's MUX) keep the majority at one bootstrap, where expanding the
-    majority instead would cost three more per reader."""
+    instead. A MUX output carries two blind-rotation errors, and when the FHEW model does not
+    admit a one-bootstrap majority reading it (fhew_model.py), three 2-input cells for the MUX
+    (one more than the runtime's MUX) keep the majority at one bootstrap, where expanding the
+    majority instead would cost three more per reader. Even where it is admitted the 2-input
+    cells can merge into their neighbours' cells, so `fhew_cover` maps both."""
     live = c.live_nodes()
     read_by_majority: set[int] = set()
     for n in live:
@@ -207,13 +208,19 @@ def fhew_cover(c: Circuit, model: FhewGateModel | None = None) -> tuple[Circuit,
     """The FHEW cover `measure` counts: `c` with thresholds lowered and MUXes read by
     majorities expanded, mapped as built and with its XOR trees regrouped, the cheaper of the
     two. Returns the mapped circuit (the cells' node numbers refer to it) and its cover."""
-    low = expand_muxes_read_by_majorities(lower_thresholds(c))
+    model = model or FhewGateModel()
+    lowered = lower_thresholds(c)
+    expanded = expand_muxes_read_by_majorities(lowered)
+    bases = [expanded]
+    a, b, t = VARS
+    majority = (a & b) | (a & t) | (b & t)
+    if expanded is not lowered and model.cell(
+        majority, (model.mux_output_variance_ratio, 1.0, 1.0)
+    ):
+        bases.append(lowered)  # a majority may read the runtime's MUX (GINX STD128: 2^-80)
     # Regrouping XOR trees can also undo sharing the mapper would have used: keep the better.
-    regrouped = regroup_xors(low)
-    return min(
-        ((low, fhew_cost(low, model)), (regrouped, fhew_cost(regrouped, model))),
-        key=lambda mc: mc[1].bootstraps,
-    )
+    candidates = [m for low in bases for m in (low, regroup_xors(low))]
+    return min(((m, fhew_cost(m, model)) for m in candidates), key=lambda mc: mc[1].bootstraps)
 
 
 def measure(c: Circuit, model: FhewGateModel | None = None) -> Metrics:

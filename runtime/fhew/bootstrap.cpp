@@ -117,7 +117,9 @@ RingKey ring_keygen(const RingContext& ring, math::Prng& prng) {
 }
 
 std::size_t blind_rotation_key_count(const Params& p) {
-  if (p.method == BlindRotation::kGinx) return 2 * static_cast<std::size_t>(p.lwe_dim);
+  if (p.method == BlindRotation::kGinx) {
+    return (p.lwe_secret == LweSecret::kBinary ? 1 : 2) * static_cast<std::size_t>(p.lwe_dim);
+  }
   return static_cast<std::size_t>(p.lwe_dim) * p.ap_digits * (p.ap_base - 1);
 }
 
@@ -157,6 +159,9 @@ inline u64 mul_small(u64 a, u64 b, u64 q, u64 m) {
 // Monomial exponent (in [0, 2N)) of RGSW ciphertext c of the key, or -1 for the message 0.
 long message_exponent(const Params& p, const TernaryKey& s, std::size_t c) {
   const long two_n = 2 * static_cast<long>(p.ring_dim);
+  if (p.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
+    return s[c] == 1 ? 0 : -1;
+  }
   if (p.method == BlindRotation::kGinx) {
     const int si = s[c / 2];
     const bool plus = (c % 2) == 0;
@@ -332,6 +337,22 @@ void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t
   }
 }
 
+// Binary secret: ACC += (X^c - 1) (ACC (x) RGSW(s_i)). The product is brought back to
+// coefficients and multiplied by X^c - 1 there (a negacyclic shift and a subtraction),
+// which needs no table and no modular multiplication.
+void ginx_binary_step(const RingContext& ring, const std::uint32_t* rgsw, std::size_t c,
+                      Workspace& ws) {
+  const std::size_t n = ring.n();
+  decompose_to_ntt(ring, ws);
+  kernels::mac(ring.constants(), ws.digits.data(), &rgsw, 1, ws.prod.data());
+  u64* pa = ws.prod.data();
+  u64* pb = pa + n;
+  math::ntt_inverse_inplace(pa, ring.ntt());
+  math::ntt_inverse_inplace(pb, ring.ntt());
+  kernels::add_shifted_difference(ring.constants(), c, pa, ws.acc_a.data());
+  kernels::add_shifted_difference(ring.constants(), c, pb, ws.acc_b.data());
+}
+
 void ap_step(const RingContext& ring, const std::uint32_t* rgsw, Workspace& ws) {
   decompose_to_ntt(ring, ws);
   kernels::mac(ring.constants(), ws.digits.data(), &rgsw, 1, ws.prod.data());
@@ -359,7 +380,12 @@ void blind_rotate(const RingContext& ring, const BlindRotationKey& key, const Lw
   std::fill(ws.acc_a.begin(), ws.acc_a.end(), 0);
   const std::size_t kb = (static_cast<std::size_t>(ct.b) * scale) % two_n;
   rotated_constant(n, ring.q(), tv_value % ring.q(), (two_n - kb) % two_n, ws.acc_b.data());
-  if (key.method == BlindRotation::kGinx) {
+  if (key.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
+    for (std::size_t i = 0; i < p.lwe_dim; ++i) {
+      const std::size_t c = (static_cast<std::size_t>(ct.a[i]) * scale) % two_n;
+      if (c != 0) ginx_binary_step(ring, key.rgsw.at(i), c, ws);
+    }
+  } else if (key.method == BlindRotation::kGinx) {
     for (std::size_t i = 0; i < p.lwe_dim; ++i) {
       const std::size_t c = (static_cast<std::size_t>(ct.a[i]) * scale) % two_n;
       if (c != 0) ginx_step(ring, key, i, c, ws);

@@ -124,7 +124,9 @@ SecretKey Context::keygen_secret() const {
   SecretKey sk;
   sk.params = params();
   randombytes_buf(sk.key_id.data(), sk.key_id.size());
-  std::vector<std::int64_t> s = math::sample_ternary(prng, params().lwe_dim);
+  std::vector<std::int64_t> s = params().lwe_secret == LweSecret::kBinary
+                                    ? math::sample_binary(prng, params().lwe_dim)
+                                    : math::sample_ternary(prng, params().lwe_dim);
   sk.lwe.assign(s.begin(), s.end());
   core::wipe(s);
   sk.ring = ring_keygen(ring_, prng);

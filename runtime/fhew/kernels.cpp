@@ -103,6 +103,24 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   }
 }
 
+void add_shifted_difference(const RingConstants& rc, std::size_t c, const u64* p, u64* acc) {
+  // (X^c p)[j] = p[j - c] for j >= c, -p[j - c + n] below (c < n); c >= n negates all.
+  const std::size_t n = rc.n;
+  const u64 q = rc.q;
+  const bool negate = c >= n;
+  const std::size_t s = negate ? c - n : c;
+  for (std::size_t j = 0; j < n; ++j) {
+    const bool wrapped = j < s;
+    const u64 v = p[wrapped ? j + n - s : j - s];
+    const bool minus = wrapped != negate;
+    // acc + (+-v) - p[j], each term in [0, Q).
+    u64 x = acc[j] + (minus ? (v == 0 ? 0 : q - v) : v);
+    x = x >= q ? x - q : x;
+    x += q - p[j];
+    acc[j] = x >= q ? x - q : x;
+  }
+}
+
 void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
                        const std::uint32_t* rows, std::size_t count) {
   for (std::size_t k = 0; k < count; ++k) {
@@ -140,6 +158,12 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   debug_check_residues(rc, ma, rc.n, "kernels::monomial_combine (ma)");
   if (use_avx512()) return avx512::monomial_combine(rc, psi_pow, odd, c, pa, pb, ma, mb);
   portable::monomial_combine(rc, psi_pow, odd, c, pa, pb, ma, mb);
+}
+
+void add_shifted_difference(const RingConstants& rc, std::size_t c, const u64* p, u64* acc) {
+  debug_check_residues(rc, p, rc.n, "kernels::add_shifted_difference (p)");
+  if (use_avx512()) return avx512::add_shifted_difference(rc, c, p, acc);
+  portable::add_shifted_difference(rc, c, p, acc);
 }
 
 }  // namespace hec::fhew::kernels

@@ -12,6 +12,8 @@
 //    the blocked layout of bootstrap.h (RgswArray).
 //  - monomial_combine: p[j] = p[j] (psi^(c odd_j) - 1) + m[j] (psi^(-c odd_j) - 1) mod Q, for
 //    the pairs (pa, ma) and (pb, mb); results in [0, Q).
+//  - add_shifted_difference: acc += (X^c - 1) p in Z_Q[X]/(X^n + 1), c in [0, 2n), p and acc
+//    in coefficient form; results in [0, Q).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +39,8 @@ void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
                       const std::uint64_t* ma, const std::uint64_t* mb);
+void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
+                            std::uint64_t* acc);
 
 // Key switching: acc[i] -= table[rows[k] * row_len + i] (16-bit, wrapping) for every k.
 void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
@@ -52,6 +56,8 @@ void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
                       const std::uint64_t* ma, const std::uint64_t* mb);
+void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
+                            std::uint64_t* acc);
 }  // namespace avx512
 
 namespace portable {
@@ -64,6 +70,8 @@ void mac(const RingConstants& rc, const std::uint64_t* digits, const std::uint32
 void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint32_t* odd, std::size_t c, std::uint64_t* pa, std::uint64_t* pb,
                       const std::uint64_t* ma, const std::uint64_t* mb);
+void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
+                            std::uint64_t* acc);
 }  // namespace portable
 
 }  // namespace hec::fhew::kernels

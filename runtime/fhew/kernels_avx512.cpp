@@ -147,6 +147,35 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   }
 }
 
+namespace {
+
+// acc[j] += (minus ? -v : v) - p[j] mod Q for j in [j0, j1), v = src[j - j0].
+inline void shifted_range(std::size_t j0, std::size_t j1, const u64* src, const u64* p, u64* acc,
+                          bool minus, __m512i q) {
+  for (std::size_t j = j0; j < j1; j += 8) {
+    const __mmask8 m = j1 - j >= 8 ? 0xff : static_cast<__mmask8>((1u << (j1 - j)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(m, src + (j - j0));
+    const __m512i t = minus ? _mm512_sub_epi64(q, v) : v;  // in [0, Q]
+    __m512i x = _mm512_add_epi64(_mm512_maskz_loadu_epi64(m, acc + j), t);
+    x = _mm512_min_epu64(x, _mm512_sub_epi64(x, q));
+    x = _mm512_add_epi64(x, _mm512_sub_epi64(q, _mm512_maskz_loadu_epi64(m, p + j)));
+    x = _mm512_min_epu64(x, _mm512_sub_epi64(x, q));
+    _mm512_mask_storeu_epi64(acc + j, m, x);
+  }
+}
+
+}  // namespace
+
+void add_shifted_difference(const RingConstants& rc, std::size_t c, const u64* p, u64* acc) {
+  const std::size_t n = rc.n;
+  const bool negate = c >= n;
+  const std::size_t s = negate ? c - n : c;
+  const __m512i q = _mm512_set1_epi64(static_cast<long long>(rc.q));
+  // (X^c p)[j] = p[j - s] for j >= s and -p[j - s + n] below it, negated again when c >= n.
+  shifted_range(0, s, p + n - s, p, acc, !negate, q);
+  shifted_range(s, n, p, p, acc, negate, q);
+}
+
 void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
                        const std::uint32_t* rows, std::size_t count) {
   // The rows are scattered over a table of hundreds of MiB: prefetch a few rows ahead.

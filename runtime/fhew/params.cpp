@@ -24,6 +24,16 @@ const char* blind_rotation_name(BlindRotation method) {
   return "unknown";
 }
 
+const char* lwe_secret_name(LweSecret secret) {
+  switch (secret) {
+    case LweSecret::kTernary:
+      return "ternary";
+    case LweSecret::kBinary:
+      return "binary";
+  }
+  return "unknown";
+}
+
 namespace {
 
 // Largest prime Q < 2^27 with Q = 1 mod 2N: the HE Standard bound for N = 1024, ternary
@@ -39,21 +49,31 @@ Params Params::std128(BlindRotation method) {
   p.method = method;
   p.ring_dim = 1024;
   p.ring_modulus = ring_prime_27();
-  p.gadget_log_base = 7;
-  p.gadget_digits = 3;
-  p.gadget_dropped_bits = 6;
-  p.ks_modulus = 1u << 14;
-  p.ks_base = 1u << 7;
-  p.ks_digits = 2;
   p.sigma = 3.19;
   if (method == BlindRotation::kGinx) {
+    // Binary LWE secret, one RGSW key per coefficient; n = 640 at q_ks = 2^16 for 128 bits
+    // (README.md, "Security"); two gadget digits of 2^8 above 11 rounded-away bits.
     p.name = "STD128_GINX";
-    p.lwe_dim = 556;
+    p.lwe_dim = 640;
     p.lwe_modulus = 2048;
+    p.lwe_secret = LweSecret::kBinary;
+    p.ks_modulus = 1u << 16;
+    p.ks_base = 1u << 4;
+    p.ks_digits = 4;
+    p.gadget_log_base = 8;
+    p.gadget_digits = 2;
+    p.gadget_dropped_bits = 11;
   } else {
     p.name = "STD128_AP";
     p.lwe_dim = 559;
     p.lwe_modulus = 1024;
+    p.lwe_secret = LweSecret::kTernary;
+    p.ks_modulus = 1u << 14;
+    p.ks_base = 1u << 7;
+    p.ks_digits = 2;
+    p.gadget_log_base = 7;
+    p.gadget_digits = 3;
+    p.gadget_dropped_bits = 6;
     p.ap_base = 32;
     p.ap_digits = 2;
   }
@@ -117,6 +137,9 @@ void Params::validate() const {
   } else if (method != BlindRotation::kGinx) {
     fail("unknown blind-rotation method " + std::to_string(static_cast<int>(method)));
   }
+  if (lwe_secret != LweSecret::kTernary && lwe_secret != LweSecret::kBinary) {
+    fail("unknown LWE secret distribution " + std::to_string(static_cast<int>(lwe_secret)));
+  }
   if (!(sigma > 0.5 && sigma < 64)) fail("sigma = " + std::to_string(sigma) + " out of range");
 }
 
@@ -125,11 +148,12 @@ std::array<std::uint8_t, 32> Params::digest() const {
   auto put = [&](std::uint64_t v, int width) {
     for (int i = 0; i < width; ++i) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
   };
-  const char tag[] = "hec.fhew.params.v1";
+  const char tag[] = "hec.fhew.params.v2";
   bytes.insert(bytes.end(), tag, tag + sizeof(tag) - 1);
   put(static_cast<std::uint8_t>(method), 1);
   put(lwe_dim, 4);
   put(lwe_modulus, 4);
+  put(static_cast<std::uint8_t>(lwe_secret), 1);
   put(ks_modulus, 4);
   put(ks_base, 4);
   put(ks_digits, 4);
@@ -170,8 +194,15 @@ NoiseModel noise_model(const Params& p) {
   // One external product ACC (x) RGSW: 2 polynomials (a and b) decomposed, each digit
   // polynomial times an RGSW error polynomial of variance sigma^2 per coefficient.
   const double ext_product = 2 * digit_sq * N * s2;
+  // E[s_i^2] of the LWE secret: 2/3 ternary, 1/2 binary.
+  const double lwe_s2 = p.lwe_secret == LweSecret::kBinary ? 0.5 : 2.0 / 3;
   double br = 0, br_approx = 0;
-  if (p.method == BlindRotation::kGinx) {
+  if (p.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
+    // ACC += (X^c - 1) (ACC (x) BK_i), one key per coefficient: the key error enters once,
+    // doubled by (X^c - 1); the approximation error when s_i = 1 (probability 1/2), doubled.
+    br_approx = n * (1 - 1 / q) * 0.5 * 2 * approx;
+    br = n * (1 - 1 / q) * 2 * ext_product + br_approx;
+  } else if (p.method == BlindRotation::kGinx) {
     // ACC += ((X^c - 1) BK+ + (X^-c - 1) BK-) (x) ACC: the key error enters through both
     // keys, each multiplied by a (X^c - 1), which doubles its variance; skipped when c = 0.
     // The approximation error enters once (the key whose message is 1), doubled by
@@ -186,15 +217,16 @@ NoiseModel noise_model(const Params& p) {
     br = products * ext_product + br_approx;
   }
   // Rounding x -> round(x * q' / q) adds a uniform error in [-1/2, 1/2) to each of the
-  // coefficients, weighted by the ternary secret (E[s_i^2] = 2/3): (1 + 2 dim / 3) / 12.
+  // coefficients, weighted by the secret: (1 + dim E[s_i^2]) / 12 (ring secret ternary).
   const double ms_ring = br * (qks / Q) * (qks / Q) + (1 + 2 * N / 3) / 12;
   const double ks = N * p.ks_digits * s2;  // one key-switching-key error per digit
-  const double boot = (ms_ring + ks) * (q / qks) * (q / qks) + (1 + 2 * n / 3) / 12;
+  const double boot = (ms_ring + ks) * (q / qks) * (q / qks) + (1 + n * lwe_s2) / 12;
   // Public-key encryption (lwe.h, LwePublicKey): at q_ks the phase error is <r, e> + e'' -
-  // <e', s> over n rows with r and s uniform ternary (E[r^2] = E[s^2] = 2/3), then rounding
-  // q_ks -> q scales it by (q / q_ks)^2 and adds (1 + 2n/3)/12 like the bootstrap's last step.
-  const double pk_at_qks = n * (2.0 / 3) * s2 + s2 + n * (2.0 / 3) * s2;
-  const double pk = pk_at_qks * (q / qks) * (q / qks) + (1 + 2 * n / 3) / 12;
+  // <e', s> over n rows with r uniform ternary (E[r^2] = 2/3) and the LWE secret s, then
+  // rounding q_ks -> q scales it by (q / q_ks)^2 and adds (1 + n E[s^2])/12 like the
+  // bootstrap's last step.
+  const double pk_at_qks = n * (2.0 / 3) * s2 + s2 + n * lwe_s2 * s2;
+  const double pk = pk_at_qks * (q / qks) * (q / qks) + (1 + n * lwe_s2) / 12;
   NoiseModel m{};
   m.fresh_variance = s2;
   m.public_key_variance = pk;

@@ -18,12 +18,20 @@ enum class BlindRotation : std::uint8_t { kAp = 1, kGinx = 2 };
 
 const char* blind_rotation_name(BlindRotation method);
 
+// Distribution of the LWE secret s (dimension n). With a binary secret GINX needs one RGSW
+// key per coefficient (ACC += (X^(a_i) - 1) (ACC (x) RGSW(s_i))), with a ternary one two
+// (s_i = s_i+ - s_i-): half the external products, key bytes and blind-rotation noise.
+enum class LweSecret : std::uint8_t { kTernary = 0, kBinary = 1 };
+
+const char* lwe_secret_name(LweSecret secret);
+
 struct Params {
   std::string name;
   BlindRotation method = BlindRotation::kGinx;
   // LWE side (gate ciphertexts): dimension n, modulus q (power of two dividing 2N).
   std::uint32_t lwe_dim = 0;
   std::uint32_t lwe_modulus = 0;
+  LweSecret lwe_secret = LweSecret::kTernary;
   // Key switching from dimension N to n happens modulo ks_modulus (a power of two <= 2^16)
   // with ks_digits unsigned digits of base ks_base (ks_base^ks_digits >= ks_modulus).
   std::uint32_t ks_modulus = 0;

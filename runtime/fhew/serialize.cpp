@@ -223,6 +223,15 @@ SecretKey decode_secret_key(const std::vector<std::uint8_t>& bytes, const Params
   sk.params = params;
   sk.key_id = d.key_id;
   sk.lwe = get_ternary(r, params.lwe_dim, source);
+  if (params.lwe_secret == LweSecret::kBinary) {
+    for (std::int8_t v : sk.lwe) {
+      if (v < 0) {
+        throw std::runtime_error(source + ": LWE secret coefficient " + std::to_string(v) +
+                                 " is not in {0, 1} (parameters '" + params.name +
+                                 "' have a binary secret)");
+      }
+    }
+  }
   sk.ring.z = get_ternary(r, params.ring_dim, source);
   const RingContext ring(params);
   sk.ring.z_ntt.resize(params.ring_dim);

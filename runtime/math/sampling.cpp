@@ -133,6 +133,15 @@ std::vector<std::int64_t> sample_ternary(Prng& prng, std::size_t n) {
   return out;
 }
 
+std::vector<std::int64_t> sample_binary(Prng& prng, std::size_t n) {
+  std::vector<std::int64_t> out(n);
+  for (std::size_t c = 0; c < n; c += 8) {
+    const std::uint8_t b = prng.next_byte();
+    for (std::size_t k = 0; k < 8 && c + k < n; ++k) out[c + k] = (b >> k) & 1;
+  }
+  return out;
+}
+
 std::vector<std::int64_t> sample_ternary_hamming(Prng& prng, std::size_t n,
                                                  std::size_t hamming_weight) {
   if (hamming_weight > n) {

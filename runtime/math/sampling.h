@@ -66,6 +66,8 @@ void sample_uniform_mod(Prng& prng, const RnsBase& base, std::size_t n, u64* out
 
 // n values uniform in {-1, 0, 1}.
 std::vector<std::int64_t> sample_ternary(Prng& prng, std::size_t n);
+// n values uniform in {0, 1}.
+std::vector<std::int64_t> sample_binary(Prng& prng, std::size_t n);
 // n values in {-1, 0, 1} with exactly `hamming_weight` nonzero (<= n), signs uniform.
 std::vector<std::int64_t> sample_ternary_hamming(Prng& prng, std::size_t n,
                                                  std::size_t hamming_weight);

@@ -277,7 +277,7 @@ def test_encrypted_runs_match_the_reference(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not TOOL.is_file(), reason="the runtime's hec_fhew_gates is not built")
 def test_encrypted_sort8_matches_the_reference(tmp_path: Path) -> None:
-    """One element (1152 bootstraps; about 3 s on the small-n set)."""
+    """One element (912 bootstraps; about 3 s on the small-n set)."""
     encrypted_run(CIRCUITS / "sort8.hec", tmp_path, insecure=True, count=1, seed=8)
 
 
@@ -395,7 +395,7 @@ def sort8_rows(rng: np.random.Generator) -> np.ndarray:
 
 def test_sort8_sorts_random_and_adversarial_tuples() -> None:
     comp = compiled(CIRCUITS / "sort8.hec")
-    assert comp.cover.bootstraps == 1152 and comp.cover.levels == 54
+    assert comp.cover.bootstraps == 912 and comp.cover.levels == 54
     rows = sort8_rows(np.random.default_rng(8))
     want = np.sort(rows, axis=1)
     got = comp.circuit.simulate({f"v{i}": rows[:, i].astype(np.uint64) for i in range(8)})

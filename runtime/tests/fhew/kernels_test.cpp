@@ -92,6 +92,29 @@ TEST(FhewKernels, MacMatchesDirectProducts) {
   }
 }
 
+// add_shifted_difference is acc + X^c p - p in Z_Q[X]/(X^N + 1): X^c x^i = x^(i+c), with
+// x^N = -1, written out coefficient by coefficient.
+TEST(FhewKernels, ShiftedDifferenceIsTheNegacyclicProduct) {
+  Fixture f;
+  const auto& rc = f.ring.constants();
+  const std::size_t n = rc.n;
+  const std::uint64_t q = rc.q;
+  for (std::size_t c : {std::size_t{0}, std::size_t{3}, std::size_t{511}, std::size_t{1024},
+                        std::size_t{1500}, std::size_t{2047}}) {
+    const auto p = f.random_poly(), acc = f.random_poly();
+    std::vector<std::uint64_t> want(acc);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t e = (i + c) % (2 * n);
+      const std::uint64_t v = e < n ? p[i] : (q - p[i]) % q;
+      want[e % n] = (want[e % n] + v) % q;
+      want[i] = (want[i] + q - p[i]) % q;
+    }
+    auto got = acc;
+    kernels::portable::add_shifted_difference(rc, c, p.data(), got.data());
+    ASSERT_EQ(got, want) << "c " << c;
+  }
+}
+
 TEST(FhewKernels, Avx512MatchesPortable) {
   if (!math::cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   Fixture f;
@@ -122,6 +145,18 @@ TEST(FhewKernels, Avx512MatchesPortable) {
                                       c, qa.data(), qb.data(), ma.data(), mb.data());
     ASSERT_EQ(pa, qa) << "c " << c;
     ASSERT_EQ(pb, qb) << "c " << c;
+  }
+  // acc += (X^c - 1) p for shifts on and off the 8-lane grid, both halves of [0, 2N), and
+  // zero coefficients in p (whose negation is 0, not Q).
+  for (std::size_t c :
+       {std::size_t{0}, std::size_t{1}, std::size_t{8}, std::size_t{13}, std::size_t{1023},
+        std::size_t{1024}, std::size_t{1031}, std::size_t{2047}}) {
+    auto p = f.random_poly(), acc = f.random_poly();
+    for (std::size_t j = 0; j < n; j += 7) p[j] = 0;
+    auto acc2 = acc;
+    kernels::portable::add_shifted_difference(rc, c, p.data(), acc.data());
+    kernels::avx512::add_shifted_difference(rc, c, p.data(), acc2.data());
+    ASSERT_EQ(acc, acc2) << "c " << c;
   }
   // Key-switching rows of 557 words (not a multiple of 32: exercises the masked tail).
   const std::size_t row_len = 557;
