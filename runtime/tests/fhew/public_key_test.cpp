@@ -53,7 +53,7 @@ std::int64_t centred_error(std::uint32_t phase, bool bit, std::uint32_t q) {
 // (-k/2, k/2) and the tie +-k/2 (mean 0, variance (k^2 + 2) / (12 k^2)), on b and on each a_i
 // weighted by s_i: (1 + h) times that variance. The sum S of the key does not enter: with
 // ties rounded up the mean error 1/(2k) made it (1 - S)/(2k), 5 at q for a binary secret
-// of n = 640 (issue 23; the regression check below).
+// of n = 680 (issue 23; the regression check below).
 double key_mean_square(const Params& p, const SecretKey& sk, const PublicKey& pk) {
   double sum_e2 = 0;
   for (std::uint32_t j = 0; j < pk.lwe.rows(); ++j) {
