@@ -142,6 +142,7 @@ def test_fhew_rows_say_tfhers_is_not_available(monkeypatch, capsys) -> None:
     ours = {"correct": True, "nand_ms_median": 10.0, "nand_cpu_ms_median": 9.0, "keygen_s": 1.0}
     ours |= {"eval_key_rss_bytes": 2**20, "eval_key_memory_bytes": 2**20}
     ours |= {"eval_key_file_bytes": 2**20, "params": "STD128_GINX", "n": 1, "q": 1, "N": 1, "Q": 1}
+    ours |= {"lwe_secret": "binary", "q_ks": 65536, "failure_log2": -136.1}
     ref = dict(ours, nand_ms_median=40.0, nand_cpu_ms_median=36.0)
 
     def no_cargo(*_args: object) -> object:
@@ -159,7 +160,8 @@ def test_fhew_rows_say_tfhers_is_not_available(monkeypatch, capsys) -> None:
         "not available (bench/setup-reference: cargo not found)"
     )
     assert "132-bit" not in by_name(nand)["tfhe-rs"]["note"]
-    assert nand["ours_note"].startswith("128-bit classical (STD128)")
+    assert nand["ours_note"].startswith("128-bit: LWE n=1 binary secret mod q_ks=65536")
+    assert "per-gate failure 2^-136.1" in nand["ours_note"]
     assert rows["tfhe-rs FheUint8 add wall (no hec row)"]["ours"] is None
 
 

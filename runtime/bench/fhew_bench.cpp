@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   std::sort(cpu_ms.begin(), cpu_ms.end());
   std::printf(
       "{\"method\": \"%s\", \"params\": \"%s\", \"n\": %u, \"q\": %u, \"N\": %u, \"Q\": %llu, "
+      "\"lwe_secret\": \"%s\", \"q_ks\": %u, \"failure_log2\": %.1f, "
       "\"keygen_s\": %.4f, \"eval_key_memory_bytes\": %zu, \"eval_key_rss_bytes\": %llu, "
       "\"eval_key_file_bytes\": %llu, "
       "\"nand_ms_median\": %.4f, \"nand_ms_min\": %.4f, \"nand_cpu_ms_median\": %.4f, "
@@ -118,7 +119,9 @@ int main(int argc, char** argv) {
       "\"correct\": %s}\n",
       blind_rotation_name(method), ctx.params().name.c_str(), ctx.params().lwe_dim,
       ctx.params().lwe_modulus, ctx.params().ring_dim,
-      static_cast<unsigned long long>(ctx.params().ring_modulus), keygen_s, ek.memory_bytes(),
+      static_cast<unsigned long long>(ctx.params().ring_modulus),
+      lwe_secret_name(ctx.params().lwe_secret), ctx.params().ks_modulus,
+      noise_model(ctx.params()).failure_log2, keygen_s, ek.memory_bytes(),
       static_cast<unsigned long long>(key_rss), static_cast<unsigned long long>(file_bytes),
       ms[ms.size() / 2], ms.front(), cpu_ms[cpu_ms.size() / 2], batch, hec::math::thread_cap(),
       batch_ms_per_gate, repeats, all_correct ? "true" : "false");
