@@ -11,12 +11,12 @@ q/8, from any reachable u to the decision boundaries 0 and 4; each input carries
 variance V (the bootstrapped-output variance), so the combination's error has variance
 sum_i m_i^2 V and the gate fails with probability erfc(M q/8 / sqrt(2 sum m_i^2 V)). We call
 W = sum_i m_i^2 / M^2 the noise weight: AND, OR and XOR have W = 2, the runtime's design point
-(GINX STD128: margin / std. dev. = 13.53, failure 2^-136.1 per gate). The model admits a
-combination when W <= `max_noise_weight` (3 by default: failure 2^-91.8 for GINX STD128, within
+(GINX STD128: margin / std. dev. = 12.62, failure 2^-118.9 per gate). The model admits a
+combination when W <= `max_noise_weight` (3 by default: failure 2^-80.3 for GINX STD128, within
 the issue's 2^-40 per bootstrap). An input that is the output of a MUX (two blind rotations
-added) counts with its larger variance (288.9 / 179.0 times, GINX): a cell is admitted when
-that weighted W still fails with at most 2^-40 (a majority reading a MUX output: W = 3.6,
-2^-77); fresh encryptions, whose error is far smaller, are counted as bootstrapped bits
+added) counts with its larger variance (342.2 / 205.7 times, GINX): a cell is admitted when
+that weighted W still fails with at most 2^-40 (a majority reading a MUX output: W = 3.7,
+2^-66); fresh encryptions, whose error is far smaller, are counted as bootstrapped bits
 (conservative). With W <= 3 one bootstrap evaluates every non-constant
 function of 2 inputs, the majority of 3 inputs with any input polarity (the carry of a full
 adder) and the parity of 3 inputs (its sum bit): a full adder costs 2 bootstraps, not 5.
@@ -50,8 +50,8 @@ FULL = 0xFF
 
 # The runtime's GINX STD128 design point: margin / std. dev. of an AND, OR or XOR gate (noise
 # weight 2), from runtime/fhew/README.md, "Noise analysis and failure probability".
-GINX_STD128_MARGIN_SIGMA = 13.53
-GINX_STD128_MUX_VARIANCE_RATIO = 288.9 / 179.0
+GINX_STD128_MARGIN_SIGMA = 12.62
+GINX_STD128_MUX_VARIANCE_RATIO = 342.2 / 205.7
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class FhewGateModel:
     max_noise_weight: float = 3.0
     margin_sigma_at_weight_2: float = GINX_STD128_MARGIN_SIGMA
     mux_bootstraps: int = 2
-    # A MUX output carries two blind-rotation errors: variance 288.9 against 179.0 for GINX
+    # A MUX output carries two blind-rotation errors: variance 342.2 against 205.7 for GINX
     # STD128 (runtime/fhew/README.md); a cell reading one counts it with this ratio.
     mux_output_variance_ratio: float = GINX_STD128_MUX_VARIANCE_RATIO
     # The budget per bootstrap: a cell whose weighted noise weight (inputs from MUX

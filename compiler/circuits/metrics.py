@@ -217,7 +217,7 @@ def fhew_cover(c: Circuit, model: FhewGateModel | None = None) -> tuple[Circuit,
     if expanded is not lowered and model.cell(
         majority, (model.mux_output_variance_ratio, 1.0, 1.0)
     ):
-        bases.append(lowered)  # a majority may read the runtime's MUX (GINX STD128: 2^-77)
+        bases.append(lowered)  # a majority may read the runtime's MUX (GINX STD128: 2^-66)
     # Regrouping XOR trees can also undo sharing the mapper would have used: keep the better.
     candidates = [m for low in bases for m in (low, regroup_xors(low))]
     return min(((m, fhew_cost(m, model)) for m in candidates), key=lambda mc: mc[1].bootstraps)

@@ -117,6 +117,9 @@ RingKey ring_keygen(const RingContext& ring, math::Prng& prng) {
 }
 
 std::size_t blind_rotation_key_count(const Params& p) {
+  if (p.method == BlindRotation::kGinx && p.ginx_unroll == 2) {
+    return 3 * static_cast<std::size_t>(p.lwe_dim / 2);
+  }
   if (p.method == BlindRotation::kGinx) {
     return (p.lwe_secret == LweSecret::kBinary ? 1 : 2) * static_cast<std::size_t>(p.lwe_dim);
   }
@@ -159,6 +162,12 @@ inline u64 mul_small(u64 a, u64 b, u64 q, u64 m) {
 // Monomial exponent (in [0, 2N)) of RGSW ciphertext c of the key, or -1 for the message 0.
 long message_exponent(const Params& p, const TernaryKey& s, std::size_t c) {
   const long two_n = 2 * static_cast<long>(p.ring_dim);
+  if (p.method == BlindRotation::kGinx && p.ginx_unroll == 2) {
+    // Keys 3i, 3i + 1, 3i + 2: s_a s_b, s_a (1 - s_b), (1 - s_a) s_b of the pair (2i, 2i + 1).
+    const int sa = s[2 * (c / 3)], sb = s[2 * (c / 3) + 1];
+    const int bit = c % 3 == 0 ? sa * sb : c % 3 == 1 ? sa * (1 - sb) : (1 - sa) * sb;
+    return bit == 1 ? 0 : -1;
+  }
   if (p.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
     return s[c] == 1 ? 0 : -1;
   }
@@ -297,7 +306,7 @@ Workspace::Workspace(const RingContext& ring)
     : acc_a(ring.n()),
       acc_b(ring.n()),
       digits(2 * ring.params().gadget_digits * ring.n()),
-      prod(4 * ring.n()) {}
+      prod(6 * ring.n()) {}
 
 namespace {
 
@@ -353,6 +362,36 @@ void ginx_binary_step(const RingContext& ring, const std::uint32_t* rgsw, std::s
   kernels::add_shifted_difference(ring.constants(), c, pb, ws.acc_b.data());
 }
 
+// Binary secret, coefficients in pairs: X^(c1 s1 + c2 s2) - 1 = s1 s2 (X^(c1+c2) - 1) +
+// s1 (1 - s2) (X^c1 - 1) + (1 - s1) s2 (X^c2 - 1), so ACC += sum_k (X^(e_k) - 1) (ACC (x) BK_k)
+// over the pair's three keys: one decomposition, 2 d_g forward and 2 inverse NTTs per pair.
+// The monomial factors are applied in the evaluation domain, where the three products are.
+void ginx_pair_step(const RingContext& ring, const BlindRotationKey& key, std::size_t pair,
+                    std::size_t c1, std::size_t c2, Workspace& ws) {
+  const std::size_t n = ring.n(), two_n = 2 * n;
+  const u64 q = ring.q();
+  decompose_to_ntt(ring, ws);
+  const std::uint32_t* keys[3] = {key.rgsw.at(3 * pair), key.rgsw.at(3 * pair + 1),
+                                  key.rgsw.at(3 * pair + 2)};
+  kernels::mac(ring.constants(), ws.digits.data(), keys, 3, ws.prod.data());
+  const std::size_t exponents[3] = {(c1 + c2) % two_n, c1, c2};
+  kernels::monomial_sum3(ring.constants(), ring.psi_powers().data(), ring.odd_exponents().data(),
+                         exponents, ws.prod.data());
+  u64* pa = ws.prod.data();
+  u64* pb = pa + n;
+  math::ntt_inverse_inplace(pa, ring.ntt());
+  math::ntt_inverse_inplace(pb, ring.ntt());
+  if (math::active_kernel_path() == math::KernelPath::kAvx512Ifma) {
+    math::detail::add_avx512(ws.acc_a.data(), pa, n, q);
+    math::detail::add_avx512(ws.acc_b.data(), pb, n, q);
+    return;
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    ws.acc_a[j] = math::add_mod(ws.acc_a[j], pa[j], q);
+    ws.acc_b[j] = math::add_mod(ws.acc_b[j], pb[j], q);
+  }
+}
+
 void ap_step(const RingContext& ring, const std::uint32_t* rgsw, Workspace& ws) {
   decompose_to_ntt(ring, ws);
   kernels::mac(ring.constants(), ws.digits.data(), &rgsw, 1, ws.prod.data());
@@ -380,7 +419,13 @@ void blind_rotate(const RingContext& ring, const BlindRotationKey& key, const Lw
   std::fill(ws.acc_a.begin(), ws.acc_a.end(), 0);
   const std::size_t kb = (static_cast<std::size_t>(ct.b) * scale) % two_n;
   rotated_constant(n, ring.q(), tv_value % ring.q(), (two_n - kb) % two_n, ws.acc_b.data());
-  if (key.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
+  if (key.method == BlindRotation::kGinx && p.ginx_unroll == 2) {
+    for (std::size_t i = 0; i + 1 < p.lwe_dim; i += 2) {
+      const std::size_t c1 = (static_cast<std::size_t>(ct.a[i]) * scale) % two_n;
+      const std::size_t c2 = (static_cast<std::size_t>(ct.a[i + 1]) * scale) % two_n;
+      if (c1 != 0 || c2 != 0) ginx_pair_step(ring, key, i / 2, c1, c2, ws);
+    }
+  } else if (key.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
     for (std::size_t i = 0; i < p.lwe_dim; ++i) {
       const std::size_t c = (static_cast<std::size_t>(ct.a[i]) * scale) % two_n;
       if (c != 0) ginx_binary_step(ring, key.rgsw.at(i), c, ws);

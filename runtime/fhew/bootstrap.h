@@ -119,7 +119,7 @@ struct Workspace {
   explicit Workspace(const RingContext& ring);
   std::vector<std::uint64_t> acc_a, acc_b;  // accumulator, coefficient form, [0, Q)
   std::vector<std::uint64_t> digits;        // 2 d_g digit polynomials, evaluation form
-  std::vector<std::uint64_t> prod;          // 4 accumulators of products, evaluation form
+  std::vector<std::uint64_t> prod;          // 6 accumulators of products, evaluation form
 };
 
 // Blind rotation of an LWE ciphertext mod q (dimension n) with the test polynomial whose

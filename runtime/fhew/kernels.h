@@ -12,6 +12,9 @@
 //    the blocked layout of bootstrap.h (RgswArray).
 //  - monomial_combine: p[j] = p[j] (psi^(c odd_j) - 1) + m[j] (psi^(-c odd_j) - 1) mod Q, for
 //    the pairs (pa, ma) and (pb, mb); results in [0, Q).
+//  - monomial_sum3: prod holds three keys' products (key k's a and b at prod + 2 k n and
+//    prod + (2 k + 1) n); on return prod[0, 2n) = sum_k prod_k (psi^(e_k odd_j) - 1) mod Q for
+//    a and b, e_k in [0, 2N); results in [0, Q).
 //  - add_shifted_difference: acc += (X^c - 1) p in Z_Q[X]/(X^n + 1), c in [0, 2n), p and acc
 //    in coefficient form; results in [0, Q).
 #pragma once
@@ -41,6 +44,8 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
                             std::uint64_t* acc);
+void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
+                   const std::size_t* exponents, std::uint64_t* prod);
 
 // Key switching: acc[i] -= table[rows[k] * row_len + i] (16-bit, wrapping) for every k.
 void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
@@ -58,6 +63,8 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
                             std::uint64_t* acc);
+void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
+                   const std::size_t* exponents, std::uint64_t* prod);
 }  // namespace avx512
 
 namespace portable {
@@ -72,6 +79,8 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
                             std::uint64_t* acc);
+void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
+                   const std::size_t* exponents, std::uint64_t* prod);
 }  // namespace portable
 
 }  // namespace hec::fhew::kernels

@@ -58,6 +58,7 @@ Params Params::std128(BlindRotation method) {
     p.lwe_dim = 680;
     p.lwe_modulus = 2048;
     p.lwe_secret = LweSecret::kBinary;
+    p.ginx_unroll = 2;
     p.ks_modulus = 1u << 16;
     p.ks_base = 1u << 4;
     p.ks_digits = 4;
@@ -141,6 +142,14 @@ void Params::validate() const {
   if (lwe_secret != LweSecret::kTernary && lwe_secret != LweSecret::kBinary) {
     fail("unknown LWE secret distribution " + std::to_string(static_cast<int>(lwe_secret)));
   }
+  if (ginx_unroll != 1 && ginx_unroll != 2) {
+    fail("ginx_unroll = " + std::to_string(ginx_unroll) + " must be 1 or 2");
+  }
+  if (ginx_unroll == 2 &&
+      (method != BlindRotation::kGinx || lwe_secret != LweSecret::kBinary || lwe_dim % 2 != 0)) {
+    fail("ginx_unroll = 2 needs GINX, a binary secret and an even n (n = " +
+         std::to_string(lwe_dim) + ")");
+  }
   if (!(sigma > 0.5 && sigma < 64)) fail("sigma = " + std::to_string(sigma) + " out of range");
 }
 
@@ -155,6 +164,7 @@ std::array<std::uint8_t, 32> Params::digest() const {
   put(lwe_dim, 4);
   put(lwe_modulus, 4);
   put(static_cast<std::uint8_t>(lwe_secret), 1);
+  put(ginx_unroll, 1);
   put(ks_modulus, 4);
   put(ks_base, 4);
   put(ks_digits, 4);
@@ -198,7 +208,13 @@ NoiseModel noise_model(const Params& p) {
   // E[s_i^2] of the LWE secret: 2/3 ternary, 1/2 binary.
   const double lwe_s2 = p.lwe_secret == LweSecret::kBinary ? 0.5 : 2.0 / 3;
   double br = 0, br_approx = 0;
-  if (p.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
+  if (p.method == BlindRotation::kGinx && p.ginx_unroll == 2) {
+    // Per pair ACC += sum_k (X^(e_k) - 1) (ACC (x) BK_k) over three keys: each key's error
+    // enters doubled; the approximation error once (the key whose message is 1), doubled,
+    // unless s_i = s_j = 0 (probability 1/4).
+    br_approx = (n / 2) * (1 - 1 / (q * q)) * 0.75 * 2 * approx;
+    br = (n / 2) * (1 - 1 / (q * q)) * 3 * 2 * ext_product + br_approx;
+  } else if (p.method == BlindRotation::kGinx && p.lwe_secret == LweSecret::kBinary) {
     // ACC += (X^c - 1) (ACC (x) BK_i), one key per coefficient: the key error enters once,
     // doubled by (X^c - 1); the approximation error when s_i = 1 (probability 1/2), doubled.
     br_approx = n * (1 - 1 / q) * 0.5 * 2 * approx;

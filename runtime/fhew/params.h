@@ -32,6 +32,11 @@ struct Params {
   std::uint32_t lwe_dim = 0;
   std::uint32_t lwe_modulus = 0;
   LweSecret lwe_secret = LweSecret::kTernary;
+  // GINX with a binary secret only: 2 processes the coefficients in pairs (i, i + 1) with three
+  // keys RGSW(s_i s_j), RGSW(s_i (1 - s_j)), RGSW((1 - s_i) s_j) per pair ("key unrolling",
+  // Zhou et al. 2018; Bourse et al. 2018): one decomposition and one set of NTTs per pair
+  // instead of per coefficient, for 3/2 the keys. 1: one key per coefficient.
+  std::uint32_t ginx_unroll = 1;
   // Key switching from dimension N to n happens modulo ks_modulus (a power of two <= 2^16)
   // with ks_digits unsigned digits of base ks_base (ks_base^ks_digits >= ks_modulus).
   std::uint32_t ks_modulus = 0;

@@ -115,6 +115,35 @@ TEST(FhewKernels, ShiftedDifferenceIsTheNegacyclicProduct) {
   }
 }
 
+// monomial_sum3 is sum_k prod_k * NTT(X^(e_k) - 1), slot by slot: checked against the forward
+// NTT of X^e - 1 written out in coefficients (e >= N wraps to -X^(e - N)).
+TEST(FhewKernels, MonomialSumIsTheProductWithTheTransformedMonomials) {
+  Fixture f;
+  const auto& rc = f.ring.constants();
+  const std::size_t n = rc.n;
+  const std::uint64_t q = rc.q;
+  const std::size_t exponents[3] = {1500, 0, 77};
+  std::vector<std::uint64_t> prod(6 * n);
+  for (auto& x : prod) x = f.prng.uniform_below(q);
+  std::vector<std::uint64_t> want_a(n, 0), want_b(n, 0);
+  for (std::size_t k = 0; k < 3; ++k) {
+    std::vector<std::uint64_t> mono(n, 0);
+    const std::size_t e = exponents[k];
+    mono[e % n] = e < n ? 1 : q - 1;
+    mono[0] = (mono[0] + q - 1) % q;
+    math::ntt_forward_inplace(mono.data(), f.ring.ntt());
+    for (std::size_t j = 0; j < n; ++j) {
+      want_a[j] = (want_a[j] + math::mul_mod(prod[2 * k * n + j], mono[j], f.ring.modulus())) % q;
+      want_b[j] =
+          (want_b[j] + math::mul_mod(prod[(2 * k + 1) * n + j], mono[j], f.ring.modulus())) % q;
+    }
+  }
+  kernels::portable::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
+                                   exponents, prod.data());
+  EXPECT_EQ(std::vector<std::uint64_t>(prod.begin(), prod.begin() + n), want_a);
+  EXPECT_EQ(std::vector<std::uint64_t>(prod.begin() + n, prod.begin() + 2 * n), want_b);
+}
+
 TEST(FhewKernels, Avx512MatchesPortable) {
   if (!math::cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
   Fixture f;
@@ -145,6 +174,19 @@ TEST(FhewKernels, Avx512MatchesPortable) {
                                       c, qa.data(), qb.data(), ma.data(), mb.data());
     ASSERT_EQ(pa, qa) << "c " << c;
     ASSERT_EQ(pb, qb) << "c " << c;
+  }
+  for (const std::size_t e0 : {std::size_t{0}, std::size_t{3}, std::size_t{2047}}) {
+    const std::size_t exponents[3] = {e0, 1024, 999};
+    std::vector<std::uint64_t> p1(6 * n);
+    for (auto& x : p1) x = f.prng.uniform_below(rc.q);
+    auto p2 = p1;
+    kernels::portable::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
+                                     exponents, p1.data());
+    kernels::avx512::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
+                                   exponents, p2.data());
+    ASSERT_EQ(std::vector<std::uint64_t>(p1.begin(), p1.begin() + 2 * n),
+              std::vector<std::uint64_t>(p2.begin(), p2.begin() + 2 * n))
+        << "e0 " << e0;
   }
   // acc += (X^c - 1) p for shifts on and off the 8-lane grid, both halves of [0, 2N), and
   // zero coefficients in p (whose negation is 0, not Q).

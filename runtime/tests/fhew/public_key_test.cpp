@@ -266,6 +266,7 @@ TEST(FhewPublicKey, RefusesParametersWhereFreshNoiseExceedsBootstrapped) {
   Params p = Params::std128(BlindRotation::kGinx);
   p.lwe_dim = 4096;
   p.lwe_secret = LweSecret::kTernary;
+  p.ginx_unroll = 1;
   p.ks_modulus = 1u << 14;  // at 2^16 the combination's error shrinks by (q / q_ks)^2
   p.ks_base = 1u << 7;
   p.ks_digits = 2;
