@@ -373,10 +373,9 @@ void ginx_pair_step(const RingContext& ring, const BlindRotationKey& key, std::s
   decompose_to_ntt(ring, ws);
   const std::uint32_t* keys[3] = {key.rgsw.at(3 * pair), key.rgsw.at(3 * pair + 1),
                                   key.rgsw.at(3 * pair + 2)};
-  kernels::mac(ring.constants(), ws.digits.data(), keys, 3, ws.prod.data());
   const std::size_t exponents[3] = {(c1 + c2) % two_n, c1, c2};
-  kernels::monomial_sum3(ring.constants(), ring.psi_powers().data(), ring.odd_exponents().data(),
-                         exponents, ws.prod.data());
+  kernels::mac3_monomial_sum(ring.constants(), ws.digits.data(), keys, ring.psi_powers().data(),
+                             ring.odd_exponents().data(), exponents, ws.prod.data());
   u64* pa = ws.prod.data();
   u64* pb = pa + n;
   math::ntt_inverse_inplace(pa, ring.ntt());

@@ -137,6 +137,31 @@ void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const 
   }
 }
 
+void mac3_monomial_sum(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,
+                       const std::uint32_t* psi_pow, const std::uint32_t* odd,
+                       const std::size_t* exponents, u64* out) {
+  const std::size_t n = rc.n, rows = 2 * static_cast<std::size_t>(rc.gadget_digits);
+  const std::size_t mask = 2 * n - 1;
+  const u64 q = rc.q;
+  for (std::size_t j = 0; j < n; ++j) {
+    u64 xa = 0, xb = 0;
+    for (std::size_t t = 0; t < 3; ++t) {
+      u64 a = 0, b = 0;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::uint32_t* block = keys[t] + ((j / 8) * rows + r) * 2 * 8 + j % 8;
+        const u64 d = digits[r * n + j];
+        a += d * block[0];
+        b += d * block[8];
+      }
+      const u64 f = psi_pow[(exponents[t] * odd[j]) & mask] + q - 1;  // in [0, 2Q)
+      xa += reduce64(a, q, rc.barrett) * f;
+      xb += reduce64(b, q, rc.barrett) * f;
+    }
+    out[j] = reduce64(xa, q, rc.barrett);
+    out[n + j] = reduce64(xb, q, rc.barrett);
+  }
+}
+
 void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
                        const std::uint32_t* rows, std::size_t count) {
   for (std::size_t k = 0; k < count; ++k) {
@@ -181,6 +206,15 @@ void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const 
   debug_check_residues(rc, prod, 6 * rc.n, "kernels::monomial_sum3 (prod)");
   if (use_avx512()) return avx512::monomial_sum3(rc, psi_pow, odd, exponents, prod);
   portable::monomial_sum3(rc, psi_pow, odd, exponents, prod);
+}
+
+void mac3_monomial_sum(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,
+                       const std::uint32_t* psi_pow, const std::uint32_t* odd,
+                       const std::size_t* exponents, u64* out) {
+  debug_check_residues(rc, digits, 2 * rc.gadget_digits * rc.n, "kernels::mac3_monomial_sum");
+  if (use_avx512())
+    return avx512::mac3_monomial_sum(rc, digits, keys, psi_pow, odd, exponents, out);
+  portable::mac3_monomial_sum(rc, digits, keys, psi_pow, odd, exponents, out);
 }
 
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const u64* p, u64* acc) {

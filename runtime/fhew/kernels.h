@@ -15,6 +15,8 @@
 //  - monomial_sum3: prod holds three keys' products (key k's a and b at prod + 2 k n and
 //    prod + (2 k + 1) n); on return prod[0, 2n) = sum_k prod_k (psi^(e_k odd_j) - 1) mod Q for
 //    a and b, e_k in [0, 2N); results in [0, Q).
+//  - mac3_monomial_sum: mac with three keys followed by monomial_sum3, fused (the products
+//    never leave registers); out[0, 2n) gets the same residues.
 //  - add_shifted_difference: acc += (X^c - 1) p in Z_Q[X]/(X^n + 1), c in [0, 2n), p and acc
 //    in coefficient form; results in [0, Q).
 #pragma once
@@ -46,6 +48,9 @@ void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::u
                             std::uint64_t* acc);
 void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
                    const std::size_t* exponents, std::uint64_t* prod);
+void mac3_monomial_sum(const RingConstants& rc, const std::uint64_t* digits,
+                       const std::uint32_t* const* keys, const std::uint32_t* psi_pow,
+                       const std::uint32_t* odd, const std::size_t* exponents, std::uint64_t* out);
 
 // Key switching: acc[i] -= table[rows[k] * row_len + i] (16-bit, wrapping) for every k.
 void subtract_rows_u16(std::uint16_t* acc, const std::uint16_t* table, std::size_t row_len,
@@ -65,6 +70,9 @@ void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::u
                             std::uint64_t* acc);
 void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
                    const std::size_t* exponents, std::uint64_t* prod);
+void mac3_monomial_sum(const RingConstants& rc, const std::uint64_t* digits,
+                       const std::uint32_t* const* keys, const std::uint32_t* psi_pow,
+                       const std::uint32_t* odd, const std::size_t* exponents, std::uint64_t* out);
 }  // namespace avx512
 
 namespace portable {
@@ -81,6 +89,9 @@ void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::u
                             std::uint64_t* acc);
 void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
                    const std::size_t* exponents, std::uint64_t* prod);
+void mac3_monomial_sum(const RingConstants& rc, const std::uint64_t* digits,
+                       const std::uint32_t* const* keys, const std::uint32_t* psi_pow,
+                       const std::uint32_t* odd, const std::size_t* exponents, std::uint64_t* out);
 }  // namespace portable
 
 }  // namespace hec::fhew::kernels

@@ -173,6 +173,45 @@ void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const 
   }
 }
 
+void mac3_monomial_sum(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,
+                       const std::uint32_t* psi_pow, const std::uint32_t* odd,
+                       const std::size_t* exponents, u64* out) {
+  const std::size_t n = rc.n, rows = 2 * static_cast<std::size_t>(rc.gadget_digits);
+  const VecConstants k(rc);
+  const __m256i mask = _mm256_set1_epi32(static_cast<int>(2 * n - 1));
+  const __m512i q_minus_1 = _mm512_set1_epi64(static_cast<long long>(rc.q - 1));
+  __m256i e[3];
+  for (int t = 0; t < 3; ++t) e[t] = _mm256_set1_epi32(static_cast<int>(exponents[t]));
+  for (std::size_t j = 0; j < n; j += 8) {
+    __m512i a[3], b[3];
+    const std::uint32_t* blk[3];
+    for (int t = 0; t < 3; ++t) {
+      a[t] = b[t] = _mm512_setzero_si512();
+      blk[t] = keys[t] + j * rows * 2;  // (j / 8) * rows * 2 * 8
+      _mm_prefetch(reinterpret_cast<const char*>(blk[t] + 4 * rows * 2 * 8), _MM_HINT_T0);
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+      const __m512i d = _mm512_loadu_si512(digits + r * n + j);
+      for (int t = 0; t < 3; ++t) {
+        a[t] = _mm512_add_epi64(a[t], _mm512_mul_epu32(d, load_u32(blk[t] + r * 16)));
+        b[t] = _mm512_add_epi64(b[t], _mm512_mul_epu32(d, load_u32(blk[t] + r * 16 + 8)));
+      }
+    }
+    const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(odd + j));
+    __m512i xa = _mm512_setzero_si512(), xb = _mm512_setzero_si512();
+    for (int t = 0; t < 3; ++t) {
+      const __m256i ex = _mm256_and_si256(_mm256_mullo_epi32(o, e[t]), mask);
+      const __m512i f = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm256_i32gather_epi32(
+                                             reinterpret_cast<const int*>(psi_pow), ex, 4)),
+                                         q_minus_1);
+      xa = _mm512_add_epi64(xa, _mm512_mul_epu32(reduce(a[t], k), f));
+      xb = _mm512_add_epi64(xb, _mm512_mul_epu32(reduce(b[t], k), f));
+    }
+    _mm512_storeu_si512(out + j, reduce(xa, k));
+    _mm512_storeu_si512(out + n + j, reduce(xb, k));
+  }
+}
+
 namespace {
 
 // acc[j] += (minus ? -v : v) - p[j] mod Q for j in [j0, j1), v = src[j - j0].

@@ -188,6 +188,23 @@ TEST(FhewKernels, Avx512MatchesPortable) {
               std::vector<std::uint64_t>(p2.begin(), p2.begin() + 2 * n))
         << "e0 " << e0;
   }
+  // The fused three-key multiply-accumulate and monomial sum against the two steps.
+  {
+    std::vector<std::uint32_t> k2(rows * 2 * n);
+    for (auto& x : k2) x = static_cast<std::uint32_t>(f.prng.uniform_below(rc.q));
+    const std::uint32_t* three[3] = {k0.data(), k1.data(), k2.data()};
+    const std::size_t exponents[3] = {1500, 0, 77};
+    std::vector<std::uint64_t> steps(6 * n), fused_p(2 * n), fused_v(2 * n);
+    kernels::portable::mac(rc, d1.data(), three, 3, steps.data());
+    kernels::portable::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
+                                     exponents, steps.data());
+    kernels::portable::mac3_monomial_sum(rc, d1.data(), three, f.ring.psi_powers().data(),
+                                         f.ring.odd_exponents().data(), exponents, fused_p.data());
+    kernels::avx512::mac3_monomial_sum(rc, d1.data(), three, f.ring.psi_powers().data(),
+                                       f.ring.odd_exponents().data(), exponents, fused_v.data());
+    ASSERT_EQ(std::vector<std::uint64_t>(steps.begin(), steps.begin() + 2 * n), fused_p);
+    ASSERT_EQ(fused_p, fused_v);
+  }
   // acc += (X^c - 1) p for shifts on and off the 8-lane grid, both halves of [0, 2N), and
   // zero coefficients in p (whose negation is 0, not Q).
   for (std::size_t c :
