@@ -319,20 +319,10 @@ void decompose_to_ntt(const RingContext& ring, Workspace& ws) {
   }
 }
 
-void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t i, std::size_t c,
-               Workspace& ws) {
+// ACC += INTT(pa), INTT(pb): the step's product back in coefficients, added to the accumulator.
+void add_inverse_to_accumulator(const RingContext& ring, u64* pa, u64* pb, Workspace& ws) {
   const std::size_t n = ring.n();
   const u64 q = ring.q();
-  decompose_to_ntt(ring, ws);
-  // Step (2): P+ and P- (the pair of keys of index i) into prod = (pa, pb, ma, mb).
-  const std::uint32_t* keys[2] = {key.rgsw.at(2 * i), key.rgsw.at(2 * i + 1)};
-  kernels::mac(ring.constants(), ws.digits.data(), keys, 2, ws.prod.data());
-  u64* pa = ws.prod.data();
-  u64* pb = pa + n;
-  // Step (3).
-  kernels::monomial_combine(ring.constants(), ring.psi_powers().data(), ring.odd_exponents().data(),
-                            c, pa, pb, pb + n, pb + 2 * n);
-  // Step (4).
   math::ntt_inverse_inplace(pa, ring.ntt());
   math::ntt_inverse_inplace(pb, ring.ntt());
   if (math::active_kernel_path() == math::KernelPath::kAvx512Ifma) {
@@ -344,6 +334,22 @@ void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t
     ws.acc_a[j] = math::add_mod(ws.acc_a[j], pa[j], q);
     ws.acc_b[j] = math::add_mod(ws.acc_b[j], pb[j], q);
   }
+}
+
+void ginx_step(const RingContext& ring, const BlindRotationKey& key, std::size_t i, std::size_t c,
+               Workspace& ws) {
+  const std::size_t n = ring.n();
+  decompose_to_ntt(ring, ws);
+  // Step (2): P+ and P- (the pair of keys of index i) into prod = (pa, pb, ma, mb).
+  const std::uint32_t* keys[2] = {key.rgsw.at(2 * i), key.rgsw.at(2 * i + 1)};
+  kernels::mac(ring.constants(), ws.digits.data(), keys, 2, ws.prod.data());
+  u64* pa = ws.prod.data();
+  u64* pb = pa + n;
+  // Step (3).
+  kernels::monomial_combine(ring.constants(), ring.psi_powers().data(), ring.odd_exponents().data(),
+                            c, pa, pb, pb + n, pb + 2 * n);
+  // Step (4).
+  add_inverse_to_accumulator(ring, pa, pb, ws);
 }
 
 // Binary secret: ACC += (X^c - 1) (ACC (x) RGSW(s_i)). The product is brought back to
@@ -369,7 +375,6 @@ void ginx_binary_step(const RingContext& ring, const std::uint32_t* rgsw, std::s
 void ginx_pair_step(const RingContext& ring, const BlindRotationKey& key, std::size_t pair,
                     std::size_t c1, std::size_t c2, Workspace& ws) {
   const std::size_t n = ring.n(), two_n = 2 * n;
-  const u64 q = ring.q();
   decompose_to_ntt(ring, ws);
   const std::uint32_t* keys[3] = {key.rgsw.at(3 * pair), key.rgsw.at(3 * pair + 1),
                                   key.rgsw.at(3 * pair + 2)};
@@ -378,17 +383,7 @@ void ginx_pair_step(const RingContext& ring, const BlindRotationKey& key, std::s
                              ring.odd_exponents().data(), exponents, ws.prod.data());
   u64* pa = ws.prod.data();
   u64* pb = pa + n;
-  math::ntt_inverse_inplace(pa, ring.ntt());
-  math::ntt_inverse_inplace(pb, ring.ntt());
-  if (math::active_kernel_path() == math::KernelPath::kAvx512Ifma) {
-    math::detail::add_avx512(ws.acc_a.data(), pa, n, q);
-    math::detail::add_avx512(ws.acc_b.data(), pb, n, q);
-    return;
-  }
-  for (std::size_t j = 0; j < n; ++j) {
-    ws.acc_a[j] = math::add_mod(ws.acc_a[j], pa[j], q);
-    ws.acc_b[j] = math::add_mod(ws.acc_b[j], pb[j], q);
-  }
+  add_inverse_to_accumulator(ring, pa, pb, ws);
 }
 
 void ap_step(const RingContext& ring, const std::uint32_t* rgsw, Workspace& ws) {

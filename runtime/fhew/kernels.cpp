@@ -121,22 +121,6 @@ void add_shifted_difference(const RingConstants& rc, std::size_t c, const u64* p
   }
 }
 
-void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
-                   const std::size_t* exponents, u64* prod) {
-  const std::size_t n = rc.n, mask = 2 * n - 1;
-  const u64 q = rc.q;
-  for (std::size_t j = 0; j < n; ++j) {
-    u64 fa = 0, fb = 0;  // three products below 2^27 * 2^28: the sum stays below 2^57
-    for (std::size_t k = 0; k < 3; ++k) {
-      const u64 f = psi_pow[(exponents[k] * odd[j]) & mask] + q - 1;  // in [0, 2Q)
-      fa += prod[2 * k * n + j] * f;
-      fb += prod[(2 * k + 1) * n + j] * f;
-    }
-    prod[j] = reduce64(fa, q, rc.barrett);
-    prod[n + j] = reduce64(fb, q, rc.barrett);
-  }
-}
-
 void mac3_monomial_sum(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,
                        const std::uint32_t* psi_pow, const std::uint32_t* odd,
                        const std::size_t* exponents, u64* out) {
@@ -199,13 +183,6 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   debug_check_residues(rc, ma, rc.n, "kernels::monomial_combine (ma)");
   if (use_avx512()) return avx512::monomial_combine(rc, psi_pow, odd, c, pa, pb, ma, mb);
   portable::monomial_combine(rc, psi_pow, odd, c, pa, pb, ma, mb);
-}
-
-void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
-                   const std::size_t* exponents, u64* prod) {
-  debug_check_residues(rc, prod, 6 * rc.n, "kernels::monomial_sum3 (prod)");
-  if (use_avx512()) return avx512::monomial_sum3(rc, psi_pow, odd, exponents, prod);
-  portable::monomial_sum3(rc, psi_pow, odd, exponents, prod);
 }
 
 void mac3_monomial_sum(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,

@@ -12,11 +12,9 @@
 //    the blocked layout of bootstrap.h (RgswArray).
 //  - monomial_combine: p[j] = p[j] (psi^(c odd_j) - 1) + m[j] (psi^(-c odd_j) - 1) mod Q, for
 //    the pairs (pa, ma) and (pb, mb); results in [0, Q).
-//  - monomial_sum3: prod holds three keys' products (key k's a and b at prod + 2 k n and
-//    prod + (2 k + 1) n); on return prod[0, 2n) = sum_k prod_k (psi^(e_k odd_j) - 1) mod Q for
-//    a and b, e_k in [0, 2N); results in [0, Q).
-//  - mac3_monomial_sum: mac with three keys followed by monomial_sum3, fused (the products
-//    never leave registers); out[0, 2n) gets the same residues.
+//  - mac3_monomial_sum: mac with three keys, then out_t[j] = sum_k P_k,t[j] (psi^(e_k odd_j) - 1)
+//    mod Q for t = a, b (out and out + n): the products times X^(e_k) - 1 in evaluation form,
+//    e_k in [0, 2N), fused so the products never leave registers; results in [0, Q).
 //  - add_shifted_difference: acc += (X^c - 1) p in Z_Q[X]/(X^n + 1), c in [0, 2n), p and acc
 //    in coefficient form; results in [0, Q).
 #pragma once
@@ -46,8 +44,6 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
                             std::uint64_t* acc);
-void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
-                   const std::size_t* exponents, std::uint64_t* prod);
 void mac3_monomial_sum(const RingConstants& rc, const std::uint64_t* digits,
                        const std::uint32_t* const* keys, const std::uint32_t* psi_pow,
                        const std::uint32_t* odd, const std::size_t* exponents, std::uint64_t* out);
@@ -68,8 +64,6 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
                             std::uint64_t* acc);
-void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
-                   const std::size_t* exponents, std::uint64_t* prod);
 void mac3_monomial_sum(const RingConstants& rc, const std::uint64_t* digits,
                        const std::uint32_t* const* keys, const std::uint32_t* psi_pow,
                        const std::uint32_t* odd, const std::size_t* exponents, std::uint64_t* out);
@@ -87,8 +81,6 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
                       const std::uint64_t* ma, const std::uint64_t* mb);
 void add_shifted_difference(const RingConstants& rc, std::size_t c, const std::uint64_t* p,
                             std::uint64_t* acc);
-void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
-                   const std::size_t* exponents, std::uint64_t* prod);
 void mac3_monomial_sum(const RingConstants& rc, const std::uint64_t* digits,
                        const std::uint32_t* const* keys, const std::uint32_t* psi_pow,
                        const std::uint32_t* odd, const std::size_t* exponents, std::uint64_t* out);

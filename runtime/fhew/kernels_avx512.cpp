@@ -147,32 +147,6 @@ void monomial_combine(const RingConstants& rc, const std::uint32_t* psi_pow,
   }
 }
 
-void monomial_sum3(const RingConstants& rc, const std::uint32_t* psi_pow, const std::uint32_t* odd,
-                   const std::size_t* exponents, u64* prod) {
-  const std::size_t n = rc.n;
-  const VecConstants k(rc);
-  const __m256i mask = _mm256_set1_epi32(static_cast<int>(2 * n - 1));
-  const __m512i q_minus_1 = _mm512_set1_epi64(static_cast<long long>(rc.q - 1));
-  __m256i e[3];
-  for (int t = 0; t < 3; ++t) e[t] = _mm256_set1_epi32(static_cast<int>(exponents[t]));
-  for (std::size_t j = 0; j < n; j += 8) {
-    const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(odd + j));
-    __m512i xa = _mm512_setzero_si512(), xb = _mm512_setzero_si512();
-    for (int t = 0; t < 3; ++t) {
-      // Exponent e_t * odd_j mod 2N (32-bit products: both below 2N <= 2^13).
-      const __m256i ex = _mm256_and_si256(_mm256_mullo_epi32(o, e[t]), mask);
-      const __m512i f = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm256_i32gather_epi32(
-                                             reinterpret_cast<const int*>(psi_pow), ex, 4)),
-                                         q_minus_1);  // psi^e - 1 + Q in [0, 2Q)
-      xa = _mm512_add_epi64(xa, _mm512_mul_epu32(_mm512_loadu_si512(prod + 2 * t * n + j), f));
-      xb =
-          _mm512_add_epi64(xb, _mm512_mul_epu32(_mm512_loadu_si512(prod + (2 * t + 1) * n + j), f));
-    }
-    _mm512_storeu_si512(prod + j, reduce(xa, k));
-    _mm512_storeu_si512(prod + n + j, reduce(xb, k));
-  }
-}
-
 void mac3_monomial_sum(const RingConstants& rc, const u64* digits, const std::uint32_t* const* keys,
                        const std::uint32_t* psi_pow, const std::uint32_t* odd,
                        const std::size_t* exponents, u64* out) {

@@ -115,33 +115,39 @@ TEST(FhewKernels, ShiftedDifferenceIsTheNegacyclicProduct) {
   }
 }
 
-// monomial_sum3 is sum_k prod_k * NTT(X^(e_k) - 1), slot by slot: checked against the forward
-// NTT of X^e - 1 written out in coefficients (e >= N wraps to -X^(e - N)).
+// mac3_monomial_sum is sum_k P_k * NTT(X^(e_k) - 1), slot by slot, with P_k the three keys'
+// multiply-accumulates: checked against mac and the forward NTT of X^e - 1 written out in
+// coefficients (e >= N wraps to -X^(e - N)).
 TEST(FhewKernels, MonomialSumIsTheProductWithTheTransformedMonomials) {
   Fixture f;
   const auto& rc = f.ring.constants();
-  const std::size_t n = rc.n;
+  const std::size_t n = rc.n, rows = 2 * rc.gadget_digits;
   const std::uint64_t q = rc.q;
   const std::size_t exponents[3] = {1500, 0, 77};
+  std::vector<std::uint64_t> digits(rows * n);
+  for (auto& x : digits) x = f.prng.uniform_below(q);
+  std::vector<std::vector<std::uint32_t>> k(3, std::vector<std::uint32_t>(rows * 2 * n));
+  for (auto& key : k)
+    for (auto& x : key) x = static_cast<std::uint32_t>(f.prng.uniform_below(q));
+  const std::uint32_t* keys[3] = {k[0].data(), k[1].data(), k[2].data()};
   std::vector<std::uint64_t> prod(6 * n);
-  for (auto& x : prod) x = f.prng.uniform_below(q);
-  std::vector<std::uint64_t> want_a(n, 0), want_b(n, 0);
-  for (std::size_t k = 0; k < 3; ++k) {
+  kernels::portable::mac(rc, digits.data(), keys, 3, prod.data());
+  std::vector<std::uint64_t> want(2 * n, 0);
+  for (std::size_t t = 0; t < 3; ++t) {
     std::vector<std::uint64_t> mono(n, 0);
-    const std::size_t e = exponents[k];
+    const std::size_t e = exponents[t];
     mono[e % n] = e < n ? 1 : q - 1;
     mono[0] = (mono[0] + q - 1) % q;
     math::ntt_forward_inplace(mono.data(), f.ring.ntt());
-    for (std::size_t j = 0; j < n; ++j) {
-      want_a[j] = (want_a[j] + math::mul_mod(prod[2 * k * n + j], mono[j], f.ring.modulus())) % q;
-      want_b[j] =
-          (want_b[j] + math::mul_mod(prod[(2 * k + 1) * n + j], mono[j], f.ring.modulus())) % q;
+    for (std::size_t j = 0; j < 2 * n; ++j) {
+      const std::uint64_t p = math::mul_mod(prod[2 * t * n + j], mono[j % n], f.ring.modulus());
+      want[j] = (want[j] + p) % q;
     }
   }
-  kernels::portable::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
-                                   exponents, prod.data());
-  EXPECT_EQ(std::vector<std::uint64_t>(prod.begin(), prod.begin() + n), want_a);
-  EXPECT_EQ(std::vector<std::uint64_t>(prod.begin() + n, prod.begin() + 2 * n), want_b);
+  std::vector<std::uint64_t> got(2 * n);
+  kernels::portable::mac3_monomial_sum(rc, digits.data(), keys, f.ring.psi_powers().data(),
+                                       f.ring.odd_exponents().data(), exponents, got.data());
+  EXPECT_EQ(got, want);
 }
 
 TEST(FhewKernels, Avx512MatchesPortable) {
@@ -175,35 +181,19 @@ TEST(FhewKernels, Avx512MatchesPortable) {
     ASSERT_EQ(pa, qa) << "c " << c;
     ASSERT_EQ(pb, qb) << "c " << c;
   }
-  for (const std::size_t e0 : {std::size_t{0}, std::size_t{3}, std::size_t{2047}}) {
-    const std::size_t exponents[3] = {e0, 1024, 999};
-    std::vector<std::uint64_t> p1(6 * n);
-    for (auto& x : p1) x = f.prng.uniform_below(rc.q);
-    auto p2 = p1;
-    kernels::portable::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
-                                     exponents, p1.data());
-    kernels::avx512::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
-                                   exponents, p2.data());
-    ASSERT_EQ(std::vector<std::uint64_t>(p1.begin(), p1.begin() + 2 * n),
-              std::vector<std::uint64_t>(p2.begin(), p2.begin() + 2 * n))
-        << "e0 " << e0;
-  }
-  // The fused three-key multiply-accumulate and monomial sum against the two steps.
-  {
+  // The fused three-key multiply-accumulate and monomial sum, exponents on and off 0 and N.
+  for (const std::size_t e0 :
+       {std::size_t{0}, std::size_t{3}, std::size_t{1024}, std::size_t{2047}}) {
     std::vector<std::uint32_t> k2(rows * 2 * n);
     for (auto& x : k2) x = static_cast<std::uint32_t>(f.prng.uniform_below(rc.q));
     const std::uint32_t* three[3] = {k0.data(), k1.data(), k2.data()};
-    const std::size_t exponents[3] = {1500, 0, 77};
-    std::vector<std::uint64_t> steps(6 * n), fused_p(2 * n), fused_v(2 * n);
-    kernels::portable::mac(rc, d1.data(), three, 3, steps.data());
-    kernels::portable::monomial_sum3(rc, f.ring.psi_powers().data(), f.ring.odd_exponents().data(),
-                                     exponents, steps.data());
+    const std::size_t exponents[3] = {e0, 1500, 77};
+    std::vector<std::uint64_t> fused_p(2 * n), fused_v(2 * n);
     kernels::portable::mac3_monomial_sum(rc, d1.data(), three, f.ring.psi_powers().data(),
                                          f.ring.odd_exponents().data(), exponents, fused_p.data());
     kernels::avx512::mac3_monomial_sum(rc, d1.data(), three, f.ring.psi_powers().data(),
                                        f.ring.odd_exponents().data(), exponents, fused_v.data());
-    ASSERT_EQ(std::vector<std::uint64_t>(steps.begin(), steps.begin() + 2 * n), fused_p);
-    ASSERT_EQ(fused_p, fused_v);
+    ASSERT_EQ(fused_p, fused_v) << "e0 " << e0;
   }
   // acc += (X^c - 1) p for shifts on and off the 8-lane grid, both halves of [0, 2N), and
   // zero coefficients in p (whose negation is 0, not Q).
