@@ -287,7 +287,10 @@ LweCiphertext LwePublicKey::encrypt(math::Prng& prng, std::uint32_t value, doubl
     const auto rj = static_cast<std::uint16_t>(r[j]);
     const std::uint16_t* w = table_.data() + static_cast<std::size_t>(j) * row;
     for (std::size_t i = 0; i < row; ++i) {
-      acc[i] = static_cast<std::uint16_t>(acc[i] + static_cast<std::uint16_t>(rj * w[i]));
+      // In 32-bit unsigned arithmetic: u16 * u16 promotes to int, which 0xffff * w overflows
+      // once q_ks = 2^16 lets w reach 2^15 (UBSan found it).
+      const std::uint32_t product = static_cast<std::uint32_t>(rj) * w[i];
+      acc[i] = static_cast<std::uint16_t>(acc[i] + static_cast<std::uint16_t>(product));
     }
   }
   // Step (3): add e' to a and e'' + value to b, reduce mod the modulus.
