@@ -13,10 +13,14 @@ dimension n): t = 2, L in {1, 5, 10, 20, 30}, n the smallest ring dimension Open
 128-bit secure for that depth; our side uses OpenFHE's n and limb count (60-bit primes).
 Rows: multiply (no relinearization) and multiply + relinearize.
 
-Single thread on both sides (HEC_THREADS=1, OMP_NUM_THREADS=1, OMP_WAIT_POLICY=passive).
-Medians of `--repeats` runs (default 7) after one warm-up, in process CPU time on both sides
+Single thread on every side by default (HEC_THREADS=1, OMP_NUM_THREADS=1, GOMAXPROCS=1).
+Medians of `--repeats` runs (default 7) after one warm-up, in process CPU time on every side
 (single-threaded runs; on a machine shared with other builds wall time mostly measures the
-scheduler). Absolute times are hints, the ratios (ours / OpenFHE, same run) are the result.
+scheduler). `--threads 1,2` also runs the main table with two threads on every side
+(HEC_THREADS, OMP_NUM_THREADS, GOMAXPROCS = 2) in wall seconds (process CPU time would add the
+threads up); those cases end in "(2 threads)". Ours and OpenFHE split an operation's limbs
+over the threads; Lattigo's evaluator runs one operation on one goroutine (its rows say so).
+Absolute times are hints, the ratios (ours / OpenFHE, same run) are the result.
 Target: ratio <= 0.5.
 
 Lattigo (the bgv package's scale-invariant evaluator, Lattigo's BFV) gets the same ring
@@ -72,45 +76,50 @@ OPS = (
 )
 
 
-def single_thread_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"HEC_THREADS": "1", "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "passive"})
-    return env
+def thread_env(threads: int = 1) -> dict[str, str]:
+    return dict(os.environ, HEC_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
 
 
-def run_reference(cfg: dict[str, Any]) -> tuple[Any, dict[str, float]]:
+def clock(threads: int) -> str:
+    """Process CPU time for single-threaded runs, wall time for more threads."""
+    return "cpu" if threads == 1 else "wall"
+
+
+def run_reference(cfg: dict[str, Any], threads: int = 1) -> tuple[Any, dict[str, float]]:
+    cfg = dict(cfg, clock=clock(threads))
     out = subprocess.run(
         [reference_python(), str(ROOT / "bench" / "bfv_reference.py"), json.dumps(cfg)],
         check=True,
         capture_output=True,
         text=True,
-        env=single_thread_env(),
+        env=thread_env(threads),
     )
     return parse_op_lines(out.stdout)
 
 
 def run_ours(
-    log_n: int, limbs: int, t: int, dnum: int, repeats: int, ops: str
+    log_n: int, limbs: int, t: int, dnum: int, repeats: int, ops: str, threads: int = 1
 ) -> tuple[Any, dict[str, float]]:
     binary = ROOT / "build" / "bench" / "hec_bench_bfv"
     if not binary.exists():
         raise SystemExit(f"bench/bfv: {binary} is missing; build the runtime with preset 'bench'")
     args = [str(binary), "--log-n", str(log_n), "--limbs", str(limbs), "--q-bits", "60"]
     args += ["--t", str(t), "--dnum", str(dnum), "--special", "1"]
-    args += ["--repeats", str(repeats), "--ops", ops]
-    out = subprocess.run(args, check=True, capture_output=True, text=True, env=single_thread_env())
+    args += ["--repeats", str(repeats), "--ops", ops, "--clock", clock(threads)]
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=thread_env(threads))
     return parse_op_lines(out.stdout)
 
 
 def run_lattigo_bfv(
-    log_n: int, limbs: int, t: int, dnum: int, repeats: int, ops: str
+    log_n: int, limbs: int, t: int, dnum: int, repeats: int, ops: str, threads: int = 1
 ) -> tuple[dict[str, float], str]:
     """Lattigo's BFV at these parameters: ({op: seconds}, a note on its parameters)."""
     cfg = {"scheme": "bfv", "log_n": log_n, "log_q": [60] * limbs, "t": t, "ops": ops}
-    cfg.update({"log_p": [60] * -(-limbs // dnum), "repeats": repeats, "clock": "cpu"})
-    params, times = run_lattigo(cfg, threads=1)
+    cfg.update({"log_p": [60] * -(-limbs // dnum), "repeats": repeats, "clock": clock(threads)})
+    params, times = run_lattigo(cfg, threads=threads)
     note = f"dnum {params['dnum']}, {params['special']} special primes, log QP "
-    return times, note + f"{params['log_qp']:.0f}, GOMAXPROCS=1"
+    note += f"{params['log_qp']:.0f}, GOMAXPROCS={threads}"
+    return times, note + (" (one operation runs on one goroutine)" if threads > 1 else "")
 
 
 def main() -> int:
@@ -118,33 +127,48 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--skip-grid", action="store_true", help="only the main table")
     parser.add_argument("--max-log-n", type=int, default=15, help="skip larger main cases")
+    parser.add_argument(
+        "--threads",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[1],
+        help="thread counts for the main table, e.g. 1,2 (default 1; the grid runs at 1)",
+    )
     args = parser.parse_args()
+    if any(t < 1 for t in args.threads):
+        parser.error("--threads: positive integers")
     rows: list[Row] = []
     notes: list[str] = []
-    for log_n, limbs, depth in MAIN_CASES:
-        if log_n > args.max_log_n:
-            continue
-        cfg: dict[str, Any] = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS, "dnum": DNUM}
-        cfg.update({"repeats": args.repeats, "ops": "all"})
-        measured, ref_note = try_reference("openfhe", partial(run_reference, cfg))
-        ref_params, ref = measured if measured else ({"limbs": limbs}, None)
-        if ref and (ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs):
-            notes.append(f"N=2^{log_n}: OpenFHE chose {ref_params}, wanted {limbs} limbs")
-        limbs = ref_params["limbs"]
-        ours_params, ours = run_ours(log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all")
-        lattigo, lattigo_note = try_reference(
-            LATTIGO,
-            partial(run_lattigo_bfv, log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all"),
-        )
-        notes.append(f"N=2^{log_n}: ours {ours_params}; OpenFHE {ref_params}")
-        for op, label in OPS:
-            if op in ours:
-                case = f"N=2^{log_n} Q={limbs}x60 {label}"
-                refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
-                rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
-        for op, label in (("keyswitch", "key switch alone"),):
-            refs = lattigo_refs(op, None, "not measured", lattigo, lattigo_note)
-            rows.append(Row("bfv", f"N=2^{log_n} Q={limbs}x60 {label}", None, None, "ms", refs))
+    for threads in args.threads:
+        suffix = "" if threads == 1 else f" ({threads} threads)"
+        for log_n, limbs, depth in MAIN_CASES:
+            if log_n > args.max_log_n:
+                continue
+            cfg: dict[str, Any] = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS}
+            cfg.update({"dnum": DNUM, "repeats": args.repeats, "ops": "all"})
+            measured, ref_note = try_reference("openfhe", partial(run_reference, cfg, threads))
+            ref_params, ref = measured if measured else ({"limbs": limbs}, None)
+            if ref and (ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs):
+                notes.append(f"N=2^{log_n}: OpenFHE chose {ref_params}, wanted {limbs} limbs")
+            limbs = ref_params["limbs"]
+            ours_params, ours = run_ours(
+                log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all", threads
+            )
+            lattigo, lattigo_note = try_reference(
+                LATTIGO,
+                partial(
+                    run_lattigo_bfv, log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all", threads
+                ),
+            )
+            notes.append(f"N=2^{log_n}{suffix}: ours {ours_params}; OpenFHE {ref_params}")
+            for op, label in OPS:
+                if op in ours:
+                    case = f"N=2^{log_n} Q={limbs}x60 {label}{suffix}"
+                    refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
+                    rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
+            for op, label in (("keyswitch", "key switch alone"),):
+                refs = lattigo_refs(op, None, "not measured", lattigo, lattigo_note)
+                case = f"N=2^{log_n} Q={limbs}x60 {label}{suffix}"
+                rows.append(Row("bfv", case, None, None, "ms", refs))
     if not args.skip_grid:
         for depth in GRID_DEPTHS:
             cfg = {"log_n": 0, "depth": depth, "t": 2, "dnum": DNUM, "repeats": args.repeats}
@@ -169,7 +193,8 @@ def main() -> int:
                 rows.append(Row("bfv", case, ours[op] * 1e3, refs[0].value, "ms", refs))
     print_rows(
         f"BFV (HPS) vs OpenFHE {openfhe_version()} BFVrns HPS and Lattigo {lattigo_version()} "
-        "BFV, 1 thread, median CPU ms (ratio_fastest = ours / fastest reference; target <= 0.5)",
+        f"BFV, {','.join(map(str, args.threads))} threads, median CPU ms at 1 thread, wall ms at "
+        "more (ratio_fastest = ours / fastest reference; target <= 0.5)",
         rows,
     )
     for note in notes:

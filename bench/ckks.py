@@ -6,13 +6,21 @@ first-prime and scaling-prime bit sizes and number of limbs, the same number of
 key-switching digits (dnum) and special primes sized the way OpenFHE sizes them (60-bit
 primes, enough to cover the largest digit); both are checked against the 128-bit HE Standard
 bound (OpenFHE with HEStd_128_classic). The primes themselves are each library's own choice
-of NTT-friendly primes of those sizes. Single thread on both sides (HEC_THREADS=1,
-OMP_NUM_THREADS=1). Medians over repeats of the CPU time of the calling thread by default
+of NTT-friendly primes of those sizes. One thread on every side by default (HEC_THREADS=1,
+OMP_NUM_THREADS=1, GOMAXPROCS=1): medians over repeats of the CPU time of the calling thread
 (this machine's 2 cores are shared: wall time mostly measures waiting for a core; `--wall`
-switches both sides to wall time). The OpenFHE times include Python call overhead (about a
-microsecond per call, small against every row but `add`). "add" adds into an existing
-ciphertext on every side (ours add_inplace, OpenFHE EvalAddInPlace, Lattigo Add into a
-preallocated output): an allocating add measures page faults as much as additions.
+switches every side to wall time). `--threads 1,2` also runs every set with two threads on
+every side (HEC_THREADS, OMP_NUM_THREADS and GOMAXPROCS = 2), timed in wall seconds (a CPU
+clock would add the threads up); those rows' cases end in "(2 threads)". Ours and OpenFHE
+split one operation's limbs over the threads; Lattigo's evaluator runs one operation on one
+goroutine whatever GOMAXPROCS is (its parallelism is across ciphertexts), and its rows say
+so. The OpenFHE times include Python call overhead (about a microsecond per call, small
+against every row but `add`). Ours and Lattigo write every operation into an existing output
+(ours encrypt(pt, out), multiply(a, b, out), multiply_relin(a, b, key, out), rescale(a, out),
+rotate(a, k, keys, out), add_inplace; Lattigo Encrypt(pt, ct), Mul, MulRelin, Rescale, Rotate
+and Add into preallocated outputs); OpenFHE's API returns a new ciphertext (EvalAddInPlace for
+"add"). A fresh output measures its page faults as much as the operation (at 2^16 a
+ciphertext is 26 MB: a third of an encryption's time went to clearing new pages).
 
 Lattigo gets the same ring dimension, prime sizes and limbs; its hybrid key switching has
 ceil(limbs / special primes) digits, so it is given ceil(limbs / dnum) special primes of 60
@@ -22,9 +30,9 @@ collector). Its rows also include the bare key switch (ApplyEvaluationKey), whic
 binary does not time on its own (ours: -). A reference that cannot be set up or run shows
 "not available (reason)" and the bench goes on; `ratio_fastest` = ours / fastest reference.
 
-Usage: bench/run ckks [--quick] [--wall] [--only LOG_N]
+Usage: bench/run ckks [--quick] [--wall] [--only LOG_N] [--threads 1,2]
   --quick: skip the N = 2^16 set; --only LOG_N: only the set with N = 2^LOG_N (13, 14 or 16;
-  for iterating on one size, no fused-dot row).
+  for iterating on one size, no fused-dot row); --threads LIST: thread counts (default 1).
 """
 
 from __future__ import annotations
@@ -64,9 +72,6 @@ OPS = [
 SPECIAL_BITS = 60
 
 
-CLOCK = "cpu"
-
-
 def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: int) -> dict:
     levels = limbs - 1
     bits = [first] + [scale] * levels
@@ -81,11 +86,15 @@ def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: i
         "special": math.ceil(largest_digit / SPECIAL_BITS),
         "special_bits": SPECIAL_BITS,
         "repeats": repeats,
-        "clock": CLOCK,
+        "clock": "cpu",
     }
 
 
-def run_ours(cfg: dict, dot: int = 0) -> dict[str, float]:
+def thread_env(threads: int) -> dict[str, str]:
+    return dict(os.environ, HEC_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+
+
+def run_ours(cfg: dict, dot: int = 0, threads: int = 1) -> dict[str, float]:
     binary = ROOT / "build" / "bench" / "hec_bench_ckks"
     args = [str(binary), "--clock", cfg["clock"]]
     for key in (
@@ -101,16 +110,17 @@ def run_ours(cfg: dict, dot: int = 0) -> dict[str, float]:
         args += ["--" + key.replace("_", "-"), str(cfg[key])]
     if dot:
         args += ["--dot", str(dot)]
-    env = dict(os.environ, HEC_THREADS="1", OMP_NUM_THREADS="1")
-    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=thread_env(threads))
     return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
 
 
-def run_reference(python: str | None, cfg: dict, dot: int = 0) -> dict[str, float]:
+def run_reference(
+    python: str | None, cfg: dict, dot: int = 0, threads: int = 1
+) -> dict[str, float]:
     """OpenFHE's medians; `python` None: the interpreter bench/setup-reference installs."""
     python = python or reference_python()
     script = ROOT / "bench" / "ckks_reference.py"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = thread_env(threads)
     out = subprocess.run(
         [python, str(script), json.dumps(dict(cfg, dot=dot))],
         check=True,
@@ -121,7 +131,7 @@ def run_reference(python: str | None, cfg: dict, dot: int = 0) -> dict[str, floa
     return {r["op"]: r["seconds"] for r in map(json.loads, out.stdout.splitlines())}
 
 
-def run_lattigo_ckks(cfg: dict, dot: int = 0) -> tuple[dict[str, float], str]:
+def run_lattigo_ckks(cfg: dict, dot: int = 0, threads: int = 1) -> tuple[dict[str, float], str]:
     """Lattigo at the parameters of `cfg`: ({op: seconds}, a note on its parameters)."""
     limbs = cfg["levels"] + 1
     lattigo_cfg = {
@@ -134,19 +144,38 @@ def run_lattigo_ckks(cfg: dict, dot: int = 0) -> tuple[dict[str, float], str]:
         "clock": cfg["clock"],
         "dot": dot,
     }
-    params, times = run_lattigo(lattigo_cfg, threads=1)
+    params, times = run_lattigo(lattigo_cfg, threads=threads)
     note = (
         f"dnum {params['dnum']}, {params['special']} special primes, "
-        f"log QP {params['log_qp']:.0f}, GOMAXPROCS=1"
+        f"log QP {params['log_qp']:.0f}, GOMAXPROCS={threads}"
     )
+    if threads > 1:
+        note += " (one operation runs on one goroutine)"
     return times, note
 
 
+def parse_threads(argv: list[str]) -> list[int] | None:
+    """--threads LIST (comma-separated positive integers; default [1]); None if malformed."""
+    if "--threads" not in argv:
+        return [1]
+    at = argv.index("--threads")
+    try:
+        counts = [int(x) for x in argv[at + 1].split(",")]
+    except (IndexError, ValueError):
+        return None
+    return counts if counts and all(c >= 1 for c in counts) else None
+
+
 def main() -> int:
-    global CLOCK
-    quick = "--quick" in sys.argv[1:]
-    if "--wall" in sys.argv[1:]:
-        CLOCK = "wall"
+    argv = sys.argv[1:]
+    quick = "--quick" in argv
+    wall = "--wall" in argv
+    thread_counts = parse_threads(argv)
+    if thread_counts is None:
+        print(
+            "bench/run ckks: --threads wants a list of positive integers, e.g. 1,2", file=sys.stderr
+        )
+        return 2
     sets = [
         ("N=2^13 L=4", config(13, 45, 35, 4, 4, 15)),
         ("N=2^14 L=6", config(14, 50, 40, 6, 3, 9)),
@@ -154,41 +183,58 @@ def main() -> int:
     if not quick:
         sets.append(("N=2^16 L=25", config(16, 60, 50, 25, 3, 3)))
     only = None
-    if "--only" in sys.argv[1:]:
-        at = sys.argv.index("--only")
+    if "--only" in argv:
+        at = argv.index("--only")
         known = {str(cfg["log_n"]) for _, cfg in sets}
-        if at + 1 >= len(sys.argv) or sys.argv[at + 1] not in known:
-            value = sys.argv[at + 1] if at + 1 < len(sys.argv) else "(missing)"
+        if at + 1 >= len(argv) or argv[at + 1] not in known:
+            value = argv[at + 1] if at + 1 < len(argv) else "(missing)"
             print(
                 f"bench/run ckks: --only {value}: expected one of {sorted(known)}", file=sys.stderr
             )
             return 2
-        only = int(sys.argv[at + 1])
+        only = int(argv[at + 1])
         sets = [(name, cfg) for name, cfg in sets if cfg["log_n"] == only]
     rows: list[Row] = []
-    for name, cfg in sets:
-        ours = run_ours(cfg)
-        ref, ref_note = try_reference("openfhe", partial(run_reference, None, cfg))
-        lattigo, lattigo_note = try_reference(LATTIGO, partial(run_lattigo_ckks, cfg))
-        for op, label in OPS:
-            refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
-            rows.append(Row("ckks", f"{name} {label}", ours[op] * 1e3, refs[0].value, "ms", refs))
-        refs = lattigo_refs("keyswitch", None, "not measured", lattigo, lattigo_note)
-        rows.append(Row("ckks", f"{name} key switch alone", None, None, "ms", refs))
-    if only is None:
-        dot_cfg = config(13, 45, 35, 3, 3, 5)
-        pairs = 1000
-        ours = run_ours(dot_cfg, dot=pairs)
-        ref, ref_note = try_reference("openfhe", partial(run_reference, None, dot_cfg, pairs))
-        lattigo, lattigo_note = try_reference(LATTIGO, partial(run_lattigo_ckks, dot_cfg, pairs))
-        refs = lattigo_refs("dot", ref, ref_note, lattigo, lattigo_note)
-        case = f"N=2^13 L=3 fused dot, {pairs} pairs (OpenFHE: EvalMultNoRelin+EvalAdd; "
-        case += "Lattigo: MulThenAdd)"
-        rows.append(Row("ckks", case, ours["dot"] * 1e3, refs[0].value, "ms", refs))
-    what = "CPU" if CLOCK == "cpu" else "wall"
+    for threads in thread_counts:
+        # One thread: CPU time of the calling thread unless --wall; more: wall time.
+        clock = "wall" if wall or threads > 1 else "cpu"
+        suffix = "" if threads == 1 else f" ({threads} threads)"
+        for name, base in sets:
+            cfg = dict(base, clock=clock)
+            ours = run_ours(cfg, threads=threads)
+            ref, ref_note = try_reference(
+                "openfhe", partial(run_reference, None, cfg, threads=threads)
+            )
+            lattigo, lattigo_note = try_reference(
+                LATTIGO, partial(run_lattigo_ckks, cfg, threads=threads)
+            )
+            for op, label in OPS:
+                refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
+                case = f"{name} {label}{suffix}"
+                rows.append(Row("ckks", case, ours[op] * 1e3, refs[0].value, "ms", refs))
+            refs = lattigo_refs("keyswitch", None, "not measured", lattigo, lattigo_note)
+            rows.append(Row("ckks", f"{name} key switch alone{suffix}", None, None, "ms", refs))
+        if only is None:
+            dot_cfg = dict(config(13, 45, 35, 3, 3, 5), clock=clock)
+            pairs = 1000
+            ours = run_ours(dot_cfg, dot=pairs, threads=threads)
+            ref, ref_note = try_reference(
+                "openfhe", partial(run_reference, None, dot_cfg, pairs, threads=threads)
+            )
+            lattigo, lattigo_note = try_reference(
+                LATTIGO, partial(run_lattigo_ckks, dot_cfg, pairs, threads=threads)
+            )
+            refs = lattigo_refs("dot", ref, ref_note, lattigo, lattigo_note)
+            case = f"N=2^13 L=3 fused dot, {pairs} pairs (OpenFHE: EvalMultNoRelin+EvalAdd; "
+            case += f"Lattigo: MulThenAdd){suffix}"
+            rows.append(Row("ckks", case, ours["dot"] * 1e3, refs[0].value, "ms", refs))
+    counts = ", ".join(str(t) for t in thread_counts)
+    what = "CPU ms at 1 thread" if not wall else "wall ms"
+    if not wall and max(thread_counts) > 1:
+        what += ", wall ms at more"
     print_rows(
         f"RNS-CKKS, ours vs OpenFHE {openfhe_version()} and Lattigo {lattigo_version()} "
-        f"(1 thread each, median {what} ms; ratio_fastest = ours / fastest reference)",
+        f"({counts} threads each, median {what}; ratio_fastest = ours / fastest reference)",
         rows,
     )
     return 0

@@ -83,7 +83,7 @@ def fail_lattigo(*_args: object, **_kwargs: object) -> object:
 def test_ckks_rows_say_a_reference_is_not_available(monkeypatch, capsys) -> None:
     ckks = load("ckks")
     ours = {op: 0.001 for op, _ in ckks.OPS}
-    monkeypatch.setattr(ckks, "run_ours", lambda cfg, dot=0: ours)
+    monkeypatch.setattr(ckks, "run_ours", lambda cfg, dot=0, threads=1: ours)
     monkeypatch.setattr(ckks, "run_reference", fail_openfhe)
     monkeypatch.setattr(ckks, "run_lattigo", fail_lattigo)
     monkeypatch.setattr(sys, "argv", ["ckks.py", "--only", "13"])
@@ -105,7 +105,9 @@ def test_ckks_rows_say_a_reference_is_not_available(monkeypatch, capsys) -> None
 
 def test_ckks_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None:
     ckks = load("ckks")
-    monkeypatch.setattr(ckks, "run_ours", lambda cfg, dot=0: {op: 0.001 for op, _ in ckks.OPS})
+    monkeypatch.setattr(
+        ckks, "run_ours", lambda cfg, dot=0, threads=1: {op: 0.001 for op, _ in ckks.OPS}
+    )
     monkeypatch.setattr(ckks, "run_reference", fail_openfhe)
     params = {"dnum": 4, "special": 1, "log_qp": 210.0}
     times = {op: 0.004 for op, _ in ckks.OPS} | {"keyswitch": 0.002}
@@ -116,6 +118,69 @@ def test_ckks_ratio_fastest_with_lattigo_only(monkeypatch, capsys) -> None:
     assert rows[0]["ratio_fastest"] == pytest.approx(0.25)
     assert by_name(rows[0])["lattigo"]["note"].startswith("dnum 4, 1 special primes")
     assert rows[-1]["ours"] is None and by_name(rows[-1])["lattigo"]["value"] == 2.0
+
+
+def test_ckks_two_thread_rows_run_every_side_on_two_threads_in_wall_time(
+    monkeypatch, capsys
+) -> None:
+    ckks = load("ckks")
+    calls: list[tuple[str, int, str]] = []
+
+    def ours(cfg, dot=0, threads=1):
+        calls.append(("ours", threads, cfg["clock"]))
+        return {op: 0.001 * threads for op, _ in ckks.OPS}
+
+    def openfhe(python, cfg, dot=0, threads=1):
+        calls.append(("openfhe", threads, cfg["clock"]))
+        return {op: 0.004 for op, _ in ckks.OPS}
+
+    def lattigo(cfg, threads):
+        calls.append(("lattigo", threads, cfg["clock"]))
+        return {"dnum": 4, "special": 1, "log_qp": 210.0}, {op: 0.008 for op, _ in ckks.OPS}
+
+    monkeypatch.setattr(ckks, "run_ours", ours)
+    monkeypatch.setattr(ckks, "run_reference", openfhe)
+    monkeypatch.setattr(ckks, "run_lattigo", lattigo)
+    monkeypatch.setattr(sys, "argv", ["ckks.py", "--only", "13", "--threads", "1,2"])
+    assert ckks.main() == 0
+    assert sorted(set(calls)) == sorted(
+        {(side, 1, "cpu") for side in ("ours", "openfhe", "lattigo")}
+        | {(side, 2, "wall") for side in ("ours", "openfhe", "lattigo")}
+    )
+    rows = json_rows(capsys.readouterr().out)
+    two = [r for r in rows if r["case"].endswith("(2 threads)")]
+    assert len(two) == len(rows) // 2 == len(ckks.OPS) + 1
+    assert two[0]["ours"] == 2.0 and two[0]["ratio_fastest"] == pytest.approx(0.5)
+    assert by_name(two[0])["lattigo"]["note"].endswith(
+        "GOMAXPROCS=2 (one operation runs on one goroutine)"
+    )
+    monkeypatch.setattr(sys, "argv", ["ckks.py", "--threads", "0"])
+    assert ckks.main() == 2
+
+
+def test_bfv_two_thread_rows(monkeypatch, capsys) -> None:
+    bfv = load("bfv")
+    seen: list[tuple[str, int]] = []
+
+    def ours(log_n, limbs, t, dnum, repeats, ops, threads=1):
+        seen.append(("ours", threads))
+        return {"limbs": limbs}, {op: 0.002 for op, _ in bfv.OPS}
+
+    def openfhe(cfg, threads=1):
+        seen.append(("openfhe", threads))
+        assert cfg.get("clock", bfv.clock(threads)) == bfv.clock(threads)
+        return {"ring_dim": 1 << cfg["log_n"], "limbs": 2}, {op: 0.004 for op, _ in bfv.OPS}
+
+    monkeypatch.setattr(bfv, "run_ours", ours)
+    monkeypatch.setattr(bfv, "run_reference", openfhe)
+    monkeypatch.setattr(bfv, "run_lattigo", fail_lattigo)
+    argv = ["bfv.py", "--max-log-n", "13", "--repeats", "1", "--skip-grid", "--threads", "1,2"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert bfv.main() == 0
+    assert seen == [("openfhe", 1), ("ours", 1), ("openfhe", 2), ("ours", 2)]
+    assert bfv.clock(1) == "cpu" and bfv.clock(2) == "wall"
+    rows = json_rows(capsys.readouterr().out)
+    assert sum(r["case"].endswith("(2 threads)") for r in rows) == len(bfv.OPS) + 1
 
 
 def test_bfv_runs_on_without_openfhe_and_lattigo(monkeypatch, capsys) -> None:

@@ -2,9 +2,11 @@
 #include "ckks/encryptor.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include "ckks/context_impl.h"
 #include "ckks/poly_ops.h"
+#include "math/parallel.h"
 #include "math/sampling.h"
 
 namespace hec::ckks {
@@ -32,6 +34,12 @@ Encryptor::Encryptor(ContextPtr context, PublicKey public_key)
 }
 
 Ciphertext Encryptor::encrypt(const Plaintext& pt) const {
+  Ciphertext ct;
+  encrypt(pt, ct);
+  return ct;
+}
+
+void Encryptor::encrypt(const Plaintext& pt, Ciphertext& ct) const {
   // (v*b + e0 + m, v*a + e1) mod Q_l with v ternary and e0, e1 Gaussian.
   check_plaintext(*context_, pt, "Encryptor::encrypt");
   if (pt.level.value > public_key_.level.value) {
@@ -47,21 +55,29 @@ Ciphertext Encryptor::encrypt(const Plaintext& pt) const {
   const std::vector<std::int64_t> v = math::sample_ternary(prng, n);
   const std::vector<std::int64_t> e0 = math::sample_gaussian(prng, n);
   const std::vector<std::int64_t> e1 = math::sample_gaussian(prng, n);
-  Ciphertext ct = context_->make_ciphertext(pt.level, 1, pt.scale);
+  // Every word is written below: ct's storage is reused when large enough, not zero-filled.
+  ct.data.resize(2 * limbs * n);
+  ct.n = n;
+  ct.limbs = limbs;
+  ct.degree = 1;
+  ct.level = pt.level;
+  ct.scale = pt.scale;
   ct.key_id = public_key_.key_id;
-  std::vector<u64> vn(n);
-  for (std::size_t i = 0; i < limbs; ++i) {
+  // Limb by limb, split over the threads (each with its own NTT of v).
+  math::parallel_for(limbs, [&](std::size_t i) {
+    thread_local std::vector<u64> vn_buffer;
+    if (vn_buffer.size() < n) vn_buffer.resize(n);
+    u64* const vn = vn_buffer.data();
     const math::Modulus& m = impl.moduli[i];
-    detail::small_to_ntt(impl, v.data(), i, 1, vn.data());
+    detail::small_to_ntt(impl, v.data(), i, 1, vn);
     detail::small_to_ntt(impl, e0.data(), i, 1, ct.limb(0, i));
     detail::small_to_ntt(impl, e1.data(), i, 1, ct.limb(1, i));
     const u64* b = public_key_.data.data() + i * n;
     const u64* a = public_key_.data.data() + (key_limbs + i) * n;
-    detail::mul_add_limb(ct.limb(0, i), vn.data(), b, n, m);
-    detail::mul_add_limb(ct.limb(1, i), vn.data(), a, n, m);
+    detail::mul_add_limb(ct.limb(0, i), vn, b, n, m);
+    detail::mul_add_limb(ct.limb(1, i), vn, a, n, m);
     detail::add_limb(ct.limb(0, i), pt.limb(i), n, m.value());
-  }
-  return ct;
+  });
 }
 
 SymmetricEncryptor::SymmetricEncryptor(ContextPtr context, SecretKey secret_key)

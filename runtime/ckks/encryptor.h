@@ -16,6 +16,8 @@ class Encryptor {
   Encryptor(ContextPtr context, PublicKey public_key);
   // Encrypts at the plaintext's level (the key is used modulo Q_level).
   Ciphertext encrypt(const Plaintext& plaintext) const;
+  // The same into `out` (its storage reused when large enough).
+  void encrypt(const Plaintext& plaintext, Ciphertext& out) const;
 
  private:
   ContextPtr context_;

@@ -3,6 +3,7 @@
 #include "ckks/evaluator.h"
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -236,11 +237,48 @@ void Evaluator::multiply_by_i_inplace(Ciphertext& a) const {
   }
 }
 
+namespace {
+
+// Per-thread scratch reused across calls (a fresh multi-megabyte buffer per operation costs
+// a page fault per 4 KiB on first touch). Contents are unspecified on entry.
+u64* scratch_words(std::vector<u64>& buffer, std::size_t words) {
+  if (buffer.size() < words) buffer.resize(words);
+  return buffer.data();
+}
+thread_local std::vector<u64> tl_rescale_last, tl_rescale_limb, tl_relin;
+
+}  // namespace
+
 Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
+  Ciphertext out;
+  multiply(a, b, out);
+  return out;
+}
+
+void Evaluator::multiply(const Ciphertext& a, const Ciphertext& b, Ciphertext& out) const {
   // Tensor product: out_k = sum_{i + j = k} a_i * b_j, per limb.
   check_pair(*context_, a, b, "Evaluator::multiply");
+  if (&out == &a || &out == &b) {
+    Ciphertext r;
+    multiply(a, b, r);
+    out = std::move(r);
+    return;
+  }
   const Context::Impl& impl = context_->impl();
-  Ciphertext out = context_->make_ciphertext(a.level, a.degree + b.degree, a.scale * b.scale);
+  const bool linear = a.degree == 1 && b.degree == 1;
+  const std::size_t words = (a.degree + b.degree + 1) * a.limbs * a.n;
+  // The degree-1 products write every word; higher degrees accumulate into zeros. out's
+  // storage is reused when it is large enough (no page faults on fresh memory).
+  if (linear) {
+    out.data.resize(words);
+  } else {
+    out.data.assign(words, 0);
+  }
+  out.n = a.n;
+  out.limbs = a.limbs;
+  out.degree = a.degree + b.degree;
+  out.level = a.level;
+  out.scale = a.scale * b.scale;
   out.key_id = a.key_id;
   const std::size_t n = a.n;
   math::parallel_for(a.limbs, [&](std::size_t i) {
@@ -279,7 +317,6 @@ Ciphertext Evaluator::multiply(const Ciphertext& a, const Ciphertext& b) const {
       }
     }
   });
-  return out;
 }
 
 void Evaluator::multiply_inplace(Ciphertext& a, const Ciphertext& b) const { a = multiply(a, b); }
@@ -344,9 +381,8 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& key) const {
                                 " exceeds key level " + level_str(key.key.level));
   }
   const std::size_t words = a.limbs * a.n;
-  // Overwritten by the key product: allocated without zero-filling.
-  const std::unique_ptr<u64[]> d(new u64[2 * words]);
-  u64* const d0 = d.get();
+  // Overwritten by the key product (per-thread scratch: no page faults on fresh memory).
+  u64* const d0 = scratch_words(tl_relin, 2 * words);
   u64* const d1 = d0 + words;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(2), a.level);
   detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0, d1);
@@ -367,60 +403,108 @@ Ciphertext Evaluator::multiply_relin(const Ciphertext& a, const Ciphertext& b,
   return r;
 }
 
-void Evaluator::rescale_inplace(Ciphertext& a) const {
+void Evaluator::multiply_relin(const Ciphertext& a, const Ciphertext& b, const RelinKey& key,
+                               Ciphertext& out) const {
+  multiply(a, b, out);
+  relinearize_inplace(out, key);
+}
+
+// Rescale of `a` (level >= 1) into the storage at `dst` (limb i of polynomial k at
+// dst + (k * out_limbs + i) * n, out_limbs = a.limbs - 1). dst may be a.data itself with
+// out_limbs = a.limbs (in place: each limb is read before it is written, and only by its
+// own task).
+void Evaluator::rescale_into(const Ciphertext& a, u64* dst, std::size_t out_stride) const {
   // Step (1): last limb to coefficient form. Step (2): per remaining limb, its centred
   // residues mod q_i, NTT. Step (3): c_i <- (c_i - [c]_{q_top}) * q_top^{-1} mod q_i.
-  check_shape(*context_, a, "Evaluator::rescale");
-  if (a.level.value < 1) {
-    throw std::invalid_argument("Evaluator::rescale: ciphertext at level 0 has no prime to drop");
-  }
   const Context::Impl& impl = context_->impl();
   const std::size_t n = a.n;
   const std::size_t top = a.limbs - 1;
   const u64 q_top = impl.moduli[top].value();
   const std::size_t l = static_cast<std::size_t>(a.level.value);
-  Words out(a.size() * top * n);
-  std::vector<u64> last(a.size() * n);
+  // The last limbs in coefficient form; the caller's thread owns this scratch for the call
+  // (the loops below read it from other threads only while this call runs).
+  u64* const last = scratch_words(tl_rescale_last, a.size() * n);
   math::parallel_for(a.size(), [&](std::size_t k) {
-    u64* lk = last.data() + k * n;
-    std::copy(a.limb(k, top), a.limb(k, top) + n, lk);
-    math::ntt_inverse_inplace(lk, impl.ntt[top]);
+    math::ntt_inverse(a.limb(k, top), last + k * n, impl.ntt[top]);
   });
   const u64 half = q_top / 2;
   math::parallel_for(a.size() * top, [&](std::size_t idx) {
     const std::size_t k = idx / top, i = idx % top;
     const math::Modulus& m = impl.moduli[i];
     const u64 q = m.value();
-    const u64* lk = last.data() + k * n;
-    u64* dst = out.data() + (k * top + i) * n;
+    const u64* lk = last + k * n;
+    u64* const out = dst + (k * out_stride + i) * n;
+    const u64* src = a.limb(k, i);
+    // The correction: in out itself when out is not the source limb, else in a scratch limb.
+    u64* const conv = out == src ? scratch_words(tl_rescale_limb, n) : out;
     const u64 q_top_mod = q_top % q;
     const bool small = q_top <= 2 * q;
     if (small && detail::use_avx512()) {
-      math::detail::centre_reduce_avx512(dst, lk, n, q, q_top_mod, half);
+      math::detail::centre_reduce_avx512(conv, lk, n, q, q_top_mod, half);
     } else {
       for (std::size_t t = 0; t < n; ++t) {
         const u64 x = lk[t];
         // centred: x - q_top when x > q_top / 2
         const u64 r = detail::reduce_below(x, m, small);
-        dst[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
+        conv[t] = x > half ? (r >= q_top_mod ? r - q_top_mod : r + q - q_top_mod) : r;
       }
     }
-    math::ntt_forward_inplace(dst, impl.ntt[i]);
+    math::ntt_forward_inplace(conv, impl.ntt[i]);
     const u64 w = impl.rescale_inv[l][i], ws = impl.rescale_inv_shoup[l][i];
-    const u64* src = a.limb(k, i);
     if (detail::use_avx512()) {
-      math::detail::sub_scale_avx512(dst, src, n, w, ws, q);
+      // conv <- (src - conv) * w, then into out when they differ.
+      math::detail::sub_scale_avx512(conv, src, n, w, ws, q);
+      if (conv != out) std::copy(conv, conv + n, out);
       return;
     }
     for (std::size_t t = 0; t < n; ++t) {
-      const u64 d = src[t] >= dst[t] ? src[t] - dst[t] : src[t] + q - dst[t];
-      dst[t] = math::mul_shoup(d, w, ws, q);
+      const u64 d = src[t] >= conv[t] ? src[t] - conv[t] : src[t] + q - conv[t];
+      out[t] = math::mul_shoup(d, w, ws, q);
     }
   });
-  a.data = std::move(out);
+}
+
+namespace {
+
+void check_rescalable(const Context& ctx, const Ciphertext& a) {
+  check_shape(ctx, a, "Evaluator::rescale");
+  if (a.level.value < 1) {
+    throw std::invalid_argument("Evaluator::rescale: ciphertext at level 0 has no prime to drop");
+  }
+}
+
+}  // namespace
+
+void Evaluator::rescale_inplace(Ciphertext& a) const {
+  check_rescalable(*context_, a);
+  // In place, limb positions kept (no fresh allocation: at 2^16 a ciphertext is 26 MB of
+  // page faults), then the polynomials after the first moved down over the dropped limbs.
+  rescale_into(a, a.data.data(), a.limbs);
+  const std::size_t top = a.limbs - 1;
+  for (std::size_t k = 1; k < a.size(); ++k) {
+    std::memmove(a.data.data() + k * top * a.n, a.limb(k, 0), top * a.n * sizeof(u64));
+  }
+  a.data.resize(a.size() * top * a.n);
   a.limbs = top;
   a.level = Level(a.level.value - 1);
-  a.scale /= static_cast<double>(q_top);
+  a.scale /= static_cast<double>(context_->impl().moduli[top].value());
+}
+
+void Evaluator::rescale(const Ciphertext& a, Ciphertext& out) const {
+  if (&a == &out) {
+    rescale_inplace(out);
+    return;
+  }
+  check_rescalable(*context_, a);
+  const std::size_t top = a.limbs - 1;
+  out.data.resize(a.size() * top * a.n);  // reuses out's storage when it is large enough
+  rescale_into(a, out.data.data(), top);
+  out.n = a.n;
+  out.limbs = top;
+  out.degree = a.degree;
+  out.level = Level(a.level.value - 1);
+  out.scale = a.scale / static_cast<double>(context_->impl().moduli[top].value());
+  out.key_id = a.key_id;
 }
 
 void Evaluator::drop_to_level_inplace(Ciphertext& a, Level level) const {
@@ -470,21 +554,46 @@ const KeySwitchKey& galois_key(const GaloisKeys& keys, std::uint64_t g, const Ci
 
 }  // namespace
 
-void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const GaloisKeys& keys) const {
+void Evaluator::apply_galois(const Ciphertext& a, std::uint64_t g, const GaloisKeys& keys,
+                             Ciphertext& out) const {
   check_shape(*context_, a, "Evaluator::rotate");
   if (a.degree != 1) {
     throw std::invalid_argument("Evaluator::rotate: degree " + std::to_string(a.degree) +
                                 ", relinearize first");
   }
-  if (g == 1) return;
+  if (g == 1) {
+    if (&out != &a) out = a;
+    return;
+  }
   const KeySwitchKey& key = galois_key(keys, g, a, "Evaluator::rotate");
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(1), a.level);
   // The key is stored as key o perm^-1 (keys.h): switch the unpermuted c_1, then perm(c_0 +
-  // r_0) and perm(r_1) limb by limb into a fresh result (c_0 is read while it is written).
-  Ciphertext r = unfilled_like(a, 1);
-  detail::galois_key_switch(*context_, ext, key, context_->impl().galois_permutation(g), a.poly(0),
-                            r.poly(0), r.poly(1));
-  a.data = std::move(r.data);
+  // r_0) and perm(r_1) limb by limb into the result (c_0 is read while it is written, so
+  // in place the result goes to a fresh array first).
+  const std::vector<std::uint32_t>& perm = context_->impl().galois_permutation(g);
+  if (&out == &a) {
+    Ciphertext r = unfilled_like(a, 1);
+    detail::galois_key_switch(*context_, ext, key, perm, a.poly(0), r.poly(0), r.poly(1));
+    out.data = std::move(r.data);
+    return;
+  }
+  out.data.resize(2 * a.limbs * a.n);  // every word written by the key switch
+  out.n = a.n;
+  out.limbs = a.limbs;
+  out.degree = 1;
+  out.level = a.level;
+  out.scale = a.scale;
+  out.key_id = a.key_id;
+  detail::galois_key_switch(*context_, ext, key, perm, a.poly(0), out.poly(0), out.poly(1));
+}
+
+void Evaluator::apply_galois_inplace(Ciphertext& a, std::uint64_t g, const GaloisKeys& keys) const {
+  apply_galois(a, g, keys, a);
+}
+
+void Evaluator::rotate(const Ciphertext& a, int steps, const GaloisKeys& keys,
+                       Ciphertext& out) const {
+  apply_galois(a, context_->galois_element(steps), keys, out);
 }
 
 void Evaluator::rotate_inplace(Ciphertext& a, int steps, const GaloisKeys& keys) const {

@@ -41,6 +41,8 @@ class Evaluator {
   // --- multiplicative ---
   // Tensor product without relinearization: degree d1 + d2, scale s1 * s2.
   Ciphertext multiply(const Ciphertext& a, const Ciphertext& b) const;
+  // The same into `out` (its storage reused when large enough; out may be a or b).
+  void multiply(const Ciphertext& a, const Ciphertext& b, Ciphertext& out) const;
   void multiply_inplace(Ciphertext& a, const Ciphertext& b) const;
   // Product by a plaintext at the same level: scale s * p.scale, degree unchanged.
   void multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const;
@@ -56,10 +58,14 @@ class Evaluator {
   // one ModDown). Throws for degree != 2.
   void relinearize_inplace(Ciphertext& a, const RelinKey& key) const;
   Ciphertext multiply_relin(const Ciphertext& a, const Ciphertext& b, const RelinKey& key) const;
+  void multiply_relin(const Ciphertext& a, const Ciphertext& b, const RelinKey& key,
+                      Ciphertext& out) const;
 
   // Divides by the last prime q_l: level l -> l - 1, scale s -> s / q_l (exact division of
   // the double), rounding error bounded by rescale_noise_bound() (encoder.h).
   void rescale_inplace(Ciphertext& a) const;
+  // The same into `out` (its storage reused when large enough; out may be a).
+  void rescale(const Ciphertext& a, Ciphertext& out) const;
   // Drops primes down to `level` without changing the scale (the message is unchanged).
   void drop_to_level_inplace(Ciphertext& a, Level level) const;
   void drop_to_level_inplace(Plaintext& p, Level level) const;
@@ -67,9 +73,13 @@ class Evaluator {
   // Rotates the slots left by `steps` (negative: right). Needs the key for 5^steps mod 2N.
   // Degree-1 ciphertexts only.
   void rotate_inplace(Ciphertext& a, int steps, const GaloisKeys& keys) const;
+  // The same into `out` (its storage reused when large enough; out may be a).
+  void rotate(const Ciphertext& a, int steps, const GaloisKeys& keys, Ciphertext& out) const;
   void conjugate_inplace(Ciphertext& a, const GaloisKeys& keys) const;
   void apply_galois_inplace(Ciphertext& a, std::uint64_t galois_element,
                             const GaloisKeys& keys) const;
+  void apply_galois(const Ciphertext& a, std::uint64_t galois_element, const GaloisKeys& keys,
+                    Ciphertext& out) const;
   // Hoisted rotations (Halevi-Shoup 2018, section 5): one digit decomposition (ModUp) of c_1
   // shared by every rotation; each rotation then costs a permutation, the key product and
   // one ModDown. Returns one ciphertext per entry of `steps` (0 allowed: a copy).
@@ -83,6 +93,7 @@ class Evaluator {
                                 const GaloisKeys& keys) const;
 
  private:
+  void rescale_into(const Ciphertext& a, u64* dst, std::size_t out_stride) const;
   ContextPtr context_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -51,7 +52,56 @@ u64* scratch(std::vector<u64>& buffer, std::size_t words) {
 }
 thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm, tl_term, tl_limb;
 
+// Released digit buffers by size, most recent last, at most kDigitPoolBytes in all.
+class DigitPool {
+ public:
+  u64* take(std::size_t words) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t i = free_.size(); i-- > 0;) {
+        if (free_[i].second == words) {
+          u64* p = free_[i].first;
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+          bytes_ -= words * sizeof(u64);
+          return p;
+        }
+      }
+    }
+    return new u64[words];
+  }
+  void give(u64* p, std::size_t words) {
+    std::vector<std::pair<u64*, std::size_t>> evicted;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      free_.emplace_back(p, words);
+      bytes_ += words * sizeof(u64);
+      // Oldest first out until under the cap (a buffer larger than the cap is not kept).
+      while (bytes_ > kDigitPoolBytes && !free_.empty()) {
+        evicted.push_back(free_.front());
+        bytes_ -= free_.front().second * sizeof(u64);
+        free_.erase(free_.begin());
+      }
+    }
+    for (const auto& [q, w] : evicted) delete[] q;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<u64*, std::size_t>> free_;
+  std::size_t bytes_ = 0;
+};
+
+// Never destroyed: digits may be released by static destructors after main returns.
+DigitPool& digit_pool() {
+  static DigitPool* pool = new DigitPool;
+  return *pool;
+}
+
 }  // namespace
+
+void DigitBufferRelease::operator()(u64* p) const {
+  if (p != nullptr) digit_pool().give(p, words);
+}
 
 // Everything key switching needs at |Q_l| limbs.
 struct HybridKeySwitch::Level {
@@ -187,7 +237,10 @@ ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::si
   out.limbs = limbs;
   const std::size_t digits = ks.digit_begin.size();
   out.digits.resize(digits);
-  for (ExtendedDigit& d : out.digits) d.words.reset(new u64[total * n]);
+  for (ExtendedDigit& d : out.digits) {
+    d.words = std::unique_ptr<u64[], DigitBufferRelease>(digit_pool().take(total * n),
+                                                         DigitBufferRelease{total * n});
+  }
   // Base conversion of each digit to the complement primes, written straight into the
   // digit's rows of those primes (coefficient form for now).
   math::parallel_for(digits, [&](std::size_t j) {

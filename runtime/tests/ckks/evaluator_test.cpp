@@ -173,6 +173,69 @@ TEST_P(CkksFixture, MultiplyRelinearizeRescale) {
   EXPECT_LE(err, 1e-4 + rescale_noise_bound(ctx->params(), prod.scale));
 }
 
+// The into-output forms (a preallocated output, as Lattigo's API) compute bit for bit what
+// the allocating and in-place forms compute, whatever the output held before (a larger
+// ciphertext, a smaller one), and accept the operand itself as the output.
+TEST_P(CkksFixture, IntoOutputFormsEqualAllocatingAndInPlaceForms) {
+  KeyGenerator gen(ctx);
+  const GaloisKeys gk = gen.galois_keys(sk, {1, -2});
+  const Vec x = random_slots(ctx->slots(), 2.0, 50), y = random_slots(ctx->slots(), 2.0, 51);
+  const Ciphertext cx = encrypt(x), cy = encrypt(y);
+  const auto same = [](const Ciphertext& a, const Ciphertext& b) {
+    EXPECT_EQ(a.n, b.n);
+    EXPECT_EQ(a.limbs, b.limbs);
+    EXPECT_EQ(a.degree, b.degree);
+    EXPECT_EQ(a.level.value, b.level.value);
+    EXPECT_EQ(a.scale, b.scale);
+    EXPECT_EQ(a.key_id, b.key_id);
+    EXPECT_TRUE(a.data == b.data);
+  };
+  const Ciphertext prod = eval->multiply(cx, cy);
+  Ciphertext relin = prod;
+  eval->relinearize_inplace(relin, rk);
+  Ciphertext rescaled = relin;
+  eval->rescale_inplace(rescaled);
+  Ciphertext rotated = cx;
+  eval->rotate_inplace(rotated, 1, gk);
+  // Outputs that held something else before: a degree-2 ciphertext (larger) and a
+  // lower-level one (smaller).
+  Ciphertext small = rescaled;
+  eval->rescale_inplace(small);
+  for (const Ciphertext* held : {&prod, static_cast<const Ciphertext*>(&small)}) {
+    Ciphertext out = *held;
+    eval->multiply(cx, cy, out);
+    same(out, prod);
+    out = *held;
+    eval->multiply_relin(cx, cy, rk, out);
+    same(out, relin);
+    out = *held;
+    eval->rescale(relin, out);
+    same(out, rescaled);
+    out = *held;
+    eval->rotate(cx, 1, gk, out);
+    same(out, rotated);
+    out = *held;
+    encryptor->encrypt(enc->encode(x, cx.level, cx.scale), out);
+    EXPECT_EQ(out.degree, 1u);
+    EXPECT_EQ(out.limbs, cx.limbs);
+    EXPECT_LT(max_error(decrypt(out), x), 1e-6);
+  }
+  // The operand as the output.
+  Ciphertext alias = relin;
+  eval->rescale(alias, alias);
+  same(alias, rescaled);
+  alias = cx;
+  eval->rotate(alias, 1, gk, alias);
+  same(alias, rotated);
+  alias = cx;
+  eval->multiply(alias, cy, alias);
+  same(alias, prod);
+  // Rotation by 0 (the identity element) copies.
+  Ciphertext copy = prod;
+  eval->rotate(cx, 0, gk, copy);
+  same(copy, cx);
+}
+
 TEST_P(CkksFixture, DegreeFourDecryption) {
   const Vec x = random_slots(ctx->slots(), 1.5, 16);
   const Ciphertext cx = encrypt(x);
