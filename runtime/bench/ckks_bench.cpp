@@ -130,7 +130,10 @@ int main(int argc, char** argv) {
   const Ciphertext prod = eval.multiply_relin(x, y, rk);
 
   const auto want = [&](const char* op) {
-    return ops.empty() || ops.find("," + std::string(op) + ",") != std::string::npos;
+    std::string key = ",";
+    key += op;
+    key += ',';
+    return ops.empty() || ops.find(key) != std::string::npos;
   };
   // Every operation writes into an existing output, as the Lattigo reference's Encrypt(pt,
   // ct), MulRelin(x, y, out), Mul, Rescale(ctIn, ctOut) and Rotate(ctIn, k, ctOut) do (a

@@ -95,11 +95,14 @@ void Evaluator::add_inplace(Ciphertext& a, const Ciphertext& b) const {
     a.degree = b.degree;
   }
   const Context::Impl& impl = context_->impl();
-  for (std::size_t k = 0; k < b.size(); ++k) {
-    for (std::size_t i = 0; i < a.limbs; ++i) {
-      detail::add_limb(a.limb(k, i), b.limb(k, i), a.n, impl.moduli[i].value());
-    }
-  }
+  // Limb by limb over the threads (memory-bound: two cores draw more bandwidth than one).
+  math::parallel_for(
+      b.size() * a.limbs,
+      [&](std::size_t idx) {
+        const std::size_t k = idx / a.limbs, i = idx % a.limbs;
+        detail::add_limb(a.limb(k, i), b.limb(k, i), a.n, impl.moduli[i].value());
+      },
+      a.n);
 }
 
 void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
@@ -110,11 +113,14 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
     a.degree = b.degree;
   }
   const Context::Impl& impl = context_->impl();
-  for (std::size_t k = 0; k < b.size(); ++k) {
-    for (std::size_t i = 0; i < a.limbs; ++i) {
-      detail::sub_limb(a.limb(k, i), b.limb(k, i), a.n, impl.moduli[i].value());
-    }
-  }
+  // Limb by limb over the threads (memory-bound: two cores draw more bandwidth than one).
+  math::parallel_for(
+      b.size() * a.limbs,
+      [&](std::size_t idx) {
+        const std::size_t k = idx / a.limbs, i = idx % a.limbs;
+        detail::sub_limb(a.limb(k, i), b.limb(k, i), a.n, impl.moduli[i].value());
+      },
+      a.n);
 }
 
 Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
@@ -572,9 +578,14 @@ void Evaluator::apply_galois(const Ciphertext& a, std::uint64_t g, const GaloisK
   // in place the result goes to a fresh array first).
   const std::vector<std::uint32_t>& perm = context_->impl().galois_permutation(g);
   if (&out == &a) {
-    Ciphertext r = unfilled_like(a, 1);
-    detail::galois_key_switch(*context_, ext, key, perm, a.poly(0), r.poly(0), r.poly(1));
-    out.data = std::move(r.data);
+    // Into this thread's spare storage, then swapped with a's: a's former storage is the
+    // spare of the next in-place rotation (no fresh pages in steady state).
+    thread_local Words spare;
+    Words& r = spare;  // named here: inside the key switch's loops `spare` is each worker's
+    r.resize(2 * a.limbs * a.n);
+    u64* const r0 = r.data();
+    detail::galois_key_switch(*context_, ext, key, perm, a.poly(0), r0, r0 + a.limbs * a.n);
+    std::swap(out.data, r);
     return;
   }
   out.data.resize(2 * a.limbs * a.n);  // every word written by the key switch
