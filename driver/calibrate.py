@@ -58,8 +58,9 @@ CKKS_SETS = (
     (15, 60, 50, 12, 3, 4, 60),
     (16, 60, 50, 16, 4, 4, 60),
 )
-# BFV: (log_n, limbs of 60 bits, dnum, special primes).
-BFV_SETS = ((13, 2, 2, 1), (14, 4, 2, 2))
+# BFV: (log_n, limbs of 60 bits, dnum, special primes); the sets of `bench/run bfv`, up to
+# 2^15 (a BFV program at 2^15 used to take its factors from 2^14, the nearest measured ring).
+BFV_SETS = ((13, 2, 2, 1), (14, 4, 2, 2), (15, 8, 2, 3))
 
 # The calibration program: reading and adding, as every streamed program's server does.
 PROGRAM = """\

@@ -100,6 +100,7 @@ inline u64 reduce_below(u64 x, const math::Modulus& m, bool small) {
 // a <- a * w mod q for a constant w (Shoup).
 inline void mul_scalar_limb(u64* a, u64 w, std::size_t n, u64 q) {
   const u64 ws = math::shoup_precompute(w, q);
+  if (use_avx512()) return math::detail::multiply_scalar_avx512(a, n, w, ws, q);
   for (std::size_t t = 0; t < n; ++t) a[t] = math::mul_shoup(a[t], w, ws, q);
 }
 

@@ -274,8 +274,8 @@ CtArray unpack_complex(const Ops& ops, const CtArray& a,
 
 CtArray rescale(const Ops& ops, const CtArray& a) {
   return map1<Ct>(a, [&](const Ct& x) {
-    Ct y = x;
-    ops.evaluator().rescale_inplace(y);
+    Ct y;  // written by the rescale (no copy of x first)
+    ops.evaluator().rescale(x, y);
     return y;
   });
 }
@@ -290,8 +290,8 @@ CtArray level_down(const Ops& ops, const CtArray& a, int level) {
 
 CtArray rotate(const Ops& ops, const CtArray& a, int offset) {
   return map1<Ct>(a, [&](const Ct& x) {
-    Ct y = x;
-    ops.evaluator().rotate_inplace(y, offset, ops.galois_keys());
+    Ct y;  // written by the rotation (no copy of x first)
+    ops.evaluator().rotate(x, offset, ops.galois_keys(), y);
     return y;
   });
 }

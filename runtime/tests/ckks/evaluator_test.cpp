@@ -548,17 +548,21 @@ namespace {
 // AVX-512/IFMA kernel paths (the latter only where the CPU has it).
 // Every parameter shape whose kernels differ between paths: 55/40-bit primes (IFMA and wide
 // limbs mixed), the N = 2^16 benchmark chain's sizes at a small N (60-bit first and special
-// primes, scaling primes around 2^50 on both sides of the IFMA bound, dnum = 3), and BV.
+// primes, scaling primes around 2^50 on both sides of the IFMA bound, dnum = 3), BV, and
+// 60-bit rescale primes over 54-bit output primes (the compiler's chains for meancov.hec:
+// the rescale's centred lift of a prime much larger than the limb's).
 class CkksKernelPaths : public ::testing::TestWithParam<int> {};
-INSTANTIATE_TEST_SUITE_P(Chains, CkksKernelPaths, ::testing::Values(0, 1, 2));
+INSTANTIATE_TEST_SUITE_P(Chains, CkksKernelPaths, ::testing::Values(0, 1, 2, 3));
 
 TEST_P(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
   const Parameters params =
       GetParam() == 0 ? small_params(2)
       : GetParam() == 1
           ? Parameters::from_bit_sizes(LogN(12), {60}, 50, 5, {60, 60, 60}, 3, Security::kInsecure)
-          : Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {}, 4, Security::kInsecure,
-                                       KeySwitching::kBv);
+      : GetParam() == 2 ? Parameters::from_bit_sizes(LogN(12), {55}, 40, 3, {}, 4,
+                                                     Security::kInsecure, KeySwitching::kBv)
+                        : Parameters::from_bit_sizes(LogN(12), {54, 54}, 60, 3, {60, 60, 60}, 3,
+                                                     Security::kInsecure);
   const auto ctx = make_context(params);
   Encoder enc(ctx);
   KeyGenerator gen(ctx);
@@ -587,6 +591,9 @@ TEST_P(CkksKernelPaths, PortableAndVectorPathsAgreeBitForBit) {
     Ciphertext cj = y;
     eval.conjugate_inplace(cj, gk);
     out.push_back(cj);
+    Ciphertext mc = x;
+    eval.multiply_constant_inplace(mc, -0.37);
+    out.push_back(mc);
     return out;
   };
   math::force_portable_path(true);
