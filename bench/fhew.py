@@ -12,7 +12,8 @@ seconds (secret key + bootstrapping and key-switching keys), and evaluation-key 
 of the resident set during key generation for both (the wheel cannot serialize binfhe keys),
 plus our exact in-memory bytes and our file size (no reference for those). Last, wall
 milliseconds per gate of Context::eval_batch on 16 independent GINX NANDs with 1 and with 2
-threads (no reference: the wheel has no batched gate call).
+threads, against tfhe-rs running 16 independent NANDs by rayon's par_iter on as many threads
+(the OpenFHE wheel has no batched gate call).
 Targets (issue 9): GINX gate <= 0.5x OpenFHE's GINX with a key no larger; AP gate <= 0.5x
 OpenFHE's AP.
 
@@ -25,7 +26,7 @@ multiply and greater-than (default configuration: 128-bit security, failure prob
 Every row states the security and failure probability each library documents: ours from the
 parameter set the binary ran (runtime/fhew/params.cpp: LWE dimension, secret and key-switching
 modulus, the lattice estimator's figure from runtime/fhew/README.md, and the noise model's
-per-gate failure: GINX STD128 2^-136.1, AP 2^-53.4), OpenFHE's STD128 sets from its
+per-gate failure: GINX STD128 2^-118.9, AP 2^-53.4), OpenFHE's STD128 sets from its
 binfhe-constants.h (more than 128-bit classical; no failure probability stated there for these
 sets).
 A reference that cannot be set up or run shows "not available (reason)" and the bench goes on.
@@ -106,16 +107,16 @@ TFHERS_BOOLEAN = "DEFAULT_PARAMETERS: 132-bit security, per-gate failure <= 2^-6
 TFHERS_INTEGER = "default config: 128-bit, failure <= 2^-128 per bootstrap (tfhe-rs docs)"
 
 
-def run_tfhers(repeats: int, threads: int = 1) -> dict[str, Any]:
+def run_tfhers(repeats: int, threads: int = 1, batch: int = 0) -> dict[str, Any]:
     """tfhe-rs' medians: {op: {"wall_ms", "cpu_ms"}} for nand, and, xor, mux, uint8_*, at
-    `threads` (RAYON_NUM_THREADS)."""
+    `threads` (RAYON_NUM_THREADS); with `batch` > 0 only nand_batch: `batch` independent
+    NANDs on rayon's pool (par_iter, one shared server key), per gate."""
     binary = reference_tool("tfhers")
     t = str(threads)
     env = {**os.environ, **SINGLE_THREAD, "RAYON_NUM_THREADS": t}
     env.update(HEC_THREADS=t, OMP_NUM_THREADS=t)
-    out = subprocess.run(
-        [binary, str(repeats)], check=True, capture_output=True, text=True, env=env
-    )
+    args = [binary, str(repeats)] + ([str(batch), "only"] if batch > 0 else [])
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -164,10 +165,13 @@ def main() -> int:
     rows: list[Row] = []
     notes: list[str] = []
     tfhe, tfhe_note = try_reference(TFHERS, partial(run_tfhers, args.repeats))
+    ours_ginx: dict[str, Any] | None = None
     for method in [m.strip().upper() for m in args.methods.split(",") if m.strip()]:
         if method not in ("GINX", "AP"):
             raise SystemExit(f"bench/fhew: unknown method {method!r}; use GINX or AP")
         ours = run_ours(method, args.repeats)
+        if method == "GINX":
+            ours_ginx = ours
         notes.append(f"ours {method}: {ours_security(method, ours)}")
         ref, ref_note = try_reference("openfhe", partial(run_openfhe, method, args.repeats))
         if not (ours["correct"] and (ref is None or ref["correct"])):
@@ -223,6 +227,14 @@ def main() -> int:
             b = run_ours_batch("GINX", args.batch, threads)
             if not b["correct"]:
                 raise SystemExit(f"bench/fhew: a batched gate decrypted wrongly: {b}")
+            batched, batched_note = try_reference(
+                TFHERS, partial(run_tfhers, args.repeats, threads, args.batch)
+            )
+            value = batched["nand_batch"]["wall_ms"] if batched else None
+            note = batched_note or (
+                f"{args.batch} NANDs by par_iter on {threads} rayon thread(s), per gate; "
+                + TFHERS_BOOLEAN
+            )
             rows.append(
                 Row(
                     "fhew",
@@ -230,6 +242,8 @@ def main() -> int:
                     b["batch_ms_per_gate"],
                     None,
                     "ms",
+                    (Reference(TFHERS, tfhers_version(), value, note),),
+                    ours_security("GINX", ours_ginx) if ours_ginx else "",
                 )
             )
     print_rows(

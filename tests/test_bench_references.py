@@ -230,6 +230,48 @@ def test_fhew_rows_say_tfhers_is_not_available(monkeypatch, capsys) -> None:
     assert rows["tfhe-rs FheUint8 add wall (no hec row)"]["ours"] is None
 
 
+def test_fhew_batch_rows_set_ours_against_tfhers_par_iter_at_each_thread_count(
+    monkeypatch, capsys
+) -> None:
+    fhew = load("fhew")
+    ours = {"correct": True, "nand_ms_median": 10.0, "nand_cpu_ms_median": 9.0, "keygen_s": 1.0}
+    ours |= {"eval_key_rss_bytes": 2**20, "eval_key_memory_bytes": 2**20}
+    ours |= {"eval_key_file_bytes": 2**20, "params": "STD128_GINX", "n": 1, "q": 1, "N": 1, "Q": 1}
+    ours |= {"lwe_secret": "binary", "q_ks": 65536, "failure_log2": -118.9}
+    calls: list[tuple[int, int]] = []
+
+    def tfhers(repeats: int, threads: int = 1, batch: int = 0) -> dict:
+        calls.append((threads, batch))
+        gate = {"wall_ms": 16.0, "cpu_ms": 16.0}
+        if batch:
+            return {"nand_batch": {"wall_ms": 16.0 / threads, "cpu_ms": 16.0}}
+        return dict.fromkeys(
+            ("nand", "and", "xor", "mux", "uint8_add", "uint8_mul", "uint8_gt"), gate
+        )
+
+    def batch(method: str, size: int, threads: int) -> dict:
+        return {"correct": True, "threads": threads, "batch_ms_per_gate": 4.0 / threads}
+
+    monkeypatch.setattr(fhew, "run_ours", lambda method, repeats: ours)
+    monkeypatch.setattr(
+        fhew, "run_openfhe", lambda method, repeats: dict(ours, nand_ms_median=40.0)
+    )
+    monkeypatch.setattr(fhew, "run_tfhers", tfhers)
+    monkeypatch.setattr(fhew, "run_ours_batch", batch)
+    monkeypatch.setattr(fhew.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(sys, "argv", ["fhew.py", "--methods", "GINX", "--batch", "16"])
+    assert fhew.main() == 0
+    assert calls == [(1, 0), (1, 16), (2, 16)]
+    rows = {r["case"]: r for r in json_rows(capsys.readouterr().out)}
+    for threads in (1, 2):
+        row = rows[f"GINX eval_batch 16 NAND, {threads} thr, per gate"]
+        assert row["ours"] == 4.0 / threads
+        assert by_name(row)["tfhe-rs"]["value"] == 16.0 / threads
+        assert row["ratio_tfhe"] == 0.25 and row["ratio_fastest"] == 0.25
+        assert f"par_iter on {threads} rayon thread" in by_name(row)["tfhe-rs"]["note"]
+        assert "per-gate failure 2^-118.9" in row["ours_note"]
+
+
 @pytest.mark.skipif(
     not (ROOT / ".bench-ref" / "lattigo-reference").exists(),
     reason="the Lattigo reference is built by bench/setup-reference lattigo",

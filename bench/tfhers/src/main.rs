@@ -4,13 +4,18 @@
 //! `BinaryBooleanGates` methods of the server key; `ConfigBuilder::default()`, `generate_keys`,
 //! `set_server_key` and the operators on `FheUint8`).
 //!
-//! Usage: hec-tfhers-reference REPEATS. The caller sets RAYON_NUM_THREADS (the integer
-//! operations run on rayon; Boolean gates are single-threaded). Every timed result is
-//! decrypted and checked. Prints one JSON object: the tfhe version, the documented security
-//! and failure probability of each parameter set, and per operation the median wall and
-//! process CPU milliseconds over REPEATS runs after one warm-up run.
+//! Usage: hec-tfhers-reference REPEATS [BATCH [only]] ("only": the batch row alone). The caller sets RAYON_NUM_THREADS (the integer
+//! operations run on rayon; one Boolean gate is single-threaded). With BATCH > 0, also BATCH
+//! independent NANDs at once on rayon's pool (`par_iter` over the gates with one shared server
+//! key: each worker thread has its own tfhe-rs engine), reported per gate as `nand_batch`:
+//! how a tfhe-rs user spreads independent gates over cores. Every timed result is decrypted
+//! and checked. Prints one JSON object: the tfhe version, the documented security and failure
+//! probability of each parameter set, and per operation the median wall and process CPU
+//! milliseconds over REPEATS runs after one warm-up run.
 
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use tfhe::boolean::prelude::{gen_keys, BinaryBooleanGates, Ciphertext, ServerKey};
 use tfhe::prelude::{FheDecrypt, FheEncrypt, FheOrd};
@@ -70,9 +75,24 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .filter(|&r| r > 0)
         .unwrap_or_else(|| {
-            eprintln!("usage: hec-tfhers-reference REPEATS (a positive integer)");
+            eprintln!("usage: hec-tfhers-reference REPEATS [BATCH] (positive integers)");
             std::process::exit(2)
         });
+    let batch: usize = match std::env::args().nth(2) {
+        None => 0,
+        Some(s) => s.parse().unwrap_or_else(|_| {
+            eprintln!("hec-tfhers-reference: BATCH must be a non-negative integer, got {s}");
+            std::process::exit(2)
+        }),
+    };
+    let batch_only = match std::env::args().nth(3).as_deref() {
+        None => false,
+        Some("only") if batch > 0 => true,
+        Some(other) => {
+            eprintln!("hec-tfhers-reference: the third argument can only be `only`, got {other}");
+            std::process::exit(2)
+        }
+    };
     let mut fields = Vec::new();
 
     // Boolean gates, DEFAULT_PARAMETERS (what gen_keys uses).
@@ -93,7 +113,7 @@ fn main() {
             |a, b, c| if a { b } else { c },
         ),
     ];
-    for (name, gate, truth) in gates {
+    for (name, gate, truth) in gates.into_iter().filter(|_| !batch_only) {
         let t = time_op(
             repeats,
             |i| {
@@ -103,6 +123,37 @@ fn main() {
             |i, out| cks.decrypt(&out) == truth(bit(i, 0), bit(i, 1), bit(i, 2)),
         );
         fields.push(field(name, t));
+    }
+    if batch > 0 {
+        // Run r uses gates r .. r + batch of a longer input list (every run its own inputs).
+        let batch_inputs: Vec<(Ciphertext, Ciphertext)> = (0..batch + repeats)
+            .map(|i| (enc(bit(i, 0)), enc(bit(i, 1))))
+            .collect();
+        let (wall, cpu) = time_op(
+            repeats,
+            |r| {
+                batch_inputs[r..r + batch]
+                    .par_iter()
+                    .map(|(a, b)| sks.nand(a, b))
+                    .collect::<Vec<Ciphertext>>()
+            },
+            |r, outs| {
+                outs.iter()
+                    .enumerate()
+                    .all(|(k, out)| cks.decrypt(out) == !(bit(r + k, 0) && bit(r + k, 1)))
+            },
+        );
+        let per_gate = (wall / batch as f64, cpu / batch as f64);
+        fields.push(field("nand_batch", per_gate));
+    }
+
+    if batch_only {
+        println!(
+            "{{\"repeats\": {repeats}, \"batch\": {batch}, \"rayon_threads\": {}, {}}}",
+            rayon_threads(),
+            fields.join(", ")
+        );
+        return;
     }
 
     // FheUint8 through the high-level API, default configuration.
@@ -142,7 +193,7 @@ fn main() {
     fields.push(field("uint8_gt", gt));
 
     println!(
-        "{{\"repeats\": {repeats}, \"rayon_threads\": {}, {}}}",
+        "{{\"repeats\": {repeats}, \"batch\": {batch}, \"rayon_threads\": {}, {}}}",
         rayon_threads(),
         fields.join(", ")
     );
