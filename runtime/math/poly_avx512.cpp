@@ -159,22 +159,23 @@ void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64
 
 void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
                            u64 q) {
-  const __m512i qv = set1(q);
+  const __m512i qv = set1(q), q2 = set1(2 * q);
   for (std::size_t c = 0; c < n; c += 8) {
     const __mmask8 m = tail_mask(n - c);
-    const __m512i p = mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, x + c),
-                                              _mm512_maskz_loadu_epi64(m, w + c),
-                                              _mm512_maskz_loadu_epi64(m, w_shoup + c), qv);
-    _mm512_mask_storeu_epi64(z + c, m, reduce_once(p, qv));
+    // The approximate quotient (one vpmuludq fewer): the product lies in [0, 4q) (q < 2^61).
+    const __m512i p = mul_shoup64_lazy4_avx512(_mm512_maskz_loadu_epi64(m, x + c),
+                                               _mm512_maskz_loadu_epi64(m, w + c),
+                                               _mm512_maskz_loadu_epi64(m, w_shoup + c), qv);
+    _mm512_mask_storeu_epi64(z + c, m, reduce_once(reduce_once(p, q2), qv));
   }
 }
 
 void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q) {
-  const __m512i qv = set1(q), wv = set1(w), wpv = set1(w_shoup);
+  const __m512i qv = set1(q), q2 = set1(2 * q), wv = set1(w), wpv = set1(w_shoup);
   for (std::size_t c = 0; c < n; c += 8) {
     const __mmask8 m = tail_mask(n - c);
-    const __m512i p = mul_shoup64_lazy_avx512(_mm512_maskz_loadu_epi64(m, x + c), wv, wpv, qv);
-    _mm512_mask_storeu_epi64(x + c, m, reduce_once(p, qv));
+    const __m512i p = mul_shoup64_lazy4_avx512(_mm512_maskz_loadu_epi64(m, x + c), wv, wpv, qv);
+    _mm512_mask_storeu_epi64(x + c, m, reduce_once(reduce_once(p, q2), qv));
   }
 }
 
