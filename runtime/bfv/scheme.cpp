@@ -432,6 +432,8 @@ void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciph
   }
   const std::size_t n = ctx_->ring_dim();
   const bool vector = math::active_kernel_path() == math::KernelPath::kAvx512Ifma;
+  // An output of a MiB or more leaves the cache before it is read again: streamed.
+  const bool stream = a.polys.size() * a.polys[0].num_limbs() * n >= (std::size_t{1} << 17);
   math::parallel_for(a.polys[0].num_limbs(), [&](std::size_t i) {
     const u64 q = pt.poly.modulus(i).value();
     const u64* w = pt.poly.limb(i);
@@ -440,7 +442,7 @@ void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciph
       const u64* x = a.polys[k].limb(i);
       u64* z = out.polys[k].limb(i);
       if (vector && q < (u64{1} << 61)) {
-        math::detail::multiply_shoup_avx512(z, x, w, ws, n, q);
+        math::detail::multiply_shoup_avx512(z, x, w, ws, n, q, stream);
         continue;
       }
       for (std::size_t c = 0; c < n; ++c) z[c] = math::mul_shoup(x[c], w[c], ws[c], q);

@@ -28,8 +28,10 @@ void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64
 // z = x * w mod q per coefficient, w_shoup[c] = floor(w[c] 2^64 / q), x and w in [0, q),
 // q < 2^61 (AVX-512F/DQ, emulated 64-bit Shoup product: products by a prepared operand, such
 // as BFV's multiply by a plaintext). z may alias x.
+// stream: write z with streaming stores (an output too large to stay in cache; z 64-byte
+// aligned, else ignored).
 void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
-                           u64 q);
+                           u64 q, bool stream = false);
 // x = x * w mod q for x in [0, q), a scalar w < q < 2^61, w_shoup = floor(w 2^64 / q)
 // (AVX-512F/DQ, emulated 64-bit Shoup product).
 void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q);

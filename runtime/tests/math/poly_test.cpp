@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "math/aligned.h"
 #include "math/cpu_features.h"
 #include "math/parallel.h"
 #include "math/poly_kernels.h"
@@ -312,6 +313,40 @@ TEST(RnsPoly, WideModulusAvx512KernelsMatchScalar) {
         const u64 d = y[t] >= x[t] ? y[t] - x[t] : y[t] + q - x[t];
         ASSERT_EQ(scaled[t], static_cast<u64>(static_cast<u128>(d) * w % q))
             << "bits=" << bits << " t=" << t;
+      }
+    }
+  }
+}
+
+// Products by a prepared operand and by a scalar (approximate Shoup quotient, results in
+// [0, 4q) reduced twice), with and without streaming stores, against 128-bit arithmetic, for
+// 30- to 61-bit primes and words at the extremes.
+TEST(RnsPoly, ShoupProductKernelsMatchScalar) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(29);
+  for (int bits : {30, 50, 51, 60, 61}) {
+    const u64 q = ntt_primes(bits, 1, 1024)[0];
+    for (std::size_t n : {std::size_t{13}, std::size_t{4096} + 3}) {
+      std::vector<u64> x(n), w(n), ws(n);
+      for (std::size_t t = 0; t < n; ++t) {
+        x[t] = rng() % q;
+        w[t] = rng() % q;
+      }
+      x[0] = q - 1;
+      w[0] = q - 1;
+      x[1 % n] = 0;
+      for (std::size_t t = 0; t < n; ++t) ws[t] = shoup_precompute(w[t], q);
+      AlignedU64Vector z(n), zs(n);  // 64-byte aligned: the streaming path runs
+      detail::multiply_shoup_avx512(z.data(), x.data(), w.data(), ws.data(), n, q, false);
+      detail::multiply_shoup_avx512(zs.data(), x.data(), w.data(), ws.data(), n, q, true);
+      const u64 c = q - 2, cs = shoup_precompute(c, q);
+      std::vector<u64> scaled = x;
+      detail::multiply_scalar_avx512(scaled.data(), n, c, cs, q);
+      for (std::size_t t = 0; t < n; ++t) {
+        const u64 want = static_cast<u64>(static_cast<u128>(x[t]) * w[t] % q);
+        ASSERT_EQ(z[t], want) << "bits=" << bits << " t=" << t;
+        ASSERT_EQ(zs[t], want) << "streamed, bits=" << bits << " t=" << t;
+        ASSERT_EQ(scaled[t], static_cast<u64>(static_cast<u128>(x[t]) * c % q)) << bits;
       }
     }
   }
