@@ -6,6 +6,7 @@
 // out_1 = 0. Both kernel paths; digits of two 30-bit primes, P of two 31-bit primes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/keyswitch.h"
@@ -131,6 +132,54 @@ TEST(HybridKeySwitch, RefusesKeysWithFewerPrimesOrDigitsAndBadDigits) {
   EXPECT_THROW(ks.key_product_mod_down(ext, one_digit, nullptr, out0.data(), out1.data()),
                std::invalid_argument);
   EXPECT_THROW((void)ks.mod_up(c.data(), nullptr, 1), std::invalid_argument);  // no tables
+}
+
+// Released digits go back to the pool and the next ModUp of the same size takes them (no
+// fresh pages per key switch), with every word rewritten: the second ModUp of another input
+// equals a ModUp into fresh memory.
+TEST(HybridKeySwitch, ModUpReusesReleasedDigitsAndRewritesThem) {
+  constexpr std::size_t n = 64;
+  const std::vector<u64> chain = math::ntt_primes(30, 4, n, {});
+  const std::vector<u64> special = math::ntt_primes(31, 2, n, chain);
+  std::vector<math::Modulus> moduli(chain.begin(), chain.end());
+  for (u64 p : special) moduli.emplace_back(p);
+  std::vector<math::NttTables> tables;
+  tables.reserve(moduli.size());
+  for (const auto& m : moduli) tables.emplace_back(n, m);
+  std::vector<const math::NttTables*> ntt;
+  for (const auto& t : tables) ntt.push_back(&t);
+  const HybridKeySwitch ks(n, moduli, ntt, 4, {{0, 2}, {2, 4}}, {4});
+  std::vector<u64> a(4 * n), b(4 * n);
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t t = 0; t < n; ++t) {
+      a[i * n + t] = (t * 7 + i) % chain[i];
+      b[i * n + t] = (t * t + 3 * i + 1) % chain[i];
+    }
+  }
+  std::vector<const u64*> released;
+  std::vector<std::vector<u64>> want;
+  {
+    const ModUpDigits first = ks.mod_up(nullptr, a.data(), 4);
+    for (const auto& d : first.digits) released.push_back(d.data());
+  }
+  {
+    // Held while the next ModUp runs: it cannot take these buffers.
+    const ModUpDigits held = ks.mod_up(nullptr, b.data(), 4);
+    for (const auto& d : held.digits) want.emplace_back(d.data(), d.data() + 6 * n);
+    const ModUpDigits again = ks.mod_up(nullptr, b.data(), 4);
+    for (std::size_t j = 0; j < again.digits.size(); ++j) {
+      EXPECT_EQ(std::vector<u64>(again.digits[j].data(), again.digits[j].data() + 6 * n), want[j]);
+    }
+  }
+  const ModUpDigits reused = ks.mod_up(nullptr, b.data(), 4);
+  bool any = false;
+  for (const auto& d : reused.digits) {
+    any |= std::find(released.begin(), released.end(), d.data()) != released.end();
+  }
+  EXPECT_TRUE(any) << "no released digit buffer was taken again";
+  for (std::size_t j = 0; j < reused.digits.size(); ++j) {
+    EXPECT_EQ(std::vector<u64>(reused.digits[j].data(), reused.digits[j].data() + 6 * n), want[j]);
+  }
 }
 
 }  // namespace
