@@ -123,17 +123,15 @@ void Evaluator::sub_inplace(Ciphertext& a, const Ciphertext& b) const {
       a.n);
 }
 
-Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
-  if (a.degree != b.degree) {
-    Ciphertext r = a;
-    add_inplace(r, b);
-    return r;
-  }
-  // One pass: out = a + b (no copy of a first).
-  check_pair(*context_, a, b, "Evaluator::add");
-  check_same_scale(a.scale, b.scale, "Evaluator::add");
+namespace {
+
+// out = a + b or a - b (same degree) in one pass: no copy of a first.
+Ciphertext add_or_sub(const Context& ctx, const Ciphertext& a, const Ciphertext& b, bool subtract,
+                      const char* where) {
+  check_pair(ctx, a, b, where);
+  check_same_scale(a.scale, b.scale, where);
   Ciphertext r = unfilled_like(a, a.degree);
-  const Context::Impl& impl = context_->impl();
+  const Context::Impl& impl = ctx.impl();
   for (std::size_t k = 0; k < a.size(); ++k) {
     for (std::size_t i = 0; i < a.limbs; ++i) {
       const u64 q = impl.moduli[i].value();
@@ -141,16 +139,36 @@ Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
       const u64* y = b.limb(k, i);
       u64* z = r.limb(k, i);
       if (detail::use_avx512()) {
-        math::detail::add_avx512(z, x, y, a.n, q);
+        if (subtract) {
+          std::copy(x, x + a.n, z);  // in cache: one limb
+          math::detail::sub_avx512(z, y, a.n, q);
+        } else {
+          math::detail::add_avx512(z, x, y, a.n, q);
+        }
         continue;
       }
       for (std::size_t t = 0; t < a.n; ++t) {
-        const u64 s = x[t] + y[t];
-        z[t] = s >= q ? s - q : s;
+        if (subtract) {
+          z[t] = x[t] >= y[t] ? x[t] - y[t] : x[t] + q - y[t];
+        } else {
+          const u64 s = x[t] + y[t];
+          z[t] = s >= q ? s - q : s;
+        }
       }
     }
   }
   return r;
+}
+
+}  // namespace
+
+Ciphertext Evaluator::add(const Ciphertext& a, const Ciphertext& b) const {
+  if (a.degree != b.degree) {
+    Ciphertext r = a;
+    add_inplace(r, b);
+    return r;
+  }
+  return add_or_sub(*context_, a, b, false, "Evaluator::add");
 }
 
 Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
@@ -159,26 +177,7 @@ Ciphertext Evaluator::sub(const Ciphertext& a, const Ciphertext& b) const {
     sub_inplace(r, b);
     return r;
   }
-  // One pass: out = a - b (no copy of a first).
-  check_pair(*context_, a, b, "Evaluator::sub");
-  check_same_scale(a.scale, b.scale, "Evaluator::sub");
-  Ciphertext r = unfilled_like(a, a.degree);
-  const Context::Impl& impl = context_->impl();
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    for (std::size_t i = 0; i < a.limbs; ++i) {
-      const u64 q = impl.moduli[i].value();
-      const u64* x = a.limb(k, i);
-      const u64* y = b.limb(k, i);
-      u64* z = r.limb(k, i);
-      if (detail::use_avx512()) {
-        std::copy(x, x + a.n, z);
-        math::detail::sub_avx512(z, y, a.n, q);
-        continue;
-      }
-      for (std::size_t t = 0; t < a.n; ++t) z[t] = x[t] >= y[t] ? x[t] - y[t] : x[t] + q - y[t];
-    }
-  }
-  return r;
+  return add_or_sub(*context_, a, b, true, "Evaluator::sub");
 }
 
 void Evaluator::negate_inplace(Ciphertext& a) const {
