@@ -109,7 +109,10 @@ def test_the_override_reveals_and_stamps(built: tuple[Path, Path], tmp_path: Pat
     assert "WARNING: PRECISION NOT GUARANTEED" in done.stderr
     x = np.load(tmp_path / "x.npy")
     m2 = float(np.sum((x - x.mean()) ** 2))
-    assert abs(float(np.load(tmp_path / "dec" / "m2.npy")) - m2) < 1.0  # the values still come
+    # The values still come, with decrypt's flooding noise on them: measured RMS 0.37 over 40
+    # runs (largest 1.09; a bound of 1.0 failed one run in 40, and once in CI). 5.0 is over 13
+    # of those standard deviations and 0.26% of m2 (about 1942 here).
+    assert abs(float(np.load(tmp_path / "dec" / "m2.npy")) - m2) < 5.0
     # the .npz form carries the stamp as a member
     npz = tmp_path / "out.npz"
     again = subprocess.run(
