@@ -77,6 +77,20 @@ struct Ciphertext {
   const u64* limb(std::size_t k, std::size_t j) const { return data.data() + (k * limbs + j) * n; }
 };
 
+// Gives `ct` this shape and these attributes, its words (degree + 1) * limbs * n left
+// unspecified for an operation that writes every one: its storage is reused when large
+// enough (no zero fill, no fresh pages).
+inline void reshape_unfilled(Ciphertext& ct, std::size_t n, std::size_t limbs, std::size_t degree,
+                             Level level, double scale, const core::KeyId& key_id) {
+  ct.data.resize((degree + 1) * limbs * n);
+  ct.n = n;
+  ct.limbs = limbs;
+  ct.degree = degree;
+  ct.level = level;
+  ct.scale = scale;
+  ct.key_id = key_id;
+}
+
 // A symmetric-key ciphertext stored compactly: c_0 and the 32-byte seed that `a = c_1`
 // expands from (half the size of a Ciphertext). Context::expand() restores a Ciphertext.
 struct CompactCiphertext {

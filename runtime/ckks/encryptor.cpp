@@ -55,14 +55,7 @@ void Encryptor::encrypt(const Plaintext& pt, Ciphertext& ct) const {
   const std::vector<std::int64_t> v = math::sample_ternary(prng, n);
   const std::vector<std::int64_t> e0 = math::sample_gaussian(prng, n);
   const std::vector<std::int64_t> e1 = math::sample_gaussian(prng, n);
-  // Every word is written below: ct's storage is reused when large enough, not zero-filled.
-  ct.data.resize(2 * limbs * n);
-  ct.n = n;
-  ct.limbs = limbs;
-  ct.degree = 1;
-  ct.level = pt.level;
-  ct.scale = pt.scale;
-  ct.key_id = public_key_.key_id;
+  reshape_unfilled(ct, n, limbs, 1, pt.level, pt.scale, public_key_.key_id);  // every word written
   // Limb by limb, split over the threads (each with its own NTT of v).
   math::parallel_for(limbs, [&](std::size_t i) {
     thread_local std::vector<u64> vn_buffer;

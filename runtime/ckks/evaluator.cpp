@@ -2,6 +2,7 @@
 // rescale and key switching leave it (for one limb, resp. for base conversion).
 #include "ckks/evaluator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -19,13 +20,7 @@ namespace {
 // uninitialized for an operation that writes every one (no zero fill, no first-touch pass).
 Ciphertext unfilled_like(const Ciphertext& a, std::size_t degree) {
   Ciphertext r;
-  r.n = a.n;
-  r.limbs = a.limbs;
-  r.degree = degree;
-  r.level = a.level;
-  r.scale = a.scale;
-  r.key_id = a.key_id;
-  r.data.resize((degree + 1) * a.limbs * a.n);
+  reshape_unfilled(r, a.n, a.limbs, degree, a.level, a.scale, a.key_id);
   return r;
 }
 
@@ -266,12 +261,7 @@ void Evaluator::multiply_by_i_inplace(Ciphertext& a) const {
 
 namespace {
 
-// Per-thread scratch reused across calls (a fresh multi-megabyte buffer per operation costs
-// a page fault per 4 KiB on first touch). Contents are unspecified on entry.
-u64* scratch_words(std::vector<u64>& buffer, std::size_t words) {
-  if (buffer.size() < words) buffer.resize(words);
-  return buffer.data();
-}
+// Per-thread scratch (math::scratch).
 thread_local std::vector<u64> tl_rescale_last, tl_rescale_limb, tl_relin;
 
 }  // namespace
@@ -293,20 +283,10 @@ void Evaluator::multiply(const Ciphertext& a, const Ciphertext& b, Ciphertext& o
   }
   const Context::Impl& impl = context_->impl();
   const bool linear = a.degree == 1 && b.degree == 1;
-  const std::size_t words = (a.degree + b.degree + 1) * a.limbs * a.n;
   // The degree-1 products write every word; higher degrees accumulate into zeros. out's
   // storage is reused when it is large enough (no page faults on fresh memory).
-  if (linear) {
-    out.data.resize(words);
-  } else {
-    out.data.assign(words, 0);
-  }
-  out.n = a.n;
-  out.limbs = a.limbs;
-  out.degree = a.degree + b.degree;
-  out.level = a.level;
-  out.scale = a.scale * b.scale;
-  out.key_id = a.key_id;
+  reshape_unfilled(out, a.n, a.limbs, a.degree + b.degree, a.level, a.scale * b.scale, a.key_id);
+  if (!linear) std::fill(out.data.begin(), out.data.end(), 0);
   const std::size_t n = a.n;
   math::parallel_for(a.limbs, [&](std::size_t i) {
     const math::Modulus& m = impl.moduli[i];
@@ -409,7 +389,7 @@ void Evaluator::relinearize_inplace(Ciphertext& a, const RelinKey& key) const {
   }
   const std::size_t words = a.limbs * a.n;
   // Overwritten by the key product (per-thread scratch: no page faults on fresh memory).
-  u64* const d0 = scratch_words(tl_relin, 2 * words);
+  u64* const d0 = math::scratch(tl_relin, 2 * words);
   u64* const d1 = d0 + words;
   const detail::ModUpDigits ext = detail::mod_up(*context_, a.poly(2), a.level);
   detail::key_product_mod_down(*context_, ext, key.key, nullptr, d0, d1);
@@ -450,7 +430,7 @@ void Evaluator::rescale_into(const Ciphertext& a, u64* dst, std::size_t out_stri
   const std::size_t l = static_cast<std::size_t>(a.level.value);
   // The last limbs in coefficient form; the caller's thread owns this scratch for the call
   // (the loops below read it from other threads only while this call runs).
-  u64* const last = scratch_words(tl_rescale_last, a.size() * n);
+  u64* const last = math::scratch(tl_rescale_last, a.size() * n);
   math::parallel_for(a.size(), [&](std::size_t k) {
     math::ntt_inverse(a.limb(k, top), last + k * n, impl.ntt[top]);
   });
@@ -463,7 +443,7 @@ void Evaluator::rescale_into(const Ciphertext& a, u64* dst, std::size_t out_stri
     u64* const out = dst + (k * out_stride + i) * n;
     const u64* src = a.limb(k, i);
     // The correction: in out itself when out is not the source limb, else in a scratch limb.
-    u64* const conv = out == src ? scratch_words(tl_rescale_limb, n) : out;
+    u64* const conv = out == src ? math::scratch(tl_rescale_limb, n) : out;
     const u64 q_top_mod = q_top % q;
     const bool small = q_top <= 2 * q;
     if (small && detail::use_avx512()) {
@@ -528,14 +508,9 @@ void Evaluator::rescale(const Ciphertext& a, Ciphertext& out) const {
   }
   check_rescalable(*context_, a);
   const std::size_t top = a.limbs - 1;
-  out.data.resize(a.size() * top * a.n);  // reuses out's storage when it is large enough
+  const double q_top = static_cast<double>(context_->impl().moduli[top].value());
+  reshape_unfilled(out, a.n, top, a.degree, Level(a.level.value - 1), a.scale / q_top, a.key_id);
   rescale_into(a, out.data.data(), top);
-  out.n = a.n;
-  out.limbs = top;
-  out.degree = a.degree;
-  out.level = Level(a.level.value - 1);
-  out.scale = a.scale / static_cast<double>(context_->impl().moduli[top].value());
-  out.key_id = a.key_id;
 }
 
 void Evaluator::drop_to_level_inplace(Ciphertext& a, Level level) const {
@@ -613,13 +588,7 @@ void Evaluator::apply_galois(const Ciphertext& a, std::uint64_t g, const GaloisK
     std::swap(out.data, r);
     return;
   }
-  out.data.resize(2 * a.limbs * a.n);  // every word written by the key switch
-  out.n = a.n;
-  out.limbs = a.limbs;
-  out.degree = 1;
-  out.level = a.level;
-  out.scale = a.scale;
-  out.key_id = a.key_id;
+  reshape_unfilled(out, a.n, a.limbs, 1, a.level, a.scale, a.key_id);  // every word written
   detail::galois_key_switch(*context_, ext, key, perm, a.poly(0), out.poly(0), out.poly(1));
 }
 

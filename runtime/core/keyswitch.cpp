@@ -44,12 +44,7 @@ inline void centred_lift(const u64* x, std::size_t n, u64 p, const math::Modulus
   }
 }
 
-// Per-thread scratch reused across calls (a fresh multi-megabyte vector per key switch costs
-// page faults on every first touch). Contents are unspecified on entry.
-u64* scratch(std::vector<u64>& buffer, std::size_t words) {
-  if (buffer.size() < words) buffer.resize(words);
-  return buffer.data();
-}
+// Per-thread scratch (math::scratch).
 thread_local std::vector<u64> tl_coef, tl_acc, tl_conv, tl_perm, tl_term, tl_limb;
 
 // Released digit buffers by size, most recent last, at most kDigitPoolBytes in all.
@@ -228,7 +223,7 @@ ModUpDigits HybridKeySwitch::mod_up(const u64* c_ntt, const u64* c_coef, std::si
   // Coefficient form of c.
   const u64* coef = c_coef;
   if (coef == nullptr) {
-    u64* tmp = scratch(tl_coef, limbs * n);
+    u64* tmp = math::scratch(tl_coef, limbs * n);
     math::parallel_for(
         limbs, [&](std::size_t i) { math::ntt_inverse(c_ntt + i * n, tmp + i * n, *ntt_[i]); });
     coef = tmp;
@@ -334,12 +329,12 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
   // once per term (every 8 digits when there are more: 8 products of 61-bit values stay below
   // 2^125); the terms are added modulo each prime of Q_l P (double hoisting: one ModDown for
   // the whole sum).
-  u64* const acc0 = scratch(tl_acc, 2 * total * n);
+  u64* const acc0 = math::scratch(tl_acc, 2 * total * n);
   u64* const acc1 = acc0 + total * n;
   bool product_perm = false;
   for (const KeyTerm& term : terms) product_perm |= term.perm != nullptr && term.perm_on_product;
   u64* const term_acc =
-      terms.size() > 1 || product_perm ? scratch(tl_term, 2 * total * n) : nullptr;
+      terms.size() > 1 || product_perm ? math::scratch(tl_term, 2 * total * n) : nullptr;
   math::parallel_for(total, [&](std::size_t k) {
     const math::Modulus& m = moduli_[ctx_index(k)];
     for (std::size_t g = 0; g < terms.size(); ++g) {
@@ -353,7 +348,7 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
       u64* d1 = (direct ? acc1 : term_acc + total * n) + k * n;
       if (use_avx512()) {
         std::vector<const u64*> xs(digits), bs(digits), as(digits);
-        u64* const permuted = perm ? scratch(tl_perm, digits * n) : nullptr;
+        u64* const permuted = perm ? math::scratch(tl_perm, digits * n) : nullptr;
         for (std::size_t j = 0; j < digits; ++j) {
           const u64* e = ext.digits[j].data() + k * n;
           if (perm) {
@@ -449,7 +444,7 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
       for (std::size_t t = 0; t < n; ++t) out[t] = math::add_mod(out[t], result_at(t), q);
       return;
     }
-    u64* z = output.perm != nullptr ? scratch(tl_limb, n) : out;
+    u64* z = output.perm != nullptr ? math::scratch(tl_limb, n) : out;
     if (add != nullptr) {
       for (std::size_t t = 0; t < n; ++t) z[t] = math::add_mod(result_at(t), add[t], q);
     } else {
@@ -471,7 +466,7 @@ void HybridKeySwitch::key_products(const ModUpDigits& ext, const std::vector<Key
   }
   // ModDown of both halves: INTT the P limbs, convert the centred value exactly to Q_l, NTT,
   // subtract, multiply by P^-1.
-  u64* const conv = scratch(tl_conv, 2 * limbs * n);
+  u64* const conv = math::scratch(tl_conv, 2 * limbs * n);
   math::parallel_for(2 * special, [&](std::size_t idx) {
     const std::size_t h = idx / special, p = idx % special;
     u64* limb = (h == 0 ? acc0 : acc1) + (limbs + p) * n;

@@ -9,8 +9,18 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <vector>
 
 namespace hec::math {
+
+// A scratch array of at least `count` elements in `buffer` (a thread_local one, reused
+// across calls: a fresh multi-megabyte array per call costs a page fault per 4 KiB on first
+// touch). Contents are unspecified on entry.
+template <class T>
+T* scratch(std::vector<T>& buffer, std::size_t count) {
+  if (buffer.size() < count) buffer.resize(count);
+  return buffer.data();
+}
 
 // Sets the number of threads every runtime parallel loop may use (>= 1); throws otherwise.
 void set_thread_cap(int threads);
