@@ -30,6 +30,11 @@ collector). Its rows also include the bare key switch (ApplyEvaluationKey), whic
 binary does not time on its own (ours: -). A reference that cannot be set up or run shows
 "not available (reason)" and the bench goes on; `ratio_fastest` = ours / fastest reference.
 
+The add rows also carry the memory floor (bench/common.py): our binary reads and writes the
+same limbs with no arithmetic, same thread count and clock. An add is one pass over three
+ciphertexts' worth of memory on every side, so half the fastest reference's time is below
+the floor at one thread: the floor, not the arithmetic, bounds that row.
+
 Usage: bench/run ckks [--quick] [--wall] [--only LOG_N] [--threads 1,2]
   --quick: skip the N = 2^16 set; --only LOG_N: only the set with N = 2^LOG_N (13, 14 or 16;
   for iterating on one size, no fused-dot row); --threads LIST: thread counts (default 1).
@@ -211,7 +216,18 @@ def main() -> int:
             for op, label in OPS:
                 refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
                 case = f"{name} {label}{suffix}"
-                rows.append(Row("ckks", case, ours[op] * 1e3, refs[0].value, "ms", refs))
+                floor = ours.get(f"{op}_floor")
+                rows.append(
+                    Row(
+                        "ckks",
+                        case,
+                        ours[op] * 1e3,
+                        refs[0].value,
+                        "ms",
+                        refs,
+                        floor=floor * 1e3 if floor is not None else None,
+                    )
+                )
             refs = lattigo_refs("keyswitch", None, "not measured", lattigo, lattigo_note)
             rows.append(Row("ckks", f"{name} key switch alone{suffix}", None, None, "ms", refs))
         if only is None:

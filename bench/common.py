@@ -8,6 +8,15 @@ available reference). Benchmarks with several reference libraries (ckks, bfv, fh
 library is not available) and, where tfhe-rs is one of them, `ratio_tfhe`; `reference` and
 `ratio` stay the OpenFHE figure; `ours_note` states our parameters' security where a row
 compares it. `ours` is null on a row only a reference measures.
+
+A memory-bound row (add, BFV's multiply by a plaintext) also carries its memory floor, measured
+in the same run by our bench binary (runtime/bench/memory_floor.h: the same words read and
+written as the operation, split over the same threads, with no arithmetic): `memory_floor` is
+the least traffic any implementation of the operation needs (its operands read, its output
+written), `memory_floor_ours` the traffic of our kernel where it reads more (a table of
+constants), `ratio_floor` = ours / memory_floor, and `target_below_floor` is true when half the
+fastest reference's time is below the floor: no implementation reaches the 0.5 target on this
+machine.
 """
 
 from __future__ import annotations
@@ -51,6 +60,8 @@ class Row:
     unit: str
     refs: tuple[Reference, ...] = ()
     ours_note: str = ""
+    floor: float | None = None
+    floor_ours: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -62,6 +73,20 @@ class Row:
         if not self.refs and self.reference:
             values = [self.reference]
         return _ratio(self.ours, min(values)) if values else None
+
+    @property
+    def ratio_floor(self) -> float | None:
+        return _ratio(self.ours, self.floor)
+
+    @property
+    def target_below_floor(self) -> bool | None:
+        """True when half the fastest reference's time is below the memory floor."""
+        values = [r.value for r in self.refs if r.value] or (
+            [self.reference] if self.reference else []
+        )
+        if self.floor is None or not values:
+            return None
+        return 0.5 * min(values) < self.floor
 
     @property
     def ratio_tfhe(self) -> float | None:
@@ -79,6 +104,12 @@ class Row:
         row["ratio_fastest"] = self.ratio_fastest
         if self.ours_note:
             row["ours_note"] = self.ours_note
+        if self.floor is not None:
+            row["memory_floor"] = self.floor
+            if self.floor_ours is not None:
+                row["memory_floor_ours"] = self.floor_ours
+            row["ratio_floor"] = self.ratio_floor
+            row["target_below_floor"] = self.target_below_floor
         if self.refs:
             row["references"] = [r.as_dict() for r in self.refs]
             if any(r.name == "tfhe-rs" for r in self.refs):
@@ -113,9 +144,10 @@ def print_rows(title: str, rows: list[Row]) -> None:
     the reasons a library is not available below it), then the JSON lines for tools."""
     print(title)
     names = list(dict.fromkeys(ref.name for r in rows for ref in r.refs))
+    floors = any(r.floor is not None for r in rows)
     if names:
         header = f"{'case':<44} {'ours':>10}" + "".join(f" {n[:10]:>10}" for n in names)
-        header += f" {'ratio_fastest':>13}  unit"
+        header += f" {'ratio_fastest':>13}" + (f" {'mem. floor':>11}" if floors else "") + "  unit"
     else:
         header = f"{'case':<44} {'ours':>12} {'reference':>12} {'ratio':>7}  unit"
     print(header)
@@ -125,10 +157,20 @@ def print_rows(title: str, rows: list[Row]) -> None:
             by_name = {ref.name: ref.value for ref in r.refs}
             cells = "".join(f" {_cell(by_name.get(n), 10, '.4g')}" for n in names)
             line = f"{r.case:<44} {_cell(r.ours, 10, '.4g')}{cells}"
-            print(f"{line} {_cell(r.ratio_fastest, 13, '.3f')}  {r.unit}")
+            line += f" {_cell(r.ratio_fastest, 13, '.3f')}"
+            if floors:
+                mark = "*" if r.target_below_floor else " "
+                line += f" {_cell(r.floor, 10, '.4g')}{mark}"
+            print(f"{line}  {r.unit}")
         else:
             ref, ratio = _cell(r.reference, 12, ".4g"), _cell(r.ratio, 7, ".3f")
             print(f"{r.case:<44} {_cell(r.ours, 12, '.4g')} {ref} {ratio}  {r.unit}")
+    if floors:
+        print(
+            "mem. floor: the operation's words read and written with no arithmetic, same run and"
+            " threads (our binary); *: half the fastest reference is below it, so no"
+            " implementation reaches 0.5 here"
+        )
     versions = {(ref.name, ref.version) for r in rows for ref in r.refs}
     if versions:
         print("references: " + ", ".join(f"{n} {v}" for n, v in sorted(versions)))

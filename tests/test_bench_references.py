@@ -50,6 +50,22 @@ def test_ratio_fastest_uses_the_fastest_available_reference() -> None:
     assert alone["ours"] is None and alone["ratio_fastest"] is None
 
 
+def test_a_memory_bound_row_says_whether_its_target_is_below_the_memory_floor() -> None:
+    refs = (Reference("openfhe", "1.6.1", 0.124), Reference("lattigo", "v6.1.1", 0.158))
+    below = json.loads(Row("b", "add", 0.093, 0.124, "ms", refs, floor=0.092).as_json())
+    assert below["memory_floor"] == 0.092 and below["ratio_floor"] == pytest.approx(0.093 / 0.092)
+    assert below["target_below_floor"] is True and "memory_floor_ours" not in below
+    # Half the fastest reference (0.062) at or above the floor: the target is reachable.
+    reachable = json.loads(
+        Row("b", "mp", 0.45, 0.9, "ms", refs, floor=0.06, floor_ours=0.07).as_json()
+    )
+    assert reachable["target_below_floor"] is False and reachable["memory_floor_ours"] == 0.07
+    plain = json.loads(Row("b", "rotate", 1.0, 2.0, "ms", refs).as_json())
+    assert "memory_floor" not in plain and "target_below_floor" not in plain
+    no_reference = Row("b", "add", 1.0, None, "ms", floor=0.5)
+    assert no_reference.target_below_floor is None
+
+
 def test_setup_reference_says_why_a_toolchain_is_missing(monkeypatch, tmp_path) -> None:
     # A PATH with only what the script needs before it looks for go / cargo.
     for tool in ("bash", "dirname"):
@@ -128,7 +144,7 @@ def test_ckks_two_thread_rows_run_every_side_on_two_threads_in_wall_time(
 
     def ours(cfg, dot=0, threads=1):
         calls.append(("ours", threads, cfg["clock"]))
-        return {op: 0.001 * threads for op, _ in ckks.OPS}
+        return {op: 0.001 * threads for op, _ in ckks.OPS} | {"add_floor": 0.003}
 
     def openfhe(python, cfg, dot=0, threads=1):
         calls.append(("openfhe", threads, cfg["clock"]))
@@ -154,6 +170,12 @@ def test_ckks_two_thread_rows_run_every_side_on_two_threads_in_wall_time(
     assert by_name(two[0])["lattigo"]["note"].endswith(
         "GOMAXPROCS=2 (one operation runs on one goroutine)"
     )
+    # The add rows carry our binary's memory floor of that thread count: half of OpenFHE's
+    # 4 ms is below its 3 ms.
+    adds = [r for r in rows if " add" in r["case"]]
+    assert len(adds) == 2 and all(r["memory_floor"] == 3.0 for r in adds)
+    assert all(r["target_below_floor"] is True for r in adds)
+    assert sum("memory_floor" in r for r in rows) == 2
     monkeypatch.setattr(sys, "argv", ["ckks.py", "--threads", "0"])
     assert ckks.main() == 2
 
@@ -186,6 +208,7 @@ def test_bfv_two_thread_rows(monkeypatch, capsys) -> None:
 def test_bfv_runs_on_without_openfhe_and_lattigo(monkeypatch, capsys) -> None:
     bfv = load("bfv")
     ours = {op: 0.002 for op, _ in bfv.OPS}
+    ours |= {"multiply_plain_floor": 0.001, "multiply_plain_floor_table": 0.0015}
     monkeypatch.setattr(bfv, "run_ours", lambda *args: ({"limbs": args[1]}, ours))
     monkeypatch.setattr(bfv, "run_reference", fail_openfhe)
     monkeypatch.setattr(bfv, "run_lattigo", fail_lattigo)
@@ -198,6 +221,10 @@ def test_bfv_runs_on_without_openfhe_and_lattigo(monkeypatch, capsys) -> None:
     measured = [r for r in rows if r["ours"] is not None]
     assert len(measured) == len(bfv.OPS)
     assert all(by_name(r)["openfhe"]["note"].startswith("not available") for r in measured)
+    # The multiply by a plaintext row has both floors; with no reference, no verdict.
+    (mp,) = [r for r in measured if "multiply by plaintext" in r["case"]]
+    assert mp["memory_floor"] == 1.0 and mp["memory_floor_ours"] == 1.5
+    assert mp["target_below_floor"] is None
     assert all(by_name(r)["lattigo"]["note"].startswith("not available") for r in rows)
     assert rows[0]["ours"] == 2.0 and rows[0]["ratio_fastest"] is None
 

@@ -25,8 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/memory_floor.h"
 #include "bfv/encoder.h"
 #include "bfv/scheme.h"
+#include "math/parallel.h"
 
 using namespace hec::bfv;
 
@@ -177,6 +179,25 @@ int main(int argc, char** argv) {
   const PlaintextNtt pn = ev.prepare_plain(pt);
   Ciphertext product;  // preallocated by the warm-up call, as the references' outputs are
   emit("multiply_plain", median_seconds([&] { ev.multiply_plain(a, pn, product); }, repeats));
+  {
+    // Its memory floors (bench/memory_floor.h), split over the threads as multiply_plain is:
+    // the least any product needs (the ciphertext and the plaintext read, the output
+    // written), and ours (the plaintext's Shoup table read too).
+    const std::size_t limbs = a.polys[0].num_limbs();
+    const bool stream = a.polys.size() * limbs * n >= (std::size_t{1} << 17);
+    const auto floor_pass = [&](bool table) {
+      hec::math::parallel_for(limbs, [&](std::size_t i) {
+        const u64* w = pn.poly.limb(i);
+        const u64* ws = table ? pn.shoup.data() + i * n : nullptr;
+        for (std::size_t k = 0; k < a.polys.size(); ++k) {
+          hec::bench::floor_read_write_to(product.polys[k].limb(i), a.polys[k].limb(i), w, ws, n,
+                                          stream);
+        }
+      });
+    };
+    emit("multiply_plain_floor", median_seconds([&] { floor_pass(false); }, repeats));
+    emit("multiply_plain_floor_table", median_seconds([&] { floor_pass(true); }, repeats));
+  }
   if (ctx->batching()) {
     const std::vector<long long> steps = {1};
     const GaloisKeys gk = keygen.make_galois_keys(steps, false);
@@ -189,5 +210,20 @@ int main(int argc, char** argv) {
   // Into an existing ciphertext, as Lattigo's Add writes into a preallocated output.
   Ciphertext sum = a;
   emit("add", median_seconds([&] { ev.add_inplace(sum, b); }, repeats));
+  // Its memory floor: the same limbs read and written, polynomial by polynomial with the limbs
+  // over the threads (as add_inplace), no arithmetic.
+  emit("add_floor", median_seconds(
+                        [&] {
+                          for (std::size_t j = 0; j < b.size(); ++j) {
+                            hec::math::parallel_for(
+                                sum.polys[j].num_limbs(),
+                                [&](std::size_t i) {
+                                  hec::bench::floor_read2_write1(sum.polys[j].limb(i),
+                                                                 b.polys[j].limb(i), n);
+                                },
+                                n);
+                          }
+                        },
+                        repeats));
   return 0;
 }

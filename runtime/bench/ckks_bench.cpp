@@ -14,11 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/memory_floor.h"
 #include "ckks/encoder.h"
 #include "ckks/encryptor.h"
 #include "ckks/evaluator.h"
 #include "ckks/kernels.h"
 #include "ckks/keys.h"
+#include "math/parallel.h"
 
 using namespace hec::ckks;
 
@@ -154,6 +156,23 @@ int main(int argc, char** argv) {
   // allocating add measured page faults more than additions: 0.108 ms against Lattigo's
   // 0.081 at 2^14).
   Ciphertext sum = x;
-  if (want("add")) emit("add", median_seconds([&] { eval.add_inplace(sum, y); }, repeats));
+  if (want("add")) {
+    emit("add", median_seconds([&] { eval.add_inplace(sum, y); }, repeats));
+    // Its memory floor: the same limbs read and written, split over the threads the same way,
+    // with no arithmetic (bench/memory_floor.h).
+    const std::size_t limbs = sum.size() * sum.limbs;
+    emit("add_floor", median_seconds(
+                          [&] {
+                            hec::math::parallel_for(
+                                limbs,
+                                [&](std::size_t idx) {
+                                  const std::size_t k = idx / sum.limbs, i = idx % sum.limbs;
+                                  hec::bench::floor_read2_write1(sum.limb(k, i), y.limb(k, i),
+                                                                 sum.n);
+                                },
+                                sum.n);
+                          },
+                          repeats));
+  }
   return 0;
 }
