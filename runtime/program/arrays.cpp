@@ -95,7 +95,27 @@ void RowSink::fold() {
   complete();
 }
 
-void fold_sinks(const std::vector<RowSink*>& sinks) {
+void ChunkSplit::record(double seconds) {
+  if (decided_) return;
+  if (chunks_++ == 0) {
+    decided_ = seconds >= kSureSeconds;
+    threads_ = decided_ ? all_ : 1;
+    return;
+  }
+  trials_[threads_ > 1 ? 1 : 0].push_back(seconds);
+  if (trials_[0].size() + trials_[1].size() < 2 * kTrials) {
+    threads_ = threads_ > 1 ? 1 : all_;
+    return;
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  threads_ = median(trials_[1]) < median(trials_[0]) ? all_ : 1;
+  decided_ = true;
+}
+
+void fold_sinks(const std::vector<RowSink*>& sinks, bool parallel) {
   struct Unit {
     std::size_t key, sink, unit;
   };
@@ -106,8 +126,12 @@ void fold_sinks(const std::vector<RowSink*>& sinks) {
   }
   std::stable_sort(units.begin(), units.end(),
                    [](const Unit& a, const Unit& b) { return a.key < b.key; });
-  math::parallel_for(units.size(),
-                     [&](std::size_t j) { sinks[units[j].sink]->fold_unit(units[j].unit); });
+  const auto fold = [&](std::size_t j) { sinks[units[j].sink]->fold_unit(units[j].unit); };
+  if (parallel) {
+    math::parallel_for(units.size(), fold);
+  } else {
+    for (std::size_t j = 0; j < units.size(); ++j) fold(j);
+  }
   for (RowSink* sink : sinks) sink->complete();
 }
 

@@ -586,14 +586,17 @@ int compute(const ProgramSpec& spec, void (*fn)(ServerOf<S>&), const ParsedArgs&
   }
   outputs.finish();
   const auto& times = server.stream_times();
-  char line[256];
+  char line[384];
   std::snprintf(line, sizeof line,
                 "[compute] passes over the rows: %.3f s reading %s of uploads and verifying their "
-                "digests, %.3f s of arithmetic (read_seconds=%.6f arithmetic_seconds=%.6f "
-                "read_bytes=%llu)\n",
+                "digests, %.3f s of arithmetic; of %zu chunks of rows, %zu read and %zu folded "
+                "over the threads (read_seconds=%.6f arithmetic_seconds=%.6f read_bytes=%llu "
+                "chunks=%zu read_split=%zu arithmetic_split=%zu)\n",
                 times.read_seconds, format_bytes(times.read_bytes).c_str(),
-                times.arithmetic_seconds, times.read_seconds, times.arithmetic_seconds,
-                static_cast<unsigned long long>(times.read_bytes));
+                times.arithmetic_seconds, times.chunks, times.read_split, times.arithmetic_split,
+                times.read_seconds, times.arithmetic_seconds,
+                static_cast<unsigned long long>(times.read_bytes), times.chunks, times.read_split,
+                times.arithmetic_split);
   std::cerr << line;
   std::cerr << "[compute] peak resident set " << format_bytes(peak_rss_bytes())
             << " (peak_rss_bytes=" << peak_rss_bytes() << ")\n";

@@ -83,6 +83,8 @@ class ServerOf : public ShardIndex {
     double read_seconds = 0.0;
     double arithmetic_seconds = 0.0;
     std::uint64_t read_bytes = 0;  // the sizes of the block files the passes read
+    // Chunks of rows read, and how many were read and folded over more than one thread.
+    std::size_t chunks = 0, read_split = 0, arithmetic_split = 0;
   };
   const StreamTimes& stream_times() const { return times_; }
 
@@ -251,6 +253,11 @@ class ServerOf : public ShardIndex {
       side_by_side = 10 * *std::max_element(load.begin(), load.end()) <= 7 * total;
     }
     std::vector<std::vector<Ct*>> slots_out(cursors.size());
+    // Whether a chunk's reading and its arithmetic run over the threads is measured, step by
+    // step (ChunkSplit, arrays.h).
+    // (Inputs read side by side take one thread each: nothing to decide.)
+    ChunkSplit read_split(side_by_side ? 1 : nthreads), arithmetic_split(nthreads);
+    bool first_chunk = true;
     std::size_t row = 0;
     while (row < n) {
       const auto read_start = Clock::now();
@@ -277,12 +284,13 @@ class ServerOf : public ShardIndex {
                       });
       } else {
         for (std::size_t i = 0; i < cursors.size(); ++i) {
-          read_units(cursors[i], slots_out[i].data(), chunk_end - first, nthreads);
+          read_units(cursors[i], slots_out[i].data(), chunk_end - first, read_split.threads());
         }
       }
-      times_.read_seconds += since(read_start);
+      const double read_chunk = since(read_start);
+      times_.read_seconds += read_chunk;
       const auto arithmetic_start = Clock::now();
-      parallel_rows(chunk_end - first, threads(), [&](std::size_t k, int thread) {
+      parallel_rows(chunk_end - first, arithmetic_split.threads(), [&](std::size_t k, int thread) {
         const std::size_t r = first + k;
         std::vector<CtArray> local;
         local.reserve(cursors.size());
@@ -297,8 +305,18 @@ class ServerOf : public ShardIndex {
         body(r, local, thread);
         progress.advance(std::min(rows(), (r + 1) * unit) - r * unit);
       });
-      fold_sinks(sinks);
-      times_.arithmetic_seconds += since(arithmetic_start);
+      fold_sinks(sinks, arithmetic_split.threads() > 1);
+      const double arithmetic_chunk = since(arithmetic_start);
+      times_.arithmetic_seconds += arithmetic_chunk;
+      ++times_.chunks;
+      if (read_split.threads() > 1 || side_by_side) ++times_.read_split;
+      if (arithmetic_split.threads() > 1) ++times_.arithmetic_split;
+      // The arithmetic's trials start once the reading's are over (a step's time depends on
+      // whether the other one just woke the threads).
+      const bool reading_on_trial = !read_split.decided();
+      read_split.record(read_chunk);
+      if (first_chunk || !reading_on_trial) arithmetic_split.record(arithmetic_chunk);
+      first_chunk = false;
       row = chunk_end;
     }
     const auto finish_start = Clock::now();

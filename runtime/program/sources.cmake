@@ -19,6 +19,7 @@ if(HEC_BUILD_TESTS)
   target_sources(hec_runtime_tests PRIVATE
     tests/program/args_test.cpp
     tests/program/bfv_program_test.cpp
+    tests/program/chunk_split_test.cpp
     tests/program/ckks_program_test.cpp
     tests/program/diagonal_test.cpp
     tests/program/npy_test.cpp
