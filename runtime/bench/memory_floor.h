@@ -20,4 +20,10 @@ void floor_read2_write1(std::uint64_t* x, const std::uint64_t* y, std::size_t n)
 void floor_read_write_to(std::uint64_t* z, const std::uint64_t* x, const std::uint64_t* y,
                          const std::uint64_t* s, std::size_t n, bool stream);
 
+// The same for two operands by one shared y (and s), read once for both: z0 = x0 ^ y (^ s),
+// z1 = x1 ^ y (^ s) (BFV's multiply by a plaintext, both components in one pass).
+void floor_read_write_to2(std::uint64_t* z0, std::uint64_t* z1, const std::uint64_t* x0,
+                          const std::uint64_t* x1, const std::uint64_t* y, const std::uint64_t* s,
+                          std::size_t n, bool stream);
+
 }  // namespace hec::bench

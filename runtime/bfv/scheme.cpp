@@ -438,10 +438,18 @@ void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciph
     const u64 q = pt.poly.modulus(i).value();
     const u64* w = pt.poly.limb(i);
     const u64* ws = pt.shoup.data() + i * n;
-    for (std::size_t k = 0; k < a.polys.size(); ++k) {
+    const bool wide = vector && q < (u64{1} << 61);
+    std::size_t k = 0;
+    // Two components at a time: the plaintext limb and its Shoup constants read once for both.
+    for (; wide && k + 2 <= a.polys.size(); k += 2) {
+      math::detail::multiply_shoup2_avx512(out.polys[k].limb(i), out.polys[k + 1].limb(i),
+                                           a.polys[k].limb(i), a.polys[k + 1].limb(i), w, ws, n, q,
+                                           stream);
+    }
+    for (; k < a.polys.size(); ++k) {
       const u64* x = a.polys[k].limb(i);
       u64* z = out.polys[k].limb(i);
-      if (vector && q < (u64{1} << 61)) {
+      if (wide) {
         math::detail::multiply_shoup_avx512(z, x, w, ws, n, q, stream);
         continue;
       }

@@ -157,29 +157,58 @@ void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64
   }
 }
 
-void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
-                           u64 q, bool stream) {
+namespace {
+
+// z_k = x_k w mod q for K operands sharing one prepared w (each block of w and its Shoup
+// constants loaded once for all K: BFV's two ciphertext components).
+template <std::size_t K>
+void multiply_shoup_k(u64* const* z, const u64* const* x, const u64* w, const u64* w_shoup,
+                      std::size_t n, u64 q, bool stream) {
   const __m512i qv = set1(q), q2 = set1(2 * q);
+  // The approximate quotient (one vpmuludq fewer): the product lies in [0, 4q) (q < 2^61).
+  const auto product = [&](__m512i xv, __m512i wv, __m512i wsv) {
+    return reduce_once(reduce_once(mul_shoup64_lazy4_avx512(xv, wv, wsv, qv), q2), qv);
+  };
+  bool aligned = true;
+  for (std::size_t k = 0; k < K; ++k) {
+    aligned = aligned && reinterpret_cast<std::uintptr_t>(z[k]) % kCacheLineBytes == 0;
+  }
   std::size_t c = 0;
-  if (stream && reinterpret_cast<std::uintptr_t>(z) % kCacheLineBytes == 0) {
+  if (stream && aligned) {
     // Streaming stores skip reading the destination lines first (write-allocate): a
     // quarter of the pass's memory traffic.
     for (; c + 8 <= n; c += 8) {
-      const __m512i p =
-          mul_shoup64_lazy4_avx512(_mm512_loadu_si512(x + c), _mm512_loadu_si512(w + c),
-                                   _mm512_loadu_si512(w_shoup + c), qv);
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(z + c), reduce_once(reduce_once(p, q2), qv));
+      const __m512i wv = _mm512_loadu_si512(w + c), wsv = _mm512_loadu_si512(w_shoup + c);
+      for (std::size_t k = 0; k < K; ++k) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(z[k] + c),
+                            product(_mm512_loadu_si512(x[k] + c), wv, wsv));
+      }
     }
     _mm_sfence();
   }
   for (; c < n; c += 8) {
     const __mmask8 m = tail_mask(n - c);
-    // The approximate quotient (one vpmuludq fewer): the product lies in [0, 4q) (q < 2^61).
-    const __m512i p = mul_shoup64_lazy4_avx512(_mm512_maskz_loadu_epi64(m, x + c),
-                                               _mm512_maskz_loadu_epi64(m, w + c),
-                                               _mm512_maskz_loadu_epi64(m, w_shoup + c), qv);
-    _mm512_mask_storeu_epi64(z + c, m, reduce_once(reduce_once(p, q2), qv));
+    const __m512i wv = _mm512_maskz_loadu_epi64(m, w + c);
+    const __m512i wsv = _mm512_maskz_loadu_epi64(m, w_shoup + c);
+    for (std::size_t k = 0; k < K; ++k) {
+      _mm512_mask_storeu_epi64(z[k] + c, m,
+                               product(_mm512_maskz_loadu_epi64(m, x[k] + c), wv, wsv));
+    }
   }
+}
+
+}  // namespace
+
+void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
+                           u64 q, bool stream) {
+  multiply_shoup_k<1>(&z, &x, w, w_shoup, n, q, stream);
+}
+
+void multiply_shoup2_avx512(u64* z0, u64* z1, const u64* x0, const u64* x1, const u64* w,
+                            const u64* w_shoup, std::size_t n, u64 q, bool stream) {
+  u64* const z[2] = {z0, z1};
+  const u64* const x[2] = {x0, x1};
+  multiply_shoup_k<2>(z, x, w, w_shoup, n, q, stream);
 }
 
 void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q) {

@@ -32,6 +32,10 @@ void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64
 // aligned, else ignored).
 void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
                            u64 q, bool stream = false);
+// The same for two operands by one prepared w (z0 = x0 w, z1 = x1 w; each z may alias its x):
+// w and its constants read once for both, as BFV's multiply by a plaintext needs.
+void multiply_shoup2_avx512(u64* z0, u64* z1, const u64* x0, const u64* x1, const u64* w,
+                            const u64* w_shoup, std::size_t n, u64 q, bool stream = false);
 // x = x * w mod q for x in [0, q), a scalar w < q < 2^61, w_shoup = floor(w 2^64 / q)
 // (AVX-512F/DQ, emulated 64-bit Shoup product).
 void multiply_scalar_avx512(u64* x, std::size_t n, u64 w, u64 w_shoup, u64 q);

@@ -339,6 +339,17 @@ TEST(RnsPoly, ShoupProductKernelsMatchScalar) {
       AlignedU64Vector z(n), zs(n);  // 64-byte aligned: the streaming path runs
       detail::multiply_shoup_avx512(z.data(), x.data(), w.data(), ws.data(), n, q, false);
       detail::multiply_shoup_avx512(zs.data(), x.data(), w.data(), ws.data(), n, q, true);
+      // Two operands by one w (BFV's two components), streamed and not; the second operand is
+      // x reversed, and one pair of outputs aliases its inputs.
+      std::vector<u64> y(x.rbegin(), x.rend());
+      AlignedU64Vector z0(n), z1(n), s0(n), s1(n);
+      detail::multiply_shoup2_avx512(z0.data(), z1.data(), x.data(), y.data(), w.data(), ws.data(),
+                                     n, q, false);
+      detail::multiply_shoup2_avx512(s0.data(), s1.data(), x.data(), y.data(), w.data(), ws.data(),
+                                     n, q, true);
+      std::vector<u64> ax = x, ay = y;
+      detail::multiply_shoup2_avx512(ax.data(), ay.data(), ax.data(), ay.data(), w.data(),
+                                     ws.data(), n, q, false);
       const u64 c = q - 2, cs = shoup_precompute(c, q);
       std::vector<u64> scaled = x;
       detail::multiply_scalar_avx512(scaled.data(), n, c, cs, q);
@@ -346,6 +357,13 @@ TEST(RnsPoly, ShoupProductKernelsMatchScalar) {
         const u64 want = static_cast<u64>(static_cast<u128>(x[t]) * w[t] % q);
         ASSERT_EQ(z[t], want) << "bits=" << bits << " t=" << t;
         ASSERT_EQ(zs[t], want) << "streamed, bits=" << bits << " t=" << t;
+        const u64 want_y = static_cast<u64>(static_cast<u128>(y[t]) * w[t] % q);
+        ASSERT_EQ(z0[t], want) << "two operands, bits=" << bits << " t=" << t;
+        ASSERT_EQ(z1[t], want_y) << "two operands, bits=" << bits << " t=" << t;
+        ASSERT_EQ(s0[t], want) << "two operands streamed, bits=" << bits << " t=" << t;
+        ASSERT_EQ(s1[t], want_y) << "two operands streamed, bits=" << bits << " t=" << t;
+        ASSERT_EQ(ax[t], want) << "two operands in place, bits=" << bits << " t=" << t;
+        ASSERT_EQ(ay[t], want_y) << "two operands in place, bits=" << bits << " t=" << t;
         ASSERT_EQ(scaled[t], static_cast<u64>(static_cast<u128>(x[t]) * c % q)) << bits;
       }
     }
