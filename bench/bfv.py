@@ -37,8 +37,9 @@ that cannot be set up or run shows "not available (reason)" and the bench goes o
 
 The add and multiply-by-plaintext rows also carry their memory floors (bench/common.py): our
 binary reads and writes the same limbs with no arithmetic, same threads and clock; for the
-product both the least traffic (ciphertext and plaintext read, output written) and ours (the
-plaintext's Shoup table read too).
+product the least traffic (ciphertext and plaintext read, output written), which is ours too
+(its Shoup constants are computed in registers, not read from a table; a binary that still
+emits `multiply_plain_floor_table` gets it as `memory_floor_ours`).
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ struct Plaintext {
   std::vector<u64> coeffs;
 };
 
-// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form, and
-// the Shoup constants floor(w 2^64 / q_i) of every value (products by a fixed operand).
+// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form, and,
+// for the portable kernels only, the Shoup constants floor(w 2^64 / q_i) of every value
+// (products by a fixed operand; the AVX-512 product computes them in registers: `shoup` empty).
 struct PlaintextNtt {
   math::RnsPoly poly;
   math::AlignedU64Vector shoup;

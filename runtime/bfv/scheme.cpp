@@ -392,6 +392,10 @@ PlaintextNtt Evaluator::prepare_plain(const Plaintext& pt) const {
   out.poly.set_signed(centred);
   math::to_ntt_inplace(out.poly);
   const std::size_t n = ctx_->ring_dim();
+  // The AVX-512 product computes its Shoup constants from the values in registers (cheaper
+  // than reading a table: the product is bound by its memory traffic): only the portable
+  // loop reads them.
+  if (math::active_kernel_path() == math::KernelPath::kAvx512Ifma) return out;
   out.shoup.resize(ctx_->q_size() * n);
   for (std::size_t i = 0; i < ctx_->q_size(); ++i) {
     const u64 q = out.poly.modulus(i).value();
@@ -412,8 +416,9 @@ void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciph
     throw std::invalid_argument(
         "multiply_plain: prepared plaintext is not over Q in evaluation form");
   }
-  if (pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
-    throw std::invalid_argument("multiply_plain: prepared plaintext has no Shoup constants");
+  if (!pt.shoup.empty() && pt.shoup.size() != ctx_->q_size() * ctx_->ring_dim()) {
+    throw std::invalid_argument("multiply_plain: prepared plaintext's Shoup constants are " +
+                                std::to_string(pt.shoup.size()) + " words, not limbs x ring");
   }
   if (&out != &a) {
     bool same_shape = out.polys.size() == a.polys.size();
@@ -437,23 +442,29 @@ void Evaluator::multiply_plain(const Ciphertext& a, const PlaintextNtt& pt, Ciph
   math::parallel_for(a.polys[0].num_limbs(), [&](std::size_t i) {
     const u64 q = pt.poly.modulus(i).value();
     const u64* w = pt.poly.limb(i);
-    const u64* ws = pt.shoup.data() + i * n;
+    const u64* ws = pt.shoup.empty() ? nullptr : pt.shoup.data() + i * n;
     const bool wide = vector && q < (u64{1} << 61);
     std::size_t k = 0;
-    // Two components at a time: the plaintext limb and its Shoup constants read once for both.
+    // Two components at a time: the plaintext limb read and its Shoup constants computed once
+    // for both (no table: ws null).
     for (; wide && k + 2 <= a.polys.size(); k += 2) {
       math::detail::multiply_shoup2_avx512(out.polys[k].limb(i), out.polys[k + 1].limb(i),
-                                           a.polys[k].limb(i), a.polys[k + 1].limb(i), w, ws, n, q,
-                                           stream);
+                                           a.polys[k].limb(i), a.polys[k + 1].limb(i), w, nullptr,
+                                           n, q, stream);
     }
     for (; k < a.polys.size(); ++k) {
       const u64* x = a.polys[k].limb(i);
       u64* z = out.polys[k].limb(i);
       if (wide) {
-        math::detail::multiply_shoup_avx512(z, x, w, ws, n, q, stream);
+        math::detail::multiply_shoup_avx512(z, x, w, nullptr, n, q, stream);
         continue;
       }
-      for (std::size_t c = 0; c < n; ++c) z[c] = math::mul_shoup(x[c], w[c], ws[c], q);
+      // The portable loop (a plaintext prepared on the AVX-512 path has no table: its
+      // constants are computed here, one division each).
+      for (std::size_t c = 0; c < n; ++c) {
+        const u64 wsc = ws != nullptr ? ws[c] : math::shoup_precompute(w[c], q);
+        z[c] = math::mul_shoup(x[c], w[c], wsc, q);
+      }
     }
   });
 }

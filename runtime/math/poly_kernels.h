@@ -27,13 +27,15 @@ void centre_reduce_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mo
 void centre_reduce_wide_avx512(u64* out, const u64* x, std::size_t n, u64 q, u64 p_mod_q, u64 half);
 // z = x * w mod q per coefficient, w_shoup[c] = floor(w[c] 2^64 / q), x and w in [0, q),
 // q < 2^61 (AVX-512F/DQ, emulated 64-bit Shoup product: products by a prepared operand, such
-// as BFV's multiply by a plaintext). z may alias x.
+// as BFV's multiply by a plaintext). z may alias x. w_shoup null: the constants are computed
+// from w in registers (two products per 8 coefficients) instead of read from a table; the
+// results are the same.
 // stream: write z with streaming stores (an output too large to stay in cache; z 64-byte
 // aligned, else ignored).
 void multiply_shoup_avx512(u64* z, const u64* x, const u64* w, const u64* w_shoup, std::size_t n,
                            u64 q, bool stream = false);
 // The same for two operands by one prepared w (z0 = x0 w, z1 = x1 w; each z may alias its x):
-// w and its constants read once for both, as BFV's multiply by a plaintext needs.
+// w and its constants read (or computed) once for both, as BFV's multiply by a plaintext needs.
 void multiply_shoup2_avx512(u64* z0, u64* z1, const u64* x0, const u64* x1, const u64* w,
                             const u64* w_shoup, std::size_t n, u64 q, bool stream = false);
 // x = x * w mod q for x in [0, q), a scalar w < q < 2^61, w_shoup = floor(w 2^64 / q)

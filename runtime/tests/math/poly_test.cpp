@@ -339,17 +339,24 @@ TEST(RnsPoly, ShoupProductKernelsMatchScalar) {
       AlignedU64Vector z(n), zs(n);  // 64-byte aligned: the streaming path runs
       detail::multiply_shoup_avx512(z.data(), x.data(), w.data(), ws.data(), n, q, false);
       detail::multiply_shoup_avx512(zs.data(), x.data(), w.data(), ws.data(), n, q, true);
-      // Two operands by one w (BFV's two components), streamed and not; the second operand is
-      // x reversed, and one pair of outputs aliases its inputs.
+      // The constants computed from w instead of read (ws null), streamed and not.
+      AlignedU64Vector zc(n), zcs(n);
+      detail::multiply_shoup_avx512(zc.data(), x.data(), w.data(), nullptr, n, q, false);
+      detail::multiply_shoup_avx512(zcs.data(), x.data(), w.data(), nullptr, n, q, true);
+      // Two operands by one w (BFV's two components), with the table and with computed
+      // constants, streamed and not; the second operand is x reversed, and one pair of
+      // outputs aliases its inputs.
       std::vector<u64> y(x.rbegin(), x.rend());
-      AlignedU64Vector z0(n), z1(n), s0(n), s1(n);
+      AlignedU64Vector z0(n), z1(n), s0(n), s1(n), c0(n), c1(n);
       detail::multiply_shoup2_avx512(z0.data(), z1.data(), x.data(), y.data(), w.data(), ws.data(),
                                      n, q, false);
       detail::multiply_shoup2_avx512(s0.data(), s1.data(), x.data(), y.data(), w.data(), ws.data(),
                                      n, q, true);
+      detail::multiply_shoup2_avx512(c0.data(), c1.data(), x.data(), y.data(), w.data(), nullptr, n,
+                                     q, true);
       std::vector<u64> ax = x, ay = y;
-      detail::multiply_shoup2_avx512(ax.data(), ay.data(), ax.data(), ay.data(), w.data(),
-                                     ws.data(), n, q, false);
+      detail::multiply_shoup2_avx512(ax.data(), ay.data(), ax.data(), ay.data(), w.data(), nullptr,
+                                     n, q, false);
       const u64 c = q - 2, cs = shoup_precompute(c, q);
       std::vector<u64> scaled = x;
       detail::multiply_scalar_avx512(scaled.data(), n, c, cs, q);
@@ -362,9 +369,42 @@ TEST(RnsPoly, ShoupProductKernelsMatchScalar) {
         ASSERT_EQ(z1[t], want_y) << "two operands, bits=" << bits << " t=" << t;
         ASSERT_EQ(s0[t], want) << "two operands streamed, bits=" << bits << " t=" << t;
         ASSERT_EQ(s1[t], want_y) << "two operands streamed, bits=" << bits << " t=" << t;
+        ASSERT_EQ(zc[t], want) << "computed constants, bits=" << bits << " t=" << t;
+        ASSERT_EQ(zcs[t], want) << "computed constants streamed, bits=" << bits << " t=" << t;
+        ASSERT_EQ(c0[t], want) << "two operands computed, bits=" << bits << " t=" << t;
+        ASSERT_EQ(c1[t], want_y) << "two operands computed, bits=" << bits << " t=" << t;
         ASSERT_EQ(ax[t], want) << "two operands in place, bits=" << bits << " t=" << t;
         ASSERT_EQ(ay[t], want_y) << "two operands in place, bits=" << bits << " t=" << t;
         ASSERT_EQ(scaled[t], static_cast<u64>(static_cast<u128>(x[t]) * c % q)) << bits;
+      }
+    }
+  }
+}
+
+// The Shoup constants computed in registers (multiply_shoup_avx512 with no table): the
+// estimate w k + mulhi_approx(w, f) is up to 4 below w 2^64 / q, which the range argument in
+// poly_avx512.cpp absorbs; checked against 128-bit arithmetic for primes of 20 to 61 bits,
+// words at the extremes (0, 1, q - 1, around q / 2) and random ones.
+TEST(RnsPoly, ComputedShoupConstantsGiveExactProducts) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(48);
+  for (int bits = 20; bits <= 61; bits += 1) {
+    for (const u64 q : ntt_primes(bits, 2, 1024)) {
+      const std::size_t n = 2048;
+      AlignedU64Vector x(n), y(n), w(n), z0(n), z1(n);
+      const u64 edge[] = {0, 1, 2, q / 2, q / 2 + 1, q - 2, q - 1};
+      for (std::size_t t = 0; t < n; ++t) {
+        x[t] = t < 49 ? edge[t % 7] : rng() % q;
+        w[t] = t < 49 ? edge[t / 7] : rng() % q;
+        y[t] = q - 1 - x[t];
+      }
+      detail::multiply_shoup2_avx512(z0.data(), z1.data(), x.data(), y.data(), w.data(), nullptr, n,
+                                     q, (bits % 2) == 0);
+      for (std::size_t t = 0; t < n; ++t) {
+        ASSERT_EQ(z0[t], static_cast<u64>(static_cast<u128>(x[t]) * w[t] % q))
+            << "q=" << q << " x=" << x[t] << " w=" << w[t];
+        ASSERT_EQ(z1[t], static_cast<u64>(static_cast<u128>(y[t]) * w[t] % q))
+            << "q=" << q << " y=" << y[t] << " w=" << w[t];
       }
     }
   }
