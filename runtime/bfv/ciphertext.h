@@ -25,9 +25,10 @@ struct Plaintext {
   std::vector<u64> coeffs;
 };
 
-// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form, and,
-// for the portable kernels only, the Shoup constants floor(w 2^64 / q_i) of every value
-// (products by a fixed operand; the AVX-512 product computes them in registers: `shoup` empty).
+// A plaintext prepared for multiply_plain: its centred lift [m]_t to Q, evaluation form, and
+// the Shoup constants floor(w 2^64 / q_i) of every value (products by a fixed operand), except
+// where the AVX-512 product computes them in registers (ciphertexts of a MiB or more, whose
+// products are bound by memory traffic: `shoup` empty; Evaluator::prepare_plain).
 struct PlaintextNtt {
   math::RnsPoly poly;
   math::AlignedU64Vector shoup;
