@@ -19,9 +19,7 @@ from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file, report_of
 from driver.roles import RoleSequence
 from driver.run import build_cpp
-
-ROOT = Path(__file__).resolve().parents[2]
-CHISQ = ROOT / "examples" / "gwas" / "chisq.hec"
+from tests.targets.chisq_roles import CHISQ, ROOT, encrypted_chisq
 
 
 def _measure(tmp_path: Path, n: int, m: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
@@ -30,12 +28,7 @@ def _measure(tmp_path: Path, n: int, m: int, monkeypatch: pytest.MonkeyPatch) ->
     # The role runs with the threads the figure is for (the report's default: every core).
     monkeypatch.setenv("HEC_THREADS", str(predicted["threads"]))
     built = build_cpp(comp, CHISQ, tmp_path / "build")
-    rng = np.random.default_rng(5)
-    np.save(tmp_path / "y.npy", rng.integers(0, 2, n).astype(np.int8))
-    np.save(tmp_path / "S.npy", rng.binomial(2, 0.3, size=(n, m)).astype(np.int8))
-    roles = RoleSequence(built.binary, tmp_path, signed=False)
-    roles.keygen(stream_rows=n)
-    roles.encrypt({"y": tmp_path / "y.npy", "S": tmp_path / "S.npy"}, tmp_path / "ct")
+    roles = encrypted_chisq(built.binary, tmp_path, n, m, seed=5)
     out = roles.compute(tmp_path / "ct", tmp_path / "res")
     return int(predicted["total"]), out.peak_rss_bytes
 

@@ -14,11 +14,8 @@ import pytest
 
 from compiler.analysis.sizes import Sizes
 from driver.pipeline import Options, compile_file
-from driver.roles import RoleSequence
 from driver.run import build_cpp
-
-ROOT = Path(__file__).resolve().parents[2]
-CHISQ = ROOT / "examples" / "gwas" / "chisq.hec"
+from tests.targets.chisq_roles import CHISQ, encrypted_chisq
 
 
 def test_two_threads_give_one_threads_results_whatever_the_split(
@@ -27,12 +24,7 @@ def test_two_threads_give_one_threads_results_whatever_the_split(
     n, m = 200, 64
     comp = compile_file(CHISQ, Options(sizes=Sizes.parse(f"N={n},M={m}")))
     built = build_cpp(comp, CHISQ, tmp_path / "build")
-    rng = np.random.default_rng(11)
-    np.save(tmp_path / "y.npy", rng.integers(0, 2, n).astype(np.int8))
-    np.save(tmp_path / "S.npy", rng.binomial(2, 0.3, size=(n, m)).astype(np.int8))
-    roles = RoleSequence(built.binary, tmp_path, signed=False)
-    roles.keygen(stream_rows=n)
-    roles.encrypt({"y": tmp_path / "y.npy", "S": tmp_path / "S.npy"}, tmp_path / "ct")
+    roles = encrypted_chisq(built.binary, tmp_path, n, m, seed=11)
     values, counts = {}, {}
     for threads in (1, 2):
         monkeypatch.setenv("HEC_THREADS", str(threads))
