@@ -14,6 +14,7 @@
 #include "bfv/encoder.h"
 #include "bfv/noise.h"
 #include "bfv/scheme.h"
+#include "math/cpu_features.h"
 #include "math/sampling.h"
 
 namespace hec::bfv {
@@ -249,6 +250,59 @@ INSTANTIATE_TEST_SUITE_P(Params, BfvOps, ::testing::ValuesIn(kCases),
 
 // Coefficient encoding with a t that allows no batching: products are negacyclic
 // convolutions mod t.
+// A product by a plaintext whose ciphertext is a MiB or more computes its Shoup constants in
+// registers (prepare_plain makes no table: half a prepared plaintext's memory, a sixth of the
+// product's traffic); a smaller one keeps the table. Either way the words equal the portable
+// loop's, with a table and without one (a plaintext prepared on the AVX-512 path), and
+// decrypt to the slot products.
+TEST(BfvPlainProduct, LargeProductsComputeTheirShoupConstants) {
+  if (!math::cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  struct Size {
+    int log_n;
+    std::size_t limbs;
+    bool table;
+  };
+  for (const Size size : {Size{12, 3, true}, Size{13, 8, false}}) {
+    const auto ctx =
+        BfvContext::create(BfvParams::generate(size.log_n, 65537, size.limbs, 50, 2, true, true));
+    const u64 t = ctx->plain_modulus();
+    KeyGenerator keygen(ctx, test_seed(7));
+    Encoder encoder(ctx);
+    Encryptor enc(ctx, keygen.secret_key());
+    Decryptor dec(ctx, keygen.secret_key());
+    Evaluator ev(ctx);
+    math::Prng prng(test_seed(8));
+    const auto x = random_slots(prng, ctx->ring_dim(), t),
+               z = random_slots(prng, ctx->ring_dim(), t);
+    const Ciphertext cx = enc.encrypt(encoder.encode_batch(x));
+    const Plaintext pz = encoder.encode_batch(z);
+    const PlaintextNtt prepared = ev.prepare_plain(pz);
+    EXPECT_EQ(prepared.shoup.empty(), !size.table) << "N = 2^" << size.log_n;
+    Ciphertext got;
+    ev.multiply_plain(cx, prepared, got);
+    math::force_portable_path(true);
+    const PlaintextNtt prepared_portable = ev.prepare_plain(pz);
+    EXPECT_FALSE(prepared_portable.shoup.empty());
+    Ciphertext want, want_untabled;
+    ev.multiply_plain(cx, prepared_portable, want);
+    ev.multiply_plain(cx, prepared, want_untabled);
+    math::force_portable_path(false);
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const std::size_t words = got.limbs() * got.polys[k].ring_dim();
+      EXPECT_TRUE(
+          std::equal(got.polys[k].data(), got.polys[k].data() + words, want.polys[k].data()))
+          << "N = 2^" << size.log_n << ", component " << k;
+      EXPECT_TRUE(std::equal(want_untabled.polys[k].data(), want_untabled.polys[k].data() + words,
+                             want.polys[k].data()))
+          << "N = 2^" << size.log_n << ", component " << k;
+    }
+    const auto slots = encoder.decode_batch(dec.decrypt(got));
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      ASSERT_EQ(slots[i], mulmod(x[i], z[i], t)) << "N = 2^" << size.log_n << " slot " << i;
+    }
+  }
+}
+
 TEST(BfvCoefficients, NonBatchingPlainModulus) {
   for (u64 t : {u64{256}, u64{1000}, u64{3}}) {
     const auto ctx = BfvContext::create(BfvParams::generate(10, t, 2, 50, 2, false, true));
