@@ -400,7 +400,7 @@ PlaintextNtt Evaluator::prepare_plain(const Plaintext& pt) const {
   const std::size_t n = ctx_->ring_dim();
   // A product whose operands leave the cache (a ciphertext of a MiB or more: the product is
   // bound by its memory traffic) computes its Shoup constants from the values in registers
-  // on the AVX-512 path; reading a table of them would be a fifth of its traffic. Smaller
+  // on the AVX-512 path; reading a table of them would be a sixth of its traffic. Smaller
   // products stay in cache, where reading is cheaper than computing: they get the table, as
   // the portable loop does. Measured, one thread: 2^15 with 8 limbs 0.48 ms with the table,
   // 0.43 without; 2^13 with 2 limbs 0.016 ms with it, 0.020 without.

@@ -166,16 +166,18 @@ template <std::size_t K, bool Table>
 void multiply_shoup_k(u64* const* z, const u64* const* x, const u64* w, const u64* w_shoup,
                       std::size_t n, u64 q, bool stream) {
   const __m512i qv = set1(q), q2 = set1(2 * q);
-  // Shoup's constant floor(w 2^64 / q) computed rather than read (a third of the pass's
-  // traffic when read from a table). With 2^64 / q = k + f / 2^64 + e (k, f integers,
+  // Shoup's constant floor(w 2^64 / q) computed rather than read (a table of them is a sixth
+  // of the traffic of BFV's two-component pass). With 2^64 / q = k + f / 2^64 + e (k, f integers,
   // 0 <= e < 2^-64), wp' = w k + mulhi64_approx(w, f) lies in (w 2^64 / q - 4, w 2^64 / q]
   // and below 2^64 (w < q). For x < q < 2^61 the quotient mulhi64_approx(x, wp') is then at
   // most 3 below floor(x w / q) and not above it (x wp' / 2^64 > x w / q - 4 x / 2^64, and
   // 4 x / 2^64 < 1/2): the product lies in [0, 4q), as with the exact constant and the
   // approximate quotient, and the same two conditional subtractions finish it.
-  const u64 k = ~u64{0} / q;  // floor(2^64 / q): q is odd, so it does not divide 2^64
-  const u64 f = static_cast<u64>((static_cast<u128>((u128{1} << 64) % q) << 64) / q);
-  const __m512i kv = set1(k), fv = set1(f);
+  __m512i kv = _mm512_setzero_si512(), fv = kv;
+  if constexpr (!Table) {
+    kv = set1(~u64{0} / q);  // floor(2^64 / q): q is odd, so it does not divide 2^64
+    fv = set1(static_cast<u64>((static_cast<u128>((u128{1} << 64) % q) << 64) / q));
+  }
   const auto constants = [&](__m512i wv, std::size_t c, __mmask8 m) {
     if constexpr (Table) {
       return _mm512_maskz_loadu_epi64(m, w_shoup + c);
