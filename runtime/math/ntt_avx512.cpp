@@ -4,8 +4,10 @@
 //  - moduli q < 2^50: Shoup multiplication in 52-bit limbs with vpmadd52luq/vpmadd52huq
 //    (Boemer et al., "Intel HEXL", WAHC 2021, §4), values in [0, 4q) < 2^52 between layers;
 //  - moduli 2^50 <= q < 2^61: Shoup multiplication with beta = 2^64 (avx512_mul64.h: high
-//    words from vpmuludq partial products, low words by vpmullq); values in [0, 4q) < 2^63
-//    between layers.
+//    words from vpmuludq partial products, low words by vpmullq) whose products stay in
+//    [0, 4q) uncorrected; values in [0, 8q) < 2^64 between forward layers and [0, 4q) between
+//    inverse ones (one conditional subtraction a butterfly instead of two: see
+//    forward_butterfly).
 // The layers with butterfly distance t >= 8 work on whole registers; the layers with t = 4, 2,
 // 1 run fused on 16-element blocks held in two registers, the X and Y halves of each layer
 // gathered with vpermt2q. This file is compiled with ${HEC_AVX512_FLAGS} and only entered after
@@ -21,10 +23,11 @@ namespace hec::math::detail {
 namespace {
 
 struct Consts {
-  __m512i q, two_q, neg_q52, mask52;
+  __m512i q, two_q, four_q, neg_q52, mask52;
   explicit Consts(u64 modulus)
       : q(_mm512_set1_epi64(static_cast<long long>(modulus))),
         two_q(_mm512_set1_epi64(static_cast<long long>(2 * modulus))),
+        four_q(_mm512_set1_epi64(static_cast<long long>(4 * modulus))),
         neg_q52(_mm512_set1_epi64(static_cast<long long>((u64{1} << 52) - modulus))),
         mask52(_mm512_set1_epi64(static_cast<long long>((u64{1} << 52) - 1))) {}
 };
@@ -38,45 +41,50 @@ inline __m512i mul_shoup52_lazy(__m512i y, __m512i w, __m512i wp, const Consts& 
   return _mm512_and_si512(r, c.mask52);
 }
 
-// y * w mod q in [0, 2q) for y < 2^63, w < q < 2^61, wp = floor(w * 2^64 / q): Shoup with
-// beta = 2^64 and the cheaper quotient estimate of mulhi64_approx_avx512 (one vpmuludq and
-// six other instructions fewer), whose result in [0, 4q) one conditional subtraction of 2q
-// brings back to [0, 2q). The butterflies' ranges, and every output, are unchanged.
-inline __m512i mul_shoup64_ntt(__m512i y, __m512i w, __m512i wp, const Consts& c) {
-  const __m512i r = mul_shoup64_lazy4_avx512(y, w, wp, c.q);
-  return _mm512_min_epu64(r, _mm512_sub_epi64(r, c.two_q));
-}
-
-template <bool Wide>
-inline __m512i mul_shoup(__m512i y, __m512i w, __m512i wp, const Consts& c) {
-  if constexpr (Wide) {
-    return mul_shoup64_ntt(y, w, wp, c);
-  } else {
-    return mul_shoup52_lazy(y, w, wp, c);
-  }
-}
-
 // x in [0, 2k) -> [0, k) for k = q or 2q.
 inline __m512i reduce_once(__m512i x, __m512i k) {
   return _mm512_min_epu64(x, _mm512_sub_epi64(x, k));
 }
 
-// Forward (Cooley-Tukey) Harvey butterfly: x, y in [0, 4q) -> [0, 4q).
+// Forward (Cooley-Tukey) Harvey butterfly. IFMA: x, y in [0, 4q) -> [0, 4q). Wide: x, y in
+// [0, 8q) -> [0, 8q) (8q < 2^64 for q < 2^61): x reduced once to [0, 4q), the product y w
+// left in the [0, 4q) of the approximate quotient, x + v < 8q and x - v + 4q in (0, 8q).
+// Harvey's form needs x in [0, 2q) and v in [0, 2q), two conditional subtractions; this one
+// needs one, a tenth of the wide butterfly's 22 vector instructions (every one of them takes
+// port 0 or 5, so the count is the time: measured 4.1 ns a butterfly of 8 lanes at N = 2^14).
 template <bool Wide>
 inline void forward_butterfly(__m512i& x, __m512i& y, __m512i w, __m512i wp, const Consts& c) {
-  const __m512i xr = reduce_once(x, c.two_q);
-  const __m512i v = mul_shoup<Wide>(y, w, wp, c);
-  x = _mm512_add_epi64(xr, v);
-  y = _mm512_add_epi64(_mm512_sub_epi64(xr, v), c.two_q);
+  if constexpr (Wide) {
+    const __m512i xr = reduce_once(x, c.four_q);
+    __m512i v = mul_shoup64_lazy4_avx512(y, w, wp, c.q);
+    // v whole in a register: GCC otherwise reassociates x and y into five additions.
+    asm("" : "+v"(v));
+    x = _mm512_add_epi64(xr, v);
+    y = _mm512_sub_epi64(_mm512_add_epi64(xr, c.four_q), v);
+  } else {
+    const __m512i xr = reduce_once(x, c.two_q);
+    const __m512i v = mul_shoup52_lazy(y, w, wp, c);
+    x = _mm512_add_epi64(xr, v);
+    y = _mm512_add_epi64(_mm512_sub_epi64(xr, v), c.two_q);
+  }
 }
 
-// Inverse (Gentleman-Sande) Harvey butterfly: x, y in [0, 2q) -> [0, 2q).
+// Inverse (Gentleman-Sande) Harvey butterfly. IFMA: x, y in [0, 2q) -> [0, 2q). Wide: x, y in
+// [0, 4q) -> [0, 4q): x + y reduced once from [0, 8q), x - y + 4q in (0, 8q) into the product,
+// left in [0, 4q) (one conditional subtraction fewer, as forward_butterfly).
 template <bool Wide>
 inline void inverse_butterfly(__m512i& x, __m512i& y, __m512i w, __m512i wp, const Consts& c) {
-  const __m512i s = _mm512_add_epi64(x, y);
-  const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q);
-  x = reduce_once(s, c.two_q);
-  y = mul_shoup<Wide>(d, w, wp, c);
+  if constexpr (Wide) {
+    const __m512i s = _mm512_add_epi64(x, y);
+    const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(x, c.four_q), y);
+    x = reduce_once(s, c.four_q);
+    y = mul_shoup64_lazy4_avx512(d, w, wp, c.q);
+  } else {
+    const __m512i s = _mm512_add_epi64(x, y);
+    const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q);
+    x = reduce_once(s, c.two_q);
+    y = mul_shoup52_lazy(d, w, wp, c);
+  }
 }
 
 // The three layers with t = 4, 2, 1 stay inside 16-element blocks, so they run fused: a
@@ -177,6 +185,11 @@ void forward_small_layers_fused(u64* a, std::size_t n, const u64* w, const u64* 
                                 _mm512_loadu_si512(wp1 + 8 * b), c);
       }
     }
+    if constexpr (Wide) {
+      // [0, 8q) -> [0, 4q), the lazy transform's output range.
+      x = reduce_once(x, c.four_q);
+      y = reduce_once(y, c.four_q);
+    }
     if constexpr (final_reduce) {
       x = reduce_once(reduce_once(x, c.two_q), c.q);
       y = reduce_once(reduce_once(y, c.two_q), c.q);
@@ -222,12 +235,51 @@ void forward_avx512(u64* a, const NttTables& tables) {
   const u64* w = tables.forward_twiddles();
   const NttTables::IfmaTables& it = tables.ifma();
   const u64* wp = Wide ? tables.forward_twiddles_shoup() : it.fwd_shoup52.data();
-  // Layers with t >= 8: group i has twiddle index m + i and spans [2it, 2it + 2t). The inner
-  // loops are unrolled by 4: one butterfly's chain (the emulated 64-bit products take about
-  // 30 cycles) left the core waiting; measured ~10% faster forward at N = 2^14, 60 bits.
-  std::size_t t = n;
-  for (std::size_t m = 1; t > 8; m <<= 1) {
+  // Layers with t >= 8: group i has twiddle index m + i and spans [2it, 2it + 2t). Two layers
+  // a pass where the second still has t >= 8 (radix 4): group i of layer t and groups 2i,
+  // 2i + 1 of layer t/2 touch the same four quarter-spans, so the four registers loaded from
+  // them go through both layers' butterflies (the same butterflies, twiddles and order as
+  // one layer a pass, so every output is unchanged) and are stored once. At N = 2^14 a limb
+  // is 128 KiB, beyond L1: half the passes halve the transform's L2 traffic; measured one
+  // thread, 2^13 to 2^16, IFMA: forward 31-35% and inverse 24-31% faster. The wide (60-bit)
+  // transform is bound by its butterflies' instructions, not by the traffic: two layers a
+  // pass measured 0-8% slower there (more live registers), so it keeps one. The inner loops
+  // are unrolled: one butterfly's chain (the emulated 64-bit products take about 30 cycles)
+  // left the core waiting.
+  std::size_t t = n, m = 1;
+  while (t > 8) {
     t >>= 1;
+    if (!Wide && t >= 16) {
+      const std::size_t half = t / 2;
+      for (std::size_t i = 0; i < m; ++i) {
+        const __m512i w0 = _mm512_set1_epi64(static_cast<long long>(w[m + i]));
+        const __m512i wp0 = _mm512_set1_epi64(static_cast<long long>(wp[m + i]));
+        const __m512i w1 = _mm512_set1_epi64(static_cast<long long>(w[2 * m + 2 * i]));
+        const __m512i wp1 = _mm512_set1_epi64(static_cast<long long>(wp[2 * m + 2 * i]));
+        const __m512i w2 = _mm512_set1_epi64(static_cast<long long>(w[2 * m + 2 * i + 1]));
+        const __m512i wp2 = _mm512_set1_epi64(static_cast<long long>(wp[2 * m + 2 * i + 1]));
+        u64* p0 = a + 2 * i * t;
+        u64* p1 = p0 + half;
+        u64* p2 = p0 + t;
+        u64* p3 = p2 + half;
+#pragma GCC unroll 2
+        for (std::size_t j = 0; j < half; j += 8) {
+          __m512i v0 = _mm512_loadu_si512(p0 + j), v1 = _mm512_loadu_si512(p1 + j);
+          __m512i v2 = _mm512_loadu_si512(p2 + j), v3 = _mm512_loadu_si512(p3 + j);
+          forward_butterfly<Wide>(v0, v2, w0, wp0, c);  // layer t
+          forward_butterfly<Wide>(v1, v3, w0, wp0, c);
+          forward_butterfly<Wide>(v0, v1, w1, wp1, c);  // layer t / 2
+          forward_butterfly<Wide>(v2, v3, w2, wp2, c);
+          _mm512_storeu_si512(p0 + j, v0);
+          _mm512_storeu_si512(p1 + j, v1);
+          _mm512_storeu_si512(p2 + j, v2);
+          _mm512_storeu_si512(p3 + j, v3);
+        }
+      }
+      m <<= 2;
+      t = half;
+      continue;
+    }
     for (std::size_t i = 0; i < m; ++i) {
       const __m512i wi = _mm512_set1_epi64(static_cast<long long>(w[m + i]));
       const __m512i wpi = _mm512_set1_epi64(static_cast<long long>(wp[m + i]));
@@ -242,6 +294,7 @@ void forward_avx512(u64* a, const NttTables& tables) {
         _mm512_storeu_si512(y + j, yv);
       }
     }
+    m <<= 1;
   }
   forward_small_layers_fused<Wide, final_reduce>(a, n, w, wp, c);
 }
@@ -254,9 +307,41 @@ void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
   const NttTables::IfmaTables& it = tables.ifma();
   const u64* wp = Wide ? tables.inverse_twiddles_shoup() : it.inv_shoup52.data();
   inverse_small_layers_fused<Wide>(src, a, n, w, wp, c);
-  // Layers with 8 <= t <= N/4: h = N/(2t) groups, twiddle index h + i (unrolled as above).
-  for (std::size_t t = 8; t <= n / 4; t <<= 1) {
+  // Layers with 8 <= t <= N/4: h = N/(2t) groups, twiddle index h + i; two a pass where the
+  // second still has 2t <= N/4 (radix 4, IFMA only, as the forward layers): groups 2g,
+  // 2g + 1 of layer t and group g of layer 2t touch the same four quarter-spans.
+  std::size_t t = 8;
+  while (t <= n / 4) {
     const std::size_t h = n / (2 * t);
+    if (!Wide && 2 * t <= n / 4) {
+      for (std::size_t g = 0; g < h / 2; ++g) {
+        const __m512i w0 = _mm512_set1_epi64(static_cast<long long>(w[h + 2 * g]));
+        const __m512i wp0 = _mm512_set1_epi64(static_cast<long long>(wp[h + 2 * g]));
+        const __m512i w1 = _mm512_set1_epi64(static_cast<long long>(w[h + 2 * g + 1]));
+        const __m512i wp1 = _mm512_set1_epi64(static_cast<long long>(wp[h + 2 * g + 1]));
+        const __m512i w2 = _mm512_set1_epi64(static_cast<long long>(w[h / 2 + g]));
+        const __m512i wp2 = _mm512_set1_epi64(static_cast<long long>(wp[h / 2 + g]));
+        u64* p0 = a + 4 * g * t;
+        u64* p1 = p0 + t;
+        u64* p2 = p1 + t;
+        u64* p3 = p2 + t;
+#pragma GCC unroll 2
+        for (std::size_t j = 0; j < t; j += 8) {
+          __m512i v0 = _mm512_loadu_si512(p0 + j), v1 = _mm512_loadu_si512(p1 + j);
+          __m512i v2 = _mm512_loadu_si512(p2 + j), v3 = _mm512_loadu_si512(p3 + j);
+          inverse_butterfly<Wide>(v0, v1, w0, wp0, c);  // layer t
+          inverse_butterfly<Wide>(v2, v3, w1, wp1, c);
+          inverse_butterfly<Wide>(v0, v2, w2, wp2, c);  // layer 2t
+          inverse_butterfly<Wide>(v1, v3, w2, wp2, c);
+          _mm512_storeu_si512(p0 + j, v0);
+          _mm512_storeu_si512(p1 + j, v1);
+          _mm512_storeu_si512(p2 + j, v2);
+          _mm512_storeu_si512(p3 + j, v3);
+        }
+      }
+      t <<= 2;
+      continue;
+    }
     for (std::size_t i = 0; i < h; ++i) {
       const __m512i wi = _mm512_set1_epi64(static_cast<long long>(w[h + i]));
       const __m512i wpi = _mm512_set1_epi64(static_cast<long long>(wp[h + i]));
@@ -271,6 +356,7 @@ void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
         _mm512_storeu_si512(y + j, yv);
       }
     }
+    t <<= 1;
   }
   // Last layer (t = N/2) with 1/N folded in.
   const __m512i ni = _mm512_set1_epi64(static_cast<long long>(tables.n_inverse()));
@@ -285,9 +371,17 @@ void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
     const __m512i xv = _mm512_loadu_si512(x + j);
     const __m512i yv = _mm512_loadu_si512(y + j);
     const __m512i s = _mm512_add_epi64(xv, yv);
-    const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(xv, yv), c.two_q);
-    __m512i xo = mul_shoup<Wide>(s, ni, nip, c);
-    __m512i yo = mul_shoup<Wide>(d, wl, wlp, c);
+    __m512i xo, yo;
+    if constexpr (Wide) {
+      // x, y in [0, 4q): the products of s < 8q and d in (0, 8q) in [0, 4q), back to [0, 2q).
+      const __m512i d = _mm512_sub_epi64(_mm512_add_epi64(xv, c.four_q), yv);
+      xo = reduce_once(mul_shoup64_lazy4_avx512(s, ni, nip, c.q), c.two_q);
+      yo = reduce_once(mul_shoup64_lazy4_avx512(d, wl, wlp, c.q), c.two_q);
+    } else {
+      const __m512i d = _mm512_add_epi64(_mm512_sub_epi64(xv, yv), c.two_q);
+      xo = mul_shoup52_lazy(s, ni, nip, c);
+      yo = mul_shoup52_lazy(d, wl, wlp, c);
+    }
     if constexpr (final_reduce) {
       xo = reduce_once(xo, c.q);
       yo = reduce_once(yo, c.q);

@@ -291,6 +291,58 @@ TEST(NttPaths, WideModulusAvx512AndPortableAgree) {
     }
   }
 }
+// The wide kernels keep forward values in [0, 8q) and inverse ones in [0, 4q) between layers,
+// with products left in the [0, 4q) of their approximate quotient; 8q < 2^64 holds only for
+// q < 2^61. At the largest 61-bit primes, on inputs at the top of the documented ranges
+// (every coefficient 4q - 1 resp. 2q - 1, or alternating with 0, the words that make the
+// butterflies' sums largest), the transforms still agree with the portable path mod q.
+TEST(NttPaths, WideKernelsHoldAtTheTopOfTheirRanges) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  for (int log_n : {4, 5, 10, 14}) {
+    const std::size_t n = std::size_t{1} << log_n;
+    for (const u64 prime : ntt_primes(61, 2, n)) {
+      const Modulus m(prime);
+      const u64 q = m.value();
+      const NttTables tables(n, m);
+      ASSERT_FALSE(tables.ifma_capable());
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        const auto top = [&](std::size_t i, u64 bound) {
+          return pattern == 0 || (pattern == 1 && i % 2 == 0) || (pattern == 2 && i % 2 == 1)
+                     ? bound - 1
+                     : u64{0};
+        };
+        std::vector<u64> lazy(n), want(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          lazy[i] = top(i, 4 * q);
+          want[i] = lazy[i] % q;
+        }
+        ntt_forward_lazy_inplace(lazy.data(), tables);
+        force_portable_path(true);
+        ntt_forward_inplace(want.data(), tables);
+        force_portable_path(false);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_LT(lazy[i], 4 * q) << "forward, N=2^" << log_n << " pattern " << pattern;
+          ASSERT_EQ(lazy[i] % q, want[i]) << "forward, N=2^" << log_n << " pattern " << pattern;
+        }
+        std::vector<u64> inv(n), inv_lazy(n), inv_want(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          inv[i] = inv_lazy[i] = top(i, 2 * q);
+          inv_want[i] = inv[i] % q;
+        }
+        ntt_inverse_inplace(inv.data(), tables);
+        ntt_inverse_lazy_inplace(inv_lazy.data(), tables);
+        force_portable_path(true);
+        ntt_inverse_inplace(inv_want.data(), tables);
+        force_portable_path(false);
+        ASSERT_EQ(inv, inv_want) << "inverse, N=2^" << log_n << " pattern " << pattern;
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_LT(inv_lazy[i], 2 * q) << "inverse lazy, N=2^" << log_n;
+          ASSERT_EQ(inv_lazy[i] % q, inv_want[i]) << "inverse lazy, N=2^" << log_n;
+        }
+      }
+    }
+  }
+}
 
 TEST(NttTables, RejectsBadParameters) {
   EXPECT_THROW(NttTables(1000, Modulus(12289)), std::invalid_argument);     // not 2^k
