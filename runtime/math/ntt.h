@@ -6,7 +6,9 @@
 // bit-reversed order out. Inverse: Gentleman-Sande (Alg. 2), bit-reversed in, natural out,
 // with the 1/N scaling folded into the last layer. Butterflies are Harvey's lazy ones
 // ("Faster arithmetic for number-theoretic transforms", J. Symb. Comp. 2014, Alg. 4 and the
-// inverse form) with Shoup-precomputed twiddles, values kept in [0, 4q) between layers.
+// inverse form) with Shoup-precomputed twiddles, values kept in [0, 4q) between layers (the
+// AVX-512 kernels of 60-bit moduli: [0, 8q) forward and [0, 4q) inverse, one conditional
+// subtraction a butterfly fewer; the IFMA kernels run two layers a pass, ntt_avx512.cpp).
 //
 // Two kernel paths chosen at run time by active_kernel_path(): AVX-512 (moduli below 2^50:
 // IFMA 52-bit multiply-add, Boemer et al., "Intel HEXL", WAHC 2021; moduli from 2^50 to 2^61:
