@@ -50,8 +50,9 @@ inline __m512i reduce_once(__m512i x, __m512i k) {
 // [0, 8q) -> [0, 8q) (8q < 2^64 for q < 2^61): x reduced once to [0, 4q), the product y w
 // left in the [0, 4q) of the approximate quotient, x + v < 8q and x - v + 4q in (0, 8q).
 // Harvey's form needs x in [0, 2q) and v in [0, 2q), two conditional subtractions; this one
-// needs one, a tenth of the wide butterfly's 22 vector instructions (every one of them takes
-// port 0 or 5, so the count is the time: measured 4.1 ns a butterfly of 8 lanes at N = 2^14).
+// needs one: 21 vector instructions instead of 23, every one of them on port 0 or 5, so the
+// count is the time (the transform takes 4.1-4.4 ns a butterfly of 8 lanes at every N from
+// 2^10 to 2^15: compute-bound).
 template <bool Wide>
 inline void forward_butterfly(__m512i& x, __m512i& y, __m512i w, __m512i wp, const Consts& c) {
   if constexpr (Wide) {
