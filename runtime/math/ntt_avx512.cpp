@@ -229,6 +229,23 @@ void inverse_small_layers_fused(const u64* src, u64* a, std::size_t n, const u64
   }
 }
 
+// The four quarter-spans p, p + quarter, p + 2 quarter, p + 3 quarter through `layers` (two
+// radix-2 layers on four registers, in place), eight words of each at a time.
+template <class Layers>
+inline void over_quarters(u64* p, std::size_t quarter, Layers&& layers) {
+#pragma GCC unroll 2
+  for (std::size_t j = 0; j < quarter; j += 8) {
+    __m512i v0 = _mm512_loadu_si512(p + j), v1 = _mm512_loadu_si512(p + quarter + j);
+    __m512i v2 = _mm512_loadu_si512(p + 2 * quarter + j);
+    __m512i v3 = _mm512_loadu_si512(p + 3 * quarter + j);
+    layers(v0, v1, v2, v3);
+    _mm512_storeu_si512(p + j, v0);
+    _mm512_storeu_si512(p + quarter + j, v1);
+    _mm512_storeu_si512(p + 2 * quarter + j, v2);
+    _mm512_storeu_si512(p + 3 * quarter + j, v3);
+  }
+}
+
 template <bool Wide, bool final_reduce>
 void forward_avx512(u64* a, const NttTables& tables) {
   const std::size_t n = tables.ring_dim();
@@ -259,23 +276,12 @@ void forward_avx512(u64* a, const NttTables& tables) {
         const __m512i wp1 = _mm512_set1_epi64(static_cast<long long>(wp[2 * m + 2 * i]));
         const __m512i w2 = _mm512_set1_epi64(static_cast<long long>(w[2 * m + 2 * i + 1]));
         const __m512i wp2 = _mm512_set1_epi64(static_cast<long long>(wp[2 * m + 2 * i + 1]));
-        u64* p0 = a + 2 * i * t;
-        u64* p1 = p0 + half;
-        u64* p2 = p0 + t;
-        u64* p3 = p2 + half;
-#pragma GCC unroll 2
-        for (std::size_t j = 0; j < half; j += 8) {
-          __m512i v0 = _mm512_loadu_si512(p0 + j), v1 = _mm512_loadu_si512(p1 + j);
-          __m512i v2 = _mm512_loadu_si512(p2 + j), v3 = _mm512_loadu_si512(p3 + j);
+        over_quarters(a + 2 * i * t, half, [&](__m512i& v0, __m512i& v1, __m512i& v2, __m512i& v3) {
           forward_butterfly<Wide>(v0, v2, w0, wp0, c);  // layer t
           forward_butterfly<Wide>(v1, v3, w0, wp0, c);
           forward_butterfly<Wide>(v0, v1, w1, wp1, c);  // layer t / 2
           forward_butterfly<Wide>(v2, v3, w2, wp2, c);
-          _mm512_storeu_si512(p0 + j, v0);
-          _mm512_storeu_si512(p1 + j, v1);
-          _mm512_storeu_si512(p2 + j, v2);
-          _mm512_storeu_si512(p3 + j, v3);
-        }
+        });
       }
       m <<= 2;
       t = half;
@@ -322,23 +328,12 @@ void inverse_avx512(const u64* src, u64* a, const NttTables& tables) {
         const __m512i wp1 = _mm512_set1_epi64(static_cast<long long>(wp[h + 2 * g + 1]));
         const __m512i w2 = _mm512_set1_epi64(static_cast<long long>(w[h / 2 + g]));
         const __m512i wp2 = _mm512_set1_epi64(static_cast<long long>(wp[h / 2 + g]));
-        u64* p0 = a + 4 * g * t;
-        u64* p1 = p0 + t;
-        u64* p2 = p1 + t;
-        u64* p3 = p2 + t;
-#pragma GCC unroll 2
-        for (std::size_t j = 0; j < t; j += 8) {
-          __m512i v0 = _mm512_loadu_si512(p0 + j), v1 = _mm512_loadu_si512(p1 + j);
-          __m512i v2 = _mm512_loadu_si512(p2 + j), v3 = _mm512_loadu_si512(p3 + j);
+        over_quarters(a + 4 * g * t, t, [&](__m512i& v0, __m512i& v1, __m512i& v2, __m512i& v3) {
           inverse_butterfly<Wide>(v0, v1, w0, wp0, c);  // layer t
           inverse_butterfly<Wide>(v2, v3, w1, wp1, c);
           inverse_butterfly<Wide>(v0, v2, w2, wp2, c);  // layer 2t
           inverse_butterfly<Wide>(v1, v3, w2, wp2, c);
-          _mm512_storeu_si512(p0 + j, v0);
-          _mm512_storeu_si512(p1 + j, v1);
-          _mm512_storeu_si512(p2 + j, v2);
-          _mm512_storeu_si512(p3 + j, v3);
-        }
+        });
       }
       t <<= 2;
       continue;
