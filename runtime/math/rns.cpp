@@ -1,6 +1,7 @@
 // RNS bases, base conversion and CRT composition (see rns.h).
 #include "math/rns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -216,6 +217,8 @@ BaseConverter::BaseConverter(const RnsBase& from, const RnsBase& to) : from_(fro
       t->hat_inv_shoup.push_back(from.q_hat_inv_mod_q_shoup(i));
       t->from_wide.push_back(q >= kTwo52 ? 1 : 0);
     }
+    t->narrow =
+        std::all_of(t->from_q.begin(), t->from_q.end(), [](u64 q) { return q < (u64{1} << 43); });
     t->q_inv = q_inv_double_;
     for (std::size_t j = 0; j < l; ++j) {
       const u64 p = to[j].value();

@@ -121,8 +121,9 @@ struct WideScratch {
 thread_local WideScratch tl_wide;
 
 // Adds y h for one source limb to the columns, h = c + 2^52 d (d = 0 unless p >= 2^52) and
-// g = 2^52 h mod p = e + 2^52 f; y = a + 2^52 b.
-template <bool PWide>
+// g = 2^52 h mod p = e + 2^52 f; y = a + 2^52 b. Narrow: a < 2^43, so a d < 2^52 and its
+// high half (the top column's only term) is zero.
+template <bool PWide, bool Narrow>
 inline void accumulate_term(__m512i& col1, __m512i& col52, __m512i& col104, __m512i a,
                             const __m512i* b, const u64* h4) {
   const __m512i c = set1(h4[0]);
@@ -131,7 +132,7 @@ inline void accumulate_term(__m512i& col1, __m512i& col52, __m512i& col104, __m5
   if constexpr (PWide) {
     const __m512i d = set1(h4[1]);
     col52 = _mm512_madd52lo_epu64(col52, a, d);
-    col104 = _mm512_madd52hi_epu64(col104, a, d);
+    if constexpr (!Narrow) col104 = _mm512_madd52hi_epu64(col104, a, d);
   }
   if (b != nullptr) {
     const __m512i e = set1(h4[2]);
@@ -141,7 +142,7 @@ inline void accumulate_term(__m512i& col1, __m512i& col52, __m512i& col104, __m5
   }
 }
 
-template <bool PWide>
+template <bool PWide, bool Narrow>
 void convert_target_wide(const WideConvertTables& t, bool exact, std::size_t j, u64* oj,
                          std::size_t len) {
   const std::size_t k = t.k;
@@ -161,9 +162,9 @@ void convert_target_wide(const WideConvertTables& t, bool exact, std::size_t j, 
       const __m512i a = _mm512_loadu_si512(y_lo + i * kConvertBlock + 8 * vec);
       if (t.from_wide[i]) {
         const __m512i b = _mm512_loadu_si512(y_hi + i * kConvertBlock + 8 * vec);
-        accumulate_term<PWide>(col1, col52, col104, a, &b, h4);
+        accumulate_term<PWide, Narrow>(col1, col52, col104, a, &b, h4);
       } else {
-        accumulate_term<PWide>(col1, col52, col104, a, nullptr, h4);
+        accumulate_term<PWide, Narrow>(col1, col52, col104, a, nullptr, h4);
       }
     }
     if (exact && !t.neg_vq.empty()) {
@@ -174,12 +175,12 @@ void convert_target_wide(const WideConvertTables& t, bool exact, std::size_t j, 
     } else if (exact) {
       // - v Q = v ((-Q) mod p) with v <= k < 2^7: one more term without a high part.
       const u64 h4[4] = {t.neg_q_lo[j], t.neg_q_hi[j], 0, 0};
-      accumulate_term<PWide>(col1, col52, col104, _mm512_load_si512(tl_wide.v + 8 * vec), nullptr,
-                             h4);
+      accumulate_term<PWide, Narrow>(col1, col52, col104, _mm512_load_si512(tl_wide.v + 8 * vec),
+                                     nullptr, h4);
     }
     _mm512_mask_storeu_epi64(
         oj + 8 * vec, vec + 1 == vectors ? tail : 0xFF,
-        PWide ? reducer.reduce(col1, col52, col104) : reducer.reduce(col1, col52));
+        PWide && !Narrow ? reducer.reduce(col1, col52, col104) : reducer.reduce(col1, col52));
   }
 }
 
@@ -232,10 +233,12 @@ void convert_block_wide(const WideConvertTables& t, bool exact, const u64* in,
   // Step (3): per target limb, the columns of sum_i y_i (Q/q_i) - v Q, reduced once.
   for (std::size_t j = 0; j < l; ++j) {
     u64* oj = out_limbs[j] + start;
-    if (t.to_p[j] >= (u64{1} << 52)) {
-      convert_target_wide<true>(t, exact, j, oj, len);
+    if (t.to_p[j] < (u64{1} << 52)) {
+      convert_target_wide<false, false>(t, exact, j, oj, len);
+    } else if (t.narrow) {
+      convert_target_wide<true, true>(t, exact, j, oj, len);
     } else {
-      convert_target_wide<false>(t, exact, j, oj, len);
+      convert_target_wide<true, false>(t, exact, j, oj, len);
     }
   }
 }

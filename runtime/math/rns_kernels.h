@@ -36,7 +36,10 @@ struct WideConvertTables {
   std::size_t k = 0, l = 0;
   std::vector<u64> from_q, hat_inv, hat_inv_shoup;  // per source limb i (Shoup, beta = 2^64)
   std::vector<unsigned char> from_wide;             // q_i >= 2^52 (y_i may have a high part)
-  std::vector<double> q_inv;                        // 1.0 / q_i
+  // Every q_i below 2^43: y_i (Q/q_i mod p_j) < 2^104 for any p_j < 2^61, so the top column
+  // of the sums stays zero (the high half of y_i times the top 9 bits of the factor is 0).
+  bool narrow = false;
+  std::vector<double> q_inv;  // 1.0 / q_i
   // per (j, i) at j * k + i:
   std::vector<u64> hat_lo, hat_hi, hat52_lo, hat52_hi;
   // per target limb j: (-Q) mod p_j split at 2^52 (the exact form's correction -v Q), and the

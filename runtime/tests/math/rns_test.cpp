@@ -269,6 +269,52 @@ TEST(BaseConverter, WideAndPortableAgreeBitForBit) {
   }
 }
 
+// Sources all below 2^43 (the special primes of a ModDown) into wide targets: the kernel
+// leaves out the top column there (rns_kernels.h WideConvertTables::narrow). The largest
+// primes below 2^43 and every residue q - 1 put y_i and the factors at the top of their
+// ranges; the portable path is the reference.
+TEST(BaseConverter, NarrowSourcesIntoWideTargetsAgreeBitForBit) {
+  if (!cpu_has_avx512_ifma()) GTEST_SKIP() << "CPU lacks AVX-512 IFMA";
+  std::mt19937_64 rng(43);
+  std::vector<u64> narrow, wide;
+  for (int bits : {43, 40, 36}) {
+    for (u64 q : ntt_primes(bits, 12, 1024)) narrow.push_back(q);
+  }
+  for (int bits : {61, 60, 53}) {
+    for (u64 q : ntt_primes(bits, 6, 1024)) wide.push_back(q);
+  }
+  struct Shape {
+    std::size_t k, l;
+  };
+  for (const Shape& shape : {Shape{3, 4}, Shape{1, 2}, Shape{12, 5}, Shape{7, 8}}) {
+    for (int trial = 0; trial < 3; ++trial) {
+      // Trial 0: the largest 43-bit primes; then shuffled sizes.
+      if (trial > 0) std::shuffle(narrow.begin(), narrow.end(), rng);
+      std::shuffle(wide.begin(), wide.end(), rng);
+      const RnsBase from(std::vector<u64>(narrow.begin(), narrow.begin() + shape.k));
+      const RnsBase to(std::vector<u64>(wide.begin(), wide.begin() + shape.l));
+      const BaseConverter conv(from, to);
+      const std::size_t n = 259;
+      std::vector<u64> in = random_residues(from, n, rng);
+      for (std::size_t i = 0; i < shape.k; ++i) {
+        for (std::size_t c = 0; c < 64; ++c) in[i * n + c] = from[i].value() - 1;
+        in[i * n + 64] = 0;
+      }
+      for (bool exact : {false, true}) {
+        std::vector<u64> portable(shape.l * n), vector(shape.l * n);
+        force_portable_path(true);
+        exact ? conv.convert_exact(in.data(), portable.data(), n)
+              : conv.convert_approx(in.data(), portable.data(), n);
+        force_portable_path(false);
+        exact ? conv.convert_exact(in.data(), vector.data(), n)
+              : conv.convert_approx(in.data(), vector.data(), n);
+        ASSERT_EQ(portable, vector)
+            << "k=" << shape.k << " l=" << shape.l << " exact=" << exact << " trial=" << trial;
+      }
+    }
+  }
+}
+
 // Exact conversion near the centre boundary +-Q/2 (where v = round(sum y_i / q_i) flips) on
 // 60-bit moduli: both paths give the same representative for x = (Q -+ d)/2.
 TEST(BaseConverter, WideExactAgreesNearHalfQ) {
