@@ -14,7 +14,11 @@ dimension n): t = 2, L in {1, 5, 10, 20, 30}, n the smallest ring dimension Open
 Rows: multiply (no relinearization) and multiply + relinearize.
 
 Single thread on every side by default (HEC_THREADS=1, OMP_NUM_THREADS=1, GOMAXPROCS=1).
-Medians of `--repeats` runs (default 7) after one warm-up, in process CPU time on every side
+Medians of `--repeats` runs (default 7) after one warm-up, in process CPU time on every side,
+and of the main table's `--rounds` rounds (default 3: OpenFHE, ours and Lattigo one after
+another, then again; each figure the median over rounds: a burst of load on this shared
+machine, which can slow all the repeats of one operation by up to 1.5x, then moves one
+round's figure instead of the row)
 (single-threaded runs; on a machine shared with other builds wall time mostly measures the
 scheduler). `--threads 1,2` also runs the main table with two threads on every side
 (HEC_THREADS, OMP_NUM_THREADS, GOMAXPROCS = 2) in wall seconds (process CPU time would add the
@@ -60,6 +64,8 @@ from common import (
     Row,
     lattigo_refs,
     lattigo_version,
+    measure_rounds,
+    median_of_rounds,
     openfhe_version,
     parse_op_lines,
     print_rows,
@@ -128,9 +134,54 @@ def run_lattigo_bfv(
     return times, note + (" (one operation runs on one goroutine)" if threads > 1 else "")
 
 
+def measure_main_case(
+    cfg: dict[str, Any], log_n: int, limbs: int, threads: int, repeats: int, rounds: int
+) -> tuple[Any, ...]:
+    """One main-table case, `rounds` rounds interleaved (common.measure_rounds: OpenFHE, ours,
+    Lattigo, then again), each figure the median over rounds. Ours and Lattigo take the limb
+    count OpenFHE's parameter generation chose in its first round (`limbs` without OpenFHE).
+    Returns (OpenFHE's (params, times) or None, its note, our params, our times, Lattigo's
+    (times, note) or None, its note)."""
+    chosen = {"limbs": limbs}
+
+    def openfhe() -> tuple[dict[str, Any], dict[str, float]]:
+        params, times = run_reference(cfg, threads)
+        chosen["limbs"] = params["limbs"]
+        return params, times
+
+    def ours() -> tuple[Any, dict[str, float]]:
+        return run_ours(log_n, chosen["limbs"], PLAIN_MODULUS, DNUM, repeats, "all", threads)
+
+    def lattigo() -> tuple[dict[str, float], str]:
+        return run_lattigo_bfv(log_n, chosen["limbs"], PLAIN_MODULUS, DNUM, repeats, "all", threads)
+
+    got = measure_rounds(
+        rounds, [("openfhe", openfhe, True), ("ours", ours, False), (LATTIGO, lattigo, True)]
+    )
+    ref_runs, ref_note = got["openfhe"]
+    measured = None
+    if ref_runs:
+        measured = (ref_runs[0][0], median_of_rounds([times for _, times in ref_runs]))
+    ours_runs, _ = got["ours"]
+    assert ours_runs is not None  # ours is not a reference: it is never dropped
+    ours_times = median_of_rounds([times for _, times in ours_runs])
+    lattigo_runs, lattigo_note = got[LATTIGO]
+    lattigo_times = None
+    if lattigo_runs:
+        lattigo_times = (median_of_rounds([t for t, _ in lattigo_runs]), lattigo_runs[0][1])
+    return measured, ref_note, ours_runs[0][0], ours_times, lattigo_times, lattigo_note
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="BFV (HPS) vs OpenFHE BFVrns HPS")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="rounds of every main-table case: OpenFHE, ours and Lattigo in turn, then again; "
+        "each figure the median over rounds (default 3)",
+    )
     parser.add_argument("--skip-grid", action="store_true", help="only the main table")
     parser.add_argument("--max-log-n", type=int, default=15, help="skip larger main cases")
     parser.add_argument(
@@ -142,6 +193,8 @@ def main() -> int:
     args = parser.parse_args()
     if any(t < 1 for t in args.threads):
         parser.error("--threads: positive integers")
+    if args.rounds < 1:
+        parser.error("--rounds: a positive integer")
     rows: list[Row] = []
     notes: list[str] = []
     for threads in args.threads:
@@ -151,20 +204,13 @@ def main() -> int:
                 continue
             cfg: dict[str, Any] = {"log_n": log_n, "depth": depth, "t": PLAIN_MODULUS}
             cfg.update({"dnum": DNUM, "repeats": args.repeats, "ops": "all"})
-            measured, ref_note = try_reference("openfhe", partial(run_reference, cfg, threads))
+            measured, ref_note, ours_params, ours, lattigo, lattigo_note = measure_main_case(
+                cfg, log_n, limbs, threads, args.repeats, args.rounds
+            )
             ref_params, ref = measured if measured else ({"limbs": limbs}, None)
             if ref and (ref_params["ring_dim"] != 1 << log_n or ref_params["limbs"] != limbs):
                 notes.append(f"N=2^{log_n}: OpenFHE chose {ref_params}, wanted {limbs} limbs")
             limbs = ref_params["limbs"]
-            ours_params, ours = run_ours(
-                log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all", threads
-            )
-            lattigo, lattigo_note = try_reference(
-                LATTIGO,
-                partial(
-                    run_lattigo_bfv, log_n, limbs, PLAIN_MODULUS, DNUM, args.repeats, "all", threads
-                ),
-            )
             notes.append(f"N=2^{log_n}{suffix}: ours {ours_params}; OpenFHE {ref_params}")
             for op, label in OPS:
                 if op in ours:
@@ -212,7 +258,8 @@ def main() -> int:
     print_rows(
         f"BFV (HPS) vs OpenFHE {openfhe_version()} BFVrns HPS and Lattigo {lattigo_version()} "
         f"BFV, {','.join(map(str, args.threads))} threads, median CPU ms at 1 thread, wall ms at "
-        "more (ratio_fastest = ours / fastest reference; target <= 0.5)",
+        f"more, main table median of {args.rounds} interleaved rounds (ratio_fastest = ours / "
+        "fastest reference; target <= 0.5)",
         rows,
     )
     for note in notes:

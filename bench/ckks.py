@@ -35,9 +35,17 @@ same limbs with no arithmetic, same thread count and clock. An add is one pass o
 ciphertexts' worth of memory on every side, so half the fastest reference's time is below
 the floor at one thread: the floor, not the arithmetic, bounds that row.
 
-Usage: bench/run ckks [--quick] [--wall] [--only LOG_N] [--threads 1,2]
+Every set runs in rounds (default 3, `--rounds R`): ours, OpenFHE and Lattigo one after
+another, then again, each figure the median over rounds of each round's median over repeats.
+Load on this shared machine comes in bursts of a few hundred milliseconds that slow whatever
+runs then by up to 1.5x (seen: 13 consecutive repeats of one multiply at 13 ms against 9);
+within one round such a burst moves every repeat of one implementation, across rounds it
+moves one round's figure, which the median leaves out.
+
+Usage: bench/run ckks [--quick] [--wall] [--only LOG_N] [--threads 1,2] [--rounds R]
   --quick: skip the N = 2^16 set; --only LOG_N: only the set with N = 2^LOG_N (13, 14 or 16;
-  for iterating on one size, no fused-dot row); --threads LIST: thread counts (default 1).
+  for iterating on one size, no fused-dot row); --threads LIST: thread counts (default 1);
+  --rounds R: rounds of every set (default 3).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ import subprocess
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (
@@ -57,11 +66,13 @@ from common import (
     Row,
     lattigo_refs,
     lattigo_version,
+    measure_rounds,
+    median_of_rounds,
     openfhe_version,
+    parse_rounds,
     print_rows,
     reference_python,
     run_lattigo,
-    try_reference,
 )
 
 OPS = [
@@ -75,6 +86,8 @@ OPS = [
 ]
 
 SPECIAL_BITS = 60
+# Rounds of every set: ours, OpenFHE and Lattigo each run once a round, in turn (--rounds).
+DEFAULT_ROUNDS = 3
 
 
 def config(log_n: int, first: int, scale: int, limbs: int, dnum: int, repeats: int) -> dict:
@@ -171,6 +184,30 @@ def parse_threads(argv: list[str]) -> list[int] | None:
     return counts if counts and all(c >= 1 for c in counts) else None
 
 
+def measure_set(cfg: dict, threads: int, rounds: int, dot: int = 0) -> tuple[Any, ...]:
+    """Ours, OpenFHE and Lattigo at `cfg`, `rounds` rounds interleaved (common.measure_rounds),
+    each figure the median over rounds: (ours, openfhe, openfhe_note, lattigo, lattigo_note)
+    with the references None (and their notes saying why) when unavailable."""
+    got = measure_rounds(
+        rounds,
+        [
+            ("ours", partial(run_ours, cfg, dot=dot, threads=threads), False),
+            ("openfhe", partial(run_reference, None, cfg, dot, threads=threads), True),
+            (LATTIGO, partial(run_lattigo_ckks, cfg, dot, threads=threads), True),
+        ],
+    )
+    ours_runs = got["ours"][0]
+    assert ours_runs is not None  # ours is not a reference: it is never dropped
+    ours = median_of_rounds(ours_runs)
+    ref_runs, ref_note = got["openfhe"]
+    ref = median_of_rounds(ref_runs) if ref_runs else None
+    lattigo_runs, lattigo_note = got[LATTIGO]
+    lattigo = None
+    if lattigo_runs:
+        lattigo = (median_of_rounds([times for times, _ in lattigo_runs]), lattigo_runs[0][1])
+    return ours, ref, ref_note, lattigo, lattigo_note
+
+
 def main() -> int:
     argv = sys.argv[1:]
     quick = "--quick" in argv
@@ -180,6 +217,10 @@ def main() -> int:
         print(
             "bench/run ckks: --threads wants a list of positive integers, e.g. 1,2", file=sys.stderr
         )
+        return 2
+    rounds = parse_rounds(argv, DEFAULT_ROUNDS)
+    if rounds is None:
+        print("bench/run ckks: --rounds wants a positive integer", file=sys.stderr)
         return 2
     sets = [
         ("N=2^13 L=4", config(13, 45, 35, 4, 4, 15)),
@@ -206,13 +247,7 @@ def main() -> int:
         suffix = "" if threads == 1 else f" ({threads} threads)"
         for name, base in sets:
             cfg = dict(base, clock=clock)
-            ours = run_ours(cfg, threads=threads)
-            ref, ref_note = try_reference(
-                "openfhe", partial(run_reference, None, cfg, threads=threads)
-            )
-            lattigo, lattigo_note = try_reference(
-                LATTIGO, partial(run_lattigo_ckks, cfg, threads=threads)
-            )
+            ours, ref, ref_note, lattigo, lattigo_note = measure_set(cfg, threads, rounds)
             for op, label in OPS:
                 refs = lattigo_refs(op, ref, ref_note, lattigo, lattigo_note)
                 case = f"{name} {label}{suffix}"
@@ -233,12 +268,8 @@ def main() -> int:
         if only is None:
             dot_cfg = dict(config(13, 45, 35, 3, 3, 5), clock=clock)
             pairs = 1000
-            ours = run_ours(dot_cfg, dot=pairs, threads=threads)
-            ref, ref_note = try_reference(
-                "openfhe", partial(run_reference, None, dot_cfg, pairs, threads=threads)
-            )
-            lattigo, lattigo_note = try_reference(
-                LATTIGO, partial(run_lattigo_ckks, dot_cfg, pairs, threads=threads)
+            ours, ref, ref_note, lattigo, lattigo_note = measure_set(
+                dot_cfg, threads, rounds, pairs
             )
             refs = lattigo_refs("dot", ref, ref_note, lattigo, lattigo_note)
             case = f"N=2^13 L=3 fused dot, {pairs} pairs (OpenFHE: EvalMultNoRelin+EvalAdd; "
@@ -250,7 +281,8 @@ def main() -> int:
         what += ", wall ms at more"
     print_rows(
         f"RNS-CKKS, ours vs OpenFHE {openfhe_version()} and Lattigo {lattigo_version()} "
-        f"({counts} threads each, median {what}; ratio_fastest = ours / fastest reference)",
+        f"({counts} threads each, median {what}, median of {rounds} interleaved rounds; "
+        "ratio_fastest = ours / fastest reference)",
         rows,
     )
     return 0

@@ -227,6 +227,53 @@ def try_reference(name: str, fn: Callable[[], T]) -> tuple[T | None, str]:
         return None, f"not available ({reason})"
 
 
+def measure_rounds(
+    rounds: int, steps: list[tuple[str, Callable[[], Any], bool]]
+) -> dict[str, tuple[list[Any] | None, str]]:
+    """Runs every step `rounds` times, interleaved (each step once, in order, then again), so
+    that a burst of load on the machine lands in one round of one implementation rather than in
+    all the repeats of one of them. A step is (name, fn, is_reference); a reference that fails
+    once is left out of the later rounds (try_reference). Returns name -> (the results of every
+    round, or None for a reference that failed, and its note)."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    results: dict[str, tuple[list[Any] | None, str]] = {name: ([], "") for name, _, _ in steps}
+    for _ in range(rounds):
+        for name, fn, is_reference in steps:
+            runs, _ = results[name]
+            if runs is None:
+                continue
+            if not is_reference:
+                runs.append(fn())
+                continue
+            value, note = try_reference(name, fn)
+            if value is None:
+                results[name] = (None, note)
+            else:
+                runs.append(value)
+    return results
+
+
+def median_of_rounds(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """Per operation, the median over rounds of each round's figure (operations every round
+    measured)."""
+    keys = set(rounds[0]).intersection(*rounds[1:])
+    return {k: statistics.median(r[k] for r in rounds) for k in rounds[0] if k in keys}
+
+
+def parse_rounds(argv: list[str], default: int) -> int | None:
+    """The value of `--rounds R` (a positive integer) in argv, `default` without it, None when
+    malformed."""
+    if "--rounds" not in argv:
+        return default
+    at = argv.index("--rounds")
+    try:
+        value = int(argv[at + 1])
+    except (IndexError, ValueError):
+        return None
+    return value if value >= 1 else None
+
+
 def cargo_lock_version(lock: Path, package: str) -> str:
     """The version Cargo.lock pins for `package` ('unknown' if not there)."""
     if lock.exists():
