@@ -18,24 +18,21 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import openfhe as o  # pyright: ignore[reportMissingImports]
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import median_of_repeats
 
 CLOCK: Callable[[], float] = time.process_time
 
 
 def median_seconds(fn: Callable[[], object], repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = CLOCK()
-        fn()
-        times.append(CLOCK() - start)
-    return statistics.median(times)
+    return median_of_repeats(fn, repeats, CLOCK)
 
 
 def emit(op: str, seconds: float) -> None:

@@ -469,3 +469,27 @@ def test_bfv_and_ckks_rows_are_medians_over_interleaved_rounds(monkeypatch, caps
     assert first["ours"] == pytest.approx(1100.0)
     monkeypatch.setattr(sys, "argv", ["ckks.py", "--only", "13", "--rounds", "0"])
     assert ckks.main() == 2
+
+
+def test_median_of_repeats_fills_a_quarter_second_and_keeps_slow_operations_at_repeats() -> None:
+    def fake(step: float):
+        state = {"now": 0.0, "calls": 0}
+
+        def clock() -> float:
+            return state["now"]
+
+        def fn() -> None:
+            state["calls"] += 1
+            state["now"] += step
+
+        return fn, clock, state
+
+    fn, clock, state = fake(0.01)  # 10 ms: one warm-up, then 25 timed runs reach 0.25 s
+    assert common.median_of_repeats(fn, 3, clock) == pytest.approx(0.01)
+    assert state["calls"] == 1 + 25
+    fn, clock, state = fake(1.0)  # slower than the quarter second: `repeats` runs
+    common.median_of_repeats(fn, 3, clock)
+    assert state["calls"] == 1 + 3
+    fn, clock, state = fake(0.0)  # never adds up: stops at MAX_REPEATS
+    common.median_of_repeats(fn, 3, clock)
+    assert state["calls"] == 1 + common.MAX_REPEATS

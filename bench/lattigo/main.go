@@ -58,24 +58,35 @@ func cpuSeconds() float64 {
 
 func wallSeconds() float64 { return float64(time.Now().UnixNano()) * 1e-9 }
 
-// median runs fn once unmeasured, then repeats times, and returns the median duration.
+// The repeat rule of every timing loop of the bench (runtime/bench/repeats.h, bench/common.py
+// median_of_repeats): at least repeats runs, and more while they add up to less than
+// minMeasuredSeconds (at most maxRepeats).
+const (
+	minMeasuredSeconds = 0.25
+	maxRepeats         = 1000
+)
+
+// median runs fn once unmeasured, then under the repeat rule, and returns the median duration.
 func median(repeats int, fn func() error) float64 {
 	if err := fn(); err != nil {
 		fail(err)
 	}
-	times := make([]float64, repeats)
-	for i := range times {
+	times := []float64{}
+	total := 0.0
+	for len(times) < repeats || (total < minMeasuredSeconds && len(times) < maxRepeats) {
 		start := clock()
 		if err := fn(); err != nil {
 			fail(err)
 		}
-		times[i] = clock() - start
+		times = append(times, clock()-start)
+		total += times[len(times)-1]
 	}
 	sort.Float64s(times)
-	if repeats%2 == 1 {
-		return times[repeats/2]
+	n := len(times)
+	if n%2 == 1 {
+		return times[n/2]
 	}
-	return (times[repeats/2-1] + times[repeats/2]) / 2
+	return (times[n/2-1] + times[n/2]) / 2
 }
 
 func emit(v any) {

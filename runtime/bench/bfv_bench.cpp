@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench/memory_floor.h"
+#include "bench/repeats.h"
 #include "bfv/encoder.h"
 #include "bfv/scheme.h"
 #include "math/parallel.h"
@@ -48,10 +49,12 @@ double clock_seconds() {
 double median_seconds(const std::function<void()>& fn, int repeats) {
   fn();  // warm-up
   std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
+  double total = 0;
+  while (hec::bench::another_repeat(t.size(), repeats, total)) {
     const double start = clock_seconds();
     fn();
     t.push_back(clock_seconds() - start);
+    total += t.back();
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];

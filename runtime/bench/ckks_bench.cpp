@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/memory_floor.h"
+#include "bench/repeats.h"
 #include "ckks/encoder.h"
 #include "ckks/encryptor.h"
 #include "ckks/evaluator.h"
@@ -42,10 +43,12 @@ double now_seconds() {
 double median_seconds(const std::function<void()>& fn, int repeats) {
   fn();  // warm-up
   std::vector<double> t;
-  for (int r = 0; r < repeats; ++r) {
+  double total = 0;
+  while (hec::bench::another_repeat(t.size(), repeats, total)) {
     const double start = now_seconds();
     fn();
     t.push_back(now_seconds() - start);
+    total += t.back();
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
