@@ -62,6 +62,7 @@ from common import (
     LATTIGO,
     ROOT,
     Row,
+    lattigo_of_rounds,
     lattigo_refs,
     lattigo_version,
     measure_rounds,
@@ -166,9 +167,7 @@ def measure_main_case(
     assert ours_runs is not None  # ours is not a reference: it is never dropped
     ours_times = median_of_rounds([times for _, times in ours_runs])
     lattigo_runs, lattigo_note = got[LATTIGO]
-    lattigo_times = None
-    if lattigo_runs:
-        lattigo_times = (median_of_rounds([t for t, _ in lattigo_runs]), lattigo_runs[0][1])
+    lattigo_times = lattigo_of_rounds(lattigo_runs)
     return measured, ref_note, ours_runs[0][0], ours_times, lattigo_times, lattigo_note
 
 

@@ -64,6 +64,7 @@ from common import (
     LATTIGO,
     ROOT,
     Row,
+    lattigo_of_rounds,
     lattigo_refs,
     lattigo_version,
     measure_rounds,
@@ -202,10 +203,7 @@ def measure_set(cfg: dict, threads: int, rounds: int, dot: int = 0) -> tuple[Any
     ref_runs, ref_note = got["openfhe"]
     ref = median_of_rounds(ref_runs) if ref_runs else None
     lattigo_runs, lattigo_note = got[LATTIGO]
-    lattigo = None
-    if lattigo_runs:
-        lattigo = (median_of_rounds([times for times, _ in lattigo_runs]), lattigo_runs[0][1])
-    return ours, ref, ref_note, lattigo, lattigo_note
+    return ours, ref, ref_note, lattigo_of_rounds(lattigo_runs), lattigo_note
 
 
 def main() -> int:

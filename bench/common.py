@@ -27,7 +27,6 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,18 +122,6 @@ def _ratio(ours: float | None, reference: float | None) -> float | None:
     return ours / reference
 
 
-def median_seconds(fn: Callable[[], object], repeats: int = 7, warmup: int = 1) -> float:
-    """Median wall time of `fn()` over `repeats` runs after `warmup` unmeasured runs."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 # The repeat rule of every timing loop, ours (runtime/bench/repeats.h) and the references'
 # (the OpenFHE scripts through median_of_repeats, bench/lattigo/main.go): at least `repeats`
 # runs, and more while they add up to less than MIN_MEASURED_SECONDS (at most MAX_REPEATS).
@@ -146,10 +133,12 @@ def median_of_repeats(fn: Callable[[], object], repeats: int, clock: Callable[[]
     """Median `clock` time of `fn()` after one unmeasured run, under the repeat rule above."""
     fn()
     times: list[float] = []
-    while len(times) < repeats or (sum(times) < MIN_MEASURED_SECONDS and len(times) < MAX_REPEATS):
+    total = 0.0
+    while len(times) < repeats or (total < MIN_MEASURED_SECONDS and len(times) < MAX_REPEATS):
         start = clock()
         fn()
         times.append(clock() - start)
+        total += times[-1]
     return statistics.median(times)
 
 
@@ -277,6 +266,16 @@ def median_of_rounds(rounds: list[dict[str, float]]) -> dict[str, float]:
     measured)."""
     keys = set(rounds[0]).intersection(*rounds[1:])
     return {k: statistics.median(r[k] for r in rounds) for k in rounds[0] if k in keys}
+
+
+def lattigo_of_rounds(
+    runs: list[tuple[dict[str, float], str]] | None,
+) -> tuple[dict[str, float], str] | None:
+    """A Lattigo reference's rounds ((times, note) each, as run_lattigo_ckks / run_lattigo_bfv
+    return them) as one (median times, note), or None when it was not available."""
+    if not runs:
+        return None
+    return median_of_rounds([times for times, _ in runs]), runs[0][1]
 
 
 def parse_rounds(argv: list[str], default: int) -> int | None:

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "math/cpu_features.h"
@@ -25,6 +26,21 @@ std::vector<u64> random_residues(const RnsBase& base, std::size_t n, std::mt1993
 }
 
 // (x + u * Q) mod p for the multi-word x and Q.
+// conv's output for `in` (n coefficients) on the portable path and on the vector path this
+// CPU selects, in that order.
+std::pair<std::vector<u64>, std::vector<u64>> convert_on_both_paths(const BaseConverter& conv,
+                                                                    const std::vector<u64>& in,
+                                                                    std::size_t n, bool exact) {
+  std::vector<u64> portable(conv.to().size() * n), vector(conv.to().size() * n);
+  force_portable_path(true);
+  exact ? conv.convert_exact(in.data(), portable.data(), n)
+        : conv.convert_approx(in.data(), portable.data(), n);
+  force_portable_path(false);
+  exact ? conv.convert_exact(in.data(), vector.data(), n)
+        : conv.convert_approx(in.data(), vector.data(), n);
+  return {portable, vector};
+}
+
 u64 shifted_mod(const RnsBase& base, const std::vector<u64>& x, u64 u, const Modulus& p) {
   const RnsBase single(std::vector<Modulus>{p});
   u64 x_mod = 0, q_mod = 0;
@@ -202,13 +218,7 @@ TEST(BaseConverter, IfmaAndPortableAgreeBitForBit) {
         for (std::size_t n : {1u, 13u, 256u, 1000u}) {
           const std::vector<u64> in = random_residues(from, n, rng);
           for (bool exact : {false, true}) {
-            std::vector<u64> portable(l * n), ifma(l * n);
-            force_portable_path(true);
-            exact ? conv.convert_exact(in.data(), portable.data(), n)
-                  : conv.convert_approx(in.data(), portable.data(), n);
-            force_portable_path(false);
-            exact ? conv.convert_exact(in.data(), ifma.data(), n)
-                  : conv.convert_approx(in.data(), ifma.data(), n);
+            const auto [portable, ifma] = convert_on_both_paths(conv, in, n, exact);
             ASSERT_EQ(portable, ifma)
                 << "bits=" << bits << " k=" << k << " l=" << l << " n=" << n << " exact=" << exact;
           }
@@ -246,15 +256,10 @@ TEST(BaseConverter, WideAndPortableAgreeBitForBit) {
         }
         for (bool exact : {false, true}) {
           const std::size_t l = shape.l;
-          std::vector<u64> portable(l * n), wide(l * n), gapped(2 * l * n);
+          std::vector<u64> gapped(2 * l * n);
           std::vector<u64*> rows(l);
           for (std::size_t j = 0; j < l; ++j) rows[j] = gapped.data() + (2 * j + 1) * n;
-          force_portable_path(true);
-          exact ? conv.convert_exact(in.data(), portable.data(), n)
-                : conv.convert_approx(in.data(), portable.data(), n);
-          force_portable_path(false);
-          exact ? conv.convert_exact(in.data(), wide.data(), n)
-                : conv.convert_approx(in.data(), wide.data(), n);
+          const auto [portable, wide] = convert_on_both_paths(conv, in, n, exact);
           exact ? conv.convert_exact(in.data(), rows.data(), n)
                 : conv.convert_approx(in.data(), rows.data(), n);
           ASSERT_EQ(portable, wide) << "k=" << shape.k << " l=" << l << " n=" << n
@@ -301,13 +306,7 @@ TEST(BaseConverter, NarrowSourcesIntoWideTargetsAgreeBitForBit) {
         in[i * n + 64] = 0;
       }
       for (bool exact : {false, true}) {
-        std::vector<u64> portable(shape.l * n), vector(shape.l * n);
-        force_portable_path(true);
-        exact ? conv.convert_exact(in.data(), portable.data(), n)
-              : conv.convert_approx(in.data(), portable.data(), n);
-        force_portable_path(false);
-        exact ? conv.convert_exact(in.data(), vector.data(), n)
-              : conv.convert_approx(in.data(), vector.data(), n);
+        const auto [portable, vector] = convert_on_both_paths(conv, in, n, exact);
         ASSERT_EQ(portable, vector)
             << "k=" << shape.k << " l=" << shape.l << " exact=" << exact << " trial=" << trial;
       }
