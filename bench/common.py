@@ -123,10 +123,16 @@ def _ratio(ours: float | None, reference: float | None) -> float | None:
 
 
 # The repeat rule of every timing loop, ours (runtime/bench/repeats.h) and the references'
-# (the OpenFHE scripts through median_of_repeats, bench/lattigo/main.go): at least `repeats`
-# runs, and more while they add up to less than MIN_MEASURED_SECONDS (at most MAX_REPEATS).
+# (the OpenFHE scripts through another_repeat, bench/lattigo/main.go, bench/tfhers): at least
+# `repeats` runs, and more while they add up to less than MIN_MEASURED_SECONDS (at most
+# MAX_REPEATS).
 MIN_MEASURED_SECONDS = 0.25
 MAX_REPEATS = 1000
+
+
+def another_repeat(done: int, repeats: int, total: float) -> bool:
+    """Whether to time one more run after `done` runs totalling `total` seconds."""
+    return done < repeats or (total < MIN_MEASURED_SECONDS and done < MAX_REPEATS)
 
 
 def median_of_repeats(fn: Callable[[], object], repeats: int, clock: Callable[[], float]) -> float:
@@ -134,7 +140,7 @@ def median_of_repeats(fn: Callable[[], object], repeats: int, clock: Callable[[]
     fn()
     times: list[float] = []
     total = 0.0
-    while len(times) < repeats or (total < MIN_MEASURED_SECONDS and len(times) < MAX_REPEATS):
+    while another_repeat(len(times), repeats, total):
         start = clock()
         fn()
         times.append(clock() - start)

@@ -266,9 +266,12 @@ def test_fhew_batch_rows_set_ours_against_tfhers_par_iter_at_each_thread_count(
     ours |= {"eval_key_file_bytes": 2**20, "params": "STD128_GINX", "n": 1, "q": 1, "N": 1, "Q": 1}
     ours |= {"lwe_secret": "binary", "q_ks": 65536, "failure_log2": -118.9}
     calls: list[tuple[int, int]] = []
+    batch_repeats: list[tuple[str, int, int]] = []  # (side, threads, repeats) of batch rows
 
     def tfhers(repeats: int, threads: int = 1, batch: int = 0) -> dict:
         calls.append((threads, batch))
+        if batch:
+            batch_repeats.append(("tfhe-rs", threads, repeats))
         gate = {"wall_ms": 16.0, "cpu_ms": 16.0}
         if batch:
             return {"nand_batch": {"wall_ms": 16.0 / threads, "cpu_ms": 16.0}}
@@ -276,7 +279,8 @@ def test_fhew_batch_rows_set_ours_against_tfhers_par_iter_at_each_thread_count(
             ("nand", "and", "xor", "mux", "uint8_add", "uint8_mul", "uint8_gt"), gate
         )
 
-    def batch(method: str, size: int, threads: int) -> dict:
+    def batch(method: str, size: int, threads: int, repeats: int) -> dict:
+        batch_repeats.append(("ours", threads, repeats))
         return {"correct": True, "threads": threads, "batch_ms_per_gate": 4.0 / threads}
 
     monkeypatch.setattr(fhew, "run_ours", lambda method, repeats: ours)
@@ -286,9 +290,12 @@ def test_fhew_batch_rows_set_ours_against_tfhers_par_iter_at_each_thread_count(
     monkeypatch.setattr(fhew, "run_tfhers", tfhers)
     monkeypatch.setattr(fhew, "run_ours_batch", batch)
     monkeypatch.setattr(fhew.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(sys, "argv", ["fhew.py", "--methods", "GINX", "--batch", "16"])
+    argv = ["fhew.py", "--methods", "GINX", "--batch", "16", "--repeats", "9"]
+    monkeypatch.setattr(sys, "argv", argv)
     assert fhew.main() == 0
     assert calls == [(1, 0), (1, 16), (2, 16)]
+    # Both sides of a batch row time at least as many batches (ours used to time three).
+    assert batch_repeats == [(side, t, 9) for t in (1, 2) for side in ("ours", "tfhe-rs")]
     rows = {r["case"]: r for r in json_rows(capsys.readouterr().out)}
     for threads in (1, 2):
         row = rows[f"GINX eval_batch 16 NAND, {threads} thr, per gate"]

@@ -11,7 +11,9 @@
 //! how a tfhe-rs user spreads independent gates over cores. Every timed result is decrypted
 //! and checked. Prints one JSON object: the tfhe version, the documented security and failure
 //! probability of each parameter set, and per operation the median wall and process CPU
-//! milliseconds over REPEATS runs after one warm-up run.
+//! milliseconds over at least REPEATS runs after one warm-up run, more until the timed runs
+//! fill a quarter second (at most 1000): the repeat rule of the other sides (bench/common.py,
+//! runtime/bench/repeats.h). Runs beyond REPEATS reuse the inputs in turn.
 
 use std::time::Instant;
 
@@ -43,30 +45,40 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs `op(i)` once unmeasured and then `repeats` times; `check(i, result)` must hold for
-/// every run. Returns (median wall ms, median CPU ms).
+const MIN_MEASURED_SECONDS: f64 = 0.25;
+const MAX_REPEATS: usize = 1000;
+
+/// Runs `op(0)` once unmeasured and then `op(1)`, `op(2)`, ... under the repeat rule (at least
+/// `repeats` runs, more until their wall time adds up to MIN_MEASURED_SECONDS, at most
+/// MAX_REPEATS); `check(i, result)` must hold for every run. Returns (median wall ms, median
+/// CPU ms, timed runs).
 fn time_op<T>(
     repeats: usize,
     mut op: impl FnMut(usize) -> T,
     mut check: impl FnMut(usize, T) -> bool,
-) -> (f64, f64) {
+) -> (f64, f64, usize) {
     let warm = op(0);
     assert!(check(0, warm), "a warm-up result decrypted wrongly");
     let mut wall = Vec::with_capacity(repeats);
     let mut cpu = Vec::with_capacity(repeats);
-    for i in 1..=repeats {
+    let mut total = 0.0;
+    while wall.len() < repeats || (total < MIN_MEASURED_SECONDS && wall.len() < MAX_REPEATS) {
+        let i = wall.len() + 1;
         let c0 = cpu_seconds();
         let t0 = Instant::now();
         let out = op(i);
-        wall.push(t0.elapsed().as_secs_f64() * 1e3);
+        let seconds = t0.elapsed().as_secs_f64();
+        total += seconds;
+        wall.push(seconds * 1e3);
         cpu.push((cpu_seconds() - c0) * 1e3);
         assert!(check(i, out), "a timed result decrypted wrongly (run {i})");
     }
-    (median(wall), median(cpu))
+    let runs = wall.len();
+    (median(wall), median(cpu), runs)
 }
 
-fn field(name: &str, (wall, cpu): (f64, f64)) -> String {
-    format!("\"{name}\": {{\"wall_ms\": {wall}, \"cpu_ms\": {cpu}}}")
+fn field(name: &str, (wall, cpu, runs): (f64, f64, usize)) -> String {
+    format!("\"{name}\": {{\"wall_ms\": {wall}, \"cpu_ms\": {cpu}, \"runs\": {runs}}}")
 }
 
 fn main() {
@@ -117,33 +129,39 @@ fn main() {
         let t = time_op(
             repeats,
             |i| {
-                let [a, b, c] = &inputs[i];
+                let [a, b, c] = &inputs[i % inputs.len()];
                 gate(&sks, a, b, c)
             },
-            |i, out| cks.decrypt(&out) == truth(bit(i, 0), bit(i, 1), bit(i, 2)),
+            |i, out| {
+                let j = i % inputs.len();
+                cks.decrypt(&out) == truth(bit(j, 0), bit(j, 1), bit(j, 2))
+            },
         );
         fields.push(field(name, t));
     }
     if batch > 0 {
-        // Run r uses gates r .. r + batch of a longer input list (every run its own inputs).
+        // Run r uses gates s .. s + batch of a longer input list, s = r mod (repeats + 1)
+        // (each of the first REPEATS runs its own inputs).
         let batch_inputs: Vec<(Ciphertext, Ciphertext)> = (0..batch + repeats)
             .map(|i| (enc(bit(i, 0)), enc(bit(i, 1))))
             .collect();
-        let (wall, cpu) = time_op(
+        let (wall, cpu, runs) = time_op(
             repeats,
             |r| {
-                batch_inputs[r..r + batch]
+                let s = r % (repeats + 1);
+                batch_inputs[s..s + batch]
                     .par_iter()
                     .map(|(a, b)| sks.nand(a, b))
                     .collect::<Vec<Ciphertext>>()
             },
             |r, outs| {
+                let s = r % (repeats + 1);
                 outs.iter()
                     .enumerate()
-                    .all(|(k, out)| cks.decrypt(out) == !(bit(r + k, 0) && bit(r + k, 1)))
+                    .all(|(k, out)| cks.decrypt(out) == !(bit(s + k, 0) && bit(s + k, 1)))
             },
         );
-        let per_gate = (wall / batch as f64, cpu / batch as f64);
+        let per_gate = (wall / batch as f64, cpu / batch as f64, runs);
         fields.push(field("nand_batch", per_gate));
     }
 
@@ -172,22 +190,32 @@ fn main() {
     let dec = |c: &FheUint8| -> u8 { c.decrypt(&client_key) };
     let add = time_op(
         repeats,
-        |i| &pairs[i].0 + &pairs[i].1,
-        |i, out| dec(&out) == value(i, 0).wrapping_add(value(i, 1)),
+        |i| &pairs[i % pairs.len()].0 + &pairs[i % pairs.len()].1,
+        |i, out| {
+            let j = i % pairs.len();
+            dec(&out) == value(j, 0).wrapping_add(value(j, 1))
+        },
     );
     fields.push(field("uint8_add", add));
     let mul = time_op(
         repeats,
-        |i| &pairs[i].0 * &pairs[i].1,
-        |i, out| dec(&out) == value(i, 0).wrapping_mul(value(i, 1)),
+        |i| &pairs[i % pairs.len()].0 * &pairs[i % pairs.len()].1,
+        |i, out| {
+            let j = i % pairs.len();
+            dec(&out) == value(j, 0).wrapping_mul(value(j, 1))
+        },
     );
     fields.push(field("uint8_mul", mul));
     let gt = time_op(
         repeats,
-        |i| pairs[i].0.gt(&pairs[i].1),
+        |i| {
+            let (a, b) = &pairs[i % pairs.len()];
+            a.gt(b)
+        },
         |i, out| {
+            let j = i % pairs.len();
             let got: bool = out.decrypt(&client_key);
-            got == (value(i, 0) > value(i, 1))
+            got == (value(j, 0) > value(j, 1))
         },
     );
     fields.push(field("uint8_gt", gt));
