@@ -13,8 +13,14 @@ ships no headers, so `hec_bench_openfhe_ntt` loads the wheel's libOPENFHEcore.so
 OpenFHE's own ChineseRemainderTransformFTT forward / inverse (what DCRTPoly's format switch
 calls) on its own NativeVector, with the same prime and root, in the same Google Benchmark
 harness, after checking that its output equals ours. Ratio = ours / OpenFHE (below 1 means
-we are faster). If the reference cannot be set up, the table says so and has no reference.
-Targets (issue 3): AVX-512 <= 0.6 ns/butterfly at N = 2^16 and >= 3x faster than portable.
+we are faster). Second reference: Lattigo v6's ring package (bench/lattigo/ntt.go, built by
+`bench/setup-reference lattigo`): `ring.NewRing` on the same prime (the largest 50-bit prime
+that is 1 mod 2N, as ours picks it), `r.NTT(p, p)` / `r.INTT(p, p)` as Lattigo's own ring
+benchmarks call them, checked first (round trip, and the product by X is the negacyclic
+shift), timed the same way (median of 5 repetitions of at least 0.2 s of CPU time each,
+GOMAXPROCS=1); `ratio_fastest` = ours / the faster of the two. A reference that cannot be set
+up or run makes its cells say so. Targets (issue 3): AVX-512 <= 0.6 ns/butterfly at N = 2^16
+and >= 3x faster than portable.
 """
 
 from __future__ import annotations
@@ -26,7 +32,19 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, ReferenceUnavailableError, Row, print_rows, reference_python
+from common import (
+    LATTIGO,
+    ROOT,
+    Reference,
+    ReferenceUnavailableError,
+    Row,
+    lattigo_version,
+    openfhe_version,
+    print_rows,
+    reference_python,
+    run_lattigo,
+    try_reference,
+)
 
 LOG_NS = (14, 16)
 PATHS = {0: "portable", 1: "avx512-ifma"}
@@ -89,11 +107,24 @@ def run_benchmarks(
     return result
 
 
+def run_lattigo_ntt() -> dict[tuple[str, int], float]:
+    """Lattigo's median CPU nanoseconds per transform, keyed by (direction, log N)."""
+    cfg = {"scheme": "ntt", "log_ns": list(LOG_NS), "bits": 50, "repeats": 1}
+    _, times = run_lattigo(cfg)
+    out: dict[tuple[str, int], float] = {}
+    for op, seconds in times.items():
+        direction, log_n = op.split("/")
+        out[(direction, int(log_n))] = seconds * 1e9
+    return out
+
+
 def main() -> int:
     times = run_benchmarks("hec_bench_ntt", {})
     lib, why_not = openfhe_core_library()
     if lib is not None:
         times |= run_benchmarks("hec_bench_openfhe_ntt", {"HEC_OPENFHE_CORE_LIB": lib})
+    lattigo, lattigo_note = try_reference(LATTIGO, run_lattigo_ntt)
+    openfhe_note = "" if lib is not None else f"not available ({why_not})"
     rows: list[Row] = []
     lines: list[str] = []
     for direction in ("forward", "inverse"):
@@ -104,6 +135,27 @@ def main() -> int:
             ref_ns = times.get((direction, log_n, "openfhe"))
             if lib is not None and ref_ns is None:
                 lines.append(f"{direction} N=2^{log_n}: OpenFHE benchmark produced no figure")
+            lat_ns = lattigo.get((direction, log_n)) if lattigo is not None else None
+            if lattigo is not None and lat_ns is None:
+                lines.append(f"{direction} N=2^{log_n}: Lattigo produced no figure")
+
+            def refs(scale: float) -> tuple[Reference, ...]:
+                """Both references' cells, their times divided by `scale`."""
+                return (
+                    Reference(
+                        "openfhe",
+                        openfhe_version(),
+                        ref_ns / scale if ref_ns is not None else None,  # noqa: B023
+                        openfhe_note,
+                    ),
+                    Reference(
+                        LATTIGO,
+                        lattigo_version(),
+                        lat_ns / scale if lat_ns is not None else None,  # noqa: B023
+                        lattigo_note,
+                    ),
+                )
+
             for path in ("avx512-ifma", "portable"):
                 ns = times.get((direction, log_n, path))
                 if ns is None:
@@ -113,20 +165,19 @@ def main() -> int:
                 case = f"{direction} N=2^{log_n} {path}"
                 ref_us = ref_ns / 1e3 if ref_ns is not None else None
                 ref_bf = ref_ns / butterflies if ref_ns is not None else None
-                rows.append(Row("ntt", case + " time/limb", ns / 1e3, ref_us, "us"))
-                rows.append(Row("ntt", case, ns / butterflies, ref_bf, "ns/butterfly"))
+                rows.append(Row("ntt", case + " time/limb", ns / 1e3, ref_us, "us", refs(1e3)))
+                rows.append(
+                    Row("ntt", case, ns / butterflies, ref_bf, "ns/butterfly", refs(butterflies))
+                )
             if len(per_path) == 2:
                 speedup = per_path["portable"] / per_path["avx512-ifma"]
                 rows.append(
                     Row("ntt", f"{direction} N=2^{log_n} speedup ifma/portable", speedup, None, "x")
                 )
-    reference = (
-        "reference = OpenFHE 1.6.1 wheel's NTT, same run"
-        if lib is not None
-        else f"no reference: {why_not}"
-    )
     print_rows(
-        f"Negacyclic NTT, one 50-bit prime, single thread, median CPU time of 5 ({reference})",
+        "Negacyclic NTT, one 50-bit prime, single thread, median CPU time of 5 (references: "
+        f"OpenFHE {openfhe_version()} wheel's NTT, Lattigo {lattigo_version()} ring NTT, same "
+        "run; ratio = ours / OpenFHE, ratio_fastest = ours / the faster)",
         rows,
     )
     for line in lines:

@@ -500,3 +500,48 @@ def test_median_of_repeats_fills_a_quarter_second_and_keeps_slow_operations_at_r
     fn, clock, state = fake(0.0)  # never adds up: stops at MAX_REPEATS
     common.median_of_repeats(fn, 3, clock)
     assert state["calls"] == 1 + common.MAX_REPEATS
+
+
+@pytest.mark.parametrize("lattigo_up", [True, False])
+def test_ntt_rows_carry_openfhe_and_lattigo_or_say_lattigo_is_missing(
+    monkeypatch, capsys, lattigo_up: bool
+) -> None:
+    ntt = load("ntt")
+    ways = ("forward", "inverse")
+
+    def benchmarks(binary: str, extra_env: dict[str, str]) -> dict[tuple[str, int, str], float]:
+        """ns per transform: ours 100 on both paths, OpenFHE 400."""
+        paths = ("avx512-ifma", "portable") if binary == "hec_bench_ntt" else ("openfhe",)
+        value = 100.0 if binary == "hec_bench_ntt" else 400.0
+        return {(d, n, p): value for d in ways for n in ntt.LOG_NS for p in paths}
+
+    monkeypatch.setattr(ntt, "run_benchmarks", benchmarks)
+    monkeypatch.setattr(ntt, "openfhe_core_library", lambda: ("libOPENFHEcore.so.1", ""))
+    seen: list[dict] = []
+
+    def lattigo(cfg: dict, threads: int = 1) -> tuple[dict, dict[str, float]]:
+        seen.append(cfg)
+        if not lattigo_up:
+            raise ReferenceUnavailableError("bench/setup-reference: go not found")
+        ops = {f"{d}/{n}": 200e-9 for d in ways for n in ntt.LOG_NS}
+        return {"library": "lattigo"}, ops
+
+    monkeypatch.setattr(ntt, "run_lattigo", lattigo)
+    assert ntt.main() == 0
+    assert seen == [{"scheme": "ntt", "log_ns": list(ntt.LOG_NS), "bits": 50, "repeats": 1}]
+    rows = {r["case"]: r for r in json_rows(capsys.readouterr().out)}
+    row = rows["forward N=2^16 avx512-ifma time/limb"]
+    assert row["ours"] == 0.1 and row["reference"] == 0.4 and row["ratio"] == 0.25
+    refs = by_name(row)
+    assert refs["openfhe"]["value"] == 0.4
+    if lattigo_up:
+        assert refs["lattigo"]["value"] == pytest.approx(0.2)
+        assert row["ratio_fastest"] == pytest.approx(0.5)
+    else:
+        assert refs["lattigo"]["value"] is None
+        assert refs["lattigo"]["note"] == "not available (bench/setup-reference: go not found)"
+        assert row["ratio_fastest"] == 0.25  # the one reference that ran
+    butterflies = (1 << 16) // 2 * 16
+    per_butterfly = rows["forward N=2^16 avx512-ifma"]
+    assert per_butterfly["ours"] == pytest.approx(100.0 / butterflies)
+    assert len(per_butterfly["references"]) == 2

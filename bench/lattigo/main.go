@@ -1,5 +1,5 @@
-// Command lattigo-reference is the Lattigo side of `bench/run ckks`, `bench/run bfv` and
-// `bench/run gwas-chisq` (scheme "chisq": chisq.go).
+// Command lattigo-reference is the Lattigo side of `bench/run ckks`, `bench/run bfv`,
+// `bench/run gwas-chisq` (scheme "chisq": chisq.go) and `bench/run ntt` (scheme "ntt": ntt.go).
 //
 // Usage: lattigo-reference '{"scheme": "ckks", "log_n": 14, "log_q": [50, 40, ...],
 // "log_p": [60, 60], "log_scale": 40, "repeats": 9, "clock": "cpu"}'
@@ -349,7 +349,13 @@ func main() {
 			fail(fmt.Errorf("bad chisq config: %w", err))
 		}
 		runChisq(c)
+	case "ntt": // bench/lattigo/ntt.go
+		var c nttConfig
+		if err := json.Unmarshal([]byte(os.Args[1]), &c); err != nil {
+			fail(fmt.Errorf("bad ntt config: %w", err))
+		}
+		runNTT(c)
 	default:
-		fail(fmt.Errorf("unknown scheme %q (ckks, bfv or chisq)", cfg.Scheme))
+		fail(fmt.Errorf("unknown scheme %q (ckks, bfv, chisq or ntt)", cfg.Scheme))
 	}
 }
