@@ -107,6 +107,21 @@ def run_benchmarks(
     return result
 
 
+def reference_cells(
+    openfhe_ns: float | None, lattigo_ns: float | None, scale: float, notes: tuple[str, str]
+) -> tuple[Reference, ...]:
+    """A case's OpenFHE and Lattigo cells: nanoseconds per transform divided by `scale` (None
+    where the reference has no figure; `notes` say why a reference is not available)."""
+
+    def per(ns: float | None) -> float | None:
+        return ns / scale if ns is not None else None
+
+    return (
+        Reference("openfhe", openfhe_version(), per(openfhe_ns), notes[0]),
+        Reference(LATTIGO, lattigo_version(), per(lattigo_ns), notes[1]),
+    )
+
+
 def run_lattigo_ntt() -> dict[tuple[str, int], float]:
     """Lattigo's median CPU nanoseconds per transform, keyed by (direction, log N)."""
     cfg = {"scheme": "ntt", "log_ns": list(LOG_NS), "bits": 50, "repeats": 1}
@@ -125,6 +140,7 @@ def main() -> int:
         times |= run_benchmarks("hec_bench_openfhe_ntt", {"HEC_OPENFHE_CORE_LIB": lib})
     lattigo, lattigo_note = try_reference(LATTIGO, run_lattigo_ntt)
     openfhe_note = "" if lib is not None else f"not available ({why_not})"
+    notes = (openfhe_note, lattigo_note)
     rows: list[Row] = []
     lines: list[str] = []
     for direction in ("forward", "inverse"):
@@ -138,24 +154,6 @@ def main() -> int:
             lat_ns = lattigo.get((direction, log_n)) if lattigo is not None else None
             if lattigo is not None and lat_ns is None:
                 lines.append(f"{direction} N=2^{log_n}: Lattigo produced no figure")
-
-            def refs(scale: float) -> tuple[Reference, ...]:
-                """Both references' cells, their times divided by `scale`."""
-                return (
-                    Reference(
-                        "openfhe",
-                        openfhe_version(),
-                        ref_ns / scale if ref_ns is not None else None,  # noqa: B023
-                        openfhe_note,
-                    ),
-                    Reference(
-                        LATTIGO,
-                        lattigo_version(),
-                        lat_ns / scale if lat_ns is not None else None,  # noqa: B023
-                        lattigo_note,
-                    ),
-                )
-
             for path in ("avx512-ifma", "portable"):
                 ns = times.get((direction, log_n, path))
                 if ns is None:
@@ -165,9 +163,11 @@ def main() -> int:
                 case = f"{direction} N=2^{log_n} {path}"
                 ref_us = ref_ns / 1e3 if ref_ns is not None else None
                 ref_bf = ref_ns / butterflies if ref_ns is not None else None
-                rows.append(Row("ntt", case + " time/limb", ns / 1e3, ref_us, "us", refs(1e3)))
+                us = reference_cells(ref_ns, lat_ns, 1e3, notes)
+                per_butterfly = reference_cells(ref_ns, lat_ns, butterflies, notes)
+                rows.append(Row("ntt", case + " time/limb", ns / 1e3, ref_us, "us", us))
                 rows.append(
-                    Row("ntt", case, ns / butterflies, ref_bf, "ns/butterfly", refs(butterflies))
+                    Row("ntt", case, ns / butterflies, ref_bf, "ns/butterfly", per_butterfly)
                 )
             if len(per_path) == 2:
                 speedup = per_path["portable"] / per_path["avx512-ifma"]

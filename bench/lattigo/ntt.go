@@ -1,6 +1,6 @@
 // The Lattigo side of `bench/run ntt` (scheme "ntt"): the negacyclic NTT of Lattigo's ring
-// package, forward and inverse, on one prime of log_q[0] bits (the largest below 2^bits that
-// is 1 mod 2N, as ours picks it), at each ring degree 2^log_n of log_ns.
+// package, forward and inverse, on one prime of `bits` bits (the largest below 2^bits that is
+// 1 mod 2N, as ours picks it), at each ring degree 2^log_n of `log_ns`.
 //
 // Written as Lattigo's own ring benchmarks time it (ring/ntt_benchmark_test.go): a Ring from
 // NewRing, a uniform polynomial from its sampler, r.NTT(p, p) and r.INTT(p, p) in place. Timed
