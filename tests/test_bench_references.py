@@ -321,6 +321,26 @@ def test_lattigo_reference_reports_its_errors() -> None:
     assert out.returncode == 1 and 'unknown scheme "nope"' in out.stderr
 
 
+@pytest.mark.skipif(
+    not (ROOT / ".bench-ref" / "lattigo-reference").exists(),
+    reason="the Lattigo reference is built by bench/setup-reference lattigo",
+)
+def test_lattigo_ntt_reference_times_our_prime_and_checks_its_config() -> None:
+    from compiler.analysis.security import largest_ntt_primes
+
+    binary = str(ROOT / ".bench-ref" / "lattigo-reference")
+    cfg = {"scheme": "ntt", "log_ns": [10, 11], "bits": 50, "repeats": 1}
+    out = subprocess.run([binary, json.dumps(cfg)], capture_output=True, text=True, check=True)
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    primes = [line["params"]["q"] for line in lines if "params" in line]
+    assert primes == [largest_ntt_primes(50, log_n, 1)[0] for log_n in (10, 11)]
+    times = {line["op"]: line["seconds"] for line in lines if "op" in line}
+    assert set(times) == {"forward/10", "inverse/10", "forward/11", "inverse/11"}
+    assert all(0 < t < 1e-3 for t in times.values())
+    bad = subprocess.run([binary, json.dumps(cfg | {"bits": 70})], capture_output=True, text=True)
+    assert bad.returncode == 1 and "bits must be in [30, 61]" in bad.stderr
+
+
 def _gwas_chisq_with_exact_ours(monkeypatch):
     """bench/gwas_chisq.py with our side replaced by the exact statistics (1 s per phase)."""
     from gwas.exact import exact_statistics, table_counts
