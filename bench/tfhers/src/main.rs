@@ -50,10 +50,12 @@ const MAX_REPEATS: usize = 1000;
 
 /// Runs `op(0)` once unmeasured and then `op(1)`, `op(2)`, ... under the repeat rule (at least
 /// `repeats` runs, more until their wall time adds up to MIN_MEASURED_SECONDS, at most
-/// MAX_REPEATS); `check(i, result)` must hold for every run. Returns (median wall ms, median
-/// CPU ms, timed runs).
+/// MAX_REPEATS), run k getting input k mod `inputs` (the inputs reused in turn past them);
+/// `check(i, result)` must hold for every run. Returns (median wall ms, median CPU ms, timed
+/// runs).
 fn time_op<T>(
     repeats: usize,
+    inputs: usize,
     mut op: impl FnMut(usize) -> T,
     mut check: impl FnMut(usize, T) -> bool,
 ) -> (f64, f64, usize) {
@@ -63,7 +65,7 @@ fn time_op<T>(
     let mut cpu = Vec::with_capacity(repeats);
     let mut total = 0.0;
     while wall.len() < repeats || (total < MIN_MEASURED_SECONDS && wall.len() < MAX_REPEATS) {
-        let i = wall.len() + 1;
+        let i = (wall.len() + 1) % inputs;
         let c0 = cpu_seconds();
         let t0 = Instant::now();
         let out = op(i);
@@ -71,7 +73,11 @@ fn time_op<T>(
         total += seconds;
         wall.push(seconds * 1e3);
         cpu.push((cpu_seconds() - c0) * 1e3);
-        assert!(check(i, out), "a timed result decrypted wrongly (run {i})");
+        assert!(
+            check(i, out),
+            "a timed result decrypted wrongly (run {}, input {i})",
+            wall.len()
+        );
     }
     let runs = wall.len();
     (median(wall), median(cpu), runs)
@@ -128,37 +134,34 @@ fn main() {
     for (name, gate, truth) in gates.into_iter().filter(|_| !batch_only) {
         let t = time_op(
             repeats,
+            inputs.len(),
             |i| {
-                let [a, b, c] = &inputs[i % inputs.len()];
+                let [a, b, c] = &inputs[i];
                 gate(&sks, a, b, c)
             },
-            |i, out| {
-                let j = i % inputs.len();
-                cks.decrypt(&out) == truth(bit(j, 0), bit(j, 1), bit(j, 2))
-            },
+            |i, out| cks.decrypt(&out) == truth(bit(i, 0), bit(i, 1), bit(i, 2)),
         );
         fields.push(field(name, t));
     }
     if batch > 0 {
-        // Run r uses gates s .. s + batch of a longer input list, s = r mod (repeats + 1)
-        // (each of the first REPEATS runs its own inputs).
+        // Run r uses gates r .. r + batch of a longer input list (r < repeats + 1: each of the
+        // first REPEATS runs its own inputs).
         let batch_inputs: Vec<(Ciphertext, Ciphertext)> = (0..batch + repeats)
             .map(|i| (enc(bit(i, 0)), enc(bit(i, 1))))
             .collect();
         let (wall, cpu, runs) = time_op(
             repeats,
+            repeats + 1,
             |r| {
-                let s = r % (repeats + 1);
-                batch_inputs[s..s + batch]
+                batch_inputs[r..r + batch]
                     .par_iter()
                     .map(|(a, b)| sks.nand(a, b))
                     .collect::<Vec<Ciphertext>>()
             },
             |r, outs| {
-                let s = r % (repeats + 1);
                 outs.iter()
                     .enumerate()
-                    .all(|(k, out)| cks.decrypt(out) == !(bit(s + k, 0) && bit(s + k, 1)))
+                    .all(|(k, out)| cks.decrypt(out) == !(bit(r + k, 0) && bit(r + k, 1)))
             },
         );
         let per_gate = (wall / batch as f64, cpu / batch as f64, runs);
@@ -190,32 +193,25 @@ fn main() {
     let dec = |c: &FheUint8| -> u8 { c.decrypt(&client_key) };
     let add = time_op(
         repeats,
-        |i| &pairs[i % pairs.len()].0 + &pairs[i % pairs.len()].1,
-        |i, out| {
-            let j = i % pairs.len();
-            dec(&out) == value(j, 0).wrapping_add(value(j, 1))
-        },
+        pairs.len(),
+        |i| &pairs[i].0 + &pairs[i].1,
+        |i, out| dec(&out) == value(i, 0).wrapping_add(value(i, 1)),
     );
     fields.push(field("uint8_add", add));
     let mul = time_op(
         repeats,
-        |i| &pairs[i % pairs.len()].0 * &pairs[i % pairs.len()].1,
-        |i, out| {
-            let j = i % pairs.len();
-            dec(&out) == value(j, 0).wrapping_mul(value(j, 1))
-        },
+        pairs.len(),
+        |i| &pairs[i].0 * &pairs[i].1,
+        |i, out| dec(&out) == value(i, 0).wrapping_mul(value(i, 1)),
     );
     fields.push(field("uint8_mul", mul));
     let gt = time_op(
         repeats,
-        |i| {
-            let (a, b) = &pairs[i % pairs.len()];
-            a.gt(b)
-        },
+        pairs.len(),
+        |i| pairs[i].0.gt(&pairs[i].1),
         |i, out| {
-            let j = i % pairs.len();
             let got: bool = out.decrypt(&client_key);
-            got == (value(j, 0) > value(j, 1))
+            got == (value(i, 0) > value(i, 1))
         },
     );
     fields.push(field("uint8_gt", gt));

@@ -25,7 +25,6 @@ std::vector<u64> random_residues(const RnsBase& base, std::size_t n, std::mt1993
   return v;
 }
 
-// (x + u * Q) mod p for the multi-word x and Q.
 // conv's output for `in` (n coefficients) on the portable path and on the vector path this
 // CPU selects, in that order.
 std::pair<std::vector<u64>, std::vector<u64>> convert_on_both_paths(const BaseConverter& conv,
@@ -41,6 +40,7 @@ std::pair<std::vector<u64>, std::vector<u64>> convert_on_both_paths(const BaseCo
   return {portable, vector};
 }
 
+// (x + u * Q) mod p for the multi-word x and Q.
 u64 shifted_mod(const RnsBase& base, const std::vector<u64>& x, u64 u, const Modulus& p) {
   const RnsBase single(std::vector<Modulus>{p});
   u64 x_mod = 0, q_mod = 0;
